@@ -1,0 +1,106 @@
+#pragma once
+/// The Backend concept and the vocabulary shared by every backend's primitive ops.
+///
+/// A backend `B` supplies three primitive tensor types (rank-erased, shape at run time)
+/// and, for each kind, a struct of static primitive ops: `B::FloatOps`, `B::IntOps`,
+/// `B::BoolOps` (Burn's `FloatTensorOps`, `IntTensorOps`, `BoolTensorOps`; `float_add` in
+/// Burn is `B::FloatOps::add` here). The typed front end `Tensor<B, D, K>` calls the ops
+/// struct of its kind; a decorator such as `Autodiff<B>` replaces `FloatOps` and reuses the
+/// inner backend's `IntOps` and `BoolOps`.
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/shape.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln {
+
+/// Distribution of `Tensor::random`, as Burn's `Distribution`.
+/// A default-constructed `Distribution{}` is Burn's `Distribution::Default`: uniform [0, 1).
+struct Distribution {
+  enum class Kind { Default, Uniform, Normal, Bernoulli };
+  Kind kind = Kind::Default;
+  double a = 0.0;  ///< Uniform: low; Normal: mean; Bernoulli: p
+  double b = 1.0;  ///< Uniform: high (exclusive); Normal: standard deviation
+
+  /// Uniform on [low, high). Throws ValueError unless low < high and both are finite.
+  static Distribution uniform(double low, double high);
+  /// Normal (Gaussian) with the given mean and standard deviation (std >= 0).
+  static Distribution normal(double mean, double std);
+  /// 1 with probability p, else 0; p in [0, 1].
+  static Distribution bernoulli(double p);
+};
+
+/// One dim's range of `Tensor::slice`, as Burn's `s![start..end;step]` and Python's
+/// `start:end:step`: negative start/end count from the end, an empty `end` means "to the
+/// end", a negative step walks backwards over [start, end) from its last element
+/// (Burn's convention: `s![1..6;-2]` of arange(8) is [5, 3, 1]).
+struct Slice {
+  std::int64_t start = 0;
+  std::optional<std::int64_t> end;  ///< exclusive; nullopt = to the end of the dim
+  std::int64_t step = 1;
+
+  /// The whole dim (`..`).
+  Slice() = default;
+  /// [start, end) with a step (`start..end;step`).
+  Slice(std::int64_t start, std::int64_t end, std::int64_t step = 1)
+      : start(start), end(end), step(step) {}
+  /// The single index `index`, keeping the dim with size 1 (Burn's `s![i]` in slice).
+  static Slice index(std::int64_t index) {
+    return index == -1 ? Slice(-1, std::nullopt) : Slice(index, index + 1);
+  }
+  /// [start, end of dim) (`start..`).
+  static Slice from(std::int64_t start, std::int64_t step = 1) {
+    return Slice(start, std::nullopt, step);
+  }
+  /// [0, end) (`..end`).
+  static Slice to(std::int64_t end) { return Slice(0, end); }
+  /// The whole dim (`..`).
+  static Slice all() { return Slice(); }
+
+ private:
+  Slice(std::int64_t start, std::optional<std::int64_t> end, std::int64_t step = 1)
+      : start(start), end(end), step(step) {}
+};
+
+/// Element-wise binary ops of `*Ops::binary` (NumPy broadcasting).
+enum class BinaryOp {
+  Add, Sub, Mul,
+  Div,       ///< Float: IEEE division. Int: floor division (Python `//`, torch.floor_divide).
+  DivTrunc,  ///< Int: division truncating toward zero (C++, torch.div rounding_mode="trunc").
+  Rem,       ///< remainder whose sign follows the divisor (Python `%`, torch.remainder).
+  Fmod,      ///< remainder whose sign follows the dividend (C fmod, torch.fmod).
+  Pow,       ///< lhs ^ rhs (Float: std::pow semantics; Int: exact, negative exponent error)
+  Max,       ///< element-wise maximum; nan propagates (torch.maximum)
+  Min,       ///< element-wise minimum; nan propagates (torch.minimum)
+};
+
+/// Element-wise unary ops of `*Ops::unary`. All are Float only except Neg, Abs, Sign.
+enum class UnaryOp {
+  Neg, Abs, Sign, Exp, Log, Log1p, Sqrt, Sin, Cos, Tanh, Ceil, Floor, Round, Recip, Erf,
+  Sigmoid, Relu, Gelu, GeluTanh, Silu,
+};
+
+/// Comparisons of `*Ops::compare` (result kind Bool).
+enum class CompareOp { Equal, NotEqual, Greater, GreaterEqual, Lower, LowerEqual };
+
+/// Reductions of `*Ops::reduce` / `reduce_dim`.
+enum class ReduceOp { Sum, Mean, Prod, Max, Min, Any, All };
+
+/// A backend: three primitive types, their ops structs and a device type.
+template <class B>
+concept Backend = requires {
+  typename B::Device;
+  typename B::FloatTensor;
+  typename B::IntTensor;
+  typename B::BoolTensor;
+  typename B::FloatOps;
+  typename B::IntOps;
+  typename B::BoolOps;
+  { B::name() } -> std::convertible_to<std::string_view>;
+};
+
+}  // namespace kiln

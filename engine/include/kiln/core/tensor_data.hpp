@@ -1,0 +1,154 @@
+#pragma once
+/// TensorData: a tensor's values on the host, row-major, with shape and dtype (Burn's
+/// `TensorData`). Built from nested initializer lists (`TensorData::from({{1.f, 2.f}})`)
+/// or from a shape and a flat vector; compared in tests with `assert_eq` and
+/// `assert_approx_eq`.
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/core/dtype.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/shape.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln {
+
+/// Element-wise tolerance of `assert_approx_eq`: passes where |got - expected| <= abs +
+/// rel·|expected| (the rule of numpy.isclose and of ../shared/cases). nan matches nan and
+/// an infinity matches the same infinity.
+struct Tolerance {
+  double abs = 0.0;
+  double rel = 0.0;
+  /// Bit-for-bit except nan == nan.
+  static constexpr Tolerance exact() { return {0.0, 0.0}; }
+  /// abs 1e-5, rel 1e-4: float32 results of a few operations (Burn's `Tolerance::default`).
+  static constexpr Tolerance default_f32() { return {1e-5, 1e-4}; }
+  static constexpr Tolerance absolute(double a) { return {a, 0.0}; }
+  static constexpr Tolerance relative(double r) { return {0.0, r}; }
+  static constexpr Tolerance rel_abs(double r, double a) { return {a, r}; }
+};
+
+namespace detail {
+template <class T, std::size_t D>
+struct Nested {
+  using type = std::initializer_list<typename Nested<T, D - 1>::type>;
+};
+template <class T>
+struct Nested<T, 1> {
+  using type = std::initializer_list<T>;
+};
+}  // namespace detail
+
+/// Nested initializer list of rank D: `NestedList<float, 2>` is
+/// `std::initializer_list<std::initializer_list<float>>`.
+template <class T, std::size_t D>
+using NestedList = typename detail::Nested<T, D>::type;
+
+class TensorData {
+ public:
+  Shape shape;                      ///< dims, row-major
+  DType dtype = DType::F32;         ///< element type of `bytes`
+  std::vector<std::uint8_t> bytes;  ///< num_elements · dtype_size(dtype) bytes
+
+  TensorData() = default;
+  /// Throws: ShapeError if values.size() differs from shape.num_elements().
+  TensorData(Shape shape, std::vector<float> values);
+  TensorData(Shape shape, std::vector<std::int32_t> values);
+  TensorData(Shape shape, std::vector<bool> values);
+  /// Raw bytes (little-endian, as in memory). Throws ShapeError if the size is wrong.
+  TensorData(Shape shape, DType dtype, std::vector<std::uint8_t> bytes);
+
+  /// From nested initializer lists of float, int32_t or bool, rank 1 to 4.
+  /// Throws: ShapeError if the rows are ragged (`{{1, 2}, {3}}`).
+  template <class T>
+  static TensorData from(NestedList<T, 1> values) { return from_nested<T, 1>(values); }
+  template <class T>
+  static TensorData from(NestedList<T, 2> values) { return from_nested<T, 2>(values); }
+  template <class T>
+  static TensorData from(NestedList<T, 3> values) { return from_nested<T, 3>(values); }
+  template <class T>
+  static TensorData from(NestedList<T, 4> values) { return from_nested<T, 4>(values); }
+
+  template <class T, std::size_t D>
+  static TensorData from_nested(NestedList<T, D> values) {
+    Shape shape = nested_shape<T, D>(values);
+    std::vector<T> flat;
+    flat.reserve(static_cast<std::size_t>(shape.num_elements()));
+    flatten_into<T, D>(values, shape, 0, flat);
+    if constexpr (std::is_same_v<T, bool>) {
+      return TensorData(shape, std::vector<bool>(flat.begin(), flat.end()));
+    } else {
+      return TensorData(shape, std::move(flat));
+    }
+  }
+
+  std::int64_t num_elements() const { return shape.num_elements(); }
+
+  /// Copies the values out as T. Throws: DTypeError if T does not match dtype.
+  template <class T>
+  std::vector<T> to_vec() const {
+    check_dtype(dtype_of_v<T>, "TensorData::to_vec");
+    std::vector<T> out(bytes.size() / sizeof(T));
+    if (!out.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+    return out;
+  }
+  /// Element i (row-major) converted to double, whatever the dtype.
+  double value_as_double(std::size_t i) const;
+
+  /// The same values converted to another dtype (f32 -> i32 truncates toward zero, as a
+  /// C++ cast and PyTorch's `.int()`; anything -> bool is `!= 0`).
+  TensorData convert(DType to) const;
+
+  /// Throws ValueError describing the first difference unless shape, dtype and every
+  /// value are equal (nan equals nan).
+  void assert_eq(const TensorData& expected) const;
+  /// Throws ValueError naming the first element outside the tolerance (and the count of
+  /// such elements) unless the shapes match and every element is within `tolerance`.
+  /// Compares values as double, so an f32 result may be checked against i32 data.
+  void assert_approx_eq(const TensorData& expected, Tolerance tolerance) const;
+
+  friend bool operator==(const TensorData& a, const TensorData& b);
+
+ private:
+  void check_dtype(DType wanted, const char* op) const;
+
+  template <class T, std::size_t D>
+  static Shape nested_shape(NestedList<T, D> values) {
+    std::array<std::int64_t, D> dims{};
+    fill_dims<T, D>(values, dims, 0);
+    return Shape(dims);
+  }
+  template <class T, std::size_t D, std::size_t R>
+  static void fill_dims(NestedList<T, D> values, std::array<std::int64_t, R>& dims,
+                        std::size_t depth) {
+    dims[depth] = static_cast<std::int64_t>(values.size());
+    if constexpr (D > 1) {
+      if (values.size() > 0) fill_dims<T, D - 1>(*values.begin(), dims, depth + 1);
+    }
+  }
+  template <class T, std::size_t D>
+  static void flatten_into(NestedList<T, D> values, const Shape& shape, std::size_t depth,
+                           std::vector<T>& out) {
+    if (static_cast<std::int64_t>(values.size()) != shape[depth]) {
+      throw ShapeError(str_cat("TensorData::from: ragged nested list: expected ",
+                               shape[depth], " elements at depth ", depth, ", got ",
+                               values.size()));
+    }
+    if constexpr (D == 1) {
+      out.insert(out.end(), values.begin(), values.end());
+    } else {
+      for (const auto& row : values) flatten_into<T, D - 1>(row, shape, depth + 1, out);
+    }
+  }
+};
+
+/// Prints the values nested by rank, e.g. `[[1.0, 2.0], [3.0, 4.0]]`, with the stream's
+/// precision when it was set with std::fixed or std::setprecision.
+std::ostream& operator<<(std::ostream& out, const TensorData& data);
+
+}  // namespace kiln

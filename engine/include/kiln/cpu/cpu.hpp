@@ -1,0 +1,214 @@
+#pragma once
+/// The `Cpu` backend: contiguous, 64-byte-aligned row-major buffers and kernels written
+/// with xsimd (SSE2/AVX2/AVX-512 chosen at run time natively; SIMD128 in WebAssembly).
+/// Kernels stay private in engine/src/cpu/; this header only declares the primitive ops.
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "kiln/backend/backend.hpp"
+#include "kiln/core/dtype.hpp"
+#include "kiln/core/shape.hpp"
+#include "kiln/core/tensor_data.hpp"
+
+namespace kiln {
+
+/// The one device of the Cpu backend.
+struct CpuDevice {
+  friend bool operator==(const CpuDevice&, const CpuDevice&) = default;
+};
+inline std::ostream& operator<<(std::ostream& out, const CpuDevice&) { return out << "Cpu"; }
+
+namespace cpu {
+/// A 64-byte-aligned heap buffer, counted by `kiln::memory_stats()`.
+class Storage {
+ public:
+  /// Throws: OutOfMemoryError if the allocation fails.
+  explicit Storage(std::size_t bytes);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data() const noexcept { return data_; }
+  std::size_t bytes() const noexcept { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+}  // namespace cpu
+
+/// The Cpu backend's tensor primitive: a refcounted contiguous buffer + shape + dtype.
+/// Copying is cheap (shares the buffer); ops that take a primitive by value write into its
+/// buffer when they hold the only reference (`is_unique()`).
+class CpuTensor {
+ public:
+  CpuTensor() = default;
+  /// Allocates an uninitialised buffer. Throws: LimitError past 2^31 - 1 elements,
+  /// OutOfMemoryError if the allocation fails.
+  CpuTensor(Shape shape, DType dtype);
+
+  const Shape& shape() const noexcept { return shape_; }
+  DType dtype() const noexcept { return dtype_; }
+  std::int64_t num_elements() const noexcept { return num_elements_; }
+  std::size_t num_bytes() const noexcept {
+    return static_cast<std::size_t>(num_elements_) * dtype_size(dtype_);
+  }
+  /// True when no other handle shares the buffer, so an op may write into it.
+  bool is_unique() const noexcept { return storage_ && storage_.use_count() == 1; }
+
+  template <class T>
+  T* data() noexcept { return static_cast<T*>(storage_ ? storage_->data() : nullptr); }
+  template <class T>
+  const T* data() const noexcept {
+    return static_cast<const T*>(storage_ ? storage_->data() : nullptr);
+  }
+
+  /// Same buffer, new shape with the same number of elements (no copy; caller checks).
+  CpuTensor with_shape(Shape shape) const {
+    CpuTensor out = *this;
+    out.shape_ = shape;
+    return out;
+  }
+
+ private:
+  std::shared_ptr<cpu::Storage> storage_;
+  Shape shape_;
+  DType dtype_ = DType::F32;
+  std::int64_t num_elements_ = 0;
+};
+
+/// The primitive ops of the Cpu backend, one struct for all three kinds (the primitive
+/// carries its dtype; the typed front end guarantees each op receives a kind it supports).
+/// Inputs taken by value may be consumed: when unique, their buffer becomes the output's.
+/// Every op validates its arguments and throws kiln::Error subclasses (STYLE.md §7).
+struct CpuOps {
+  using Tensor = CpuTensor;
+
+  // ---- data, creation (engine/src/cpu/ops/creation_ops.cpp) ----
+  static Shape shape(const CpuTensor& x) { return x.shape(); }
+  static CpuDevice device(const CpuTensor&) { return {}; }
+  /// Copies `data` into a new tensor of dtype `dtype` (converting if data.dtype differs).
+  static CpuTensor from_data(const TensorData& data, DType dtype, const CpuDevice& device);
+  static TensorData into_data(const CpuTensor& x);
+  static CpuTensor full(const Shape& shape, double value, DType dtype, const CpuDevice& device);
+  static CpuTensor random(const Shape& shape, const Distribution& distribution, DType dtype,
+                          const CpuDevice& device);
+  /// [start, end) by step, dtype F32 or I32. Throws ValueError if step == 0.
+  static CpuTensor arange(double start, double end, double step, DType dtype,
+                          const CpuDevice& device);
+  /// n x m identity.
+  static CpuTensor eye(std::int64_t n, std::int64_t m, DType dtype, const CpuDevice& device);
+  /// Converts the dtype (f32 -> i32 truncates toward zero; any -> bool is != 0).
+  static CpuTensor cast(CpuTensor x, DType to);
+
+  // ---- element-wise (engine/src/cpu/ops/elementwise_ops.cpp) ----
+  /// NumPy broadcasting. Throws ShapeError if the shapes do not broadcast, DTypeError if
+  /// the dtypes differ.
+  static CpuTensor binary(BinaryOp op, CpuTensor lhs, CpuTensor rhs);
+  /// `lhs op scalar`, or `scalar op lhs` when scalar_on_left.
+  static CpuTensor binary_scalar(BinaryOp op, CpuTensor lhs, double scalar,
+                                 bool scalar_on_left = false);
+  static CpuTensor unary(UnaryOp op, CpuTensor x);
+  /// Clamps to [min, max]; nan stays nan (torch.clamp). Either bound may be absent.
+  static CpuTensor clamp(CpuTensor x, std::optional<double> min, std::optional<double> max);
+  static CpuTensor leaky_relu(CpuTensor x, double negative_slope);
+  /// log(1 + exp(beta·x)) / beta, and x where beta·x > threshold (torch.nn.Softplus).
+  static CpuTensor softplus(CpuTensor x, double beta, double threshold);
+  /// Result dtype Bool. Broadcasts.
+  static CpuTensor compare(CompareOp op, const CpuTensor& lhs, const CpuTensor& rhs);
+  static CpuTensor compare_scalar(CompareOp op, const CpuTensor& lhs, double scalar);
+  static CpuTensor is_nan(const CpuTensor& x);
+  static CpuTensor is_inf(const CpuTensor& x);
+  /// Bool ops: not, and, or, xor (and/or/xor broadcast).
+  static CpuTensor bool_not(CpuTensor x);
+  static CpuTensor bool_and(CpuTensor lhs, CpuTensor rhs);
+  static CpuTensor bool_or(CpuTensor lhs, CpuTensor rhs);
+  static CpuTensor bool_xor(CpuTensor lhs, CpuTensor rhs);
+  /// where(mask, value, x): value where mask is true, else x. All three broadcast.
+  static CpuTensor mask_where(CpuTensor x, const CpuTensor& mask, const CpuTensor& value);
+  static CpuTensor mask_fill(CpuTensor x, const CpuTensor& mask, double value);
+
+  // ---- activations along a dim (engine/src/cpu/ops/softmax_ops.cpp) ----
+  /// Stable for large logits; a row of all -inf gives nan (as PyTorch).
+  static CpuTensor softmax(CpuTensor x, std::int64_t dim);
+  static CpuTensor log_softmax(CpuTensor x, std::int64_t dim);
+
+  // ---- matmul (engine/src/cpu/ops/matmul_ops.cpp, engine/src/cpu/gemm/) ----
+  /// [..., m, k] x [..., k, n] -> [..., m, n], batch dims broadcast.
+  static CpuTensor matmul(const CpuTensor& lhs, const CpuTensor& rhs);
+
+  // ---- reductions (engine/src/cpu/ops/reduce_ops.cpp) ----
+  /// Whole tensor to shape [1]. Mean of no elements is nan; Max/Min of none throw.
+  /// Any/All give Bool. Int Mean is the floor of the mean (integer division, as Burn).
+  static CpuTensor reduce(ReduceOp op, const CpuTensor& x);
+  /// Along `dim`, keeping it with size 1.
+  static CpuTensor reduce_dim(ReduceOp op, const CpuTensor& x, std::int64_t dim);
+  /// Values and I32 indices of the max (min) along dim, first index on ties, dim kept.
+  static std::pair<CpuTensor, CpuTensor> max_dim_with_indices(const CpuTensor& x,
+                                                              std::int64_t dim);
+  static std::pair<CpuTensor, CpuTensor> min_dim_with_indices(const CpuTensor& x,
+                                                              std::int64_t dim);
+  /// I32 index of the max (min) along dim, first on ties; nan counts as the max (torch).
+  static CpuTensor argmax(const CpuTensor& x, std::int64_t dim);
+  static CpuTensor argmin(const CpuTensor& x, std::int64_t dim);
+  /// Variance and mean along dim (dim kept); divisor n - 1 when unbiased, else n.
+  static std::pair<CpuTensor, CpuTensor> var_mean(const CpuTensor& x, std::int64_t dim,
+                                                  bool unbiased);
+  /// Sorted values and I32 indices along dim (stable; nan last ascending, as torch).
+  static std::pair<CpuTensor, CpuTensor> sort_with_indices(const CpuTensor& x,
+                                                           std::int64_t dim, bool descending);
+
+  // ---- shape and indexing (engine/src/cpu/ops/shape_ops.cpp, index_ops.cpp) ----
+  /// New shape with the same element count; one -1 is inferred.
+  static CpuTensor reshape(CpuTensor x, std::span<const std::int64_t> dims);
+  /// Output dim i is input dim axes[i] (axes a permutation, already non-negative).
+  static CpuTensor permute(const CpuTensor& x, std::span<const std::int64_t> axes);
+  /// Broadcast to `dims` (rank >= x's rank; -1 keeps a dim; new dims lead).
+  static CpuTensor expand(const CpuTensor& x, std::span<const std::int64_t> dims);
+  /// Repeats the whole tensor `times` along dim (torch.Tensor.repeat on one dim).
+  static CpuTensor repeat_dim(const CpuTensor& x, std::int64_t dim, std::int64_t times);
+  static CpuTensor flip(const CpuTensor& x, std::span<const std::int64_t> dims);
+  /// One Slice per leading dim (fewer than rank: the rest are whole).
+  static CpuTensor slice(const CpuTensor& x, std::span<const Slice> ranges);
+  /// Writes `values` (the shape of the slice) into the slice of x.
+  static CpuTensor slice_assign(CpuTensor x, std::span<const Slice> ranges,
+                                const CpuTensor& values);
+  /// Same dtype and shape except along dim. Throws ShapeError naming the first mismatch.
+  static CpuTensor cat(std::span<const CpuTensor> tensors, std::int64_t dim);
+  /// torch.index_select: indices I32 rank 1, each in [-size, size).
+  static CpuTensor select(const CpuTensor& x, std::int64_t dim, const CpuTensor& indices);
+  /// torch.index_add (Burn's select_assign adds): x[..., indices[i], ...] += values[..., i, ...]
+  static CpuTensor select_assign(CpuTensor x, std::int64_t dim, const CpuTensor& indices,
+                                 const CpuTensor& values);
+  /// torch.gather: out[i][j] = x[indices[i][j]][j] for dim 0 (indices same rank as x).
+  static CpuTensor gather(const CpuTensor& x, std::int64_t dim, const CpuTensor& indices);
+  /// torch.scatter_add (Burn's scatter adds): x[indices[i][j]][j] += values[i][j] for dim 0.
+  static CpuTensor scatter(CpuTensor x, std::int64_t dim, const CpuTensor& indices,
+                           const CpuTensor& values);
+  /// Appends a dim of size num_classes; dtype kept. Throws IndexError if a value is
+  /// outside [0, num_classes).
+  static CpuTensor one_hot(const CpuTensor& x, std::int64_t num_classes);
+};
+
+/// The Cpu backend (Burn's `NdArray`): `using B = kiln::Cpu;`.
+struct Cpu {
+  using Device = CpuDevice;
+  using FloatTensor = CpuTensor;
+  using IntTensor = CpuTensor;
+  using BoolTensor = CpuTensor;
+  using FloatOps = CpuOps;
+  using IntOps = CpuOps;
+  using BoolOps = CpuOps;
+  static constexpr std::string_view name() { return "cpu"; }
+  /// Seeds the generator of `Tensor::random` (process-wide, as Burn's `B::seed`); the same
+  /// seed gives the same values natively and in WebAssembly.
+  static void seed(std::uint64_t seed);
+  /// The SIMD instruction set the kernels run with ("avx512f", "avx2", "sse4.1", ...).
+  static std::string_view simd_arch();
+};
+
+}  // namespace kiln

@@ -1,0 +1,105 @@
+// Printing of TensorData and tensors, after Burn's Display for Tensor: values nested by
+// rank (summarised with "..." past 1000 elements, 3 edge items per dim, as Burn and
+// PyTorch), then shape, device, backend, kind and dtype.
+#include <cmath>
+#include <cstdio>
+#include <ios>
+#include <ostream>
+#include <string>
+
+#include "kiln/core/tensor_data.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln {
+namespace {
+
+constexpr std::int64_t kSummarizeAbove = 1000;
+constexpr std::int64_t kEdgeItems = 3;
+
+// Shortest decimal that reads back as the same float, with ".0" on integers (Rust's
+// default float Display), unless the stream asks for a precision.
+std::string format_float(float v, const std::ostream& out) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  const bool custom = (out.flags() & std::ios::floatfield) == std::ios::fixed ||
+                      out.precision() != 6;
+  if (custom) {
+    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(out.precision()),
+                  static_cast<double>(v));
+    return buf;
+  }
+  for (int p = 1; p <= 9; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, static_cast<double>(v));
+    if (std::strtof(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string format_value(const TensorData& data, std::size_t i, const std::ostream& out) {
+  switch (data.dtype) {
+    case DType::F32: return format_float(static_cast<float>(data.value_as_double(i)), out);
+    case DType::I32: return std::to_string(static_cast<std::int64_t>(data.value_as_double(i)));
+    case DType::Bool: return data.value_as_double(i) != 0.0 ? "true" : "false";
+  }
+  return "?";
+}
+
+void print_level(std::ostream& out, const TensorData& data, std::size_t depth,
+                 std::int64_t offset, bool summarize, std::size_t indent) {
+  const Shape& shape = data.shape;
+  const std::int64_t n = shape[depth];
+  std::int64_t stride = 1;
+  for (std::size_t d = depth + 1; d < shape.rank(); ++d) stride *= shape[d];
+  out << '[';
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
+      out << "...";
+      i = n - kEdgeItems - 1;
+      if (depth + 1 == shape.rank()) {
+        out << ", ";
+      } else {
+        out << ",\n" << std::string(indent + depth + 1, ' ');
+      }
+      continue;
+    }
+    if (depth + 1 == shape.rank()) {
+      out << format_value(data, static_cast<std::size_t>(offset + i), out);
+      if (i + 1 < n) out << ", ";
+    } else {
+      print_level(out, data, depth + 1, offset + i * stride, summarize, indent);
+      if (i + 1 < n) out << ",\n" << std::string(indent + depth + 1, ' ');
+    }
+  }
+  out << ']';
+}
+
+void print_values(std::ostream& out, const TensorData& data, std::size_t indent) {
+  if (data.shape.rank() == 0) {
+    if (data.num_elements() == 1) out << format_value(data, 0, out);
+    return;
+  }
+  print_level(out, data, 0, 0, data.num_elements() > kSummarizeAbove, indent);
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& out, const TensorData& data) {
+  print_values(out, data, 0);
+  return out;
+}
+
+namespace detail {
+void print_tensor(std::ostream& out, const TensorData& data, std::string_view device,
+                  std::string_view backend, std::string_view kind) {
+  out << "Tensor {\n  data:\n";
+  print_values(out, data, 0);
+  out << ",\n  shape:  " << data.shape << ",\n  device:  " << device << ",\n  backend:  \""
+      << backend << "\",\n  kind:  \"" << kind << "\",\n  dtype:  \"" << data.dtype
+      << "\",\n}";
+}
+}  // namespace detail
+
+}  // namespace kiln

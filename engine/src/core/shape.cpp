@@ -1,0 +1,61 @@
+#include "kiln/core/shape.hpp"
+
+#include <limits>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln {
+
+Shape::Shape(std::initializer_list<std::int64_t> dims)
+    : Shape(std::span<const std::int64_t>(dims.begin(), dims.size())) {}
+
+Shape::Shape(std::span<const std::int64_t> dims) {
+  if (dims.size() > max_rank) {
+    throw LimitError(str_cat("Shape: rank ", dims.size(), " exceeds the maximum rank ", max_rank));
+  }
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
+      throw ValueError(str_cat("Shape: dim ", i, " is negative: ", dims[i]));
+    }
+    dims_[i] = dims[i];
+  }
+  rank_ = dims.size();
+}
+
+std::int64_t Shape::num_elements() const {
+  std::int64_t n = 1;
+  for (std::size_t i = 0; i < rank_; ++i) {
+    if (dims_[i] != 0 && n > std::numeric_limits<std::int64_t>::max() / dims_[i]) {
+      throw LimitError(str_cat("Shape: the number of elements of ", *this, " overflows int64"));
+    }
+    n *= dims_[i];
+  }
+  return n;
+}
+
+std::array<std::int64_t, Shape::max_rank> Shape::strides() const noexcept {
+  std::array<std::int64_t, max_rank> s{};
+  std::int64_t acc = 1;
+  for (std::size_t i = rank_; i-- > 0;) {
+    s[i] = acc;
+    acc *= dims_[i];
+  }
+  return s;
+}
+
+bool operator==(const Shape& a, const Shape& b) noexcept {
+  if (a.rank_ != b.rank_) return false;
+  for (std::size_t i = 0; i < a.rank_; ++i) {
+    if (a.dims_[i] != b.dims_[i]) return false;
+  }
+  return true;
+}
+
+std::ostream& operator<<(std::ostream& out, const Shape& shape) {
+  out << '[';
+  for (std::size_t i = 0; i < shape.rank(); ++i) out << (i ? ", " : "") << shape[i];
+  return out << ']';
+}
+
+}  // namespace kiln

@@ -1,0 +1,54 @@
+#pragma once
+// Runs a kernel functor with the best instruction set of this machine.
+//
+// The pattern (STYLE.md §5), for a kernel family `foo`:
+//   engine/src/cpu/kernels/foo.hpp   functors `struct FooF32 { template <class Arch> void
+//                                    operator()(Arch, ...) const; };` defined out of class
+//                                    in the header, then `KILN_EXTERN_KERNELS_FOO` below
+//                                    (extern template declarations, native only).
+//   engine/src/cpu/arch/foo_sse2.cpp, foo_avx2.cpp, foo_avx512.cpp
+//                                    nothing but explicit instantiations for one arch;
+//                                    CMake compiles *_avx2.cpp with -mavx2 -mfma and
+//                                    *_avx512.cpp with -mavx512f/bw/dq/vl -mfma.
+//   call site (an ops .cpp file):    cpu::dispatch(kernels::FooF32{}, args...);
+// In WebAssembly there is one arch, xsimd::default_arch (SSE4.1 lowered to SIMD128), and
+// the kernel is instantiated at the call site.
+#include <xsimd/xsimd.hpp>
+
+#include "cpu/simd_compat.hpp"
+
+namespace kiln::cpu {
+
+#if defined(__EMSCRIPTEN__)
+using Sse2 = xsimd::default_arch;
+using Avx2 = xsimd::default_arch;
+using Avx512 = xsimd::default_arch;
+#else
+using Sse2 = xsimd::sse2;
+using Avx2 = xsimd::fma3<xsimd::avx2>;
+using Avx512 = xsimd::avx512f;
+/// The native instruction sets kernels are compiled for, best first.
+using NativeArchs = xsimd::arch_list<Avx512, Avx2, Sse2>;
+#endif
+
+/// Calls `kernel(arch, args...)` with the best arch available (chosen once per kernel type).
+template <class Kernel, class... Args>
+inline decltype(auto) dispatch(Kernel kernel, Args&&... args) {
+#if defined(__EMSCRIPTEN__)
+  return kernel(xsimd::default_arch{}, std::forward<Args>(args)...);
+#else
+  static auto impl = xsimd::dispatch<NativeArchs>(kernel);
+  return impl(std::forward<Args>(args)...);
+#endif
+}
+
+/// Name of the arch `dispatch` picks on this machine ("avx512f", "fma3+avx2", "sse2",
+/// "sse4.1" in WASM).
+const char* best_arch_name() noexcept;
+
+}  // namespace kiln::cpu
+
+/// Declares (PREFIX = extern) or defines (PREFIX empty) the explicit instantiation of
+/// `Kernel::operator()<Arch>` with the given parameter types.
+#define KILN_KERNEL_INSTANCE(PREFIX, Kernel, Arch, ...) \
+  PREFIX template void Kernel::operator()<Arch>(Arch, __VA_ARGS__) const;

@@ -1,0 +1,68 @@
+// CPU buffers: 64-byte aligned, counted for kiln::memory_stats().
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+#include <new>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/memory.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/cpu/cpu.hpp"
+
+namespace kiln {
+namespace {
+constexpr std::size_t kAlignment = 64;
+// Tensors index with int32 in kernels' inner loops and JS typed arrays cap near 2^31.
+constexpr std::int64_t kMaxElements = std::numeric_limits<std::int32_t>::max();
+
+std::atomic<std::int64_t> g_live_buffers{0};
+std::atomic<std::int64_t> g_live_bytes{0};
+std::atomic<std::int64_t> g_total_allocations{0};
+std::atomic<std::int64_t> g_peak_bytes{0};
+}  // namespace
+
+MemoryStats memory_stats() noexcept {
+  MemoryStats s;
+  s.live_buffers = g_live_buffers.load();
+  s.live_bytes = g_live_bytes.load();
+  s.total_allocations = g_total_allocations.load();
+  s.peak_bytes = g_peak_bytes.load();
+  return s;
+}
+
+namespace cpu {
+
+Storage::Storage(std::size_t bytes) : bytes_(bytes) {
+  // Round up so that a SIMD kernel may read a whole vector past the end of small buffers.
+  const std::size_t padded = ((bytes + kAlignment - 1) / kAlignment) * kAlignment + kAlignment;
+  data_ = ::operator new(padded, std::align_val_t(kAlignment), std::nothrow);
+  if (data_ == nullptr) {
+    throw OutOfMemoryError(str_cat("Storage: cannot allocate ", bytes, " bytes"));
+  }
+  g_live_buffers.fetch_add(1, std::memory_order_relaxed);
+  const auto live = g_live_bytes.fetch_add(static_cast<std::int64_t>(bytes)) +
+                    static_cast<std::int64_t>(bytes);
+  g_total_allocations.fetch_add(1, std::memory_order_relaxed);
+  auto peak = g_peak_bytes.load(std::memory_order_relaxed);
+  while (live > peak && !g_peak_bytes.compare_exchange_weak(peak, live)) {
+  }
+}
+
+Storage::~Storage() {
+  ::operator delete(data_, std::align_val_t(kAlignment));
+  g_live_buffers.fetch_sub(1, std::memory_order_relaxed);
+  g_live_bytes.fetch_sub(static_cast<std::int64_t>(bytes_), std::memory_order_relaxed);
+}
+
+}  // namespace cpu
+
+CpuTensor::CpuTensor(Shape shape, DType dtype)
+    : shape_(shape), dtype_(dtype), num_elements_(shape.num_elements()) {
+  if (num_elements_ > kMaxElements) {
+    throw LimitError(str_cat("CpuTensor: shape ", shape, " has ", num_elements_,
+                             " elements, more than the limit of ", kMaxElements));
+  }
+  storage_ = std::make_shared<cpu::Storage>(num_bytes());
+}
+
+}  // namespace kiln
