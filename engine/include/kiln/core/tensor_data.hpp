@@ -63,19 +63,35 @@ class TensorData {
   /// Raw bytes (little-endian, as in memory). Throws ShapeError if the size is wrong.
   TensorData(Shape shape, DType dtype, std::vector<std::uint8_t> bytes);
 
-  /// From nested initializer lists of float, int32_t or bool, rank 1 to 4.
+  /// From nested initializer lists of float, int32_t or bool, rank 1 to 4, the element
+  /// type deduced: `TensorData::from({{1.f, 2.f}, {3.f, 4.f}})`. (Naming it, `from<float>`,
+  /// makes rows of one element ambiguous with rank 1; use `from_nested<float, 2>` there.)
   /// Throws: ShapeError if the rows are ragged (`{{1, 2}, {3}}`).
   template <class T>
-  static TensorData from(NestedList<T, 1> values) { return from_nested<T, 1>(values); }
+  static TensorData from(std::initializer_list<T> values) {
+    return from_nested<T, 1>(values);
+  }
   template <class T>
-  static TensorData from(NestedList<T, 2> values) { return from_nested<T, 2>(values); }
+  static TensorData from(std::initializer_list<std::initializer_list<T>> values) {
+    return from_nested<T, 2>(values);
+  }
   template <class T>
-  static TensorData from(NestedList<T, 3> values) { return from_nested<T, 3>(values); }
+  static TensorData from(
+      std::initializer_list<std::initializer_list<std::initializer_list<T>>> values) {
+    return from_nested<T, 3>(values);
+  }
   template <class T>
-  static TensorData from(NestedList<T, 4> values) { return from_nested<T, 4>(values); }
+  static TensorData from(std::initializer_list<
+                         std::initializer_list<std::initializer_list<std::initializer_list<T>>>>
+                             values) {
+    return from_nested<T, 4>(values);
+  }
 
   template <class T, std::size_t D>
   static TensorData from_nested(NestedList<T, D> values) {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, std::int32_t> ||
+                      std::is_same_v<T, bool>,
+                  "TensorData::from: elements must be float, int32_t or bool (write 1.f, not 1.0)");
     Shape shape = nested_shape<T, D>(values);
     std::vector<T> flat;
     flat.reserve(static_cast<std::size_t>(shape.num_elements()));
