@@ -659,9 +659,9 @@ class Tensor {
   Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
     const std::int64_t d = check::dim("narrow", dim, D);
     const std::int64_t size = shape()[static_cast<std::size_t>(d)];
-    if (start < 0 || length < 0 || start + length > size) {
-      throw IndexError(str_cat("narrow: range [", start, ", ", start + length,
-                               ") is out of bounds for dim ", dim, " of size ", size));
+    if (start < 0 || length < 0 || start > size || length > size - start) {
+      throw IndexError(str_cat("narrow: start ", start, " and length ", length,
+                               " are out of bounds for dim ", dim, " of size ", size));
     }
     std::vector<Slice> ranges(static_cast<std::size_t>(d) + 1);
     ranges.back() = Slice(start, start + length);
@@ -695,7 +695,13 @@ class Tensor {
     const std::int64_t d = check::dim("split_with_sizes", dim, D);
     const std::int64_t size = shape()[static_cast<std::size_t>(d)];
     std::int64_t total = 0;
-    for (auto s : sizes) total += s;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] < 0 || sizes[i] > size) {
+        throw ValueError(str_cat("split_with_sizes: size ", i, " is ", sizes[i],
+                                 ", expected 0..", size, " (dim ", dim, ")"));
+      }
+      total += sizes[i];
+    }
     if (total != size) {
       throw ShapeError(str_cat("split_with_sizes: sizes sum to ", total, ", dim ", dim,
                                " has size ", size));
@@ -725,6 +731,7 @@ class Tensor {
   static Tensor<B, D2, K> stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
     static_assert(D2 == D + 1, "stack: the output rank must be D + 1");
     if (tensors.empty()) throw ValueError("stack: expected at least one tensor, got none");
+    const std::int64_t d = check::dim("stack", dim, D2);
     const Shape first = tensors.front().shape();
     std::vector<Tensor<B, D2, K>> expanded;
     expanded.reserve(tensors.size());
@@ -733,9 +740,9 @@ class Tensor {
         throw ShapeError(str_cat("stack: all tensors must have the same shape: tensor 0 is ",
                                  first, ", tensor ", i, " is ", tensors[i].shape()));
       }
-      expanded.push_back(tensors[i].template unsqueeze_dim<D2>(dim));
+      expanded.push_back(tensors[i].template unsqueeze_dim<D2>(d));
     }
-    return Tensor<B, D2, K>::cat(expanded, check::dim("stack", dim, D2));
+    return Tensor<B, D2, K>::cat(expanded, d);
   }
 
   /// Sub-tensor by ranges, one per leading dim (Burn's `slice` / `s![]`):
