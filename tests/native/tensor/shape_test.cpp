@@ -58,7 +58,8 @@ TensorData naive_map(const TensorData& x, const Shape& shape, Source source) {
   std::vector<float> out(static_cast<std::size_t>(shape.num_elements()));
   for (std::size_t i = 0; i < out.size(); ++i) {
     const auto o = unravel(static_cast<std::int64_t>(i), shape);
-    out[i] = static_cast<float>(x.value_as_double(static_cast<std::size_t>(ravel(source(o), x.shape))));
+    out[i] =
+        static_cast<float>(x.value_as_double(static_cast<std::size_t>(ravel(source(o), x.shape))));
   }
   return TensorData(shape, std::move(out)).convert(x.dtype);
 }
@@ -153,34 +154,49 @@ TYPED_TEST(ShapeTest, ReshapeOfRvalueSharesTheBuffer) {
 
 TYPED_TEST(ShapeTest, ReshapeCountMismatchWithInferredDimThrows) {
   auto x = TestFixture::template iota_tensor<2>({2, 3});
-  EXPECT_THAT([&] { x.template reshape<2>(std::array<std::int64_t, 2>{4, -1}); },
-              ThrowsMessage<ShapeError>(HasSubstr(
-                  "reshape: cannot view [2, 3] (6 elements) as [4, -1]: 6 is not divisible by 4")));
+  EXPECT_THAT(
+      [&] {
+        x.template reshape<2>(std::array<std::int64_t, 2>{4, -1});
+      },
+      ThrowsMessage<ShapeError>(HasSubstr(
+          "reshape: cannot view [2, 3] (6 elements) as [4, -1]: 6 is not divisible by 4")));
 }
 
 TYPED_TEST(ShapeTest, ReshapeCountMismatchThrows) {
   auto x = TestFixture::template iota_tensor<2>({2, 3});
-  EXPECT_THAT([&] { x.template reshape<2>(std::array<std::int64_t, 2>{4, 2}); },
-              ThrowsMessage<ShapeError>(
-                  HasSubstr("reshape: cannot view [2, 3] (6 elements) as [4, 2] (8 elements)")));
+  EXPECT_THAT(
+      [&] {
+        x.template reshape<2>(std::array<std::int64_t, 2>{4, 2});
+      },
+      ThrowsMessage<ShapeError>(
+          HasSubstr("reshape: cannot view [2, 3] (6 elements) as [4, 2] (8 elements)")));
 }
 
 TYPED_TEST(ShapeTest, ReshapeTwoInferredDimsThrow) {
   auto x = TestFixture::template iota_tensor<2>({2, 3});
-  EXPECT_THAT([&] { x.template reshape<3>(std::array<std::int64_t, 3>{-1, 3, -1}); },
-              ThrowsMessage<ShapeError>(HasSubstr("only one dim may be -1")));
+  EXPECT_THAT(
+      [&] {
+        x.template reshape<3>(std::array<std::int64_t, 3>{-1, 3, -1});
+      },
+      ThrowsMessage<ShapeError>(HasSubstr("only one dim may be -1")));
 }
 
 TYPED_TEST(ShapeTest, ReshapeNegativeDimThrows) {
   auto x = TestFixture::template iota_tensor<2>({2, 3});
-  EXPECT_THAT([&] { x.template reshape<2>(std::array<std::int64_t, 2>{-2, -3}); },
-              ThrowsMessage<ValueError>(HasSubstr("reshape: cannot view [2, 3] as [-2, -3]: dim 0 is -2")));
+  EXPECT_THAT(
+      [&] {
+        x.template reshape<2>(std::array<std::int64_t, 2>{-2, -3});
+      },
+      ThrowsMessage<ValueError>(HasSubstr("reshape: cannot view [2, 3] as [-2, -3]: dim 0 is -2")));
 }
 
 TYPED_TEST(ShapeTest, ReshapeInferringBesideZeroThrows) {
   auto x = TestFixture::template iota_tensor<2>({0, 3});
-  EXPECT_THAT([&] { x.template reshape<2>(std::array<std::int64_t, 2>{0, -1}); },
-              ThrowsMessage<ShapeError>(HasSubstr("the -1 is ambiguous")));
+  EXPECT_THAT(
+      [&] {
+        x.template reshape<2>(std::array<std::int64_t, 2>{0, -1});
+      },
+      ThrowsMessage<ShapeError>(HasSubstr("the -1 is ambiguous")));
 }
 
 TYPED_TEST(ShapeTest, ReshapeByShapeChecksRank) {
@@ -285,17 +301,23 @@ TYPED_TEST(ShapeTest, PermuteEveryAxisOrderOfRank4MatchesNaiveLoop) {
 
 TYPED_TEST(ShapeTest, PermuteNchwToNhwcMatchesNaiveLoop) {
   const auto data = iota({2, 3, 17, 19});
-  TestFixture::template make<4>(data).permute({0, 2, 3, 1}).to_data().assert_eq(
-      naive_permute(data, {0, 2, 3, 1}));
+  TestFixture::template make<4>(data)
+      .permute({0, 2, 3, 1})
+      .to_data()
+      .assert_eq(naive_permute(data, {0, 2, 3, 1}));
   const auto back = iota({2, 17, 19, 3});
-  TestFixture::template make<4>(back).permute({0, 3, 1, 2}).to_data().assert_eq(
-      naive_permute(back, {0, 3, 1, 2}));
+  TestFixture::template make<4>(back)
+      .permute({0, 3, 1, 2})
+      .to_data()
+      .assert_eq(naive_permute(back, {0, 3, 1, 2}));
 }
 
 TYPED_TEST(ShapeTest, PermuteAcceptsNegativeAxes) {
   const auto data = iota({2, 3, 4});
-  TestFixture::template make<3>(data).permute({-1, 0, -2}).to_data().assert_eq(
-      naive_permute(data, {2, 0, 1}));
+  TestFixture::template make<3>(data)
+      .permute({-1, 0, -2})
+      .to_data()
+      .assert_eq(naive_permute(data, {2, 0, 1}));
 }
 
 TYPED_TEST(ShapeTest, PermuteIntKind) {
@@ -315,10 +337,13 @@ TYPED_TEST(ShapeTest, PermuteBoolKind) {
 
 TYPED_TEST(ShapeTest, PermuteWithSizeOneAndEmptyDims) {
   auto row = TestFixture::template iota_tensor<2>({1, 4});
-  row.transpose().to_data().assert_eq(TensorData::from_nested<float, 2>({{0.f}, {1.f}, {2.f}, {3.f}}));
+  row.transpose().to_data().assert_eq(
+      TensorData::from_nested<float, 2>({{0.f}, {1.f}, {2.f}, {3.f}}));
   const auto data = iota({3, 1, 2, 1});
-  TestFixture::template make<4>(data).permute({3, 2, 1, 0}).to_data().assert_eq(
-      naive_permute(data, {3, 2, 1, 0}));
+  TestFixture::template make<4>(data)
+      .permute({3, 2, 1, 0})
+      .to_data()
+      .assert_eq(naive_permute(data, {3, 2, 1, 0}));
   auto empty = TestFixture::template iota_tensor<2>({0, 3});
   auto t = empty.transpose();
   EXPECT_EQ(t.shape(), Shape({3, 0}));
@@ -327,14 +352,20 @@ TYPED_TEST(ShapeTest, PermuteWithSizeOneAndEmptyDims) {
 
 TYPED_TEST(ShapeTest, PermuteWithRepeatedAxisThrows) {
   auto x = TestFixture::template iota_tensor<3>({2, 3, 4});
-  EXPECT_THAT([&] { x.permute({0, 1, -2}); },
-              ThrowsMessage<IndexError>(HasSubstr("permute: dim -2 appears twice in the axes")));
+  EXPECT_THAT(
+      [&] {
+        x.permute({0, 1, -2});
+      },
+      ThrowsMessage<IndexError>(HasSubstr("permute: dim -2 appears twice in the axes")));
 }
 
 TYPED_TEST(ShapeTest, PermuteWithAxisOutOfRangeThrows) {
   auto x = TestFixture::template iota_tensor<3>({2, 3, 4});
-  EXPECT_THAT([&] { x.permute({0, 1, 3}); },
-              ThrowsMessage<IndexError>(HasSubstr("permute: dim 3 is out of range")));
+  EXPECT_THAT(
+      [&] {
+        x.permute({0, 1, 3});
+      },
+      ThrowsMessage<IndexError>(HasSubstr("permute: dim 3 is out of range")));
 }
 
 TYPED_TEST(ShapeTest, SwapDimsOutOfRangeThrows) {
@@ -347,22 +378,27 @@ TYPED_TEST(ShapeTest, SwapDimsOutOfRangeThrows) {
 
 TYPED_TEST(ShapeTest, ExpandStretchesSizeOneDims) {
   auto x = Tensor<TypeParam, 2>::from_data({{1.f}, {2.f}, {3.f}}, test::device<TypeParam>());
-  x.template expand<2>({3, 4}).to_data().assert_eq(TensorData::from<float>(
-      {{1.f, 1.f, 1.f, 1.f}, {2.f, 2.f, 2.f, 2.f}, {3.f, 3.f, 3.f, 3.f}}));
+  x.template expand<2>({3, 4}).to_data().assert_eq(
+      TensorData::from<float>({{1.f, 1.f, 1.f, 1.f}, {2.f, 2.f, 2.f, 2.f}, {3.f, 3.f, 3.f, 3.f}}));
 }
 
 TYPED_TEST(ShapeTest, ExpandAddsLeadingDimsAndKeepsMinusOne) {
   auto x = Tensor<TypeParam, 2>::from_data({{1.f, 2.f, 3.f}}, test::device<TypeParam>());
-  x.template expand<3>({2, -1, 3}).to_data().assert_eq(
-      TensorData::from<float>({{{1.f, 2.f, 3.f}}, {{1.f, 2.f, 3.f}}}));
-  x.template expand<3>({2, 2, -1}).to_data().assert_eq(TensorData::from<float>(
-      {{{1.f, 2.f, 3.f}, {1.f, 2.f, 3.f}}, {{1.f, 2.f, 3.f}, {1.f, 2.f, 3.f}}}));
+  x.template expand<3>({2, -1, 3})
+      .to_data()
+      .assert_eq(TensorData::from<float>({{{1.f, 2.f, 3.f}}, {{1.f, 2.f, 3.f}}}));
+  x.template expand<3>({2, 2, -1})
+      .to_data()
+      .assert_eq(TensorData::from<float>(
+          {{{1.f, 2.f, 3.f}, {1.f, 2.f, 3.f}}, {{1.f, 2.f, 3.f}, {1.f, 2.f, 3.f}}}));
 }
 
 TYPED_TEST(ShapeTest, ExpandMiddleDimMatchesNaiveLoop) {
   const auto data = iota({2, 1, 3});
-  TestFixture::template make<3>(data).template expand<4>({2, 2, 4, 3}).to_data().assert_eq(
-      naive_map(data, Shape({2, 2, 4, 3}), [](const std::vector<std::int64_t>& o) {
+  TestFixture::template make<3>(data)
+      .template expand<4>({2, 2, 4, 3})
+      .to_data()
+      .assert_eq(naive_map(data, Shape({2, 2, 4, 3}), [](const std::vector<std::int64_t>& o) {
         return std::vector<std::int64_t>{o[1], 0, o[3]};
       }));
 }
@@ -391,16 +427,22 @@ TYPED_TEST(ShapeTest, ExpandIntAndBoolKinds) {
 
 TYPED_TEST(ShapeTest, ExpandChangingNonOneDimThrows) {
   auto x = TestFixture::template iota_tensor<2>({2, 3});
-  EXPECT_THAT([&] { x.template expand<2>({2, 4}); },
-              ThrowsMessage<ShapeError>(HasSubstr(
-                  "expand: cannot expand [2, 3] to [2, 4]: dim 1 has size 3 and only size-1 "
-                  "dims can grow (3 != 4)")));
+  EXPECT_THAT(
+      [&] {
+        x.template expand<2>({2, 4});
+      },
+      ThrowsMessage<ShapeError>(
+          HasSubstr("expand: cannot expand [2, 3] to [2, 4]: dim 1 has size 3 and only size-1 "
+                    "dims can grow (3 != 4)")));
 }
 
 TYPED_TEST(ShapeTest, ExpandNewDimOfMinusOneThrows) {
   auto x = TestFixture::template iota_tensor<1>({3});
-  EXPECT_THAT([&] { x.template expand<2>({-1, 3}); },
-              ThrowsMessage<ValueError>(HasSubstr("new dim 0 is -1")));
+  EXPECT_THAT(
+      [&] {
+        x.template expand<2>({-1, 3});
+      },
+      ThrowsMessage<ValueError>(HasSubstr("new dim 0 is -1")));
 }
 
 // ------------------------------------------------------------------ repeat
@@ -413,8 +455,8 @@ TYPED_TEST(ShapeTest, RepeatDimZeroStacksCopies) {
 
 TYPED_TEST(ShapeTest, RepeatDimInnerRepeatsEachRow) {
   auto x = TestFixture::template iota_tensor<2>({2, 2});
-  x.repeat_dim(-1, 3).to_data().assert_eq(TensorData::from<float>(
-      {{0.f, 1.f, 0.f, 1.f, 0.f, 1.f}, {2.f, 3.f, 2.f, 3.f, 2.f, 3.f}}));
+  x.repeat_dim(-1, 3).to_data().assert_eq(
+      TensorData::from<float>({{0.f, 1.f, 0.f, 1.f, 0.f, 1.f}, {2.f, 3.f, 2.f, 3.f, 2.f, 3.f}}));
 }
 
 TYPED_TEST(ShapeTest, RepeatDimZeroTimesGivesEmpty) {
@@ -454,8 +496,7 @@ TYPED_TEST(ShapeTest, FlipEachDimByHand) {
   auto x = TestFixture::template iota_tensor<2>({2, 3});
   x.flip({0}).to_data().assert_eq(TensorData::from<float>({{3.f, 4.f, 5.f}, {0.f, 1.f, 2.f}}));
   x.flip({1}).to_data().assert_eq(TensorData::from<float>({{2.f, 1.f, 0.f}, {5.f, 4.f, 3.f}}));
-  x.flip({0, -1}).to_data().assert_eq(
-      TensorData::from<float>({{5.f, 4.f, 3.f}, {2.f, 1.f, 0.f}}));
+  x.flip({0, -1}).to_data().assert_eq(TensorData::from<float>({{5.f, 4.f, 3.f}, {2.f, 1.f, 0.f}}));
   x.flip({}).to_data().assert_eq(iota({2, 3}));
 }
 
@@ -479,8 +520,11 @@ TYPED_TEST(ShapeTest, FlipBoolAndSizeOneAndEmpty) {
 
 TYPED_TEST(ShapeTest, FlipRepeatedDimThrows) {
   auto x = TestFixture::template iota_tensor<2>({2, 3});
-  EXPECT_THAT([&] { x.flip({1, -1}); },
-              ThrowsMessage<IndexError>(HasSubstr("flip: dim 1 appears twice in dims [1, 1]")));
+  EXPECT_THAT(
+      [&] {
+        x.flip({1, -1});
+      },
+      ThrowsMessage<IndexError>(HasSubstr("flip: dim 1 appears twice in dims [1, 1]")));
 }
 
 TYPED_TEST(ShapeTest, FlipDimOutOfRangeThrows) {
@@ -558,15 +602,20 @@ TYPED_TEST(ShapeTest, SplitWithSizesAllowsEmptyPieces) {
 
 TYPED_TEST(ShapeTest, SplitWithSizesNotSummingToDimThrows) {
   auto x = TestFixture::template iota_tensor<1>({5});
-  EXPECT_THAT([&] { x.split_with_sizes({2, 2}, 0); },
-              ThrowsMessage<ShapeError>(
-                  HasSubstr("split_with_sizes: sizes sum to 4, dim 0 has size 5")));
+  EXPECT_THAT(
+      [&] {
+        x.split_with_sizes({2, 2}, 0);
+      },
+      ThrowsMessage<ShapeError>(HasSubstr("split_with_sizes: sizes sum to 4, dim 0 has size 5")));
 }
 
 TYPED_TEST(ShapeTest, SplitWithNegativeSizeThrows) {
   auto x = TestFixture::template iota_tensor<1>({5});
-  EXPECT_THAT([&] { x.split_with_sizes({2, -1, 4}, 0); },
-              ThrowsMessage<ValueError>(HasSubstr("split_with_sizes: size 1 is -1")));
+  EXPECT_THAT(
+      [&] {
+        x.split_with_sizes({2, -1, 4}, 0);
+      },
+      ThrowsMessage<ValueError>(HasSubstr("split_with_sizes: size 1 is -1")));
 }
 
 // ------------------------------------------------------------------ cat, stack
@@ -576,16 +625,18 @@ TYPED_TEST(ShapeTest, CatWithEmptyMatchesPyTorch) {
   auto a = TestFixture::template make<2>(c.input("a"));
   auto e = TestFixture::template make<2>(c.input("e"));
   auto b = TestFixture::template make<2>(c.input("b"));
-  Tensor<TypeParam, 2>::cat({a, e, b}, 1).to_data().assert_approx_eq(c.expected("cat"),
-                                                                     c.tolerance());
+  Tensor<TypeParam, 2>::cat({a, e, b}, 1)
+      .to_data()
+      .assert_approx_eq(c.expected("cat"), c.tolerance());
 }
 
 TYPED_TEST(ShapeTest, StackMatchesPyTorch) {
   const auto c = test::load_case("cat_stack_with_empty");
   auto a0 = TestFixture::template make<1>(c.input("a0"));
   auto a1 = TestFixture::template make<1>(c.input("a1"));
-  Tensor<TypeParam, 1>::template stack<2>({a0, a1}, 1).to_data().assert_approx_eq(
-      c.expected("stack"), c.tolerance());
+  Tensor<TypeParam, 1>::template stack<2>({a0, a1}, 1)
+      .to_data()
+      .assert_approx_eq(c.expected("stack"), c.tolerance());
 }
 
 TYPED_TEST(ShapeTest, CatAlongDimZeroAndNegativeDim) {
@@ -594,8 +645,9 @@ TYPED_TEST(ShapeTest, CatAlongDimZeroAndNegativeDim) {
   Tensor<TypeParam, 2>::cat({a, b}, 0).to_data().assert_eq(
       TensorData::from<float>({{0.f, 1.f}, {7.f, 8.f}, {9.f, 10.f}}));
   auto c = TestFixture::template iota_tensor<2>({2, 1});
-  Tensor<TypeParam, 2>::cat({b, c}, -1).to_data().assert_eq(
-      TensorData::from<float>({{7.f, 8.f, 0.f}, {9.f, 10.f, 1.f}}));
+  Tensor<TypeParam, 2>::cat({b, c}, -1)
+      .to_data()
+      .assert_eq(TensorData::from<float>({{7.f, 8.f, 0.f}, {9.f, 10.f, 1.f}}));
 }
 
 TYPED_TEST(ShapeTest, CatMiddleDimMatchesNaiveLoop) {
@@ -618,8 +670,9 @@ TYPED_TEST(ShapeTest, CatMiddleDimMatchesNaiveLoop) {
 TYPED_TEST(ShapeTest, CatIntAndBoolKinds) {
   auto a = Tensor<TypeParam, 1, Int>::from_ints({1, 2}, test::device<TypeParam>());
   auto b = Tensor<TypeParam, 1, Int>::from_ints({3}, test::device<TypeParam>());
-  Tensor<TypeParam, 1, Int>::cat({a, b, a}, 0).to_data().assert_eq(
-      TensorData::from<std::int32_t>({1, 2, 3, 1, 2}));
+  Tensor<TypeParam, 1, Int>::cat({a, b, a}, 0)
+      .to_data()
+      .assert_eq(TensorData::from<std::int32_t>({1, 2, 3, 1, 2}));
   auto t = Tensor<TypeParam, 2, Bool>::from_bool({{true}, {false}}, test::device<TypeParam>());
   auto f = Tensor<TypeParam, 2, Bool>::from_bool({{false}, {true}}, test::device<TypeParam>());
   Tensor<TypeParam, 2, Bool>::cat({t, f}, 1).to_data().assert_eq(
@@ -638,7 +691,9 @@ TYPED_TEST(ShapeTest, CatShapeMismatchNamesTensorAndShapes) {
   auto a = TestFixture::template iota_tensor<2>({2, 3});
   auto b = TestFixture::template iota_tensor<2>({2, 3});
   auto c = TestFixture::template iota_tensor<2>({3, 3});
-  EXPECT_THAT(([&] { Tensor<TypeParam, 2>::cat({a, b, c}, 1); }),
+  EXPECT_THAT(([&] {
+                Tensor<TypeParam, 2>::cat({a, b, c}, 1);
+              }),
               ThrowsMessage<ShapeError>(HasSubstr(
                   "cat: tensor 2 has shape [3, 3], tensor 0 has shape [2, 3]: they must match "
                   "in every dim except dim 1")));
@@ -651,15 +706,18 @@ TYPED_TEST(ShapeTest, CatOfNothingThrows) {
 
 TYPED_TEST(ShapeTest, CatDimOutOfRangeThrows) {
   auto a = TestFixture::template iota_tensor<2>({2, 3});
-  EXPECT_THAT(([&] { Tensor<TypeParam, 2>::cat({a, a}, 2); }),
+  EXPECT_THAT(([&] {
+                Tensor<TypeParam, 2>::cat({a, a}, 2);
+              }),
               ThrowsMessage<IndexError>(HasSubstr("cat: dim 2 is out of range")));
 }
 
 TEST(CpuCat, DTypeMismatchThrows) {
-  const std::vector<CpuTensor> prims{
-      CpuOps::full(Shape({2}), 1.0, DType::F32, {}), CpuOps::full(Shape({2}), 1.0, DType::I32, {})};
-  EXPECT_THAT([&] { CpuOps::cat(prims, 0); },
-              ThrowsMessage<DTypeError>(HasSubstr("cat: tensor 1 has dtype i32, tensor 0 has f32")));
+  const std::vector<CpuTensor> prims{CpuOps::full(Shape({2}), 1.0, DType::F32, {}),
+                                     CpuOps::full(Shape({2}), 1.0, DType::I32, {})};
+  EXPECT_THAT(
+      [&] { CpuOps::cat(prims, 0); },
+      ThrowsMessage<DTypeError>(HasSubstr("cat: tensor 1 has dtype i32, tensor 0 has f32")));
 }
 
 TYPED_TEST(ShapeTest, StackAlongDimZeroAndLast) {
@@ -667,21 +725,27 @@ TYPED_TEST(ShapeTest, StackAlongDimZeroAndLast) {
   auto b = Tensor<TypeParam, 1, Int>::from_ints({3, 4}, test::device<TypeParam>());
   Tensor<TypeParam, 1, Int>::template stack<2>({a, b}, 0).to_data().assert_eq(
       TensorData::from<std::int32_t>({{1, 2}, {3, 4}}));
-  Tensor<TypeParam, 1, Int>::template stack<2>({a, b}, -1).to_data().assert_eq(
-      TensorData::from<std::int32_t>({{1, 3}, {2, 4}}));
+  Tensor<TypeParam, 1, Int>::template stack<2>({a, b}, -1)
+      .to_data()
+      .assert_eq(TensorData::from<std::int32_t>({{1, 3}, {2, 4}}));
 }
 
 TYPED_TEST(ShapeTest, StackShapeMismatchThrows) {
   auto a = TestFixture::template iota_tensor<1>({2});
   auto b = TestFixture::template iota_tensor<1>({3});
-  EXPECT_THAT(([&] { Tensor<TypeParam, 1>::template stack<2>({a, b}, 0); }),
-              ThrowsMessage<ShapeError>(HasSubstr(
-                  "stack: all tensors must have the same shape: tensor 0 is [2], tensor 1 is [3]")));
+  EXPECT_THAT(
+      ([&] {
+        Tensor<TypeParam, 1>::template stack<2>({a, b}, 0);
+      }),
+      ThrowsMessage<ShapeError>(HasSubstr(
+          "stack: all tensors must have the same shape: tensor 0 is [2], tensor 1 is [3]")));
 }
 
 TYPED_TEST(ShapeTest, StackDimOutOfRangeThrows) {
   auto a = TestFixture::template iota_tensor<1>({2});
-  EXPECT_THAT(([&] { Tensor<TypeParam, 1>::template stack<2>({a, a}, 2); }),
+  EXPECT_THAT(([&] {
+                Tensor<TypeParam, 1>::template stack<2>({a, a}, 2);
+              }),
               ThrowsMessage<IndexError>(HasSubstr("stack: dim 2 is out of range")));
 }
 
@@ -705,17 +769,20 @@ TYPED_TEST(ShapeTest, SliceRangesAndOpenEnds) {
   x.slice({Slice::all(), Slice::from(-2)})
       .to_data()
       .assert_eq(TensorData::from<float>({{2.f, 3.f}, {6.f, 7.f}, {10.f, 11.f}}));
-  x.slice({Slice::to(-1)}).to_data().assert_eq(
-      TensorData::from<float>({{0.f, 1.f, 2.f, 3.f}, {4.f, 5.f, 6.f, 7.f}}));
-  x.slice({Slice::index(-1), Slice::index(1)}).to_data().assert_eq(
-      TensorData::from_nested<float, 2>({{9.f}}));
+  x.slice({Slice::to(-1)})
+      .to_data()
+      .assert_eq(TensorData::from<float>({{0.f, 1.f, 2.f, 3.f}, {4.f, 5.f, 6.f, 7.f}}));
+  x.slice({Slice::index(-1), Slice::index(1)})
+      .to_data()
+      .assert_eq(TensorData::from_nested<float, 2>({{9.f}}));
   x.slice({}).to_data().assert_eq(iota({3, 4}));
 }
 
 TYPED_TEST(ShapeTest, SliceNegativeStepWalksBackwards) {
   auto x = TestFixture::template iota_tensor<1>({5});
-  x.slice({Slice(0, 5, -1)}).to_data().assert_eq(
-      TensorData::from<float>({4.f, 3.f, 2.f, 1.f, 0.f}));
+  x.slice({Slice(0, 5, -1)})
+      .to_data()
+      .assert_eq(TensorData::from<float>({4.f, 3.f, 2.f, 1.f, 0.f}));
   x.slice({Slice::from(0, -2)}).to_data().assert_eq(TensorData::from<float>({4.f, 2.f, 0.f}));
   // A step longer than the range takes only its first (last, backwards) element.
   x.slice({Slice(1, 4, 10)}).to_data().assert_eq(TensorData::from<float>({1.f}));
@@ -728,8 +795,7 @@ TYPED_TEST(ShapeTest, SliceRank3WithStepsMatchesNaiveLoop) {
   const auto r0 = naive_range(3, 4, 1);
   const auto r1 = naive_range(0, 5, -2);
   const auto r2 = naive_range(1, 6, 2);
-  const Shape out_shape({static_cast<std::int64_t>(r0.size()),
-                         static_cast<std::int64_t>(r1.size()),
+  const Shape out_shape({static_cast<std::int64_t>(r0.size()), static_cast<std::int64_t>(r1.size()),
                          static_cast<std::int64_t>(r2.size())});
   TestFixture::template make<3, Int>(data).slice(ranges).to_data().assert_eq(
       naive_map(data, out_shape, [&](const auto& o) {
@@ -750,15 +816,19 @@ TYPED_TEST(ShapeTest, SliceEmptyRangeGivesEmptyDim) {
 TYPED_TEST(ShapeTest, SliceBoolKind) {
   auto b = Tensor<TypeParam, 2, Bool>::from_bool({{true, false, true}, {false, false, true}},
                                                  test::device<TypeParam>());
-  b.slice({Slice::all(), Slice(0, 3, -2)}).to_data().assert_eq(
-      TensorData::from<bool>({{true, true}, {true, false}}));
+  b.slice({Slice::all(), Slice(0, 3, -2)})
+      .to_data()
+      .assert_eq(TensorData::from<bool>({{true, true}, {true, false}}));
 }
 
 TYPED_TEST(ShapeTest, SliceOutOfBoundsThrows) {
   auto x = TestFixture::template iota_tensor<2>({3, 5});
-  EXPECT_THAT([&] { x.slice({Slice::all(), {0, 7}}); },
-              ThrowsMessage<IndexError>(
-                  HasSubstr("slice: range [0, 7) is out of bounds for dim 1 of size 5")));
+  EXPECT_THAT(
+      [&] {
+        x.slice({Slice::all(), {0, 7}});
+      },
+      ThrowsMessage<IndexError>(
+          HasSubstr("slice: range [0, 7) is out of bounds for dim 1 of size 5")));
   EXPECT_THAT([&] { x.slice({Slice::from(-4)}); },
               ThrowsMessage<IndexError>(
                   HasSubstr("slice: range [-4, end) is out of bounds for dim 0 of size 3")));
@@ -766,14 +836,20 @@ TYPED_TEST(ShapeTest, SliceOutOfBoundsThrows) {
 
 TYPED_TEST(ShapeTest, SliceStartAfterEndThrows) {
   auto x = TestFixture::template iota_tensor<1>({5});
-  EXPECT_THAT([&] { x.slice({{3, 1}}); },
-              ThrowsMessage<IndexError>(HasSubstr("starts after it ends (3 > 1)")));
+  EXPECT_THAT(
+      [&] {
+        x.slice({{3, 1}});
+      },
+      ThrowsMessage<IndexError>(HasSubstr("starts after it ends (3 > 1)")));
 }
 
 TYPED_TEST(ShapeTest, SliceMoreRangesThanDimsThrows) {
   auto x = TestFixture::template iota_tensor<1>({5});
-  EXPECT_THAT([&] { x.slice({Slice::all(), Slice::all()}); },
-              ThrowsMessage<RankError>(HasSubstr("slice: got 2 ranges for a tensor of rank 1")));
+  EXPECT_THAT(
+      [&] {
+        x.slice({Slice::all(), Slice::all()});
+      },
+      ThrowsMessage<RankError>(HasSubstr("slice: got 2 ranges for a tensor of rank 1")));
 }
 
 TYPED_TEST(ShapeTest, SliceStepZeroThrows) {
@@ -787,8 +863,10 @@ TYPED_TEST(ShapeTest, SliceStepZeroThrows) {
 TYPED_TEST(ShapeTest, SliceAssignReplacesTheSlice) {
   auto x = TestFixture::template iota_tensor<2>({3, 4});
   auto v = Tensor<TypeParam, 2>::from_data({{-1.f, -2.f}, {-3.f, -4.f}}, test::device<TypeParam>());
-  x.slice_assign({{1, 3}, {1, 3}}, v).to_data().assert_eq(TensorData::from<float>(
-      {{0.f, 1.f, 2.f, 3.f}, {4.f, -1.f, -2.f, 7.f}, {8.f, -3.f, -4.f, 11.f}}));
+  x.slice_assign({{1, 3}, {1, 3}}, v)
+      .to_data()
+      .assert_eq(TensorData::from<float>(
+          {{0.f, 1.f, 2.f, 3.f}, {4.f, -1.f, -2.f, 7.f}, {8.f, -3.f, -4.f, 11.f}}));
 }
 
 TYPED_TEST(ShapeTest, SliceAssignLeavesTheOriginalUnchanged) {
@@ -801,8 +879,8 @@ TYPED_TEST(ShapeTest, SliceAssignLeavesTheOriginalUnchanged) {
 
 TYPED_TEST(ShapeTest, SliceAssignWithStepsMatchesNaiveLoop) {
   auto x = TestFixture::template iota_tensor<2, Int>({4, 6});
-  auto v = Tensor<TypeParam, 2, Int>::from_ints({{-1, -2, -3}, {-4, -5, -6}},
-                                                test::device<TypeParam>());
+  auto v =
+      Tensor<TypeParam, 2, Int>::from_ints({{-1, -2, -3}, {-4, -5, -6}}, test::device<TypeParam>());
   // rows 3, 1 (backwards over [0, 4) by 2); columns 0, 2, 4
   const std::vector<Slice> ranges{Slice(0, 4, -2), Slice(0, 6, 2)};
   std::vector<std::int32_t> expected(24);
@@ -820,8 +898,9 @@ TYPED_TEST(ShapeTest, SliceAssignWithStepsMatchesNaiveLoop) {
 TYPED_TEST(ShapeTest, SliceAssignBoolKind) {
   auto b = Tensor<TypeParam, 1, Bool>::from_bool({false, false, false}, test::device<TypeParam>());
   auto t = Tensor<TypeParam, 1, Bool>::from_bool({true, true}, test::device<TypeParam>());
-  b.slice_assign({Slice::from(1)}, t).to_data().assert_eq(
-      TensorData::from<bool>({false, true, true}));
+  b.slice_assign({Slice::from(1)}, t)
+      .to_data()
+      .assert_eq(TensorData::from<bool>({false, true, true}));
 }
 
 TYPED_TEST(ShapeTest, SliceAssignEmptySliceKeepsValues) {
@@ -836,24 +915,30 @@ TYPED_TEST(ShapeTest, SliceAssignOfRvalueReusesTheBuffer) {
   const auto before = allocations();
   auto y = std::move(x).slice_assign({Slice::index(2)}, v);
   EXPECT_EQ(allocations(), before);
-  y.to_data().assert_eq(TensorData::from<float>(
-      {{0.f, 1.f, 2.f, 3.f}, {4.f, 5.f, 6.f, 7.f}, {0.f, 1.f, 2.f, 3.f}}));
+  y.to_data().assert_eq(
+      TensorData::from<float>({{0.f, 1.f, 2.f, 3.f}, {4.f, 5.f, 6.f, 7.f}, {0.f, 1.f, 2.f, 3.f}}));
 }
 
 TYPED_TEST(ShapeTest, SliceAssignShapeMismatchThrows) {
   auto x = TestFixture::template iota_tensor<2>({3, 4});
   auto v = TestFixture::template iota_tensor<2>({2, 2});
-  EXPECT_THAT([&] { x.slice_assign({{0, 2}, {0, 3}}, v); },
-              ThrowsMessage<ShapeError>(HasSubstr(
-                  "slice_assign: values have shape [2, 2], the slice has shape [2, 3]")));
+  EXPECT_THAT(
+      [&] {
+        x.slice_assign({{0, 2}, {0, 3}}, v);
+      },
+      ThrowsMessage<ShapeError>(
+          HasSubstr("slice_assign: values have shape [2, 2], the slice has shape [2, 3]")));
 }
 
 TYPED_TEST(ShapeTest, SliceAssignOutOfBoundsThrows) {
   auto x = TestFixture::template iota_tensor<1>({3});
   auto v = TestFixture::template iota_tensor<1>({2});
-  EXPECT_THAT([&] { x.slice_assign({{2, 4}}, v); },
-              ThrowsMessage<IndexError>(
-                  HasSubstr("slice_assign: range [2, 4) is out of bounds for dim 0 of size 3")));
+  EXPECT_THAT(
+      [&] {
+        x.slice_assign({{2, 4}}, v);
+      },
+      ThrowsMessage<IndexError>(
+          HasSubstr("slice_assign: range [2, 4) is out of bounds for dim 0 of size 3")));
 }
 
 TEST(CpuSliceAssign, DTypeMismatchThrows) {
@@ -863,4 +948,74 @@ TEST(CpuSliceAssign, DTypeMismatchThrows) {
   EXPECT_THAT([&] { CpuOps::slice_assign(x, ranges, v); },
               ThrowsMessage<DTypeError>(
                   HasSubstr("slice_assign: values have dtype i32, the tensor has f32")));
+}
+
+// ------------------------------------------------------------------ backend-only checks
+// Errors the typed front end rules out at compile time or before the call, which the Cpu
+// primitives still check for other callers (bindings, Autodiff).
+
+TEST(CpuShapeErrors, ReshapePastMaxRankThrows) {
+  const auto x = CpuOps::full(Shape({1}), 0.0, DType::F32, {});
+  const std::vector<std::int64_t> dims(9, 1);
+  EXPECT_THAT([&] { CpuOps::reshape(x, dims); },
+              ThrowsMessage<LimitError>(HasSubstr("rank 9 exceeds the maximum rank 8")));
+}
+
+TEST(CpuShapeErrors, ReshapeOverflowingDimsThrows) {
+  const auto x = CpuOps::full(Shape({2}), 0.0, DType::F32, {});
+  const std::vector<std::int64_t> dims{1LL << 40, 1LL << 40};
+  EXPECT_THAT([&] { CpuOps::reshape(x, dims); },
+              ThrowsMessage<ShapeError>(HasSubstr("(more than 2^63 elements)")));
+}
+
+TEST(CpuShapeErrors, PermuteWithWrongAxisCountThrows) {
+  const auto x = CpuOps::full(Shape({2, 3}), 0.0, DType::F32, {});
+  const std::vector<std::int64_t> axes{0};
+  EXPECT_THAT(
+      [&] { CpuOps::permute(x, axes); },
+      ThrowsMessage<RankError>(HasSubstr("permute: expected 2 axes for shape [2, 3], got 1")));
+}
+
+TEST(CpuShapeErrors, PermuteWithNonPermutationThrows) {
+  const auto x = CpuOps::full(Shape({2, 3}), 0.0, DType::F32, {});
+  const std::vector<std::int64_t> axes{1, 1};
+  EXPECT_THAT(
+      [&] { CpuOps::permute(x, axes); },
+      ThrowsMessage<IndexError>(HasSubstr("permute: axes [1, 1] are not a permutation of 0..1")));
+}
+
+TEST(CpuShapeErrors, ExpandToLowerRankThrows) {
+  const auto x = CpuOps::full(Shape({2, 3}), 0.0, DType::F32, {});
+  const std::vector<std::int64_t> dims{3};
+  EXPECT_THAT([&] { CpuOps::expand(x, dims); },
+              ThrowsMessage<RankError>(HasSubstr("expand: cannot expand [2, 3] to [3]")));
+}
+
+TEST(CpuShapeErrors, ExpandToNegativeSizeThrows) {
+  const auto x = CpuOps::full(Shape({1, 3}), 0.0, DType::F32, {});
+  const std::vector<std::int64_t> dims{-2, 3};
+  EXPECT_THAT(
+      [&] { CpuOps::expand(x, dims); },
+      ThrowsMessage<ValueError>(HasSubstr("dim 0 is -2 (dims must be >= 0, or -1 to keep)")));
+}
+
+TEST(CpuShapeErrors, RepeatDimOverflowThrows) {
+  const auto x = CpuOps::full(Shape({4}), 0.0, DType::F32, {});
+  EXPECT_THAT([&] { CpuOps::repeat_dim(x, 0, 1LL << 62); },
+              ThrowsMessage<LimitError>(HasSubstr("repeat_dim: repeating dim 0 of [4]")));
+}
+
+TEST(CpuShapeErrors, CatRankMismatchThrows) {
+  const std::vector<CpuTensor> prims{CpuOps::full(Shape({2, 1}), 1.0, DType::F32, {}),
+                                     CpuOps::full(Shape({2}), 1.0, DType::F32, {})};
+  EXPECT_THAT([&] { CpuOps::cat(prims, 0); },
+              ThrowsMessage<ShapeError>(
+                  HasSubstr("cat: tensor 1 has shape [2], tensor 0 has shape [2, 1]")));
+}
+
+TEST(CpuShapeErrors, FlipDimOutOfRangeThrows) {
+  const auto x = CpuOps::full(Shape({2}), 0.0, DType::F32, {});
+  const std::vector<std::int64_t> dims{1};
+  EXPECT_THAT([&] { CpuOps::flip(x, dims); },
+              ThrowsMessage<IndexError>(HasSubstr("flip: dim 1 is out of range")));
 }

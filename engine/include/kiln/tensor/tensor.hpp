@@ -772,11 +772,16 @@ class Tensor {
     return Tensor(Ops::select_assign(prim_, dim, indices.primitive(), values.prim_));
   }
   /// out[i][j] = self[indices[i][j]][j] for dim 0 (torch.gather). indices has rank D and,
-  /// outside dim, the dims of self. Shape: that of indices.
+  /// outside dim, dims no larger than self's (PyTorch's rule). Shape: that of indices.
+  /// Throws: IndexError for an index outside [0, size of dim) (no negative indices, as
+  ///         torch); ShapeError if indices is larger than self outside dim.
   Tensor gather(std::int64_t dim, const Tensor<B, D, Int>& indices) const {
     return Tensor(Ops::gather(prim_, dim, indices.primitive()));
   }
-  /// self[indices[i][j]][j] += values[i][j] for dim 0 (Burn's scatter, torch.scatter_add).
+  /// self[indices[i][j]][j] += values[i][j] for dim 0 (Burn's scatter, torch.scatter_add);
+  /// repeated indices accumulate. indices: rank D, dims no larger than values' and, outside
+  /// dim, than self's (PyTorch's rule; only the indices-shaped corner of values is read).
+  /// Throws: IndexError for an index outside [0, size of dim); ShapeError on those sizes.
   Tensor scatter(std::int64_t dim, const Tensor<B, D, Int>& indices, const Tensor& values) const
     requires(is_numeric)
   {

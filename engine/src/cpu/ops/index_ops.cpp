@@ -21,9 +21,12 @@ constexpr std::size_t kMaxRank = Shape::max_rank;
 template <class F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::F32: return f(float{});
-    case DType::I32: return f(std::int32_t{});
-    case DType::Bool: break;
+    case DType::F32:
+      return f(float{});
+    case DType::I32:
+      return f(std::int32_t{});
+    case DType::Bool:
+      break;
   }
   return f(std::uint8_t{});
 }
@@ -49,15 +52,15 @@ inline void accumulate_run(T* dst, const T* src, std::int64_t n) {
 
 void check_indices_dtype(const char* op, const CpuTensor& indices) {
   if (indices.dtype() != DType::I32) {
-    throw DTypeError(str_cat(op, ": indices must have dtype i32, got ", indices.dtype(),
-                             " (shape ", indices.shape(), ")"));
+    throw DTypeError(str_cat(op, ": indices must have dtype i32, got ", indices.dtype(), " (shape ",
+                             indices.shape(), ")"));
   }
 }
 
 void check_same_dtype(const char* op, const CpuTensor& x, const CpuTensor& values) {
   if (values.dtype() != x.dtype()) {
-    throw DTypeError(str_cat(op, ": values have dtype ", values.dtype(), ", the tensor has ",
-                             x.dtype()));
+    throw DTypeError(
+        str_cat(op, ": values have dtype ", values.dtype(), ", the tensor has ", x.dtype()));
   }
 }
 
@@ -146,8 +149,8 @@ void check_index_shape(const char* op, const char* other_name, const Shape& indi
   for (std::size_t k = 0; k < indices.rank(); ++k) {
     if (k != skip_dim && indices[k] > other[k]) {
       throw ShapeError(str_cat(op, ": indices shape ", indices, " is larger than ", other_name,
-                               " shape ", other, " in dim ", k, " (", indices[k], " > ",
-                               other[k], ")"));
+                               " shape ", other, " in dim ", k, " (", indices[k], " > ", other[k],
+                               ")"));
     }
   }
 }
@@ -196,8 +199,8 @@ CpuTensor CpuOps::select_assign(CpuTensor x, std::int64_t dim, const CpuTensor& 
   expected[d] = static_cast<std::int64_t>(idx.size());
   if (!(values.shape() == expected)) {
     throw ShapeError(str_cat("select_assign: values have shape ", values.shape(), ", expected ",
-                             expected, " (tensor ", s, " with dim ", dim, " of size ",
-                             idx.size(), ", the number of indices)"));
+                             expected, " (tensor ", s, " with dim ", dim, " of size ", idx.size(),
+                             ", the number of indices)"));
   }
   if (values.num_elements() == 0) return x;
   CpuTensor out = x.is_unique() ? std::move(x) : copy_of(x);
@@ -268,8 +271,10 @@ CpuTensor CpuOps::scatter(CpuTensor x, std::int64_t dim, const CpuTensor& indice
   const Shape& is = indices.shape();
   const Shape& vs = values.shape();
   if (is.rank() != s.rank() || vs.rank() != s.rank()) {
-    throw RankError(str_cat("scatter: indices and values must have the rank of the tensor: "
-                            "tensor ", s, ", indices ", is, ", values ", vs));
+    throw RankError(
+        str_cat("scatter: indices and values must have the rank of the tensor: "
+                "tensor ",
+                s, ", indices ", is, ", values ", vs));
   }
   check_index_shape("scatter", "tensor", is, s, d);
   check_index_shape("scatter", "values", is, vs, kMaxRank);
@@ -310,8 +315,8 @@ CpuTensor CpuOps::one_hot(const CpuTensor& x, std::int64_t num_classes) {
     throw ValueError(str_cat("one_hot: num_classes must be >= 1, got ", num_classes));
   }
   if (s.rank() + 1 > kMaxRank) {
-    throw LimitError(str_cat("one_hot: shape ", s, " plus the class dim exceeds the maximum rank ",
-                             kMaxRank));
+    throw LimitError(
+        str_cat("one_hot: shape ", s, " plus the class dim exceeds the maximum rank ", kMaxRank));
   }
   const std::int64_t n = x.num_elements();
   // Class of every element, checked before the output is allocated.
@@ -352,7 +357,8 @@ CpuTensor CpuOps::one_hot(const CpuTensor& x, std::int64_t num_classes) {
     using T = decltype(tag);
     T* o = out.data<T>();
     std::fill(o, o + out.num_elements(), T(0));
-    for (std::int64_t i = 0; i < n; ++i) o[i * num_classes + classes[static_cast<std::size_t>(i)]] = T(1);
+    for (std::int64_t i = 0; i < n; ++i)
+      o[i * num_classes + classes[static_cast<std::size_t>(i)]] = T(1);
   });
   return out;
 }

@@ -29,9 +29,12 @@ constexpr std::size_t kMaxRank = Shape::max_rank;
 template <class F>
 decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
-    case DType::F32: return f(float{});
-    case DType::I32: return f(std::int32_t{});
-    case DType::Bool: break;
+    case DType::F32:
+      return f(float{});
+    case DType::I32:
+      return f(std::int32_t{});
+    case DType::Bool:
+      break;
   }
   return f(std::uint8_t{});
 }
@@ -259,8 +262,8 @@ CpuTensor CpuOps::reshape(CpuTensor x, std::span<const std::int64_t> dims) {
       }
       infer = i;
     } else if (dims[i] < 0) {
-      throw ValueError(str_cat("reshape: cannot view ", from, " as ", dims_str(dims), ": dim ",
-                               i, " is ", dims[i], " (dims must be >= 0, or -1 to infer)"));
+      throw ValueError(str_cat("reshape: cannot view ", from, " as ", dims_str(dims), ": dim ", i,
+                               " is ", dims[i], " (dims must be >= 0, or -1 to infer)"));
     } else if (known >= 0) {
       known = mul_or_overflow(known, dims[i]);
     }
@@ -270,21 +273,19 @@ CpuTensor CpuOps::reshape(CpuTensor x, std::span<const std::int64_t> dims) {
   if (infer != dims.size()) {
     if (known == 0) {
       throw ShapeError(str_cat("reshape: cannot view ", from, " (", total, " elements) as ",
-                               dims_str(dims), ": the -1 is ambiguous when the other dims "
-                               "multiply to 0"));
+                               dims_str(dims),
+                               ": the -1 is ambiguous when the other dims multiply to 0"));
     }
     if (known < 0 || total % known != 0) {
       throw ShapeError(str_cat("reshape: cannot view ", from, " (", total, " elements) as ",
                                dims_str(dims), ": ", total, " is not divisible by ",
-                               known < 0 ? std::string("an overflowing product")
-                                         : str_cat(known)));
+                               known < 0 ? std::string("an overflowing product") : str_cat(known)));
     }
     out[infer] = total / known;
   } else if (known != total) {
-    throw ShapeError(str_cat("reshape: cannot view ", from, " (", total, " elements) as ",
-                             dims_str(dims), " (",
-                             known < 0 ? std::string("more than 2^63") : str_cat(known),
-                             " elements)"));
+    throw ShapeError(
+        str_cat("reshape: cannot view ", from, " (", total, " elements) as ", dims_str(dims), " (",
+                known < 0 ? std::string("more than 2^63") : str_cat(known), " elements)"));
   }
   // No copy: the new tensor shares x's buffer (Burn's reshape of a contiguous tensor).
   return x.with_shape(Shape(std::span<const std::int64_t>(out.data(), dims.size())));
@@ -303,8 +304,8 @@ CpuTensor CpuOps::permute(const CpuTensor& x, std::span<const std::int64_t> axes
   for (std::size_t i = 0; i < rank; ++i) {
     const std::int64_t a = axes[i];
     if (a < 0 || a >= static_cast<std::int64_t>(rank) || seen[static_cast<std::size_t>(a)]) {
-      throw IndexError(str_cat("permute: axes ", dims_str(axes),
-                               " are not a permutation of 0..", rank - 1, " (shape ", s, ")"));
+      throw IndexError(str_cat("permute: axes ", dims_str(axes), " are not a permutation of 0..",
+                               rank - 1, " (shape ", s, ")"));
     }
     seen[static_cast<std::size_t>(a)] = true;
   }
@@ -390,9 +391,9 @@ CpuTensor CpuOps::expand(const CpuTensor& x, std::span<const std::int64_t> dims)
       throw ValueError(str_cat("expand: cannot expand ", s, " to ", dims_str(dims), ": dim ", i,
                                " is ", want, " (dims must be >= 0, or -1 to keep)"));
     } else if (have != 1) {
-      throw ShapeError(str_cat("expand: cannot expand ", s, " to ", dims_str(dims), ": dim ",
-                               i, " has size ", have, " and only size-1 dims can grow (",
-                               have, " != ", want, ")"));
+      throw ShapeError(str_cat("expand: cannot expand ", s, " to ", dims_str(dims), ": dim ", i,
+                               " has size ", have, " and only size-1 dims can grow (", have,
+                               " != ", want, ")"));
     } else {
       out_dims[i] = want;
     }
@@ -418,8 +419,8 @@ CpuTensor CpuOps::repeat_dim(const CpuTensor& x, std::int64_t dim, std::int64_t 
   const Shape& s = x.shape();
   const std::int64_t d = check::dim("repeat_dim", dim, s.rank());
   if (times < 0) {
-    throw ValueError(str_cat("repeat_dim: times must be >= 0, got ", times, " (dim ", dim,
-                             ", shape ", s, ")"));
+    throw ValueError(
+        str_cat("repeat_dim: times must be >= 0, got ", times, " (dim ", dim, ", shape ", s, ")"));
   }
   if (times == 1) return x;
   Shape out_shape = s;
@@ -525,8 +526,8 @@ CpuTensor CpuOps::cat(std::span<const CpuTensor> tensors, std::int64_t dim) {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const CpuTensor& t = tensors[i];
     if (t.dtype() != first.dtype()) {
-      throw DTypeError(str_cat("cat: tensor ", i, " has dtype ", t.dtype(), ", tensor 0 has ",
-                               first.dtype()));
+      throw DTypeError(
+          str_cat("cat: tensor ", i, " has dtype ", t.dtype(), ", tensor 0 has ", first.dtype()));
     }
     const Shape& si = t.shape();
     bool same = si.rank() == s0.rank();
