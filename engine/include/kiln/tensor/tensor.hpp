@@ -530,8 +530,11 @@ class Tensor {
   Tensor<B, D2, K> reshape(const std::array<std::int64_t, D2>& dims) && {
     return Tensor<B, D2, K>(Ops::reshape(std::move(prim_), dims));
   }
-  template <std::size_t D2>
-  Tensor<B, D2, K> reshape(const Shape& shape) const {
+  /// Same, from a Shape (a template so that a braced list `reshape<2>({3, 2})` picks the
+  /// array overload instead of being ambiguous between the two).
+  template <std::size_t D2, class S>
+    requires std::is_same_v<S, Shape>
+  Tensor<B, D2, K> reshape(const S& shape) const {
     check::rank("reshape", D2, shape);
     return Tensor<B, D2, K>(Ops::reshape(prim_, shape.dims()));
   }
