@@ -184,9 +184,11 @@ struct CpuOps {
   /// torch.index_add (Burn's select_assign adds): x[..., indices[i], ...] += values[..., i, ...]
   static CpuTensor select_assign(CpuTensor x, std::int64_t dim, const CpuTensor& indices,
                                  const CpuTensor& values);
-  /// torch.gather: out[i][j] = x[indices[i][j]][j] for dim 0 (indices same rank as x).
+  /// torch.gather: out[i][j] = x[indices[i][j]][j] for dim 0 (indices same rank as x, dims
+  /// outside dim no larger than x's; each index in [0, size)). Output shape: indices'.
   static CpuTensor gather(const CpuTensor& x, std::int64_t dim, const CpuTensor& indices);
-  /// torch.scatter_add (Burn's scatter adds): x[indices[i][j]][j] += values[i][j] for dim 0.
+  /// torch.scatter_add (Burn's scatter adds): x[indices[i][j]][j] += values[i][j] for dim 0
+  /// (indices no larger than values in any dim, nor than x outside dim; each in [0, size)).
   static CpuTensor scatter(CpuTensor x, std::int64_t dim, const CpuTensor& indices,
                            const CpuTensor& values);
   /// Appends a dim of size num_classes; dtype kept. Throws IndexError if a value is

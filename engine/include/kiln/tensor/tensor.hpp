@@ -530,8 +530,11 @@ class Tensor {
   Tensor<B, D2, K> reshape(const std::array<std::int64_t, D2>& dims) && {
     return Tensor<B, D2, K>(Ops::reshape(std::move(prim_), dims));
   }
-  template <std::size_t D2>
-  Tensor<B, D2, K> reshape(const Shape& shape) const {
+  /// Same, from a Shape (a template so that a braced list `reshape<2>({3, 2})` picks the
+  /// array overload instead of being ambiguous between the two).
+  template <std::size_t D2, class S>
+    requires std::is_same_v<S, Shape>
+  Tensor<B, D2, K> reshape(const S& shape) const {
     check::rank("reshape", D2, shape);
     return Tensor<B, D2, K>(Ops::reshape(prim_, shape.dims()));
   }
@@ -659,9 +662,9 @@ class Tensor {
   Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
     const std::int64_t d = check::dim("narrow", dim, D);
     const std::int64_t size = shape()[static_cast<std::size_t>(d)];
-    if (start < 0 || length < 0 || start + length > size) {
-      throw IndexError(str_cat("narrow: range [", start, ", ", start + length,
-                               ") is out of bounds for dim ", dim, " of size ", size));
+    if (start < 0 || length < 0 || start > size || length > size - start) {
+      throw IndexError(str_cat("narrow: start ", start, " and length ", length,
+                               " are out of bounds for dim ", dim, " of size ", size));
     }
     std::vector<Slice> ranges(static_cast<std::size_t>(d) + 1);
     ranges.back() = Slice(start, start + length);
@@ -695,7 +698,13 @@ class Tensor {
     const std::int64_t d = check::dim("split_with_sizes", dim, D);
     const std::int64_t size = shape()[static_cast<std::size_t>(d)];
     std::int64_t total = 0;
-    for (auto s : sizes) total += s;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] < 0 || sizes[i] > size) {
+        throw ValueError(str_cat("split_with_sizes: size ", i, " is ", sizes[i],
+                                 ", expected 0..", size, " (dim ", dim, ")"));
+      }
+      total += sizes[i];
+    }
     if (total != size) {
       throw ShapeError(str_cat("split_with_sizes: sizes sum to ", total, ", dim ", dim,
                                " has size ", size));
@@ -725,6 +734,7 @@ class Tensor {
   static Tensor<B, D2, K> stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
     static_assert(D2 == D + 1, "stack: the output rank must be D + 1");
     if (tensors.empty()) throw ValueError("stack: expected at least one tensor, got none");
+    const std::int64_t d = check::dim("stack", dim, D2);
     const Shape first = tensors.front().shape();
     std::vector<Tensor<B, D2, K>> expanded;
     expanded.reserve(tensors.size());
@@ -733,9 +743,9 @@ class Tensor {
         throw ShapeError(str_cat("stack: all tensors must have the same shape: tensor 0 is ",
                                  first, ", tensor ", i, " is ", tensors[i].shape()));
       }
-      expanded.push_back(tensors[i].template unsqueeze_dim<D2>(dim));
+      expanded.push_back(tensors[i].template unsqueeze_dim<D2>(d));
     }
-    return Tensor<B, D2, K>::cat(expanded, check::dim("stack", dim, D2));
+    return Tensor<B, D2, K>::cat(expanded, d);
   }
 
   /// Sub-tensor by ranges, one per leading dim (Burn's `slice` / `s![]`):
@@ -765,11 +775,16 @@ class Tensor {
     return Tensor(Ops::select_assign(prim_, dim, indices.primitive(), values.prim_));
   }
   /// out[i][j] = self[indices[i][j]][j] for dim 0 (torch.gather). indices has rank D and,
-  /// outside dim, the dims of self. Shape: that of indices.
+  /// outside dim, dims no larger than self's (PyTorch's rule). Shape: that of indices.
+  /// Throws: IndexError for an index outside [0, size of dim) (no negative indices, as
+  ///         torch); ShapeError if indices is larger than self outside dim.
   Tensor gather(std::int64_t dim, const Tensor<B, D, Int>& indices) const {
     return Tensor(Ops::gather(prim_, dim, indices.primitive()));
   }
-  /// self[indices[i][j]][j] += values[i][j] for dim 0 (Burn's scatter, torch.scatter_add).
+  /// self[indices[i][j]][j] += values[i][j] for dim 0 (Burn's scatter, torch.scatter_add);
+  /// repeated indices accumulate. indices: rank D, dims no larger than values' and, outside
+  /// dim, than self's (PyTorch's rule; only the indices-shaped corner of values is read).
+  /// Throws: IndexError for an index outside [0, size of dim); ShapeError on those sizes.
   Tensor scatter(std::int64_t dim, const Tensor<B, D, Int>& indices, const Tensor& values) const
     requires(is_numeric)
   {
