@@ -1,5 +1,7 @@
 // kiln::activation: relu, leaky_relu, sigmoid, tanh, gelu (both forms), silu, softplus,
 // softmax and log_softmax, against PyTorch's reference cases and double-precision formulas.
+#include "kiln/tensor/activation.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -8,7 +10,6 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
-#include "kiln/tensor/activation.hpp"
 #include "support/backends.hpp"
 #include "support/cases.hpp"
 
@@ -28,9 +29,9 @@ Tensor<B, 1> vec(const std::vector<float>& v) {
 
 /// 101 inputs: special values at both ends (body and tail), a sweep of [-10, 10] between.
 std::vector<float> inputs() {
-  const std::vector<float> special = {0.f,   -0.f,   kInf,   -kInf, kNan,  1e-30f, -1e-30f,
-                                      0.5f,  -0.5f,  1.f,    -1.f,  20.f,  -20.f,  87.f,
-                                      -87.f, 90.f,   -90.f,  100.f, -100.f, 1e4f,  -1e4f,
+  const std::vector<float> special = {0.f,   -0.f,   kInf,    -kInf,   kNan,   1e-30f, -1e-30f,
+                                      0.5f,  -0.5f,  1.f,     -1.f,    20.f,   -20.f,  87.f,
+                                      -87.f, 90.f,   -90.f,   100.f,   -100.f, 1e4f,   -1e4f,
                                       1e30f, -1e30f, 3.4e38f, -3.4e38f};
   std::vector<float> v = special;
   for (int i = -25; i <= 25; ++i) v.push_back(static_cast<float>(i) * 0.3971f);
@@ -59,8 +60,8 @@ std::vector<float> softmax_ref(const std::vector<float>& x, std::size_t outer, s
       double sum = 0;
       for (std::size_t k = 0; k < n; ++k) sum += std::exp(x[at(k)] - m);
       for (std::size_t k = 0; k < n; ++k) {
-        out[at(k)] = static_cast<float>(log ? (x[at(k)] - m) - std::log(sum)
-                                            : std::exp(x[at(k)] - m) / sum);
+        out[at(k)] =
+            static_cast<float>(log ? (x[at(k)] - m) - std::log(sum) : std::exp(x[at(k)] - m) / sum);
       }
     }
   }
@@ -153,54 +154,66 @@ TYPED_TEST(ActivationTest, SoftmaxNonfiniteColumnsAlongDim0) {
 
 TYPED_TEST(ActivationTest, SigmoidMatchesDoubleReference) {
   const auto x = inputs();
-  activation::sigmoid(vec<TypeParam>(x)).into_data().assert_approx_eq(reference(x, sigmoid_ref),
-                                                                     kComposite);
+  activation::sigmoid(vec<TypeParam>(x))
+      .into_data()
+      .assert_approx_eq(reference(x, sigmoid_ref), kComposite);
 }
 
 TYPED_TEST(ActivationTest, SiluMatchesDoubleReference) {
   const auto x = inputs();
-  activation::silu(vec<TypeParam>(x)).into_data().assert_approx_eq(
-      reference(x, [](double v) { return v / (1.0 + std::exp(-v)); }), kComposite);
+  activation::silu(vec<TypeParam>(x))
+      .into_data()
+      .assert_approx_eq(reference(x, [](double v) { return v / (1.0 + std::exp(-v)); }),
+                        kComposite);
 }
 
 TYPED_TEST(ActivationTest, ReluMatchesDoubleReference) {
   const auto x = inputs();
-  activation::relu(vec<TypeParam>(x)).into_data().assert_approx_eq(
-      reference(x, [](double v) { return std::isnan(v) ? v : std::max(v, 0.0); }),
-      Tolerance::exact());
+  activation::relu(vec<TypeParam>(x))
+      .into_data()
+      .assert_approx_eq(reference(x, [](double v) { return std::isnan(v) ? v : std::max(v, 0.0); }),
+                        Tolerance::exact());
 }
 
 TYPED_TEST(ActivationTest, LeakyReluMatchesDoubleReference) {
   const auto x = inputs();
-  activation::leaky_relu(vec<TypeParam>(x), 0.2).into_data().assert_approx_eq(
-      reference(x, [](double v) { return v > 0 ? v : v * static_cast<double>(0.2f); }),
-      Tolerance::relative(1e-7));
+  activation::leaky_relu(vec<TypeParam>(x), 0.2)
+      .into_data()
+      .assert_approx_eq(
+          reference(x, [](double v) { return v > 0 ? v : v * static_cast<double>(0.2f); }),
+          Tolerance::relative(1e-7));
 }
 
 TYPED_TEST(ActivationTest, TanhMatchesDoubleReference) {
   const auto x = inputs();
-  activation::tanh(vec<TypeParam>(x)).into_data().assert_approx_eq(
-      reference(x, [](double v) { return std::tanh(v); }), Tolerance::rel_abs(4e-7, 1e-37));
+  activation::tanh(vec<TypeParam>(x))
+      .into_data()
+      .assert_approx_eq(reference(x, [](double v) { return std::tanh(v); }),
+                        Tolerance::rel_abs(4e-7, 1e-37));
 }
 
 TYPED_TEST(ActivationTest, GeluMatchesDoubleReference) {
   // The erf form's tail: the error of x/√2 in f32 is amplified ~2t² by erfc(t).
   const auto x = inputs();
-  activation::gelu(vec<TypeParam>(x)).into_data().assert_approx_eq(
-      reference(x, [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }),
-      Tolerance::rel_abs(1e-5, 1e-35));
+  activation::gelu(vec<TypeParam>(x))
+      .into_data()
+      .assert_approx_eq(
+          reference(x, [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); }),
+          Tolerance::rel_abs(1e-5, 1e-35));
 }
 
 TYPED_TEST(ActivationTest, GeluTanhMatchesDoubleReference) {
   // 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)); the f32 rounding of u is amplified by |2u|.
   const auto x = inputs();
-  activation::gelu(vec<TypeParam>(x), true).into_data().assert_approx_eq(
-      reference(x,
-                [](double v) {
-                  const double u = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
-                  return v / (1.0 + std::exp(-2.0 * u));
-                }),
-      Tolerance::rel_abs(3e-5, 1e-35));
+  activation::gelu(vec<TypeParam>(x), true)
+      .into_data()
+      .assert_approx_eq(reference(x,
+                                  [](double v) {
+                                    const double u =
+                                        std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+                                    return v / (1.0 + std::exp(-2.0 * u));
+                                  }),
+                        Tolerance::rel_abs(3e-5, 1e-35));
 }
 
 TYPED_TEST(ActivationTest, SigmoidAndSiluAtPlusMinus1e4) {
@@ -215,26 +228,31 @@ TYPED_TEST(ActivationTest, SigmoidAndSiluAtPlusMinus1e4) {
 TYPED_TEST(ActivationTest, SoftplusMatchesTorchFormula) {
   const auto x = inputs();
   for (double beta : {1.0, 2.0}) {
-    activation::softplus(vec<TypeParam>(x), beta).into_data().assert_approx_eq(
-        reference(x,
-                  [&](double v) {
-                    const double bx = static_cast<double>(static_cast<float>(beta)) * v;
-                    return bx > 20.0 ? v : std::log1p(std::exp(bx)) / beta;
-                  }),
-        kComposite);
+    activation::softplus(vec<TypeParam>(x), beta)
+        .into_data()
+        .assert_approx_eq(reference(x,
+                                    [&](double v) {
+                                      const double bx =
+                                          static_cast<double>(static_cast<float>(beta)) * v;
+                                      return bx > 20.0 ? v : std::log1p(std::exp(bx)) / beta;
+                                    }),
+                          kComposite);
   }
 }
 
 TYPED_TEST(ActivationTest, SoftplusDoesNotOverflowPastAHugeThreshold) {
   auto x = vec<TypeParam>({100.f, 1e4f, -1e4f, 0.f});
-  activation::softplus(x, 1.0, 1e30).into_data().assert_approx_eq(
-      TensorData::from<float>({100.f, 1e4f, 0.f, std::log(2.f)}), Tolerance::relative(1e-7));
+  activation::softplus(x, 1.0, 1e30)
+      .into_data()
+      .assert_approx_eq(TensorData::from<float>({100.f, 1e4f, 0.f, std::log(2.f)}),
+                        Tolerance::relative(1e-7));
 }
 
 TYPED_TEST(ActivationTest, SoftplusNonPositiveBetaThrows) {
   auto x = vec<TypeParam>({1.f});
-  EXPECT_THAT([&] { (void)activation::softplus(x, 0.0); },
-              ThrowsMessage<ValueError>(HasSubstr("softplus: beta must be positive and finite, got 0")));
+  EXPECT_THAT(
+      [&] { (void)activation::softplus(x, 0.0); },
+      ThrowsMessage<ValueError>(HasSubstr("softplus: beta must be positive and finite, got 0")));
 }
 
 TYPED_TEST(ActivationTest, LeakyReluNanSlopeThrows) {
@@ -256,9 +274,10 @@ TYPED_TEST(ActivationTest, SoftmaxLastDimLongRows) {
 
 TYPED_TEST(ActivationTest, SoftmaxRowsSumToOne) {
   const auto xv = logits(4 * 37);
-  const auto out = activation::softmax(Tensor<TypeParam, 2>::from_data(TensorData(Shape{4, 37}, xv)), 1)
-                       .into_data()
-                       .template to_vec<float>();
+  const auto out =
+      activation::softmax(Tensor<TypeParam, 2>::from_data(TensorData(Shape{4, 37}, xv)), 1)
+          .into_data()
+          .template to_vec<float>();
   for (int r = 0; r < 4; ++r) {
     double sum = 0;
     for (int j = 0; j < 37; ++j) sum += out[r * 37 + j];
@@ -294,7 +313,8 @@ TYPED_TEST(ActivationTest, SoftmaxBeforeTrailingSize1Dims) {
 }
 
 TYPED_TEST(ActivationTest, SoftmaxOfHugeLogitsIsStable) {
-  auto x = Tensor<TypeParam, 2>::from_data({{1e4f, -1e4f, 0.f, 1e4f}, {-1e4f, -1e4f, -1e4f, -1e4f}});
+  auto x =
+      Tensor<TypeParam, 2>::from_data({{1e4f, -1e4f, 0.f, 1e4f}, {-1e4f, -1e4f, -1e4f, -1e4f}});
   activation::softmax(x, 1).into_data().assert_approx_eq(
       TensorData::from<float>({{0.5f, 0.f, 0.f, 0.5f}, {0.25f, 0.25f, 0.25f, 0.25f}}),
       Tolerance::exact());
@@ -330,9 +350,10 @@ TYPED_TEST(ActivationTest, SoftmaxSharedInputIsUntouched) {
 
 TYPED_TEST(ActivationTest, SoftmaxDimOutOfRangeThrows) {
   auto x = Tensor<TypeParam, 2>::zeros({2, 3});
-  EXPECT_THAT([&] { (void)activation::softmax(x, 2); },
-              ThrowsMessage<IndexError>(HasSubstr(
-                  "softmax: dim 2 is out of range for a tensor of rank 2 (expected -2 <= dim < 2)")));
+  EXPECT_THAT(
+      [&] { (void)activation::softmax(x, 2); },
+      ThrowsMessage<IndexError>(HasSubstr(
+          "softmax: dim 2 is out of range for a tensor of rank 2 (expected -2 <= dim < 2)")));
   EXPECT_THAT([&] { (void)activation::log_softmax(x, -3); },
               ThrowsMessage<IndexError>(HasSubstr("log_softmax: dim -3 is out of range")));
 }

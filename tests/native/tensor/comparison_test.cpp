@@ -121,7 +121,8 @@ TYPED_TEST(ComparisonTest, IsNanIsInf) {
   std::vector<float> x;
   std::vector<bool> nan, inf;
   for (int i = 0; i < 37; ++i) {
-    const float v = i % 3 == 0 ? kNan : (i % 3 == 1 ? (i % 2 ? kInf : -kInf) : static_cast<float>(i));
+    const float v =
+        i % 3 == 0 ? kNan : (i % 3 == 1 ? (i % 2 ? kInf : -kInf) : static_cast<float>(i));
     x.push_back(v);
     nan.push_back(i % 3 == 0);
     inf.push_back(i % 3 == 1);
@@ -201,8 +202,10 @@ TYPED_TEST(ComparisonTest, MaskWhereLongRowsCoverTheTail) {
     m.push_back(i % 4 == 1);
     expected.push_back(i % 4 == 1 ? static_cast<float>(-i) : static_cast<float>(i));
   }
-  vec<TypeParam>(x).mask_where(bools<TypeParam>(m), vec<TypeParam>(v)).into_data().assert_eq(
-      TensorData(Shape{37}, expected));
+  vec<TypeParam>(x)
+      .mask_where(bools<TypeParam>(m), vec<TypeParam>(v))
+      .into_data()
+      .assert_eq(TensorData(Shape{37}, expected));
 }
 
 TYPED_TEST(ComparisonTest, MaskWhereIntAndBool) {
@@ -249,8 +252,9 @@ TYPED_TEST(ComparisonTest, CompareShapeMismatchThrows) {
 TYPED_TEST(ComparisonTest, BoolLogicShapeMismatchThrows) {
   auto a = bools<TypeParam>({true, false});
   auto b = bools<TypeParam>({true, false, true});
-  EXPECT_THAT([&] { (void)a.bool_or(b); },
-              ThrowsMessage<ShapeError>(HasSubstr("bool_or: shapes do not broadcast: lhs [2] vs rhs [3]")));
+  EXPECT_THAT(
+      [&] { (void)a.bool_or(b); },
+      ThrowsMessage<ShapeError>(HasSubstr("bool_or: shapes do not broadcast: lhs [2] vs rhs [3]")));
 }
 
 TYPED_TEST(ComparisonTest, MaskWhereShapeMismatchNamesAllThree) {
@@ -281,8 +285,9 @@ TEST(ComparisonPrimitiveErrors, DTypeMismatchThrows) {
 TEST(ComparisonPrimitiveErrors, BoolOpsNeedBool) {
   auto f = CpuOps::full(Shape{2}, 1.0, DType::F32, {});
   auto b = CpuOps::full(Shape{2}, 1.0, DType::Bool, {});
-  EXPECT_THAT([&] { (void)CpuOps::bool_not(f); },
-              ThrowsMessage<DTypeError>(HasSubstr("bool_not: the input must be a bool tensor, got f32")));
+  EXPECT_THAT(
+      [&] { (void)CpuOps::bool_not(f); },
+      ThrowsMessage<DTypeError>(HasSubstr("bool_not: the input must be a bool tensor, got f32")));
   EXPECT_THAT([&] { (void)CpuOps::bool_and(b, f); },
               ThrowsMessage<DTypeError>(HasSubstr("bool_and: rhs must be a bool tensor, got f32")));
 }
@@ -290,18 +295,21 @@ TEST(ComparisonPrimitiveErrors, BoolOpsNeedBool) {
 TEST(ComparisonPrimitiveErrors, MaskMustBeBool) {
   auto x = CpuOps::full(Shape{2}, 1.0, DType::F32, {});
   auto m = CpuOps::full(Shape{2}, 1.0, DType::I32, {});
-  EXPECT_THAT([&] { (void)CpuOps::mask_where(x, m, x); },
-              ThrowsMessage<DTypeError>(HasSubstr("mask_where: mask must be a bool tensor, got i32")));
-  EXPECT_THAT([&] { (void)CpuOps::mask_fill(x, m, 0.0); },
-              ThrowsMessage<DTypeError>(HasSubstr("mask_fill: mask must be a bool tensor, got i32")));
+  EXPECT_THAT(
+      [&] { (void)CpuOps::mask_where(x, m, x); },
+      ThrowsMessage<DTypeError>(HasSubstr("mask_where: mask must be a bool tensor, got i32")));
+  EXPECT_THAT(
+      [&] { (void)CpuOps::mask_fill(x, m, 0.0); },
+      ThrowsMessage<DTypeError>(HasSubstr("mask_fill: mask must be a bool tensor, got i32")));
 }
 
 TEST(ComparisonPrimitiveErrors, MaskWhereValueDTypeMustMatch) {
   auto x = CpuOps::full(Shape{2}, 1.0, DType::F32, {});
   auto m = CpuOps::full(Shape{2}, 1.0, DType::Bool, {});
   auto v = CpuOps::full(Shape{2}, 1.0, DType::I32, {});
-  EXPECT_THAT([&] { (void)CpuOps::mask_where(x, m, v); },
-              ThrowsMessage<DTypeError>(HasSubstr("mask_where: dtypes differ: x f32 vs value i32")));
+  EXPECT_THAT(
+      [&] { (void)CpuOps::mask_where(x, m, v); },
+      ThrowsMessage<DTypeError>(HasSubstr("mask_where: dtypes differ: x f32 vs value i32")));
 }
 
 }  // namespace

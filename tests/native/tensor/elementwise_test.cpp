@@ -29,10 +29,10 @@ Tensor<B, 1> vec(const std::vector<float>& v) {
 /// 101 inputs (not a multiple of any vector width): the special values first and again at
 /// the end (so both the vector body and the tail see them), a sweep of [-10, 10] between.
 std::vector<float> unary_inputs() {
-  const std::vector<float> special = {0.f,    -0.f,   kInf,   -kInf,   kNan,  1e-30f, -1e-30f,
-                                      1e-7f,  0.5f,   -0.5f,  1.f,     -1.f,  2.5f,   -2.5f,
-                                      3.5f,   87.f,   -87.f,  100.f,   -100.f, 1e4f,  -1e4f,
-                                      1e30f,  -1e30f, 3.4e38f, -3.4e38f};
+  const std::vector<float> special = {0.f,   -0.f,   kInf,    -kInf,   kNan,   1e-30f, -1e-30f,
+                                      1e-7f, 0.5f,   -0.5f,   1.f,     -1.f,   2.5f,   -2.5f,
+                                      3.5f,  87.f,   -87.f,   100.f,   -100.f, 1e4f,   -1e4f,
+                                      1e30f, -1e30f, 3.4e38f, -3.4e38f};
   std::vector<float> v = special;
   for (int i = -25; i <= 25; ++i) v.push_back(static_cast<float>(i) * 0.3971f);
   v.insert(v.end(), special.begin(), special.end());
@@ -120,15 +120,15 @@ TYPED_TEST(ElementwiseTest, BroadcastLongRowsCoverTheTail) {
   }
   (a / b).into_data().assert_eq(TensorData(Shape{3, 37}, by_row));
   (a / c).into_data().assert_eq(TensorData(Shape{3, 37}, by_col));
-  (b / a).into_data().assert_approx_eq(
-      TensorData(Shape{3, 37},
-                 [&] {
-                   std::vector<float> v;
-                   for (int i = 0; i < 3; ++i)
-                     for (int j = 0; j < 37; ++j) v.push_back(bv[j] / av[i * 37 + j]);
-                   return v;
-                 }()),
-      Tolerance::exact());
+  (b / a).into_data().assert_approx_eq(TensorData(Shape{3, 37},
+                                                  [&] {
+                                                    std::vector<float> v;
+                                                    for (int i = 0; i < 3; ++i)
+                                                      for (int j = 0; j < 37; ++j)
+                                                        v.push_back(bv[j] / av[i * 37 + j]);
+                                                    return v;
+                                                  }()),
+                                       Tolerance::exact());
 }
 
 TYPED_TEST(ElementwiseTest, BroadcastOfTwoSize1OperandsFillsTheRun) {
@@ -174,7 +174,9 @@ TYPED_TEST(ElementwiseTest, ScalarOpsCoverTheTail) {
 }
 
 TYPED_TEST(ElementwiseTest, UnaryMinus) {
-  (-vec<TypeParam>({1.f, -2.f, 0.f})).into_data().assert_eq(TensorData::from<float>({-1.f, 2.f, -0.f}));
+  (-vec<TypeParam>({1.f, -2.f, 0.f}))
+      .into_data()
+      .assert_eq(TensorData::from<float>({-1.f, 2.f, -0.f}));
 }
 
 TYPED_TEST(ElementwiseTest, NamedForms) {
@@ -198,10 +200,13 @@ TYPED_TEST(ElementwiseTest, PowfFollowsStdPow) {
   const std::vector<float> y = {10.f, 3.f, 1.f / 3.f, -1.f, -1.f, 30.f, kNan, 0.f, -2.f, kInf};
   std::vector<float> expected;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    expected.push_back(static_cast<float>(std::pow(static_cast<double>(x[i]), static_cast<double>(y[i]))));
+    expected.push_back(
+        static_cast<float>(std::pow(static_cast<double>(x[i]), static_cast<double>(y[i]))));
   }
-  vec<TypeParam>(x).powf(vec<TypeParam>(y)).into_data().assert_approx_eq(
-      TensorData(Shape{10}, expected), Tolerance::relative(2e-7));
+  vec<TypeParam>(x)
+      .powf(vec<TypeParam>(y))
+      .into_data()
+      .assert_approx_eq(TensorData(Shape{10}, expected), Tolerance::relative(2e-7));
 }
 
 TYPED_TEST(ElementwiseTest, PowfScalar) {
@@ -212,7 +217,8 @@ TYPED_TEST(ElementwiseTest, PowfScalar) {
   x.powf_scalar(0.5).into_data().assert_approx_eq(
       TensorData::from<float>({std::sqrt(3.f), kNan, kNan, 0.f, 2.f}), Tolerance::relative(2e-7));
   x.powf_scalar(-1.0).into_data().assert_approx_eq(
-      TensorData::from<float>({1.f / 3.f, -1.f / 1.5f, kNan, kInf, 0.25f}), Tolerance::relative(2e-7));
+      TensorData::from<float>({1.f / 3.f, -1.f / 1.5f, kNan, kInf, 0.25f}),
+      Tolerance::relative(2e-7));
 }
 
 TYPED_TEST(ElementwiseTest, DivTruncAndFmodOnFloats) {
@@ -242,29 +248,43 @@ TYPED_TEST(ElementwiseTest, RemainderVsFmodMatchesPyTorch) {
 
 // ---------------------------------------------------------------- unary vs std::
 
-#define KILN_UNARY_CASE(Name, method, ref, tol)                                           \
-  TYPED_TEST(ElementwiseTest, Name##MatchesStd) {                                         \
-    const auto x = unary_inputs();                                                        \
-    vec<TypeParam>(x).method().into_data().assert_approx_eq(reference(x, ref), tol);      \
+#define KILN_UNARY_CASE(Name, method, ref, tol)                                      \
+  TYPED_TEST(ElementwiseTest, Name##MatchesStd) {                                    \
+    const auto x = unary_inputs();                                                   \
+    vec<TypeParam>(x).method().into_data().assert_approx_eq(reference(x, ref), tol); \
   }
 
-KILN_UNARY_CASE(Neg, neg, [](double v) { return -v; }, Tolerance::exact())
-KILN_UNARY_CASE(Abs, abs, [](double v) { return std::fabs(v); }, Tolerance::exact())
-KILN_UNARY_CASE(Sign, sign,
-                [](double v) { return std::isnan(v) ? v : double((v > 0) - (v < 0)); },
-                Tolerance::exact())
-KILN_UNARY_CASE(Exp, exp, [](double v) { return std::exp(v); }, kUlps)
-KILN_UNARY_CASE(Log, log, [](double v) { return std::log(v); }, kUlps)
-KILN_UNARY_CASE(Log1p, log1p, [](double v) { return std::log1p(v); }, kUlps)
-KILN_UNARY_CASE(Sqrt, sqrt, [](double v) { return std::sqrt(v); }, Tolerance::exact())
-KILN_UNARY_CASE(Sin, sin, [](double v) { return std::sin(v); }, kUlps)
-KILN_UNARY_CASE(Cos, cos, [](double v) { return std::cos(v); }, kUlps)
-KILN_UNARY_CASE(Tanh, tanh, [](double v) { return std::tanh(v); }, kUlps)
-KILN_UNARY_CASE(Ceil, ceil, [](double v) { return std::ceil(v); }, Tolerance::exact())
-KILN_UNARY_CASE(Floor, floor, [](double v) { return std::floor(v); }, Tolerance::exact())
-KILN_UNARY_CASE(Round, round, [](double v) { return std::nearbyint(v); }, Tolerance::exact())
-KILN_UNARY_CASE(Recip, recip, [](double v) { return 1.0 / v; }, Tolerance::exact())
-KILN_UNARY_CASE(Erf, erf, [](double v) { return std::erf(v); }, kUlps)
+KILN_UNARY_CASE(
+    Neg, neg, [](double v) { return -v; }, Tolerance::exact())
+KILN_UNARY_CASE(
+    Abs, abs, [](double v) { return std::fabs(v); }, Tolerance::exact())
+KILN_UNARY_CASE(
+    Sign, sign, [](double v) { return std::isnan(v) ? v : double((v > 0) - (v < 0)); },
+    Tolerance::exact())
+KILN_UNARY_CASE(
+    Exp, exp, [](double v) { return std::exp(v); }, kUlps)
+KILN_UNARY_CASE(
+    Log, log, [](double v) { return std::log(v); }, kUlps)
+KILN_UNARY_CASE(
+    Log1p, log1p, [](double v) { return std::log1p(v); }, kUlps)
+KILN_UNARY_CASE(
+    Sqrt, sqrt, [](double v) { return std::sqrt(v); }, Tolerance::exact())
+KILN_UNARY_CASE(
+    Sin, sin, [](double v) { return std::sin(v); }, kUlps)
+KILN_UNARY_CASE(
+    Cos, cos, [](double v) { return std::cos(v); }, kUlps)
+KILN_UNARY_CASE(
+    Tanh, tanh, [](double v) { return std::tanh(v); }, kUlps)
+KILN_UNARY_CASE(
+    Ceil, ceil, [](double v) { return std::ceil(v); }, Tolerance::exact())
+KILN_UNARY_CASE(
+    Floor, floor, [](double v) { return std::floor(v); }, Tolerance::exact())
+KILN_UNARY_CASE(
+    Round, round, [](double v) { return std::nearbyint(v); }, Tolerance::exact())
+KILN_UNARY_CASE(
+    Recip, recip, [](double v) { return 1.0 / v; }, Tolerance::exact())
+KILN_UNARY_CASE(
+    Erf, erf, [](double v) { return std::erf(v); }, kUlps)
 #undef KILN_UNARY_CASE
 
 TYPED_TEST(ElementwiseTest, RoundHalfToEven) {
@@ -314,8 +334,9 @@ TYPED_TEST(ElementwiseTest, ClampMatchesPyTorch) {
 
 TYPED_TEST(ElementwiseTest, ClampMinAboveMaxThrows) {
   auto x = vec<TypeParam>({1.f});
-  EXPECT_THAT([&] { (void)x.clamp(2.f, 1.f); },
-              ThrowsMessage<ValueError>(HasSubstr("clamp: min must be <= max, got min = 2, max = 1")));
+  EXPECT_THAT(
+      [&] { (void)x.clamp(2.f, 1.f); },
+      ThrowsMessage<ValueError>(HasSubstr("clamp: min must be <= max, got min = 2, max = 1")));
 }
 
 TYPED_TEST(ElementwiseTest, ClampNanBoundThrows) {
@@ -328,8 +349,10 @@ TYPED_TEST(ElementwiseTest, ClampNanBoundThrows) {
 
 TYPED_TEST(ElementwiseTest, SqrtAtZeroMatchesPyTorch) {
   const auto c = test::load_case("sqrt_grad_at_zero");
-  Tensor<TypeParam, 1>::from_data(c.input("x")).sqrt().into_data().assert_approx_eq(
-      c.expected("out"), c.tolerance());
+  Tensor<TypeParam, 1>::from_data(c.input("x"))
+      .sqrt()
+      .into_data()
+      .assert_approx_eq(c.expected("out"), c.tolerance());
 }
 
 TYPED_TEST(ElementwiseTest, SqrtOfSquareMatchesPyTorch) {
@@ -340,8 +363,10 @@ TYPED_TEST(ElementwiseTest, SqrtOfSquareMatchesPyTorch) {
 
 TYPED_TEST(ElementwiseTest, AbsMatchesPyTorch) {
   const auto c = test::load_case("abs_relu_grad_at_zero");
-  Tensor<TypeParam, 1>::from_data(c.input("x")).abs().into_data().assert_approx_eq(
-      c.expected("abs"), c.tolerance());
+  Tensor<TypeParam, 1>::from_data(c.input("x"))
+      .abs()
+      .into_data()
+      .assert_approx_eq(c.expected("abs"), c.tolerance());
 }
 
 // ---------------------------------------------------------------- buffer reuse
@@ -351,8 +376,8 @@ TYPED_TEST(ElementwiseTest, RvalueUnaryReusesTheBuffer) {
   const auto before = memory_stats().total_allocations;
   auto y = std::move(x).exp();
   EXPECT_EQ(memory_stats().total_allocations, before);
-  y.into_data().assert_approx_eq(TensorData::from<float>({std::exp(1.f), std::exp(2.f), std::exp(3.f)}),
-                                 kUlps);
+  y.into_data().assert_approx_eq(
+      TensorData::from<float>({std::exp(1.f), std::exp(2.f), std::exp(3.f)}), kUlps);
 }
 
 TYPED_TEST(ElementwiseTest, SharedUnaryAllocates) {
@@ -418,8 +443,9 @@ TYPED_TEST(ElementwiseTest, ShapesThatDoNotBroadcastThrow) {
 TYPED_TEST(ElementwiseTest, EmptyDoesNotBroadcastAgainstNonOne) {
   auto a = Tensor<TypeParam, 1>::zeros({0});
   auto b = Tensor<TypeParam, 1>::zeros({3});
-  EXPECT_THAT([&] { (void)(a * b); },
-              ThrowsMessage<ShapeError>(HasSubstr("mul: shapes do not broadcast: lhs [0] vs rhs [3]")));
+  EXPECT_THAT(
+      [&] { (void)(a * b); },
+      ThrowsMessage<ShapeError>(HasSubstr("mul: shapes do not broadcast: lhs [0] vs rhs [3]")));
 }
 
 TEST(ElementwisePrimitiveErrors, RankMismatchNamesBothShapes) {
@@ -434,8 +460,8 @@ TEST(ElementwisePrimitive, BroadcastsAcrossRanks) {
   // [2, 1, 3] + [4, 1] -> [2, 4, 3] at the primitive level (the front end keeps ranks equal).
   auto a = CpuOps::arange(0, 6, 1, DType::F32, {});
   a = CpuTensor(a).with_shape(Shape{2, 1, 3});
-  auto b = CpuOps::from_data(TensorData(Shape{4, 1}, std::vector<float>{100.f, 200.f, 300.f, 400.f}),
-                             DType::F32, {});
+  auto b = CpuOps::from_data(
+      TensorData(Shape{4, 1}, std::vector<float>{100.f, 200.f, 300.f, 400.f}), DType::F32, {});
   const auto out = CpuOps::into_data(CpuOps::binary(BinaryOp::Add, a, b));
   std::vector<float> expected;
   for (int i = 0; i < 2; ++i)

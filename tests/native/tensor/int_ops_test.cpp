@@ -113,8 +113,9 @@ TYPED_TEST(IntOpsTest, MinDividedByMinusOneWraps) {
 TYPED_TEST(IntOpsTest, PowiIsExact) {
   auto a = ints<TypeParam>({3, -2, 0, 7, -1, 2, 46341});
   a.powi_scalar(0).into_data().assert_eq(expect({1, 1, 1, 1, 1, 1, 1}));
-  a.powi_scalar(3).into_data().assert_eq(expect({27, -8, 0, 343, -1, 8, static_cast<std::int32_t>(
-      static_cast<std::uint32_t>(46341u * 46341u * 46341u))}));
+  a.powi_scalar(3).into_data().assert_eq(
+      expect({27, -8, 0, 343, -1, 8,
+              static_cast<std::int32_t>(static_cast<std::uint32_t>(46341u * 46341u * 46341u))}));
   ints<TypeParam>({3}).powi_scalar(19).into_data().assert_eq(expect({1162261467}));
   // Beyond i32: wraps as PyTorch's int32 pow does.
   ints<TypeParam>({2, -2}).powi_scalar(31).into_data().assert_eq(expect({kMin, kMin}));
@@ -150,8 +151,9 @@ TYPED_TEST(IntOpsTest, RvalueReusesTheBuffer) {
 TYPED_TEST(IntOpsTest, DivisionByZeroThrows) {
   auto a = ints<TypeParam>({1, 2, 3});
   auto b = ints<TypeParam>({1, 0, 3});
-  EXPECT_THAT([&] { (void)(a / b); },
-              ThrowsMessage<ValueError>(HasSubstr("div: integer division by zero: divisor element 1")));
+  EXPECT_THAT(
+      [&] { (void)(a / b); },
+      ThrowsMessage<ValueError>(HasSubstr("div: integer division by zero: divisor element 1")));
   EXPECT_THAT([&] { (void)a.div_trunc(b); },
               ThrowsMessage<ValueError>(HasSubstr("div_trunc: integer division by zero")));
   EXPECT_THAT([&] { (void)(a % b); },
@@ -163,12 +165,14 @@ TYPED_TEST(IntOpsTest, DivisionByZeroThrows) {
 TYPED_TEST(IntOpsTest, DivisionByZeroScalarThrows) {
   auto a = ints<TypeParam>({1, 2, 3});
   EXPECT_THAT([&] { (void)(a / 0); },
-              ThrowsMessage<ValueError>(HasSubstr("div: integer division by zero: the scalar divisor is 0")));
+              ThrowsMessage<ValueError>(
+                  HasSubstr("div: integer division by zero: the scalar divisor is 0")));
   EXPECT_THAT([&] { (void)(a % 0); },
               ThrowsMessage<ValueError>(HasSubstr("remainder: integer division by zero")));
   auto z = ints<TypeParam>({4, 0});
-  EXPECT_THAT([&] { (void)(8 / z); },
-              ThrowsMessage<ValueError>(HasSubstr("div: integer division by zero: divisor element 1")));
+  EXPECT_THAT(
+      [&] { (void)(8 / z); },
+      ThrowsMessage<ValueError>(HasSubstr("div: integer division by zero: divisor element 1")));
 }
 
 TYPED_TEST(IntOpsTest, EmptyDivisionByZeroIsFine) {
@@ -195,9 +199,10 @@ TYPED_TEST(IntOpsTest, NonIntegerScalarThrows) {
 TEST(IntOpsPrimitiveErrors, NegativeExponentTensorThrows) {
   auto a = CpuOps::full(Shape{3}, 2.0, DType::I32, {});
   auto e = CpuOps::from_data(TensorData::from<std::int32_t>({1, -2, 3}), DType::I32, {});
-  EXPECT_THAT([&] { (void)CpuOps::binary(BinaryOp::Pow, a, e); },
-              ThrowsMessage<ValueError>(HasSubstr(
-                  "powi: integers to negative integer powers are not allowed: exponent element 1")));
+  EXPECT_THAT(
+      [&] { (void)CpuOps::binary(BinaryOp::Pow, a, e); },
+      ThrowsMessage<ValueError>(HasSubstr(
+          "powi: integers to negative integer powers are not allowed: exponent element 1")));
 }
 
 TEST(IntOpsPrimitive, PowTensorExponents) {

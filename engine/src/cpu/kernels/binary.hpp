@@ -30,46 +30,64 @@ struct F32;
 template <>
 struct F32<BinaryOp::Add> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return a + b; }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return a + b;
+  }
 };
 template <>
 struct F32<BinaryOp::Sub> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return a - b; }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return a - b;
+  }
 };
 template <>
 struct F32<BinaryOp::Mul> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return a * b; }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return a * b;
+  }
 };
 template <>
 struct F32<BinaryOp::Div> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return a / b; }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return a / b;
+  }
 };
 template <>
 struct F32<BinaryOp::DivTrunc> {  // torch.div(rounding_mode="trunc")
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return xsimd::trunc(a / b); }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return xsimd::trunc(a / b);
+  }
 };
 template <>
 struct F32<BinaryOp::Max> {  // torch.maximum: nan if either is nan
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) {
+  template <class V>
+  static V vec(const V& a, const V& b) {
     return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::max(a, b));
   }
 };
 template <>
 struct F32<BinaryOp::Min> {  // torch.minimum: nan if either is nan
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) {
+  template <class V>
+  static V vec(const V& a, const V& b) {
     return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::min(a, b));
   }
 };
 template <>
 struct F32<BinaryOp::Rem> {  // torch.remainder: sign of the divisor, via exact fmod
   static constexpr bool kVector = false;
-  template <class Arch> static float scalar(float a, float b) {
+  template <class Arch>
+  static float scalar(float a, float b) {
     float m = std::fmod(a, b);
     if (m != 0.f && ((b < 0.f) != (m < 0.f))) m += b;
     return m;
@@ -78,19 +96,31 @@ struct F32<BinaryOp::Rem> {  // torch.remainder: sign of the divisor, via exact 
 template <>
 struct F32<BinaryOp::Fmod> {  // torch.fmod / C fmod: sign of the dividend, exact
   static constexpr bool kVector = false;
-  template <class Arch> static float scalar(float a, float b) { return std::fmod(a, b); }
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return std::fmod(a, b);
+  }
 };
 template <>
 struct F32<BinaryOp::Pow> {  // std::pow (xsimd's pow is exp(b·log a) in f32: tens of ulp off)
   static constexpr bool kVector = false;
-  template <class Arch> static float scalar(float a, float b) { return std::pow(a, b); }
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return std::pow(a, b);
+  }
 };
 
 // i32 scalar code wraps through uint32 (signed overflow is UB in scalar C++). Scalar
 // helpers are templates on Arch, like everything here: a plain inline function compiled
 // in an AVX-512 TU could be the copy the linker keeps for every caller.
-template <class T> constexpr std::int32_t wrap(T v) { return static_cast<std::int32_t>(v); }
-template <class T> constexpr std::uint32_t bits(T v) { return static_cast<std::uint32_t>(v); }
+template <class T>
+constexpr std::int32_t wrap(T v) {
+  return static_cast<std::int32_t>(v);
+}
+template <class T>
+constexpr std::uint32_t bits(T v) {
+  return static_cast<std::uint32_t>(v);
+}
 
 template <BinaryOp Op>
 struct I32;
@@ -98,17 +128,24 @@ struct I32;
 template <>
 struct I32<BinaryOp::Add> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return a + b; }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return a + b;
+  }
 };
 template <>
 struct I32<BinaryOp::Sub> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return a - b; }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return a - b;
+  }
 };
 template <>
 struct I32<BinaryOp::Mul> {  // in uint32: xsimd's SSE2 i32 multiply is a scalar signed loop (UB)
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) {
+  template <class V>
+  static V vec(const V& a, const V& b) {
     using U = xsimd::batch<std::uint32_t, typename V::arch_type>;
     return xsimd::bitwise_cast<V>(xsimd::bitwise_cast<U>(a) * xsimd::bitwise_cast<U>(b));
   }
@@ -116,17 +153,24 @@ struct I32<BinaryOp::Mul> {  // in uint32: xsimd's SSE2 i32 multiply is a scalar
 template <>
 struct I32<BinaryOp::Max> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return xsimd::max(a, b); }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return xsimd::max(a, b);
+  }
 };
 template <>
 struct I32<BinaryOp::Min> {
   static constexpr bool kVector = true;
-  template <class V> static V vec(const V& a, const V& b) { return xsimd::min(a, b); }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return xsimd::min(a, b);
+  }
 };
 template <>
 struct I32<BinaryOp::DivTrunc> {  // C division; INT_MIN / -1 wraps to INT_MIN
   static constexpr bool kVector = false;
-  template <class Arch> static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
     if (b == 0) return 0;
     if (b == -1) return wrap(0u - bits(a));
     return a / b;
@@ -135,7 +179,8 @@ struct I32<BinaryOp::DivTrunc> {  // C division; INT_MIN / -1 wraps to INT_MIN
 template <>
 struct I32<BinaryOp::Div> {  // floor division (Python //, torch.floor_divide)
   static constexpr bool kVector = false;
-  template <class Arch> static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
     if (b == 0) return 0;
     if (b == -1) return wrap(0u - bits(a));
     const std::int32_t q = a / b;
@@ -145,7 +190,8 @@ struct I32<BinaryOp::Div> {  // floor division (Python //, torch.floor_divide)
 template <>
 struct I32<BinaryOp::Rem> {  // sign of the divisor (Python %, torch.remainder)
   static constexpr bool kVector = false;
-  template <class Arch> static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
     if (b == 0 || b == -1) return 0;
     const std::int32_t r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
@@ -154,7 +200,8 @@ struct I32<BinaryOp::Rem> {  // sign of the divisor (Python %, torch.remainder)
 template <>
 struct I32<BinaryOp::Fmod> {  // sign of the dividend (C %, torch.fmod)
   static constexpr bool kVector = false;
-  template <class Arch> static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
     if (b == 0 || b == -1) return 0;
     return a % b;
   }
@@ -162,7 +209,8 @@ struct I32<BinaryOp::Fmod> {  // sign of the dividend (C %, torch.fmod)
 template <>
 struct I32<BinaryOp::Pow> {  // exact, wrapping; exponent >= 0 (checked by the caller)
   static constexpr bool kVector = false;
-  template <class Arch> static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
     if (b < 0) return 0;
     std::uint32_t result = 1, base = bits(a), e = bits(b);
     while (e != 0) {
@@ -184,7 +232,8 @@ inline void run(const T* a, bool av, const T* b, bool bv, T* out, std::int64_t n
     std::int64_t i = 0;
     if (av && bv) {
       for (; i < n_vec; i += W) {
-        Fn::vec(Batch::load_unaligned(a + i), Batch::load_unaligned(b + i)).store_unaligned(out + i);
+        Fn::vec(Batch::load_unaligned(a + i), Batch::load_unaligned(b + i))
+            .store_unaligned(out + i);
       }
     } else if (av) {
       const Batch vb(b[0]);
@@ -238,8 +287,7 @@ inline void run_plan(const Plan<2>& plan, const T* lhs, const T* rhs, T* out) {
 template <BinaryOp Op>
 struct BinaryF32 {
   template <class Arch>
-  void operator()(Arch, const Plan<2>& plan, const float* lhs, const float* rhs,
-                  float* out) const;
+  void operator()(Arch, const Plan<2>& plan, const float* lhs, const float* rhs, float* out) const;
 };
 template <BinaryOp Op>
 template <class Arch>
@@ -265,23 +313,22 @@ void BinaryI32<Op>::operator()(Arch, const Plan<2>& plan, const std::int32_t* lh
 }  // namespace kiln::cpu::kernels
 
 // Explicit instantiations: declared extern here, defined in engine/src/cpu/arch/binary_*.cpp.
-#define KILN_BINARY_INSTANCE(PREFIX, Arch, Op)                                               \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BinaryF32<::kiln::BinaryOp::Op>, Arch, \
-                       const ::kiln::cpu::kernels::Plan<2>&, const float*, const float*,     \
-                       float*)                                                               \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BinaryI32<::kiln::BinaryOp::Op>, Arch, \
-                       const ::kiln::cpu::kernels::Plan<2>&, const std::int32_t*,            \
+#define KILN_BINARY_INSTANCE(PREFIX, Arch, Op)                                                   \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BinaryF32<::kiln::BinaryOp::Op>, Arch,      \
+                       const ::kiln::cpu::kernels::Plan<2>&, const float*, const float*, float*) \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BinaryI32<::kiln::BinaryOp::Op>, Arch,      \
+                       const ::kiln::cpu::kernels::Plan<2>&, const std::int32_t*,                \
                        const std::int32_t*, std::int32_t*)
-#define KILN_BINARY_KERNELS(PREFIX, Arch)         \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Add)         \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Sub)         \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Mul)         \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Div)         \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, DivTrunc)    \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Rem)         \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Fmod)        \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Pow)         \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Max)         \
+#define KILN_BINARY_KERNELS(PREFIX, Arch)      \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Add)      \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Sub)      \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Mul)      \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Div)      \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, DivTrunc) \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Rem)      \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Fmod)     \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Pow)      \
+  KILN_BINARY_INSTANCE(PREFIX, Arch, Max)      \
   KILN_BINARY_INSTANCE(PREFIX, Arch, Min)
 
 #if !defined(__EMSCRIPTEN__)

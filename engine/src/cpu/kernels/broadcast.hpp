@@ -21,12 +21,12 @@ inline constexpr std::size_t kPlanMaxRank = 8;
 /// r * run). Built by `make_plan` in the ops layer; kernels only read it.
 template <std::size_t N>
 struct Plan {
-  std::size_t outer_rank = 0;                          ///< dims outside the run
-  std::int64_t outer_shape[kPlanMaxRank] = {};         ///< their sizes
-  std::int64_t outer_stride[N][kPlanMaxRank] = {};     ///< per operand, 0 where broadcast
-  std::int64_t run = 0;                                ///< elements per run (>= 1 unless empty)
-  bool run_vector[N] = {};                             ///< operand steps by 1 along the run (else 0)
-  std::int64_t num_runs = 0;                           ///< product of outer_shape
+  std::size_t outer_rank = 0;                       ///< dims outside the run
+  std::int64_t outer_shape[kPlanMaxRank] = {};      ///< their sizes
+  std::int64_t outer_stride[N][kPlanMaxRank] = {};  ///< per operand, 0 where broadcast
+  std::int64_t run = 0;                             ///< elements per run (>= 1 unless empty)
+  bool run_vector[N] = {};                          ///< operand steps by 1 along the run (else 0)
+  std::int64_t num_runs = 0;                        ///< product of outer_shape
 };
 
 /// Calls `fn(offsets, out_offset, n)` for every run in row-major order, where offsets[k]

@@ -26,27 +26,45 @@ template <CompareOp Op>
 struct Cmp;
 template <>
 struct Cmp<CompareOp::Equal> {
-  template <class V> static auto apply(const V& a, const V& b) { return a == b; }
+  template <class V>
+  static auto apply(const V& a, const V& b) {
+    return a == b;
+  }
 };
 template <>
 struct Cmp<CompareOp::NotEqual> {
-  template <class V> static auto apply(const V& a, const V& b) { return !(a == b); }
+  template <class V>
+  static auto apply(const V& a, const V& b) {
+    return !(a == b);
+  }
 };
 template <>
 struct Cmp<CompareOp::Greater> {
-  template <class V> static auto apply(const V& a, const V& b) { return a > b; }
+  template <class V>
+  static auto apply(const V& a, const V& b) {
+    return a > b;
+  }
 };
 template <>
 struct Cmp<CompareOp::GreaterEqual> {
-  template <class V> static auto apply(const V& a, const V& b) { return a >= b; }
+  template <class V>
+  static auto apply(const V& a, const V& b) {
+    return a >= b;
+  }
 };
 template <>
 struct Cmp<CompareOp::Lower> {
-  template <class V> static auto apply(const V& a, const V& b) { return a < b; }
+  template <class V>
+  static auto apply(const V& a, const V& b) {
+    return a < b;
+  }
 };
 template <>
 struct Cmp<CompareOp::LowerEqual> {
-  template <class V> static auto apply(const V& a, const V& b) { return a <= b; }
+  template <class V>
+  static auto apply(const V& a, const V& b) {
+    return a <= b;
+  }
 };
 
 /// Stores a comparison mask as bytes: f32/i32 through the lane bitmask, u8 directly.
@@ -119,12 +137,19 @@ inline void run_plan(const Plan<2>& plan, const T* lhs, const T* rhs, std::uint8
 template <BoolOp Op>
 struct Logic {
   static constexpr bool kVector = true;
-  template <class V> static V apply_impl(const V& a, const V& b) {
-    if constexpr (Op == BoolOp::And) return a & b;
-    else if constexpr (Op == BoolOp::Or) return a | b;
-    else return a ^ b;
+  template <class V>
+  static V apply_impl(const V& a, const V& b) {
+    if constexpr (Op == BoolOp::And)
+      return a & b;
+    else if constexpr (Op == BoolOp::Or)
+      return a | b;
+    else
+      return a ^ b;
   }
-  template <class V> static V vec(const V& a, const V& b) { return apply_impl(a, b); }
+  template <class V>
+  static V vec(const V& a, const V& b) {
+    return apply_impl(a, b);
+  }
 };
 
 }  // namespace compare_detail
@@ -134,8 +159,7 @@ struct Logic {
 template <CompareOp Op, class T>
 struct Compare {
   template <class Arch>
-  void operator()(Arch, const Plan<2>& plan, const T* lhs, const T* rhs,
-                  std::uint8_t* out) const;
+  void operator()(Arch, const Plan<2>& plan, const T* lhs, const T* rhs, std::uint8_t* out) const;
 };
 template <CompareOp Op, class T>
 template <class Arch>
@@ -263,21 +287,21 @@ void Where<T>::operator()(Arch, const Plan<3>& plan, const T* x, const std::uint
 #ifndef KILN_COMMA
 #define KILN_COMMA ,
 #endif
-#define KILN_COMPARE_INSTANCE(PREFIX, Arch, Op, T)                                            \
+#define KILN_COMPARE_INSTANCE(PREFIX, Arch, Op, T)                                                \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::Compare<::kiln::CompareOp::Op KILN_COMMA T>, \
-                       Arch, const ::kiln::cpu::kernels::Plan<2>&, const T*, const T*,           \
+                       Arch, const ::kiln::cpu::kernels::Plan<2>&, const T*, const T*,            \
                        std::uint8_t*)
-#define KILN_COMPARE_TYPES(PREFIX, Arch, Op)        \
+#define KILN_COMPARE_TYPES(PREFIX, Arch, Op)            \
   KILN_COMPARE_INSTANCE(PREFIX, Arch, Op, float)        \
   KILN_COMPARE_INSTANCE(PREFIX, Arch, Op, std::int32_t) \
   KILN_COMPARE_INSTANCE(PREFIX, Arch, Op, std::uint8_t)
-#define KILN_BOOL_LOGIC_INSTANCE(PREFIX, Arch, Op)                                            \
+#define KILN_BOOL_LOGIC_INSTANCE(PREFIX, Arch, Op)                                                \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BoolLogic<::kiln::cpu::kernels::BoolOp::Op>, \
-                       Arch, const ::kiln::cpu::kernels::Plan<2>&, const std::uint8_t*,          \
+                       Arch, const ::kiln::cpu::kernels::Plan<2>&, const std::uint8_t*,           \
                        const std::uint8_t*, std::uint8_t*)
-#define KILN_WHERE_INSTANCE(PREFIX, Arch, T)                                                    \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::Where<T>, Arch,                           \
-                       const ::kiln::cpu::kernels::Plan<3>&, const T*, const std::uint8_t*,    \
+#define KILN_WHERE_INSTANCE(PREFIX, Arch, T)                                                \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::Where<T>, Arch,                        \
+                       const ::kiln::cpu::kernels::Plan<3>&, const T*, const std::uint8_t*, \
                        const T*, T*)
 #define KILN_COMPARE_KERNELS(PREFIX, Arch)                                                     \
   KILN_COMPARE_TYPES(PREFIX, Arch, Equal)                                                      \

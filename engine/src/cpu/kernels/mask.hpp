@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-
 #include <xsimd/xsimd.hpp>
 
 namespace kiln::cpu::kernels {
@@ -46,7 +45,7 @@ inline std::uint32_t bitmask(const xsimd::batch_bool<float, Arch>& mask) {
     return static_cast<std::uint32_t>(_mm256_movemask_ps(mask));
   } else
 #endif
-  if constexpr (std::is_base_of_v<xsimd::sse2, Arch>) {
+      if constexpr (std::is_base_of_v<xsimd::sse2, Arch>) {
     return static_cast<std::uint32_t>(_mm_movemask_ps(mask));
   } else {
     constexpr std::size_t size = xsimd::batch_bool<float, Arch>::size;
@@ -87,8 +86,7 @@ inline std::uint32_t load_bits(const std::uint8_t* in, std::size_t count) {
     std::uint64_t v;
     std::memcpy(&v, in + i, 8);
     // Gathers the low bit of each byte into the top byte (bit-twiddling folklore).
-    bits |= static_cast<std::uint32_t>(((v & 0x0101010101010101ull) * 0x0102040810204080ull) >>
-                                       56)
+    bits |= static_cast<std::uint32_t>(((v & 0x0101010101010101ull) * 0x0102040810204080ull) >> 56)
             << i;
   }
   for (; i < count; ++i) bits |= static_cast<std::uint32_t>(in[i] & 1u) << i;
@@ -99,8 +97,8 @@ inline std::uint32_t load_bits(const std::uint8_t* in, std::size_t count) {
 template <class T, class Arch>
 inline xsimd::batch_bool<T, Arch> mask_from_bits(std::uint32_t bits) {
   using IntBatch = xsimd::batch<std::int32_t, Arch>;
-  const auto set = (IntBatch(static_cast<std::int32_t>(bits)) & detail::lane_bits<std::int32_t, Arch>()) !=
-                   IntBatch(0);
+  const auto set = (IntBatch(static_cast<std::int32_t>(bits)) &
+                    detail::lane_bits<std::int32_t, Arch>()) != IntBatch(0);
   if constexpr (std::is_same_v<T, float>) {
     return xsimd::bool_cast(set);
   } else {

@@ -174,10 +174,10 @@ void SoftmaxStridedF32::operator()(Arch, const float* x, float* out, std::size_t
 
 }  // namespace kiln::cpu::kernels
 
-#define KILN_SOFTMAX_KERNELS(PREFIX, Arch)                                                     \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::SoftmaxLastDimF32, Arch, const float*,    \
-                       float*, std::size_t, std::size_t, bool)                                 \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::SoftmaxStridedF32, Arch, const float*,    \
+#define KILN_SOFTMAX_KERNELS(PREFIX, Arch)                                                  \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::SoftmaxLastDimF32, Arch, const float*, \
+                       float*, std::size_t, std::size_t, bool)                              \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::SoftmaxStridedF32, Arch, const float*, \
                        float*, std::size_t, std::size_t, std::size_t, bool)
 
 #if !defined(__EMSCRIPTEN__)

@@ -42,9 +42,10 @@ inline V sigmoid(const V& x) {
 
 template <UnaryOp Op>
 struct F32;
-#define KILN_UNARY_F32(Op, expr)                          \
-  template <>                                             \
-  struct F32<UnaryOp::Op> {                               \
+// clang-format off
+#define KILN_UNARY_F32(Op, expr)                                   \
+  template <>                                                      \
+  struct F32<UnaryOp::Op> {                                        \
     template <class V> static V apply(const V& x) { return expr; } \
   };
 // Flips the sign bit: xsimd 8.1 computes AVX-512 neg as 0 - x, which maps 0 to +0, not -0.
@@ -74,26 +75,35 @@ KILN_UNARY_F32(Relu, xsimd::select(x < V(0.f), V(0.f), x))
 // x·Φ(x) = 0.5·x·erfc(-x/√2): the erf form of torch's gelu, written with erfc so that the
 // negative tail keeps its relative precision (1 + erf(t) cancels there).
 KILN_UNARY_F32(Gelu, V(0.5f) * x * xsimd::erfc(x * V(-0.70710678118654752f)))
-// 0.5·x·(1 + tanh(u)) = x·sigmoid(2u), u = √(2/π)·(x + 0.044715·x³) (torch approximate="tanh").
+// 0.5·x·(1 + tanh(u)) = x·sigmoid(2u), u = √(2/π)·(x + 0.044715·x³)
+// (torch's approximate="tanh").
 KILN_UNARY_F32(GeluTanh,
                x * sigmoid(V(2.f * 0.79788456080286536f) * (x + V(0.044715f) * x * x * x)))
 // x·sigmoid(x) (torch.nn.functional.silu).
 KILN_UNARY_F32(Silu, x * sigmoid(x))
 #undef KILN_UNARY_F32
+// clang-format on
 
 template <UnaryOp Op>
 struct I32;
 template <>
 struct I32<UnaryOp::Neg> {  // wraps: -INT_MIN = INT_MIN
-  template <class V> static V apply(const V& x) { return V(0) - x; }
+  template <class V>
+  static V apply(const V& x) {
+    return V(0) - x;
+  }
 };
 template <>
 struct I32<UnaryOp::Abs> {  // wraps: |INT_MIN| = INT_MIN (as PyTorch)
-  template <class V> static V apply(const V& x) { return xsimd::select(x < V(0), V(0) - x, x); }
+  template <class V>
+  static V apply(const V& x) {
+    return xsimd::select(x < V(0), V(0) - x, x);
+  }
 };
 template <>
 struct I32<UnaryOp::Sign> {
-  template <class V> static V apply(const V& x) {
+  template <class V>
+  static V apply(const V& x) {
     return xsimd::select(x > V(0), V(1), xsimd::select(x < V(0), V(-1), V(0)));
   }
 };
@@ -109,9 +119,8 @@ struct UnaryF32 {
 template <UnaryOp Op>
 template <class Arch>
 void UnaryF32<Op>::operator()(Arch, const float* x, float* out, std::size_t n) const {
-  unary_detail::map<float, Arch>(x, out, n, [](const auto& v) {
-    return unary_detail::F32<Op>::apply(v);
-  });
+  unary_detail::map<float, Arch>(x, out, n,
+                                 [](const auto& v) { return unary_detail::F32<Op>::apply(v); });
 }
 
 /// out[i] = op(x[i]), i32 (Neg, Abs, Sign).
@@ -122,11 +131,9 @@ struct UnaryI32 {
 };
 template <UnaryOp Op>
 template <class Arch>
-void UnaryI32<Op>::operator()(Arch, const std::int32_t* x, std::int32_t* out,
-                              std::size_t n) const {
-  unary_detail::map<std::int32_t, Arch>(x, out, n, [](const auto& v) {
-    return unary_detail::I32<Op>::apply(v);
-  });
+void UnaryI32<Op>::operator()(Arch, const std::int32_t* x, std::int32_t* out, std::size_t n) const {
+  unary_detail::map<std::int32_t, Arch>(
+      x, out, n, [](const auto& v) { return unary_detail::I32<Op>::apply(v); });
 }
 
 /// x for x > 0, slope·x otherwise (torch.nn.functional.leaky_relu).
@@ -135,13 +142,11 @@ struct LeakyReluF32 {
   void operator()(Arch, const float* x, float* out, std::size_t n, float slope) const;
 };
 template <class Arch>
-void LeakyReluF32::operator()(Arch, const float* x, float* out, std::size_t n,
-                              float slope) const {
+void LeakyReluF32::operator()(Arch, const float* x, float* out, std::size_t n, float slope) const {
   using Batch = xsimd::batch<float, Arch>;
   const Batch s(slope);
-  unary_detail::map<float, Arch>(x, out, n, [&](const Batch& v) {
-    return xsimd::select(v > Batch(0.f), v, v * s);
-  });
+  unary_detail::map<float, Arch>(
+      x, out, n, [&](const Batch& v) { return xsimd::select(v > Batch(0.f), v, v * s); });
 }
 
 /// log(1 + exp(beta·x)) / beta, x where beta·x > threshold (torch.nn.Softplus), computed as
@@ -182,58 +187,57 @@ void ClampF32::operator()(Arch, const float* x, float* out, std::size_t n, float
 /// Clamps to [lo, hi] (pass INT_MIN / INT_MAX for an absent bound).
 struct ClampI32 {
   template <class Arch>
-  void operator()(Arch, const std::int32_t* x, std::int32_t* out, std::size_t n,
-                  std::int32_t lo, std::int32_t hi) const;
+  void operator()(Arch, const std::int32_t* x, std::int32_t* out, std::size_t n, std::int32_t lo,
+                  std::int32_t hi) const;
 };
 template <class Arch>
 void ClampI32::operator()(Arch, const std::int32_t* x, std::int32_t* out, std::size_t n,
                           std::int32_t lo, std::int32_t hi) const {
   using Batch = xsimd::batch<std::int32_t, Arch>;
   const Batch l(lo), h(hi);
-  unary_detail::map<std::int32_t, Arch>(x, out, n, [&](const Batch& v) {
-    return xsimd::min(xsimd::max(v, l), h);
-  });
+  unary_detail::map<std::int32_t, Arch>(
+      x, out, n, [&](const Batch& v) { return xsimd::min(xsimd::max(v, l), h); });
 }
 
 }  // namespace kiln::cpu::kernels
 
-#define KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Op)                                          \
+#define KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Op)                                         \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::UnaryF32<::kiln::UnaryOp::Op>, Arch, \
                        const float*, float*, std::size_t)
-#define KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Op)                                          \
+#define KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Op)                                         \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::UnaryI32<::kiln::UnaryOp::Op>, Arch, \
                        const std::int32_t*, std::int32_t*, std::size_t)
-#define KILN_UNARY_KERNELS(PREFIX, Arch)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Neg)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Abs)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sign)                                              \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Exp)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Log)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Log1p)                                             \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sqrt)                                              \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sin)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Cos)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Tanh)                                              \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Ceil)                                              \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Floor)                                             \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Round)                                             \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Recip)                                             \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Erf)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sigmoid)                                           \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Relu)                                              \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Gelu)                                              \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, GeluTanh)                                          \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Silu)                                              \
-  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Neg)                                               \
-  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Abs)                                               \
-  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Sign)                                              \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::LeakyReluF32, Arch, const float*,    \
-                       float*, std::size_t, float)                                         \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::SoftplusF32, Arch, const float*,     \
-                       float*, std::size_t, float, float)                                  \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::ClampF32, Arch, const float*, float*, \
-                       std::size_t, float, float)                                          \
-  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::ClampI32, Arch, const std::int32_t*, \
+#define KILN_UNARY_KERNELS(PREFIX, Arch)                                                       \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Neg)                                                   \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Abs)                                                   \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sign)                                                  \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Exp)                                                   \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Log)                                                   \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Log1p)                                                 \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sqrt)                                                  \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sin)                                                   \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Cos)                                                   \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Tanh)                                                  \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Ceil)                                                  \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Floor)                                                 \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Round)                                                 \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Recip)                                                 \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Erf)                                                   \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sigmoid)                                               \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Relu)                                                  \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Gelu)                                                  \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, GeluTanh)                                              \
+  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Silu)                                                  \
+  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Neg)                                                   \
+  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Abs)                                                   \
+  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Sign)                                                  \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::LeakyReluF32, Arch, const float*, float*, \
+                       std::size_t, float)                                                     \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::SoftplusF32, Arch, const float*, float*,  \
+                       std::size_t, float, float)                                              \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::ClampF32, Arch, const float*, float*,     \
+                       std::size_t, float, float)                                              \
+  KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::ClampI32, Arch, const std::int32_t*,      \
                        std::int32_t*, std::size_t, std::int32_t, std::int32_t)
 
 #if !defined(__EMSCRIPTEN__)

@@ -20,9 +20,10 @@ template <class T>
 void run_compare(CompareOp op, const kernels::Plan<2>& plan, const T* lhs, const T* rhs,
                  std::uint8_t* out) {
   switch (op) {
-#define KILN_CASE(Op)                                                                  \
-  case CompareOp::Op:                                                                  \
-    cpu::dispatch(kernels::Compare<CompareOp::Op, T>{}, plan, lhs, rhs, out); return;
+#define KILN_CASE(Op)                                                         \
+  case CompareOp::Op:                                                         \
+    cpu::dispatch(kernels::Compare<CompareOp::Op, T>{}, plan, lhs, rhs, out); \
+    return;
     KILN_CASE(Equal)
     KILN_CASE(NotEqual)
     KILN_CASE(Greater)
@@ -87,8 +88,8 @@ CpuTensor bool_logic(const char* name, CpuTensor lhs, CpuTensor rhs) {
 
 /// where(mask, value, x) with all three broadcast; value has x's dtype; `value_shape` is a
 /// rank-0 Shape when value is one scalar.
-CpuTensor where(CpuTensor x, const CpuTensor& mask, const void* value,
-                const Shape& value_shape, const Shape& shape) {
+CpuTensor where(CpuTensor x, const CpuTensor& mask, const void* value, const Shape& value_shape,
+                const Shape& shape) {
   const auto plan = cpu::ops::make_plan<3>(shape, {&x.shape(), &mask.shape(), &value_shape});
   const void* xs = x.data<std::uint8_t>();
   const DType dtype = x.dtype();
@@ -100,12 +101,12 @@ CpuTensor where(CpuTensor x, const CpuTensor& mask, const void* value,
                     static_cast<const float*>(value), out.data<float>());
       break;
     case DType::I32:
-      cpu::dispatch(kernels::Where<std::int32_t>{}, plan, static_cast<const std::int32_t*>(xs),
-                    m, static_cast<const std::int32_t*>(value), out.data<std::int32_t>());
+      cpu::dispatch(kernels::Where<std::int32_t>{}, plan, static_cast<const std::int32_t*>(xs), m,
+                    static_cast<const std::int32_t*>(value), out.data<std::int32_t>());
       break;
     case DType::Bool:
-      cpu::dispatch(kernels::Where<std::uint8_t>{}, plan, static_cast<const std::uint8_t*>(xs),
-                    m, static_cast<const std::uint8_t*>(value), out.data<std::uint8_t>());
+      cpu::dispatch(kernels::Where<std::uint8_t>{}, plan, static_cast<const std::uint8_t*>(xs), m,
+                    static_cast<const std::uint8_t*>(value), out.data<std::uint8_t>());
       break;
   }
   return out;
@@ -206,8 +207,7 @@ CpuTensor CpuOps::mask_where(CpuTensor x, const CpuTensor& mask, const CpuTensor
   cpu::ops::check_same_dtype("mask_where", "x", x.dtype(), "value", value.dtype());
   const Shape shape = cpu::ops::broadcast_shapes(
       "mask_where", {{"x", &x.shape()}, {"mask", &mask.shape()}, {"value", &value.shape()}});
-  return where(std::move(x), mask, value.data<std::uint8_t>(), value.shape(),
-               shape);
+  return where(std::move(x), mask, value.data<std::uint8_t>(), value.shape(), shape);
 }
 
 CpuTensor CpuOps::mask_fill(CpuTensor x, const CpuTensor& mask, double value) {

@@ -86,8 +86,8 @@ Shape broadcast_shapes(const char* op, std::initializer_list<NamedShape> shapes)
         if (shapes.size() == 2) {
           msg << " (dim " << d << ": " << size << " vs " << v << ")";
         } else {
-          msg << " (dim " << d << ": " << owner->name << ' ' << size << " vs " << s.name << ' '
-              << v << ")";
+          msg << " (dim " << d << ": " << owner->name << ' ' << size << " vs " << s.name << ' ' << v
+              << ")";
         }
         throw ShapeError(msg.str());
       }
@@ -99,8 +99,7 @@ Shape broadcast_shapes(const char* op, std::initializer_list<NamedShape> shapes)
   return Shape(std::span<const std::int64_t>(dims.data(), rank));
 }
 
-void check_same_dtype(const char* op, const char* name_a, DType a, const char* name_b,
-                      DType b) {
+void check_same_dtype(const char* op, const char* name_a, DType a, const char* name_b, DType b) {
   if (a != b) {
     throw DTypeError(str_cat(op, ": dtypes differ: ", name_a, ' ', a, " vs ", name_b, ' ', b));
   }
@@ -113,8 +112,8 @@ void throw_dtype(const char* op, const char* what, DType got) {
 std::int32_t int_scalar(const char* op, double value) {
   if (!(value == std::floor(value) && value >= std::numeric_limits<std::int32_t>::min() &&
         value <= std::numeric_limits<std::int32_t>::max())) {
-    throw ValueError(str_cat(op, ": an Int tensor needs an integer scalar in the i32 range, got ",
-                             value));
+    throw ValueError(
+        str_cat(op, ": an Int tensor needs an integer scalar in the i32 range, got ", value));
   }
   return static_cast<std::int32_t>(value);
 }

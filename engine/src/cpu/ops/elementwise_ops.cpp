@@ -22,7 +22,7 @@ namespace kernels = cpu::kernels;
 template <template <BinaryOp> class K, class T>
 void run_binary(BinaryOp op, const kernels::Plan<2>& plan, const T* lhs, const T* rhs, T* out) {
   switch (op) {
-#define KILN_CASE(Op)                                                    \
+#define KILN_CASE(Op) \
   case BinaryOp::Op: cpu::dispatch(K<BinaryOp::Op>{}, plan, lhs, rhs, out); return;
     KILN_CASE(Add)
     KILN_CASE(Sub)
@@ -50,8 +50,8 @@ void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const S
   if (is_int_division(op)) {
     for (std::int64_t i = 0; i < n; ++i) {
       if (rhs[i] == 0) {
-        throw ValueError(str_cat(name, ": integer division by zero: divisor element ", i,
-                                 " of ", shape, " is 0 (ZeroDivisionError in PyTorch)"));
+        throw ValueError(str_cat(name, ": integer division by zero: divisor element ", i, " of ",
+                                 shape, " is 0 (ZeroDivisionError in PyTorch)"));
       }
     }
   } else if (op == BinaryOp::Pow) {
@@ -67,7 +67,7 @@ void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const S
 /// Runs the unary kernel UnaryF32<op> for the run-time op.
 void run_unary_f32(UnaryOp op, const float* x, float* out, std::size_t n) {
   switch (op) {
-#define KILN_CASE(Op)                                                      \
+#define KILN_CASE(Op) \
   case UnaryOp::Op: cpu::dispatch(kernels::UnaryF32<UnaryOp::Op>{}, x, out, n); return;
     KILN_CASE(Neg)
     KILN_CASE(Abs)
@@ -109,8 +109,8 @@ CpuTensor CpuOps::binary(BinaryOp op, CpuTensor lhs, CpuTensor rhs) {
   const char* name = op_name(op, dtype);
   cpu::ops::check_same_dtype(name, "lhs", dtype, "rhs", rhs.dtype());
   if (dtype == DType::Bool) cpu::ops::throw_dtype(name, "f32 or i32 tensors", dtype);
-  const Shape shape = cpu::ops::broadcast_shapes(
-      name, {{"lhs", &lhs.shape()}, {"rhs", &rhs.shape()}});
+  const Shape shape =
+      cpu::ops::broadcast_shapes(name, {{"lhs", &lhs.shape()}, {"rhs", &rhs.shape()}});
   const auto plan = cpu::ops::make_plan<2>(shape, {&lhs.shape(), &rhs.shape()});
   if (dtype == DType::I32 && plan.num_runs > 0) {
     check_int_rhs(op, rhs.data<std::int32_t>(), rhs.num_elements(), rhs.shape());
@@ -167,8 +167,8 @@ CpuTensor CpuOps::binary_scalar(BinaryOp op, CpuTensor lhs, double scalar, bool 
       throw ValueError(str_cat(name, ": integer division by zero: the scalar divisor is 0",
                                " (ZeroDivisionError in PyTorch)"));
     } else if (op == BinaryOp::Pow && s < 0) {
-      throw ValueError(str_cat(name, ": integers to negative integer powers are not allowed:",
-                               " exponent ", s));
+      throw ValueError(
+          str_cat(name, ": integers to negative integer powers are not allowed:", " exponent ", s));
     }
   }
   CpuTensor out = same_shape_output(lhs);
@@ -209,9 +209,9 @@ CpuTensor CpuOps::clamp(CpuTensor x, std::optional<double> min, std::optional<do
   const DType dtype = x.dtype();
   if (dtype == DType::Bool) cpu::ops::throw_dtype("clamp", "a f32 or i32 tensor", dtype);
   if ((min && std::isnan(*min)) || (max && std::isnan(*max))) {
-    throw ValueError(str_cat("clamp: bounds must not be nan, got min = ",
-                             min ? str_cat(*min) : "none", ", max = ",
-                             max ? str_cat(*max) : "none"));
+    throw ValueError(
+        str_cat("clamp: bounds must not be nan, got min = ", min ? str_cat(*min) : "none",
+                ", max = ", max ? str_cat(*max) : "none"));
   }
   if (min && max && *min > *max) {
     throw ValueError(str_cat("clamp: min must be <= max, got min = ", *min, ", max = ", *max));
@@ -223,8 +223,7 @@ CpuTensor CpuOps::clamp(CpuTensor x, std::optional<double> min, std::optional<do
     constexpr float kInf = std::numeric_limits<float>::infinity();
     const float lo = min ? static_cast<float>(*min) : -kInf;
     const float hi = max ? static_cast<float>(*max) : kInf;
-    cpu::dispatch(kernels::ClampF32{}, static_cast<const float*>(in), out.data<float>(), n, lo,
-                  hi);
+    cpu::dispatch(kernels::ClampF32{}, static_cast<const float*>(in), out.data<float>(), n, lo, hi);
   } else {
     // x >= 2.5 exactly when x >= 3 for integers: round the bounds inward, then saturate.
     constexpr double kMin = std::numeric_limits<std::int32_t>::min();
