@@ -13,6 +13,7 @@
 //   call site (an ops .cpp file):    cpu::dispatch(kernels::FooF32{}, args...);
 // In WebAssembly there is one arch, xsimd::default_arch (SSE4.1 lowered to SIMD128), and
 // the kernel is instantiated at the call site.
+#include "cpu/wasm_simd_fix.hpp"  // WASM: vector float->int conversions, before xsimd
 #include <xsimd/xsimd.hpp>
 
 #include "cpu/simd_compat.hpp"

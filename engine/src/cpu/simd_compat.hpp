@@ -1,6 +1,7 @@
 #pragma once
 // The one place that knows xsimd's version drift (Debian 12 ships 8.1): later xsimd
 // renamed hadd -> reduce_add and made dispatch const. Kernels call these wrappers.
+#include "cpu/wasm_simd_fix.hpp"  // WASM: vector float->int conversions, before xsimd
 #include <xsimd/xsimd.hpp>
 
 namespace kiln::cpu::simd {

@@ -1,0 +1,267 @@
+// Element-wise arithmetic of the Cpu backend: binary ops with NumPy broadcasting and with
+// scalars, unary ops, clamp, leaky_relu, softplus. Thin: check arguments, pick the output
+// buffer (the input's own when it is the only handle), run an xsimd kernel.
+// Comparisons, Bool logic and masks are in compare_ops.cpp.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "cpu/dispatch.hpp"
+#include "cpu/kernels/binary.hpp"
+#include "cpu/kernels/unary.hpp"
+#include "cpu/ops/elementwise_common.hpp"
+#include "kiln/cpu/cpu.hpp"
+
+namespace kiln {
+namespace {
+
+using cpu::ops::op_name;
+namespace kernels = cpu::kernels;
+
+/// Runs the binary kernel family K (BinaryF32 or BinaryI32) for the run-time op.
+template <template <BinaryOp> class K, class T>
+void run_binary(BinaryOp op, const kernels::Plan<2>& plan, const T* lhs, const T* rhs, T* out) {
+  switch (op) {
+#define KILN_CASE(Op) \
+  case BinaryOp::Op: cpu::dispatch(K<BinaryOp::Op>{}, plan, lhs, rhs, out); return;
+    KILN_CASE(Add)
+    KILN_CASE(Sub)
+    KILN_CASE(Mul)
+    KILN_CASE(Div)
+    KILN_CASE(DivTrunc)
+    KILN_CASE(Rem)
+    KILN_CASE(Fmod)
+    KILN_CASE(Pow)
+    KILN_CASE(Max)
+    KILN_CASE(Min)
+#undef KILN_CASE
+  }
+}
+
+bool is_int_division(BinaryOp op) {
+  return op == BinaryOp::Div || op == BinaryOp::DivTrunc || op == BinaryOp::Rem ||
+         op == BinaryOp::Fmod;
+}
+
+/// Throws ValueError if an i32 divisor is 0 or an i32 exponent is negative (PyTorch raises
+/// ZeroDivisionError / "Integers to negative integer powers are not allowed").
+void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const Shape& shape) {
+  const char* name = op_name(op, DType::I32);
+  if (is_int_division(op)) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (rhs[i] == 0) {
+        throw ValueError(str_cat(name, ": integer division by zero: divisor element ", i, " of ",
+                                 shape, " is 0 (ZeroDivisionError in PyTorch)"));
+      }
+    }
+  } else if (op == BinaryOp::Pow) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (rhs[i] < 0) {
+        throw ValueError(str_cat(name, ": integers to negative integer powers are not allowed:",
+                                 " exponent element ", i, " of ", shape, " is ", rhs[i]));
+      }
+    }
+  }
+}
+
+/// Runs the unary kernel UnaryF32<op> for the run-time op.
+void run_unary_f32(UnaryOp op, const float* x, float* out, std::size_t n) {
+  switch (op) {
+#define KILN_CASE(Op) \
+  case UnaryOp::Op: cpu::dispatch(kernels::UnaryF32<UnaryOp::Op>{}, x, out, n); return;
+    KILN_CASE(Neg)
+    KILN_CASE(Abs)
+    KILN_CASE(Sign)
+    KILN_CASE(Exp)
+    KILN_CASE(Log)
+    KILN_CASE(Log1p)
+    KILN_CASE(Sqrt)
+    KILN_CASE(Sin)
+    KILN_CASE(Cos)
+    KILN_CASE(Tanh)
+    KILN_CASE(Ceil)
+    KILN_CASE(Floor)
+    KILN_CASE(Round)
+    KILN_CASE(Recip)
+    KILN_CASE(Erf)
+    KILN_CASE(Sigmoid)
+    KILN_CASE(Relu)
+    KILN_CASE(Gelu)
+    KILN_CASE(GeluTanh)
+    KILN_CASE(Silu)
+#undef KILN_CASE
+  }
+}
+
+/// The output of an op mapping x to the same shape and dtype: x's own buffer when unique.
+CpuTensor same_shape_output(CpuTensor& x) {
+  return x.is_unique() ? std::move(x) : CpuTensor(x.shape(), x.dtype());
+}
+
+void require_float(const char* op, const CpuTensor& x) {
+  if (x.dtype() != DType::F32) cpu::ops::throw_dtype(op, "a f32 tensor", x.dtype());
+}
+
+}  // namespace
+
+CpuTensor CpuOps::binary(BinaryOp op, CpuTensor lhs, CpuTensor rhs) {
+  const DType dtype = lhs.dtype();
+  const char* name = op_name(op, dtype);
+  cpu::ops::check_same_dtype(name, "lhs", dtype, "rhs", rhs.dtype());
+  if (dtype == DType::Bool) cpu::ops::throw_dtype(name, "f32 or i32 tensors", dtype);
+  const Shape shape =
+      cpu::ops::broadcast_shapes(name, {{"lhs", &lhs.shape()}, {"rhs", &rhs.shape()}});
+  const auto plan = cpu::ops::make_plan<2>(shape, {&lhs.shape(), &rhs.shape()});
+  if (dtype == DType::I32 && plan.num_runs > 0) {
+    check_int_rhs(op, rhs.data<std::int32_t>(), rhs.num_elements(), rhs.shape());
+  }
+  // Pointers first: the output may take over lhs's or rhs's buffer.
+  const void* a = lhs.data<std::uint8_t>();
+  const void* b = rhs.data<std::uint8_t>();
+  CpuTensor out = cpu::ops::reusable(lhs, shape, dtype)   ? std::move(lhs)
+                  : cpu::ops::reusable(rhs, shape, dtype) ? std::move(rhs)
+                                                          : CpuTensor(shape, dtype);
+  if (dtype == DType::F32) {
+    run_binary<kernels::BinaryF32>(op, plan, static_cast<const float*>(a),
+                                   static_cast<const float*>(b), out.data<float>());
+  } else {
+    run_binary<kernels::BinaryI32>(op, plan, static_cast<const std::int32_t*>(a),
+                                   static_cast<const std::int32_t*>(b), out.data<std::int32_t>());
+  }
+  return out;
+}
+
+CpuTensor CpuOps::binary_scalar(BinaryOp op, CpuTensor lhs, double scalar, bool scalar_on_left) {
+  const DType dtype = lhs.dtype();
+  const char* name = op_name(op, dtype);
+  if (dtype == DType::Bool) cpu::ops::throw_dtype(name, "a f32 or i32 tensor", dtype);
+  const std::int64_t n = lhs.num_elements();
+  const auto plan = cpu::ops::scalar_plan(n, scalar_on_left);
+  const void* x = lhs.data<std::uint8_t>();
+  if (dtype == DType::F32) {
+    const float s = static_cast<float>(scalar);
+    if (op == BinaryOp::Pow && !scalar_on_left && (s == 1.f || s == 2.f)) {
+      // pow(x, 1) = x and pow(x, 2) = x·x exactly (both correctly rounded): vector paths.
+      if (s == 1.f) return lhs;  // buffers are never written while shared: no copy needed
+      CpuTensor out = same_shape_output(lhs);
+      const auto* xf = static_cast<const float*>(x);
+      const auto square = cpu::ops::make_plan<2>(out.shape(), {&out.shape(), &out.shape()});
+      cpu::dispatch(kernels::BinaryF32<BinaryOp::Mul>{}, square, xf, xf, out.data<float>());
+      return out;
+    }
+    CpuTensor out = same_shape_output(lhs);
+    const auto* xf = static_cast<const float*>(x);
+    if (scalar_on_left) {
+      run_binary<kernels::BinaryF32>(op, plan, &s, xf, out.data<float>());
+    } else {
+      run_binary<kernels::BinaryF32>(op, plan, xf, &s, out.data<float>());
+    }
+    return out;
+  }
+  const std::int32_t s = cpu::ops::int_scalar(name, scalar);
+  const auto* xi = static_cast<const std::int32_t*>(x);
+  if (n > 0) {
+    if (scalar_on_left) {
+      check_int_rhs(op, xi, n, lhs.shape());
+    } else if (is_int_division(op) && s == 0) {
+      throw ValueError(str_cat(name, ": integer division by zero: the scalar divisor is 0",
+                               " (ZeroDivisionError in PyTorch)"));
+    } else if (op == BinaryOp::Pow && s < 0) {
+      throw ValueError(
+          str_cat(name, ": integers to negative integer powers are not allowed:", " exponent ", s));
+    }
+  }
+  CpuTensor out = same_shape_output(lhs);
+  if (scalar_on_left) {
+    run_binary<kernels::BinaryI32>(op, plan, &s, xi, out.data<std::int32_t>());
+  } else {
+    run_binary<kernels::BinaryI32>(op, plan, xi, &s, out.data<std::int32_t>());
+  }
+  return out;
+}
+
+CpuTensor CpuOps::unary(UnaryOp op, CpuTensor x) {
+  const char* name = op_name(op);
+  const DType dtype = x.dtype();
+  const bool numeric_op = op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign;
+  if (dtype == DType::Bool) {
+    cpu::ops::throw_dtype(name, numeric_op ? "a f32 or i32 tensor" : "a f32 tensor", dtype);
+  }
+  if (dtype == DType::I32 && !numeric_op) cpu::ops::throw_dtype(name, "a f32 tensor", dtype);
+  const auto n = static_cast<std::size_t>(x.num_elements());
+  const void* in = x.data<std::uint8_t>();
+  CpuTensor out = same_shape_output(x);
+  if (dtype == DType::F32) {
+    run_unary_f32(op, static_cast<const float*>(in), out.data<float>(), n);
+  } else {
+    const auto* xi = static_cast<const std::int32_t*>(in);
+    auto* oi = out.data<std::int32_t>();
+    switch (op) {
+      case UnaryOp::Neg: cpu::dispatch(kernels::UnaryI32<UnaryOp::Neg>{}, xi, oi, n); break;
+      case UnaryOp::Abs: cpu::dispatch(kernels::UnaryI32<UnaryOp::Abs>{}, xi, oi, n); break;
+      default: cpu::dispatch(kernels::UnaryI32<UnaryOp::Sign>{}, xi, oi, n); break;
+    }
+  }
+  return out;
+}
+
+CpuTensor CpuOps::clamp(CpuTensor x, std::optional<double> min, std::optional<double> max) {
+  const DType dtype = x.dtype();
+  if (dtype == DType::Bool) cpu::ops::throw_dtype("clamp", "a f32 or i32 tensor", dtype);
+  if ((min && std::isnan(*min)) || (max && std::isnan(*max))) {
+    throw ValueError(
+        str_cat("clamp: bounds must not be nan, got min = ", min ? str_cat(*min) : "none",
+                ", max = ", max ? str_cat(*max) : "none"));
+  }
+  if (min && max && *min > *max) {
+    throw ValueError(str_cat("clamp: min must be <= max, got min = ", *min, ", max = ", *max));
+  }
+  const auto n = static_cast<std::size_t>(x.num_elements());
+  const void* in = x.data<std::uint8_t>();
+  CpuTensor out = same_shape_output(x);
+  if (dtype == DType::F32) {
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    const float lo = min ? static_cast<float>(*min) : -kInf;
+    const float hi = max ? static_cast<float>(*max) : kInf;
+    cpu::dispatch(kernels::ClampF32{}, static_cast<const float*>(in), out.data<float>(), n, lo, hi);
+  } else {
+    // x >= 2.5 exactly when x >= 3 for integers: round the bounds inward, then saturate.
+    constexpr double kMin = std::numeric_limits<std::int32_t>::min();
+    constexpr double kMax = std::numeric_limits<std::int32_t>::max();
+    const double lo = min ? std::clamp(std::ceil(*min), kMin, kMax) : kMin;
+    const double hi = max ? std::clamp(std::floor(*max), kMin, kMax) : kMax;
+    cpu::dispatch(kernels::ClampI32{}, static_cast<const std::int32_t*>(in),
+                  out.data<std::int32_t>(), n, static_cast<std::int32_t>(lo),
+                  static_cast<std::int32_t>(hi));
+  }
+  return out;
+}
+
+CpuTensor CpuOps::leaky_relu(CpuTensor x, double negative_slope) {
+  require_float("leaky_relu", x);
+  if (!std::isfinite(negative_slope)) {
+    throw ValueError(str_cat("leaky_relu: negative_slope must be finite, got ", negative_slope));
+  }
+  const auto n = static_cast<std::size_t>(x.num_elements());
+  const float* in = x.data<float>();
+  CpuTensor out = same_shape_output(x);
+  cpu::dispatch(kernels::LeakyReluF32{}, in, out.data<float>(), n,
+                static_cast<float>(negative_slope));
+  return out;
+}
+
+CpuTensor CpuOps::softplus(CpuTensor x, double beta, double threshold) {
+  require_float("softplus", x);
+  if (!(beta > 0.0) || !std::isfinite(beta)) {
+    throw ValueError(str_cat("softplus: beta must be positive and finite, got ", beta));
+  }
+  if (std::isnan(threshold)) throw ValueError("softplus: threshold must not be nan");
+  const auto n = static_cast<std::size_t>(x.num_elements());
+  const float* in = x.data<float>();
+  CpuTensor out = same_shape_output(x);
+  cpu::dispatch(kernels::SoftplusF32{}, in, out.data<float>(), n, static_cast<float>(beta),
+                static_cast<float>(threshold));
+  return out;
+}
+
+}  // namespace kiln
