@@ -1,0 +1,85 @@
+// SGEMM benchmarks of the Cpu backend (Google Benchmark), single thread.
+//
+//   ./build/native/bench/bench_gemm --benchmark_repetitions=5 \
+//       --benchmark_report_aggregates_only=true
+//
+// BM_Sgemm calls the packed GEMM directly (C = A·B, all row-major n x n); BM_TensorMatmul
+// goes through Tensor<Cpu, 2>::matmul (allocates the output each time). Both report
+// GFLOP/s = 2·n³ / time. KILN_GEMM_KC / KILN_GEMM_MC / KILN_GEMM_NC override the cache
+// blocking (tuning only). bench/run_native.sh compares with numpy/OpenBLAS.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "cpu/gemm/gemm.hpp"
+#include "kiln/kiln.hpp"
+
+namespace {
+
+std::vector<float> random_matrix(std::size_t rows, std::size_t cols, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(rows * cols);
+  for (auto& x : v) x = dist(gen);
+  return v;
+}
+
+/// 2·n³ floating-point operations per iteration, shown as GFLOP/s.
+benchmark::Counter gflops_counter(double n) {
+  return benchmark::Counter(2.0 * n * n * n * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+kiln::cpu::gemm::Blocking blocking_from_env() {
+  kiln::cpu::gemm::Blocking b;
+  const auto read = [](const char* name) -> std::size_t {
+    const char* s = std::getenv(name);
+    return s ? std::strtoull(s, nullptr, 10) : 0;
+  };
+  b.kc = read("KILN_GEMM_KC");
+  b.mc = read("KILN_GEMM_MC");
+  b.nc = read("KILN_GEMM_NC");
+  return b;
+}
+
+void BM_Sgemm(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto a = random_matrix(n, n, 1);
+  const auto b = random_matrix(n, n, 2);
+  std::vector<float> c(n * n);
+  const auto n_s = static_cast<std::ptrdiff_t>(n);
+  kiln::cpu::gemm::SgemmArgs args;
+  args.m = args.n = args.k = n;
+  args.a = {a.data(), n_s, 1};
+  args.b = {b.data(), n_s, 1};
+  args.c = {c.data(), n_s, 1};
+  const auto blocking = blocking_from_env();
+  for (auto _ : state) {
+    kiln::cpu::gemm::sgemm(args, blocking);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = gflops_counter(static_cast<double>(n));
+}
+
+void BM_TensorMatmul(benchmark::State& state) {
+  using namespace kiln;
+  const auto n = state.range(0);
+  Cpu::seed(7);
+  const auto dist = Distribution::uniform(-1.0, 1.0);
+  const auto a = Tensor<Cpu, 2>::random({n, n}, dist);
+  const auto b = Tensor<Cpu, 2>::random({n, n}, dist);
+  for (auto _ : state) {
+    auto c = a.matmul(b);
+    benchmark::DoNotOptimize(c);
+  }
+  state.counters["GFLOPS"] = gflops_counter(static_cast<double>(n));
+}
+
+}  // namespace
+
+BENCHMARK(BM_Sgemm)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TensorMatmul)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
+
+BENCHMARK_MAIN();

@@ -1,0 +1,88 @@
+#pragma once
+// The register-tiled micro-kernel of the GEMM: an MR x NR block of C held in MR·NV SIMD
+// registers (NR = NV·lanes), updated by one rank-1 product per k step:
+//   acc[i][v] += broadcast(a[p·MR + i]) · b[p·NR + v·lanes .. +lanes]
+// with a and b the packed micro-panels (pack.hpp). Per k step it loads NV vectors of B,
+// broadcasts MR scalars of A and issues MR·NV fused multiply-adds (mul + add where the arch
+// has no FMA, e.g. WASM SIMD128).
+//
+// Register budget (accumulators + NV B vectors + 1 broadcast):
+//   AVX-512 (32 zmm): 14 x 32 -> 28 + 2 + 1 = 31
+//   AVX2    (16 ymm):  6 x 16 -> 12 + 2 + 1 = 15
+//   SSE / WASM (16 xmm): 6 x 8 -> 12 + 2 + 1 = 15 (V8 gives wasm 16 xmm registers)
+#include <cstddef>
+#include <xsimd/xsimd.hpp>
+
+namespace kiln::cpu::gemm {
+
+/// The register tile of an arch, from its vector width.
+template <class Arch>
+struct TileShape {
+  static constexpr std::size_t lanes = xsimd::batch<float, Arch>::size;
+  static constexpr std::size_t mr = lanes >= 16 ? 14 : 6;
+  static constexpr std::size_t nv = 2;
+  static constexpr std::size_t nr = nv * lanes;
+};
+
+template <class Arch>
+struct MicroKernel {
+  using Batch = xsimd::batch<float, Arch>;
+  static constexpr std::size_t MR = TileShape<Arch>::mr;
+  static constexpr std::size_t NV = TileShape<Arch>::nv;
+  static constexpr std::size_t L = Batch::size;
+  static constexpr std::size_t NR = NV * L;
+
+  /// c[i·ldc + j] = alpha·(A·B)[i][j] + beta·c[i·ldc + j] for the whole MR x NR tile;
+  /// c is not read when beta == 0. a: packed MR x kc panel, b: packed kc x NR panel
+  /// (64-byte aligned).
+  static void run(std::size_t kc, const float* a, const float* b, float alpha, float beta,
+                  float* c, std::ptrdiff_t ldc) noexcept;
+};
+
+template <class Arch>
+void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, float alpha,
+                            float beta, float* c, std::ptrdiff_t ldc) noexcept {
+  Batch acc[MR][NV];
+#pragma GCC unroll 16
+  for (std::size_t i = 0; i < MR; ++i) {
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v) acc[i][v] = Batch(0.0f);
+  }
+
+  for (std::size_t p = 0; p < kc; ++p) {
+    Batch bv[NV];
+#pragma GCC unroll 4
+    for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_aligned(b + v * L);
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < MR; ++i) {
+      const Batch ai(a[i]);
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = xsimd::fma(ai, bv[v], acc[i][v]);
+    }
+    a += MR;
+    b += NR;
+  }
+
+  const Batch alpha_v(alpha);
+  if (beta == 0.0f) {
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < MR; ++i) {
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < NV; ++v) {
+        (acc[i][v] * alpha_v).store_unaligned(c + i * ldc + v * L);
+      }
+    }
+  } else {
+    const Batch beta_v(beta);
+#pragma GCC unroll 16
+    for (std::size_t i = 0; i < MR; ++i) {
+#pragma GCC unroll 4
+      for (std::size_t v = 0; v < NV; ++v) {
+        float* cp = c + i * ldc + v * L;
+        xsimd::fma(beta_v, Batch::load_unaligned(cp), acc[i][v] * alpha_v).store_unaligned(cp);
+      }
+    }
+  }
+}
+
+}  // namespace kiln::cpu::gemm
