@@ -6,7 +6,8 @@
 // BM_Sgemm calls the packed GEMM directly (C = A·B, all row-major n x n); BM_TensorMatmul
 // goes through Tensor<Cpu, 2>::matmul (allocates the output each time). Both report
 // GFLOP/s = 2·n³ / time. KILN_GEMM_KC / KILN_GEMM_MC / KILN_GEMM_NC override the cache
-// blocking (tuning only). bench/run_native.sh compares with numpy/OpenBLAS.
+// blocking and KILN_GEMM_ARCH=fma3+avx2 (or sse2) runs BM_Sgemm with a lesser instruction
+// set (tuning only). bench/run_native.sh compares with numpy/OpenBLAS.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -55,8 +56,17 @@ void BM_Sgemm(benchmark::State& state) {
   args.b = {b.data(), n_s, 1};
   args.c = {c.data(), n_s, 1};
   const auto blocking = blocking_from_env();
+  const char* arch = std::getenv("KILN_GEMM_ARCH");
+  if (arch && !kiln::cpu::gemm::sgemm_with_arch(arch, args, blocking)) {
+    state.SkipWithError("KILN_GEMM_ARCH names an instruction set this machine lacks");
+    return;
+  }
   for (auto _ : state) {
-    kiln::cpu::gemm::sgemm(args, blocking);
+    if (arch) {
+      kiln::cpu::gemm::sgemm_with_arch(arch, args, blocking);
+    } else {
+      kiln::cpu::gemm::sgemm(args, blocking);
+    }
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }

@@ -24,6 +24,14 @@ struct Pack {
   static void a_block(std::size_t mc, std::size_t kc, const float* a, std::ptrdiff_t rs,
                       std::ptrdiff_t cs, float* out) noexcept;
 
+  /// Writes R consecutive rows (row r at src + r·rs, kc floats each) as R-float groups:
+  /// dst[p·MR + r] = src[r·rs + p]. R is 2 or 4. Uses the per-128-bit-lane interleaves
+  /// (zip_lo / zip_hi are unpcklps / unpckhps on SSE, AVX and AVX-512 alike): within each
+  /// 4-float lane q they turn R row vectors into the R-float columns 4q .. 4q + 3.
+  template <std::size_t R>
+  static void rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_t kc,
+                              float* dst) noexcept;
+
   /// Packs B[0:kc, 0:nc] (element (p, j) at b[p·rs + j·cs]) into ceil(nc / NR) panels.
   static void b_block(std::size_t kc, std::size_t nc, const float* b, std::ptrdiff_t rs,
                       std::ptrdiff_t cs, float* out) noexcept;
@@ -36,9 +44,13 @@ void Pack<Arch>::a_block(std::size_t mc, std::size_t kc, const float* a, std::pt
     const std::size_t rows = mc - i0 < MR ? mc - i0 : MR;
     const float* src = a + static_cast<std::ptrdiff_t>(i0) * rs;
     if (cs == 1) {
-      // Row-major A: each row is read in order and scattered with stride MR (the panel,
-      // kc·MR floats, stays in L1).
-      for (std::size_t i = 0; i < rows; ++i) {
+      // Row-major A: a transpose. Four (then two) rows at a time are read in order, L
+      // columns per step, and interleaved in registers (rows_to_columns); odd rows go one
+      // by one. The panel (kc·MR floats) stays in L1.
+      std::size_t i = 0;
+      for (; i + 4 <= rows; i += 4) rows_to_columns<4>(src + static_cast<std::ptrdiff_t>(i) * rs, rs, kc, out + i);
+      for (; i + 2 <= rows; i += 2) rows_to_columns<2>(src + static_cast<std::ptrdiff_t>(i) * rs, rs, kc, out + i);
+      for (; i < rows; ++i) {
         const float* row = src + static_cast<std::ptrdiff_t>(i) * rs;
         float* dst = out + i;
         for (std::size_t p = 0; p < kc; ++p) dst[p * MR] = row[p];
@@ -58,6 +70,67 @@ void Pack<Arch>::a_block(std::size_t mc, std::size_t kc, const float* a, std::pt
     out += kc * MR;
   }
 }
+
+// GCC 12 warns that the AVX-512 unpack intrinsics' undefined pass-through operand "may be
+// used uninitialized" (a false positive inside avx512fintrin.h).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+template <class Arch>
+template <std::size_t R>
+void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_t kc,
+                                 float* dst) noexcept {
+  static_assert(R == 2 || R == 4);
+  using Wide = xsimd::batch<double, Arch>;
+  alignas(64) float cols[4][L];  // cols[j][4q + r]: row r of column 4q + j
+  std::size_t p = 0;
+  for (; p + L <= kc; p += L) {
+    const Batch r0 = Batch::load_unaligned(src + p);
+    const Batch r1 = Batch::load_unaligned(src + rs + p);
+    const Batch t0 = xsimd::zip_lo(r0, r1);  // lane: r0[0] r1[0] r0[1] r1[1]
+    const Batch t1 = xsimd::zip_hi(r0, r1);  // lane: r0[2] r1[2] r0[3] r1[3]
+    if constexpr (R == 2) {
+      t0.store_aligned(cols[0]);
+      t1.store_aligned(cols[2]);
+      for (std::size_t q = 0; q < L / 4; ++q) {
+        for (std::size_t j = 0; j < 4; ++j) {
+          const float* from = cols[j & 2] + 4 * q + 2 * (j & 1);
+          float* to = dst + (p + 4 * q + j) * MR;
+          to[0] = from[0];
+          to[1] = from[1];
+        }
+      }
+    } else {
+      const Batch r2 = Batch::load_unaligned(src + 2 * rs + p);
+      const Batch r3 = Batch::load_unaligned(src + 3 * rs + p);
+      const Batch t2 = xsimd::zip_lo(r2, r3);
+      const Batch t3 = xsimd::zip_hi(r2, r3);
+      const auto wide = [](const Batch& x) { return xsimd::bitwise_cast<Wide>(x); };
+      const auto narrow = [](const Wide& x) { return xsimd::bitwise_cast<Batch>(x); };
+      narrow(xsimd::zip_lo(wide(t0), wide(t2))).store_aligned(cols[0]);  // r0..r3 of col 0
+      narrow(xsimd::zip_hi(wide(t0), wide(t2))).store_aligned(cols[1]);
+      narrow(xsimd::zip_lo(wide(t1), wide(t3))).store_aligned(cols[2]);
+      narrow(xsimd::zip_hi(wide(t1), wide(t3))).store_aligned(cols[3]);
+      for (std::size_t q = 0; q < L / 4; ++q) {
+        for (std::size_t j = 0; j < 4; ++j) {
+          const float* from = cols[j] + 4 * q;
+          float* to = dst + (p + 4 * q + j) * MR;
+          to[0] = from[0];
+          to[1] = from[1];
+          to[2] = from[2];
+          to[3] = from[3];
+        }
+      }
+    }
+  }
+  for (; p < kc; ++p) {
+    for (std::size_t r = 0; r < R; ++r) dst[p * MR + r] = src[static_cast<std::ptrdiff_t>(r) * rs + p];
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 template <class Arch>
 void Pack<Arch>::b_block(std::size_t kc, std::size_t nc, const float* b, std::ptrdiff_t rs,
