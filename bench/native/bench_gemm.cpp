@@ -73,6 +73,37 @@ void BM_Sgemm(benchmark::State& state) {
   state.counters["GFLOPS"] = gflops_counter(static_cast<double>(n));
 }
 
+/// The products of an MNIST MLP step (784-128-64-10, batch 64) in the layouts training
+/// uses them: forward y = x·Wᵀ (W stored [d_output, d_input], so B is read transposed),
+/// backward dx = dy·W (plain) and dW = dyᵀ·x (A read transposed). Args: m, k, n,
+/// transpose_a, transpose_b.
+void BM_SgemmShapes(benchmark::State& state) {
+  const auto m = static_cast<std::size_t>(state.range(0));
+  const auto k = static_cast<std::size_t>(state.range(1));
+  const auto n = static_cast<std::size_t>(state.range(2));
+  const bool ta = state.range(3) != 0, tb = state.range(4) != 0;
+  const auto a = random_matrix(m, k, 1);
+  const auto b = random_matrix(k, n, 2);
+  std::vector<float> c(m * n);
+  const auto s = [](std::size_t x) { return static_cast<std::ptrdiff_t>(x); };
+  kiln::cpu::gemm::SgemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = ta ? kiln::cpu::gemm::ConstMatrixView{a.data(), 1, s(m)}
+              : kiln::cpu::gemm::ConstMatrixView{a.data(), s(k), 1};
+  args.b = tb ? kiln::cpu::gemm::ConstMatrixView{b.data(), 1, s(k)}
+              : kiln::cpu::gemm::ConstMatrixView{b.data(), s(n), 1};
+  args.c = {c.data(), s(n), 1};
+  for (auto _ : state) {
+    kiln::cpu::gemm::sgemm(args);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(
+      2.0 * static_cast<double>(m) * n * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void BM_TensorMatmul(benchmark::State& state) {
   using namespace kiln;
   const auto n = state.range(0);
@@ -90,6 +121,15 @@ void BM_TensorMatmul(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_Sgemm)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SgemmShapes)
+    ->ArgNames({"m", "k", "n", "ta", "tb"})
+    ->Args({64, 784, 128, 0, 1})   // layer 1 forward: x·W1ᵀ
+    ->Args({64, 128, 64, 0, 1})    // layer 2 forward
+    ->Args({64, 64, 10, 0, 1})     // layer 3 forward
+    ->Args({64, 128, 784, 0, 0})   // layer 1 dx = dy·W1 (not needed for the input, shown)
+    ->Args({128, 64, 784, 1, 0})   // layer 1 dW1 = dyᵀ·x
+    ->Args({64, 64, 128, 1, 0})    // layer 2 dW2
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TensorMatmul)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_MAIN();

@@ -24,11 +24,12 @@ struct Pack {
   static void a_block(std::size_t mc, std::size_t kc, const float* a, std::ptrdiff_t rs,
                       std::ptrdiff_t cs, float* out) noexcept;
 
-  /// Writes R consecutive rows (row r at src + r·rs, kc floats each) as R-float groups:
-  /// dst[p·MR + r] = src[r·rs + p]. R is 2 or 4. Uses the per-128-bit-lane interleaves
+  /// Writes R consecutive rows (row r at src + r·rs, kc floats each) as R-float groups
+  /// S floats apart: dst[p·S + r] = src[r·rs + p]. R is 2 or 4; S is MR (packing a
+  /// row-major A) or NR (packing a column-major, i.e. transposed, B). Uses the per-128-bit-lane interleaves
   /// (zip_lo / zip_hi are unpcklps / unpckhps on SSE, AVX and AVX-512 alike): within each
   /// 4-float lane q they turn R row vectors into the R-float columns 4q .. 4q + 3.
-  template <std::size_t R>
+  template <std::size_t R, std::size_t S>
   static void rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_t kc,
                               float* dst) noexcept;
 
@@ -48,12 +49,23 @@ void Pack<Arch>::a_block(std::size_t mc, std::size_t kc, const float* a, std::pt
       // columns per step, and interleaved in registers (rows_to_columns); odd rows go one
       // by one. The panel (kc·MR floats) stays in L1.
       std::size_t i = 0;
-      for (; i + 4 <= rows; i += 4) rows_to_columns<4>(src + static_cast<std::ptrdiff_t>(i) * rs, rs, kc, out + i);
-      for (; i + 2 <= rows; i += 2) rows_to_columns<2>(src + static_cast<std::ptrdiff_t>(i) * rs, rs, kc, out + i);
+      for (; i + 4 <= rows; i += 4) {
+        rows_to_columns<4, MR>(src + static_cast<std::ptrdiff_t>(i) * rs, rs, kc, out + i);
+      }
+      for (; i + 2 <= rows; i += 2) {
+        rows_to_columns<2, MR>(src + static_cast<std::ptrdiff_t>(i) * rs, rs, kc, out + i);
+      }
       for (; i < rows; ++i) {
         const float* row = src + static_cast<std::ptrdiff_t>(i) * rs;
         float* dst = out + i;
         for (std::size_t p = 0; p < kc; ++p) dst[p * MR] = row[p];
+      }
+    } else if (rs == 1) {
+      // Transposed A (column-major, e.g. dyᵀ·x): each k step is `rows` contiguous floats.
+      for (std::size_t p = 0; p < kc; ++p) {
+        const float* col = src + static_cast<std::ptrdiff_t>(p) * cs;
+        float* dst = out + p * MR;
+        for (std::size_t i = 0; i < rows; ++i) dst[i] = col[i];
       }
     } else {
       for (std::size_t p = 0; p < kc; ++p) {
@@ -78,7 +90,7 @@ void Pack<Arch>::a_block(std::size_t mc, std::size_t kc, const float* a, std::pt
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 template <class Arch>
-template <std::size_t R>
+template <std::size_t R, std::size_t S>
 void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_t kc,
                                  float* dst) noexcept {
   static_assert(R == 2 || R == 4);
@@ -96,7 +108,7 @@ void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_
       for (std::size_t q = 0; q < L / 4; ++q) {
         for (std::size_t j = 0; j < 4; ++j) {
           const float* from = cols[j & 2] + 4 * q + 2 * (j & 1);
-          float* to = dst + (p + 4 * q + j) * MR;
+          float* to = dst + (p + 4 * q + j) * S;
           to[0] = from[0];
           to[1] = from[1];
         }
@@ -115,7 +127,7 @@ void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_
       for (std::size_t q = 0; q < L / 4; ++q) {
         for (std::size_t j = 0; j < 4; ++j) {
           const float* from = cols[j] + 4 * q;
-          float* to = dst + (p + 4 * q + j) * MR;
+          float* to = dst + (p + 4 * q + j) * S;
           to[0] = from[0];
           to[1] = from[1];
           to[2] = from[2];
@@ -125,7 +137,7 @@ void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_
     }
   }
   for (; p < kc; ++p) {
-    for (std::size_t r = 0; r < R; ++r) dst[p * MR + r] = src[static_cast<std::ptrdiff_t>(r) * rs + p];
+    for (std::size_t r = 0; r < R; ++r) dst[p * S + r] = src[static_cast<std::ptrdiff_t>(r) * rs + p];
   }
 }
 #if defined(__GNUC__) && !defined(__clang__)
@@ -147,8 +159,16 @@ void Pack<Arch>::b_block(std::size_t kc, std::size_t nc, const float* b, std::pt
         for (std::size_t v = 0; v < NR; v += L) Batch::load_unaligned(row + v).store_aligned(dst + v);
       }
     } else if (rs == 1) {
-      // Transposed B (column-major): each column is read in order.
-      for (std::size_t j = 0; j < cols; ++j) {
+      // Transposed B (column-major, e.g. x·Wᵀ with W row-major): a transpose, as for a
+      // row-major A; each column is read in order.
+      std::size_t j = 0;
+      for (; j + 4 <= cols; j += 4) {
+        rows_to_columns<4, NR>(src + static_cast<std::ptrdiff_t>(j) * cs, cs, kc, out + j);
+      }
+      for (; j + 2 <= cols; j += 2) {
+        rows_to_columns<2, NR>(src + static_cast<std::ptrdiff_t>(j) * cs, cs, kc, out + j);
+      }
+      for (; j < cols; ++j) {
         const float* col = src + static_cast<std::ptrdiff_t>(j) * cs;
         float* dst = out + j;
         for (std::size_t p = 0; p < kc; ++p) dst[p * NR] = col[p];
