@@ -7,6 +7,7 @@
 // strides; the common layouts (unit column stride: row-major; unit row stride: a
 // transposed row-major matrix) get loops that read memory in order.
 #include <cstddef>
+#include <cstring>
 #include <xsimd/xsimd.hpp>
 
 #include "cpu/gemm/micro_kernel.hpp"
@@ -107,10 +108,8 @@ void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_
       t1.store_aligned(cols[2]);
       for (std::size_t q = 0; q < L / 4; ++q) {
         for (std::size_t j = 0; j < 4; ++j) {
-          const float* from = cols[j & 2] + 4 * q + 2 * (j & 1);
-          float* to = dst + (p + 4 * q + j) * S;
-          to[0] = from[0];
-          to[1] = from[1];
+          std::memcpy(dst + (p + 4 * q + j) * S, cols[j & 2] + 4 * q + 2 * (j & 1),
+                      2 * sizeof(float));
         }
       }
     } else {
@@ -126,12 +125,7 @@ void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_
       narrow(xsimd::zip_hi(wide(t1), wide(t3))).store_aligned(cols[3]);
       for (std::size_t q = 0; q < L / 4; ++q) {
         for (std::size_t j = 0; j < 4; ++j) {
-          const float* from = cols[j] + 4 * q;
-          float* to = dst + (p + 4 * q + j) * S;
-          to[0] = from[0];
-          to[1] = from[1];
-          to[2] = from[2];
-          to[3] = from[3];
+          std::memcpy(dst + (p + 4 * q + j) * S, cols[j] + 4 * q, 4 * sizeof(float));
         }
       }
     }
