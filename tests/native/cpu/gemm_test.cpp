@@ -162,6 +162,20 @@ TEST(Sgemm, TransposedOperandsNeedNoCopy) {
   });
 }
 
+TEST(Sgemm, ThinOutputsInEveryLayout) {
+  // n far below NR: sgemm computes Cᵀ = Bᵀ·Aᵀ, which swaps every view's strides.
+  for_each_arch([](const char* arch) {
+    bool ran = true;
+    for (const Layout la : {Layout::RowMajor, Layout::ColMajor, Layout::Strided}) {
+      for (const Layout lb : {Layout::RowMajor, Layout::ColMajor, Layout::Strided}) {
+        ran = check_case(arch, {64, 10, 64, la, lb, 1.0f, 0.0f, {}}, 10) && ran;
+        ran = check_case(arch, {100, 3, 17, la, lb, -2.0f, 0.5f, {}}, 11) && ran;
+      }
+    }
+    return ran;
+  });
+}
+
 TEST(Sgemm, AlphaAndBetaScale) {
   for_each_arch([](const char* arch) {
     return check_case(arch, {33, 40, 17, Layout::RowMajor, Layout::RowMajor, -0.5f, 2.0f, {}},

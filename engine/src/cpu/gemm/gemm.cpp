@@ -56,12 +56,34 @@ float* reserve_workspace(std::size_t floats) {
   return workspace.reserve(floats);
 }
 
+/// Multiply-adds the micro-kernel issues for an m x n output, edge tiles padded to full.
+std::size_t padded_work(std::size_t m, std::size_t n, const Blocking& b) noexcept {
+  return (m + b.mr - 1) / b.mr * b.mr * ((n + b.nr - 1) / b.nr * b.nr);
+}
+
+/// The same product transposed: Cᵀ = Bᵀ·Aᵀ (swap m and n, and each view's strides).
+SgemmArgs transposed(const SgemmArgs& g) noexcept {
+  SgemmArgs t = g;
+  t.m = g.n;
+  t.n = g.m;
+  t.a = {g.b.data, g.b.col_stride, g.b.row_stride};
+  t.b = {g.a.data, g.a.col_stride, g.a.row_stride};
+  t.c = {g.c.data, g.c.col_stride, g.c.row_stride};
+  return t;
+}
+
 template <class Arch>
 void run_with(Arch arch, const SgemmArgs& args, const Blocking& blocking) {
   if (args.m == 0 || args.n == 0) return;
   const Blocking b = resolve(arch, blocking);
-  float* ws = reserve_workspace(workspace_floats(b, args.m, args.n, args.k));
-  SgemmKernel{}(arch, args, b, ws);
+  // A thin output (n well under NR, e.g. 10 classes) wastes most of every register tile;
+  // computed as Cᵀ = Bᵀ·Aᵀ the short side becomes the tile's rows (MR) instead. Cᵀ then has
+  // a non-unit column stride, so its tiles are stored element by element: worth it only
+  // when it saves a quarter of the work.
+  const bool swap = padded_work(args.n, args.m, b) * 4 < padded_work(args.m, args.n, b) * 3;
+  const SgemmArgs& run = swap ? transposed(args) : args;
+  float* ws = reserve_workspace(workspace_floats(b, run.m, run.n, run.k));
+  SgemmKernel{}(arch, run, b, ws);
 }
 
 }  // namespace
