@@ -1,0 +1,63 @@
+// Element-wise throughput of the Cpu backend through the Tensor API (Google Benchmark):
+// c = a + b on two 4M-float tensors, reporting memory traffic in GB/s (8 bytes read and
+// 4 written per element; 48 MiB per call, far past the caches, so this is a bandwidth
+// test). BM_AddInPlace passes `a` as an rvalue so the op may write into its buffer.
+//
+// The element-wise ops live in engine/src/cpu/ops/elementwise_ops.cpp with their kernels
+// in engine/src/cpu/kernels/binary.hpp; until that exists this program only says so.
+#include <benchmark/benchmark.h>
+
+#if __has_include("cpu/kernels/binary.hpp")
+#include <utility>
+
+#include "kiln/kiln.hpp"
+
+namespace {
+
+constexpr std::int64_t kElements = 4 * 1024 * 1024;
+
+/// Bytes moved per element of c = a + b: two f32 reads, one f32 write.
+benchmark::Counter bandwidth_counter() {
+  return benchmark::Counter(static_cast<double>(kElements) * 12.0 * 1e-9,
+                            benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Add(benchmark::State& state) {
+  using namespace kiln;
+  Cpu::seed(3);
+  const auto a = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
+  const auto b = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
+  for (auto _ : state) {
+    auto c = a + b;
+    benchmark::DoNotOptimize(c);
+  }
+  state.counters["GB/s"] = bandwidth_counter();
+}
+
+void BM_AddInPlace(benchmark::State& state) {
+  using namespace kiln;
+  Cpu::seed(4);
+  auto a = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
+  const auto b = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
+  for (auto _ : state) {
+    a = std::move(a) + b;
+    benchmark::DoNotOptimize(a);
+  }
+  state.counters["GB/s"] = bandwidth_counter();
+}
+
+}  // namespace
+
+BENCHMARK(BM_Add)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AddInPlace)->Unit(benchmark::kMicrosecond);
+BENCHMARK_MAIN();
+
+#else
+#include <cstdio>
+
+int main() {
+  std::puts("bench_elementwise: the element-wise ops (engine/src/cpu/kernels/binary.hpp) are "
+            "not in this build yet");
+  return 0;
+}
+#endif

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Native SGEMM, Kiln vs numpy/OpenBLAS, single thread, measured back to back.
+#
+#   bench/run_native.sh [repetitions=5]
+#
+# Each repetition runs Kiln's bench_gemm (BM_Sgemm, n = 128, 256, 512, 1024; with the
+# best instruction set, AVX-512 here, and again limited to AVX2 for a like-for-like column), then
+# numpy.matmul with OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell, what Debian's
+# OpenBLAS runs here as shipped) and with its AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX),
+# all single-threaded; the table shows the median GFLOP/s of each over the repetitions and
+# the ratios. Rates use CPU time on both sides (the machine is shared). Then, if built,
+# bench_elementwise (GB/s of a 4M-float add). Results go in bench/RESULTS.md by hand.
+#
+# Needs: a native Release build (built here if missing: cmake, -j2), libbenchmark-dev,
+# Debian's python3-numpy with libopenblas0-pthread (and python3-threadpoolctl to print the
+# kernel set OpenBLAS picked).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps="${1:-5}"
+build="${KILN_BUILD_DIR:-build/native}"
+py=/usr/bin/python3
+
+if [[ ! -x "$build/bench/bench_gemm" ]]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$build" -j2 --target bench_gemm
+fi
+
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
+     "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+for ((r = 1; r <= reps; r++)); do
+  echo "repetition $r/$reps" >&2
+  "$build/bench/bench_gemm" --benchmark_filter='BM_Sgemm/' --benchmark_min_time=0.2 \
+      --benchmark_format=json >"$out/kiln_$r.json" 2>/dev/null
+  KILN_GEMM_ARCH=fma3+avx2 "$build/bench/bench_gemm" --benchmark_filter='BM_Sgemm/' \
+      --benchmark_min_time=0.2 --benchmark_format=json >"$out/kiln_avx2_$r.json" 2>/dev/null
+  # Unset OPENBLAS_L2_SIZE with the core type (the machine sets both for older OpenBLAS).
+  env -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell \
+      "$py" bench/native/numpy_sgemm.py --repeats 3 >"$out/haswell_$r.txt"
+  env -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=SkylakeX \
+      "$py" bench/native/numpy_sgemm.py --repeats 3 >"$out/skylakex_$r.txt"
+done
+
+"$py" - "$out" "$reps" <<'PY'
+import json, re, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+kiln, kiln_avx2, ob = {}, {}, {"haswell": {}, "skylakex": {}}
+arch = {}
+for r in range(1, reps + 1):
+    for name, into in (("kiln", kiln), ("kiln_avx2", kiln_avx2)):
+        for b in json.load(open(f"{out}/{name}_{r}.json"))["benchmarks"]:
+            if "GFLOPS" in b:
+                into.setdefault(int(b["name"].split("/")[1]), []).append(b["GFLOPS"])
+    for core in ob:
+        for line in open(f"{out}/{core}_{r}.txt"):
+            m = re.match(r"n=(\d+) gflops=([\d.]+) arch=(\S+)", line)
+            if m:
+                ob[core].setdefault(int(m[1]), []).append(float(m[2]))
+                arch[core] = m[3]
+simd = json.load(open(f"{out}/kiln_1.json"))["context"].get("kiln_simd")
+print(f"Kiln SIMD: {simd}; OpenBLAS kernels: Haswell run -> {arch.get('haswell')}, "
+      f"SkylakeX run -> {arch.get('skylakex')}")
+print(f"medians of {reps} repetitions, GFLOP/s (single thread)\n")
+print("| n | Kiln (AVX-512) | OpenBLAS Haswell (AVX2) | OpenBLAS SkylakeX (AVX-512) "
+      "| Kiln / Haswell | Kiln / SkylakeX | Kiln limited to AVX2 | Kiln AVX2 / Haswell |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+for n in sorted(kiln):
+    k = statistics.median(kiln[n])
+    k2 = statistics.median(kiln_avx2[n])
+    h = statistics.median(ob["haswell"][n])
+    s = statistics.median(ob["skylakex"][n])
+    print(f"| {n} | {k:.1f} | {h:.1f} | {s:.1f} | {k / h:.2f} | {k / s:.2f} | {k2:.1f} | {k2 / h:.2f} |")
+PY
+
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [[ -x "$build/bench/bench_elementwise" ]]; then
+  echo
+  "$build/bench/bench_elementwise" --benchmark_repetitions=5 \
+      --benchmark_report_aggregates_only=true 2>/dev/null | grep -E "median|not in this build" || true
+fi

@@ -1,0 +1,120 @@
+// Matrix product of the Cpu backend: shape checks, batch broadcasting, and one packed GEMM
+// call (engine/src/cpu/gemm/) per batch element.
+#include <array>
+#include <cstdint>
+
+#include "cpu/gemm/gemm.hpp"
+#include "kiln/cpu/cpu.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln {
+namespace {
+
+/// Checks ranks, dtypes and dims (STYLE.md §7) and returns the output shape
+/// [broadcast(batch dims)..., m, n].
+Shape matmul_shape(const CpuTensor& lhs, const CpuTensor& rhs) {
+  const Shape& ls = lhs.shape();
+  const Shape& rs = rhs.shape();
+  if (ls.rank() < 2 || rs.rank() < 2) {
+    throw RankError(str_cat("matmul: expected tensors of rank >= 2, got lhs ", ls, " (rank ",
+                            ls.rank(), ") and rhs ", rs, " (rank ", rs.rank(), ")"));
+  }
+  if (ls.rank() != rs.rank()) {
+    throw RankError(str_cat("matmul: ranks differ: lhs ", ls, " (rank ", ls.rank(),
+                            ") vs rhs ", rs, " (rank ", rs.rank(), ")"));
+  }
+  if (lhs.dtype() != DType::F32 || rhs.dtype() != DType::F32) {
+    throw DTypeError(str_cat("matmul: expected f32 tensors, got lhs ", lhs.dtype(), " ", ls,
+                             " and rhs ", rhs.dtype(), " ", rs));
+  }
+  const std::size_t rank = ls.rank();
+  const std::int64_t k_lhs = ls[rank - 1];
+  const std::int64_t k_rhs = rs[rank - 2];
+  if (k_lhs != k_rhs) {
+    throw ShapeError(str_cat("matmul: inner dimensions differ: lhs ", ls, " vs rhs ", rs, " (",
+                             k_lhs, " != ", k_rhs, ")"));
+  }
+  std::array<std::int64_t, Shape::max_rank> dims{};
+  for (std::size_t d = 0; d + 2 < rank; ++d) {
+    const std::int64_t a = ls[d], b = rs[d];
+    if (a != b && a != 1 && b != 1) {
+      throw ShapeError(str_cat("matmul: batch dims do not broadcast: lhs ", ls, " vs rhs ", rs,
+                               " (dim ", d, ": ", a, " vs ", b, ")"));
+    }
+    dims[d] = a == 1 ? b : a;
+  }
+  dims[rank - 2] = ls[rank - 2];
+  dims[rank - 1] = rs[rank - 1];
+  return Shape(std::span<const std::int64_t>(dims.data(), rank));
+}
+
+}  // namespace
+
+CpuTensor CpuOps::matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
+  const Shape out_shape = matmul_shape(lhs, rhs);
+  CpuTensor out(out_shape, DType::F32);
+  if (out.num_elements() == 0) return out;
+
+  const Shape& ls = lhs.shape();
+  const Shape& rs = rhs.shape();
+  const std::size_t rank = out_shape.rank();
+  const std::size_t batch_rank = rank - 2;
+  const std::int64_t m = ls[rank - 2], k = ls[rank - 1], n = rs[rank - 1];
+
+  std::int64_t batch = 1;
+  bool rhs_has_batch = false;
+  for (std::size_t d = 0; d < batch_rank; ++d) {
+    batch *= out_shape[d];
+    rhs_has_batch = rhs_has_batch || rs[d] != 1;
+  }
+
+  cpu::gemm::SgemmArgs args;
+  args.k = static_cast<std::size_t>(k);
+  args.n = static_cast<std::size_t>(n);
+  // Every dim fits in ptrdiff_t, also on wasm32: a CpuTensor holds fewer than 2^31 elements.
+  args.a = {lhs.data<float>(), static_cast<std::ptrdiff_t>(k), 1};
+  args.b = {rhs.data<float>(), static_cast<std::ptrdiff_t>(n), 1};
+  args.c = {out.data<float>(), static_cast<std::ptrdiff_t>(n), 1};
+
+  if (!rhs_has_batch) {
+    // One rhs matrix for every batch element: lhs's batch dims are all real (they equal the
+    // output's), so the batch folds into m: [batch·m, k] x [k, n] (one GEMM, one packing of B).
+    args.m = static_cast<std::size_t>(batch * m);
+    cpu::gemm::sgemm(args);
+    return out;
+  }
+
+  // Element strides of each operand's batch dims; 0 where a dim of size 1 is broadcast.
+  std::array<std::int64_t, Shape::max_rank> lhs_stride{}, rhs_stride{};
+  {
+    std::int64_t ls_acc = m * k, rs_acc = k * n;
+    for (std::size_t d = batch_rank; d-- > 0;) {
+      lhs_stride[d] = ls[d] == 1 ? 0 : ls_acc;
+      rhs_stride[d] = rs[d] == 1 ? 0 : rs_acc;
+      ls_acc *= ls[d];
+      rs_acc *= rs[d];
+    }
+  }
+  args.m = static_cast<std::size_t>(m);
+  std::array<std::int64_t, Shape::max_rank> index{};
+  std::int64_t lhs_offset = 0, rhs_offset = 0;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    args.a.data = lhs.data<float>() + lhs_offset;
+    args.b.data = rhs.data<float>() + rhs_offset;
+    args.c.data = out.data<float>() + b * m * n;
+    cpu::gemm::sgemm(args);
+    // Odometer increment over the batch dims, last dim fastest.
+    for (std::size_t d = batch_rank; d-- > 0;) {
+      lhs_offset += lhs_stride[d];
+      rhs_offset += rhs_stride[d];
+      if (++index[d] < out_shape[d]) break;
+      lhs_offset -= lhs_stride[d] * out_shape[d];
+      rhs_offset -= rhs_stride[d] * out_shape[d];
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln
