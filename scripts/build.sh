@@ -15,7 +15,11 @@ mkdir -p build
 export NODE_PATH=/usr/share/nodejs  # emcc's JS optimizer needs Debian's acorn
 
 have_ccache=false
-command -v ccache >/dev/null 2>&1 && have_ccache=true
+if command -v ccache >/dev/null 2>&1; then
+  have_ccache=true
+  # Paths under the clone are hashed relative to it, so another clone hits the same cache.
+  export CCACHE_BASEDIR="$PWD"
+fi
 
 # Runs `cmake --build` and prints only what was compiled or linked, warnings and errors
 # (a no-op build prints nothing), then one summary line.

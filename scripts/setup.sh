@@ -16,14 +16,14 @@ PACKAGES=(emscripten libxsimd-dev libxtensor-dev xtl-dev nlohmann-json3-dev libg
 
 # ---- Debian packages ----
 missing=()
-installed=" $(dpkg-query -W -f='${db:Status-Status} ${Package}\n' "${PACKAGES[@]}" 2>/dev/null |
+# dpkg-query fails for a package it has never heard of: that one is simply missing.
+installed=" $( (dpkg-query -W -f='${db:Status-Status} ${Package}\n' "${PACKAGES[@]}" 2>/dev/null || true) |
               awk '$1 == "installed" { printf "%s ", $2 }')"
 for p in "${PACKAGES[@]}"; do
   [[ "$installed" == *" $p "* ]] || missing+=("$p")
 done
 
 if ((${#missing[@]})); then
-  echo "[setup] installing Debian packages: ${missing[*]}"
   if [[ $(id -u) -eq 0 ]]; then
     SUDO=()
   elif command -v sudo >/dev/null 2>&1; then
@@ -34,7 +34,7 @@ if ((${#missing[@]})); then
     echo "        apt-get install --no-install-recommends ${missing[*]}" >&2
     exit 1
   fi
-  export DEBIAN_FRONTEND=noninteractive
+  echo "[setup] installing Debian packages: ${missing[*]}"
   "${SUDO[@]}" apt-get update -qq
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive \
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
