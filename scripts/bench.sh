@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `npm run bench`: builds what is out of date, then runs the benchmarks (by hand, not in CI;
 # they take minutes and want a quiet machine):
-#   1. every Google Benchmark program in build/native/bench/ (native SGEMM, element-wise),
-#   2. every bench/native/*.py with Debian's /usr/bin/python3 (numpy/OpenBLAS reference),
-#   3. node bench/wasm/bench_gemm.mjs (WebAssembly vs TensorFlow.js), which writes
+#   1. bench/run_native.sh when it exists (native benchmarks and numpy in one run); else
+#      every Google Benchmark program in build/native/bench/ and every bench/native/*.py
+#      with Debian's /usr/bin/python3 (numpy/OpenBLAS reference),
+#   2. node bench/wasm/bench_gemm.mjs (WebAssembly vs TensorFlow.js), which writes
 #      bench/RESULTS-wasm.md.
 # Record the figures in bench/RESULTS.md. Extra arguments go to the Google Benchmark programs
 # (e.g. --benchmark_filter=Sgemm).
@@ -13,15 +14,21 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
 
-shopt -s nullglob
-for program in build/native/bench/*; do
-  [[ -f "$program" && -x "$program" ]] || continue
-  echo "[bench] $program"
-  "$program" "$@"
-done
-for script in bench/native/*.py; do
-  echo "[bench] /usr/bin/python3 $script"
-  /usr/bin/python3 "$script"
-done
+if [[ -f bench/run_native.sh ]]; then
+  # The native benchmarks' own driver (Kiln and numpy in one run), when present.
+  echo "[bench] bench/run_native.sh"
+  bash bench/run_native.sh "$@"
+else
+  shopt -s nullglob
+  for program in build/native/bench/*; do
+    [[ -f "$program" && -x "$program" ]] || continue
+    echo "[bench] $program"
+    "$program" "$@"
+  done
+  for script in bench/native/*.py; do
+    echo "[bench] /usr/bin/python3 $script"
+    /usr/bin/python3 "$script"
+  done
+fi
 echo "[bench] node bench/wasm/bench_gemm.mjs"
 node bench/wasm/bench_gemm.mjs

@@ -28,7 +28,7 @@ const outPath = outIndex >= 0 ? args[outIndex + 1] : join(root, 'bench', 'RESULT
 
 const GEMM_SIZES = [128, 256, 512, 1024];
 const ADD_ELEMENTS = 1 << 22; // 4 Mi floats = 16 MiB per operand
-const MIN_SECONDS = quick ? 0.3 : 1.5; // timed time per case and engine
+const MIN_SECONDS = quick ? 0.3 : 1.5; // timed seconds per case and engine
 const WARMUP_SECONDS = quick ? 0.2 : 0.5;
 
 // ---- engines ----
@@ -60,22 +60,32 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
-/** Runs op() for WARMUP_SECONDS, then times single calls for MIN_SECONDS (>= 5 calls). */
-function timeOp(op) {
+/**
+ * Warms both ops up for WARMUP_SECONDS, then times single calls of each, alternating
+ * kiln, tf, kiln, tf... for MIN_SECONDS (>= 5 calls each): on a shared machine a change of
+ * load then hits both engines alike. Returns the median milliseconds of each.
+ */
+function timePair(kilnOp, tfOp) {
   const warmEnd = performance.now() + WARMUP_SECONDS * 1000;
-  let warm = 0;
-  while (performance.now() < warmEnd || warm < 2) {
-    op();
-    warm++;
+  for (let i = 0; performance.now() < warmEnd || i < 2; i++) {
+    kilnOp();
+    tfOp();
   }
-  const times = [];
-  const end = performance.now() + MIN_SECONDS * 1000;
-  while (performance.now() < end || times.length < 5) {
-    const t0 = performance.now();
-    op();
-    times.push(performance.now() - t0);
+  const kilnTimes = [];
+  const tfTimes = [];
+  const end = performance.now() + 2 * MIN_SECONDS * 1000;
+  while (performance.now() < end || kilnTimes.length < 5) {
+    let t0 = performance.now();
+    kilnOp();
+    kilnTimes.push(performance.now() - t0);
+    t0 = performance.now();
+    tfOp();
+    tfTimes.push(performance.now() - t0);
   }
-  return { ms: median(times), reps: times.length };
+  return {
+    kiln: { ms: median(kilnTimes), reps: kilnTimes.length },
+    tf: { ms: median(tfTimes), reps: tfTimes.length },
+  };
 }
 
 function maxRelDiff(a, b) {
@@ -105,8 +115,10 @@ for (const n of GEMM_SIZES) {
   if (!(diff < 1e-4)) throw new Error(`n = ${n}: Kiln and TF.js differ (max rel diff ${diff})`);
 
   // TF.js's WASM kernels run synchronously inside matMul, so timing the call is fair.
-  const kilnTime = timeOp(() => ka.matmul(kb).dispose());
-  const tfTime = timeOp(() => tf.matMul(ta, tb).dispose());
+  const { kiln: kilnTime, tf: tfTime } = timePair(
+    () => ka.matmul(kb).dispose(),
+    () => tf.matMul(ta, tb).dispose(),
+  );
   const flops = 2 * n ** 3;
   const row = {
     n,
@@ -145,8 +157,10 @@ let addRow;
   kc.dispose();
   tc.dispose();
   if (!(diff < 1e-6)) throw new Error(`add: Kiln and TF.js differ (max rel diff ${diff})`);
-  const kilnTime = timeOp(() => ka.add(kb).dispose());
-  const tfTime = timeOp(() => tf.add(ta, tb).dispose());
+  const { kiln: kilnTime, tf: tfTime } = timePair(
+    () => ka.add(kb).dispose(),
+    () => tf.add(ta, tb).dispose(),
+  );
   const bytes = 3 * 4 * n; // two reads and one write
   addRow = {
     n,
@@ -180,7 +194,8 @@ const lines = [
     `${new Date().toISOString().slice(0, 10)}: ${cpus()[0].model}, Node ${process.version}, ` +
     `one thread. Kiln ${kiln.simdArch()} kernels (lowered to SIMD128); TF.js ` +
     `${tfPkg.version} WASM backend, SIMD binary, threads off. Medians of single calls after ` +
-    `a warm-up, both engines in the same process; ratio = Kiln / TF.js (above 1: Kiln faster).`,
+    `a warm-up, calls of the two engines alternating in the same process; ` +
+    `ratio = Kiln / TF.js (above 1: Kiln faster).`,
   '',
   '## SGEMM (C = A·B, float32, n x n)',
   '',
