@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # `npm run bench`: builds what is out of date, then runs the benchmarks (by hand, not in CI;
 # they take minutes and want a quiet machine):
-#   1. bench/run_native.sh when it exists (native benchmarks and numpy in one run); else
-#      every Google Benchmark program in build/native/bench/ and every bench/native/*.py
-#      with Debian's /usr/bin/python3 (numpy/OpenBLAS reference),
+#   1. bench/run_native.sh when it exists (Kiln's native SGEMM and numpy/OpenBLAS in one
+#      run, then the element-wise benchmark); else every Google Benchmark program in
+#      build/native/bench/,
 #   2. node bench/wasm/bench_gemm.mjs (WebAssembly vs TensorFlow.js), which writes
 #      bench/RESULTS-wasm.md.
-# Record the figures in bench/RESULTS.md. Extra arguments go to the Google Benchmark programs
-# (e.g. --benchmark_filter=Sgemm).
+# Record the figures in bench/RESULTS.md. Extra arguments go to step 1 (run_native.sh takes
+# the number of repetitions).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -24,10 +24,6 @@ else
     [[ -f "$program" && -x "$program" ]] || continue
     echo "[bench] $program"
     "$program" "$@"
-  done
-  for script in bench/native/*.py; do
-    echo "[bench] /usr/bin/python3 $script"
-    /usr/bin/python3 "$script"
   done
 fi
 echo "[bench] node bench/wasm/bench_gemm.mjs"

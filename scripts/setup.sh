@@ -4,15 +4,16 @@
 # cmake; everything else comes from here:
 #   Debian packages  emscripten (em++, clang 14, binaryen), the header-only libraries
 #                    (xsimd, xtensor, xtl, nlohmann-json), GoogleTest, Google Benchmark,
-#                    ccache (compiler cache outside the clone), make, python3-numpy
-#                    (the native GEMM benchmark's reference)
+#                    ccache (compiler cache outside the clone), make, python3-numpy and
+#                    libopenblas0-pthread (the native GEMM benchmark's reference: without
+#                    it numpy would get Debian's reference BLAS)
 #   npm              `npm ci` when node_modules is missing or older than package-lock.json
 # When everything is present it only checks, in well under a second.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(emscripten libxsimd-dev libxtensor-dev xtl-dev nlohmann-json3-dev libgtest-dev
-          libbenchmark-dev ccache make python3-numpy)
+          libbenchmark-dev ccache make python3-numpy libopenblas0-pthread)
 
 # ---- Debian packages ----
 missing=()
