@@ -10,7 +10,7 @@
 // (../shared/reference/performance-anchors.md). TF.js's .wasm files are read from
 // node_modules (no network). Anchor: TF.js WASM ~35 GFLOP/s at n = 512 on this machine kind.
 import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
@@ -30,6 +30,10 @@ const GEMM_SIZES = [128, 256, 512, 1024];
 const ADD_ELEMENTS = 1 << 22; // 4 Mi floats = 16 MiB per operand
 const MIN_SECONDS = quick ? 0.3 : 1.5; // timed seconds per case and engine
 const WARMUP_SECONDS = quick ? 0.2 : 0.5;
+
+const loadStart = loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' ');
 
 // ---- engines ----
 const kiln = await init();
@@ -60,10 +64,20 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 
+/** Milliseconds of CPU time (user + system) and of wall time taken by one call of op. */
+function timeCall(op) {
+  const wall0 = performance.now();
+  const cpu0 = process.cpuUsage();
+  op();
+  const cpu = process.cpuUsage(cpu0);
+  return { cpu: (cpu.user + cpu.system) / 1000, wall: performance.now() - wall0 };
+}
+
 /**
  * Warms both ops up for WARMUP_SECONDS, then times single calls of each, alternating
- * kiln, tf, kiln, tf... for MIN_SECONDS (>= 5 calls each): on a shared machine a change of
- * load then hits both engines alike. Returns the median milliseconds of each.
+ * kiln, tf, kiln, tf... for MIN_SECONDS each (>= 5 calls), so that a change of load hits
+ * both engines alike. Rates use the median CPU time of the process (both engines run on
+ * one thread here): on a shared, loaded machine wall time mostly measures the scheduler.
  */
 function timePair(kilnOp, tfOp) {
   const warmEnd = performance.now() + WARMUP_SECONDS * 1000;
@@ -75,17 +89,15 @@ function timePair(kilnOp, tfOp) {
   const tfTimes = [];
   const end = performance.now() + 2 * MIN_SECONDS * 1000;
   while (performance.now() < end || kilnTimes.length < 5) {
-    let t0 = performance.now();
-    kilnOp();
-    kilnTimes.push(performance.now() - t0);
-    t0 = performance.now();
-    tfOp();
-    tfTimes.push(performance.now() - t0);
+    kilnTimes.push(timeCall(kilnOp));
+    tfTimes.push(timeCall(tfOp));
   }
-  return {
-    kiln: { ms: median(kilnTimes), reps: kilnTimes.length },
-    tf: { ms: median(tfTimes), reps: tfTimes.length },
-  };
+  const summary = (times) => ({
+    ms: median(times.map((t) => t.cpu)),
+    wallMs: median(times.map((t) => t.wall)),
+    reps: times.length,
+  });
+  return { kiln: summary(kilnTimes), tf: summary(tfTimes) };
 }
 
 function maxRelDiff(a, b) {
@@ -122,11 +134,13 @@ for (const n of GEMM_SIZES) {
   const flops = 2 * n ** 3;
   const row = {
     n,
+    kilnWallMs: kilnTime.wallMs,
+    tfWallMs: tfTime.wallMs,
     kilnMs: kilnTime.ms,
     kilnGflops: flops / kilnTime.ms / 1e6,
     tfMs: tfTime.ms,
     tfGflops: flops / tfTime.ms / 1e6,
-    reps: `${kilnTime.reps}/${tfTime.reps}`,
+    reps: kilnTime.reps,
   };
   row.ratio = row.kilnGflops / row.tfGflops;
   gemmRows.push(row);
@@ -164,11 +178,13 @@ let addRow;
   const bytes = 3 * 4 * n; // two reads and one write
   addRow = {
     n,
+    kilnWallMs: kilnTime.wallMs,
+    tfWallMs: tfTime.wallMs,
     kilnMs: kilnTime.ms,
     kilnGBs: bytes / kilnTime.ms / 1e6,
     tfMs: tfTime.ms,
     tfGBs: bytes / tfTime.ms / 1e6,
-    reps: `${kilnTime.reps}/${tfTime.reps}`,
+    reps: kilnTime.reps,
   };
   addRow.ratio = addRow.kilnGBs / addRow.tfGBs;
   console.log(
@@ -193,27 +209,30 @@ const lines = [
   `Measured by \`node bench/wasm/bench_gemm.mjs${quick ? ' --quick' : ''}\` on ` +
     `${new Date().toISOString().slice(0, 10)}: ${cpus()[0].model}, Node ${process.version}, ` +
     `one thread. Kiln ${kiln.simdArch()} kernels (lowered to SIMD128); TF.js ` +
-    `${tfPkg.version} WASM backend, SIMD binary, threads off. Medians of single calls after ` +
-    `a warm-up, calls of the two engines alternating in the same process; ` +
-    `ratio = Kiln / TF.js (above 1: Kiln faster).`,
+    `${tfPkg.version} WASM backend, SIMD binary, threads off. Load average at the start ` +
+    `${loadStart}. Medians of single calls after a warm-up, calls of the two engines ` +
+    `alternating in the same process; ms and rates are CPU time of the process (the machine ` +
+    `is shared: wall times, also shown, include time spent waiting for a core); ` +
+    `reps = timed calls per engine; ratio = Kiln / TF.js (above 1: Kiln faster).`,
   '',
   '## SGEMM (C = A·B, float32, n x n)',
   '',
-  '| n | Kiln ms | Kiln GFLOP/s | TF.js ms | TF.js GFLOP/s | ratio | reps (Kiln/TF.js) |',
-  '|---:|---:|---:|---:|---:|---:|---:|',
+  '| n | Kiln ms | Kiln GFLOP/s | TF.js ms | TF.js GFLOP/s | ratio | wall ms (Kiln/TF.js) | reps |',
+  '|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...gemmRows.map(
     (r) =>
       `| ${r.n} | ${r.kilnMs.toFixed(3)} | ${r.kilnGflops.toFixed(1)} | ${r.tfMs.toFixed(3)} | ` +
-      `${r.tfGflops.toFixed(1)} | ${r.ratio.toFixed(2)} | ${r.reps} |`,
+      `${r.tfGflops.toFixed(1)} | ${r.ratio.toFixed(2)} | ` +
+      `${r.kilnWallMs.toFixed(3)} / ${r.tfWallMs.toFixed(3)} | ${r.reps} |`,
   ),
   '',
   `## Element-wise add (${addRow.n} floats; GB/s counts two reads and one write)`,
   '',
-  '| elements | Kiln ms | Kiln GB/s | TF.js ms | TF.js GB/s | ratio | reps (Kiln/TF.js) |',
-  '|---:|---:|---:|---:|---:|---:|---:|',
+  '| elements | Kiln ms | Kiln GB/s | TF.js ms | TF.js GB/s | ratio | wall ms (Kiln/TF.js) | reps |',
+  '|---:|---:|---:|---:|---:|---:|---:|---:|',
   `| ${addRow.n} | ${addRow.kilnMs.toFixed(3)} | ${addRow.kilnGBs.toFixed(1)} | ` +
     `${addRow.tfMs.toFixed(3)} | ${addRow.tfGBs.toFixed(1)} | ${addRow.ratio.toFixed(2)} | ` +
-    `${addRow.reps} |`,
+    `${addRow.kilnWallMs.toFixed(3)} / ${addRow.tfWallMs.toFixed(3)} | ${addRow.reps} |`,
   '',
   'Anchor (../shared/reference/performance-anchors.md): TF.js WASM ~35 GFLOP/s at n = 512 ' +
     'in Node; the WASM SIMD128 peak of one core is ~51 GFLOP/s (no FMA: mul + add).',
