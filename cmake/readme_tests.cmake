@@ -1,0 +1,47 @@
+# README.md's C++ examples are tests: each ```cpp block that follows a line
+# `<!-- readme-test -->` is written to <build>/readme/readme_example_<n>.cpp at configure
+# time, compiled against kiln and run by ctest (it must exit 0). Editing README.md makes
+# the next build reconfigure. A marker without a ```cpp block right after it is an error.
+function(kiln_add_readme_tests readme)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${readme})
+  file(READ ${readme} text)
+  set(marker "<!-- readme-test -->")
+  set(out_dir ${CMAKE_BINARY_DIR}/readme)
+  file(MAKE_DIRECTORY ${out_dir})
+  set(n 0)
+  while(TRUE)
+    string(FIND "${text}" "${marker}" at)
+    if(at EQUAL -1)
+      break()
+    endif()
+    string(LENGTH "${marker}" marker_length)
+    math(EXPR at "${at} + ${marker_length}")
+    string(SUBSTRING "${text}" ${at} -1 text)
+    # The block must start on the next non-blank line.
+    string(REGEX MATCH "^[ \t\r\n]*```cpp[ \t]*\r?\n" fence "${text}")
+    if(fence STREQUAL "")
+      message(FATAL_ERROR "${readme}: \"${marker}\" must be followed by a ```cpp block")
+    endif()
+    string(LENGTH "${fence}" fence_length)
+    string(SUBSTRING "${text}" ${fence_length} -1 text)
+    string(FIND "${text}" "\n```" end)
+    if(end EQUAL -1)
+      message(FATAL_ERROR "${readme}: unterminated ```cpp block after \"${marker}\"")
+    endif()
+    string(SUBSTRING "${text}" 0 ${end} code)
+    string(SUBSTRING "${text}" ${end} -1 text)
+    math(EXPR n "${n} + 1")
+    set(name readme_example_${n})
+    # Rewritten only when the code changed, so an unrelated README edit rebuilds nothing.
+    file(CONFIGURE OUTPUT ${out_dir}/${name}.cpp
+         CONTENT "// Extracted from README.md by cmake/readme_tests.cmake: edit README.md.\n@code@\n"
+         @ONLY)
+    add_executable(${name} ${out_dir}/${name}.cpp)
+    target_link_libraries(${name} PRIVATE kiln)
+    set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${out_dir})
+    add_test(NAME ${name} COMMAND ${name})
+  endwhile()
+  if(n EQUAL 0)
+    message(FATAL_ERROR "${readme}: no \"${marker}\" block found")
+  endif()
+endfunction()

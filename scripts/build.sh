@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds what is out of date, natively (build/native: library, tests, examples, benchmarks)
+# and with Emscripten (build/wasm -> dist/kiln.mjs + dist/kiln.wasm), then copies the
+# package's JS layer (bindings/js/*) into dist/. A second run only asks make what changed:
+# it does not reconfigure and copies nothing that is unchanged.
+#
+# ccache (when installed) caches compilations outside the clone (default ~/.cache/ccache,
+# or $CCACHE_DIR), so a fresh clone on a machine that built Kiln before compiles quickly.
+# Environment: KILN_JOBS (default 2: the machines have 2 cores shared by several people).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+JOBS=${KILN_JOBS:-2}
+mkdir -p build
+export NODE_PATH=/usr/share/nodejs  # emcc's JS optimizer needs Debian's acorn
+
+have_ccache=false
+if command -v ccache >/dev/null 2>&1; then
+  have_ccache=true
+  # Paths under the clone are hashed relative to it, so another clone hits the same cache.
+  export CCACHE_BASEDIR="$PWD"
+fi
+
+# Runs `cmake --build` and prints only what was compiled or linked, warnings and errors
+# (a no-op build prints nothing), then one summary line.
+build() {
+  local name=$1 dir=$2 start log status
+  start=$(date +%s.%N)
+  log="$dir/last-build.log"
+  set +e
+  cmake --build "$dir" -j"$JOBS" 2>&1 | tee "$log" |
+    grep --line-buffered -Ev '^\[ *[0-9]+%\] Built target|^Consolidate compiler generated|^gmake|^make(\[[0-9]+\])?: |Scanning dependencies|^-- '
+  status=${PIPESTATUS[0]}
+  set -e
+  local compiled linked
+  compiled=$(grep -c 'Building CXX object' "$log" || true)
+  linked=$(grep -c 'Linking CXX' "$log" || true)
+  if ((status != 0)); then
+    echo "[build] $name: FAILED (full log: $log)" >&2
+    exit "$status"
+  fi
+  if ((compiled + linked == 0)); then
+    echo "[build] $name: up to date ($(elapsed "$start"))"
+  else
+    echo "[build] $name: $compiled compiled, $linked linked ($(elapsed "$start"))"
+  fi
+}
+
+elapsed() { awk -v s="$1" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f s", e - s }'; }
+
+# ---- native ----
+if [[ ! -f build/native/CMakeCache.txt ]]; then
+  echo "[build] native: configure (build/native, Release)"
+  launcher=()
+  $have_ccache && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >build/native.configure.log 2>&1 ||
+    { cat build/native.configure.log >&2; exit 1; }
+fi
+build native build/native
+
+# ---- WebAssembly ----
+# em++ runs clang through EM_COMPILER_WRAPPER, so ccache sees the real compiler and flags.
+$have_ccache && export EM_COMPILER_WRAPPER=ccache
+if [[ ! -f build/wasm/CMakeCache.txt ]]; then
+  echo "[build] wasm: configure (build/wasm, Release, Emscripten)"
+  emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
+    >build/wasm.configure.log 2>&1 || { cat build/wasm.configure.log >&2; exit 1; }
+fi
+build wasm build/wasm
+
+# ---- the package's JS layer ----
+mkdir -p dist
+copied=0
+for src in bindings/js/*; do
+  dst="dist/$(basename "$src")"
+  if ! cmp -s "$src" "$dst"; then
+    cp "$src" "$dst"
+    copied=$((copied + 1))
+  fi
+done
+if ((copied)); then
+  echo "[build] dist: copied $copied file(s) from bindings/js"
+else
+  echo "[build] dist: up to date"
+fi
