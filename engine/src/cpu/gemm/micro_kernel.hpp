@@ -46,8 +46,8 @@ struct MicroKernel {
 };
 
 template <class Arch>
-void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, float alpha,
-                            float beta, float* c, std::ptrdiff_t ldc) noexcept {
+void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, float alpha, float beta,
+                            float* c, std::ptrdiff_t ldc) noexcept {
   // Ask for the C tile now (with intent to write) so its cache misses overlap the k loop;
   // rows of C are often 2-4 KiB apart and collide in L1 (GCC and clang builtin; a no-op in
   // WebAssembly).
