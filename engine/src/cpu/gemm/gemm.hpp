@@ -12,8 +12,8 @@
 // mul + add in WASM), in k order, as OpenBLAS's SGEMM and PyTorch's CPU matmul do; no
 // double or compensated accumulation. An element's error is within γ(k)·Σ_p |a_ip·b_pj|,
 // γ(k) = k·u / (1 - k·u), u = 2^-24 (Higham, "Accuracy and Stability of Numerical
-// Algorithms", §3.1): about k·6e-8 of Σ|a||b|, so a dot product of 10^4 terms keeps ~3 to 4
-// significant digits when its terms cancel. Results can differ in the last bits between
+// Algorithms", §3.1): about k·6e-8 of Σ|a||b|, e.g. 6e-4·Σ|a||b| for k = 10^4 in the worst
+// case (typical errors grow like √k). Results can differ in the last bits between
 // instruction sets (FMA or not) and blockings (where the KC slabs split the sum).
 //
 // This header holds no xsimd: the arch-templated driver lives in driver.hpp, instantiated
