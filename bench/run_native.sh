@@ -8,7 +8,8 @@
 # numpy.matmul with OpenBLAS's AVX2 kernels (OPENBLAS_CORETYPE=Haswell, what Debian's
 # OpenBLAS runs here as shipped) and with its AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX),
 # all single-threaded; the table shows the median GFLOP/s of each over the repetitions and
-# the ratios. Rates use CPU time on both sides (the machine is shared). Then, if built,
+# the ratios. A second table does the same for the products of an MNIST MLP training step
+# (bench_gemm's BM_SgemmShapes, numpy_sgemm.py --mlp). Rates use CPU time on both sides (the machine is shared). Then, if built,
 # bench_elementwise (GB/s of a 4M-float add). Results go in bench/RESULTS.md by hand.
 #
 # Needs: a native Release build (built here if missing: cmake, -j2), libbenchmark-dev,
@@ -32,26 +33,36 @@ echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(n
 
 for ((r = 1; r <= reps; r++)); do
   echo "repetition $r/$reps" >&2
-  "$build/bench/bench_gemm" --benchmark_filter='BM_Sgemm/' --benchmark_min_time=0.2 \
-      --benchmark_format=json >"$out/kiln_$r.json" 2>/dev/null
+  "$build/bench/bench_gemm" --benchmark_filter='BM_Sgemm/|BM_SgemmShapes' \
+      --benchmark_min_time=0.2 --benchmark_format=json >"$out/kiln_$r.json" 2>/dev/null
   KILN_GEMM_ARCH=fma3+avx2 "$build/bench/bench_gemm" --benchmark_filter='BM_Sgemm/' \
       --benchmark_min_time=0.2 --benchmark_format=json >"$out/kiln_avx2_$r.json" 2>/dev/null
   # Unset OPENBLAS_L2_SIZE with the core type (the machine sets both for older OpenBLAS).
-  env -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=Haswell \
-      "$py" bench/native/numpy_sgemm.py --repeats 3 >"$out/haswell_$r.txt"
-  env -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=SkylakeX \
-      "$py" bench/native/numpy_sgemm.py --repeats 3 >"$out/skylakex_$r.txt"
+  for core in Haswell SkylakeX; do
+    for mode in "" --mlp; do
+      env -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=$core \
+          "$py" bench/native/numpy_sgemm.py --repeats 3 $mode >>"$out/${core,,}_$r.txt"
+    done
+  done
 done
 
 "$py" - "$out" "$reps" <<'PY'
 import json, re, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
-kiln, kiln_avx2, ob = {}, {}, {"haswell": {}, "skylakex": {}}
+med = statistics.median
+kiln, kiln_avx2, shapes = {}, {}, {}
+ob = {"haswell": {}, "skylakex": {}}
+ob_shapes = {"haswell": {}, "skylakex": {}}
 arch = {}
 for r in range(1, reps + 1):
     for name, into in (("kiln", kiln), ("kiln_avx2", kiln_avx2)):
         for b in json.load(open(f"{out}/{name}_{r}.json"))["benchmarks"]:
-            if "GFLOPS" in b:
+            if "GFLOPS" not in b:
+                continue
+            if b["name"].startswith("BM_SgemmShapes/"):
+                key = tuple(int(v.split(":")[1]) for v in b["name"].split("/")[1:6])
+                shapes.setdefault(key, []).append(b["GFLOPS"])
+            else:
                 into.setdefault(int(b["name"].split("/")[1]), []).append(b["GFLOPS"])
     for core in ob:
         for line in open(f"{out}/{core}_{r}.txt"):
@@ -59,6 +70,10 @@ for r in range(1, reps + 1):
             if m:
                 ob[core].setdefault(int(m[1]), []).append(float(m[2]))
                 arch[core] = m[3]
+            m = re.match(r"m=(\d+) k=(\d+) n=(\d+) ta=(\d) tb=(\d) gflops=([\d.]+)", line)
+            if m:
+                key = tuple(int(v) for v in m.groups()[:5])
+                ob_shapes[core].setdefault(key, []).append(float(m[6]))
 simd = json.load(open(f"{out}/kiln_1.json"))["context"].get("kiln_simd")
 print(f"Kiln SIMD: {simd}; OpenBLAS kernels: Haswell run -> {arch.get('haswell')}, "
       f"SkylakeX run -> {arch.get('skylakex')}")
@@ -67,11 +82,17 @@ print("| n | Kiln (AVX-512) | OpenBLAS Haswell (AVX2) | OpenBLAS SkylakeX (AVX-5
       "| Kiln / Haswell | Kiln / SkylakeX | Kiln limited to AVX2 | Kiln AVX2 / Haswell |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|")
 for n in sorted(kiln):
-    k = statistics.median(kiln[n])
-    k2 = statistics.median(kiln_avx2[n])
-    h = statistics.median(ob["haswell"][n])
-    s = statistics.median(ob["skylakex"][n])
+    k, k2 = med(kiln[n]), med(kiln_avx2[n])
+    h, s = med(ob["haswell"][n]), med(ob["skylakex"][n])
     print(f"| {n} | {k:.1f} | {h:.1f} | {s:.1f} | {k / h:.2f} | {k / s:.2f} | {k2:.1f} | {k2 / h:.2f} |")
+print("\nMNIST-MLP products (batch 64; op(A) = Aᵀ where ta = 1, op(B) = Bᵀ where tb = 1)\n")
+print("| m x k x n | ta | tb | Kiln | OpenBLAS Haswell | OpenBLAS SkylakeX | Kiln / Haswell | Kiln / SkylakeX |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for key in shapes:
+    m, k, n, ta, tb = key
+    kv = med(shapes[key])
+    h, s = med(ob_shapes["haswell"][key]), med(ob_shapes["skylakex"][key])
+    print(f"| {m} x {k} x {n} | {ta} | {tb} | {kv:.1f} | {h:.1f} | {s:.1f} | {kv / h:.2f} | {kv / s:.2f} |")
 PY
 
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

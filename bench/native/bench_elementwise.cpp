@@ -56,8 +56,9 @@ BENCHMARK_MAIN();
 #include <cstdio>
 
 int main() {
-  std::puts("bench_elementwise: the element-wise ops (engine/src/cpu/kernels/binary.hpp) are "
-            "not in this build yet");
+  std::puts(
+      "bench_elementwise: the element-wise ops (engine/src/cpu/kernels/binary.hpp) are "
+      "not in this build yet");
   return 0;
 }
 #endif

@@ -101,8 +101,8 @@ void BM_SgemmShapes(benchmark::State& state) {
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
-  state.counters["GFLOPS"] = benchmark::Counter(
-      2.0 * static_cast<double>(m) * n * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(m) * n * k * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_TensorMatmul(benchmark::State& state) {
@@ -124,12 +124,12 @@ void BM_TensorMatmul(benchmark::State& state) {
 BENCHMARK(BM_Sgemm)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_SgemmShapes)
     ->ArgNames({"m", "k", "n", "ta", "tb"})
-    ->Args({64, 784, 128, 0, 1})   // layer 1 forward: x·W1ᵀ
-    ->Args({64, 128, 64, 0, 1})    // layer 2 forward
-    ->Args({64, 64, 10, 0, 1})     // layer 3 forward
-    ->Args({64, 128, 784, 0, 0})   // layer 1 dx = dy·W1 (not needed for the input, shown)
-    ->Args({128, 64, 784, 1, 0})   // layer 1 dW1 = dyᵀ·x
-    ->Args({64, 64, 128, 1, 0})    // layer 2 dW2
+    ->Args({64, 784, 128, 0, 1})  // layer 1 forward: x·W1ᵀ
+    ->Args({64, 128, 64, 0, 1})   // layer 2 forward
+    ->Args({64, 64, 10, 0, 1})    // layer 3 forward
+    ->Args({64, 128, 784, 0, 0})  // layer 1 dx = dy·W1 (not needed for the input, shown)
+    ->Args({128, 64, 784, 1, 0})  // layer 1 dW1 = dyᵀ·x
+    ->Args({64, 64, 128, 1, 0})   // layer 2 dW2
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TensorMatmul)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
 

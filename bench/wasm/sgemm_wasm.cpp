@@ -3,13 +3,13 @@
 // Built and run by bench/wasm/run_sgemm.sh against build/wasm/libkiln.a. V8 compiles a
 // function with its baseline tier first, so every size is warmed up before timing. Rates
 // use the process's CPU time.
+#include <emscripten.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
-
-#include <emscripten.h>
 
 #include "cpu/gemm/gemm.hpp"
 

@@ -118,8 +118,9 @@ bool check_case(const char* arch, const Case& t, std::uint32_t seed) {
       const double bound = gamma * (std::fabs(t.alpha) * abs_sum + std::fabs(t.beta * c_old));
       if (!(std::fabs(got - expected) <= bound)) {
         if (bad == 0) {
-          ADD_FAILURE() << arch << ": m=" << t.m << " n=" << t.n << " k=" << t.k << " at (" << i << ", "
-                        << j << "): got " << got << ", expected " << expected << " +- " << bound;
+          ADD_FAILURE() << arch << ": m=" << t.m << " n=" << t.n << " k=" << t.k << " at (" << i
+                        << ", " << j << "): got " << got << ", expected " << expected << " +- "
+                        << bound;
         }
         ++bad;
       }
@@ -141,8 +142,8 @@ void for_each_arch(F check) {
 gemm::Blocking tiny_blocking() {
   gemm::Blocking b;
   b.kc = 7;
-  b.mc = 1;   // rounded up to one register tile (MR rows)
-  b.nc = 1;   // rounded up to NR columns
+  b.mc = 1;  // rounded up to one register tile (MR rows)
+  b.nc = 1;  // rounded up to NR columns
   return b;
 }
 
@@ -178,8 +179,7 @@ TEST(Sgemm, ThinOutputsInEveryLayout) {
 
 TEST(Sgemm, AlphaAndBetaScale) {
   for_each_arch([](const char* arch) {
-    return check_case(arch, {33, 40, 17, Layout::RowMajor, Layout::RowMajor, -0.5f, 2.0f, {}},
-                      8) &&
+    return check_case(arch, {33, 40, 17, Layout::RowMajor, Layout::RowMajor, -0.5f, 2.0f, {}}, 8) &&
            check_case(arch, {33, 40, 17, Layout::RowMajor, Layout::ColMajor, 3.0f, 1.0f, {}}, 9);
   });
 }
@@ -222,10 +222,14 @@ TEST(Sgemm, EveryLoopOfTheDriverWithTinyBlocks) {
     for (const std::size_t m : {1u, 5u, 6u, 7u, 11u, 12u, 13u, 25u, 43u}) {
       for (const std::size_t n : {1u, 7u, 8u, 9u, 16u, 17u, 33u, 65u}) {
         for (const std::size_t k : {1u, 6u, 7u, 8u, 22u}) {
-          ran = check_case(arch, {m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0f, 0.0f,
-                                  blocking}, seed++) && ran;
-          ran = check_case(arch, {m, n, k, Layout::ColMajor, Layout::Strided, 1.5f, -1.0f,
-                                  blocking}, seed++) && ran;
+          ran =
+              check_case(arch, {m, n, k, Layout::RowMajor, Layout::RowMajor, 1.0f, 0.0f, blocking},
+                         seed++) &&
+              ran;
+          ran =
+              check_case(arch, {m, n, k, Layout::ColMajor, Layout::Strided, 1.5f, -1.0f, blocking},
+                         seed++) &&
+              ran;
         }
       }
     }
@@ -236,8 +240,7 @@ TEST(Sgemm, EveryLoopOfTheDriverWithTinyBlocks) {
 TEST(Sgemm, LargeProductOnEveryArch) {
   // Default blocking: k crosses KC, m crosses MC, edge tiles on both sides.
   for_each_arch([](const char* arch) {
-    return check_case(arch, {181, 77, 801, Layout::RowMajor, Layout::RowMajor, 1.0f, 0.0f, {}},
-                      42);
+    return check_case(arch, {181, 77, 801, Layout::RowMajor, Layout::RowMajor, 1.0f, 0.0f, {}}, 42);
   });
 }
 

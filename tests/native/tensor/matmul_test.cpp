@@ -72,8 +72,8 @@ template <class B>
   const auto rhs = Tensor<B, 2>::from_data(TensorData(Shape{k, n}, b), test::device<B>());
   const TensorData out = lhs.matmul(rhs).into_data();
   if (!(out.shape == Shape{m, n})) {
-    return ::testing::AssertionFailure() << "shape " << out.shape << " for m=" << m
-                                         << " k=" << k << " n=" << n;
+    return ::testing::AssertionFailure()
+           << "shape " << out.shape << " for m=" << m << " k=" << k << " n=" << n;
   }
   const auto got = out.to_vec<float>();
   const Reference ref = naive_matmul(a, b, m, k, n);
@@ -236,8 +236,8 @@ TYPED_TEST(MatmulTest, EveryInnerDimUpTo70) {
 TYPED_TEST(MatmulTest, AllDimsTogetherUpTo70) {
   for (std::int64_t s = 1; s <= 70; ++s) {
     EXPECT_TRUE(matches_reference<TypeParam>(s, s, s, static_cast<std::uint32_t>(300 + s)));
-    EXPECT_TRUE(
-        matches_reference<TypeParam>(71 - s, s, (s * 7) % 70 + 1, static_cast<std::uint32_t>(400 + s)));
+    EXPECT_TRUE(matches_reference<TypeParam>(71 - s, s, (s * 7) % 70 + 1,
+                                             static_cast<std::uint32_t>(400 + s)));
   }
 }
 

@@ -117,8 +117,7 @@ void SgemmKernel::operator()(Arch, const SgemmArgs& g, const Blocking& bl,
 
       for (std::size_t ic = 0; ic < m; ic += mc_max) {
         const std::size_t mc = m - ic < mc_max ? m - ic : mc_max;
-        Pack<Arch>::a_block(mc, kc,
-                            g.a.data + at(ic, g.a.row_stride) + at(pc, g.a.col_stride),
+        Pack<Arch>::a_block(mc, kc, g.a.data + at(ic, g.a.row_stride) + at(pc, g.a.col_stride),
                             g.a.row_stride, g.a.col_stride, a_packed);
 
         for (std::size_t jr = 0; jr < nc; jr += NR) {
@@ -150,7 +149,7 @@ void SgemmKernel::operator()(Arch, const SgemmArgs& g, const Blocking& bl,
 
 #if !defined(__EMSCRIPTEN__)
 #define KILN_GEMM_INSTANCES(PREFIX, Arch)                                                     \
-  PREFIX template Blocking SgemmBlocking::operator()<Arch>(Arch) const noexcept;           \
+  PREFIX template Blocking SgemmBlocking::operator()<Arch>(Arch) const noexcept;              \
   PREFIX template void SgemmKernel::operator()<Arch>(Arch, const SgemmArgs&, const Blocking&, \
                                                      float*) const noexcept;
 KILN_GEMM_INSTANCES(extern, Sse2)

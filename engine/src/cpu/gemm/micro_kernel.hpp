@@ -10,7 +10,8 @@
 //   AVX-512 (32 zmm): 12 x 32 -> 24 + 2 + 1 = 27 (14 x 32, 31 registers, measured the
 //                     same at n = 512 and slower at n = 128: more padding in edge tiles)
 //   AVX2    (16 ymm):  6 x 16 -> 12 + 2 + 1 = 15
-//   SSE / WASM (16 xmm): 6 x 8 -> 12 + 2 + 1 = 15 (V8 gives wasm 16 xmm registers)
+//   SSE / WASM (16 xmm): 6 x 8 -> 12 + 2 + 1 = 15, + 1 for the product of a mul + add
+//                     (no FMA) = 16: V8 gives wasm 16 xmm registers; 4 x 8 measured slower
 #include <cstddef>
 #include <xsimd/xsimd.hpp>
 
@@ -46,8 +47,8 @@ struct MicroKernel {
 };
 
 template <class Arch>
-void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, float alpha,
-                            float beta, float* c, std::ptrdiff_t ldc) noexcept {
+void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, float alpha, float beta,
+                            float* c, std::ptrdiff_t ldc) noexcept {
   // Ask for the C tile now (with intent to write) so its cache misses overlap the k loop;
   // rows of C are often 2-4 KiB apart and collide in L1 (GCC and clang builtin; a no-op in
   // WebAssembly).

@@ -131,7 +131,8 @@ void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_
     }
   }
   for (; p < kc; ++p) {
-    for (std::size_t r = 0; r < R; ++r) dst[p * S + r] = src[static_cast<std::ptrdiff_t>(r) * rs + p];
+    for (std::size_t r = 0; r < R; ++r)
+      dst[p * S + r] = src[static_cast<std::ptrdiff_t>(r) * rs + p];
   }
 }
 #if defined(__GNUC__) && !defined(__clang__)
@@ -150,7 +151,8 @@ void Pack<Arch>::b_block(std::size_t kc, std::size_t nc, const float* b, std::pt
         const float* row = src + static_cast<std::ptrdiff_t>(p) * rs;
         float* dst = out + p * NR;
 #pragma GCC unroll 4
-        for (std::size_t v = 0; v < NR; v += L) Batch::load_unaligned(row + v).store_aligned(dst + v);
+        for (std::size_t v = 0; v < NR; v += L)
+          Batch::load_unaligned(row + v).store_aligned(dst + v);
       }
     } else if (rs == 1) {
       // Transposed B (column-major, e.g. x·Wᵀ with W row-major): a transpose, as for a

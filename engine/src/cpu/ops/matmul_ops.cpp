@@ -4,9 +4,9 @@
 #include <cstdint>
 
 #include "cpu/gemm/gemm.hpp"
-#include "kiln/cpu/cpu.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
 namespace {
@@ -21,8 +21,8 @@ Shape matmul_shape(const CpuTensor& lhs, const CpuTensor& rhs) {
                             ls.rank(), ") and rhs ", rs, " (rank ", rs.rank(), ")"));
   }
   if (ls.rank() != rs.rank()) {
-    throw RankError(str_cat("matmul: ranks differ: lhs ", ls, " (rank ", ls.rank(),
-                            ") vs rhs ", rs, " (rank ", rs.rank(), ")"));
+    throw RankError(str_cat("matmul: ranks differ: lhs ", ls, " (rank ", ls.rank(), ") vs rhs ", rs,
+                            " (rank ", rs.rank(), ")"));
   }
   if (lhs.dtype() != DType::F32 || rhs.dtype() != DType::F32) {
     throw DTypeError(str_cat("matmul: expected f32 tensors, got lhs ", lhs.dtype(), " ", ls,
