@@ -3,9 +3,11 @@
 // one functor per BinaryOp, semantics of kiln::BinaryOp (PyTorch's).
 //
 // Each run is vector-vector, vector-scalar, scalar-vector or scalar-scalar; the vector
-// body uses xsimd batches and the last partial vector goes through a small buffer, so an
-// element's result never depends on its position. Ops without an exact vector form
-// (f32 Rem, Fmod, Pow; i32 division, remainder, power) run a scalar body.
+// body uses xsimd batches and the tail a scalar loop computing bit-identical values (the
+// vectorised ops are single IEEE / integer operations), so an element's result never
+// depends on its position and short broadcast runs ([4096, 2] + [1, 2]) stay cheap. Ops
+// without an exact vector form (f32 Rem, Fmod, Pow; i32 division, remainder, power) run a
+// scalar body.
 //
 // Preconditions (checked by the ops layer, not here; kernels must not throw): i32
 // divisors of Div/DivTrunc/Rem/Fmod are non-zero and i32 Pow exponents are >= 0. A zero
@@ -23,13 +25,18 @@ namespace kiln::cpu::kernels {
 
 namespace binary_detail {
 
-/// f32 element functions. kVector: `vec` is exact on batches (then used for every element).
+/// f32 element functions: `scalar` for one element; when kVector, also `vec` for batches,
+/// computing exactly the same values (the vector body uses `vec`, the tail `scalar`).
 template <BinaryOp Op>
 struct F32;
 
 template <>
 struct F32<BinaryOp::Add> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return a + b;
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return a + b;
@@ -38,6 +45,10 @@ struct F32<BinaryOp::Add> {
 template <>
 struct F32<BinaryOp::Sub> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return a - b;
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return a - b;
@@ -46,6 +57,10 @@ struct F32<BinaryOp::Sub> {
 template <>
 struct F32<BinaryOp::Mul> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return a * b;
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return a * b;
@@ -54,6 +69,10 @@ struct F32<BinaryOp::Mul> {
 template <>
 struct F32<BinaryOp::Div> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return a / b;
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return a / b;
@@ -62,6 +81,10 @@ struct F32<BinaryOp::Div> {
 template <>
 struct F32<BinaryOp::DivTrunc> {  // torch.div(rounding_mode="trunc")
   static constexpr bool kVector = true;
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return std::trunc(a / b);
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return xsimd::trunc(a / b);
@@ -70,6 +93,10 @@ struct F32<BinaryOp::DivTrunc> {  // torch.div(rounding_mode="trunc")
 template <>
 struct F32<BinaryOp::Max> {  // torch.maximum: nan if either is nan
   static constexpr bool kVector = true;
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return (a != a || b != b) ? a + b : (a > b ? a : b);
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::max(a, b));
@@ -78,6 +105,10 @@ struct F32<BinaryOp::Max> {  // torch.maximum: nan if either is nan
 template <>
 struct F32<BinaryOp::Min> {  // torch.minimum: nan if either is nan
   static constexpr bool kVector = true;
+  template <class Arch>
+  static float scalar(float a, float b) {
+    return (a != a || b != b) ? a + b : (a < b ? a : b);
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return xsimd::select(xsimd::isnan(a) || xsimd::isnan(b), a + b, xsimd::min(a, b));
@@ -128,6 +159,10 @@ struct I32;
 template <>
 struct I32<BinaryOp::Add> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+    return wrap(bits(a) + bits(b));
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return a + b;
@@ -136,6 +171,10 @@ struct I32<BinaryOp::Add> {
 template <>
 struct I32<BinaryOp::Sub> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+    return wrap(bits(a) - bits(b));
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return a - b;
@@ -144,6 +183,10 @@ struct I32<BinaryOp::Sub> {
 template <>
 struct I32<BinaryOp::Mul> {  // in uint32: xsimd's SSE2 i32 multiply is a scalar signed loop (UB)
   static constexpr bool kVector = true;
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+    return wrap(bits(a) * bits(b));
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     using U = xsimd::batch<std::uint32_t, typename V::arch_type>;
@@ -153,6 +196,10 @@ struct I32<BinaryOp::Mul> {  // in uint32: xsimd's SSE2 i32 multiply is a scalar
 template <>
 struct I32<BinaryOp::Max> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+    return a > b ? a : b;
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return xsimd::max(a, b);
@@ -161,6 +208,10 @@ struct I32<BinaryOp::Max> {
 template <>
 struct I32<BinaryOp::Min> {
   static constexpr bool kVector = true;
+  template <class Arch>
+  static std::int32_t scalar(std::int32_t a, std::int32_t b) {
+    return a < b ? a : b;
+  }
   template <class V>
   static V vec(const V& a, const V& b) {
     return xsimd::min(a, b);
@@ -242,20 +293,13 @@ inline void run(const T* a, bool av, const T* b, bool bv, T* out, std::int64_t n
       const Batch va(a[0]);
       for (; i < n_vec; i += W) Fn::vec(va, Batch::load_unaligned(b + i)).store_unaligned(out + i);
     } else {
-      alignas(64) T lane[W];
-      Fn::vec(Batch(a[0]), Batch(b[0])).store_aligned(lane);
-      for (i = 0; i < n; ++i) out[i] = lane[0];
+      const T r = Fn::template scalar<Arch>(a[0], b[0]);
+      for (i = 0; i < n; ++i) out[i] = r;
       return;
     }
-    if (i < n) {  // the last partial vector, through a buffer (same code path as the body)
-      alignas(64) T ta[W], tb[W];
-      for (std::int64_t j = 0; j < W; ++j) {
-        ta[j] = i + j < n ? a[av ? i + j : 0] : a[av ? i : 0];
-        tb[j] = i + j < n ? b[bv ? i + j : 0] : b[bv ? i : 0];
-      }
-      Fn::vec(Batch::load_aligned(ta), Batch::load_aligned(tb)).store_aligned(ta);
-      for (std::int64_t j = 0; i + j < n; ++j) out[i + j] = ta[j];
-    }
+    // The tail element by element: the vector ops are exact IEEE / integer operations, so
+    // the scalar form gives bit-identical results (and short broadcast runs stay cheap).
+    for (; i < n; ++i) out[i] = Fn::template scalar<Arch>(a[av ? i : 0], b[bv ? i : 0]);
   } else {
     if (av && bv) {
       for (std::int64_t i = 0; i < n; ++i) out[i] = Fn::template scalar<Arch>(a[i], b[i]);

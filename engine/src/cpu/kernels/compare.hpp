@@ -26,6 +26,10 @@ template <CompareOp Op>
 struct Cmp;
 template <>
 struct Cmp<CompareOp::Equal> {
+  template <class Arch, class T>
+  static bool scalar(T a, T b) {
+    return a == b;
+  }
   template <class V>
   static auto apply(const V& a, const V& b) {
     return a == b;
@@ -33,6 +37,10 @@ struct Cmp<CompareOp::Equal> {
 };
 template <>
 struct Cmp<CompareOp::NotEqual> {
+  template <class Arch, class T>
+  static bool scalar(T a, T b) {
+    return !(a == b);
+  }
   template <class V>
   static auto apply(const V& a, const V& b) {
     return !(a == b);
@@ -40,6 +48,10 @@ struct Cmp<CompareOp::NotEqual> {
 };
 template <>
 struct Cmp<CompareOp::Greater> {
+  template <class Arch, class T>
+  static bool scalar(T a, T b) {
+    return a > b;
+  }
   template <class V>
   static auto apply(const V& a, const V& b) {
     return a > b;
@@ -47,6 +59,10 @@ struct Cmp<CompareOp::Greater> {
 };
 template <>
 struct Cmp<CompareOp::GreaterEqual> {
+  template <class Arch, class T>
+  static bool scalar(T a, T b) {
+    return a >= b;
+  }
   template <class V>
   static auto apply(const V& a, const V& b) {
     return a >= b;
@@ -54,6 +70,10 @@ struct Cmp<CompareOp::GreaterEqual> {
 };
 template <>
 struct Cmp<CompareOp::Lower> {
+  template <class Arch, class T>
+  static bool scalar(T a, T b) {
+    return a < b;
+  }
   template <class V>
   static auto apply(const V& a, const V& b) {
     return a < b;
@@ -61,28 +81,25 @@ struct Cmp<CompareOp::Lower> {
 };
 template <>
 struct Cmp<CompareOp::LowerEqual> {
+  template <class Arch, class T>
+  static bool scalar(T a, T b) {
+    return a <= b;
+  }
   template <class V>
   static auto apply(const V& a, const V& b) {
     return a <= b;
   }
 };
 
-/// Stores a comparison mask as bytes: f32/i32 through the lane bitmask, u8 directly.
+/// Stores a comparison mask as Batch::size bytes: f32/i32 through the lane bitmask, u8
+/// directly.
 template <class T, class Arch>
-inline void store_result(const xsimd::batch_bool<T, Arch>& m, std::uint8_t* out,
-                         std::size_t count) {
+inline void store_result(const xsimd::batch_bool<T, Arch>& m, std::uint8_t* out) {
   if constexpr (sizeof(T) == 1) {
     using Batch = xsimd::batch<std::uint8_t, Arch>;
-    const Batch r = xsimd::select(m, Batch(1), Batch(0));
-    if (count == Batch::size) {
-      r.store_unaligned(out);
-    } else {
-      alignas(64) std::uint8_t buf[Batch::size];
-      r.store_aligned(buf);
-      for (std::size_t j = 0; j < count; ++j) out[j] = buf[j];
-    }
+    xsimd::select(m, Batch(1), Batch(0)).store_unaligned(out);
   } else {
-    store_bits<Arch>(bitmask<Arch>(m), out, count);
+    store_mask<T, Arch>(m, out);
   }
 }
 
@@ -96,33 +113,25 @@ inline void run(const T* a, bool av, const T* b, bool bv, std::uint8_t* out, std
   if (av && bv) {
     for (; i < n_vec; i += W) {
       store_result<T, Arch>(Fn::apply(Batch::load_unaligned(a + i), Batch::load_unaligned(b + i)),
-                            out + i, W);
+                            out + i);
     }
   } else if (av) {
     const Batch vb(b[0]);
     for (; i < n_vec; i += W) {
-      store_result<T, Arch>(Fn::apply(Batch::load_unaligned(a + i), vb), out + i, W);
+      store_result<T, Arch>(Fn::apply(Batch::load_unaligned(a + i), vb), out + i);
     }
   } else if (bv) {
     const Batch va(a[0]);
     for (; i < n_vec; i += W) {
-      store_result<T, Arch>(Fn::apply(va, Batch::load_unaligned(b + i)), out + i, W);
+      store_result<T, Arch>(Fn::apply(va, Batch::load_unaligned(b + i)), out + i);
     }
   } else {
-    std::uint8_t r[W];
-    store_result<T, Arch>(Fn::apply(Batch(a[0]), Batch(b[0])), r, W);
-    for (i = 0; i < n; ++i) out[i] = r[0];
+    const std::uint8_t r = Fn::template scalar<Arch>(a[0], b[0]);
+    for (i = 0; i < n; ++i) out[i] = r;
     return;
   }
-  if (i < n) {
-    alignas(64) T ta[W], tb[W];
-    for (std::int64_t j = 0; j < W; ++j) {
-      ta[j] = i + j < n ? a[av ? i + j : 0] : a[av ? i : 0];
-      tb[j] = i + j < n ? b[bv ? i + j : 0] : b[bv ? i : 0];
-    }
-    store_result<T, Arch>(Fn::apply(Batch::load_aligned(ta), Batch::load_aligned(tb)), out + i,
-                          static_cast<std::size_t>(n - i));
-  }
+  // The tail element by element (an IEEE comparison gives the same answer either way).
+  for (; i < n; ++i) out[i] = Fn::template scalar<Arch>(a[av ? i : 0], b[bv ? i : 0]);
 }
 
 template <class Fn, class T, class Arch>
@@ -138,17 +147,18 @@ template <BoolOp Op>
 struct Logic {
   static constexpr bool kVector = true;
   template <class V>
-  static V apply_impl(const V& a, const V& b) {
-    if constexpr (Op == BoolOp::And)
-      return a & b;
-    else if constexpr (Op == BoolOp::Or)
-      return a | b;
-    else
-      return a ^ b;
-  }
-  template <class V>
   static V vec(const V& a, const V& b) {
-    return apply_impl(a, b);
+    if constexpr (Op == BoolOp::And) {
+      return a & b;
+    } else if constexpr (Op == BoolOp::Or) {
+      return a | b;
+    } else {
+      return a ^ b;
+    }
+  }
+  template <class Arch>
+  static std::uint8_t scalar(std::uint8_t a, std::uint8_t b) {
+    return static_cast<std::uint8_t>(vec<unsigned>(a, b));
   }
 };
 
@@ -256,28 +266,19 @@ void Where<T>::operator()(Arch, const Plan<3>& plan, const T* x, const std::uint
     const std::uint8_t* ms = mask + off[1];
     const T* vs = value + off[2];
     T* o = out + out_off;
-    alignas(64) std::uint8_t mask_splat[W];
-    for (std::int64_t j = 0; j < W; ++j) mask_splat[j] = ms[0];
-    const Batch x_splat(xs[0]), v_splat(vs[0]);
     const std::int64_t n_vec = n - n % W;
     std::int64_t i = 0;
+    alignas(64) std::uint8_t mask_splat[W];
+    if (n_vec > 0 && !mv) {
+      for (std::int64_t j = 0; j < W; ++j) mask_splat[j] = ms[0];
+    }
+    const Batch x_splat(xs[0]), v_splat(vs[0]);
     for (; i < n_vec; i += W) {
       pick(xv ? Batch::load_unaligned(xs + i) : x_splat, mv ? ms + i : mask_splat,
            vv ? Batch::load_unaligned(vs + i) : v_splat)
           .store_unaligned(o + i);
     }
-    if (i < n) {
-      alignas(64) T tx[W], tv[W];
-      alignas(64) std::uint8_t tm[W];
-      for (std::int64_t j = 0; j < W; ++j) {
-        const std::int64_t k = i + j < n ? i + j : i;
-        tx[j] = xs[xv ? k : 0];
-        tm[j] = ms[mv ? k : 0];
-        tv[j] = vs[vv ? k : 0];
-      }
-      pick(Batch::load_aligned(tx), tm, Batch::load_aligned(tv)).store_aligned(tx);
-      for (std::int64_t j = 0; i + j < n; ++j) o[i + j] = tx[j];
-    }
+    for (; i < n; ++i) o[i] = ms[mv ? i : 0] ? vs[vv ? i : 0] : xs[xv ? i : 0];
   });
 }
 
