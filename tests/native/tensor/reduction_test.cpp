@@ -28,8 +28,9 @@ using Dims3 = std::array<std::int64_t, 3>;
 
 /// Shapes whose dims are not multiples of any vector width (tails everywhere), with rows
 /// longer than 4 vectors of AVX-512, columns wider than the kernels' 256-position chunk,
-/// and reductions over both the innermost and non-innermost dims.
-const std::vector<Dims3> kShapes = {{3, 5, 7}, {2, 130, 67}, {3, 70, 530}};
+/// many rows shorter than a vector (246 rows of 5, 60 rows of 1: the kernels' transposed
+/// short-row path plus a remainder), and reductions over innermost and non-innermost dims.
+const std::vector<Dims3> kShapes = {{3, 5, 7}, {2, 130, 67}, {3, 70, 530}, {41, 6, 5}, {20, 3, 1}};
 const std::vector<std::int64_t> kDims = {0, 1, 2, -1};
 
 /// Deterministic data (a 32-bit LCG), independent of Tensor::random.

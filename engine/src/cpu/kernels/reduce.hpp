@@ -6,30 +6,42 @@
 // middle axis, writing outer·inner results in row-major [outer, inner] order:
 //   inner == 1  "rows":    each result reduces a contiguous run of n elements; vector
 //                          accumulators run along the row, then a horizontal reduction.
+//                          Rows shorter than a vector (n < W) are taken W at a time,
+//                          transposed into an L1 buffer and reduced vertically, one lane per
+//                          row (no per-row horizontal work, no data-dependent branches).
 //   inner  > 1  "columns": the n rows of length inner are combined element-wise, vectorised
-//                          across inner, chunk by chunk (kColumnChunk positions at a time, so
-//                          the partial results stay in L1 while the rows stream through).
-//                          There is no strided gather per element.
+//                          across inner, chunk by chunk (kColumnChunk positions at a time):
+//                          sums carry strips of vectors in registers down blocks of
+//                          kLaneBlock rows; max/min/arg stream each row through the chunk's
+//                          running state (whichever measured faster). There is never a
+//                          strided gather per element.
 //
 // Float sums (sum, mean, var_mean) are blocked ("cascade") summations:
 //   rows:    4 vector accumulators; every lane adds at most kLaneBlock terms in f32, then
-//            the block's partial (lanes combined by a tree of at most log2(4·W) + W - 1
-//            f32 additions, W = lanes) is added to an f64 total;
+//            the block's partial (lanes combined by a tree of at most 2 + (W - 1) f32
+//            additions, W = lanes) is added to an f64 total; up to 3 leftover vectors go
+//            through one more f32 accumulator, the last < W elements through f64;
+//   short rows (n < W): at most W - 1 f32 additions per result;
 //   columns: register accumulators run down blocks of kLaneBlock rows (each lane adds at
 //            most kLaneBlock terms in f32), then the block is added to f64 totals.
 // Each input element therefore passes through at most 31 + 2 + 15 = 48 f32 additions
 // before it reaches f64 (rows with AVX-512, W = 16; fewer with narrower vectors; 31 in the
-// columns case), and the f64 part adds at most n / 32 terms. Error bound (first order, u = 2^-24, u64 = 2^-53):
+// columns case), and the f64 part adds at most n / 32 terms. Error bound (first order,
+// u = 2^-24, u64 = 2^-53):
 //   |sum_hat - sum| <= 48·u·Σ|x_i| + (n / 32)·u64·Σ|x_i| + u·|sum|
 //                  ~= 2.9e-6·Σ|x_i| + u·|sum|   for any n < 2^31,
 // independent of n, where a naive f32 loop has (n - 1)·u·Σ|x_i|. The last term is the final
-// rounding to f32. Sums of integers up to 2^24 (e.g. 10^6 ones) are exact.
+// rounding to f32 (the mean divides in f64 first). Sums of integers up to 2^24 (e.g. 10^6
+// ones) are exact. tests/native/tensor/reduction_test.cpp checks this bound.
 // Float products use the same blocking; their relative error bound is the usual n·u (every
 // rounding of a product scales the whole result).
 // Int sums accumulate exactly in int64 (plain loops: xsimd 8.1 has no i32 -> i64 widening;
 // these loops are compiled per arch and auto-vectorised); Int products are exact in int64
 // with overflow detection (kIntOverflow).
 //
+// nan: xsimd 8.1's float `a != b` is an ordered compare on AVX/AVX-512 (false when either
+// is nan) but unordered on SSE, so kernels test nan with xsimd::isnan and non-zero with
+// ~(v == 0).
 // Kernels never throw (dispatch is noexcept); callers validate shapes and dtypes and never
 // call a kernel with outer·inner == 0. Max/min/arg kernels need n >= 1.
 // Helpers are templates over Arch so that no ISA-specific copy of a shared inline function
@@ -182,7 +194,7 @@ double accumulate_row(const float* x, std::size_t n) noexcept {
     for (; k + W <= n; k += W) a = A::apply(a, B::load_unaligned(x + k));
     total = A::apply(total, static_cast<double>(A::horizontal(a)));
   }
-  // Scalar tail (< W elements, or the whole row when n < W) in f64, 4 independent chains.
+  // Scalar tail (< W elements; the whole row when n < W) in f64, 4 independent chains.
   double t0 = A::identity, t1 = A::identity, t2 = A::identity, t3 = A::identity;
   for (; k + 4 <= n; k += 4) {
     t0 = A::apply(t0, static_cast<double>(x[k]));
@@ -253,6 +265,15 @@ void accumulate_columns(const float* x, std::size_t n, std::size_t inner, std::s
   }
 }
 
+/// Copies W short rows (n < W elements each, contiguous from r) into tb as n rows of W:
+/// tb[k·W + j] = r[j·n + k], so that they can be reduced vertically, one lane per row.
+template <class Arch, class T, std::size_t W>
+void transpose_short_rows(const T* r, std::size_t n, T* tb) noexcept {
+  for (std::size_t j = 0; j < W; ++j) {
+    for (std::size_t k = 0; k < n; ++k) tb[k * W + j] = r[j * n + k];
+  }
+}
+
 /// Scalar and vector comparison rules of max / min / argmax / argmin for one Arch.
 template <class Arch, class T, bool IsMax>
 struct Cmp {
@@ -309,7 +330,25 @@ void AccumulateF32<IsProd>::operator()(Arch, const float* x, std::size_t outer, 
                                        std::size_t inner, double divisor, float* out) const {
   using namespace reduce_detail;
   if (inner == 1) {
-    for (std::size_t o = 0; o < outer; ++o) {
+    std::size_t o = 0;
+    if (n < xsimd::batch<float, Arch>::size) {
+      // Short rows, W at a time, reduced vertically after a transpose (< W f32 terms each).
+      using A = Acc<Arch, IsProd>;
+      using B = typename A::B;
+      constexpr std::size_t W = B::size;
+      alignas(64) float tb[W * W];
+      alignas(64) float lanes[W];
+      for (; o + W <= outer; o += W) {
+        transpose_short_rows<Arch, float, W>(x + o * n, n, tb);
+        B a(A::identity);
+        for (std::size_t k = 0; k < n; ++k) a = A::apply(a, B::load_aligned(tb + k * W));
+        a.store_aligned(lanes);
+        for (std::size_t j = 0; j < W; ++j) {
+          out[o + j] = static_cast<float>(static_cast<double>(lanes[j]) / divisor);
+        }
+      }
+    }
+    for (; o < outer; ++o) {
       out[o] = static_cast<float>(accumulate_row<Arch, IsProd>(x + o * n, n) / divisor);
     }
     return;
@@ -401,20 +440,14 @@ void Extremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std::si
   if (inner == 1) {
     std::size_t o = 0;
     if (n < W) {
-      // Short rows, 4 at a time: 4 independent compare/select chains instead of one.
-      for (; o + 4 <= outer; o += 4) {
-        const T* r = x + o * n;
-        T b0 = r[0], b1 = r[n], b2 = r[2 * n], b3 = r[3 * n];
-        for (std::size_t k = 1; k < n; ++k) {
-          b0 = C::better(r[k], b0) ? r[k] : b0;
-          b1 = C::better(r[n + k], b1) ? r[n + k] : b1;
-          b2 = C::better(r[2 * n + k], b2) ? r[2 * n + k] : b2;
-          b3 = C::better(r[3 * n + k], b3) ? r[3 * n + k] : b3;
-        }
-        out[o] = b0;
-        out[o + 1] = b1;
-        out[o + 2] = b2;
-        out[o + 3] = b3;
+      // Short rows, W at a time: transpose the [W, n] block into L1 (contiguous reads), then
+      // reduce its n rows vertically, one lane per input row (no data-dependent branches).
+      alignas(64) T tb[W * W];
+      for (; o + W <= outer; o += W) {
+        reduce_detail::transpose_short_rows<Arch, T, W>(x + o * n, n, tb);
+        B best = B::load_aligned(tb);
+        for (std::size_t k = 1; k < n; ++k) best = C::extremum(best, B::load_aligned(tb + k * W));
+        best.store_unaligned(out + o);
       }
     }
     for (; o < outer; ++o) {
@@ -441,50 +474,22 @@ void Extremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std::si
     }
     return;
   }
-  // Columns: the running extremum of a chunk lives in the output; strips of 4 vectors are
-  // carried in registers down blocks of kLaneBlock rows (one load/store of the state per
-  // block, not per row).
-  alignas(64) T part[W];
+  // Columns: the running extremum of a chunk (kColumnChunk positions, in L1) lives in the
+  // output; each row of the chunk is streamed through it, vectorised across positions.
+  // (Carrying strips in registers down blocks of rows measured 2x slower here.)
   for (std::size_t o = 0; o < outer; ++o) {
     const T* xo = x + o * n * inner;
     for (std::size_t i0 = 0; i0 < inner; i0 += kColumnChunk) {
       const std::size_t len = C::min(kColumnChunk, inner - i0);
       T* d = out + o * inner + i0;
       for (std::size_t i = 0; i < len; ++i) d[i] = xo[i0 + i];
-      for (std::size_t k0 = 1; k0 < n; k0 += kLaneBlock) {
-        const std::size_t k1 = C::min(n, k0 + kLaneBlock);
-        const T* block = xo + k0 * inner + i0;
+      for (std::size_t k = 1; k < n; ++k) {
+        const T* row = xo + k * inner + i0;
         std::size_t i = 0;
-        for (; i + 4 * W <= len; i += 4 * W) {
-          B a0 = B::load_unaligned(d + i), a1 = B::load_unaligned(d + i + W);
-          B a2 = B::load_unaligned(d + i + 2 * W), a3 = B::load_unaligned(d + i + 3 * W);
-          const T* p = block + i;
-          for (std::size_t k = k0; k < k1; ++k, p += inner) {
-            a0 = C::extremum(a0, B::load_unaligned(p));
-            a1 = C::extremum(a1, B::load_unaligned(p + W));
-            a2 = C::extremum(a2, B::load_unaligned(p + 2 * W));
-            a3 = C::extremum(a3, B::load_unaligned(p + 3 * W));
-          }
-          a0.store_unaligned(d + i);
-          a1.store_unaligned(d + i + W);
-          a2.store_unaligned(d + i + 2 * W);
-          a3.store_unaligned(d + i + 3 * W);
-        }
         for (; i + W <= len; i += W) {
-          B a = B::load_unaligned(d + i);
-          const T* p = block + i;
-          for (std::size_t k = k0; k < k1; ++k, p += inner) a = C::extremum(a, B::load_unaligned(p));
-          a.store_unaligned(d + i);
+          C::extremum(B::load_unaligned(d + i), B::load_unaligned(row + i)).store_unaligned(d + i);
         }
-        if (i < len) {
-          const std::size_t rest = len - i;  // < W: one independent scalar chain each
-          for (std::size_t j = 0; j < rest; ++j) part[j] = d[i + j];
-          const T* p = block + i;
-          for (std::size_t k = k0; k < k1; ++k, p += inner) {
-            for (std::size_t j = 0; j < rest; ++j) part[j] = C::better(p[j], part[j]) ? p[j] : part[j];
-          }
-          for (std::size_t j = 0; j < rest; ++j) d[i + j] = part[j];
-        }
+        for (; i < len; ++i) d[i] = C::better(row[i], d[i]) ? row[i] : d[i];
       }
     }
   }
@@ -503,23 +508,24 @@ void ArgExtremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std:
   if (inner == 1) {
     std::size_t o = 0;
     if (n < W) {
-      // Short rows, 4 at a time (independent chains; strict comparison keeps the first).
-      for (; o + 4 <= outer; o += 4) {
-        const T* r = x + o * n;
-        T b[4] = {r[0], r[n], r[2 * n], r[3 * n]};
-        std::int32_t bi[4] = {0, 0, 0, 0};
+      // Short rows, W at a time: transpose the [W, n] block into L1, then reduce vertically
+      // (strict comparison keeps the first index; no data-dependent branches).
+      alignas(64) T tb[W * W];
+      for (; o + W <= outer; o += W) {
+        reduce_detail::transpose_short_rows<Arch, T, W>(x + o * n, n, tb);
+        B best = B::load_aligned(tb);
+        I best_index(0);
+        I kk(0);
+        const I one(1);
         for (std::size_t k = 1; k < n; ++k) {
-          for (std::size_t j = 0; j < 4; ++j) {
-            const T v = r[j * n + k];
-            const bool better = C::better(v, b[j]);
-            b[j] = better ? v : b[j];
-            bi[j] = better ? static_cast<std::int32_t>(k) : bi[j];
-          }
+          kk = kk + one;
+          const B c = B::load_aligned(tb + k * W);
+          const auto m = C::better(c, best);
+          best = xsimd::select(m, c, best);
+          best_index = xsimd::select(C::index_mask(m), kk, best_index);
         }
-        for (std::size_t j = 0; j < 4; ++j) {
-          values[o + j] = b[j];
-          indices[o + j] = bi[j];
-        }
+        best.store_unaligned(values + o);
+        best_index.store_unaligned(indices + o);
       }
     }
     alignas(64) std::int32_t iota[W];
@@ -530,26 +536,48 @@ void ArgExtremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std:
       std::int32_t best_index = 0;
       std::size_t k = 1;
       if (n >= W) {
-        // Per lane: the best value seen in that lane and its first index (strict
-        // comparison keeps the earliest); lanes are merged by value, then lowest index.
-        B vbest = B::load_unaligned(row);
-        I ibest = I::load_aligned(iota);
-        I icur = ibest;
-        const I step(static_cast<std::int32_t>(W));
-        for (k = W; k + W <= n; k += W) {
-          const B v = B::load_unaligned(row + k);
-          icur = icur + step;
-          const auto m = C::better(v, vbest);
-          vbest = xsimd::select(m, v, vbest);
-          ibest = xsimd::select(C::index_mask(m), icur, ibest);
+        // Per lane of two interleaved chains (even and odd vectors, so that two
+        // compare/select dependency chains overlap): the best value seen and its first
+        // index (strict comparison keeps the earliest). The 2·W lanes are then merged by
+        // value, ties going to the lowest index.
+        B v0 = B::load_unaligned(row);
+        I i0 = I::load_aligned(iota);
+        B v1 = v0;  // a copy of chain 0 until the loop below starts chain 1
+        I i1 = i0;
+        k = W;
+        if (n >= 2 * W) {
+          v1 = B::load_unaligned(row + W);
+          i1 = i0 + I(static_cast<std::int32_t>(W));
+          I c0 = i0, c1 = i1;
+          const I step(static_cast<std::int32_t>(2 * W));
+          for (k = 2 * W; k + 2 * W <= n; k += 2 * W) {
+            const B a = B::load_unaligned(row + k);
+            const B b = B::load_unaligned(row + k + W);
+            c0 = c0 + step;
+            c1 = c1 + step;
+            const auto ma = C::better(a, v0);
+            const auto mb = C::better(b, v1);
+            v0 = xsimd::select(ma, a, v0);
+            v1 = xsimd::select(mb, b, v1);
+            i0 = xsimd::select(C::index_mask(ma), c0, i0);
+            i1 = xsimd::select(C::index_mask(mb), c1, i1);
+          }
         }
-        alignas(64) T lanes[W];
-        alignas(64) std::int32_t lane_index[W];
-        vbest.store_aligned(lanes);
-        ibest.store_aligned(lane_index);
+        for (; k + W <= n; k += W) {  // at most one more vector, into chain 0
+          const B a = B::load_unaligned(row + k);
+          const auto ma = C::better(a, v0);
+          v0 = xsimd::select(ma, a, v0);
+          i0 = xsimd::select(C::index_mask(ma), I(static_cast<std::int32_t>(k)) + I::load_aligned(iota), i0);
+        }
+        alignas(64) T lanes[2 * W];
+        alignas(64) std::int32_t lane_index[2 * W];
+        v0.store_aligned(lanes);
+        v1.store_aligned(lanes + W);
+        i0.store_aligned(lane_index);
+        i1.store_aligned(lane_index + W);
         best = lanes[0];
         best_index = lane_index[0];
-        for (std::size_t j = 1; j < W; ++j) {
+        for (std::size_t j = 1; j < 2 * W; ++j) {
           if (C::better(lanes[j], best) ||
               (C::same(lanes[j], best) && lane_index[j] < best_index)) {
             best = lanes[j];
@@ -567,10 +595,10 @@ void ArgExtremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std:
     }
     return;
   }
-  // Columns: running values and indices live in the outputs; strips of 2 vectors (values
-  // and indices) are carried in registers down blocks of kLaneBlock rows.
-  alignas(64) T part[W];
-  alignas(64) std::int32_t part_index[W];
+  // Columns: running values and indices of a chunk (kColumnChunk positions, in L1) live in
+  // the outputs; each row of the chunk is streamed through them, vectorised across
+  // positions. (Carrying strips in registers down blocks of rows measured slower, and so
+  // did moving the state to buffers placed away from the rows' low address bits.)
   for (std::size_t o = 0; o < outer; ++o) {
     const T* xo = x + o * n * inner;
     for (std::size_t i0 = 0; i0 < inner; i0 += kColumnChunk) {
@@ -581,64 +609,21 @@ void ArgExtremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std:
         v[i] = xo[i0 + i];
         idx[i] = 0;
       }
-      for (std::size_t k0 = 1; k0 < n; k0 += kLaneBlock) {
-        const std::size_t k1 = C::min(n, k0 + kLaneBlock);
-        const T* block = xo + k0 * inner + i0;
+      for (std::size_t k = 1; k < n; ++k) {
+        const T* row = xo + k * inner + i0;
+        const I kk(static_cast<std::int32_t>(k));
         std::size_t i = 0;
-        for (; i + 2 * W <= len; i += 2 * W) {
-          B v0 = B::load_unaligned(v + i), v1 = B::load_unaligned(v + i + W);
-          I j0 = I::load_unaligned(idx + i), j1 = I::load_unaligned(idx + i + W);
-          I kk(static_cast<std::int32_t>(k0));
-          const I one(1);
-          const T* p = block + i;
-          for (std::size_t k = k0; k < k1; ++k, p += inner, kk = kk + one) {
-            const B c0 = B::load_unaligned(p);
-            const B c1 = B::load_unaligned(p + W);
-            const auto m0 = C::better(c0, v0);
-            const auto m1 = C::better(c1, v1);
-            v0 = xsimd::select(m0, c0, v0);
-            v1 = xsimd::select(m1, c1, v1);
-            j0 = xsimd::select(C::index_mask(m0), kk, j0);
-            j1 = xsimd::select(C::index_mask(m1), kk, j1);
-          }
-          v0.store_unaligned(v + i);
-          v1.store_unaligned(v + i + W);
-          j0.store_unaligned(idx + i);
-          j1.store_unaligned(idx + i + W);
-        }
         for (; i + W <= len; i += W) {
-          B v0 = B::load_unaligned(v + i);
-          I j0 = I::load_unaligned(idx + i);
-          I kk(static_cast<std::int32_t>(k0));
-          const I one(1);
-          const T* p = block + i;
-          for (std::size_t k = k0; k < k1; ++k, p += inner, kk = kk + one) {
-            const B c0 = B::load_unaligned(p);
-            const auto m0 = C::better(c0, v0);
-            v0 = xsimd::select(m0, c0, v0);
-            j0 = xsimd::select(C::index_mask(m0), kk, j0);
-          }
-          v0.store_unaligned(v + i);
-          j0.store_unaligned(idx + i);
+          const B cur = B::load_unaligned(row + i);
+          const B best = B::load_unaligned(v + i);
+          const auto m = C::better(cur, best);
+          xsimd::select(m, cur, best).store_unaligned(v + i);
+          xsimd::select(C::index_mask(m), kk, I::load_unaligned(idx + i)).store_unaligned(idx + i);
         }
-        if (i < len) {
-          const std::size_t rest = len - i;  // < W: one independent scalar chain each
-          for (std::size_t j = 0; j < rest; ++j) {
-            part[j] = v[i + j];
-            part_index[j] = idx[i + j];
-          }
-          const T* p = block + i;
-          for (std::size_t k = k0; k < k1; ++k, p += inner) {
-            for (std::size_t j = 0; j < rest; ++j) {
-              const bool b = C::better(p[j], part[j]);
-              part[j] = b ? p[j] : part[j];
-              part_index[j] = b ? static_cast<std::int32_t>(k) : part_index[j];
-            }
-          }
-          for (std::size_t j = 0; j < rest; ++j) {
-            v[i + j] = part[j];
-            idx[i + j] = part_index[j];
-          }
+        for (; i < len; ++i) {
+          const bool b = C::better(row[i], v[i]);
+          v[i] = b ? row[i] : v[i];
+          idx[i] = b ? static_cast<std::int32_t>(k) : idx[i];
         }
       }
     }
@@ -754,7 +739,40 @@ void VarMeanF32::operator()(Arch, const float* x, std::size_t outer, std::size_t
   using namespace reduce_detail;
   const double nd = static_cast<double>(n);
   if (inner == 1) {
-    for (std::size_t o = 0; o < outer; ++o) {
+    std::size_t o = 0;
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::size_t W = B::size;
+    if (n >= 1 && n < W) {
+      // Short rows, W at a time, vertically after a transpose: the same two passes per lane.
+      alignas(64) float tb[W * W];
+      alignas(64) float lanes[W];
+      alignas(64) float l1[W];
+      alignas(64) float l2[W];
+      for (; o + W <= outer; o += W) {
+        transpose_short_rows<Arch, float, W>(x + o * n, n, tb);
+        B s(0.0f);
+        for (std::size_t k = 0; k < n; ++k) s += B::load_aligned(tb + k * W);
+        s.store_aligned(lanes);
+        for (std::size_t j = 0; j < W; ++j) {
+          const double mu = static_cast<double>(lanes[j]) / nd;
+          mean[o + j] = static_cast<float>(mu);
+          lanes[j] = static_cast<float>(mu);
+        }
+        const B m = B::load_aligned(lanes);
+        B d1(0.0f), d2(0.0f);
+        for (std::size_t k = 0; k < n; ++k) {
+          const B d = B::load_aligned(tb + k * W) - m;
+          d1 += d;
+          d2 = xsimd::fma(d, d, d2);
+        }
+        d1.store_aligned(l1);
+        d2.store_aligned(l2);
+        for (std::size_t j = 0; j < W; ++j) {
+          var[o + j] = finish_var<Arch>(l1[j], l2[j], nd, var_divisor);
+        }
+      }
+    }
+    for (; o < outer; ++o) {
       const float* row = x + o * n;
       const double mu = accumulate_row<Arch, false>(row, n) / nd;
       double s1 = 0.0, s2 = 0.0;
@@ -768,10 +786,13 @@ void VarMeanF32::operator()(Arch, const float* x, std::size_t outer, std::size_t
   alignas(64) double acc[kColumnChunk];
   alignas(64) double s2[kColumnChunk];
   alignas(64) float m[kColumnChunk];
+  // (Narrowing the chunk so that the second pass finds its rows in L2 measured slower: the
+  // rows are then read in pieces of one or two cache lines.)
+  constexpr std::size_t chunk = kColumnChunk;
   for (std::size_t o = 0; o < outer; ++o) {
     const float* xo = x + o * n * inner;
-    for (std::size_t i0 = 0; i0 < inner; i0 += kColumnChunk) {
-      const std::size_t len = Acc<Arch, false>::min(kColumnChunk, inner - i0);
+    for (std::size_t i0 = 0; i0 < inner; i0 += chunk) {
+      const std::size_t len = Acc<Arch, false>::min(chunk, inner - i0);
       accumulate_columns<Arch, false>(xo + i0, n, inner, len, acc);
       for (std::size_t i = 0; i < len; ++i) {
         const double mu = acc[i] / nd;
