@@ -144,6 +144,10 @@ struct CpuOps {
   // ---- reductions (engine/src/cpu/ops/reduce_ops.cpp) ----
   /// Whole tensor to shape [1]. Mean of no elements is nan; Max/Min of none throw.
   /// Any/All give Bool. Int Mean is the floor of the mean (integer division, as Burn).
+  /// Int Sum/Prod are exact (int64 inside) and throw LimitError when the result does not
+  /// fit in i32 (never wrap); the Int Mean of no elements throws ShapeError.
+  /// Float sums are blocked f32 -> f64: |error| <= 2.9e-6·Σ|x| + 2^-24·|sum| for any n
+  /// (engine/src/cpu/kernels/reduce.hpp).
   static CpuTensor reduce(ReduceOp op, const CpuTensor& x);
   /// Along `dim`, keeping it with size 1.
   static CpuTensor reduce_dim(ReduceOp op, const CpuTensor& x, std::int64_t dim);

@@ -415,7 +415,10 @@ class Tensor {
   // ------------------------------------------------------------------ reductions
 
   /// Whole-tensor reductions to shape [1] (Burn has no rank 0). Mean of zero elements is
-  /// nan; max/min of zero elements throw ShapeError.
+  /// nan; max/min of zero elements throw ShapeError. Max/min propagate nan (torch.amax).
+  /// Int: sum/prod are exact and throw LimitError if the result does not fit in i32; mean is
+  /// the floor of the exact mean (and throws ShapeError for zero elements).
+  /// Float sums are accurate for any length: |error| <= 2.9e-6·Σ|x| + 2^-24·|sum|.
   Tensor<B, 1, K> sum() const requires(is_numeric) { return reduce(ReduceOp::Sum); }
   Tensor<B, 1, K> mean() const requires(is_numeric) { return reduce(ReduceOp::Mean); }
   Tensor<B, 1, K> prod() const requires(is_numeric) { return reduce(ReduceOp::Prod); }

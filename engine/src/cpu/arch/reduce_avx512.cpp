@@ -1,0 +1,4 @@
+// Explicit instantiations of the reduction kernels for kiln::cpu::Avx512 (flags set by CMake).
+#include "cpu/kernels/reduce.hpp"
+
+KILN_REDUCE_KERNEL_INSTANCES(, kiln::cpu::Avx512)
