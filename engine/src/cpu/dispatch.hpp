@@ -32,19 +32,25 @@ using Avx512 = xsimd::avx512f;
 using NativeArchs = xsimd::arch_list<Avx512, Avx2, Sse2>;
 #endif
 
-/// Calls `kernel(arch, args...)` with the best arch available (chosen once per kernel type).
+/// xsimd version number of the arch kernels run with: the best this CPU supports, or a
+/// lower one named by the environment variable KILN_SIMD_ARCH ("sse2", "avx2", "avx512")
+/// so that tests can run every kernel family on every instruction set (read once).
+unsigned selected_arch_version() noexcept;
+
+/// Calls `kernel(arch, args...)` with the selected arch.
 template <class Kernel, class... Args>
 inline decltype(auto) dispatch(Kernel kernel, Args&&... args) {
 #if defined(__EMSCRIPTEN__)
   return kernel(xsimd::default_arch{}, std::forward<Args>(args)...);
 #else
-  static auto impl = xsimd::dispatch<NativeArchs>(kernel);
-  return impl(std::forward<Args>(args)...);
+  static const unsigned best = selected_arch_version();
+  if (Avx512::version() <= best) return kernel(Avx512{}, std::forward<Args>(args)...);
+  if (Avx2::version() <= best) return kernel(Avx2{}, std::forward<Args>(args)...);
+  return kernel(Sse2{}, std::forward<Args>(args)...);
 #endif
 }
 
-/// Name of the arch `dispatch` picks on this machine ("avx512f", "fma3+avx2", "sse2",
-/// "sse4.1" in WASM).
+/// Name of the arch `dispatch` picks ("avx512f", "fma3+avx2", "sse2", "sse4.1" in WASM).
 const char* best_arch_name() noexcept;
 
 }  // namespace kiln::cpu

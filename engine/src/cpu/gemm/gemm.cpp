@@ -92,7 +92,7 @@ void sgemm(const SgemmArgs& args, const Blocking& blocking) {
 #if defined(__EMSCRIPTEN__)
   run_with(xsimd::default_arch{}, args, blocking);
 #else
-  const unsigned best = xsimd::available_architectures().best;
+  const unsigned best = selected_arch_version();
   if (Avx512::version() <= best) {
     run_with(Avx512{}, args, blocking);
   } else if (Avx2::version() <= best) {
