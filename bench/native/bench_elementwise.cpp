@@ -2,12 +2,9 @@
 // c = a + b on two 4M-float tensors, reporting memory traffic in GB/s (8 bytes read and
 // 4 written per element; 48 MiB per call, far past the caches, so this is a bandwidth
 // test). BM_AddInPlace passes `a` as an rvalue so the op may write into its buffer.
-//
-// The element-wise ops live in engine/src/cpu/ops/elementwise_ops.cpp with their kernels
-// in engine/src/cpu/kernels/binary.hpp; until that exists this program only says so.
+// The ops live in engine/src/cpu/ops/elementwise_ops.cpp, kernels in cpu/kernels/binary.hpp.
 #include <benchmark/benchmark.h>
 
-#if __has_include("cpu/kernels/binary.hpp")
 #include <utility>
 
 #include "kiln/kiln.hpp"
@@ -52,13 +49,3 @@ BENCHMARK(BM_Add)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AddInPlace)->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();
 
-#else
-#include <cstdio>
-
-int main() {
-  std::puts(
-      "bench_elementwise: the element-wise ops (engine/src/cpu/kernels/binary.hpp) are "
-      "not in this build yet");
-  return 0;
-}
-#endif
