@@ -302,14 +302,17 @@ class Tensor {
 
   /// Clamps to [min, max] (torch.clamp: nan stays nan; the gradient passes where
   /// min <= x <= max). Throws ValueError if min > max.
-  Tensor clamp(Elem min, Elem max) const requires(is_numeric) {
-    return Tensor(Ops::clamp(prim_, static_cast<double>(min), static_cast<double>(max)));
+  Tensor clamp(Elem min, Elem max) const& requires(is_numeric) { return Tensor(*this).clamp(min, max); }
+  Tensor clamp(Elem min, Elem max) && requires(is_numeric) {
+    return Tensor(Ops::clamp(std::move(prim_), static_cast<double>(min), static_cast<double>(max)));
   }
-  Tensor clamp_min(Elem min) const requires(is_numeric) {
-    return Tensor(Ops::clamp(prim_, static_cast<double>(min), std::nullopt));
+  Tensor clamp_min(Elem min) const& requires(is_numeric) { return Tensor(*this).clamp_min(min); }
+  Tensor clamp_min(Elem min) && requires(is_numeric) {
+    return Tensor(Ops::clamp(std::move(prim_), static_cast<double>(min), std::nullopt));
   }
-  Tensor clamp_max(Elem max) const requires(is_numeric) {
-    return Tensor(Ops::clamp(prim_, std::nullopt, static_cast<double>(max)));
+  Tensor clamp_max(Elem max) const& requires(is_numeric) { return Tensor(*this).clamp_max(max); }
+  Tensor clamp_max(Elem max) && requires(is_numeric) {
+    return Tensor(Ops::clamp(std::move(prim_), std::nullopt, static_cast<double>(max)));
   }
   /// Element-wise maximum / minimum of two tensors (broadcast; nan propagates).
   Tensor max_pair(const Tensor& rhs) const requires(is_numeric) {
