@@ -98,6 +98,27 @@ describe('kiln-dl in Node', () => {
     });
   });
 
+  it('rejects a result too large for wasm32 with code OutOfMemory, and keeps working', () => {
+    scoped((track) => {
+      // [32768, 1] + [1, 32768] -> 2^30 floats = 4 GiB: more than wasm32 can address (the
+      // byte count once wrapped to 0 in 32-bit size_t and the kernel overwrote the heap).
+      const column = track(new kiln.Tensor(new Float32Array(32768), [32768, 1]));
+      const row = track(new kiln.Tensor(new Float32Array(32768), [1, 32768]));
+      let caught;
+      try {
+        column.add(row);
+      } catch (e) {
+        caught = e;
+      }
+      expect(caught).toBeInstanceOf(Error);
+      expect(caught.code).toBe('OutOfMemory');
+      expect(caught.message).toMatch(/needs 4294967296 bytes/);
+      const c = track(new kiln.Tensor(new Float32Array([1, 2, 3, 4]), [2, 2]));
+      expect(Array.from(track(c.matmul(c)).toArray())).toEqual([7, 10, 15, 22]);
+      expect(Array.from(column.toArray().subarray(0, 2))).toEqual([0, 0]);
+    });
+  });
+
   it('rejects data whose length does not match the shape', () => {
     expect(() => new kiln.Tensor(new Float32Array(5), [2, 3])).toThrow(
       expect.objectContaining({

@@ -1,6 +1,7 @@
 // Printing of TensorData and tensors, after Burn's Display for Tensor: values nested by
 // rank (summarised with "..." past 1000 elements, 3 edge items per dim, as Burn and
 // PyTorch), then shape, device, backend, kind and dtype.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ios>
@@ -29,9 +30,24 @@ std::string format_float(float v, const std::ostream& out) {
                   static_cast<double>(v));
     return buf;
   }
+  int digits = 9;
   for (int p = 1; p <= 9; ++p) {
-    std::snprintf(buf, sizeof buf, "%.*g", p, static_cast<double>(v));
-    if (std::strtof(buf, nullptr) == v) break;
+    std::snprintf(buf, sizeof buf, "%.*e", p - 1, static_cast<double>(v));
+    if (std::strtof(buf, nullptr) == v) {
+      digits = p;
+      break;
+    }
+  }
+  // Rust prints f32 in positional notation ("100.0", "0.001"); keep that for the usual
+  // magnitudes and fall back to the exponent form for very large or small ones.
+  const int exponent = v == 0.f ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  if (exponent >= -5 && exponent < 16) {
+    const int decimals = std::max(0, digits - 1 - exponent);
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, static_cast<double>(v));
+    // log10 may round a value just below a power of ten up to it: then one more decimal.
+    if (std::strtof(buf, nullptr) != v) {
+      std::snprintf(buf, sizeof buf, "%.*f", decimals + 1, static_cast<double>(v));
+    }
   }
   std::string s = buf;
   if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
@@ -79,6 +95,10 @@ void print_level(std::ostream& out, const TensorData& data, std::size_t depth,
 void print_values(std::ostream& out, const TensorData& data, std::size_t indent) {
   if (data.shape.rank() == 0) {
     if (data.num_elements() == 1) out << format_value(data, 0, out);
+    return;
+  }
+  if (data.num_elements() == 0) {  // the shape line that follows tells the dims
+    out << "[]";
     return;
   }
   print_level(out, data, 0, 0, data.num_elements() > kSummarizeAbove, indent);

@@ -73,11 +73,31 @@ Storage::~Storage() {
 
 CpuTensor::CpuTensor(Shape shape, DType dtype)
     : shape_(shape), dtype_(dtype), num_elements_(shape.num_elements()) {
+  // Kernels index with int64 strides computed from every dim, so each dim (also in an
+  // empty tensor such as [0, 2^40, 2^40]) must stay within the element limit.
+  for (std::size_t i = 0; i < shape.rank(); ++i) {
+    if (shape[i] > kMaxElements) {
+      throw LimitError(str_cat("CpuTensor: dim ", i, " of shape ", shape, " is ", shape[i],
+                               ", more than the limit of ", kMaxElements));
+    }
+  }
   if (num_elements_ > kMaxElements) {
     throw LimitError(str_cat("CpuTensor: shape ", shape, " has ", num_elements_,
                              " elements, more than the limit of ", kMaxElements));
   }
-  storage_ = std::make_shared<cpu::Storage>(num_bytes());
+  // In bytes, in 64 bits: size_t is 32 bits in wasm32, where 2^30 floats would wrap to 0.
+  const std::uint64_t bytes =
+      static_cast<std::uint64_t>(num_elements_) * static_cast<std::uint64_t>(dtype_size(dtype));
+  if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::size_t>::max() / 2)) {
+    throw OutOfMemoryError(str_cat("CpuTensor: shape ", shape, " of ", dtype, " needs ", bytes,
+                                   " bytes, more than this platform can address"));
+  }
+  storage_ = std::make_shared<cpu::Storage>(static_cast<std::size_t>(bytes));
+}
+
+void CpuTensor::throw_no_buffer() {
+  throw StateError(
+      "tensor: this handle has no buffer (it was moved from, or default-constructed)");
 }
 
 }  // namespace kiln

@@ -255,3 +255,50 @@ TEST(CpuTest, ReportsItsSimdArch) {
   if (forced != nullptr && std::string(forced) == "sse2") EXPECT_EQ(arch, "sse2");
   if (forced != nullptr && std::string(forced) == "avx2") EXPECT_NE(arch, "avx512f");
 }
+
+// ---- robustness ----
+
+TYPED_TEST(CreationTest, UsingAMovedFromTensorThrowsStateError) {
+  auto x = Tensor<TypeParam, 1>::from_floats({1.f, 2.f});
+  auto y = std::move(x);
+  EXPECT_THAT(([&] { (void)x.exp(); }), ThrowsMessage<StateError>(HasSubstr("has no buffer")));
+  EXPECT_THAT(([&] { (void)x.to_data(); }), ThrowsMessage<StateError>(HasSubstr("has no buffer")));
+  y.to_data().assert_eq(TensorData::from({1.f, 2.f}));
+}
+
+TYPED_TEST(CreationTest, IntArangeOutsideI32IsRejected) {
+  EXPECT_THAT(([] { Tensor<TypeParam, 1, Int>::arange(2147483646ll, 2147483649ll); }),
+              ThrowsMessage<ValueError>(HasSubstr("do not fit in i32")));
+}
+
+TYPED_TEST(CreationTest, IntRandomOutsideI32IsRejected) {
+  EXPECT_THAT(([] { Tensor<TypeParam, 1, Int>::random({4}, Distribution::uniform(0, 1e12)); }),
+              ThrowsMessage<ValueError>(HasSubstr("must lie within i32")));
+  EXPECT_THAT(([] { Tensor<TypeParam, 1, Int>::random({64}, Distribution::normal(0, 1e12)); }),
+              ThrowsMessage<ValueError>(HasSubstr("does not fit in i32")));
+}
+
+TYPED_TEST(CreationTest, UniformOverATinyRangeStaysInside) {
+  const auto v = Tensor<TypeParam, 1>::random({100}, Distribution::uniform(0, 1e-46))
+                     .to_data().template to_vec<float>();
+  for (float x : v) EXPECT_EQ(x, 0.f);  // the only float in [0, 1e-46)
+}
+
+TYPED_TEST(CreationTest, HugeDimsAreRejectedEvenWhenEmpty) {
+  EXPECT_THAT(([] { Tensor<TypeParam, 3>::zeros({0, 1ll << 40, 1ll << 40}); }),
+              ThrowsMessage<LimitError>(HasSubstr("dim 1 of shape [0, 1099511627776, 1099511627776]")));
+  EXPECT_THAT(([] { Tensor<TypeParam, 2>::zeros({1 << 20, 1 << 20}); }),
+              ThrowsMessage<LimitError>(HasSubstr("more than the limit of 2147483647")));
+}
+
+TYPED_TEST(CreationTest, DefaultPrintingIsPositionalLikeRust) {
+  std::ostringstream out;
+  out << Tensor<TypeParam, 1>::from_floats({10.f, 100.f, 120.f, 0.001f, 1e-7f, 0.1f, -2.5f});
+  EXPECT_THAT(out.str(), HasSubstr("[10.0, 100.0, 120.0, 0.001, 1e-07, 0.1, -2.5]"));
+}
+
+TYPED_TEST(CreationTest, EmptyTensorsPrintAsEmptyBrackets) {
+  std::ostringstream out;
+  out << Tensor<TypeParam, 2>::zeros({0, 3});
+  EXPECT_THAT(out.str(), HasSubstr("data:\n[],\n  shape:  [0, 3]"));
+}

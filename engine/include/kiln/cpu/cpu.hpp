@@ -47,8 +47,15 @@ class Storage {
 class CpuTensor {
  public:
   CpuTensor() = default;
-  /// Allocates an uninitialised buffer. Throws: LimitError past 2^31 - 1 elements,
-  /// OutOfMemoryError if the allocation fails.
+  CpuTensor(const CpuTensor&) = default;
+  CpuTensor& operator=(const CpuTensor&) = default;
+  /// A moved-from handle keeps its shape (ops may hold a reference to it across the move)
+  /// but has no buffer: using its data throws StateError.
+  CpuTensor(CpuTensor&&) noexcept = default;
+  CpuTensor& operator=(CpuTensor&&) noexcept = default;
+  /// Allocates an uninitialised buffer. Throws: LimitError past 2^31 - 1 elements (or a
+  /// dim past that, even in an empty shape), OutOfMemoryError if the allocation fails or
+  /// the byte count exceeds what the platform can address (wasm32).
   CpuTensor(Shape shape, DType dtype);
 
   const Shape& shape() const noexcept { return shape_; }
@@ -60,11 +67,17 @@ class CpuTensor {
   /// True when no other handle shares the buffer, so an op may write into it.
   bool is_unique() const noexcept { return storage_ && storage_.use_count() == 1; }
 
+  /// The elements. Throws: StateError for a handle without a buffer (moved from or
+  /// default-constructed): `auto y = std::move(x); x.exp();` is an error, not a crash.
   template <class T>
-  T* data() noexcept { return static_cast<T*>(storage_ ? storage_->data() : nullptr); }
+  T* data() {
+    if (!storage_) throw_no_buffer();
+    return static_cast<T*>(storage_->data());
+  }
   template <class T>
-  const T* data() const noexcept {
-    return static_cast<const T*>(storage_ ? storage_->data() : nullptr);
+  const T* data() const {
+    if (!storage_) throw_no_buffer();
+    return static_cast<const T*>(storage_->data());
   }
 
   /// Same buffer, new shape with the same number of elements (no copy; caller checks).
@@ -75,6 +88,7 @@ class CpuTensor {
   }
 
  private:
+  [[noreturn]] static void throw_no_buffer();
   std::shared_ptr<cpu::Storage> storage_;
   Shape shape_;
   DType dtype_ = DType::F32;
@@ -143,7 +157,7 @@ struct CpuOps {
 
   // ---- reductions (engine/src/cpu/ops/reduce_ops.cpp) ----
   /// Whole tensor to shape [1]. Mean of no elements is nan; Max/Min of none throw.
-  /// Any/All give Bool. Int Mean is the floor of the mean (integer division, as Burn).
+  /// Any/All give Bool. Int Mean is the floor of the mean (Python `//`; Burn truncates toward zero).
   /// Int Sum/Prod are exact (int64 inside) and throw LimitError when the result does not
   /// fit in i32 (never wrap); the Int Mean of no elements throws ShapeError.
   /// Float sums are blocked f32 -> f64: |error| <= 2.9e-6·Σ|x| + 2^-24·|sum| for any n

@@ -105,8 +105,9 @@ CpuTensor CpuOps::from_data(const TensorData& data, DType dtype, const CpuDevice
 }
 
 TensorData CpuOps::into_data(const CpuTensor& x) {
+  const std::uint8_t* src = x.data<std::uint8_t>();  // throws for a moved-from handle
   std::vector<std::uint8_t> bytes(x.num_bytes());
-  if (!bytes.empty()) std::memcpy(bytes.data(), x.data<std::uint8_t>(), bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes.data(), src, bytes.size());
   return TensorData(x.shape(), x.dtype(), std::move(bytes));
 }
 
@@ -154,15 +155,25 @@ CpuTensor CpuOps::random(const Shape& shape, const Distribution& dist, DType dty
         // Rounding to f32 may reach the excluded upper bound; stay inside [low, high).
         if (bounded && v >= static_cast<float>(dist.b)) {
           v = std::nextafter(static_cast<float>(dist.b), -INFINITY);
+          if (v < static_cast<float>(dist.a)) v = static_cast<float>(dist.a);  // tiny range
         }
         p[i] = v;
       }
       break;
     }
     case DType::I32: {
+      if (dist.kind == Distribution::Kind::Uniform &&
+          !(dist.a >= -2147483648.0 && dist.b <= 2147483648.0)) {
+        throw ValueError(str_cat("random: an Int uniform range must lie within i32, got [",
+                                 dist.a, ", ", dist.b, ")"));
+      }
       std::int32_t* p = out.data<std::int32_t>();
       for (std::int64_t i = 0; i < n; ++i) {
-        p[i] = static_cast<std::int32_t>(std::floor(sample()));
+        const double v = std::floor(sample());
+        if (!(v >= -2147483648.0 && v < 2147483648.0)) {
+          throw ValueError(str_cat("random: a sample ", v, " of the distribution does not fit in i32"));
+        }
+        p[i] = static_cast<std::int32_t>(v);
       }
       break;
     }
@@ -191,6 +202,11 @@ CpuTensor CpuOps::arange(double start, double end, double step, DType dtype, con
     float* p = out.data<float>();
     for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(start + step * static_cast<double>(i));
   } else if (dtype == DType::I32) {
+    const double last = start + step * static_cast<double>(n > 0 ? n - 1 : 0);
+    if (n > 0 && !(std::min(start, last) >= -2147483648.0 && std::max(start, last) <= 2147483647.0)) {
+      throw ValueError(str_cat("arange: values from ", start, " to ", last,
+                               " do not fit in i32"));
+    }
     std::int32_t* p = out.data<std::int32_t>();
     for (std::int64_t i = 0; i < n; ++i) {
       p[i] = static_cast<std::int32_t>(start + step * static_cast<double>(i));
