@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(emscripten libxsimd-dev libxtensor-dev xtl-dev nlohmann-json3-dev libgtest-dev
-          libbenchmark-dev ccache make python3-numpy libopenblas0-pthread)
+          libbenchmark-dev ccache make python3-numpy libopenblas0-pthread
+          python3-threadpoolctl)
 
 # ---- Debian packages ----
 missing=()
