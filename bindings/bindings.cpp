@@ -181,7 +181,12 @@ class JsTensor {
         throw_type_error("softmax: dim must be an integer, got " +
                          val::global("String")(dim).as<std::string>());
       }
-      const auto d = static_cast<std::int64_t>(dim.as<double>());
+      // Past int64's range the cast would be undefined; no tensor has that many dims anyway.
+      const double raw = dim.as<double>();
+      if (std::abs(raw) > 1e15) {
+        throw kiln::IndexError(kiln::str_cat("softmax: dim ", raw, " is out of range"));
+      }
+      const auto d = static_cast<std::int64_t>(raw);
       return std::visit([d](const auto& t) { return JsTensor(kiln::activation::softmax(t, d)); },
                         t_);
     });

@@ -132,6 +132,9 @@ describe('kiln-dl in Node', () => {
     scoped((track) => {
       const x = track(new kiln.Tensor(new Float32Array(6), [2, 3]));
       expect(() => x.softmax(2)).toThrow(expect.objectContaining({ code: 'Index' }));
+      expect(() => x.softmax(1e300)).toThrow(
+        expect.objectContaining({ code: 'Index', message: 'softmax: dim 1e+300 is out of range' }),
+      );
     });
   });
 

@@ -294,6 +294,18 @@ TYPED_TEST(ElementwiseTest, RoundHalfToEven) {
       .assert_eq(TensorData::from<float>({0.f, 2.f, 2.f, -0.f, -2.f, -2.f, 2.f, 8388609.f}));
 }
 
+TYPED_TEST(ElementwiseTest, RoundingToZeroKeepsTheSignOfTheInput) {
+  // ceil(-0.5), round(-0.4) and floor(-0.0) are -0 (IEEE, torch); 1/x tells the sign.
+  // Nine values, so the SIMD body runs too, not only the scalar tail.
+  auto x = vec<TypeParam>({-0.5f, -0.4f, -0.f, 0.3f, -0.5f, -0.4f, -0.f, 0.3f, -0.9f});
+  x.ceil().recip().into_data().assert_eq(TensorData::from<float>(
+      {-kInf, -kInf, -kInf, 1.f, -kInf, -kInf, -kInf, 1.f, -kInf}));
+  x.round().recip().into_data().assert_eq(TensorData::from<float>(
+      {-kInf, -kInf, -kInf, kInf, -kInf, -kInf, -kInf, kInf, -1.f}));
+  x.floor().recip().into_data().assert_eq(TensorData::from<float>(
+      {-1.f, -1.f, -kInf, kInf, -1.f, -1.f, -kInf, kInf, -1.f}));
+}
+
 TYPED_TEST(ElementwiseTest, SignedZerosSurvive) {
   // Sign bits are checked through 1/x: 1/(-0) = -inf.
   auto z = vec<TypeParam>({-0.f, 0.f});

@@ -62,10 +62,12 @@ KILN_UNARY_F32(Sqrt, xsimd::sqrt(x))
 KILN_UNARY_F32(Sin, xsimd::sin(x))
 KILN_UNARY_F32(Cos, xsimd::cos(x))
 KILN_UNARY_F32(Tanh, xsimd::tanh(x))
-KILN_UNARY_F32(Ceil, xsimd::ceil(x))
-KILN_UNARY_F32(Floor, xsimd::floor(x))
+// A rounded value has the sign of its input, also when it is zero (ceil(-0.5) = -0);
+// xsimd 8.1's SSE2 ceil/floor/round go through an integer conversion that loses it.
+KILN_UNARY_F32(Ceil, xsimd::copysign(xsimd::ceil(x), x))
+KILN_UNARY_F32(Floor, xsimd::copysign(xsimd::floor(x), x))
 // Half to even (torch.round): nearbyint in the default rounding mode.
-KILN_UNARY_F32(Round, xsimd::nearbyint(x))
+KILN_UNARY_F32(Round, xsimd::copysign(xsimd::nearbyint(x), x))
 // An exact division, not the ~12-bit rcpps estimate.
 KILN_UNARY_F32(Recip, V(1.f) / x)
 KILN_UNARY_F32(Erf, xsimd::erf(x))
