@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/ops/visit_dtype.hpp"
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/tensor/check.hpp"
 
@@ -17,19 +18,7 @@ namespace {
 
 constexpr std::size_t kMaxRank = Shape::max_rank;
 
-/// Calls f(T{}) with T the element type of dtype (Bool is stored as uint8_t).
-template <class F>
-decltype(auto) visit_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::F32:
-      return f(float{});
-    case DType::I32:
-      return f(std::int32_t{});
-    case DType::Bool:
-      break;
-  }
-  return f(std::uint8_t{});
-}
+using cpu::visit_dtype;
 
 /// dst += src for the accumulating ops: f32 adds, i32 adds with two's-complement
 /// wrap-around (as PyTorch; no signed-overflow UB), bool ors.

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "cpu/kernels/transpose.hpp"
+#include "cpu/ops/visit_dtype.hpp"
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/tensor/check.hpp"
 
@@ -25,19 +26,7 @@ namespace {
 
 constexpr std::size_t kMaxRank = Shape::max_rank;
 
-/// Calls f(T{}) with T the element type of dtype (Bool is stored as uint8_t).
-template <class F>
-decltype(auto) visit_dtype(DType dtype, F&& f) {
-  switch (dtype) {
-    case DType::F32:
-      return f(float{});
-    case DType::I32:
-      return f(std::int32_t{});
-    case DType::Bool:
-      break;
-  }
-  return f(std::uint8_t{});
-}
+using cpu::visit_dtype;
 
 /// "[4, -1]" for dims that may hold -1 (Shape cannot).
 std::string dims_str(std::span<const std::int64_t> dims) {
