@@ -11,6 +11,7 @@
 
 #include "kiln/kiln.hpp"
 #include "support/backends.hpp"
+#include "support/tensors.hpp"
 #include "support/cases.hpp"
 
 using namespace kiln;
@@ -19,13 +20,10 @@ using ::testing::ThrowsMessage;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+using test::kInf;
+using test::kNan;
 
-template <class B>
-Tensor<B, 1> vec(const std::vector<float>& v) {
-  return Tensor<B, 1>::from_data(TensorData(Shape{static_cast<std::int64_t>(v.size())}, v));
-}
+using test::vec;
 
 /// 101 inputs: special values at both ends (body and tail), a sweep of [-10, 10] between.
 std::vector<float> inputs() {
@@ -39,12 +37,7 @@ std::vector<float> inputs() {
   return v;
 }
 
-template <class F>
-TensorData reference(const std::vector<float>& x, F f) {
-  std::vector<float> out;
-  for (float v : x) out.push_back(static_cast<float>(f(static_cast<double>(v))));
-  return TensorData(Shape{static_cast<std::int64_t>(x.size())}, out);
-}
+using test::reference;
 
 double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 

@@ -8,6 +8,7 @@
 
 #include "kiln/kiln.hpp"
 #include "support/backends.hpp"
+#include "support/tensors.hpp"
 
 using namespace kiln;
 using ::testing::HasSubstr;
@@ -15,13 +16,10 @@ using ::testing::ThrowsMessage;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+using test::kInf;
+using test::kNan;
 
-template <class B>
-Tensor<B, 1> vec(const std::vector<float>& v) {
-  return Tensor<B, 1>::from_data(TensorData(Shape{static_cast<std::int64_t>(v.size())}, v));
-}
+using test::vec;
 template <class B>
 Tensor<B, 1, Bool> bools(const std::vector<bool>& v) {
   return Tensor<B, 1, Bool>::from_data(TensorData(Shape{static_cast<std::int64_t>(v.size())}, v));

@@ -9,6 +9,7 @@
 
 #include "kiln/kiln.hpp"
 #include "support/backends.hpp"
+#include "support/tensors.hpp"
 #include "support/cases.hpp"
 
 using namespace kiln;
@@ -17,14 +18,10 @@ using ::testing::ThrowsMessage;
 
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+using test::kInf;
+using test::kNan;
 
-template <class B>
-Tensor<B, 1> vec(const std::vector<float>& v) {
-  return Tensor<B, 1>::from_data(TensorData(Shape{static_cast<std::int64_t>(v.size())}, v),
-                                 test::device<B>());
-}
+using test::vec;
 
 /// 101 inputs (not a multiple of any vector width): the special values first and again at
 /// the end (so both the vector body and the tail see them), a sweep of [-10, 10] between.
@@ -39,13 +36,7 @@ std::vector<float> unary_inputs() {
   return v;
 }
 
-/// Expected values: the double-precision reference rounded to f32.
-template <class F>
-TensorData reference(const std::vector<float>& x, F f) {
-  std::vector<float> out;
-  for (float v : x) out.push_back(static_cast<float>(f(static_cast<double>(v))));
-  return TensorData(Shape{static_cast<std::int64_t>(x.size())}, out);
-}
+using test::reference;
 
 // Transcendentals: xsimd's are within ~1.5 ulp, plus 0.5 ulp for rounding the reference;
 // exp flushes results below ~1e-38 to 0, hence the tiny absolute term.

@@ -12,6 +12,7 @@
 
 #include "kiln/kiln.hpp"
 #include "support/backends.hpp"
+#include "support/tensors.hpp"
 
 using namespace kiln;
 using ::testing::HasSubstr;
@@ -20,13 +21,9 @@ using ::testing::ThrowsMessage;
 namespace {
 
 /// 0, 1, 2, ... in `shape`, converted to `dtype`.
-TensorData iota(const Shape& shape, DType dtype = DType::F32) {
-  std::vector<float> v(static_cast<std::size_t>(shape.num_elements()));
-  std::iota(v.begin(), v.end(), 0.f);
-  return TensorData(shape, std::move(v)).convert(dtype);
-}
+using test::iota;
 
-std::int64_t allocations() { return memory_stats().total_allocations; }
+using test::allocations;
 
 }  // namespace
 

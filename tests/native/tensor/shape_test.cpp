@@ -13,6 +13,7 @@
 
 #include "kiln/kiln.hpp"
 #include "support/backends.hpp"
+#include "support/tensors.hpp"
 #include "support/cases.hpp"
 
 using namespace kiln;
@@ -23,11 +24,7 @@ namespace {
 
 /// 0, 1, 2, ... in `shape`, converted to `dtype` (Bool: i % 2 != 0, i.e. a 0/1 pattern
 /// that still tells positions apart by parity only, so Bool tests use `pattern`).
-TensorData iota(const Shape& shape, DType dtype = DType::F32) {
-  std::vector<float> v(static_cast<std::size_t>(shape.num_elements()));
-  std::iota(v.begin(), v.end(), 0.f);
-  return TensorData(shape, std::move(v)).convert(dtype);
-}
+using test::iota;
 
 /// A Bool pattern with no period along any small dim: true where (i * 7 + i / 3) % 5 < 2.
 TensorData pattern(const Shape& shape) {
@@ -86,7 +83,7 @@ std::vector<std::int64_t> naive_range(std::int64_t start, std::int64_t end, std:
   return out;
 }
 
-std::int64_t allocations() { return memory_stats().total_allocations; }
+using test::allocations;
 
 }  // namespace
 
