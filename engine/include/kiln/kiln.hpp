@@ -1,5 +1,6 @@
 #pragma once
 /// Kiln: everything public, in one include.
+#include "kiln/autodiff/autodiff.hpp"
 #include "kiln/backend/backend.hpp"
 #include "kiln/core/device.hpp"
 #include "kiln/core/dtype.hpp"

@@ -103,4 +103,15 @@ concept Backend = requires {
   { B::name() } -> std::convertible_to<std::string_view>;
 };
 
+/// A backend that records operations and computes gradients (Burn's `AutodiffBackend`):
+/// `Autodiff<Cpu>`. `B::Inner` is the wrapped backend (`Cpu`), where gradients live;
+/// `B::Gradients` is the container `backward()` returns. Generic training code is written
+/// `template <AutodiffBackend B>` and evaluates on `B::Inner`.
+template <class B>
+concept AutodiffBackend = Backend<B> && requires {
+  typename B::Inner;
+  typename B::Gradients;
+  requires B::is_autodiff;
+} && Backend<typename B::Inner>;
+
 }  // namespace kiln

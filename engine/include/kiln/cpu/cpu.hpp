@@ -154,6 +154,12 @@ struct CpuOps {
   // ---- matmul (engine/src/cpu/ops/matmul_ops.cpp, engine/src/cpu/gemm/) ----
   /// [..., m, k] x [..., k, n] -> [..., m, n], batch dims broadcast.
   static CpuTensor matmul(const CpuTensor& lhs, const CpuTensor& rhs);
+  /// op(lhs) x op(rhs), where op swaps the last two dims when its flag is set, without
+  /// copying the transposed operand (the GEMM reads it with swapped strides):
+  /// lhs [..., k, m] with transpose_lhs, rhs [..., n, k] with transpose_rhs -> [..., m, n].
+  /// The backward pass of matmul uses it (dA = dC·Bᵀ, dB = Aᵀ·dC).
+  static CpuTensor matmul_transposed(const CpuTensor& lhs, const CpuTensor& rhs,
+                                     bool transpose_lhs, bool transpose_rhs);
 
   // ---- reductions (engine/src/cpu/ops/reduce_ops.cpp) ----
   /// Whole tensor to shape [1]. Mean of no elements is nan; Max/Min of none throw.
@@ -165,6 +171,15 @@ struct CpuOps {
   static CpuTensor reduce(ReduceOp op, const CpuTensor& x);
   /// Along `dim`, keeping it with size 1.
   static CpuTensor reduce_dim(ReduceOp op, const CpuTensor& x, std::int64_t dim);
+  /// Bool [1] (dim kept for the _dim forms): whether any / all elements are non-zero.
+  static CpuTensor any(const CpuTensor& x) { return reduce(ReduceOp::Any, x); }
+  static CpuTensor all(const CpuTensor& x) { return reduce(ReduceOp::All, x); }
+  static CpuTensor any_dim(const CpuTensor& x, std::int64_t dim) {
+    return reduce_dim(ReduceOp::Any, x, dim);
+  }
+  static CpuTensor all_dim(const CpuTensor& x, std::int64_t dim) {
+    return reduce_dim(ReduceOp::All, x, dim);
+  }
   /// Values and I32 indices of the max (min) along dim, first index on ties, dim kept.
   static std::pair<CpuTensor, CpuTensor> max_dim_with_indices(const CpuTensor& x,
                                                               std::int64_t dim);

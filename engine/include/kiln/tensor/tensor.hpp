@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <iomanip>
+#include <optional>
 #include <ostream>
 #include <type_traits>
 #include <utility>
@@ -177,6 +178,90 @@ class Tensor {
   std::int64_t num_elements() const { return shape().num_elements(); }
   /// A new handle to the same buffer (Burn's `clone`; cheap).
   Tensor clone() const { return *this; }
+
+  // ------------------------------------------------------------------ autodiff
+  // Available on an AutodiffBackend (`Autodiff<Cpu>`); Burn's AutodiffTensor API.
+
+  /// Marks this tensor as a leaf whose gradient `backward()` computes (Burn's
+  /// `require_grad`, PyTorch's `requires_grad_()`): returns a new handle with its own node.
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  Tensor require_grad() const {
+    return set_require_grad(true);
+  }
+  /// true: as require_grad() (on an op output: keep its gradient too, as retain_grad()).
+  /// false: an untracked tensor with the same values (as detach()).
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  Tensor set_require_grad(bool require) const {
+    return Tensor(Ops::set_require_grad(prim_, require));
+  }
+  /// Whether gradients flow to this tensor (PyTorch's `requires_grad`).
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  bool is_require_grad() const {
+    return Ops::is_require_grad(prim_);
+  }
+  /// The same values, cut from the graph (no gradient flows through the result).
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  Tensor detach() const {
+    return Tensor(Ops::detach(prim_));
+  }
+  /// The tensor on the inner backend (no graph): `Tensor<Autodiff<Cpu>, D>` -> `Tensor<Cpu, D>`.
+  template <class BB = B>
+    requires AutodiffBackend<BB>
+  Tensor<typename BB::Inner, D, K> inner() const {
+    if constexpr (is_float) {
+      return Tensor<typename BB::Inner, D, K>(Ops::inner(prim_));
+    } else {
+      return Tensor<typename BB::Inner, D, K>(prim_);
+    }
+  }
+  /// An untracked tensor of this backend from the inner backend's.
+  template <class BB = B>
+    requires AutodiffBackend<BB>
+  static Tensor from_inner(const Tensor<typename BB::Inner, D, K>& inner) {
+    if constexpr (is_float) {
+      return Tensor(Ops::from_inner(inner.primitive()));
+    } else {
+      return Tensor(inner.primitive());
+    }
+  }
+  /// Gradients of this one-element tensor (a loss) with respect to every tensor that
+  /// required them (Burn's `backward`). Releases the graph: a second backward() through it
+  /// throws StateError.
+  /// Throws: ShapeError unless the tensor has exactly one element; StateError if it does
+  ///         not require gradients or its graph was already released.
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  typename BB::Gradients backward() const {
+    return Ops::backward(prim_);
+  }
+  /// This tensor's gradient in `grads` (on the inner backend), or nullopt if it has none
+  /// (it did not require gradients, or the loss does not depend on it).
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  std::optional<Tensor<typename BB::Inner, D>> grad(const typename BB::Gradients& grads) const {
+    auto g = Ops::grad(prim_, grads);
+    if (!g) return std::nullopt;
+    return Tensor<typename BB::Inner, D>(std::move(*g));
+  }
+  /// Removes and returns this tensor's gradient from `grads`.
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  std::optional<Tensor<typename BB::Inner, D>> grad_remove(typename BB::Gradients& grads) const {
+    auto g = Ops::grad_remove(prim_, grads);
+    if (!g) return std::nullopt;
+    return Tensor<typename BB::Inner, D>(std::move(*g));
+  }
+  /// Sets this tensor's gradient in `grads`. Throws StateError if it does not require
+  /// gradients, ShapeError if `grad`'s shape differs from this tensor's.
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  void grad_replace(typename BB::Gradients& grads, const Tensor<typename BB::Inner, D>& grad) const {
+    Ops::grad_replace(prim_, grads, grad.primitive());
+  }
 
   // ------------------------------------------------------------------ element-wise
 
@@ -428,8 +513,8 @@ class Tensor {
   Tensor<B, 1, K> max() const requires(is_numeric) { return reduce(ReduceOp::Max); }
   Tensor<B, 1, K> min() const requires(is_numeric) { return reduce(ReduceOp::Min); }
   /// [1] Bool: any / all elements true (for numeric kinds: non-zero).
-  Tensor<B, 1, Bool> any() const { return Tensor<B, 1, Bool>(Ops::reduce(ReduceOp::Any, prim_)); }
-  Tensor<B, 1, Bool> all() const { return Tensor<B, 1, Bool>(Ops::reduce(ReduceOp::All, prim_)); }
+  Tensor<B, 1, Bool> any() const { return Tensor<B, 1, Bool>(Ops::any(prim_)); }
+  Tensor<B, 1, Bool> all() const { return Tensor<B, 1, Bool>(Ops::all(prim_)); }
 
   /// Reductions along `dim`, keeping it with size 1 (Burn's `sum_dim`): [2, 3] -> [2, 1]
   /// for dim 1.
@@ -449,10 +534,10 @@ class Tensor {
     return reduce_dim(ReduceOp::Min, dim);
   }
   Tensor<B, D, Bool> any_dim(std::int64_t dim) const {
-    return Tensor<B, D, Bool>(Ops::reduce_dim(ReduceOp::Any, prim_, dim));
+    return Tensor<B, D, Bool>(Ops::any_dim(prim_, dim));
   }
   Tensor<B, D, Bool> all_dim(std::int64_t dim) const {
-    return Tensor<B, D, Bool>(Ops::reduce_dim(ReduceOp::All, prim_, dim));
+    return Tensor<B, D, Bool>(Ops::all_dim(prim_, dim));
   }
   /// Max (min) values and their indices along dim, dim kept; first index on ties.
   std::pair<Tensor, Tensor<B, D, Int>> max_dim_with_indices(std::int64_t dim) const

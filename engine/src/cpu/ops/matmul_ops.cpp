@@ -12,8 +12,8 @@ namespace kiln {
 namespace {
 
 /// Checks ranks, dtypes and dims (STYLE.md §7) and returns the output shape
-/// [broadcast(batch dims)..., m, n].
-Shape matmul_shape(const CpuTensor& lhs, const CpuTensor& rhs) {
+/// [broadcast(batch dims)..., m, n] of op(lhs)·op(rhs), op transposing when its flag is set.
+Shape matmul_shape(const CpuTensor& lhs, const CpuTensor& rhs, bool tl, bool tr) {
   const Shape& ls = lhs.shape();
   const Shape& rs = rhs.shape();
   if (ls.rank() < 2 || rs.rank() < 2) {
@@ -29,11 +29,12 @@ Shape matmul_shape(const CpuTensor& lhs, const CpuTensor& rhs) {
                              " and rhs ", rhs.dtype(), " ", rs));
   }
   const std::size_t rank = ls.rank();
-  const std::int64_t k_lhs = ls[rank - 1];
-  const std::int64_t k_rhs = rs[rank - 2];
+  const std::int64_t k_lhs = ls[tl ? rank - 2 : rank - 1];
+  const std::int64_t k_rhs = rs[tr ? rank - 1 : rank - 2];
   if (k_lhs != k_rhs) {
-    throw ShapeError(str_cat("matmul: inner dimensions differ: lhs ", ls, " vs rhs ", rs, " (",
-                             k_lhs, " != ", k_rhs, ")"));
+    throw ShapeError(str_cat("matmul: inner dimensions differ: lhs ", ls, tl ? " (transposed)" : "",
+                             " vs rhs ", rs, tr ? " (transposed)" : "", " (", k_lhs, " != ",
+                             k_rhs, ")"));
   }
   std::array<std::int64_t, Shape::max_rank> dims{};
   for (std::size_t d = 0; d + 2 < rank; ++d) {
@@ -44,15 +45,20 @@ Shape matmul_shape(const CpuTensor& lhs, const CpuTensor& rhs) {
     }
     dims[d] = a == 1 ? b : a;
   }
-  dims[rank - 2] = ls[rank - 2];
-  dims[rank - 1] = rs[rank - 1];
+  dims[rank - 2] = ls[tl ? rank - 1 : rank - 2];
+  dims[rank - 1] = rs[tr ? rank - 2 : rank - 1];
   return Shape(std::span<const std::int64_t>(dims.data(), rank));
 }
 
 }  // namespace
 
 CpuTensor CpuOps::matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
-  const Shape out_shape = matmul_shape(lhs, rhs);
+  return matmul_transposed(lhs, rhs, false, false);
+}
+
+CpuTensor CpuOps::matmul_transposed(const CpuTensor& lhs, const CpuTensor& rhs, bool transpose_lhs,
+                                    bool transpose_rhs) {
+  const Shape out_shape = matmul_shape(lhs, rhs, transpose_lhs, transpose_rhs);
   CpuTensor out(out_shape, DType::F32);
   if (out.num_elements() == 0) return out;
 
@@ -60,7 +66,8 @@ CpuTensor CpuOps::matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
   const Shape& rs = rhs.shape();
   const std::size_t rank = out_shape.rank();
   const std::size_t batch_rank = rank - 2;
-  const std::int64_t m = ls[rank - 2], k = ls[rank - 1], n = rs[rank - 1];
+  const std::int64_t m = out_shape[rank - 2], n = out_shape[rank - 1];
+  const std::int64_t k = ls[transpose_lhs ? rank - 2 : rank - 1];
 
   std::int64_t batch = 1;
   bool rhs_has_batch = false;
@@ -73,11 +80,14 @@ CpuTensor CpuOps::matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
   args.k = static_cast<std::size_t>(k);
   args.n = static_cast<std::size_t>(n);
   // Every dim fits in ptrdiff_t, also on wasm32: a CpuTensor holds fewer than 2^31 elements.
-  args.a = {lhs.data<float>(), static_cast<std::ptrdiff_t>(k), 1};
-  args.b = {rhs.data<float>(), static_cast<std::ptrdiff_t>(n), 1};
+  // A stored transposed ([k, m] row-major) is read with swapped strides.
+  args.a = transpose_lhs ? cpu::gemm::ConstMatrixView{lhs.data<float>(), 1, static_cast<std::ptrdiff_t>(m)}
+                         : cpu::gemm::ConstMatrixView{lhs.data<float>(), static_cast<std::ptrdiff_t>(k), 1};
+  args.b = transpose_rhs ? cpu::gemm::ConstMatrixView{rhs.data<float>(), 1, static_cast<std::ptrdiff_t>(k)}
+                         : cpu::gemm::ConstMatrixView{rhs.data<float>(), static_cast<std::ptrdiff_t>(n), 1};
   args.c = {out.data<float>(), static_cast<std::ptrdiff_t>(n), 1};
 
-  if (!rhs_has_batch) {
+  if (!rhs_has_batch && !transpose_lhs) {
     // One rhs matrix for every batch element: lhs's batch dims are all real (they equal the
     // output's), so the batch folds into m: [batch·m, k] x [k, n] (one GEMM, one packing of B).
     args.m = static_cast<std::size_t>(batch * m);
