@@ -18,6 +18,7 @@
 
 #include "kiln/backend/backend.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/core/shape.hpp"
 #include "kiln/core/str_cat.hpp"
 
 namespace kiln::autodiff {
@@ -43,12 +44,15 @@ class Node {
   /// sink (`sink.add(i, g)` for input i, only when `sink.needs(i)`).
   using Step = std::function<void(Prim grad, GradSink<B>& sink)>;
 
-  /// A leaf (a tensor the user marked with require_grad()).
-  Node() : id_(detail::next_node_id()) { detail::count_node(1); }
-  /// The output of an op: `parents[i]` is input i's node (null when input i is untracked).
-  Node(std::vector<std::shared_ptr<Node>> parents, Step step)
-      : id_(detail::next_node_id()), parents_(std::move(parents)), step_(std::move(step)),
-        op_(true) {
+  /// A leaf (a tensor the user marked with require_grad()) of the given shape.
+  explicit Node(const Shape& shape) : id_(detail::next_node_id()), shape_(shape) {
+    detail::count_node(1);
+  }
+  /// The output (of shape `shape`) of an op: `parents[i]` is input i's node (null when
+  /// input i is untracked).
+  Node(const Shape& shape, std::vector<std::shared_ptr<Node>> parents, Step step)
+      : id_(detail::next_node_id()), shape_(shape), parents_(std::move(parents)),
+        step_(std::move(step)), op_(true) {
     for (const auto& p : parents_) {
       if (p) order_ = std::max(order_, p->order_ + 1);
     }
@@ -73,6 +77,8 @@ class Node {
   }
 
   std::uint64_t id() const noexcept { return id_; }
+  /// The shape of the tensor this node belongs to (every gradient for it has this shape).
+  const Shape& shape() const noexcept { return shape_; }
   bool is_leaf() const noexcept { return leaf(); }
   /// Whether backward() keeps this node's gradient in the Gradients it returns (leaves
   /// always; an op output after `set_require_grad(true)`, like PyTorch's retain_grad()).
@@ -88,6 +94,7 @@ class Node {
   friend class Engine;
 
   std::uint64_t id_;
+  Shape shape_;
   std::uint64_t order_ = 0;
   std::vector<std::shared_ptr<Node>> parents_;
   Step step_;
@@ -142,6 +149,13 @@ class GradSink {
   void add(std::size_t i, Prim grad) {
     if (!needs(i)) return;
     const NodeT* p = parents_[i].get();
+    // A step that produced a gradient of the wrong shape is an engine bug: fail loudly
+    // rather than accumulate a wrong (broadcast) gradient.
+    if (!(B::FloatOps::shape(grad) == p->shape())) {
+      throw StateError(str_cat("backward: internal error: the gradient for input ", i,
+                               " has shape ", B::FloatOps::shape(grad), ", expected ",
+                               p->shape(), " (please report this)"));
+    }
     auto it = pending_.find(p);
     if (it == pending_.end()) {
       pending_.emplace(p, std::move(grad));

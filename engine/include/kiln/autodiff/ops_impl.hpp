@@ -97,7 +97,7 @@ struct Math {
 template <Backend B, class Step>
 AutodiffTensor<B> record(typename B::FloatTensor out,
                          std::vector<std::shared_ptr<Node<B>>> parents, Step&& step) {
-  auto node = std::make_shared<Node<B>>(std::move(parents),
+  auto node = std::make_shared<Node<B>>(B::FloatOps::shape(out), std::move(parents),
                                         typename Node<B>::Step(std::forward<Step>(step)));
   return AutodiffTensor<B>(std::move(out), std::move(node));
 }
@@ -116,7 +116,8 @@ AutodiffTensor<B> KILN_AD::set_require_grad(Tensor x, bool require) {
     x.node->retain_grad();  // a leaf keeps its gradient anyway
     return x;
   }
-  return Tensor(std::move(x.primitive), std::make_shared<NodeT>());
+  const Shape s = shape(x);
+  return Tensor(std::move(x.primitive), std::make_shared<NodeT>(s));
 }
 
 KILN_AD_TEMPLATE
