@@ -261,22 +261,28 @@ TYPED_TEST(MatmulTest, SpecialValuesPropagate) {
   a.matmul(b).into_data().assert_eq(TensorData::from<float>({{nan, nan}, {1.f, nan}}));
 }
 
-TEST(MatmulErrors, InnerDimsMismatchNamesBothShapes) {
-  auto lhs = Tensor<Cpu, 2>::zeros({2, 3});
-  auto rhs = Tensor<Cpu, 2>::zeros({4, 5});
+// Through the front end, on every backend (Autodiff reports the inner op's error).
+template <class B>
+class MatmulErrorsTest : public ::testing::Test {};
+TYPED_TEST_SUITE(MatmulErrorsTest, test::AllBackends);
+
+TYPED_TEST(MatmulErrorsTest, InnerDimsMismatchNamesBothShapes) {
+  auto lhs = Tensor<TypeParam, 2>::zeros({2, 3});
+  auto rhs = Tensor<TypeParam, 2>::zeros({4, 5});
   EXPECT_THAT([&] { lhs.matmul(rhs); },
               ThrowsMessage<ShapeError>(
                   HasSubstr("matmul: inner dimensions differ: lhs [2, 3] vs rhs [4, 5] (3 != 4)")));
 }
 
-TEST(MatmulErrors, BatchDimsThatDoNotBroadcastNameBothShapes) {
-  auto lhs = Tensor<Cpu, 3>::zeros({2, 3, 4});
-  auto rhs = Tensor<Cpu, 3>::zeros({3, 4, 5});
+TYPED_TEST(MatmulErrorsTest, BatchDimsThatDoNotBroadcastNameBothShapes) {
+  auto lhs = Tensor<TypeParam, 3>::zeros({2, 3, 4});
+  auto rhs = Tensor<TypeParam, 3>::zeros({3, 4, 5});
   EXPECT_THAT([&] { lhs.matmul(rhs); },
               ThrowsMessage<ShapeError>(HasSubstr(
                   "matmul: batch dims do not broadcast: lhs [2, 3, 4] vs rhs [3, 4, 5]")));
 }
 
+// The primitive's own checks, which the typed front end rules out before the call.
 TEST(MatmulErrors, RankBelowTwoIsRankError) {
   const auto vec = CpuOps::full(Shape{3}, 1.0, DType::F32, CpuDevice{});
   const auto mat = CpuOps::full(Shape{3, 2}, 1.0, DType::F32, CpuDevice{});
