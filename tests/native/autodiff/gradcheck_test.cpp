@@ -515,5 +515,53 @@ TEST(GradcheckReduction, SortAndTopk) {
       [](T<2> x) { return x.transpose().topk_with_indices(2, 1).first; }, y));
 }
 
+// Primitive-level forms the typed front end does not reach (a scalar on the left of pow and
+// remainder/fmod, max/min against a scalar): backends and bindings may call them.
+TEST(GradcheckElementwise, PrimitiveScalarFormsWithoutAFrontEnd) {
+  test::Sampler rng(4242);
+  const auto scalar_op = [](BinaryOp op, double s, bool left) {
+    return [op, s, left](T<2> x) {
+      return T<2>(AD::FloatOps::binary_scalar(op, std::move(x).into_primitive(), s, left));
+    };
+  };
+  auto x = tensor<2>(rng.uniform_away(Shape{3, 4}, -2, 2, {0.0}, kMargin));
+  EXPECT_TRUE(gradcheck("2^x", scalar_op(BinaryOp::Pow, 2.0, true), x));
+  EXPECT_TRUE(gradcheck("0.5^x", scalar_op(BinaryOp::Pow, 0.5, true), x));
+  // 7 mod x and fmod(7, x): away from the jumps where 7/x is an integer.
+  auto d = tensor<2>(rng.uniform_away(Shape{3, 4}, 1.1, 1.9, {7.0 / 6, 7.0 / 5, 7.0 / 4}, 0.02));
+  EXPECT_TRUE(gradcheck("7 remainder x", scalar_op(BinaryOp::Rem, 7.0, true), d));
+  EXPECT_TRUE(gradcheck("-7 fmod x", scalar_op(BinaryOp::Fmod, -7.0, true), d));
+  auto m = tensor<2>(rng.uniform_away(Shape{3, 4}, -2, 2, {0.25}, kMargin));
+  EXPECT_TRUE(gradcheck("max(x, 0.25)", scalar_op(BinaryOp::Max, 0.25, false), m));
+  EXPECT_TRUE(gradcheck("min(0.25, x)", scalar_op(BinaryOp::Min, 0.25, true), m));
+  // 0^x for x > 0: PyTorch masks the gradient (0^x·log 0 = 0·-inf) to 0 where x >= 0.
+  auto z = T<1>::from_floats({0.5f, 2.f}).require_grad();
+  auto g = T<1>(AD::FloatOps::binary_scalar(BinaryOp::Pow, z.primitive(), 0.0, true))
+               .sum()
+               .backward();
+  EXPECT_EQ(z.grad(g)->to_data().to_vec<float>(), (std::vector<float>{0.f, 0.f}));
+}
+
+// The whole-model check of the reliability plan (#23): the loss of a small MLP (two linear
+// layers, tanh, cross-entropy from log_softmax + gather) against finite differences in every
+// parameter at once.
+TEST(GradcheckModel, TinyMlpCrossEntropy) {
+  test::Sampler rng(2323);
+  auto x = tensor<2>(rng.uniform_data(Shape{5, 3}, -1, 1));
+  auto targets = Tensor<AD, 2, Int>::from_ints({{0}, {2}, {1}, {1}, {0}});
+  auto w1 = tensor<2>(rng.uniform_data(Shape{3, 4}, -0.8, 0.8));
+  auto b1 = tensor<1>(rng.uniform_data(Shape{4}, -0.5, 0.5));
+  auto w2 = tensor<2>(rng.uniform_data(Shape{4, 3}, -0.8, 0.8));
+  auto b2 = tensor<1>(rng.uniform_data(Shape{3}, -0.5, 0.5));
+  EXPECT_TRUE(gradcheck(
+      "mlp loss",
+      [x, targets](T<2> w1, T<1> b1, T<2> w2, T<1> b2) {
+        auto h = activation::tanh(x.matmul(w1) + b1.unsqueeze<2>());
+        auto logits = h.matmul(w2) + b2.unsqueeze<2>();
+        return -activation::log_softmax(logits, 1).gather(1, targets).mean();
+      },
+      w1, b1, w2, b2));
+}
+
 }  // namespace
 }  // namespace kiln
