@@ -2,6 +2,7 @@
 /// Kiln: everything public, in one include.
 #include "kiln/autodiff/autodiff.hpp"
 #include "kiln/backend/backend.hpp"
+#include "kiln/config/config.hpp"
 #include "kiln/core/device.hpp"
 #include "kiln/core/dtype.hpp"
 #include "kiln/core/error.hpp"
@@ -10,6 +11,8 @@
 #include "kiln/core/str_cat.hpp"
 #include "kiln/core/tensor_data.hpp"
 #include "kiln/cpu/cpu.hpp"
+#include "kiln/module/module.hpp"
+#include "kiln/module/param.hpp"
 #include "kiln/tensor/activation.hpp"
 #include "kiln/tensor/kind.hpp"
 #include "kiln/tensor/tensor.hpp"
