@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -178,8 +179,14 @@ class Engine {
 
   /// Back-propagates `seed` (the gradient of root's tensor, usually ones) through the graph
   /// above `root` and releases every op node it passes (their steps and saved values).
-  /// Throws: StateError if part of the graph was already released by an earlier backward().
+  /// Backward passes are serialised by a process-wide lock, so two threads back-propagating
+  /// through a shared part of a graph get one result and one StateError, never a race.
+  /// Throws: StateError if part of the graph was already released by an earlier backward();
+  ///         whatever a step throws (OutOfMemoryError): the nodes already run stay released,
+  ///         so the forward pass must be recomputed.
   static Gradients<B> backward(const std::shared_ptr<NodeT>& root, Prim seed) {
+    static std::mutex mutex;
+    std::lock_guard<std::mutex> lock(mutex);
     // Collect the reachable nodes (iterative DFS), refusing released ones. The list owns
     // them: releasing a node's links below may drop the last other reference to a parent.
     std::vector<std::shared_ptr<NodeT>> nodes;
@@ -191,9 +198,9 @@ class Engine {
       stack.pop_back();
       if (n->released_) {
         throw StateError(
-            "backward: the graph of this tensor was already released by an earlier "
-            "backward() (each graph is back-propagated once; recompute the forward pass "
-            "to back-propagate again)");
+            "backward: the graph of this tensor was already released (in whole or in part) "
+            "by an earlier backward() (each graph is back-propagated once; recompute the "
+            "forward pass to back-propagate again)");
       }
       for (const auto& p : n->parents_) {
         if (p && seen.insert(p.get()).second) stack.push_back(p);

@@ -5,7 +5,9 @@
 ///
 /// Every backward formula is PyTorch's (tools/autograd/derivatives.yaml and
 /// torch/csrc/autograd/FunctionsManual.cpp, v1.13), evaluated op by op in float32, so that
-/// nan and inf propagate exactly as there. Each step receives the gradient of the op's
+/// nan and inf propagate as there (known exceptions: the remainder gradient w.r.t. the
+/// divisor at a = ±inf is -inf here, nan in PyTorch; prod with exactly one zero gives the
+/// other elements 0 even when a third element is inf or nan, where PyTorch gives nan). Each step receives the gradient of the op's
 /// output (its shape) and adds, for each tracked input, a gradient of that input's shape.
 #include <cmath>
 #include <numbers>
@@ -81,6 +83,9 @@ struct Math {
     P p1 = reduce(ReduceOp::Prod, x1);                    // product of the non-zeros
     P count = reduce(ReduceOp::Sum, to_float(zero));      // number of zeros
     P no_zero = div(p1, x1);                              // p1 / x_i
+    // With one zero, a non-zero element's product of the others includes that zero: 0.
+    // (PyTorch's exclusive products give nan there when another element is inf or nan;
+    // Kiln gives 0.)
     P one_zero = where(zeros(xs, x), zero, expand_to(p1, xs));
     one_zero = zero_where(std::move(one_zero), bnot(cmp_s(CompareOp::Equal, count, 1.0)));
     return where(std::move(one_zero), cmp_s(CompareOp::Equal, count, 0.0), no_zero);
@@ -187,18 +192,26 @@ AutodiffTensor<B> KILN_AD::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
     }
     case BinaryOp::Mul: {
       P out = Inner::binary(op, a, b);
+      // Save only what the tracked inputs' gradients need.
+      std::optional<P> sa, sb;
+      if (rhs.node) sa = a;
+      if (lhs.node) sb = b;
       return autodiff::detail::record<B>(std::move(out), std::move(parents),
-                                         [ls, rs, a, b](P g, Sink& s) {
-        if (s.needs(0)) s.add(0, M::sum_to(M::mul(g, b), ls));
-        if (s.needs(1)) s.add(1, M::sum_to(M::mul(std::move(g), a), rs));
+                                         [ls, rs, sa, sb](P g, Sink& s) {
+        if (s.needs(0)) s.add(0, M::sum_to(M::mul(g, *sb), ls));
+        if (s.needs(1)) s.add(1, M::sum_to(M::mul(std::move(g), *sa), rs));
       });
     }
     case BinaryOp::Div: {
       P out = Inner::binary(op, a, b);
+      std::optional<P> sa;
+      if (rhs.node) sa = a;
       return autodiff::detail::record<B>(std::move(out), std::move(parents),
-                                         [ls, rs, a, b](P g, Sink& s) {
-        // d/da = g / b; d/db = -g·a / (b·b)
-        if (s.needs(1)) s.add(1, M::sum_to(M::div(M::mul(M::neg(g), a), M::mul(b, b)), rs));
+                                         [ls, rs, sa, b](P g, Sink& s) {
+        // d/da = g / b; d/db = -g·((a / b) / b) (PyTorch's order: no overflow from b·b)
+        if (s.needs(1)) {
+          s.add(1, M::sum_to(M::mul(M::neg(g), M::div(M::div(*sa, b), b)), rs));
+        }
         if (s.needs(0)) s.add(0, M::sum_to(M::div(std::move(g), b), ls));
       });
     }
@@ -351,8 +364,11 @@ AutodiffTensor<B> KILN_AD::unary(UnaryOp op, Tensor x_in) {
   switch (op) {
     case UnaryOp::Neg:
       return rec([](P g, Sink& s) { s.add(0, M::neg(std::move(g))); });
-    case UnaryOp::Abs:  // sign(x): 0 at 0
-      return rec([x](P g, Sink& s) { s.add(0, M::mul(std::move(g), M::un(UnaryOp::Sign, x))); });
+    case UnaryOp::Abs:  // sign(x): 0 at 0, and 0 at nan (PyTorch's sgn)
+      return rec([x](P g, Sink& s) {
+        P sign = M::zero_where(M::un(UnaryOp::Sign, x), Inner::is_nan(x));
+        s.add(0, M::mul(std::move(g), std::move(sign)));
+      });
     case UnaryOp::Exp:
       return rec([y](P g, Sink& s) { s.add(0, M::mul(std::move(g), y)); });
     case UnaryOp::Log:
@@ -601,9 +617,11 @@ AutodiffTensor<B> KILN_AD::reduce(ReduceOp op, const Tensor& x) {
                                          [xv = x.primitive, y = std::move(saved_out)](P g, Sink& s) {
         auto mask = M::bor(M::cmp(CompareOp::Equal, xv, y),
                            M::band(Inner::is_nan(xv), Inner::is_nan(y)));
-        P mf = M::to_float(std::move(mask));
-        P count = Inner::reduce(ReduceOp::Sum, mf);
-        s.add(0, M::mul(std::move(mf), M::div(std::move(g), std::move(count))));
+        P count = Inner::reduce(ReduceOp::Sum, M::to_float(mask));
+        // masked_fill, not a product with the mask: an inf or nan upstream gradient must not
+        // reach the unselected elements as inf·0 = nan.
+        P spread = M::expand_to(M::div(std::move(g), std::move(count)), Inner::shape(xv));
+        s.add(0, M::zero_where(std::move(spread), M::bnot(std::move(mask))));
       });
     }
   }

@@ -5,7 +5,9 @@
 /// name the new one: `reshape<3>(...)`), `K` the kind: Float (f32, the default), Int (i32)
 /// or Bool. Shapes are run-time values checked by every op. A Tensor is a cheap
 /// refcounted handle: copying shares the buffer; an op called on an rvalue whose buffer has
-/// no other owner writes its result into that buffer (`std::move(x).exp()`).
+/// no other owner writes its result into that buffer (`std::move(x).exp()`). On an autodiff
+/// backend this holds for untracked tensors; a tracked input is usually saved for the
+/// backward pass, so its buffer is shared and the op allocates.
 ///
 /// Semantics are PyTorch's (broadcasting, integer division, nan handling) with Burn's
 /// names; whole-tensor reductions return rank 1 with one element, as in Burn.
@@ -183,7 +185,9 @@ class Tensor {
   // Available on an AutodiffBackend (`Autodiff<Cpu>`); Burn's AutodiffTensor API.
 
   /// Marks this tensor as a leaf whose gradient `backward()` computes (Burn's
-  /// `require_grad`, PyTorch's `requires_grad_()`): returns a new handle with its own node.
+  /// `require_grad`, PyTorch's `requires_grad_()`). An untracked tensor gets a new handle
+  /// with its own leaf node; a tracked one is returned as is (an op output's shared node is
+  /// then marked to keep its gradient, like PyTorch's retain_grad()).
   template <class BB = B>
     requires(AutodiffBackend<BB> && is_float)
   Tensor require_grad() const {
