@@ -131,6 +131,10 @@ struct AutodiffOps {
 
   // ---- matmul
   static Tensor matmul(const Tensor& lhs, const Tensor& rhs);
+  /// op(lhs)·op(rhs) without transposed copies (op swaps the last two dims when its flag is
+  /// set); gradients d op(lhs) = G·op(rhs)ᵀ, d op(rhs) = op(lhs)ᵀ·G, also without copies.
+  static Tensor matmul_transposed(const Tensor& lhs, const Tensor& rhs, bool transpose_lhs,
+                                  bool transpose_rhs);
 
   // ---- reductions
   static Tensor reduce(ReduceOp op, const Tensor& x);

@@ -581,6 +581,36 @@ AutodiffTensor<B> KILN_AD::matmul(const Tensor& lhs, const Tensor& rhs) {
   });
 }
 
+KILN_AD_TEMPLATE
+AutodiffTensor<B> KILN_AD::matmul_transposed(const Tensor& lhs, const Tensor& rhs,
+                                             bool transpose_lhs, bool transpose_rhs) {
+  using M = autodiff::detail::Math<B>;
+  using Sink = autodiff::GradSink<B>;
+  const bool ta = transpose_lhs, tb = transpose_rhs;
+  P out = Inner::matmul_transposed(lhs.primitive, rhs.primitive, ta, tb);
+  if (!lhs.node && !rhs.node) return Tensor(std::move(out));
+  const Shape ls = shape(lhs), rs = shape(rhs);
+  std::optional<P> a, b;
+  if (rhs.node) a = lhs.primitive;
+  if (lhs.node) b = rhs.primitive;
+  // C = op(A)·op(B), G = dC. d op(A) = G·op(B)ᵀ and d op(B) = op(A)ᵀ·G; an operand stored
+  // transposed receives the transpose of that: dA = op(B)·Gᵀ when ta, dB = Gᵀ·op(A) when tb.
+  // Each is one matmul_transposed call (no copies), summed over broadcast batch dims.
+  return autodiff::detail::record<B>(std::move(out), {lhs.node, rhs.node},
+                                     [ls, rs, a, b, ta, tb](P g, Sink& s) {
+    if (s.needs(0)) {
+      P da = ta ? Inner::matmul_transposed(*b, g, tb, true)
+                : Inner::matmul_transposed(g, *b, false, !tb);
+      s.add(0, M::sum_to(std::move(da), ls));
+    }
+    if (s.needs(1)) {
+      P db = tb ? Inner::matmul_transposed(g, *a, true, ta)
+                : Inner::matmul_transposed(*a, g, !ta, false);
+      s.add(1, M::sum_to(std::move(db), rs));
+    }
+  });
+}
+
 // ------------------------------------------------------------------ reductions
 
 KILN_AD_TEMPLATE

@@ -15,7 +15,9 @@
 ///   - visit(visitor) / visit_mut(visitor): every parameter with its field path
 ///     ("fc1.weight"; std::vector elements are numbered "layers.0.weight"; an empty
 ///     std::optional is skipped) — optimizers, records and printing use them;
-///   - num_params(), param_paths(), operator<< (the tree with shapes and counts);
+///   - num_params(), param_paths(), operator<< (the tree with shapes and counts; a module
+///     that defines `void describe_fields(std::ostream&) const` prints that instead of its
+///     fields, e.g. nn::Linear's `d_input: 784, d_output: 10, bias: true`);
 ///   - map(mapper): the same module with every parameter transformed, possibly onto another
 ///     backend; valid() (Autodiff<B> -> B, Burn's AutodiffModule::valid), from_inner()
 ///     (B -> Autodiff<B>), no_grad() (freezes every parameter), clone() (shares buffers).
@@ -269,10 +271,17 @@ struct CountParams {
   /** A copy sharing the parameter buffers (cheap). */                                      \
   Name clone() const { return *this; }                                                      \
   /** `Name {field: value, ..., params: N}`: shapes for parameters, sub-modules nested. */  \
+  /** A module may print its own fields instead by defining                               */ \
+  /** `void describe_fields(std::ostream&) const` (Burn's ModuleDisplay::custom_content). */ \
   void describe(std::ostream& kiln_os_) const {                                             \
     kiln_os_ << #Name " {";                                                                 \
     bool kiln_first_ = true;                                                                \
-    KILN_FOR_EACH(KILN_MODULE_DESCRIBE_, kiln_os_, __VA_ARGS__)                              \
+    if constexpr (requires { this->describe_fields(kiln_os_); }) {                          \
+      this->describe_fields(kiln_os_);                                                      \
+      kiln_first_ = false;                                                                  \
+    } else {                                                                                \
+      KILN_FOR_EACH(KILN_MODULE_DESCRIBE_, kiln_os_, __VA_ARGS__)                            \
+    }                                                                                       \
     kiln_os_ << (kiln_first_ ? "" : ", ") << "params: " << num_params() << "}";                        \
   }                                                                                         \
   friend std::ostream& operator<<(std::ostream& os, const Name& m) {                        \

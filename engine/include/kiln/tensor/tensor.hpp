@@ -422,6 +422,26 @@ class Tensor {
   Tensor matmul(const Tensor& rhs) const requires(D >= 2 && is_float) {
     return Tensor(Ops::matmul(prim_, rhs.prim_));
   }
+  /// op(self)·op(rhs), where op swaps the last two dims of an operand whose flag is set,
+  /// without materialising the transposed copy (the GEMM reads it with swapped strides).
+  ///
+  /// Shapes:    self [..., m, k] (or [..., k, m] with transpose_lhs) ·
+  ///            rhs [..., k, n] (or [..., n, k] with transpose_rhs) -> [..., m, n],
+  ///            batch dims broadcast as in matmul.
+  /// Kinds:     Float.
+  /// Throws:    ShapeError if the inner dims differ or the batch dims do not broadcast.
+  /// Cost:      that of matmul; no copy of either operand.
+  /// Semantics: self.transpose().matmul(rhs) etc. (torch.matmul(a.mT, b)); nn::Linear
+  ///            computes x·Wᵀ with it. Gradients on Autodiff<B> as for matmul.
+  /// Example:
+  ///   auto x = Tensor<Cpu, 2>::from_data({{1.f, 2.f}}, device);             // [1, 2]
+  ///   auto w = Tensor<Cpu, 2>::from_data({{1.f, 0.f}, {1.f, 1.f}, {0.f, 2.f}}, device);  // [3, 2]
+  ///   x.matmul_transposed(w, false, true);                                   // [[1, 3, 4]]
+  Tensor matmul_transposed(const Tensor& rhs, bool transpose_lhs, bool transpose_rhs) const
+    requires(D >= 2 && is_float)
+  {
+    return Tensor(Ops::matmul_transposed(prim_, rhs.prim_, transpose_lhs, transpose_rhs));
+  }
 
   // ------------------------------------------------------------------ comparisons
 

@@ -1,0 +1,115 @@
+#pragma once
+/// Activation modules (Burn's `nn::Relu`, `nn::Gelu`, `nn::Sigmoid`, `nn::Tanh`,
+/// `nn::LeakyRelu`, `nn::Silu`): parameterless layers wrapping kiln::activation, so that
+/// models can hold them as fields and `nn::Sequential` as layers.
+///
+///   template <Backend B>
+///   struct Mlp {
+///     nn::Linear<B> fc1, fc2;
+///     nn::Relu activation;
+///     KILN_MODULE(Mlp, fc1, fc2, activation)
+///     Tensor<B, 2> forward(Tensor<B, 2> x) const {
+///       return fc2.forward(activation.forward(fc1.forward(x)));
+///     }
+///   };
+///
+/// They have no backend parameter (as in Burn) and no parameters, so KILN_MODULE treats them
+/// as constants: copied by map/valid(), printed (`Relu`, `LeakyRelu {negative_slope: 0.01}`),
+/// never recorded. `forward` works on any backend and rank: [...] -> [...].
+#include <cmath>
+#include <ostream>
+
+#include "kiln/config/config.hpp"
+#include "kiln/tensor/activation.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn {
+
+/// max(0, x) (torch.nn.ReLU).
+struct Relu {
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(Tensor<B, D> input) const {
+    return activation::relu(std::move(input));
+  }
+  friend bool operator==(const Relu&, const Relu&) = default;
+  friend std::ostream& operator<<(std::ostream& out, const Relu&) { return out << "Relu"; }
+};
+
+/// x·Φ(x) (torch.nn.GELU): exact erf form, or the tanh approximation when `approximate`
+/// (PyTorch's approximate="tanh").
+struct Gelu {
+  bool approximate = false;
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(Tensor<B, D> input) const {
+    return activation::gelu(std::move(input), approximate);
+  }
+  friend bool operator==(const Gelu&, const Gelu&) = default;
+  /// `Gelu` (Burn's Display), `Gelu {approximate: true}` for the tanh form.
+  friend std::ostream& operator<<(std::ostream& out, const Gelu& g) {
+    return out << (g.approximate ? "Gelu {approximate: true}" : "Gelu");
+  }
+};
+
+/// 1 / (1 + exp(-x)) (torch.nn.Sigmoid).
+struct Sigmoid {
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(Tensor<B, D> input) const {
+    return activation::sigmoid(std::move(input));
+  }
+  friend bool operator==(const Sigmoid&, const Sigmoid&) = default;
+  friend std::ostream& operator<<(std::ostream& out, const Sigmoid&) { return out << "Sigmoid"; }
+};
+
+/// tanh(x) (torch.nn.Tanh).
+struct Tanh {
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(Tensor<B, D> input) const {
+    return activation::tanh(std::move(input));
+  }
+  friend bool operator==(const Tanh&, const Tanh&) = default;
+  friend std::ostream& operator<<(std::ostream& out, const Tanh&) { return out << "Tanh"; }
+};
+
+/// x·sigmoid(x) (torch.nn.SiLU).
+struct Silu {
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(Tensor<B, D> input) const {
+    return activation::silu(std::move(input));
+  }
+  friend bool operator==(const Silu&, const Silu&) = default;
+  friend std::ostream& operator<<(std::ostream& out, const Silu&) { return out << "Silu"; }
+};
+
+struct LeakyRelu;
+
+/// Configuration of LeakyRelu (Burn's LeakyReluConfig).
+struct LeakyReluConfig {
+  double negative_slope = 0.01;  ///< slope for x < 0 (torch's default 0.01)
+  KILN_CONFIG(LeakyReluConfig, (), (negative_slope))
+  /// The layer. Throws: ConfigError if negative_slope is not finite.
+  LeakyRelu init() const;
+};
+
+/// x for x >= 0, negative_slope·x otherwise (torch.nn.LeakyReLU).
+struct LeakyRelu {
+  double negative_slope = 0.01;
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(Tensor<B, D> input) const {
+    return activation::leaky_relu(std::move(input), negative_slope);
+  }
+  friend bool operator==(const LeakyRelu&, const LeakyRelu&) = default;
+  /// `LeakyRelu {negative_slope: 0.01}` (Burn's Display).
+  friend std::ostream& operator<<(std::ostream& out, const LeakyRelu& l) {
+    return out << "LeakyRelu {negative_slope: " << l.negative_slope << "}";
+  }
+};
+
+inline LeakyRelu LeakyReluConfig::init() const {
+  if (!std::isfinite(negative_slope)) {
+    throw ConfigError(
+        str_cat("LeakyReluConfig::init: negative_slope must be finite, got ", negative_slope));
+  }
+  return LeakyRelu{negative_slope};
+}
+
+}  // namespace kiln::nn

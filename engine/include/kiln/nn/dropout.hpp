@@ -1,0 +1,101 @@
+#pragma once
+/// Dropout (Burn's `nn::Dropout`, PyTorch's `nn.Dropout`): inverted dropout, active only
+/// while training.
+///
+///   auto dropout = nn::DropoutConfig(0.5).init();
+///   auto y = dropout.forward(x);  // Autodiff<Cpu>: zeroes ~half, scales the rest by 2
+///                                 // Cpu (after model.valid()): y is x
+///
+/// "Training" is Burn's rule: the layer is active when the tensor's backend is an autodiff
+/// backend (`Autodiff<Cpu>`), and the identity on an inference backend, which is what
+/// `model.valid()` maps a model to. Dropout has no parameters and no backend parameter (as
+/// in Burn), so it is a plain value: as a KILN_MODULE field it is copied by `valid()`, and
+/// printed, and nothing is recorded for it.
+#include <cmath>
+#include <cstdint>
+#include <ostream>
+
+#include "kiln/config/config.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn {
+
+struct Dropout;
+
+/// Configuration of Dropout (Burn's DropoutConfig).
+struct DropoutConfig {
+  double prob;  ///< probability in [0, 1] that an element is zeroed while training
+
+  explicit DropoutConfig(double prob) : prob(prob) {}
+  KILN_CONFIG(DropoutConfig, (prob), ())
+
+  /// The layer. Throws: ConfigError unless 0 <= prob <= 1.
+  Dropout init() const;
+};
+
+/// Inverted dropout: while training each element is zeroed with probability `prob` and the
+/// kept ones are scaled by 1/(1 - prob), so the expected output equals the input; at
+/// inference the identity. prob = 1 gives zeros (x·0, no nan from 1/0), prob = 0 the input.
+struct Dropout {
+  double prob = 0.5;  ///< zeroing probability in [0, 1]
+
+  /// Active (random mask) on an autodiff backend, the identity otherwise (see the file
+  /// comment). The mask is drawn from the backend's generator (`B::seed(n)`).
+  /// Shapes: input [...] -> [...] (same shape).
+  /// Throws: ValueError unless 0 <= prob <= 1 (a Dropout built without its config).
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward(Tensor<B, D> input) const {
+    check_prob("Dropout::forward");
+    if constexpr (!AutodiffBackend<B>) {
+      return input;
+    } else {
+      if (prob == 0.0) return input;
+      auto keep =
+          Tensor<B, D>::random(input.shape(), Distribution::bernoulli(1.0 - prob), input.device());
+      return apply_mask(std::move(input), std::move(keep));
+    }
+  }
+
+  /// The training computation with a given keep-mask, on any backend:
+  /// input·keep_mask/(1 - prob), or input·0 when prob = 1. The gradient with respect to
+  /// input is keep_mask/(1 - prob) (0 for prob = 1). For tests and reproducible runs (the
+  /// reference case dropout_inverted_scaling supplies its mask).
+  /// Shapes: input [...], keep_mask broadcastable to it, 1 = keep, 0 = drop -> input's shape.
+  /// Throws: ShapeError if the shapes do not broadcast; ValueError for prob outside [0, 1].
+  template <Backend B, std::size_t D>
+  Tensor<B, D> forward_with_mask(Tensor<B, D> input, Tensor<B, D> keep_mask) const {
+    check_prob("Dropout::forward_with_mask");
+    return apply_mask(std::move(input), std::move(keep_mask));
+  }
+
+  friend bool operator==(const Dropout&, const Dropout&) = default;
+  /// `Dropout {prob: 0.5}` (Burn's Display).
+  friend std::ostream& operator<<(std::ostream& out, const Dropout& d) {
+    return out << "Dropout {prob: " << d.prob << "}";
+  }
+
+ private:
+  void check_prob(const char* op) const {
+    if (!(prob >= 0.0 && prob <= 1.0)) {
+      throw ValueError(str_cat(op, ": prob must be in [0, 1], got ", prob));
+    }
+  }
+  template <Backend B, std::size_t D>
+  Tensor<B, D> apply_mask(Tensor<B, D> input, Tensor<B, D> keep) const {
+    // One scaled mask, then one product: x·(m/(1-p)); for p = 1 the factor is 0 (PyTorch
+    // computes x·0 there too).
+    const double scale = prob < 1.0 ? 1.0 / (1.0 - prob) : 0.0;
+    return std::move(input) * (std::move(keep) * scale);
+  }
+};
+
+inline Dropout DropoutConfig::init() const {
+  if (!(prob >= 0.0 && prob <= 1.0)) {
+    throw ConfigError(str_cat("DropoutConfig::init: prob must be in [0, 1], got ", prob));
+  }
+  return Dropout{prob};
+}
+
+}  // namespace kiln::nn
