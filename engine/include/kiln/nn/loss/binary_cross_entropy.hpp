@@ -1,0 +1,178 @@
+#pragma once
+/// Binary cross-entropy on probabilities or on logits (Burn's `BinaryCrossEntropyLoss`,
+/// PyTorch's `torch.nn.BCELoss` and `torch.nn.BCEWithLogitsLoss`).
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "kiln/config/config.hpp"
+#include "kiln/core/device.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/module/module.hpp"
+#include "kiln/nn/loss/reduction.hpp"
+#include "kiln/tensor/activation.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn::loss {
+
+template <Backend B>
+struct BinaryCrossEntropyLoss;
+
+/// The kinds binary cross-entropy takes as targets: Int (0 or 1) and Float (in [0, 1]).
+template <class K>
+concept BinaryTargetKind = std::is_same_v<K, Int> || std::is_same_v<K, Float>;
+
+/// Configuration of a binary cross-entropy loss; `init` builds a `BinaryCrossEntropyLoss`.
+///
+///   auto bce = BinaryCrossEntropyLossConfig().with_logits(true).init<B>(device);
+///   auto l = bce.forward(logits, targets);  // [batch_size] or [batch_size, n] -> [1]
+///
+/// Field names are Burn's; `reduction` is PyTorch's argument (Burn always means).
+struct BinaryCrossEntropyLossConfig {
+  /// Weights (Burn's rule): for an input of rank 1, [w_0, w_1], the weight of an element
+  /// whose target is 0 or 1; for rank >= 2 (multi-label), one weight per entry of the last
+  /// dim, broadcast over the others (PyTorch's `weight` of shape [n]). Multiplies the loss.
+  std::optional<std::vector<float>> weights;
+  /// Label smoothing ε in [0, 1]: targets t become t·(1 - ε) + ε/2, i.e. towards 1/2 for
+  /// every label (Keras' `label_smoothing`; Burn divides ε by the number of labels for
+  /// rank >= 2 instead of by 2: Kiln keeps each label a two-class problem).
+  std::optional<double> smoothing;
+  /// false: the input holds probabilities in [0, 1] (BCELoss); true: logits (BCEWithLogits).
+  bool logits = false;
+  /// How `forward` reduces the element losses; Mean divides by the element count also with
+  /// weights (PyTorch's BCELoss mean, unlike CrossEntropyLoss's weighted mean).
+  Reduction reduction = Reduction::Mean;
+
+  BinaryCrossEntropyLossConfig() = default;
+  KILN_CONFIG(BinaryCrossEntropyLossConfig, (), (weights, smoothing, logits, reduction))
+
+  /// Checks the fields and builds the loss (`device` is Burn's argument; the weights stay on
+  /// the host and are made on the input's device in each forward).
+  /// Throws: ConfigError if smoothing is outside [0, 1] or nan, or weights is empty or holds
+  ///         a negative or non-finite value.
+  template <Backend B>
+  BinaryCrossEntropyLoss<B> init(const Device<B>& device = {}) const;
+};
+
+/// Binary cross-entropy of each element x with target t (0 or 1, or in [0, 1] when soft):
+///
+///   probabilities (logits = false):  -(t·max(log x, -100) + (1 - t)·max(log(1 - x), -100))
+///   logits (logits = true):          max(x, 0) - x·t + log1p(exp(-|x|))
+///
+/// times the element's weight. The clamp of the logs at -100 is PyTorch's: a certain wrong
+/// prediction costs 100, and x = t ∈ {0, 1} costs 0. The logit form is log(1 + exp(x)) - x·t
+/// written so that nothing overflows: logits of ±100 give 100 or 0, never inf or nan; it is
+/// computed as softplus(x) - x·t, the same function, whose derivative at x = 0 is sigmoid(0)
+/// (composing max and abs op by op would give 1 there).
+///
+/// Gradients (Autodiff<B>) are PyTorch's: with respect to logits, (sigmoid(x) - t)·w; with
+/// respect to probabilities, (x - t)·w / max(x·(1 - x), 1e-12), finite also at x ∈ {0, 1}
+/// (the derivative of the clamped logs would be 0/0 = nan there, so the forward adds
+/// (x - detach(x))·detach(that gradient), which is exactly 0 and carries it). Float targets
+/// that require gradients get (max(log(1 - x), -100) - max(log x, -100))·w from the
+/// probability form (PyTorch: the unclamped logs, ±inf at x ∈ {0, 1}) and -x·w from the
+/// logit form (as PyTorch).
+template <Backend B>
+struct BinaryCrossEntropyLoss {
+  std::optional<std::vector<float>> weights;  ///< [2] or [n], on the host
+  std::optional<double> smoothing;            ///< ε in [0, 1]
+  bool logits = false;                        ///< true: the input holds logits
+  Reduction reduction = Reduction::Mean;      ///< used by forward
+  KILN_MODULE(BinaryCrossEntropyLoss, weights, smoothing, logits, reduction)
+
+  /// The reduced loss.
+  ///
+  /// Shapes: input [batch_size] or [batch_size, n] (any rank >= 1), targets of the same
+  ///         shape, Int (0 or 1) or Float -> [1]
+  /// Throws: ShapeError if the shapes differ, or weights has not 2 entries (rank 1) or n
+  ///                    entries (rank >= 2, n the last dim);
+  ///         ValueError if an Int target is not 0 or 1, or (logits = false) an input value
+  ///                    is outside [0, 1] or nan (as PyTorch's BCELoss); the values are read
+  ///                    on the host for these checks.
+  /// Semantics: torch.nn.functional.binary_cross_entropy (logits = false) and
+  ///            binary_cross_entropy_with_logits (logits = true), with reduction.
+  template <std::size_t D, BinaryTargetKind K>
+  Tensor<B, 1> forward(const Tensor<B, D>& input, const Tensor<B, D, K>& targets) const {
+    return reduce(forward_no_reduction(input, targets), reduction);
+  }
+
+  /// The loss of each element (PyTorch's reduction="none").
+  /// Shapes: input [...], targets [...] -> [...]
+  /// Throws: as forward.
+  template <std::size_t D, BinaryTargetKind K>
+  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input,
+                                    const Tensor<B, D, K>& targets) const {
+    detail::check_same_shape(kOp, "input", input.shape(), "targets", targets.shape());
+    const Shape shape = input.shape();
+    if (weights) {
+      const std::int64_t needed = D == 1 ? 2 : shape[D - 1];
+      if (static_cast<std::int64_t>(weights->size()) != needed) {
+        throw ShapeError(
+            D == 1 ? str_cat(kOp, ": weights has ", weights->size(), " entries but input ", shape,
+                             " has rank 1, which needs 2 (for targets 0 and 1)")
+                   : str_cat(kOp, ": weights has ", weights->size(), " entries but input ", shape,
+                             " has ", needed, " labels in its last dim"));
+      }
+    }
+    if constexpr (std::is_same_v<K, Int>) detail::check_binary_targets(kOp, targets.to_data());
+    if (!logits) detail::check_probabilities(kOp, input.to_data());
+
+    const Tensor<B, D> hard = targets.float_();
+    const double epsilon = smoothing.value_or(0.0);
+    const Tensor<B, D> t = epsilon > 0.0 ? hard * (1.0 - epsilon) + epsilon / 2.0 : hard;
+
+    Tensor<B, D> losses =
+        logits ? activation::softplus(input) - input * t : probability_losses(input, t);
+    if (weights) {
+      if constexpr (D == 1) {
+        // w_0·(1 - t) + w_1·t: weights[t] exactly for t ∈ {0, 1}, and the linear
+        // interpolation for soft targets (those before smoothing).
+        losses = losses * (hard * (*weights)[1] + (1.0 - hard) * (*weights)[0]);
+      } else {
+        const auto w =
+            Tensor<B, 1>::from_data(TensorData(Shape{shape[D - 1]}, *weights), input.device());
+        losses = losses * w.template unsqueeze<D>();
+      }
+    }
+    return losses;
+  }
+
+ private:
+  static constexpr const char* kOp = "BinaryCrossEntropyLoss::forward";
+
+  /// PyTorch's binary_cross_entropy on probabilities p (checked to lie in [0, 1]).
+  template <std::size_t D>
+  static Tensor<B, D> probability_losses(const Tensor<B, D>& p, const Tensor<B, D>& t) {
+    const auto clamped_logs = [](const Tensor<B, D>& x, const Tensor<B, D>& target) {
+      const auto log_x = x.log().clamp_min(-100.f);
+      const auto log_1mx = (-x).log1p().clamp_min(-100.f);
+      return -(target * log_x + (1.0 - target) * log_1mx);
+    };
+    if constexpr (AutodiffBackend<B>) {
+      if (p.is_require_grad()) {
+        // The value from untracked p, and PyTorch's gradient through a term that is 0.
+        const auto p0 = p.detach();
+        const auto t0 = t.detach();
+        const auto value = clamped_logs(p0, t);
+        const auto slope = (p0 - t0) / (p0 * (1.0 - p0)).clamp_min(1e-12f);
+        return value + (p - p0) * slope;
+      }
+    }
+    return clamped_logs(p, t);
+  }
+};
+
+template <Backend B>
+BinaryCrossEntropyLoss<B> BinaryCrossEntropyLossConfig::init(const Device<B>&) const {
+  if (smoothing) detail::check_smoothing("BinaryCrossEntropyLossConfig::init", *smoothing);
+  if (weights) detail::check_weights("BinaryCrossEntropyLossConfig::init", *weights);
+  BinaryCrossEntropyLoss<B> loss;
+  loss.weights = weights;
+  loss.smoothing = smoothing;
+  loss.logits = logits;
+  loss.reduction = reduction;
+  return loss;
+}
+
+}  // namespace kiln::nn::loss

@@ -1,0 +1,115 @@
+// Reduction's names and JSON form, and the host-side checks of the losses (targets,
+// probabilities, config values), run before any tensor op.
+#include "kiln/nn/loss/reduction.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln::nn::loss {
+
+std::string_view reduction_name(Reduction reduction) noexcept {
+  return reduction == Reduction::Sum ? "sum" : "mean";
+}
+
+std::ostream& operator<<(std::ostream& out, Reduction reduction) {
+  return out << reduction_name(reduction);
+}
+
+void to_json(config::Json& json, Reduction reduction) {
+  json = std::string(reduction_name(reduction));
+}
+
+void from_json(const config::Json& json, Reduction& reduction) {
+  if (json.is_string()) {
+    const auto name = json.get<std::string>();
+    if (name == "mean") {
+      reduction = Reduction::Mean;
+      return;
+    }
+    if (name == "sum") {
+      reduction = Reduction::Sum;
+      return;
+    }
+  }
+  throw ConfigError(str_cat("expected \"mean\" or \"sum\", got ", config::describe(json)));
+}
+
+namespace detail {
+
+std::string multi_index(const Shape& shape, std::int64_t flat) {
+  std::vector<std::int64_t> index(shape.rank());
+  for (std::size_t d = shape.rank(); d-- > 0;) {
+    const std::int64_t size = shape[d];
+    index[d] = size > 0 ? flat % size : 0;
+    flat = size > 0 ? flat / size : 0;
+  }
+  std::string out = "[";
+  for (std::size_t d = 0; d < index.size(); ++d) out += str_cat(d ? ", " : "", index[d]);
+  return out + "]";
+}
+
+void check_same_shape(std::string_view op, std::string_view lhs_name, const Shape& lhs,
+                      std::string_view rhs_name, const Shape& rhs) {
+  if (lhs != rhs) {
+    throw ShapeError(
+        str_cat(op, ": ", lhs_name, " ", lhs, " and ", rhs_name, " ", rhs, " differ in shape"));
+  }
+}
+
+void check_class_targets(std::string_view op, const TensorData& targets, std::int64_t num_classes,
+                         std::optional<std::int32_t> ignore_index) {
+  const auto values = targets.to_vec<std::int32_t>();
+  for (std::size_t row = 0; row < values.size(); ++row) {
+    const std::int32_t t = values[row];
+    if (ignore_index && t == *ignore_index) continue;
+    if (t < 0 || t >= num_classes) {
+      throw IndexError(str_cat(op, ": targets must be class indices in [0, ", num_classes, ")",
+                               ignore_index ? str_cat(" or ignore_index ", *ignore_index) : "",
+                               ": row ", row, " has target ", t));
+    }
+  }
+}
+
+void check_binary_targets(std::string_view op, const TensorData& targets) {
+  const auto values = targets.to_vec<std::int32_t>();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i] != 0 && values[i] != 1) {
+      throw ValueError(str_cat(op, ": Int targets must be 0 or 1: targets",
+                               multi_index(targets.shape, static_cast<std::int64_t>(i)), " is ",
+                               values[i]));
+    }
+  }
+}
+
+void check_probabilities(std::string_view op, const TensorData& input) {
+  const auto values = input.to_vec<float>();
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const float p = values[i];
+    if (!(p >= 0.f && p <= 1.f)) {  // also rejects nan
+      throw ValueError(str_cat(op, ": probabilities must be in [0, 1] (logits is false): input",
+                               multi_index(input.shape, static_cast<std::int64_t>(i)), " is ", p));
+    }
+  }
+}
+
+void check_weights(std::string_view op, const std::vector<float>& weights) {
+  if (weights.empty()) throw ConfigError(str_cat(op, ": weights is empty"));
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (!std::isfinite(weights[i]) || weights[i] < 0.f) {
+      throw ConfigError(
+          str_cat(op, ": weights[", i, "] must be finite and non-negative, got ", weights[i]));
+    }
+  }
+}
+
+void check_smoothing(std::string_view op, double smoothing) {
+  if (!(smoothing >= 0.0 && smoothing <= 1.0)) {
+    throw ConfigError(str_cat(op, ": smoothing must be in [0, 1], got ", smoothing));
+  }
+}
+
+}  // namespace detail
+}  // namespace kiln::nn::loss
