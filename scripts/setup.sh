@@ -6,7 +6,10 @@
 #                    (xsimd, xtensor, xtl, nlohmann-json), GoogleTest, Google Benchmark,
 #                    ccache (compiler cache outside the clone), make, python3-numpy and
 #                    libopenblas0-pthread (the native GEMM benchmark's reference: without
-#                    it numpy would get Debian's reference BLAS)
+#                    it numpy would get Debian's reference BLAS), python3-torch (PyTorch
+#                    1.13 for /usr/bin/python3: the scripts that compute reference values,
+#                    e.g. tests/native/optim/make_trajectories.py, and the record interop
+#                    tests)
 #   npm              `npm ci` when node_modules is missing or older than package-lock.json
 # When everything is present it only checks, in well under a second.
 set -euo pipefail
@@ -14,7 +17,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(emscripten libxsimd-dev libxtensor-dev xtl-dev nlohmann-json3-dev libgtest-dev
           libbenchmark-dev ccache make python3-numpy libopenblas0-pthread
-          python3-threadpoolctl)
+          python3-threadpoolctl python3-torch)
 
 # ---- Debian packages ----
 missing=()

@@ -1,0 +1,123 @@
+#pragma once
+/// Adam (Burn's `Adam` / `AdamConfig`, Kingma & Ba, https://arxiv.org/abs/1412.6980) with
+/// PyTorch's update rule (torch.optim.Adam, torch/optim/adam.py `_single_tensor_adam`), at
+/// step t = 1, 2, ... of each parameter:
+///   grad += weight_decay · param                       (if weight_decay: L2, coupled)
+///   m = β1 · m + (1 - β1) · grad                       (m, v start at 0)
+///   v = β2 · v + (1 - β2) · grad²
+///   v̂ = amsgrad ? (v_max = max(v_max, v)) : v
+///   param -= lr / (1 - β1^t) · m / (sqrt(v̂) / sqrt(1 - β2^t) + ε)
+/// Burn's AdaptiveMomentum computes the same quantity rearranged
+/// (m · sqrt(1 - β2^t) / (1 - β1^t) / (sqrt(v̂) + ε · sqrt(1 - β2^t))).
+///
+/// Defaults are Burn's: β1 0.9, β2 0.999, ε 1e-5 (PyTorch's eps is 1e-8: set
+/// `with_epsilon(1e-8)` to reproduce a PyTorch run exactly), no weight decay, no amsgrad.
+///
+///   auto optim = AdamConfig().with_beta_1(0.9).init<B>();
+#include <cmath>
+#include <cstdint>
+#include <optional>
+
+#include "kiln/config/config.hpp"
+#include "kiln/optim/decay.hpp"
+#include "kiln/optim/grad_clipping.hpp"
+#include "kiln/optim/optimizer.hpp"
+
+namespace kiln::optim {
+
+/// The moment estimates shared by Adam and AdamW (Burn's `AdaptiveMomentum`).
+struct AdaptiveMomentum {
+  double beta_1;
+  double beta_2;
+  double epsilon;
+  bool amsgrad;
+
+  /// Per-parameter state (Burn's `AdaptiveMomentumState`).
+  template <Backend I>
+  struct State {
+    std::int64_t time = 0;                                ///< steps taken (t of the last step)
+    typename I::FloatTensor moment_1;                     ///< m
+    typename I::FloatTensor moment_2;                     ///< v
+    std::optional<typename I::FloatTensor> max_moment_2;  ///< v_max (amsgrad only)
+  };
+
+  /// Updates (or creates) the moments with `grad` and returns the change of the parameter,
+  /// (lr / (1 - β1^t)) · m / (sqrt(v̂) / sqrt(1 - β2^t) + ε) (the scalar factor computed in
+  /// double, as PyTorch's step_size).
+  template <Backend I, std::size_t D>
+  Tensor<I, D> delta(double lr, Tensor<I, D> grad, std::optional<State<I>>& state) const {
+    Tensor<I, D> squared = grad * grad;
+    Tensor<I, D> m = state
+                         ? Tensor<I, D>(std::move(state->moment_1)) * beta_1 + grad * (1.0 - beta_1)
+                         : std::move(grad) * (1.0 - beta_1);
+    Tensor<I, D> v = state ? Tensor<I, D>(std::move(state->moment_2)) * beta_2 +
+                                 std::move(squared) * (1.0 - beta_2)
+                           : std::move(squared) * (1.0 - beta_2);
+    const std::int64_t time = state ? state->time + 1 : 1;
+    std::optional<Tensor<I, D>> v_max;
+    if (amsgrad) {
+      // PyTorch starts v_max at zeros, so after step 1 it equals v (v >= 0).
+      v_max = state && state->max_moment_2
+                  ? Tensor<I, D>(std::move(*state->max_moment_2)).max_pair(v)
+                  : v;
+    }
+    const double t = static_cast<double>(time);
+    const double bias_correction_1 = 1.0 - std::pow(beta_1, t);
+    const double bias_correction_2_sqrt = std::sqrt(1.0 - std::pow(beta_2, t));
+    Tensor<I, D> denom = (v_max ? *v_max : v).sqrt() / bias_correction_2_sqrt + epsilon;
+    Tensor<I, D> change = m / std::move(denom) * (lr / bias_correction_1);
+    state = State<I>{time, std::move(m).into_primitive(), std::move(v).into_primitive(),
+                     v_max ? std::optional(std::move(*v_max).into_primitive()) : std::nullopt};
+    return change;
+  }
+};
+
+/// The Adam rule for one tensor (a simple optimizer, see optimizer.hpp).
+class Adam {
+ public:
+  template <Backend I>
+  using State = AdaptiveMomentum::State<I>;
+
+  Adam(AdaptiveMomentum momentum, std::optional<WeightDecayConfig> weight_decay)
+      : momentum_(momentum), weight_decay_(std::move(weight_decay)) {}
+
+  /// param - delta (see the top of this file). Shapes: param and grad equal.
+  template <Backend I, std::size_t D>
+  Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
+                    std::optional<State<I>>& state) const {
+    if (weight_decay_) grad = std::move(grad) + param * weight_decay_->penalty;
+    return std::move(param) - momentum_.delta(lr, std::move(grad), state);
+  }
+
+ private:
+  AdaptiveMomentum momentum_;
+  std::optional<WeightDecayConfig> weight_decay_;
+};
+
+/// Configuration of Adam (Burn's `AdamConfig`).
+struct AdamConfig {
+  double beta_1 = 0.9;    ///< decay of the first moment, in [0, 1)
+  double beta_2 = 0.999;  ///< decay of the second moment, in [0, 1)
+  double epsilon = 1e-5;  ///< added to the denominator (>= 0); Burn's default, PyTorch's is 1e-8
+  bool amsgrad = false;   ///< AMSGrad: normalise by the running maximum of v
+  std::optional<WeightDecayConfig> weight_decay;        ///< L2 penalty added to the gradient
+  std::optional<GradientClippingConfig> grad_clipping;  ///< clipping before each step
+
+  KILN_CONFIG(AdamConfig, (), (beta_1, beta_2, epsilon, amsgrad, weight_decay, grad_clipping))
+
+  /// The optimizer for modules on the autodiff backend B.
+  /// Throws: ConfigError naming the field (beta_1 or beta_2 outside [0, 1), epsilon < 0,
+  ///         weight_decay.penalty < 0, a non-finite value, grad_clipping threshold <= 0).
+  template <AutodiffBackend B>
+  OptimizerAdaptor<Adam, B> init() const {
+    check();
+    return OptimizerAdaptor<Adam, B>(
+        Adam(AdaptiveMomentum{beta_1, beta_2, epsilon, amsgrad}, weight_decay),
+        grad_clipping ? std::optional(grad_clipping->init()) : std::nullopt);
+  }
+
+  /// Throws: ConfigError as init.
+  void check() const;
+};
+
+}  // namespace kiln::optim

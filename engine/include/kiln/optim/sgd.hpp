@@ -1,0 +1,80 @@
+#pragma once
+/// Stochastic gradient descent (Burn's `Sgd` / `SgdConfig`) with PyTorch's update rule
+/// (torch.optim.SGD, torch/optim/sgd.py `_single_tensor_sgd`):
+///   grad += weight_decay · param                   (if weight_decay)
+///   grad  = momentum rule of momentum.hpp           (if momentum)
+///   param -= lr · grad
+///
+///   auto optim = SgdConfig().with_momentum(MomentumConfig().with_nesterov(true)).init<B>();
+///   model = optim.step(0.1, model, GradientsParams<B>::from_grads(loss.backward(), model));
+#include <optional>
+
+#include "kiln/config/config.hpp"
+#include "kiln/optim/decay.hpp"
+#include "kiln/optim/grad_clipping.hpp"
+#include "kiln/optim/momentum.hpp"
+#include "kiln/optim/optimizer.hpp"
+
+namespace kiln::optim {
+
+/// The SGD rule for one tensor (a simple optimizer, see optimizer.hpp).
+class Sgd {
+ public:
+  /// Per-parameter state: the momentum buffer (absent without momentum).
+  template <Backend I>
+  struct State {
+    std::optional<typename I::FloatTensor> momentum_buffer;
+  };
+
+  Sgd(std::optional<MomentumConfig> momentum, std::optional<WeightDecayConfig> weight_decay)
+      : momentum_(std::move(momentum)), weight_decay_(std::move(weight_decay)) {}
+
+  /// param - lr · update (see the top of this file). Shapes: param and grad equal.
+  template <Backend I, std::size_t D>
+  Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
+                    std::optional<State<I>>& state) const {
+    if (weight_decay_) grad = std::move(grad) + param * weight_decay_->penalty;
+    if (momentum_) {
+      if (!state) state.emplace();
+      const double m = momentum_->momentum;
+      Tensor<I, D> buf = state->momentum_buffer
+                             ? Tensor<I, D>(std::move(*state->momentum_buffer)) * m +
+                                   grad * (1.0 - momentum_->dampening)
+                             : grad;  // first step: the raw gradient, no dampening
+      state->momentum_buffer = buf.primitive();
+      grad = momentum_->nesterov ? std::move(grad) + buf * m : std::move(buf);
+    }
+    return std::move(param) - std::move(grad) * lr;
+  }
+
+ private:
+  std::optional<MomentumConfig> momentum_;
+  std::optional<WeightDecayConfig> weight_decay_;
+};
+
+/// Configuration of SGD (Burn's `SgdConfig`: every field optional, none by default, so
+/// `SgdConfig().init<B>()` is plain SGD).
+struct SgdConfig {
+  std::optional<WeightDecayConfig> weight_decay;  ///< L2 penalty added to the gradient
+  std::optional<MomentumConfig> momentum;         ///< momentum (Burn's defaults when given)
+  /// Clipping of all gradients before the step (Burn's field name for SGD).
+  std::optional<GradientClippingConfig> gradient_clipping;
+
+  KILN_CONFIG(SgdConfig, (), (weight_decay, momentum, gradient_clipping))
+
+  /// The optimizer for modules on the autodiff backend B.
+  /// Throws: ConfigError naming the field (weight_decay.penalty < 0, momentum.momentum < 0,
+  ///         a non-finite value, gradient_clipping threshold <= 0).
+  template <AutodiffBackend B>
+  OptimizerAdaptor<Sgd, B> init() const {
+    check();
+    return OptimizerAdaptor<Sgd, B>(
+        Sgd(momentum, weight_decay),
+        gradient_clipping ? std::optional(gradient_clipping->init()) : std::nullopt);
+  }
+
+  /// Throws: ConfigError as init.
+  void check() const;
+};
+
+}  // namespace kiln::optim
