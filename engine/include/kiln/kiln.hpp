@@ -13,6 +13,8 @@
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
+#include "kiln/record/recorder.hpp"
+#include "kiln/record/safetensors.hpp"
 #include "kiln/tensor/activation.hpp"
 #include "kiln/tensor/kind.hpp"
 #include "kiln/tensor/tensor.hpp"
