@@ -42,6 +42,8 @@
 #include "kiln/optim/optimizer.hpp"
 #include "kiln/optim/rmsprop.hpp"
 #include "kiln/optim/sgd.hpp"
+#include "kiln/record/recorder.hpp"
+#include "kiln/record/safetensors.hpp"
 #include "kiln/tensor/activation.hpp"
 #include "kiln/tensor/kind.hpp"
 #include "kiln/tensor/tensor.hpp"

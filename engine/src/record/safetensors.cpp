@@ -1,0 +1,648 @@
+// SafeTensors reader and writer (kiln/record/safetensors.hpp). The format and the canonical
+// layout follow the reference implementation, huggingface/safetensors safetensors/src/tensor.rs
+// (`prepare`, `read_metadata`, `Metadata::validate`).
+#include "kiln/record/safetensors.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/io.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "record/codec.hpp"
+
+namespace kiln::record {
+
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+constexpr std::string_view kReadOp = "read_safetensors";
+constexpr std::string_view kMetadataKey = "__metadata__";
+
+struct DTypeInfo {
+  SafetensorsDType dtype;
+  std::string_view name;
+  std::size_t size;
+  int alignment_rank;  // position in the reference's `Dtype` enum (increasing alignment)
+};
+
+constexpr DTypeInfo kDTypes[] = {
+    {SafetensorsDType::F32, "F32", 4, 11},  {SafetensorsDType::F16, "F16", 2, 7},
+    {SafetensorsDType::BF16, "BF16", 2, 8}, {SafetensorsDType::I64, "I64", 8, 13},
+    {SafetensorsDType::I32, "I32", 4, 9},   {SafetensorsDType::U8, "U8", 1, 1},
+    {SafetensorsDType::Bool, "BOOL", 1, 0},
+};
+
+// Valid in the spec, not read by Kiln: named as unsupported rather than unknown.
+constexpr std::string_view kUnsupportedDTypes[] = {"F64", "I8",  "I16",     "U16",
+                                                   "U32", "U64", "F8_E5M2", "F8_E4M3"};
+
+const DTypeInfo& info(SafetensorsDType dtype) {
+  for (const auto& i : kDTypes) {
+    if (i.dtype == dtype) return i;
+  }
+  return kDTypes[0];  // unreachable: every enumerator is listed
+}
+
+std::string in_quotes(std::string_view s) { return str_cat('"', s, '"'); }
+
+[[noreturn]] void fail(std::string_view source, const std::string& problem) {
+  throw FormatError(str_cat(kReadOp, ": ", source, ": ", problem));
+}
+[[noreturn]] void fail_key(std::string_view source, std::string_view key,
+                           const std::string& problem) {
+  fail(source, str_cat(in_quotes(key), ": ", problem));
+}
+
+// ---------------------------------------------------------------- little-endian access
+
+std::uint64_t load_le(const std::uint8_t* p, std::size_t n) {
+  std::uint64_t v = 0;
+  for (std::size_t i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+void store_le(std::uint8_t* p, std::uint64_t v, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+std::uint32_t float_bits(float f) {
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+float bits_float(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// ---------------------------------------------------------------- header parsing
+
+/// A short description of a JSON value for error messages.
+std::string describe(const Json& v) {
+  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  switch (v.type()) {
+    case Json::value_t::object:
+      return str_cat("the object ", text);
+    case Json::value_t::array:
+      return str_cat("the array ", text);
+    case Json::value_t::string:
+      return str_cat("the string ", text);
+    case Json::value_t::boolean:
+      return str_cat("the boolean ", text);
+    case Json::value_t::null:
+      return "null";
+    default:
+      return str_cat("the number ", text);
+  }
+}
+
+/// A non-negative JSON integer, or nothing (negative, fractional, too large, not a number).
+std::optional<std::uint64_t> as_u64(const Json& v) {
+  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
+  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
+    return static_cast<std::uint64_t>(v.get<std::int64_t>());
+  }
+  return std::nullopt;
+}
+
+/// Parses the header text, rejecting repeated keys at any depth (nlohmann keeps the last).
+Json parse_header(std::string_view text, std::string_view source) {
+  std::vector<std::set<std::string>> open;  // keys of each enclosing object
+  std::string top_key;                      // last key of the outermost object
+  std::string duplicate;                    // first repeated key, with its context
+  auto callback = [&](int, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        open.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        open.pop_back();
+        break;
+      case Json::parse_event_t::key: {
+        const auto& key = parsed.get_ref<const std::string&>();
+        if (!open.back().insert(key).second && duplicate.empty()) {
+          duplicate = open.size() == 1
+                          ? str_cat("the header repeats the key ", in_quotes(key))
+                          : str_cat(in_quotes(top_key), ": repeats the field ", in_quotes(key));
+        }
+        if (open.size() == 1) top_key = key;
+        break;
+      }
+      default:
+        break;
+    }
+    return true;
+  };
+  Json header;
+  try {
+    header = Json::parse(text.begin(), text.end(), callback);
+  } catch (const Json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 1, column 3: ..." -> after "] "
+    std::string what = e.what();
+    const auto cut = what.find("] ");
+    if (cut != std::string::npos) what = what.substr(cut + 2);
+    fail(source, str_cat("the header is not valid JSON: ", what));
+  }
+  if (!duplicate.empty()) fail(source, duplicate);
+  return header;
+}
+
+struct Entry {
+  std::string key;
+  SafetensorsDType dtype;
+  Shape shape;
+  std::uint64_t begin;
+  std::uint64_t end;
+};
+
+SafetensorsDType parse_dtype(const Json& entry, std::string_view key, std::string_view source) {
+  const auto it = entry.find("dtype");
+  if (it == entry.end()) fail_key(source, key, "missing \"dtype\"");
+  if (!it->is_string()) {
+    fail_key(source, key, str_cat("dtype must be a string, got ", describe(*it)));
+  }
+  const auto& name = it->get_ref<const std::string&>();
+  for (const auto& i : kDTypes) {
+    if (i.name == name) return i.dtype;
+  }
+  for (const auto& u : kUnsupportedDTypes) {
+    if (u == name) {
+      fail_key(source, key,
+               str_cat("dtype ", name,
+                       " is not supported by Kiln (it reads F32, "
+                       "F16, BF16, I64, I32, U8 and BOOL)"));
+    }
+  }
+  fail_key(source, key, str_cat("unknown dtype ", in_quotes(name)));
+}
+
+Shape parse_shape(const Json& entry, std::string_view key, std::string_view source) {
+  const auto it = entry.find("shape");
+  if (it == entry.end()) fail_key(source, key, "missing \"shape\"");
+  const auto bad = [&] {
+    fail_key(source, key,
+             str_cat("shape must be an array of non-negative integers, got ", describe(*it)));
+  };
+  if (!it->is_array()) bad();
+  std::vector<std::int64_t> dims;
+  for (const auto& d : *it) {
+    const auto v = as_u64(d);
+    if (!v) bad();
+    if (*v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail_key(source, key, str_cat("shape ", it->dump(), ": dim ", *v, " is too large"));
+    }
+    dims.push_back(static_cast<std::int64_t>(*v));
+  }
+  if (dims.size() > Shape::max_rank) {
+    fail_key(source, key,
+             str_cat("shape ", it->dump(), " has rank ", dims.size(), ", above Kiln's limit of ",
+                     Shape::max_rank));
+  }
+  return Shape(dims);
+}
+
+std::pair<std::uint64_t, std::uint64_t> parse_offsets(const Json& entry, std::string_view key,
+                                                      std::string_view source) {
+  const auto it = entry.find("data_offsets");
+  if (it == entry.end()) fail_key(source, key, "missing \"data_offsets\"");
+  std::optional<std::uint64_t> begin, end;
+  if (it->is_array() && it->size() == 2) {
+    begin = as_u64((*it)[0]);
+    end = as_u64((*it)[1]);
+  }
+  if (!begin || !end) {
+    fail_key(source, key,
+             str_cat("data_offsets must be [begin, end], two non-negative integers, got ",
+                     describe(*it)));
+  }
+  return {*begin, *end};
+}
+
+Entry parse_entry(const std::string& key, const Json& entry, std::uint64_t data_size,
+                  std::string_view source) {
+  if (!entry.is_object()) {
+    fail_key(
+        source, key,
+        str_cat("expected an object with dtype, shape and data_offsets, got ", describe(entry)));
+  }
+  for (const auto& [field, value] : entry.items()) {
+    if (field != "dtype" && field != "shape" && field != "data_offsets") {
+      fail_key(source, key,
+               str_cat("unknown field ", in_quotes(field),
+                       " (an entry has dtype, shape and data_offsets)"));
+    }
+  }
+  Entry e{key, parse_dtype(entry, key, source), parse_shape(entry, key, source), 0, 0};
+  std::tie(e.begin, e.end) = parse_offsets(entry, key, source);
+  const std::string offsets = str_cat("data_offsets [", e.begin, ", ", e.end, "]");
+  if (e.end < e.begin) fail_key(source, key, str_cat(offsets, ": end is before begin"));
+  if (e.end > data_size) {
+    fail_key(source, key, str_cat(offsets, " run past the data section (", data_size, " bytes)"));
+  }
+  // elements · dtype size, overflow-checked (the reference's ValidationOverflow)
+  std::uint64_t bytes = info(e.dtype).size;
+  for (const auto d : e.shape) {
+    if (__builtin_mul_overflow(bytes, static_cast<std::uint64_t>(d), &bytes)) {
+      fail_key(
+          source, key,
+          str_cat("shape ", e.shape, " of ", info(e.dtype).name, " needs more than 2^64 bytes"));
+    }
+  }
+  if (bytes != e.end - e.begin) {
+    fail_key(source, key,
+             str_cat(offsets, " hold ", e.end - e.begin, " bytes, but shape ", e.shape, " of ",
+                     info(e.dtype).name, " needs ", bytes));
+  }
+  return e;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- dtypes
+
+std::string_view safetensors_dtype_name(SafetensorsDType dtype) noexcept {
+  return info(dtype).name;
+}
+std::size_t safetensors_dtype_size(SafetensorsDType dtype) noexcept { return info(dtype).size; }
+std::ostream& operator<<(std::ostream& out, SafetensorsDType dtype) {
+  return out << safetensors_dtype_name(dtype);
+}
+
+// ---------------------------------------------------------------- half precision
+
+std::uint16_t f32_to_f16_bits(float value) noexcept {
+  const std::uint32_t x = float_bits(value);
+  const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+  const std::uint32_t exponent = (x >> 23) & 0xffu;
+  const std::uint32_t mantissa = x & 0x7fffffu;
+  if (exponent == 0xff) {  // inf, nan
+    return mantissa == 0 ? static_cast<std::uint16_t>(sign | 0x7c00u)
+                         : static_cast<std::uint16_t>(sign | 0x7e00u);
+  }
+  // Rounds m / 2^shift to nearest, ties to even.
+  const auto round_shift = [](std::uint32_t m, std::uint32_t shift) {
+    const std::uint32_t kept = m >> shift;
+    const std::uint32_t rest = m & ((1u << shift) - 1);
+    const std::uint32_t half = 1u << (shift - 1);
+    return kept + ((rest > half || (rest == half && (kept & 1u))) ? 1u : 0u);
+  };
+  const int e = static_cast<int>(exponent) - 127 + 15;  // biased half exponent
+  if (e >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);
+  if (e <= 0) {
+    // Subnormal half: value / 2^-24 = (mantissa | implicit 1) · 2^(exponent - 126).
+    if (exponent == 0) return sign;              // f32 zero or subnormal (< 2^-126): rounds to ±0
+    const std::uint32_t shift = 126 - exponent;  // >= 14
+    if (shift > 24) return sign;                 // below 2^-25: rounds to ±0
+    return static_cast<std::uint16_t>(sign | round_shift(mantissa | 0x800000u, shift));
+  }
+  // Normal: a carry out of the mantissa bumps the exponent (up to inf), as it should.
+  const std::uint32_t bits = (static_cast<std::uint32_t>(e) << 10) | (mantissa >> 13);
+  const std::uint32_t rest = mantissa & 0x1fffu;
+  const std::uint32_t rounded =
+      bits + ((rest > 0x1000u || (rest == 0x1000u && (bits & 1u))) ? 1u : 0u);
+  return static_cast<std::uint16_t>(sign | rounded);
+}
+
+float f16_bits_to_f32(std::uint16_t bits) noexcept {
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fu;
+  const std::uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0) {  // ±0 and subnormals: mantissa · 2^-24, exact in f32
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return bits_float(sign | 0x7f800000u | (mantissa << 13));
+  return bits_float(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+std::uint16_t f32_to_bf16_bits(float value) noexcept {
+  const std::uint32_t x = float_bits(value);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
+  const std::uint32_t rounding = 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>((x + rounding) >> 16);
+}
+
+float bf16_bits_to_f32(std::uint16_t bits) noexcept {
+  return bits_float(static_cast<std::uint32_t>(bits) << 16);
+}
+
+// ---------------------------------------------------------------- tensor conversions
+
+SafetensorsTensor SafetensorsTensor::from_data(const TensorData& data, SafetensorsDType dtype) {
+  SafetensorsTensor out;
+  out.dtype = dtype;
+  out.shape = data.shape;
+  const auto n = static_cast<std::size_t>(data.num_elements());
+  const std::size_t size = info(dtype).size;
+  const auto invalid = [&] {
+    throw DTypeError(str_cat("SafetensorsTensor::from_data: cannot store ", data.dtype, " data as ",
+                             info(dtype).name,
+                             " (f32 -> F32, F16, BF16; i32 -> I32, I64; bool -> BOOL, U8)"));
+  };
+  const bool valid = (data.dtype == DType::F32 &&
+                      (dtype == SafetensorsDType::F32 || dtype == SafetensorsDType::F16 ||
+                       dtype == SafetensorsDType::BF16)) ||
+                     (data.dtype == DType::I32 &&
+                      (dtype == SafetensorsDType::I32 || dtype == SafetensorsDType::I64)) ||
+                     (data.dtype == DType::Bool &&
+                      (dtype == SafetensorsDType::Bool || dtype == SafetensorsDType::U8));
+  if (!valid) invalid();
+  out.bytes.resize(n * size);
+  std::uint8_t* p = out.bytes.data();
+  switch (data.dtype) {
+    case DType::F32: {
+      const auto values = data.to_vec<float>();
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint32_t bits = dtype == SafetensorsDType::F32   ? float_bits(values[i])
+                                   : dtype == SafetensorsDType::F16 ? f32_to_f16_bits(values[i])
+                                                                    : f32_to_bf16_bits(values[i]);
+        store_le(p + size * i, bits, size);
+      }
+      break;
+    }
+    case DType::I32: {
+      const auto values = data.to_vec<std::int32_t>();
+      for (std::size_t i = 0; i < n; ++i) {
+        // two's complement: sign-extend to 64 bits, store the low `size` bytes
+        store_le(p + size * i, static_cast<std::uint64_t>(static_cast<std::int64_t>(values[i])),
+                 size);
+      }
+      break;
+    }
+    case DType::Bool: {
+      for (std::size_t i = 0; i < n; ++i) p[i] = data.bytes[i] ? 1 : 0;
+      break;
+    }
+  }
+  return out;
+}
+
+namespace codec {
+
+bool decodes_to(SafetensorsDType stored, DType dtype) noexcept {
+  switch (dtype) {
+    case DType::F32:
+      return stored == SafetensorsDType::F32 || stored == SafetensorsDType::F16 ||
+             stored == SafetensorsDType::BF16;
+    case DType::I32:
+      return stored == SafetensorsDType::I64 || stored == SafetensorsDType::I32 ||
+             stored == SafetensorsDType::U8;
+    case DType::Bool:
+      return stored == SafetensorsDType::Bool || stored == SafetensorsDType::U8;
+  }
+  return false;
+}
+
+bool decode(const SafetensorsTensor& tensor, DType dtype, TensorData& out, std::string& problem) {
+  if (!decodes_to(tensor.dtype, dtype)) {
+    problem = str_cat("cannot decode ", tensor.dtype, " as ", dtype,
+                      " (F32, F16, BF16 -> f32; I64, I32, U8 -> i32; BOOL, U8 -> bool)");
+    return false;
+  }
+  const auto n = static_cast<std::size_t>(tensor.shape.num_elements());
+  const std::size_t size = info(tensor.dtype).size;
+  if (tensor.bytes.size() != n * size) {
+    problem = str_cat("holds ", tensor.bytes.size(), " bytes, shape ", tensor.shape, " of ",
+                      tensor.dtype, " needs ", n * size);
+    return false;
+  }
+  const std::uint8_t* p = tensor.bytes.data();
+  switch (dtype) {
+    case DType::F32: {
+      std::vector<float> values(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto bits = load_le(p + size * i, size);
+        values[i] = tensor.dtype == SafetensorsDType::F32
+                        ? bits_float(static_cast<std::uint32_t>(bits))
+                    : tensor.dtype == SafetensorsDType::F16
+                        ? f16_bits_to_f32(static_cast<std::uint16_t>(bits))
+                        : bf16_bits_to_f32(static_cast<std::uint16_t>(bits));
+      }
+      out = TensorData(tensor.shape, std::move(values));
+      return true;
+    }
+    case DType::I32: {
+      std::vector<std::int32_t> values(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto bits = load_le(p + size * i, size);
+        std::int64_t v = 0;
+        if (tensor.dtype == SafetensorsDType::I64) {
+          v = static_cast<std::int64_t>(bits);
+        } else if (tensor.dtype == SafetensorsDType::I32) {
+          v = static_cast<std::int32_t>(static_cast<std::uint32_t>(bits));
+        } else {
+          v = static_cast<std::int64_t>(bits);  // U8
+        }
+        if (v < std::numeric_limits<std::int32_t>::min() ||
+            v > std::numeric_limits<std::int32_t>::max()) {
+          problem =
+              str_cat("I64 value ", v, " at element ", i, " does not fit in i32 (Kiln's Int)");
+          return false;
+        }
+        values[i] = static_cast<std::int32_t>(v);
+      }
+      out = TensorData(tensor.shape, std::move(values));
+      return true;
+    }
+    case DType::Bool: {
+      std::vector<bool> values(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (tensor.dtype == SafetensorsDType::Bool && p[i] > 1) {
+          problem = str_cat("BOOL byte ", static_cast<int>(p[i]), " at element ", i,
+                            " is neither 0 nor 1");
+          return false;
+        }
+        values[i] = p[i] != 0;
+      }
+      out = TensorData(tensor.shape, std::move(values));
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace codec
+
+TensorData SafetensorsTensor::to_data(DType dtype) const {
+  TensorData out;
+  std::string problem;
+  if (!codec::decode(*this, dtype, out, problem)) {
+    const std::string message = str_cat("SafetensorsTensor::to_data: ", problem);
+    if (!codec::decodes_to(this->dtype, dtype)) throw DTypeError(message);
+    throw ValueError(message);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- reading
+
+SafetensorsFile read_safetensors(std::span<const std::uint8_t> bytes, std::string_view source,
+                                 const SafetensorsLimits& limits) {
+  if (bytes.size() < 8) {
+    fail(source, str_cat(bytes.size(), " bytes is too short for the 8-byte header length"));
+  }
+  const std::uint64_t header_size = load_le(bytes.data(), 8);
+  const std::uint64_t available = bytes.size() - 8;
+  if (header_size > available) {
+    fail(source, str_cat("header length ", header_size, " runs past the end (", available,
+                         " bytes follow the length field)"));
+  }
+  if (header_size > limits.max_header_bytes) {
+    fail(source, str_cat("header length ", header_size, " exceeds the limit of ",
+                         limits.max_header_bytes, " bytes"));
+  }
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8),
+                              static_cast<std::size_t>(header_size));
+  const Json header = parse_header(text, source);
+  if (!header.is_object()) {
+    fail(source, str_cat("the header must be a JSON object, got ", describe(header)));
+  }
+
+  const std::uint64_t data_size = available - header_size;
+  const std::uint8_t* data = bytes.data() + 8 + header_size;
+  SafetensorsFile file;
+  std::vector<Entry> entries;
+  for (const auto& [key, value] : header.items()) {
+    if (key == kMetadataKey) {
+      if (!value.is_object()) {
+        fail_key(source, key, str_cat("must be an object of strings, got ", describe(value)));
+      }
+      for (const auto& [name, text_value] : value.items()) {
+        if (!text_value.is_string()) {
+          fail_key(source, key,
+                   str_cat("must be an object of strings: ", in_quotes(name), " is ",
+                           describe(text_value)));
+        }
+        file.metadata.emplace(name, text_value.get<std::string>());
+      }
+      continue;
+    }
+    entries.push_back(parse_entry(key, value, data_size, source));
+  }
+
+  // The data section must be tiled exactly: sorted by offsets, each tensor starts where the
+  // previous one ended, the last one ends at the end of the buffer (reference: validate()).
+  std::vector<const Entry*> by_offset;
+  for (const auto& e : entries) by_offset.push_back(&e);
+  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+    return std::tie(a->begin, a->end, a->key) < std::tie(b->begin, b->end, b->key);
+  });
+  std::uint64_t covered = 0;
+  const Entry* previous = nullptr;
+  for (const Entry* e : by_offset) {
+    if (e->begin < covered) {
+      fail_key(source, e->key,
+               str_cat("data_offsets [", e->begin, ", ", e->end, "] overlap ",
+                       in_quotes(previous->key), " [", previous->begin, ", ", previous->end, "]"));
+    }
+    if (e->begin > covered) {
+      fail(source, str_cat("bytes [", covered, ", ", e->begin,
+                           ") of the data section belong to no tensor (before ", in_quotes(e->key),
+                           "); the format forbids holes"));
+    }
+    covered = e->end;
+    previous = e;
+  }
+  if (covered != data_size) {
+    fail(source, str_cat("bytes [", covered, ", ", data_size,
+                         ") of the data section belong to no tensor (after the last one); the "
+                         "format forbids holes"));
+  }
+
+  for (const auto& e : entries) {
+    SafetensorsTensor t;
+    t.dtype = e.dtype;
+    t.shape = e.shape;
+    t.bytes.assign(data + e.begin, data + e.end);
+    file.tensors.emplace(e.key, std::move(t));
+  }
+  return file;
+}
+
+SafetensorsFile load_safetensors(const std::string& path, const SafetensorsLimits& limits) {
+  const std::string bytes = io::read_file(path, "load_safetensors");
+  return read_safetensors(std::span<const std::uint8_t>(
+                              reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()),
+                          in_quotes(path), limits);
+}
+
+// ---------------------------------------------------------------- writing
+
+std::vector<std::uint8_t> write_safetensors(const SafetensorsFile& file) {
+  using Item = std::pair<const std::string, SafetensorsTensor>;
+  std::vector<const Item*> order;
+  for (const auto& item : file.tensors) {
+    const auto& [key, t] = item;
+    if (key == kMetadataKey) {
+      throw ValueError(str_cat("write_safetensors: the key \"", kMetadataKey, "\" is reserved"));
+    }
+    const auto expected = static_cast<std::uint64_t>(t.shape.num_elements()) * info(t.dtype).size;
+    if (t.bytes.size() != expected) {
+      throw ValueError(str_cat("write_safetensors: ", in_quotes(key), " holds ", t.bytes.size(),
+                               " bytes, but shape ", t.shape, " of ", t.dtype, " needs ",
+                               expected));
+    }
+    order.push_back(&item);
+  }
+  // Descending alignment, then key (the reference's `prepare`).
+  std::stable_sort(order.begin(), order.end(), [](const Item* a, const Item* b) {
+    return info(a->second.dtype).alignment_rank > info(b->second.dtype).alignment_rank;
+  });
+
+  OrderedJson header = OrderedJson::object();
+  if (!file.metadata.empty()) {
+    OrderedJson metadata = OrderedJson::object();
+    for (const auto& [k, v] : file.metadata) metadata[k] = v;
+    header[std::string(kMetadataKey)] = std::move(metadata);
+  }
+  std::uint64_t offset = 0;
+  for (const Item* item : order) {
+    const auto& [key, t] = *item;
+    OrderedJson shape = OrderedJson::array();
+    for (const auto d : t.shape) shape.push_back(d);
+    OrderedJson entry = OrderedJson::object();
+    entry["dtype"] = std::string(info(t.dtype).name);
+    entry["shape"] = std::move(shape);
+    entry["data_offsets"] = OrderedJson::array({offset, offset + t.bytes.size()});
+    header[key] = std::move(entry);
+    offset += t.bytes.size();
+  }
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const OrderedJson::exception& e) {
+    throw ValueError(
+        str_cat("write_safetensors: a key or metadata string is not valid UTF-8 (", e.what(), ")"));
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
+
+  std::vector<std::uint8_t> out(8 + text.size() + offset);
+  store_le(out.data(), text.size(), 8);
+  std::memcpy(out.data() + 8, text.data(), text.size());
+  std::uint8_t* p = out.data() + 8 + text.size();
+  for (const Item* item : order) {
+    const auto& bytes = item->second.bytes;
+    if (!bytes.empty()) std::memcpy(p, bytes.data(), bytes.size());
+    p += bytes.size();
+  }
+  return out;
+}
+
+void save_safetensors(const SafetensorsFile& file, const std::string& path) {
+  const auto bytes = write_safetensors(file);
+  io::write_file_atomic(path,
+                        std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                        "save_safetensors");
+}
+
+}  // namespace kiln::record
