@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch side of tests/native/record/torch_interop_test.cpp.
 
-Usage: torch_interop.py WORK_DIR
+Usage: torch_interop.py WORK_DIR [basic|xor]   (default basic)
 
 Exit status: 0 when every check passes, 1 with a message on the first mismatch, 77 when
 torch cannot be imported (the test is then skipped).
@@ -22,11 +22,16 @@ Kiln -> PyTorch (exit status 1 with a message on any mismatch):
                              torch's .half() for every value (ties, subnormals, overflow, inf).
   kiln_bn.safetensors        a BatchNorm1d(3) state (num_batches_tracked stored as I64):
                              loads with strict=True; values equal kiln_bn.json.
+  kiln_xor.safetensors (xor)  a Sequential(Linear(2, 16), ReLU(), Linear(16, 2)) trained on
+                             XOR by Kiln: loads with strict=True, gives kiln_xor.json's "logits"
+                             to 1e-5 and predicts 0 1 1 0 for the corners.
 PyTorch -> Kiln:
   torch_mlp.safetensors + torch_mlp.json   a seeded Sequential(Linear(3, 4), ReLU(),
                              Linear(4, 2)), its inputs and logits.
   torch_bn.safetensors + torch_bn.json     a BatchNorm1d(3) after 3 training steps
                              (num_batches_tracked = 3 as a 0-dim int64), its state as JSON.
+  torch_xor.safetensors + torch_xor.json (xor)  the same model trained on XOR by PyTorch
+                             (seed 0, Adam lr 0.03, 200 full-batch steps), inputs and logits.
 """
 import json
 import os
@@ -199,11 +204,59 @@ def torch_to_kiln(work):
     print("ok  wrote torch_mlp and torch_bn")
 
 
+def xor_mlp():
+    return torch.nn.Sequential(torch.nn.Linear(2, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+
+
+XOR_INPUTS = [[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]]
+XOR_TARGETS = [0, 1, 1, 0]
+
+
+def check_xor_predictions(name, model):
+    with torch.no_grad():
+        predicted = model(torch.tensor(XOR_INPUTS)).argmax(1).tolist()
+    if predicted != XOR_TARGETS:
+        fail("%s predicts %s for the XOR corners, expected %s" % (name, predicted, XOR_TARGETS))
+
+
+def xor(work):
+    with open(os.path.join(work, "kiln_xor.json")) as f:
+        expected = json.load(f)
+    model = xor_mlp()
+    model.load_state_dict(read_safetensors(os.path.join(work, "kiln_xor.safetensors")), strict=True)
+    with torch.no_grad():
+        check_close("Kiln XOR in torch: logits", model(torch.tensor(expected["inputs"])),
+                    torch.tensor(expected["logits"]))
+    check_xor_predictions("Kiln's XOR model in torch", model)
+
+    torch.manual_seed(0)
+    model = xor_mlp()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.03)
+    x, y = torch.tensor(XOR_INPUTS), torch.tensor(XOR_TARGETS)
+    for _ in range(200):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+    check_xor_predictions("torch's XOR model", model)
+    inputs = torch.tensor(XOR_INPUTS + [[0.5, 0.5], [0.25, 0.9], [-1.0, 2.0]])
+    with torch.no_grad():
+        logits = model(inputs)
+    with open(os.path.join(work, "torch_xor.safetensors"), "wb") as f:
+        f.write(safetensors_bytes(model.state_dict()))
+    with open(os.path.join(work, "torch_xor.json"), "w") as f:
+        json.dump({"inputs": inputs.tolist(), "logits": logits.tolist()}, f)
+    print("ok  wrote torch_xor (loss %.4f)" % loss.item())
+
+
 def main():
-    if len(sys.argv) != 2:
-        fail("usage: torch_interop.py WORK_DIR")
-    kiln_to_torch(sys.argv[1])
-    torch_to_kiln(sys.argv[1])
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ("basic", "xor")):
+        fail("usage: torch_interop.py WORK_DIR [basic|xor]")
+    if len(sys.argv) == 3 and sys.argv[2] == "xor":
+        xor(sys.argv[1])
+    else:
+        kiln_to_torch(sys.argv[1])
+        torch_to_kiln(sys.argv[1])
 
 
 if __name__ == "__main__":

@@ -15,10 +15,12 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/xor.hpp"
 
 #if defined(__unix__)
 #include <sys/wait.h>
@@ -136,6 +138,20 @@ class TorchInterop : public ::testing::Test {
     std::filesystem::create_directories(work_);
   }
   void TearDown() override { std::filesystem::remove_all(work_); }
+
+  /// Runs `torch_interop.py work_ mode`: its exit status (77: python cannot import torch;
+  /// 127: no python) and output.
+  std::pair<int, std::string> run_script(const std::string& mode) const {
+    const auto log = work_ / "python.log";
+    const std::string command =
+        std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR "/torch_interop.py ") + "'" +
+        work_.string() + "' " + mode + " > '" + log.string() + "' 2>&1";
+    const int status = std::system(command.c_str());
+    std::stringstream output;
+    output << std::ifstream(log).rdbuf();
+    return {status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, output.str()};
+  }
+
   std::filesystem::path work_;
 };
 
@@ -207,22 +223,14 @@ TEST_F(TorchInterop, KilnAndPyTorchLoadEachOthersFiles) {
                                       {"num_batches_tracked", {5}}});
 
   // ---- PyTorch checks Kiln's files and writes its own.
-  const auto log = work_ / "python.log";
-  const std::string command =
-      std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR "/torch_interop.py ") + "'" +
-      work_.string() + "' > '" + log.string() + "' 2>&1";
-  const int status = std::system(command.c_str());
-  std::stringstream output;
-  output << std::ifstream(log).rdbuf();
-  const int exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  const auto [exit_code, output] = run_script("basic");
   if (exit_code == 77 || exit_code == 127) {  // no torch, or no python at all
     GTEST_SKIP() << "PyTorch interop skipped: " KILN_PYTHON
-                    " cannot import torch (install "
-                    "Debian's python3-torch):\n"
-                 << output.str();
+                    " cannot import torch (install Debian's python3-torch):\n"
+                 << output;
   }
-  ASSERT_EQ(exit_code, 0) << "torch_interop.py failed:\n" << output.str();
-  EXPECT_THAT(output.str(), ::testing::HasSubstr("equal torch's .half()"));
+  ASSERT_EQ(exit_code, 0) << "torch_interop.py failed:\n" << output;
+  EXPECT_THAT(output, ::testing::HasSubstr("equal torch's .half()"));
 
   // ---- Kiln loads torch's MLP (into Cpu and Autodiff<Cpu>) and reproduces its logits.
   const Json expected = read_json(work_ / "torch_mlp.json");
@@ -252,6 +260,46 @@ TEST_F(TorchInterop, KilnAndPyTorchLoadEachOthersFiles) {
                                                              : bn_loaded.running_var;
     EXPECT_EQ(param.val().to_data().to_vec<float>(), want) << key;
   }
+}
+
+/// XOR trained in Kiln loads into torch.nn.Sequential(Linear(2, 16), ReLU(), Linear(16, 2))
+/// with the same logits; XOR trained in PyTorch loads into Kiln's nn::Sequential of the same
+/// JSON spec with the same logits (both to 1e-5) and predictions 0 1 1 0.
+TEST_F(TorchInterop, XorTrainedInEitherPredictsTheSameInTheOther) {
+  const auto spec = nn::SequentialConfig::from_json_string(R"({"layers": [
+      {"type": "linear", "d_input": 2, "d_output": 16},
+      {"type": "relu"},
+      {"type": "linear", "d_input": 16, "d_output": 2}]})");
+  AD::seed(42);
+  const auto trained = test::train_xor<AD>(spec.init<AD>(), 200).valid();
+  // The four corners and points between them, where the logits are not at the corners' scale.
+  const auto inputs = Tensor<Cpu, 2>::from_floats(
+      {{0.f, 0.f}, {0.f, 1.f}, {1.f, 0.f}, {1.f, 1.f}, {0.5f, 0.5f}, {0.25f, 0.9f}, {-1.f, 2.f}});
+  const auto logits = trained.forward(inputs);
+  ASSERT_EQ(test::predictions(trained.forward(test::xor_inputs<Cpu>())),
+            (std::vector<std::int32_t>{0, 1, 1, 0}));
+  trained.save_file((work_ / "kiln_xor.safetensors").string(), SafetensorsRecorder{});
+  write_json(work_ / "kiln_xor.json", {{"inputs", rows_to_json(inputs.to_data())},
+                                       {"logits", rows_to_json(logits.to_data())}});
+
+  const auto [exit_code, output] = run_script("xor");
+  if (exit_code == 77 || exit_code == 127) {  // no torch, or no python at all
+    GTEST_SKIP() << "PyTorch interop skipped: " KILN_PYTHON
+                    " cannot import torch (install Debian's python3-torch):\n"
+                 << output;
+  }
+  ASSERT_EQ(exit_code, 0) << "torch_interop.py failed:\n" << output;
+  EXPECT_THAT(output, ::testing::HasSubstr("Kiln XOR in torch"));
+
+  const Json expected = read_json(work_ / "torch_xor.json");
+  const auto x = tensor_from_json(expected["inputs"]);
+  const auto loaded = SafetensorsRecorder{}.load_file(
+      spec.init<Cpu>(), (work_ / "torch_xor.safetensors").string(), Cpu::Device{});
+  const auto kiln_logits = loaded.forward(x);
+  kiln_logits.to_data().assert_approx_eq(tensor_from_json(expected["logits"]).to_data(),
+                                         Tolerance::absolute(1e-5));
+  EXPECT_EQ(test::predictions(loaded.forward(test::xor_inputs<Cpu>())),
+            (std::vector<std::int32_t>{0, 1, 1, 0}));
 }
 
 }  // namespace
