@@ -73,9 +73,10 @@ TEST(MnistDataset, MalformedFilesRaiseFormatErrors) {
   EXPECT_NE(format_error([&] { MnistDataset::from_bytes(good_images.substr(0, 10), good_labels); })
                 .find("expected an IDX header of 16 bytes, got a file of 10 bytes"),
             std::string::npos);
-  // Files swapped: wrong magic numbers.
-  EXPECT_NE(format_error([&] { MnistDataset::from_bytes(good_labels, good_images); })
-                .find("expected magic number 0x00000803"),
+  // A labels file given as images: wrong magic number.
+  EXPECT_NE(format_error([&] {
+              MnistDataset::from_bytes(images_idx(2, 28, 28, test_pixels(2), 0x801), good_labels);
+            }).find("images: expected magic number 0x00000803 (u8 data of rank 3), got 0x801"),
             std::string::npos);
   EXPECT_NE(format_error([&] {
               MnistDataset::from_bytes(good_images, labels_idx(2, "\x01\x02", 0x0802));
