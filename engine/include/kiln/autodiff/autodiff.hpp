@@ -15,6 +15,7 @@
 /// split it evenly across ties, max_dim/min_dim/sort route it to the selected index, and a
 /// nan or inf in the unselected branch of mask_where leaks into the gradient as nan.
 /// Broadcast inputs receive their gradient summed back to their own shape.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,6 +27,7 @@
 
 #include "kiln/autodiff/graph.hpp"
 #include "kiln/backend/backend.hpp"
+#include "kiln/backend/pool_options.hpp"
 #include "kiln/core/dtype.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/tensor_data.hpp"
@@ -154,6 +156,16 @@ struct AutodiffOps {
   static std::pair<Tensor, Tensor> var_mean(const Tensor& x, std::int64_t dim, bool unbiased);
   static std::pair<Tensor, IntPrim> sort_with_indices(const Tensor& x, std::int64_t dim,
                                                       bool descending);
+
+  // ---- pooling, NCHW (forward and backward: engine/src/autodiff/pool.cpp)
+  /// Gradient routed to the selected element of each window (accumulating where windows
+  /// overlap); the indices are computed only when x is tracked.
+  static Tensor max_pool2d(const Tensor& x, const MaxPool2dOptions& options);
+  static std::pair<Tensor, IntPrim> max_pool2d_with_indices(const Tensor& x,
+                                                            const MaxPool2dOptions& options);
+  /// Gradient: each window's gradient / divisor spread over its input elements.
+  static Tensor avg_pool2d(const Tensor& x, const AvgPool2dOptions& options);
+  static Tensor adaptive_avg_pool2d(const Tensor& x, const std::array<std::int64_t, 2>& output_size);
 
   // ---- shape and indexing
   static Tensor reshape(Tensor x, std::span<const std::int64_t> dims);

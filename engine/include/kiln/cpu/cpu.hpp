@@ -14,6 +14,7 @@
 #include "kiln/core/dtype.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/tensor_data.hpp"
+#include "kiln/backend/pool_options.hpp"  // pooling options (issue 5)
 
 namespace kiln {
 
@@ -194,6 +195,31 @@ struct CpuOps {
   /// Sorted values and I32 indices along dim (stable; nan last ascending, as torch).
   static std::pair<CpuTensor, CpuTensor> sort_with_indices(const CpuTensor& x,
                                                            std::int64_t dim, bool descending);
+
+  // ---- pooling, NCHW (engine/src/cpu/ops/pool_ops.cpp; options: kiln/backend/pool_options.hpp) ----
+  /// x [batch, channels, height, width] -> [batch, channels, out_h, out_w]: the max of each
+  /// window (padding counts as -inf; a nan in a window is its max, as PyTorch).
+  /// Throws: as pool::check_max_pool2d (RankError, ConfigError, ShapeError).
+  static CpuTensor max_pool2d(const CpuTensor& x, const MaxPool2dOptions& options);
+  /// The max and the I32 index of its element in x's [height, width] plane (h·width + w,
+  /// PyTorch's convention), the first in row-major window order on ties.
+  static std::pair<CpuTensor, CpuTensor> max_pool2d_with_indices(const CpuTensor& x,
+                                                                 const MaxPool2dOptions& options);
+  /// Gradient of max_pool2d: zeros of x_shape with grad[n, c, i, j] added at indices[n, c, i, j]
+  /// (overlapping windows accumulate).
+  static CpuTensor max_pool2d_backward(const Shape& x_shape, const CpuTensor& grad,
+                                       const CpuTensor& indices);
+  /// The mean of each window; the divisor follows count_include_pad as PyTorch (windows
+  /// clipped to the padded input, ceil-mode windows past it counted to its edge).
+  static CpuTensor avg_pool2d(const CpuTensor& x, const AvgPool2dOptions& options);
+  /// Gradient of avg_pool2d: each window's grad / divisor spread over its input elements.
+  static CpuTensor avg_pool2d_backward(const Shape& x_shape, const CpuTensor& grad,
+                                       const AvgPool2dOptions& options);
+  /// Mean over window i = [floor(i·in/out), ceil((i+1)·in/out)) per spatial dim (PyTorch).
+  /// Throws: as pool::check_adaptive_avg_pool2d.
+  static CpuTensor adaptive_avg_pool2d(const CpuTensor& x,
+                                       const std::array<std::int64_t, 2>& output_size);
+  static CpuTensor adaptive_avg_pool2d_backward(const Shape& x_shape, const CpuTensor& grad);
 
   // ---- shape and indexing (engine/src/cpu/ops/shape_ops.cpp, index_ops.cpp) ----
   /// New shape with the same element count; one -1 is inferred.

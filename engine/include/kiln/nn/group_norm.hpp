@@ -1,0 +1,120 @@
+#pragma once
+/// GroupNorm (Burn's `nn::GroupNorm`, PyTorch's nn.GroupNorm) and its config.
+///
+///   auto norm = nn::GroupNormConfig(/*num_groups=*/4, /*num_channels=*/16).init<Cpu>(device);
+///   auto y = norm.forward(x);  // [batch_size, 16, ...] -> same shape
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+
+#include "kiln/config/config.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/module/module.hpp"
+#include "kiln/module/param.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn {
+
+namespace detail {
+/// Normalises each group of channels of each sample: x [N, C, ...] viewed as
+/// [N, groups, C/groups·...], (x - mean)/sqrt(var + epsilon) with the biased variance, then
+/// weight·y + bias per channel when given. Shared by GroupNorm and InstanceNorm; `op` names
+/// the caller in errors. Throws ShapeError if dim 1 is not `channels`.
+template <Backend B, std::size_t D>
+Tensor<B, D> group_norm(const char* op, const Tensor<B, D>& input, std::int64_t groups,
+                        std::int64_t channels, double epsilon,
+                        const std::optional<module::Param<Tensor<B, 1>>>& weight,
+                        const std::optional<module::Param<Tensor<B, 1>>>& bias) {
+  static_assert(D >= 2, "group_norm: input rank must be >= 2");
+  const Shape s = input.shape();
+  if (s[1] != channels) {
+    throw ShapeError(str_cat(op, ": expected input [batch_size, ", channels,
+                             ", ...] (num_channels = ", channels, "), got ", s));
+  }
+  const std::int64_t n = s[0];
+  const auto grouped =
+      input.template reshape<3>(std::array<std::int64_t, 3>{n, groups, -1});
+  const auto [var, mean] = grouped.var_mean(2, /*unbiased=*/false);
+  std::array<std::int64_t, D> dims{};
+  for (std::size_t i = 0; i < D; ++i) dims[i] = s[i];
+  auto y = ((grouped - mean) / (var + epsilon).sqrt()).template reshape<D>(dims);
+  std::array<std::int64_t, D> per_channel{};
+  per_channel.fill(1);
+  per_channel[1] = channels;
+  if (weight) y = y * weight->val().template reshape<D>(per_channel);
+  if (bias) y = y + bias->val().template reshape<D>(per_channel);
+  return y;
+}
+}  // namespace detail
+
+template <Backend B>
+struct GroupNorm;
+
+/// Configuration of GroupNorm (Burn's GroupNormConfig).
+struct GroupNormConfig {
+  std::int64_t num_groups;    ///< groups the channels are split into (divides num_channels)
+  std::int64_t num_channels;  ///< C in [batch_size, C, ...]
+  double epsilon = 1e-5;      ///< added to the variance inside the square root
+  bool affine = true;         ///< learn weight (ones) and bias (zeros) of shape [num_channels]
+
+  GroupNormConfig(std::int64_t num_groups, std::int64_t num_channels)
+      : num_groups(num_groups), num_channels(num_channels) {}
+  KILN_CONFIG(GroupNormConfig, (num_groups, num_channels), (epsilon, affine))
+
+  /// Throws: ConfigError if num_groups < 1, num_channels is not a positive multiple of
+  ///         num_groups, or epsilon < 0.
+  template <Backend B>
+  GroupNorm<B> init(const Device<B>& device = {}) const;
+};
+
+/// Group normalisation (Wu & He 2018, torch.nn.GroupNorm): per sample and group of
+/// num_channels/num_groups channels, y = (x - mean)/sqrt(var + epsilon) (biased var over
+/// the group's channels and all spatial positions), then weight·y + bias per channel.
+/// The same in training and inference (no running statistics).
+template <Backend B>
+struct GroupNorm {
+  std::optional<module::Param<Tensor<B, 1>>> weight;  ///< γ [num_channels]
+  std::optional<module::Param<Tensor<B, 1>>> bias;    ///< β [num_channels]
+  std::int64_t num_groups = 1;
+  std::int64_t num_channels = 0;
+  double epsilon = 1e-5;
+
+  KILN_MODULE(GroupNorm, weight, bias, num_groups, num_channels, epsilon)
+
+  /// Shapes: input [batch_size, num_channels, ...] (rank D >= 2) -> the same shape.
+  /// Throws: ShapeError if dim 1 is not num_channels.
+  template <std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& input) const {
+    return detail::group_norm("GroupNorm::forward", input, num_groups, num_channels, epsilon,
+                              weight, bias);
+  }
+
+  /// `num_groups: 4, num_channels: 16, epsilon: 0.00001, affine: true`
+  void describe_fields(std::ostream& out) const {
+    out << "num_groups: " << num_groups << ", num_channels: " << num_channels
+        << ", epsilon: " << epsilon << ", affine: " << (weight ? "true" : "false");
+  }
+};
+
+template <Backend B>
+GroupNorm<B> GroupNormConfig::init(const Device<B>& device) const {
+  if (num_groups < 1 || num_channels < 1 || num_channels % num_groups != 0 ||
+      !(epsilon >= 0.0)) {
+    throw ConfigError(str_cat("GroupNormConfig::init: num_channels must be a positive multiple "
+                              "of num_groups and epsilon >= 0, got num_groups = ", num_groups,
+                              ", num_channels = ", num_channels, ", epsilon = ", epsilon));
+  }
+  GroupNorm<B> out;
+  out.num_groups = num_groups;
+  out.num_channels = num_channels;
+  out.epsilon = epsilon;
+  if (affine) {
+    out.weight = module::Param<Tensor<B, 1>>(Tensor<B, 1>::ones(Shape{num_channels}, device));
+    out.bias = module::Param<Tensor<B, 1>>(Tensor<B, 1>::zeros(Shape{num_channels}, device));
+  }
+  return out;
+}
+
+}  // namespace kiln::nn

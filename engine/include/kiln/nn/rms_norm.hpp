@@ -1,0 +1,78 @@
+#pragma once
+/// RmsNorm (Burn's `nn::RmsNorm`, PyTorch's nn.RMSNorm over the last dim) and its config.
+///
+///   auto norm = nn::RmsNormConfig(512).init<Cpu>(device);
+///   auto y = norm.forward(x);  // [..., 512] -> same shape
+#include <cstdint>
+#include <ostream>
+
+#include "kiln/config/config.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/module/module.hpp"
+#include "kiln/module/param.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn {
+
+template <Backend B>
+struct RmsNorm;
+
+/// Configuration of RmsNorm (Burn's RmsNormConfig).
+struct RmsNormConfig {
+  std::int64_t d_model;   ///< size of the normalised last dim
+  double epsilon = 1e-5;  ///< added to mean(x²) inside the square root (Burn's default;
+                          ///< PyTorch's eps=None means float32's machine epsilon)
+
+  explicit RmsNormConfig(std::int64_t d_model) : d_model(d_model) {}
+  KILN_CONFIG(RmsNormConfig, (d_model), (epsilon))
+
+  /// weight = ones. Throws: ConfigError if d_model < 1 or epsilon < 0.
+  template <Backend B>
+  RmsNorm<B> init(const Device<B>& device = {}) const;
+};
+
+/// y = x / sqrt(mean(x²) + epsilon) · weight over the last dim (Zhang & Sennrich 2019,
+/// torch.nn.RMSNorm, Burn's RmsNorm). Composed of tensor ops.
+template <Backend B>
+struct RmsNorm {
+  module::Param<Tensor<B, 1>> weight;  ///< γ [d_model] (Burn's gamma)
+  double epsilon = 1e-5;
+
+  KILN_MODULE(RmsNorm, weight, epsilon)
+
+  std::int64_t d_model() const { return weight.shape()[0]; }
+
+  /// Shapes: input [..., d_model] (rank D >= 1) -> the same shape.
+  /// Throws: ShapeError if the last dim is not d_model; StateError before init/load.
+  template <std::size_t D>
+  Tensor<B, D> forward(const Tensor<B, D>& input) const {
+    const Shape s = input.shape();
+    if (s[D - 1] != d_model()) {
+      throw ShapeError(str_cat("RmsNorm::forward: expected input [..., ", d_model(),
+                               "] (d_model = ", d_model(), "), got ", s));
+    }
+    const auto ms = (input * input).mean_dim(static_cast<std::int64_t>(D - 1));
+    return input / (ms + epsilon).sqrt() * weight.val().template unsqueeze<D>();
+  }
+
+  /// `d_model: 512, epsilon: 0.00001`
+  void describe_fields(std::ostream& out) const {
+    if (weight.is_initialized()) out << "d_model: " << d_model(); else out << "weight: <empty>";
+    out << ", epsilon: " << epsilon;
+  }
+};
+
+template <Backend B>
+RmsNorm<B> RmsNormConfig::init(const Device<B>& device) const {
+  if (d_model < 1 || !(epsilon >= 0.0)) {
+    throw ConfigError(str_cat("RmsNormConfig::init: need d_model >= 1 and epsilon >= 0, got "
+                              "d_model = ", d_model, ", epsilon = ", epsilon));
+  }
+  RmsNorm<B> out;
+  out.weight = module::Param<Tensor<B, 1>>(Tensor<B, 1>::ones(Shape{d_model}, device));
+  out.epsilon = epsilon;
+  return out;
+}
+
+}  // namespace kiln::nn

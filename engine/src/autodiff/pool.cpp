@@ -1,0 +1,66 @@
+// AutodiffOps pooling: forward on the inner backend and the backward steps (PyTorch's
+// derivatives.yaml: max_pool2d_with_indices_backward, avg_pool2d_backward,
+// _adaptive_avg_pool2d_backward). Instantiated here for Cpu, beside autodiff_cpu.cpp, so
+// that the pooling family compiles in its own translation unit.
+#include <array>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "kiln/autodiff/ops_impl.hpp"
+#include "kiln/cpu/cpu.hpp"
+
+namespace kiln {
+
+template <Backend B>
+std::pair<AutodiffTensor<B>, typename B::IntTensor> AutodiffOps<B>::max_pool2d_with_indices(
+    const Tensor& x, const MaxPool2dOptions& options) {
+  auto [out, indices] = Inner::max_pool2d_with_indices(x.primitive, options);
+  if (!x.node) return {Tensor(std::move(out)), std::move(indices)};
+  const Shape xs = shape(x);
+  auto result = autodiff::detail::record<B>(
+      std::move(out), {x.node}, [xs, indices](P g, autodiff::GradSink<B>& sink) {
+        sink.add(0, Inner::max_pool2d_backward(xs, g, indices));
+      });
+  return {std::move(result), std::move(indices)};
+}
+
+template <Backend B>
+AutodiffTensor<B> AutodiffOps<B>::max_pool2d(const Tensor& x, const MaxPool2dOptions& options) {
+  if (!x.node) return Tensor(Inner::max_pool2d(x.primitive, options));
+  return max_pool2d_with_indices(x, options).first;
+}
+
+template <Backend B>
+AutodiffTensor<B> AutodiffOps<B>::avg_pool2d(const Tensor& x, const AvgPool2dOptions& options) {
+  P out = Inner::avg_pool2d(x.primitive, options);
+  if (!x.node) return Tensor(std::move(out));
+  const Shape xs = shape(x);
+  return autodiff::detail::record<B>(std::move(out), {x.node},
+                                     [xs, options](P g, autodiff::GradSink<B>& sink) {
+                                       sink.add(0, Inner::avg_pool2d_backward(xs, g, options));
+                                     });
+}
+
+template <Backend B>
+AutodiffTensor<B> AutodiffOps<B>::adaptive_avg_pool2d(
+    const Tensor& x, const std::array<std::int64_t, 2>& output_size) {
+  P out = Inner::adaptive_avg_pool2d(x.primitive, output_size);
+  if (!x.node) return Tensor(std::move(out));
+  const Shape xs = shape(x);
+  return autodiff::detail::record<B>(std::move(out), {x.node},
+                                     [xs](P g, autodiff::GradSink<B>& sink) {
+                                       sink.add(0, Inner::adaptive_avg_pool2d_backward(xs, g));
+                                     });
+}
+
+template std::pair<AutodiffTensor<Cpu>, CpuTensor> AutodiffOps<Cpu>::max_pool2d_with_indices(
+    const AutodiffTensor<Cpu>&, const MaxPool2dOptions&);
+template AutodiffTensor<Cpu> AutodiffOps<Cpu>::max_pool2d(const AutodiffTensor<Cpu>&,
+                                                          const MaxPool2dOptions&);
+template AutodiffTensor<Cpu> AutodiffOps<Cpu>::avg_pool2d(const AutodiffTensor<Cpu>&,
+                                                          const AvgPool2dOptions&);
+template AutodiffTensor<Cpu> AutodiffOps<Cpu>::adaptive_avg_pool2d(
+    const AutodiffTensor<Cpu>&, const std::array<std::int64_t, 2>&);
+
+}  // namespace kiln

@@ -1,0 +1,333 @@
+// Pooling ops of the Cpu backend (NCHW, f32): max_pool2d (with indices), avg_pool2d,
+// adaptive_avg_pool2d and their backward passes. Semantics: PyTorch's CPU kernels
+// (aten/src/ATen/native/cpu/MaxPoolKernel.cpp, AvgPoolKernel.cpp, AdaptiveAvgPoolKernel.cpp).
+//
+// Each (batch, channel) plane is independent; for every output row and column the valid
+// part of the window (inside the input) is computed once, so the inner loops carry no
+// bounds checks. Buffers are contiguous (CpuTensor always is), so a permuted or sliced
+// front-end tensor arrives here already materialised.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "kiln/backend/pool_options.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/cpu/cpu.hpp"
+#include "kiln/tensor/check.hpp"
+
+namespace kiln {
+namespace {
+
+void check_f32(const char* op, const CpuTensor& x) {
+  if (x.dtype() != DType::F32) {
+    throw DTypeError(str_cat(op, ": expected a Float (f32) tensor, got dtype ", x.dtype(),
+                             " (shape ", x.shape(), ")"));
+  }
+}
+
+/// The valid taps [first, last) of a dilated window starting at `start` over [0, size):
+/// tap k reads start + k·dilation.
+struct Taps {
+  std::int64_t first = 0, last = 0;
+};
+Taps taps(std::int64_t start, std::int64_t kernel, std::int64_t dilation, std::int64_t size) {
+  Taps t;
+  t.first = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  const std::int64_t past = size - 1 - start;  // last valid offset
+  t.last = past < 0 ? 0 : std::min(kernel, past / dilation + 1);
+  if (t.last < t.first) t.last = t.first;
+  return t;
+}
+
+/// max_pool2d on one plane; idx may be null (no indices wanted).
+void max_pool_plane(const float* in, float* out, std::int32_t* idx, std::int64_t height,
+                    std::int64_t width, std::int64_t out_h, std::int64_t out_w,
+                    const MaxPool2dOptions& o, const std::vector<Taps>& col_taps) {
+  const auto [kh, kw] = o.kernel_size;
+  const auto [sh, sw] = o.stride;
+  const auto [ph, pw] = o.padding;
+  const auto [dh, dw] = o.dilation;
+  (void)kw;
+  for (std::int64_t i = 0; i < out_h; ++i) {
+    const std::int64_t h0 = i * sh - ph;
+    const Taps rt = taps(h0, kh, dh, height);
+    for (std::int64_t j = 0; j < out_w; ++j) {
+      const std::int64_t w0 = j * sw - pw;
+      const Taps& ct = col_taps[static_cast<std::size_t>(j)];
+      float best = -std::numeric_limits<float>::infinity();
+      std::int64_t best_at = -1;
+      if (rt.first < rt.last && ct.first < ct.last) {
+        best_at = (h0 + rt.first * dh) * width + (w0 + ct.first * dw);  // PyTorch's start
+      }
+      for (std::int64_t a = rt.first; a < rt.last; ++a) {
+        const std::int64_t row = (h0 + a * dh) * width;
+        for (std::int64_t b = ct.first; b < ct.last; ++b) {
+          const std::int64_t at = row + w0 + b * dw;
+          const float v = in[at];
+          // Strictly greater: the first maximum wins ties; a nan becomes the max.
+          if (v > best || std::isnan(v)) {
+            best = v;
+            best_at = at;
+          }
+        }
+      }
+      out[i * out_w + j] = best;
+      if (idx) idx[i * out_w + j] = static_cast<std::int32_t>(best_at);
+    }
+  }
+}
+
+std::pair<CpuTensor, CpuTensor> max_pool(const char* op, const CpuTensor& x,
+                                         const MaxPool2dOptions& o, bool with_indices) {
+  check_f32(op, x);
+  const Shape out_shape = pool::check_max_pool2d(op, x.shape(), o);
+  const Shape& s = x.shape();
+  const std::int64_t planes = s[0] * s[1], height = s[2], width = s[3];
+  const std::int64_t out_h = out_shape[2], out_w = out_shape[3];
+  CpuTensor out(out_shape, DType::F32);
+  CpuTensor indices;
+  if (with_indices) indices = CpuTensor(out_shape, DType::I32);
+  std::vector<Taps> col_taps(static_cast<std::size_t>(out_w));
+  for (std::int64_t j = 0; j < out_w; ++j) {
+    col_taps[static_cast<std::size_t>(j)] =
+        taps(j * o.stride[1] - o.padding[1], o.kernel_size[1], o.dilation[1], width);
+  }
+  if (planes == 0) return {out, indices};
+  const float* in = x.data<float>();
+  float* po = out.data<float>();
+  std::int32_t* pi = with_indices ? indices.data<std::int32_t>() : nullptr;
+  const std::int64_t in_plane = height * width, out_plane = out_h * out_w;
+  for (std::int64_t p = 0; p < planes; ++p) {
+    max_pool_plane(in + p * in_plane, po + p * out_plane, pi ? pi + p * out_plane : nullptr,
+                   height, width, out_h, out_w, o, col_taps);
+  }
+  return {out, indices};
+}
+
+/// One spatial dim of an avg-pool window: [lo, hi) inside the input and the count PyTorch
+/// divides by when padding is included (the window clipped to the padded input).
+struct AvgSpan {
+  std::int64_t lo = 0, hi = 0, padded = 0;
+};
+AvgSpan avg_span(std::int64_t i, std::int64_t kernel, std::int64_t stride, std::int64_t padding,
+                 std::int64_t size) {
+  const std::int64_t start = i * stride - padding;
+  const std::int64_t end = std::min(start + kernel, size + padding);
+  AvgSpan s;
+  s.padded = end - start;
+  s.lo = std::max<std::int64_t>(start, 0);
+  s.hi = std::min(end, size);
+  return s;
+}
+
+std::vector<AvgSpan> avg_spans(std::int64_t out, std::int64_t kernel, std::int64_t stride,
+                               std::int64_t padding, std::int64_t size) {
+  std::vector<AvgSpan> spans(static_cast<std::size_t>(out));
+  for (std::int64_t i = 0; i < out; ++i) {
+    spans[static_cast<std::size_t>(i)] = avg_span(i, kernel, stride, padding, size);
+  }
+  return spans;
+}
+
+/// 1/divisor of each output element of one plane (0 for a window with no input element,
+/// whose output PyTorch sets to 0).
+std::vector<float> avg_scales(const std::vector<AvgSpan>& rows, const std::vector<AvgSpan>& cols,
+                              bool count_include_pad) {
+  std::vector<float> scale(rows.size() * cols.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    for (std::size_t j = 0; j < cols.size(); ++j) {
+      const auto& r = rows[i];
+      const auto& c = cols[j];
+      const std::int64_t inside = (r.hi - r.lo) * (c.hi - c.lo);
+      const std::int64_t divisor = count_include_pad ? r.padded * c.padded : inside;
+      scale[i * cols.size() + j] =
+          (r.lo >= r.hi || c.lo >= c.hi) ? 0.f : 1.f / static_cast<float>(divisor);
+    }
+  }
+  return scale;
+}
+
+/// Sums each window of one plane times its scale (avg_pool2d and adaptive_avg_pool2d).
+void window_mean_plane(const float* in, float* out, std::int64_t width,
+                       const std::vector<AvgSpan>& rows, const std::vector<AvgSpan>& cols,
+                       const std::vector<float>& scale) {
+  const std::size_t out_w = cols.size();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    for (std::size_t j = 0; j < out_w; ++j) {
+      const auto& c = cols[j];
+      float sum = 0.f;
+      for (std::int64_t h = r.lo; h < r.hi; ++h) {
+        const float* row = in + h * width;
+        for (std::int64_t w = c.lo; w < c.hi; ++w) sum += row[w];
+      }
+      out[i * out_w + j] = sum * scale[i * out_w + j];
+    }
+  }
+}
+
+/// Spreads each output gradient times its scale over its window (the transposed op).
+void window_mean_backward_plane(const float* grad, float* in_grad, std::int64_t width,
+                                const std::vector<AvgSpan>& rows,
+                                const std::vector<AvgSpan>& cols,
+                                const std::vector<float>& scale) {
+  const std::size_t out_w = cols.size();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    for (std::size_t j = 0; j < out_w; ++j) {
+      const auto& c = cols[j];
+      const float g = grad[i * out_w + j] * scale[i * out_w + j];
+      for (std::int64_t h = r.lo; h < r.hi; ++h) {
+        float* row = in_grad + h * width;
+        for (std::int64_t w = c.lo; w < c.hi; ++w) row[w] += g;
+      }
+    }
+  }
+}
+
+std::vector<AvgSpan> adaptive_spans(std::int64_t out, std::int64_t size) {
+  std::vector<AvgSpan> spans(static_cast<std::size_t>(out));
+  for (std::int64_t i = 0; i < out; ++i) {
+    auto& s = spans[static_cast<std::size_t>(i)];
+    s.lo = pool::adaptive_start(i, size, out);
+    s.hi = pool::adaptive_end(i, size, out);
+    s.padded = s.hi - s.lo;
+  }
+  return spans;
+}
+
+void check_grad(const char* op, const Shape& x_shape, const Shape& expected_grad,
+                const CpuTensor& grad) {
+  check_f32(op, grad);
+  if (!(grad.shape() == expected_grad)) {
+    throw ShapeError(str_cat(op, ": the gradient has shape ", grad.shape(), ", expected ",
+                             expected_grad, " (the output shape for input ", x_shape, ")"));
+  }
+}
+
+/// Runs `plane(in_plane_ptr, out_plane_ptr)` over every (batch, channel) plane.
+template <class F>
+void for_planes(std::int64_t planes, const float* in, std::int64_t in_plane, float* out,
+                std::int64_t out_plane, F&& plane) {
+  for (std::int64_t p = 0; p < planes; ++p) plane(in + p * in_plane, out + p * out_plane);
+}
+
+}  // namespace
+
+CpuTensor CpuOps::max_pool2d(const CpuTensor& x, const MaxPool2dOptions& options) {
+  return max_pool("max_pool2d", x, options, false).first;
+}
+
+std::pair<CpuTensor, CpuTensor> CpuOps::max_pool2d_with_indices(const CpuTensor& x,
+                                                                const MaxPool2dOptions& options) {
+  return max_pool("max_pool2d_with_indices", x, options, true);
+}
+
+CpuTensor CpuOps::max_pool2d_backward(const Shape& x_shape, const CpuTensor& grad,
+                                      const CpuTensor& indices) {
+  const char* op = "max_pool2d_backward";
+  check::rank(op, 4, x_shape);
+  check_f32(op, grad);
+  if (indices.dtype() != DType::I32 || !(indices.shape() == grad.shape()) ||
+      grad.shape().rank() != 4 || grad.shape()[0] != x_shape[0] ||
+      grad.shape()[1] != x_shape[1]) {
+    throw ShapeError(str_cat(op, ": gradient ", grad.shape(), " and indices ", indices.shape(),
+                             " (dtype ", indices.dtype(), ") do not fit input ", x_shape));
+  }
+  CpuTensor out = full(x_shape, 0.0, DType::F32, {});
+  const std::int64_t planes = x_shape[0] * x_shape[1];
+  const std::int64_t in_plane = x_shape[2] * x_shape[3];
+  const std::int64_t out_plane = grad.shape()[2] * grad.shape()[3];
+  if (planes == 0 || out_plane == 0) return out;
+  const float* g = grad.data<float>();
+  const std::int32_t* idx = indices.data<std::int32_t>();
+  float* o = out.data<float>();
+  for (std::int64_t p = 0; p < planes; ++p) {
+    float* op_ = o + p * in_plane;
+    const float* gp = g + p * out_plane;
+    const std::int32_t* ip = idx + p * out_plane;
+    for (std::int64_t k = 0; k < out_plane; ++k) {
+      const std::int64_t at = ip[k];
+      if (at >= 0 && at < in_plane) op_[at] += gp[k];  // -1: a window with no input element
+    }
+  }
+  return out;
+}
+
+CpuTensor CpuOps::avg_pool2d(const CpuTensor& x, const AvgPool2dOptions& o) {
+  const char* op = "avg_pool2d";
+  check_f32(op, x);
+  const Shape out_shape = pool::check_avg_pool2d(op, x.shape(), o);
+  const Shape& s = x.shape();
+  const auto rows = avg_spans(out_shape[2], o.kernel_size[0], o.stride[0], o.padding[0], s[2]);
+  const auto cols = avg_spans(out_shape[3], o.kernel_size[1], o.stride[1], o.padding[1], s[3]);
+  const auto scale = avg_scales(rows, cols, o.count_include_pad);
+  CpuTensor out(out_shape, DType::F32);
+  const std::int64_t planes = s[0] * s[1];
+  if (planes == 0) return out;
+  for_planes(planes, x.data<float>(), s[2] * s[3], out.data<float>(), out_shape[2] * out_shape[3],
+             [&](const float* in, float* o_) { window_mean_plane(in, o_, s[3], rows, cols, scale); });
+  return out;
+}
+
+CpuTensor CpuOps::avg_pool2d_backward(const Shape& x_shape, const CpuTensor& grad,
+                                      const AvgPool2dOptions& o) {
+  const char* op = "avg_pool2d_backward";
+  const Shape out_shape = pool::check_avg_pool2d(op, x_shape, o);
+  check_grad(op, x_shape, out_shape, grad);
+  const auto rows =
+      avg_spans(out_shape[2], o.kernel_size[0], o.stride[0], o.padding[0], x_shape[2]);
+  const auto cols =
+      avg_spans(out_shape[3], o.kernel_size[1], o.stride[1], o.padding[1], x_shape[3]);
+  const auto scale = avg_scales(rows, cols, o.count_include_pad);
+  CpuTensor out = full(x_shape, 0.0, DType::F32, {});
+  const std::int64_t planes = x_shape[0] * x_shape[1];
+  if (planes == 0) return out;
+  for_planes(planes, grad.data<float>(), out_shape[2] * out_shape[3], out.data<float>(),
+             x_shape[2] * x_shape[3], [&](const float* g, float* o_) {
+               window_mean_backward_plane(g, o_, x_shape[3], rows, cols, scale);
+             });
+  return out;
+}
+
+CpuTensor CpuOps::adaptive_avg_pool2d(const CpuTensor& x,
+                                      const std::array<std::int64_t, 2>& output_size) {
+  const char* op = "adaptive_avg_pool2d";
+  check_f32(op, x);
+  const Shape out_shape = pool::check_adaptive_avg_pool2d(op, x.shape(), output_size);
+  const Shape& s = x.shape();
+  const auto rows = adaptive_spans(output_size[0], s[2]);
+  const auto cols = adaptive_spans(output_size[1], s[3]);
+  const auto scale = avg_scales(rows, cols, true);
+  CpuTensor out(out_shape, DType::F32);
+  const std::int64_t planes = s[0] * s[1];
+  if (planes == 0) return out;
+  for_planes(planes, x.data<float>(), s[2] * s[3], out.data<float>(), out_shape[2] * out_shape[3],
+             [&](const float* in, float* o_) { window_mean_plane(in, o_, s[3], rows, cols, scale); });
+  return out;
+}
+
+CpuTensor CpuOps::adaptive_avg_pool2d_backward(const Shape& x_shape, const CpuTensor& grad) {
+  const char* op = "adaptive_avg_pool2d_backward";
+  check::rank(op, 4, grad.shape());
+  const std::array<std::int64_t, 2> output_size{grad.shape()[2], grad.shape()[3]};
+  const Shape out_shape = pool::check_adaptive_avg_pool2d(op, x_shape, output_size);
+  check_grad(op, x_shape, out_shape, grad);
+  const auto rows = adaptive_spans(output_size[0], x_shape[2]);
+  const auto cols = adaptive_spans(output_size[1], x_shape[3]);
+  const auto scale = avg_scales(rows, cols, true);
+  CpuTensor out = full(x_shape, 0.0, DType::F32, {});
+  const std::int64_t planes = x_shape[0] * x_shape[1];
+  if (planes == 0) return out;
+  for_planes(planes, grad.data<float>(), output_size[0] * output_size[1], out.data<float>(),
+             x_shape[2] * x_shape[3], [&](const float* g, float* o_) {
+               window_mean_backward_plane(g, o_, x_shape[3], rows, cols, scale);
+             });
+  return out;
+}
+
+}  // namespace kiln
