@@ -22,6 +22,8 @@
 namespace kiln {
 namespace {
 
+#if !defined(KILN_SINGLE_THREADED)
+
 /// KILN_NUM_THREADS if it holds an integer >= 1, else the hardware concurrency.
 int default_num_threads() {
   if (const char* env = std::getenv("KILN_NUM_THREADS")) {
@@ -32,8 +34,6 @@ int default_num_threads() {
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
-
-#if !defined(KILN_SINGLE_THREADED)
 
 thread_local bool t_in_pool_task = false;
 
