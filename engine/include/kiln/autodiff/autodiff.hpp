@@ -28,6 +28,7 @@
 #include "kiln/autodiff/graph.hpp"
 #include "kiln/backend/backend.hpp"
 #include "kiln/backend/pool_options.hpp"
+#include "kiln/backend/conv_options.hpp"
 #include "kiln/core/dtype.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/tensor_data.hpp"
@@ -185,6 +186,18 @@ struct AutodiffOps {
   static Tensor one_hot(const Tensor& x, std::int64_t num_classes) {
     return Tensor(Inner::one_hot(x.primitive, num_classes));
   }
+
+  // ---- convolution (definitions: kiln/autodiff/conv_impl.hpp, instantiated for Cpu in
+  // engine/src/autodiff/conv_cpu.cpp). Gradients: x by the adjoint convolution (col2im of
+  // Wᵀ·G), weight by G·im2col(x)ᵀ, bias by summing G over all dims but 1 (PyTorch's
+  // convolution_backward). First derivatives only.
+  static Tensor conv1d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                       const ConvOptions<1>& options);
+  static Tensor conv2d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                       const ConvOptions<2>& options);
+  static Tensor conv_transpose2d(const Tensor& x, const Tensor& weight,
+                                 const std::optional<Tensor>& bias,
+                                 const ConvTransposeOptions<2>& options);
 };
 
 /// The autodiff backend over `B` (Burn's `Autodiff<B>`): `using B = Autodiff<Cpu>;`.

@@ -4,6 +4,7 @@
 /// Kernels stay private in engine/src/cpu/; this header only declares the primitive ops.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "kiln/backend/backend.hpp"
+#include "kiln/backend/conv_options.hpp"
 #include "kiln/core/dtype.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/tensor_data.hpp"
@@ -253,6 +255,52 @@ struct CpuOps {
   /// Appends a dim of size num_classes; dtype kept. Throws IndexError if a value is
   /// outside [0, num_classes).
   static CpuTensor one_hot(const CpuTensor& x, std::int64_t num_classes);
+
+  // ---- convolution (engine/src/cpu/ops/conv_ops.cpp, kernels in engine/src/cpu/conv/) ----
+  // Layouts are PyTorch's: input [batch_size, channels_in, (height,) width], conv weight
+  // [channels_out, channels_in / groups, (kernel_h,) kernel_w], transposed-conv weight
+  // [channels_in, channels_out / groups, kernel_h, kernel_w], bias [channels_out].
+  // im2col + the packed GEMM, batch split across the threads of kiln::set_num_threads;
+  // results are bit-identical for any thread count.
+  /// 1-D convolution: x [batch_size, channels_in, length] -> [batch_size, channels_out,
+  /// length_out] (conv2d over a unit height). Throws as conv2d, naming conv1d.
+  static CpuTensor conv1d(const CpuTensor& x, const CpuTensor& weight,
+                          const std::optional<CpuTensor>& bias, const ConvOptions<1>& options);
+  /// 2-D convolution (torch.nn.functional.conv2d, cross-correlation):
+  /// x [batch_size, channels_in, height, width] -> [batch_size, channels_out, height_out,
+  /// width_out]. Throws RankError for ranks other than 4 (weight 4, bias 1), DTypeError
+  /// for non-f32, ConfigError for bad options, ShapeError for channel/groups mismatches, a
+  /// bias not [channels_out], or a dilated kernel larger than the padded input.
+  static CpuTensor conv2d(const CpuTensor& x, const CpuTensor& weight,
+                          const std::optional<CpuTensor>& bias, const ConvOptions<2>& options);
+  /// Gradient of conv2d w.r.t. x (shape x_shape) from the output gradient (col2im of Wᵀ·G).
+  static CpuTensor conv2d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                     const CpuTensor& output_grad, const ConvOptions<2>& options);
+  /// Gradient of conv2d w.r.t. the weight (shape weight_shape): G·im2col(x)ᵀ summed over
+  /// the batch in a fixed order.
+  static CpuTensor conv2d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                          const CpuTensor& output_grad,
+                                          const ConvOptions<2>& options);
+  /// Gradient of a conv bias: output_grad [batch_size, channels, ...] summed over every dim
+  /// but 1 -> [channels].
+  static CpuTensor conv_bias_backward(const CpuTensor& output_grad);
+  /// Transposed 2-D convolution (torch.nn.functional.conv_transpose2d): x [batch_size,
+  /// channels_in, height, width], weight [channels_in, channels_out / groups, kernel_h,
+  /// kernel_w] -> [batch_size, channels_out, height_out, width_out], height_out =
+  /// (height - 1)·stride - 2·padding + dilation·(kernel_h - 1) + padding_out + 1.
+  /// Throws as conv2d; ConfigError when padding_out >= both stride and dilation;
+  /// ShapeError when the output would be empty.
+  static CpuTensor conv_transpose2d(const CpuTensor& x, const CpuTensor& weight,
+                                    const std::optional<CpuTensor>& bias,
+                                    const ConvTransposeOptions<2>& options);
+  /// Gradient of conv_transpose2d w.r.t. x (a conv2d of the output gradient).
+  static CpuTensor conv_transpose2d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                               const CpuTensor& output_grad,
+                                               const ConvTransposeOptions<2>& options);
+  /// Gradient of conv_transpose2d w.r.t. the weight.
+  static CpuTensor conv_transpose2d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                                    const CpuTensor& output_grad,
+                                                    const ConvTransposeOptions<2>& options);
 };
 
 /// The Cpu backend (Burn's `NdArray`): `using B = kiln::Cpu;`.

@@ -1,0 +1,157 @@
+#pragma once
+/// Padding of the convolution layers (Burn's `PaddingConfig1d` / `PaddingConfig2d`):
+/// `Valid` (none), `Same` (output size = input size, stride 1 only, as PyTorch's
+/// padding='same'), or `Explicit` sizes applied on both sides.
+///
+///   nn::Conv2dConfig({1, 8}, {3, 3}).with_padding(nn::PaddingConfig2d::same())
+///
+/// JSON is Burn's serde form: "Valid", "Same", {"Explicit": [1, 1]} (2-D) or
+/// {"Explicit": 1} (1-D).
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln::nn {
+
+/// Padding of an N-D convolution layer (N = 1 or 2; use the aliases below).
+template <std::size_t N>
+class PaddingConfig {
+ public:
+  enum class Kind { Valid, Same, Explicit };
+
+  /// No padding (the default).
+  PaddingConfig() { sizes_.fill(0); }
+  static PaddingConfig valid() { return PaddingConfig(); }
+  /// Output size equal to the input size with stride 1: total padding dilation·(kernel - 1)
+  /// per dim, half (rounded down) before the input and the rest after, so an even kernel
+  /// gets its extra element on the end side (bottom/right), as PyTorch's padding='same'.
+  static PaddingConfig same() {
+    PaddingConfig p;
+    p.kind_ = Kind::Same;
+    return p;
+  }
+  /// The given zeros on both sides of each spatial dim ({height, width} for 2-D).
+  static PaddingConfig explicit_(std::array<std::int64_t, N> sizes) {
+    PaddingConfig p;
+    p.kind_ = Kind::Explicit;
+    p.sizes_ = sizes;
+    return p;
+  }
+
+  Kind kind() const noexcept { return kind_; }
+  /// The Explicit sizes (zeros otherwise).
+  const std::array<std::int64_t, N>& sizes() const noexcept { return sizes_; }
+
+  /// Padding before (first) and after (second) the input of each spatial dim.
+  /// Throws: ConfigError (naming `op`) for Same with a stride other than 1 (PyTorch:
+  /// "padding='same' is not supported for strided convolutions") or a negative Explicit size.
+  std::pair<std::array<std::int64_t, N>, std::array<std::int64_t, N>> resolve(
+      const char* op, const std::array<std::int64_t, N>& kernel_size,
+      const std::array<std::int64_t, N>& stride,
+      const std::array<std::int64_t, N>& dilation) const {
+    std::array<std::int64_t, N> begin{}, end{};
+    for (std::size_t d = 0; d < N; ++d) {
+      switch (kind_) {
+        case Kind::Valid: break;
+        case Kind::Explicit:
+          if (sizes_[d] < 0) {
+            throw ConfigError(str_cat(op, ": explicit padding must be >= 0, got ", sizes_[d],
+                                      " in spatial dim ", d));
+          }
+          begin[d] = end[d] = sizes_[d];
+          break;
+        case Kind::Same: {
+          if (stride[d] != 1) {
+            throw ConfigError(str_cat(op, ": padding Same requires stride 1, got stride ",
+                                      stride[d], " in spatial dim ", d,
+                                      " (as PyTorch, which rejects padding='same' for strided "
+                                      "convolutions)"));
+          }
+          const std::int64_t total = dilation[d] * (kernel_size[d] - 1);
+          begin[d] = total / 2;
+          end[d] = total - begin[d];
+          break;
+        }
+      }
+    }
+    return {begin, end};
+  }
+
+  friend bool operator==(const PaddingConfig&, const PaddingConfig&) = default;
+
+  /// `Valid`, `Same`, `Explicit([1, 1])`.
+  friend std::ostream& operator<<(std::ostream& out, const PaddingConfig& p) {
+    switch (p.kind_) {
+      case Kind::Valid: return out << "Valid";
+      case Kind::Same: return out << "Same";
+      case Kind::Explicit: break;
+    }
+    out << "Explicit(";
+    if (N > 1) out << '[';
+    for (std::size_t d = 0; d < N; ++d) out << (d ? ", " : "") << p.sizes_[d];
+    if (N > 1) out << ']';
+    return out << ')';
+  }
+
+ private:
+  Kind kind_ = Kind::Valid;
+  std::array<std::int64_t, N> sizes_;
+};
+
+using PaddingConfig1d = PaddingConfig<1>;
+using PaddingConfig2d = PaddingConfig<2>;
+
+}  // namespace kiln::nn
+
+/// JSON of PaddingConfig (Burn's serde form, see the file comment).
+template <std::size_t N>
+struct nlohmann::adl_serializer<kiln::nn::PaddingConfig<N>> {
+  using P = kiln::nn::PaddingConfig<N>;
+  static void to_json(nlohmann::json& j, const P& p) {
+    switch (p.kind()) {
+      case P::Kind::Valid: j = "Valid"; return;
+      case P::Kind::Same: j = "Same"; return;
+      case P::Kind::Explicit: break;
+    }
+    if constexpr (N == 1) {
+      j = nlohmann::json{{"Explicit", p.sizes()[0]}};
+    } else {
+      j = nlohmann::json{{"Explicit", p.sizes()}};
+    }
+  }
+  /// Throws: ConfigError for anything but the three forms.
+  static P from_json(const nlohmann::json& j) {
+    if (j == "Valid") return P::valid();
+    if (j == "Same") return P::same();
+    if (j.is_object() && j.size() == 1 && j.contains("Explicit")) {
+      const auto& v = j.at("Explicit");
+      std::array<std::int64_t, N> sizes{};
+      if constexpr (N == 1) {
+        if (v.is_number_integer()) {
+          sizes[0] = v.get<std::int64_t>();
+          return P::explicit_(sizes);
+        }
+      } else {
+        if (v.is_array() && v.size() == N) {
+          bool ok = true;
+          for (std::size_t d = 0; d < N; ++d) {
+            ok = ok && v[d].is_number_integer();
+            if (ok) sizes[d] = v[d].get<std::int64_t>();
+          }
+          if (ok) return P::explicit_(sizes);
+        }
+      }
+    }
+    throw kiln::ConfigError(kiln::str_cat(
+        "PaddingConfig", N, "d: expected \"Valid\", \"Same\" or {\"Explicit\": ",
+        N == 1 ? "n" : "[h, w]", "}, got ", j.dump()));
+  }
+};

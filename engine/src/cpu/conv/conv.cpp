@@ -1,0 +1,252 @@
+// im2col / col2im convolution kernels (see conv.hpp). The column matrix of one image and
+// group is [Cg·kh·kw, height_out·width_out]: row (c, i, j) holds the input values that
+// kernel tap (c, i, j) meets at each output position (0 in the padding), so the
+// convolution of that image and group is one GEMM W_g[Og, Cg·kh·kw] · cols.
+#include "cpu/conv/conv.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/parallel.hpp"
+#include "cpu/gemm/gemm.hpp"
+
+namespace kiln::cpu::conv {
+namespace {
+
+/// Per-group sizes derived from a Geometry.
+struct Sizes {
+  std::int64_t cg, og;         // channels per group, in and out
+  std::int64_t k;              // cg·kh·kw: rows of the column matrix
+  std::int64_t in_spatial;     // height·width
+  std::int64_t out_spatial;    // height_out·width_out
+  bool identity;               // 1x1 kernel, stride 1, no padding: cols is x itself
+};
+
+Sizes sizes(const Geometry& g) {
+  Sizes s{};
+  s.cg = g.channels_in / g.groups;
+  s.og = g.channels_out / g.groups;
+  s.k = s.cg * g.kernel_h * g.kernel_w;
+  s.in_spatial = g.height * g.width;
+  s.out_spatial = g.height_out * g.width_out;
+  s.identity = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
+               g.pad_h == 0 && g.pad_w == 0 && g.height_out == g.height &&
+               g.width_out == g.width;
+  return s;
+}
+
+/// Output positions o in [lo, hi) with 0 <= o·stride + offset < in_size (the others read
+/// padding), for o < out_size.
+void valid_range(std::int64_t out_size, std::int64_t in_size, std::int64_t stride,
+                 std::int64_t offset, std::int64_t& lo, std::int64_t& hi) {
+  lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  const std::int64_t last = in_size - 1 - offset;  // o·stride <= last
+  hi = last < 0 ? 0 : last / stride + 1;
+  hi = std::min(hi, out_size);
+  lo = std::min(lo, hi);
+}
+
+/// cols [cg·kh·kw, out_spatial] from x (the group's cg channels of one image).
+void im2col(const Geometry& g, const Sizes& s, const float* x, float* cols) {
+  const std::int64_t ho = g.height_out, wo = g.width_out;
+  for (std::int64_t c = 0; c < s.cg; ++c) {
+    const float* xc = x + c * s.in_spatial;
+    for (std::int64_t i = 0; i < g.kernel_h; ++i) {
+      const std::int64_t off_h = i * g.dilation_h - g.pad_h;
+      std::int64_t oh_lo, oh_hi;
+      valid_range(ho, g.height, g.stride_h, off_h, oh_lo, oh_hi);
+      for (std::int64_t j = 0; j < g.kernel_w; ++j) {
+        const std::int64_t off_w = j * g.dilation_w - g.pad_w;
+        std::int64_t ow_lo, ow_hi;
+        valid_range(wo, g.width, g.stride_w, off_w, ow_lo, ow_hi);
+        float* row = cols + ((c * g.kernel_h + i) * g.kernel_w + j) * s.out_spatial;
+        std::fill(row, row + oh_lo * wo, 0.0f);
+        std::fill(row + oh_hi * wo, row + s.out_spatial, 0.0f);
+        for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+          float* dst = row + oh * wo;
+          const float* src = xc + (oh * g.stride_h + off_h) * g.width;
+          std::fill(dst, dst + ow_lo, 0.0f);
+          if (g.stride_w == 1) {  // rows are short (tens of floats): a loop beats memcpy's call
+            const float* s = src + off_w;
+            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] = s[ow];
+          } else {
+            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] = src[ow * g.stride_w + off_w];
+          }
+          std::fill(dst + ow_hi, dst + wo, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+/// x (the group's cg channels of one image, zeroed by the caller) += the scatter of cols:
+/// the adjoint of im2col.
+void col2im(const Geometry& g, const Sizes& s, const float* cols, float* x) {
+  const std::int64_t ho = g.height_out, wo = g.width_out;
+  for (std::int64_t c = 0; c < s.cg; ++c) {
+    float* xc = x + c * s.in_spatial;
+    for (std::int64_t i = 0; i < g.kernel_h; ++i) {
+      const std::int64_t off_h = i * g.dilation_h - g.pad_h;
+      std::int64_t oh_lo, oh_hi;
+      valid_range(ho, g.height, g.stride_h, off_h, oh_lo, oh_hi);
+      for (std::int64_t j = 0; j < g.kernel_w; ++j) {
+        const std::int64_t off_w = j * g.dilation_w - g.pad_w;
+        std::int64_t ow_lo, ow_hi;
+        valid_range(wo, g.width, g.stride_w, off_w, ow_lo, ow_hi);
+        const float* row = cols + ((c * g.kernel_h + i) * g.kernel_w + j) * s.out_spatial;
+        for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+          const float* src = row + oh * wo;
+          float* dst = xc + (oh * g.stride_h + off_h) * g.width;
+          if (g.stride_w == 1) {
+            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow + off_w] += src[ow];
+          } else {
+            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow * g.stride_w + off_w] += src[ow];
+          }
+        }
+      }
+    }
+  }
+}
+
+/// A per-thread column buffer of at least n floats (kept and reused, as the GEMM's packing
+/// buffers).
+float* column_buffer(std::int64_t n) {
+  thread_local std::vector<float> buffer;
+  if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
+
+using gemm::ConstMatrixView;
+using gemm::MatrixView;
+using gemm::SgemmArgs;
+
+SgemmArgs product(std::int64_t m, std::int64_t n, std::int64_t k, ConstMatrixView a,
+                  ConstMatrixView b, float beta, MatrixView c) {
+  SgemmArgs args;
+  args.m = static_cast<std::size_t>(m);
+  args.n = static_cast<std::size_t>(n);
+  args.k = static_cast<std::size_t>(k);
+  args.a = a;
+  args.b = b;
+  args.beta = beta;
+  args.c = c;
+  return args;
+}
+
+}  // namespace
+
+void forward(const Geometry& g, const float* x, const float* w, const float* bias, float* out) {
+  const Sizes s = sizes(g);
+  detail::parallel_for(g.batch, [&](std::int64_t begin, std::int64_t end) {
+    float* buffer = s.identity ? nullptr : column_buffer(s.k * s.out_spatial);
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+        const float* xg = x + (n * g.channels_in + grp * s.cg) * s.in_spatial;
+        const float* cols = xg;
+        if (!s.identity) {
+          im2col(g, s, xg, buffer);
+          cols = buffer;
+        }
+        float* og = out + (n * g.channels_out + grp * s.og) * s.out_spatial;
+        if (bias) {
+          for (std::int64_t o = 0; o < s.og; ++o) {
+            std::fill(og + o * s.out_spatial, og + (o + 1) * s.out_spatial, bias[grp * s.og + o]);
+          }
+        }
+        // out_g[Og, P] = W_g[Og, K] · cols[K, P] (+ the bias already there)
+        gemm::sgemm(product(s.og, s.out_spatial, s.k, {w + grp * s.og * s.k, s.k, 1},
+                            {cols, s.out_spatial, 1}, bias ? 1.0f : 0.0f,
+                            {og, s.out_spatial, 1}));
+      }
+    }
+  });
+}
+
+void backward_input(const Geometry& g, const float* grad_out, const float* w, float* grad_x) {
+  const Sizes s = sizes(g);
+  detail::parallel_for(g.batch, [&](std::int64_t begin, std::int64_t end) {
+    float* buffer = s.identity ? nullptr : column_buffer(s.k * s.out_spatial);
+    for (std::int64_t n = begin; n < end; ++n) {
+      for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+        float* dx = grad_x + (n * g.channels_in + grp * s.cg) * s.in_spatial;
+        const float* go = grad_out + (n * g.channels_out + grp * s.og) * s.out_spatial;
+        // cols[K, P] = W_gᵀ[K, Og] · G_g[Og, P] (W_g read transposed, no copy)
+        float* cols = s.identity ? dx : buffer;
+        gemm::sgemm(product(s.k, s.out_spatial, s.og, {w + grp * s.og * s.k, 1, s.k},
+                            {go, s.out_spatial, 1}, 0.0f, {cols, s.out_spatial, 1}));
+        if (!s.identity) {
+          std::fill(dx, dx + s.cg * s.in_spatial, 0.0f);
+          col2im(g, s, cols, dx);
+        }
+      }
+    }
+  });
+}
+
+void backward_weight(const Geometry& g, const float* x, const float* grad_out, float* grad_w) {
+  const Sizes s = sizes(g);
+  const std::int64_t weight_size = g.channels_out * s.k;
+  if (g.batch == 0) {
+    std::fill(grad_w, grad_w + weight_size, 0.0f);
+    return;
+  }
+  // Fixed chunks of the batch, each summed into its own partial, then added in order: the
+  // chunk count depends on the sizes only (up to 32 chunks, partials within ~16 MB), never
+  // on the thread count.
+  constexpr std::int64_t kMaxChunks = 32;
+  constexpr std::int64_t kPartialBudget = std::int64_t{1} << 22;  // floats
+  const std::int64_t chunks = std::max<std::int64_t>(
+      1, std::min({g.batch, kMaxChunks, kPartialBudget / std::max<std::int64_t>(weight_size, 1)}));
+  std::vector<float> partials(static_cast<std::size_t>((chunks - 1) * weight_size));
+  detail::parallel_for(chunks, [&](std::int64_t c_begin, std::int64_t c_end) {
+    float* buffer = s.identity ? nullptr : column_buffer(s.k * s.out_spatial);
+    for (std::int64_t c = c_begin; c < c_end; ++c) {
+      float* dst = c == 0 ? grad_w : partials.data() + (c - 1) * weight_size;
+      const std::int64_t b0 = g.batch * c / chunks, b1 = g.batch * (c + 1) / chunks;
+      for (std::int64_t n = b0; n < b1; ++n) {
+        for (std::int64_t grp = 0; grp < g.groups; ++grp) {
+          const float* xg = x + (n * g.channels_in + grp * s.cg) * s.in_spatial;
+          const float* cols = xg;
+          if (!s.identity) {
+            im2col(g, s, xg, buffer);
+            cols = buffer;
+          }
+          const float* go = grad_out + (n * g.channels_out + grp * s.og) * s.out_spatial;
+          // dW_g[Og, K] (+)= G_g[Og, P] · colsᵀ[P, K] (cols read transposed, no copy)
+          gemm::sgemm(product(s.og, s.k, s.out_spatial, {go, s.out_spatial, 1},
+                              {cols, 1, s.out_spatial}, n == b0 ? 0.0f : 1.0f,
+                              {dst + grp * s.og * s.k, s.k, 1}));
+        }
+      }
+    }
+  });
+  for (std::int64_t c = 1; c < chunks; ++c) {
+    const float* part = partials.data() + (c - 1) * weight_size;
+    for (std::int64_t i = 0; i < weight_size; ++i) grad_w[i] += part[i];
+  }
+}
+
+void backward_bias(std::int64_t batch, std::int64_t channels, std::int64_t spatial,
+                   const float* grad_out, float* grad_b) {
+  // Each image's row is summed in 8 float lanes (a fixed order the compiler vectorises
+  // without reassociating), the lanes and the images in double.
+  constexpr int kLanes = 8;
+  for (std::int64_t c = 0; c < channels; ++c) {
+    double sum = 0.0;
+    for (std::int64_t n = 0; n < batch; ++n) {
+      const float* p = grad_out + (n * channels + c) * spatial;
+      float lanes[kLanes] = {};
+      std::int64_t i = 0;
+      for (; i + kLanes <= spatial; i += kLanes) {
+        for (int l = 0; l < kLanes; ++l) lanes[l] += p[i + l];
+      }
+      double row = 0.0;
+      for (int l = 0; l < kLanes; ++l) row += lanes[l];
+      for (; i < spatial; ++i) row += p[i];
+      sum += row;
+    }
+    grad_b[c] = static_cast<float>(sum);
+  }
+}
+
+}  // namespace kiln::cpu::conv

@@ -1,0 +1,303 @@
+// Convolutions of the Cpu backend: argument checks (STYLE.md §7) and the mapping of each
+// op onto the 2-D kernels of engine/src/cpu/conv/ (conv1d is conv2d over a unit height; a
+// transposed convolution is the x-adjoint of the convolution whose input is its output).
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "cpu/conv/conv.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/cpu/cpu.hpp"
+
+namespace kiln {
+namespace {
+
+template <std::size_t N>
+struct List {
+  const std::array<std::int64_t, N>& a;
+};
+template <std::size_t N>
+std::ostream& operator<<(std::ostream& out, const List<N>& l) {
+  out << '[';
+  for (std::size_t i = 0; i < N; ++i) out << (i ? ", " : "") << l.a[i];
+  return out << ']';
+}
+template <std::size_t N>
+List<N> list(const std::array<std::int64_t, N>& a) {
+  return {a};
+}
+
+template <std::size_t N>
+const char* layout() {
+  return N == 1 ? "[batch_size, channels, length]" : "[batch_size, channels, height, width]";
+}
+
+template <std::size_t N>
+void check_at_least(const char* op, const char* field, const std::array<std::int64_t, N>& v,
+                    std::int64_t min) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (v[i] < min) {
+      throw ConfigError(str_cat(op, ": ", field, " must be >= ", min, " in every dim, got ",
+                                list(v)));
+    }
+  }
+}
+
+/// Ranks and dtypes of x, weight and bias (N spatial dims).
+template <std::size_t N>
+void check_tensors(const char* op, const CpuTensor& x, const CpuTensor& weight,
+                   const std::optional<CpuTensor>& bias) {
+  const Shape& xs = x.shape();
+  const Shape& ws = weight.shape();
+  if (xs.rank() != N + 2) {
+    throw RankError(str_cat(op, ": expected x of rank ", N + 2, " ", layout<N>(), ", got ", xs,
+                            " (rank ", xs.rank(), ")"));
+  }
+  if (ws.rank() != N + 2) {
+    throw RankError(str_cat(op, ": expected weight of rank ", N + 2, ", got ", ws, " (rank ",
+                            ws.rank(), ")"));
+  }
+  if (bias && bias->shape().rank() != 1) {
+    throw RankError(str_cat(op, ": expected bias of rank 1, got ", bias->shape()));
+  }
+  if (x.dtype() != DType::F32 || weight.dtype() != DType::F32 ||
+      (bias && bias->dtype() != DType::F32)) {
+    throw DTypeError(str_cat(op, ": expected f32 tensors, got x ", x.dtype(), ", weight ",
+                             weight.dtype(), bias ? str_cat(", bias ", bias->dtype()) : ""));
+  }
+  for (std::size_t d = 2; d < N + 2; ++d) {
+    if (ws[d] < 1) throw ShapeError(str_cat(op, ": weight ", ws, " has an empty kernel"));
+  }
+}
+
+/// The 2-D geometry of an N-D convolution (N = 1: a unit height).
+template <std::size_t N>
+cpu::conv::Geometry geometry(const Shape& xs, const Shape& ws, std::int64_t channels_out,
+                             std::int64_t groups, const std::array<std::int64_t, N>& stride,
+                             const std::array<std::int64_t, N>& padding,
+                             const std::array<std::int64_t, N>& dilation,
+                             const std::array<std::int64_t, N>& out) {
+  cpu::conv::Geometry g;
+  g.batch = xs[0];
+  g.channels_in = xs[1];
+  g.channels_out = channels_out;
+  g.groups = groups;
+  constexpr std::size_t h = 0, w = N - 1;  // h is only read when N == 2
+  g.height = N == 2 ? xs[2] : 1;
+  g.width = xs[N + 1];
+  g.kernel_h = N == 2 ? ws[2] : 1;
+  g.kernel_w = ws[N + 1];
+  g.stride_h = N == 2 ? stride[h] : 1;
+  g.stride_w = stride[w];
+  g.pad_h = N == 2 ? padding[h] : 0;
+  g.pad_w = padding[w];
+  g.dilation_h = N == 2 ? dilation[h] : 1;
+  g.dilation_w = dilation[w];
+  g.height_out = N == 2 ? out[h] : 1;
+  g.width_out = out[w];
+  return g;
+}
+
+/// Checks a convolution's arguments; returns its geometry.
+template <std::size_t N>
+cpu::conv::Geometry check_conv(const char* op, const CpuTensor& x, const CpuTensor& weight,
+                               const std::optional<CpuTensor>& bias, const ConvOptions<N>& o) {
+  check_tensors<N>(op, x, weight, bias);
+  check_at_least(op, "stride", o.stride, 1);
+  check_at_least(op, "dilation", o.dilation, 1);
+  check_at_least(op, "padding", o.padding, 0);
+  check_at_least(op, "padding_end", o.padding_end, 0);
+  if (o.groups < 1) throw ConfigError(str_cat(op, ": groups must be >= 1, got ", o.groups));
+  const Shape& xs = x.shape();
+  const Shape& ws = weight.shape();
+  if (ws[1] * o.groups != xs[1]) {
+    throw ShapeError(str_cat(op, ": x ", xs, " has ", xs[1], " channels, weight ", ws,
+                             " with groups = ", o.groups, " expects ", ws[1] * o.groups,
+                             " (weight dim 1 · groups)"));
+  }
+  if (ws[0] % o.groups != 0) {
+    throw ShapeError(str_cat(op, ": weight ", ws, " has ", ws[0],
+                             " output channels, not divisible by groups = ", o.groups));
+  }
+  if (bias && bias->shape()[0] != ws[0]) {
+    throw ShapeError(str_cat(op, ": expected bias [", ws[0], "] (channels_out), got ",
+                             bias->shape()));
+  }
+  std::array<std::int64_t, N> out{};
+  for (std::size_t d = 0; d < N; ++d) {
+    const std::int64_t padded = xs[d + 2] + o.padding[d] + o.padding_end[d];
+    const std::int64_t extent = o.dilation[d] * (ws[d + 2] - 1) + 1;
+    if (extent > padded) {
+      throw ShapeError(str_cat(op, ": kernel ", ws, " with dilation ", list(o.dilation),
+                               " spans ", extent, " in spatial dim ", d, ", larger than the padded input (",
+                               xs[d + 2], " + padding ", o.padding[d], " + ", o.padding_end[d],
+                               " = ", padded, "); x ", xs));
+    }
+    out[d] = (padded - extent) / o.stride[d] + 1;
+  }
+  return geometry<N>(xs, ws, ws[0], o.groups, o.stride, o.padding, o.dilation, out);
+}
+
+/// Checks a transposed convolution's arguments; returns the geometry of the convolution
+/// whose x-adjoint it is (input: the transposed conv's output, output: its input).
+cpu::conv::Geometry check_conv_transpose(const char* op, const CpuTensor& x,
+                                         const CpuTensor& weight,
+                                         const std::optional<CpuTensor>& bias,
+                                         const ConvTransposeOptions<2>& o) {
+  check_tensors<2>(op, x, weight, bias);
+  check_at_least(op, "stride", o.stride, 1);
+  check_at_least(op, "dilation", o.dilation, 1);
+  check_at_least(op, "padding", o.padding, 0);
+  check_at_least(op, "padding_out", o.padding_out, 0);
+  if (o.groups < 1) throw ConfigError(str_cat(op, ": groups must be >= 1, got ", o.groups));
+  for (std::size_t d = 0; d < 2; ++d) {
+    if (o.padding_out[d] >= o.stride[d] && o.padding_out[d] >= o.dilation[d]) {
+      throw ConfigError(str_cat(op, ": padding_out ", list(o.padding_out),
+                                " must be smaller than stride ", list(o.stride),
+                                " or dilation ", list(o.dilation), " in every dim"));
+    }
+  }
+  const Shape& xs = x.shape();
+  const Shape& ws = weight.shape();
+  if (ws[0] != xs[1]) {
+    throw ShapeError(str_cat(op, ": x ", xs, " has ", xs[1], " channels, weight ", ws,
+                             " expects ", ws[0], " (weight dim 0)"));
+  }
+  if (xs[1] % o.groups != 0) {
+    throw ShapeError(str_cat(op, ": x ", xs, " has ", xs[1],
+                             " channels, not divisible by groups = ", o.groups));
+  }
+  const std::int64_t channels_out = ws[1] * o.groups;
+  if (bias && bias->shape()[0] != channels_out) {
+    throw ShapeError(str_cat(op, ": expected bias [", channels_out,
+                             "] (channels_out = weight dim 1 · groups), got ", bias->shape()));
+  }
+  std::array<std::int64_t, 2> out{};
+  for (std::size_t d = 0; d < 2; ++d) {
+    out[d] = (xs[d + 2] - 1) * o.stride[d] - 2 * o.padding[d] +
+             o.dilation[d] * (ws[d + 2] - 1) + o.padding_out[d] + 1;
+    if (out[d] < 1) {
+      throw ShapeError(str_cat(op, ": output size ", out[d], " < 1 in spatial dim ", d,
+                               " for x ", xs, ", weight ", ws, ", stride ", list(o.stride),
+                               ", padding ", list(o.padding)));
+    }
+  }
+  // The adjoint convolution: input [batch, channels_out, out...], output = x's spatial dims.
+  const Shape conv_in{xs[0], channels_out, out[0], out[1]};
+  return geometry<2>(conv_in, ws, xs[1], o.groups, o.stride, o.padding, o.dilation,
+                     {xs[2], xs[3]});
+}
+
+/// The conv2d geometry of the backward ops (arguments came from a checked forward).
+cpu::conv::Geometry backward_geometry(const Shape& x_shape, const Shape& w_shape,
+                                      const Shape& grad_shape, const ConvOptions<2>& o) {
+  return geometry<2>(x_shape, w_shape, w_shape[0], o.groups, o.stride, o.padding, o.dilation,
+                     {grad_shape[2], grad_shape[3]});
+}
+
+}  // namespace
+
+CpuTensor CpuOps::conv1d(const CpuTensor& x, const CpuTensor& weight,
+                         const std::optional<CpuTensor>& bias, const ConvOptions<1>& options) {
+  const cpu::conv::Geometry g = check_conv<1>("conv1d", x, weight, bias, options);
+  CpuTensor out(Shape{g.batch, g.channels_out, g.width_out}, DType::F32);
+  if (out.num_elements() == 0) return out;
+  cpu::conv::forward(g, x.data<float>(), weight.data<float>(),
+                     bias ? bias->data<float>() : nullptr, out.data<float>());
+  return out;
+}
+
+CpuTensor CpuOps::conv2d(const CpuTensor& x, const CpuTensor& weight,
+                         const std::optional<CpuTensor>& bias, const ConvOptions<2>& options) {
+  const cpu::conv::Geometry g = check_conv<2>("conv2d", x, weight, bias, options);
+  CpuTensor out(Shape{g.batch, g.channels_out, g.height_out, g.width_out}, DType::F32);
+  if (out.num_elements() == 0) return out;
+  cpu::conv::forward(g, x.data<float>(), weight.data<float>(),
+                     bias ? bias->data<float>() : nullptr, out.data<float>());
+  return out;
+}
+
+CpuTensor CpuOps::conv2d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                    const CpuTensor& output_grad, const ConvOptions<2>& options) {
+  const auto g = backward_geometry(x_shape, weight.shape(), output_grad.shape(), options);
+  CpuTensor grad(x_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::backward_input(g, output_grad.data<float>(), weight.data<float>(),
+                            grad.data<float>());
+  return grad;
+}
+
+CpuTensor CpuOps::conv2d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                         const CpuTensor& output_grad,
+                                         const ConvOptions<2>& options) {
+  const auto g = backward_geometry(x.shape(), weight_shape, output_grad.shape(), options);
+  CpuTensor grad(weight_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::backward_weight(g, x.data<float>(), output_grad.data<float>(), grad.data<float>());
+  return grad;
+}
+
+CpuTensor CpuOps::conv_bias_backward(const CpuTensor& output_grad) {
+  const Shape& s = output_grad.shape();
+  const std::int64_t spatial = s[1] == 0 || s[0] == 0 ? 0 : s.num_elements() / (s[0] * s[1]);
+  CpuTensor grad(Shape{s[1]}, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::backward_bias(s[0], s[1], spatial, output_grad.data<float>(), grad.data<float>());
+  return grad;
+}
+
+CpuTensor CpuOps::conv_transpose2d(const CpuTensor& x, const CpuTensor& weight,
+                                   const std::optional<CpuTensor>& bias,
+                                   const ConvTransposeOptions<2>& options) {
+  const cpu::conv::Geometry g = check_conv_transpose("conv_transpose2d", x, weight, bias, options);
+  CpuTensor out(Shape{g.batch, g.channels_in, g.height, g.width}, DType::F32);
+  if (out.num_elements() == 0) return out;
+  float* o = out.data<float>();
+  if (x.num_elements() == 0) {
+    std::fill(o, o + out.num_elements(), 0.0f);
+  } else {
+    cpu::conv::backward_input(g, x.data<float>(), weight.data<float>(), o);
+  }
+  if (bias) {
+    const float* b = bias->data<float>();
+    const std::int64_t spatial = g.height * g.width;
+    for (std::int64_t n = 0; n < g.batch; ++n) {
+      for (std::int64_t c = 0; c < g.channels_in; ++c) {
+        float* p = o + (n * g.channels_in + c) * spatial;
+        for (std::int64_t i = 0; i < spatial; ++i) p[i] += b[c];
+      }
+    }
+  }
+  return out;
+}
+
+CpuTensor CpuOps::conv_transpose2d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                              const CpuTensor& output_grad,
+                                              const ConvTransposeOptions<2>& options) {
+  const Shape& gs = output_grad.shape();
+  const auto g = geometry<2>(gs, weight.shape(), x_shape[1], options.groups, options.stride,
+                             options.padding, options.dilation, {x_shape[2], x_shape[3]});
+  CpuTensor grad(x_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::forward(g, output_grad.data<float>(), weight.data<float>(), nullptr,
+                     grad.data<float>());
+  return grad;
+}
+
+CpuTensor CpuOps::conv_transpose2d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                                   const CpuTensor& output_grad,
+                                                   const ConvTransposeOptions<2>& options) {
+  // dW of the transposed conv = dW of the adjoint conv with input output_grad, output grad x.
+  const Shape& gs = output_grad.shape();
+  const Shape& xs = x.shape();
+  const auto g = geometry<2>(gs, weight_shape, xs[1], options.groups, options.stride,
+                             options.padding, options.dilation, {xs[2], xs[3]});
+  CpuTensor grad(weight_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::backward_weight(g, output_grad.data<float>(), x.data<float>(), grad.data<float>());
+  return grad;
+}
+
+}  // namespace kiln
