@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+
+#include <unistd.h>
 
 namespace kiln {
 namespace {
@@ -40,8 +43,11 @@ struct NoRequired {
   KILN_CONFIG(NoRequired, (), (epochs))
 };
 
+// Unique per process: ctest runs kiln_tests several times at once (the discovered tests
+// and kiln_tests_on_<arch>), and a shared name let one run see another's temporary file.
 std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("kiln_config_test_" + name);
+  return std::filesystem::temp_directory_path() /
+         ("kiln_config_test_" + std::to_string(::getpid()) + "_" + name);
 }
 
 TEST(ConfigTest, DefaultsBuildersAndEquality) {
