@@ -5,8 +5,16 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+# Both suites run even if the first fails (a native failure used to skip Vitest
+# silently); the exit status is non-zero if either failed.
+status=0
 echo "[test] ctest (build/native)"
-ctest --test-dir build/native --output-on-failure -j"${KILN_JOBS:-2}"
+ctest --test-dir build/native --output-on-failure -j"${KILN_JOBS:-2}" || status=1
 
 echo "[test] vitest (tests/js, WebAssembly build in Node)"
-npx --no-install vitest run
+npx --no-install vitest run || status=1
+
+if ((status)); then
+  echo "[test] FAILED (see above)" >&2
+fi
+exit "$status"

@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+
+#include <unistd.h>
 
 namespace kiln {
 namespace {
@@ -40,8 +43,11 @@ struct NoRequired {
   KILN_CONFIG(NoRequired, (), (epochs))
 };
 
+// Unique per process: ctest runs kiln_tests several times at once (the discovered tests
+// and kiln_tests_on_<arch>), and a shared name let one run see another's temporary file.
 std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / ("kiln_config_test_" + name);
+  return std::filesystem::temp_directory_path() /
+         ("kiln_config_test_" + std::to_string(::getpid()) + "_" + name);
 }
 
 TEST(ConfigTest, DefaultsBuildersAndEquality) {
@@ -122,6 +128,12 @@ TEST(ConfigTest, LoadErrorsNameTheFileTheFieldAndTheProblem) {
                   "OuterConfig: unknown field \"bais\" (fields: d_input, name, bias")));
   EXPECT_THAT([&] { load_text(R"({"d_input": 3, "name": )"); },
               ThrowsMessage<ConfigError>(HasSubstr("\"" + path + "\": malformed JSON")));
+  // A number beyond double's range: nlohmann throws out_of_range, not parse_error (it
+  // escaped as a non-kiln exception).
+  EXPECT_THAT([&] { load_text(R"({"d_input": 3, "name": "a", "inner": {"size": 1, "scale": 1e999}})"); },
+              ThrowsMessage<ConfigError>(HasSubstr("\"" + path + "\": malformed JSON")));
+  EXPECT_THAT([&] { OuterConfig::from_json_string(R"({"d_input": 1e999})"); },
+              ThrowsMessage<ConfigError>(HasSubstr("JSON string: malformed JSON")));
   EXPECT_THAT([&] { load_text(R"([1, 2])"); },
               ThrowsMessage<ConfigError>(HasSubstr("OuterConfig: expected a JSON object, got an array")));
   EXPECT_THAT([&] { load_text(R"({"d_input": 3, "name": "a", "kernel_size": [1]})"); },

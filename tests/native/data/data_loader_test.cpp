@@ -128,6 +128,23 @@ TEST(DataLoader, BatchSizeLargerThanTheDatasetGivesOneBatch) {
   EXPECT_EQ(epoch(shuffled), (Batches{{6, 7, 9, 8, 2, 0, 1, 3, 5, 4}}));
 }
 
+// batch_size(-1) from a signed config field arrives as SIZE_MAX: ceil(n / batch_size) must
+// not overflow (it gave 0 batches, silently skipping every epoch).
+TEST(DataLoader, BatchSizeNearSizeMaxGivesOneBatch) {
+  const std::int64_t from_config = -1;
+  auto loader = builder().batch_size(static_cast<std::size_t>(from_config)).build(test::iota_dataset(4));
+  EXPECT_EQ(loader->num_batches(), 1u);
+  EXPECT_EQ(epoch(loader), (Batches{{0, 1, 2, 3}}));
+}
+
+// A huge num_workers starts no more threads (and no more prefetch slots) than there are
+// batches (it threw std::length_error sizing a window of 2·SIZE_MAX slots).
+TEST(DataLoader, HugeNumWorkersIsCappedByTheBatches) {
+  auto loader = builder().batch_size(2).num_workers(static_cast<std::size_t>(-1)).build(
+      test::iota_dataset(5));
+  EXPECT_EQ(epoch(loader), (Batches{{0, 1}, {2, 3}, {4}}));
+}
+
 TEST(DataLoader, EmptyDatasetGivesNoBatches) {
   for (std::size_t workers : {1, 3}) {
     auto loader =

@@ -112,5 +112,44 @@ TEST(ModuleTest, EmptyParametersThrowOnUse) {
               testing::ThrowsMessage<StateError>(testing::HasSubstr("Param::val: the parameter is empty")));
 }
 
+// Modules may have the short names the macro's member templates once used for their
+// template parameters (M, V, R, BB, AD): inside `struct M`, `template <class M> auto map`
+// hid the module's own name and nothing using map() compiled.
+template <Backend B>
+struct M {
+  Param<Tensor<B, 1>> w;
+  KILN_MODULE(M, w)
+};
+template <Backend B>
+struct V {
+  M<B> inner;
+  KILN_MODULE(V, inner)
+};
+template <Backend B>
+struct R {
+  V<B> inner;
+  KILN_MODULE(R, inner)
+};
+template <Backend B>
+struct BB {
+  R<B> inner;
+  KILN_MODULE(BB, inner)
+};
+
+TEST(ModuleTest, ShortModuleNamesDoNotClashWithTheMacrosTemplateParameters) {
+  BB<AD> m;
+  m.inner.inner.inner.w = Param<Tensor<AD, 1>>(Tensor<AD, 1>::from_floats({1.f, 2.f}));
+  EXPECT_EQ(m.param_paths(), (std::vector<std::string>{"inner.inner.inner.w"}));
+  const BB<Cpu> inference = m.valid();
+  EXPECT_EQ(inference.inner.inner.inner.w.id(), m.inner.inner.inner.w.id());
+  const BB<AD> back = inference.from_inner<AD>();
+  EXPECT_TRUE(back.inner.inner.inner.w.is_require_grad());
+  EXPECT_FALSE(m.no_grad().inner.inner.inner.w.is_require_grad());
+  const auto bytes = record::SafetensorsRecorder{}.to_bytes(inference);
+  const BB<Cpu> loaded = record::SafetensorsRecorder{}.from_bytes(inference, bytes, Device<Cpu>{});
+  EXPECT_EQ(loaded.inner.inner.inner.w.val().to_data().to_vec<float>(),
+            (std::vector<float>{1.f, 2.f}));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "kiln/kiln.hpp"
 
 namespace kiln::record {
@@ -143,7 +145,9 @@ TEST(SafetensorsWrite, RejectsInconsistentTensorsAndTheReservedKey) {
 
 TEST(SafetensorsFileIo, SaveAndLoadNameTheFile) {
   const auto path =
-      (std::filesystem::temp_directory_path() / "kiln_safetensors_file_io.safetensors").string();
+      (std::filesystem::temp_directory_path() /
+       ("kiln_safetensors_file_io_" + std::to_string(::getpid()) + ".safetensors"))
+          .string();
   SafetensorsFile file;
   file.tensors["w"] =
       SafetensorsTensor::from_data(TensorData::from({1.f, 2.f}), SafetensorsDType::F32);

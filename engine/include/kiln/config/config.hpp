@@ -198,11 +198,12 @@ inline void check_object(const Json& j, std::string_view type,
 }
 
 /// Parses JSON text. Throws ConfigError naming `source` (a file name or "JSON string") and
-/// the position of the syntax error.
+/// the position of the syntax error, also for a number out of double's range (1e999, which
+/// nlohmann reports as out_of_range.406 rather than as a parse_error).
 inline Json parse(std::string_view text, std::string_view source) {
   try {
     return Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw ConfigError(str_cat(source, ": malformed JSON (", e.what(), ")"));
   }
 }

@@ -64,6 +64,12 @@ struct DataLoaderEnd {};
 
 namespace detail {
 
+/// ceil(num_items / batch_size) without the overflow of (num_items + batch_size - 1) when
+/// batch_size is near SIZE_MAX (e.g. batch_size(-1) converted from a signed config field).
+constexpr std::size_t num_batches_of(std::size_t num_items, std::size_t batch_size) {
+  return num_items / batch_size + (num_items % batch_size != 0 ? 1 : 0);
+}
+
 /// Loads the items at the given dataset indices and batches them; built by
 /// DataLoaderBuilder::build, erasing the item type and the batcher type.
 template <class B, class O>
@@ -114,12 +120,14 @@ class Epoch {
         device_(std::move(device)),
         order_(std::move(order)),
         batch_size_(batch_size),
-        num_batches_((order_.size() + batch_size - 1) / batch_size) {
+        num_batches_(num_batches_of(order_.size(), batch_size)) {
     if (num_workers > 1 && num_batches_ > 0 && OrderedWorkers::threads_available()) {
-      const std::size_t window = kPrefetchPerWorker * num_workers;
+      // No more threads than batches; the window from that count, so a huge num_workers
+      // neither overflows it nor allocates a slot per requested worker.
+      const std::size_t num_threads = num_workers < num_batches_ ? num_workers : num_batches_;
+      const std::size_t window = kPrefetchPerWorker * num_threads;
       slots_.resize(window);
-      workers_.emplace(num_batches_, num_workers < num_batches_ ? num_workers : num_batches_,
-                       window,
+      workers_.emplace(num_batches_, num_threads, window,
                        [this](std::size_t j) { slots_[j % slots_.size()].emplace(produce(j)); });
     }
     if (num_batches_ > 0) fetch(0);
@@ -266,7 +274,7 @@ class DataLoader {
   /// The number of items (not batches) per epoch: the dataset's len() at build().
   std::size_t num_items() const { return num_items_; }
   /// The number of batches per epoch: ceil(num_items / batch_size).
-  std::size_t num_batches() const { return (num_items_ + batch_size_ - 1) / batch_size_; }
+  std::size_t num_batches() const { return detail::num_batches_of(num_items_, batch_size_); }
   std::size_t batch_size() const { return batch_size_; }
   std::size_t num_workers() const { return num_workers_; }
   /// The shuffle seed, if the loader shuffles.

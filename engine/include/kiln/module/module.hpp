@@ -211,18 +211,18 @@ struct CountParams {
  public:                                                                                    \
   using kiln_module_tag = void;                                                             \
   /** Calls visitor(path, param) for every parameter, paths joined with '.'. */             \
-  template <class V>                                                                        \
-  void visit(V& kiln_visitor_, const std::string& kiln_prefix_ = "") const {                            \
+  template <class KilnV_>                                                                   \
+  void visit(KilnV_& kiln_visitor_, const std::string& kiln_prefix_ = "") const {                            \
     KILN_FOR_EACH(KILN_MODULE_VISIT_, kiln_prefix_, __VA_ARGS__)                                   \
   }                                                                                         \
-  template <class V>                                                                        \
-  void visit_mut(V& kiln_visitor_, const std::string& kiln_prefix_ = "") {                              \
+  template <class KilnV_>                                                                   \
+  void visit_mut(KilnV_& kiln_visitor_, const std::string& kiln_prefix_ = "") {                              \
     KILN_FOR_EACH(KILN_MODULE_VISIT_MUT_, kiln_prefix_, __VA_ARGS__)                               \
   }                                                                                         \
   /** The module with the mapper applied to every parameter (maybe onto another backend). */   \
-  template <class M>                                                                        \
-  auto map(M& kiln_mapper_) const {                                                               \
-    Name<typename M::template Target<B>> kiln_out_;                                               \
+  template <class KilnM_>                                                                   \
+  auto map(KilnM_& kiln_mapper_) const {                                                               \
+    Name<typename KilnM_::template Target<B>> kiln_out_;                                               \
     KILN_FOR_EACH(KILN_MODULE_MAP_, out, __VA_ARGS__)                                        \
     return kiln_out_;                                                                             \
   }                                                                                         \
@@ -240,16 +240,16 @@ struct CountParams {
     return kiln_paths_;                                                                           \
   }                                                                                         \
   /** The inference module on the inner backend, no graph (Burn's valid()). */              \
-  template <class BB = B>                                                                   \
-    requires ::kiln::AutodiffBackend<BB>                                                    \
-  Name<typename BB::Inner> valid() const {                                                  \
+  template <class KilnB_ = B>                                                               \
+    requires ::kiln::AutodiffBackend<KilnB_>                                                \
+  Name<typename KilnB_::Inner> valid() const {                                                  \
     ::kiln::module::ValidMapper kiln_mapper_;                                                     \
     return map(kiln_mapper_);                                                                     \
   }                                                                                         \
   /** The module on autodiff backend AD, parameters tracked again (Burn's from_inner). */   \
-  template <class AD>                                                                       \
-  Name<AD> from_inner() const {                                                             \
-    ::kiln::module::FromInnerMapper<AD> kiln_mapper_;                                             \
+  template <class KilnAD_>                                                                  \
+  Name<KilnAD_> from_inner() const {                                                        \
+    ::kiln::module::FromInnerMapper<KilnAD_> kiln_mapper_;                                             \
     return map(kiln_mapper_);                                                                     \
   }                                                                                         \
   /** Every parameter frozen: no gradients, not updated by optimizers (Burn's no_grad). */ \
@@ -258,13 +258,13 @@ struct CountParams {
     return map(kiln_mapper_);                                                                     \
   }                                                                                         \
   /** Saves the parameters with `recorder` (e.g. SafetensorsRecorder), keyed by path. */   \
-  template <class R>                                                                        \
-  void save_file(const std::string& path, const R& recorder) const {                        \
+  template <class KilnR_>                                                                   \
+  void save_file(const std::string& path, const KilnR_& recorder) const {                        \
     recorder.save_file(*this, path);                                                        \
   }                                                                                         \
   /** This module with the parameters loaded from `path` (Burn's load_file). */             \
-  template <class R>                                                                        \
-  Name load_file(const std::string& path, const R& recorder,                                \
+  template <class KilnR_>                                                                   \
+  Name load_file(const std::string& path, const KilnR_& recorder,                                \
                  const typename B::Device& device = {}) const {                             \
     return recorder.load_file(*this, path, device);                                         \
   }                                                                                         \
