@@ -91,6 +91,20 @@ TEST(ModuleTest, ValidFromInnerAndNoGradKeepIdsAndValues) {
   EXPECT_EQ(frozen.first.weight.id(), net.first.weight.id());
 }
 
+TEST(ModuleTest, ToDeviceKeepsIdsFlagsAndValuesOnTheOneCpuDevice) {
+  const auto net = make_net<AD>();
+  const Net<AD> moved = net.to_device(Device<AD>{});
+  EXPECT_EQ(moved.first.weight.id(), net.first.weight.id());
+  EXPECT_TRUE(moved.first.weight.val().is_require_grad());
+  EXPECT_EQ(moved.blocks[1].bias->val().to_data().to_vec<float>(),
+            net.blocks[1].bias->val().to_data().to_vec<float>());
+  EXPECT_EQ(moved.first.weight.val().device(), Device<AD>{});
+  // Gradients still reach the moved parameters.
+  const auto x = Tensor<AD, 2>::from_floats({{1.f, 2.f, 3.f}});
+  auto grads = moved.first.forward(x).sum().backward();
+  EXPECT_TRUE(moved.first.weight.val().grad(grads).has_value());
+}
+
 TEST(ModuleTest, GradientsReachEveryParameterThatRequiresThem) {
   auto m = Affine<AD>::make(3, 2, true);
   const auto x = Tensor<AD, 2>::from_floats({{1.f, 2.f, 3.f}});

@@ -156,6 +156,18 @@ struct NoGradMapper {
   }
 };
 
+/// Moves every parameter to one device (module `to_device`), keeping ids and flags.
+template <class Dev>
+struct ToDeviceMapper {
+  template <class B> using Target = B;
+  const Dev* device;
+  template <class T>
+  Param<T> operator()(const Param<T>& p) const {
+    if (!p.is_initialized()) return p;
+    return p.with_value(p.val().to_device(*device));
+  }
+};
+
 // ---------------------------------------------------------------- printing
 
 template <class T>
@@ -251,6 +263,11 @@ struct CountParams {
   Name<KilnAD_> from_inner() const {                                                        \
     ::kiln::module::FromInnerMapper<KilnAD_> kiln_mapper_;                                             \
     return map(kiln_mapper_);                                                                     \
+  }                                                                                         \
+  /** Every parameter on `device` (Burn's Module::to_device); ids and flags are kept. */      \
+  Name to_device(const typename B::Device& device) const {                                  \
+    ::kiln::module::ToDeviceMapper<typename B::Device> kiln_mapper_{&device};               \
+    return map(kiln_mapper_);                                                               \
   }                                                                                         \
   /** Every parameter frozen: no gradients, not updated by optimizers (Burn's no_grad). */ \
   Name no_grad() const {                                                                    \

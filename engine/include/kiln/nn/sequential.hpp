@@ -202,6 +202,11 @@ struct Sequential {
     module::FromInnerMapper<AD> mapper;
     return map(mapper);
   }
+  /// Every parameter on `device` (Burn's to_device; Kiln's backends have one device each).
+  Sequential to_device(const Device<B>& device) const {
+    module::ToDeviceMapper<Device<B>> mapper{&device};
+    return map(mapper);
+  }
   /// Every parameter frozen.
   Sequential no_grad() const {
     module::NoGradMapper mapper;

@@ -177,6 +177,15 @@ class Tensor {
   }
   Shape shape() const { return Ops::shape(prim_); }
   Device device() const { return Ops::device(prim_); }
+  /// This tensor on `device` (Burn's `to_device`). Kiln's backends have one device each
+  /// (Cpu; Autodiff<Cpu> shares it), so this is the same tensor, graph included; it exists
+  /// so that device-generic code written as in Burn compiles and runs unchanged.
+  Tensor to_device(const Device& device) const {
+    if (!(device == this->device())) {
+      throw DeviceError(str_cat("to_device: backend ", B::name(), " has no device ", device));
+    }
+    return *this;
+  }
   std::int64_t num_elements() const { return shape().num_elements(); }
   /// A new handle to the same buffer (Burn's `clone`; cheap).
   Tensor clone() const { return *this; }
