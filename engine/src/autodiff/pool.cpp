@@ -15,7 +15,10 @@ namespace kiln {
 template <Backend B>
 std::pair<AutodiffTensor<B>, typename B::IntTensor> AutodiffOps<B>::max_pool2d_with_indices(
     const Tensor& x, const MaxPool2dOptions& options) {
-  auto [out, indices] = Inner::max_pool2d_with_indices(x.primitive, options);
+  // No structured binding: clang 14 (Emscripten 3.1.6) cannot capture one in a lambda.
+  auto pooled = Inner::max_pool2d_with_indices(x.primitive, options);
+  auto out = std::move(pooled.first);
+  auto indices = std::move(pooled.second);
   if (!x.node) return {Tensor(std::move(out)), std::move(indices)};
   const Shape xs = shape(x);
   auto result = autodiff::detail::record<B>(

@@ -14,11 +14,13 @@ namespace kiln::cpu::conv {
 namespace {
 
 /// Per-group sizes derived from a Geometry.
+// ptrdiff_t, the GEMM's stride type, so that matrix views built from these need no narrowing
+// in WebAssembly (32-bit ptrdiff_t; sizes there are below 2^31 by Kiln's element limit).
 struct Sizes {
-  std::int64_t cg, og;         // channels per group, in and out
-  std::int64_t k;              // cg·kh·kw: rows of the column matrix
-  std::int64_t in_spatial;     // height·width
-  std::int64_t out_spatial;    // height_out·width_out
+  std::ptrdiff_t cg, og;         // channels per group, in and out
+  std::ptrdiff_t k;              // cg·kh·kw: rows of the column matrix
+  std::ptrdiff_t in_spatial;     // height·width
+  std::ptrdiff_t out_spatial;    // height_out·width_out
   bool identity;               // 1x1 kernel, stride 1, no padding: cols is x itself
 };
 
