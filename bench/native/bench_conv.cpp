@@ -8,7 +8,8 @@
 //
 //   Conv1: x [64, 1, 28, 28], weight [8, 1, 3, 3], bias [8] -> [64, 8, 26, 26]
 //   Conv2: x [64, 8, 13, 13], weight [16, 8, 3, 3], bias [16] -> [64, 16, 11, 11]
-//   *Forward:  CpuOps::conv2d (im2col + GEMM, bias folded into the GEMM's C)
+//   *Forward:  CpuOps::conv2d (these small stride-1 layers take the direct kernels of
+//              engine/src/cpu/kernels/conv_direct.hpp, bias as the accumulators' start)
 //   *Backward: the gradients a training step needs from the output gradient: weight and
 //              bias for Conv1 (its input is the image, untracked), and also x for Conv2.
 //   BM_MaxPool1: max_pool2d_with_indices 2×2 on [64, 8, 26, 26] (Conv1's output).
