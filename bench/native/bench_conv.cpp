@@ -8,9 +8,11 @@
 //
 //   Conv1: x [64, 1, 28, 28], weight [8, 1, 3, 3], bias [8] -> [64, 8, 26, 26]
 //   Conv2: x [64, 8, 13, 13], weight [16, 8, 3, 3], bias [16] -> [64, 16, 11, 11]
-//   *Forward:  CpuOps::conv2d (im2col + GEMM, bias folded into the GEMM's C)
+//   *Forward:  CpuOps::conv2d (these small stride-1 layers take the direct kernels of
+//              engine/src/cpu/kernels/conv_direct.hpp, bias as the accumulators' start)
 //   *Backward: the gradients a training step needs from the output gradient: weight and
 //              bias for Conv1 (its input is the image, untracked), and also x for Conv2.
+//   BM_MaxPool1: max_pool2d_with_indices 2×2 on [64, 8, 26, 26] (Conv1's output).
 // items/s counts images.
 #include <benchmark/benchmark.h>
 
@@ -76,6 +78,17 @@ void BM_Conv1Forward(benchmark::State& state) { forward(state, 1, 8, 28); }
 void BM_Conv1Backward(benchmark::State& state) { backward(state, 1, 8, 28, false); }
 void BM_Conv2Forward(benchmark::State& state) { forward(state, 8, 16, 13); }
 void BM_Conv2Backward(benchmark::State& state) { backward(state, 8, 16, 13, true); }
+
+// Max pool 2×2 with indices (what autodiff records) on Conv1's output: [64, 8, 26, 26].
+void BM_MaxPool1(benchmark::State& state) {
+  const Layer l = make_layer(8, 8, 26);
+  for (auto _ : state) {
+    auto [y, idx] = CpuOps::max_pool2d_with_indices(l.x, kiln::MaxPool2dOptions{});
+    benchmark::DoNotOptimize(y.data<float>());
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+}
+BENCHMARK(BM_MaxPool1)->Unit(benchmark::kMicrosecond);
 
 BENCHMARK(BM_Conv1Forward)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_Conv1Backward)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond)->UseRealTime();

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "core/parallel.hpp"
+#include "cpu/dispatch.hpp"
 #include "cpu/gemm/gemm.hpp"
+#include "cpu/kernels/conv_direct.hpp"
 
 namespace kiln::cpu::conv {
 namespace {
@@ -118,6 +120,166 @@ float* column_buffer(std::int64_t n) {
   return buffer.data();
 }
 
+/// A second per-thread scratch buffer (the direct kernels need two).
+float* scratch_buffer(std::int64_t n) {
+  thread_local std::vector<float> buffer;
+  if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
+  return buffer.data();
+}
+
+// ---- direct kernels (cpu/kernels/conv_direct.hpp) for small channel counts
+//
+// Used for one group, stride 1, dilation 1, no padding, the usual output size and a small
+// reduction (Cg·kh·kw <= 256, channels_out <= 64): there im2col + GEMM packing cost more
+// than the products (MNIST-sized layers). Flat rows of the input width W: output position
+// p = oh·W + ow reads input position p + i·W + j for tap (i, j).
+
+constexpr std::int64_t kRound = 32;  // lengths are rounded to a multiple of 2·16 floats
+
+std::int64_t round_up(std::int64_t n) { return (n + kRound - 1) / kRound * kRound; }
+
+bool use_direct(const Geometry& g, const Sizes& s) {
+  return g.groups == 1 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
+         g.dilation_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
+         g.height_out == g.height - g.kernel_h + 1 && g.width_out == g.width - g.kernel_w + 1 &&
+         g.height_out > 0 && g.width_out > 0 && s.k <= 256 && g.channels_out <= 64 &&
+         !s.identity;
+}
+
+/// Flat offsets i·W + j of the taps, row-major.
+std::vector<std::int64_t> tap_offsets(const Geometry& g) {
+  std::vector<std::int64_t> off;
+  for (std::int64_t i = 0; i < g.kernel_h; ++i) {
+    for (std::int64_t j = 0; j < g.kernel_w; ++j) off.push_back(i * g.width + j);
+  }
+  return off;
+}
+
+/// Flat length of the output positions: (height_out - 1)·W + width_out.
+std::int64_t flat_length(const Geometry& g) { return (g.height_out - 1) * g.width + g.width_out; }
+
+/// buf[o][base + oh·W + ow] = grad_out[o, oh, ow] for each of `rows` planes of row length
+/// `row_len`, zero elsewhere.
+void spread(const Geometry& g, const float* go, std::int64_t rows, std::int64_t base,
+            std::int64_t row_len, float* buf) {
+  const std::int64_t out_spatial = g.height_out * g.width_out;
+  std::fill(buf, buf + rows * row_len, 0.0f);
+  for (std::int64_t o = 0; o < rows; ++o) {
+    for (std::int64_t oh = 0; oh < g.height_out; ++oh) {
+      const float* src = go + o * out_spatial + oh * g.width_out;
+      float* dst = buf + o * row_len + base + oh * g.width;
+      for (std::int64_t ow = 0; ow < g.width_out; ++ow) dst[ow] = src[ow];
+    }
+  }
+}
+
+void direct_forward(const Geometry& g, const Sizes& s, const float* x, const float* w,
+                    const float* bias, float* out) {
+  const std::vector<std::int64_t> off = tap_offsets(g);
+  const std::int64_t taps = g.kernel_h * g.kernel_w;
+  const std::int64_t length = round_up(flat_length(g));
+  const std::int64_t image = g.channels_in * s.in_spatial;
+  detail::parallel_for(g.batch, [&](std::int64_t begin, std::int64_t end) {
+    float* tmp = column_buffer(g.channels_out * length);
+    float* pad = scratch_buffer(image + kRound);
+    for (std::int64_t n = begin; n < end; ++n) {
+      // The kernel reads up to kRound - 1 floats past a plane: the next plane's, or, for
+      // the last image, a zero-padded copy's.
+      const float* xn = x + n * image;
+      if (n == g.batch - 1) {
+        std::copy(xn, xn + image, pad);
+        std::fill(pad + image, pad + image + kRound, 0.0f);
+        xn = pad;
+      }
+      dispatch(kernels::CorrelateF32{}, xn, s.in_spatial, g.channels_in, off.data(), taps, w,
+               bias, g.channels_out, tmp, length, length);
+      float* on = out + n * g.channels_out * s.out_spatial;
+      for (std::int64_t o = 0; o < g.channels_out; ++o) {
+        for (std::int64_t oh = 0; oh < g.height_out; ++oh) {
+          const float* src = tmp + o * length + oh * g.width;
+          std::copy(src, src + g.width_out, on + (o * g.height_out + oh) * g.width_out);
+        }
+      }
+    }
+  });
+}
+
+void direct_backward_input(const Geometry& g, const Sizes& s, const float* grad_out,
+                           const float* w, float* grad_x) {
+  // dx[c, q] = Σ_{o, t} w[o, c, t] · G[o, q - off_t], G spread into rows with `front`
+  // leading zeros: offsets front - off_t over the flipped kernel.
+  const std::vector<std::int64_t> off = tap_offsets(g);
+  const std::int64_t taps = g.kernel_h * g.kernel_w;
+  const std::int64_t front = off.back();
+  std::vector<std::int64_t> flipped(off.size());
+  for (std::size_t t = 0; t < off.size(); ++t) flipped[t] = front - off[t];
+  std::vector<float> wt(static_cast<std::size_t>(g.channels_out * s.k));  // [c][o][t]
+  for (std::int64_t o = 0; o < g.channels_out; ++o) {
+    for (std::int64_t c = 0; c < g.channels_in; ++c) {
+      for (std::int64_t t = 0; t < taps; ++t) {
+        wt[static_cast<std::size_t>((c * g.channels_out + o) * taps + t)] =
+            w[(o * g.channels_in + c) * taps + t];
+      }
+    }
+  }
+  const std::int64_t length = round_up(s.in_spatial);
+  const std::int64_t g_row = front + length + kRound;
+  detail::parallel_for(g.batch, [&](std::int64_t begin, std::int64_t end) {
+    float* tmp = column_buffer(g.channels_in * length);
+    float* gbuf = scratch_buffer(g.channels_out * g_row);
+    for (std::int64_t n = begin; n < end; ++n) {
+      spread(g, grad_out + n * g.channels_out * s.out_spatial, g.channels_out, front, g_row,
+             gbuf);
+      dispatch(kernels::CorrelateF32{}, static_cast<const float*>(gbuf), g_row, g.channels_out,
+               static_cast<const std::int64_t*>(flipped.data()), taps,
+               static_cast<const float*>(wt.data()), static_cast<const float*>(nullptr),
+               g.channels_in, tmp, length, length);
+      float* dx = grad_x + n * g.channels_in * s.in_spatial;
+      for (std::int64_t c = 0; c < g.channels_in; ++c) {
+        std::copy(tmp + c * length, tmp + c * length + s.in_spatial, dx + c * s.in_spatial);
+      }
+    }
+  });
+}
+
+void direct_backward_weight(const Geometry& g, const Sizes& s, const float* x,
+                            const float* grad_out, float* grad_w) {
+  const std::vector<std::int64_t> off = tap_offsets(g);
+  const std::int64_t taps = g.kernel_h * g.kernel_w;
+  const std::int64_t weight_size = g.channels_out * s.k;
+  const std::int64_t length = round_up(flat_length(g));
+  const std::int64_t image = g.channels_in * s.in_spatial;
+  // Fixed chunks of the batch (their number depends on the batch only), each summed by the
+  // kernel in registers, then added in order.
+  constexpr std::int64_t kChunks = 8;
+  const std::int64_t chunks = std::min(g.batch, kChunks);
+  std::vector<float> partials(static_cast<std::size_t>((chunks - 1) * weight_size));
+  detail::parallel_for(chunks, [&](std::int64_t c_begin, std::int64_t c_end) {
+    for (std::int64_t c = c_begin; c < c_end; ++c) {
+      float* dst = c == 0 ? grad_w : partials.data() + (c - 1) * weight_size;
+      const std::int64_t b0 = g.batch * c / chunks, b1 = g.batch * (c + 1) / chunks;
+      const std::int64_t images = b1 - b0;
+      float* gbuf = column_buffer(images * g.channels_out * length);
+      // x copied with kRound zeros after the chunk (the kernel reads past the last plane).
+      float* xbuf = scratch_buffer(images * image + kRound);
+      std::copy(x + b0 * image, x + b1 * image, xbuf);
+      std::fill(xbuf + images * image, xbuf + images * image + kRound, 0.0f);
+      for (std::int64_t n = b0; n < b1; ++n) {
+        spread(g, grad_out + n * g.channels_out * s.out_spatial, g.channels_out, 0, length,
+               gbuf + (n - b0) * g.channels_out * length);
+      }
+      dispatch(kernels::CorrelateWeightF32{}, static_cast<const float*>(gbuf),
+               g.channels_out * length, static_cast<const float*>(xbuf), image, s.in_spatial,
+               images, g.channels_in, static_cast<const std::int64_t*>(off.data()), taps,
+               g.channels_out, length, dst);
+    }
+  });
+  for (std::int64_t c = 1; c < chunks; ++c) {
+    const float* part = partials.data() + (c - 1) * weight_size;
+    for (std::int64_t i = 0; i < weight_size; ++i) grad_w[i] += part[i];
+  }
+}
+
 using gemm::ConstMatrixView;
 using gemm::MatrixView;
 using gemm::SgemmArgs;
@@ -139,6 +301,7 @@ SgemmArgs product(std::int64_t m, std::int64_t n, std::int64_t k, ConstMatrixVie
 
 void forward(const Geometry& g, const float* x, const float* w, const float* bias, float* out) {
   const Sizes s = sizes(g);
+  if (use_direct(g, s)) return direct_forward(g, s, x, w, bias, out);
   detail::parallel_for(g.batch, [&](std::int64_t begin, std::int64_t end) {
     float* buffer = s.identity ? nullptr : column_buffer(s.k * s.out_spatial);
     for (std::int64_t n = begin; n < end; ++n) {
@@ -166,6 +329,7 @@ void forward(const Geometry& g, const float* x, const float* w, const float* bia
 
 void backward_input(const Geometry& g, const float* grad_out, const float* w, float* grad_x) {
   const Sizes s = sizes(g);
+  if (use_direct(g, s)) return direct_backward_input(g, s, grad_out, w, grad_x);
   detail::parallel_for(g.batch, [&](std::int64_t begin, std::int64_t end) {
     float* buffer = s.identity ? nullptr : column_buffer(s.k * s.out_spatial);
     for (std::int64_t n = begin; n < end; ++n) {
@@ -192,6 +356,7 @@ void backward_weight(const Geometry& g, const float* x, const float* grad_out, f
     std::fill(grad_w, grad_w + weight_size, 0.0f);
     return;
   }
+  if (use_direct(g, s)) return direct_backward_weight(g, s, x, grad_out, grad_w);
   // Fixed chunks of the batch, each summed into its own partial, then added in order: the
   // chunk count depends on the sizes only (up to 32 chunks, partials within ~16 MB), never
   // on the thread count.

@@ -1,7 +1,9 @@
 #pragma once
 // Convolution kernels of the Cpu backend: im2col / col2im around the packed GEMM
 // (engine/src/cpu/gemm/), on raw contiguous f32 buffers whose shapes the caller
-// (engine/src/cpu/ops/conv_ops.cpp) has checked.
+// (engine/src/cpu/ops/conv_ops.cpp) has checked. Small stride-1 unpadded convolutions with
+// one group (Cg·kh·kw <= 256, channels_out <= 64) take direct xsimd kernels instead
+// (engine/src/cpu/kernels/conv_direct.hpp; see conv.cpp's use_direct).
 //
 // Every op is written for the 2-D convolution
 //   out[n, o, oh, ow] = Σ_{c, i, j} w[o, c, i, j] · x[n, g·Cg + c, oh·sh - ph + i·dh, ow·sw - pw + j·dw]

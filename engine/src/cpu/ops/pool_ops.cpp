@@ -10,6 +10,10 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#if defined(__SSE2__) && !defined(__EMSCRIPTEN__)
+#include <emmintrin.h>
+#endif
 #include <limits>
 #include <vector>
 
@@ -81,6 +85,71 @@ void max_pool_plane(const float* in, float* out, std::int32_t* idx, std::int64_t
   }
 }
 
+/// max_pool_plane for a 2×2 window, stride 2, no padding, dilation 1 (the common case, a
+/// third of a small CNN's training step in the generic loop): the same comparisons in the
+/// same order, unrolled. v > best || v != v: the first maximum wins ties, a nan becomes the
+/// max (and a later nan replaces it), as max_pool_plane.
+void max_pool_plane_2x2(const float* in, float* out, std::int32_t* idx, std::int64_t width,
+                        std::int64_t out_h, std::int64_t out_w) {
+  for (std::int64_t i = 0; i < out_h; ++i) {
+    const float* r0 = in + 2 * i * width;
+    const float* r1 = r0 + width;
+    const std::int64_t base = 2 * i * width;
+    std::int64_t j = 0;
+#if defined(__SSE2__) && !defined(__EMSCRIPTEN__)
+    // Four windows at a time: even/odd columns split by shuffles, the same three selects
+    // as the scalar loop below as lane masks (cmpgt | cmpunord), no branches.
+    for (; j + 4 <= out_w; j += 4) {
+      const std::int64_t c = 2 * j;
+      const __m128 a0 = _mm_loadu_ps(r0 + c), a1 = _mm_loadu_ps(r0 + c + 4);
+      const __m128 b0 = _mm_loadu_ps(r1 + c), b1 = _mm_loadu_ps(r1 + c + 4);
+      const __m128 v[4] = {_mm_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0)),
+                           _mm_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1)),
+                           _mm_shuffle_ps(b0, b1, _MM_SHUFFLE(2, 0, 2, 0)),
+                           _mm_shuffle_ps(b0, b1, _MM_SHUFFLE(3, 1, 3, 1))};
+      const std::int32_t first = static_cast<std::int32_t>(base + c);
+      const std::int32_t w32 = static_cast<std::int32_t>(width);
+      const __m128i at0 = _mm_setr_epi32(first, first + 2, first + 4, first + 6);
+      const __m128i v_at[4] = {at0, _mm_add_epi32(at0, _mm_set1_epi32(1)),
+                               _mm_add_epi32(at0, _mm_set1_epi32(w32)),
+                               _mm_add_epi32(at0, _mm_set1_epi32(w32 + 1))};
+      __m128 best = v[0];
+      __m128i at = at0;
+      for (int k = 1; k < 4; ++k) {
+        const __m128 m = _mm_or_ps(_mm_cmpgt_ps(v[k], best), _mm_cmpunord_ps(v[k], v[k]));
+        best = _mm_or_ps(_mm_and_ps(m, v[k]), _mm_andnot_ps(m, best));
+        const __m128i mi = _mm_castps_si128(m);
+        at = _mm_or_si128(_mm_and_si128(mi, v_at[k]), _mm_andnot_si128(mi, at));
+      }
+      _mm_storeu_ps(out + i * out_w + j, best);
+      if (idx) _mm_storeu_si128(reinterpret_cast<__m128i*>(idx + i * out_w + j), at);
+    }
+#endif
+    for (; j < out_w; ++j) {
+      // Branch-free selects through bit masks: on real activations the comparisons are
+      // unpredictable, and mispredicted branches made this loop a quarter of a CNN
+      // training step (the compiler turns ?: on floats into branches).
+      const std::int64_t c = 2 * j;
+      float best = r0[c];
+      std::uint32_t at = static_cast<std::uint32_t>(base + c);
+      auto take = [&](float v, std::uint32_t v_at) {
+        const std::uint32_t m = 0u - static_cast<std::uint32_t>((v > best) | (v != v));
+        std::uint32_t vb, bb;
+        std::memcpy(&vb, &v, 4);
+        std::memcpy(&bb, &best, 4);
+        bb = (vb & m) | (bb & ~m);
+        std::memcpy(&best, &bb, 4);
+        at = (v_at & m) | (at & ~m);
+      };
+      take(r0[c + 1], static_cast<std::uint32_t>(base + c + 1));
+      take(r1[c], static_cast<std::uint32_t>(base + width + c));
+      take(r1[c + 1], static_cast<std::uint32_t>(base + width + c + 1));
+      out[i * out_w + j] = best;
+      if (idx) idx[i * out_w + j] = static_cast<std::int32_t>(at);
+    }
+  }
+}
+
 std::pair<CpuTensor, CpuTensor> max_pool(const char* op, const CpuTensor& x,
                                          const MaxPool2dOptions& o, bool with_indices) {
   check_f32(op, x);
@@ -101,6 +170,17 @@ std::pair<CpuTensor, CpuTensor> max_pool(const char* op, const CpuTensor& x,
   float* po = out.data<float>();
   std::int32_t* pi = with_indices ? indices.data<std::int32_t>() : nullptr;
   const std::int64_t in_plane = height * width, out_plane = out_h * out_w;
+  if (o.kernel_size == std::array<std::int64_t, 2>{2, 2} &&
+      o.stride == std::array<std::int64_t, 2>{2, 2} &&
+      o.padding == std::array<std::int64_t, 2>{0, 0} &&
+      o.dilation == std::array<std::int64_t, 2>{1, 1} && 2 * out_h <= height &&
+      2 * out_w <= width) {
+    for (std::int64_t p = 0; p < planes; ++p) {
+      max_pool_plane_2x2(in + p * in_plane, po + p * out_plane, pi ? pi + p * out_plane : nullptr,
+                         width, out_h, out_w);
+    }
+    return {out, indices};
+  }
   for (std::int64_t p = 0; p < planes; ++p) {
     max_pool_plane(in + p * in_plane, po + p * out_plane, pi ? pi + p * out_plane : nullptr,
                    height, width, out_h, out_w, o, col_taps);
