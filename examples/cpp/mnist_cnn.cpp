@@ -19,8 +19,16 @@ int main(int argc, char** argv) {
     const double accuracy = mnist::run(
         mnist::TrainingConfig<mnist::ConvNetConfig>("cnn", mnist::ConvNetConfig(),
                                                     kiln::optim::AdamConfig()), options);
-    return accuracy >= options.min_accuracy ? 0 : 1;
+    if (accuracy < options.min_accuracy) {
+      std::cerr << "mnist_cnn: test accuracy " << accuracy << " is below --min-accuracy "
+                << options.min_accuracy << "\n";
+      return 1;
+    }
+    return 0;
   } catch (const kiln::Error& e) {
+    std::cerr << "mnist_cnn: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {  // e.g. std::filesystem errors for --artifact-dir
     std::cerr << "mnist_cnn: " << e.what() << "\n";
     return 1;
   }

@@ -99,8 +99,13 @@ double run(TrainingConfig<ModelConfig> config, const Options& options) {
   namespace train = kiln::train;
 
   if (options.num_epochs > 0) config.num_epochs = options.num_epochs;
-  std::filesystem::remove_all(options.artifact_dir);  // a clean run, as Burn's example
-  std::filesystem::create_directories(options.artifact_dir);
+  // A clean run, as Burn's example, but only Kiln's own artifacts are removed: the directory
+  // may hold other files.
+  const std::filesystem::path artifacts(options.artifact_dir);
+  for (const char* name : {"config.json", "model.safetensors", "history.json", "checkpoint"}) {
+    std::filesystem::remove_all(artifacts / name);
+  }
+  std::filesystem::create_directories(artifacts);
   config.save((std::filesystem::path(options.artifact_dir) / "config.json").string());
   B::seed(config.seed);
 

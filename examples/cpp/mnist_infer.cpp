@@ -70,5 +70,8 @@ int main(int argc, char** argv) {
   } catch (const nlohmann::json::exception& e) {
     std::cerr << "mnist_infer: malformed config.json: " << e.what() << "\n";
     return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "mnist_infer: " << e.what() << "\n";
+    return 1;
   }
 }

@@ -16,6 +16,10 @@
 
 namespace kiln::train {
 
+// Ordered JSON objects: a history read back keeps the metrics in registration order, which
+// the summary table and LearningResult::history rely on.
+using Json = nlohmann::ordered_json;
+
 std::string_view split_name(Split split) { return split == Split::Train ? "train" : "valid"; }
 
 std::string AccuracyMetric::format(double value) {
@@ -122,15 +126,15 @@ std::string summary_table(const std::vector<EpochSummary>& history) {
 
 namespace {
 
-nlohmann::json values_to_json(const std::vector<MetricValue>& values) {
-  nlohmann::json out = nlohmann::json::object();
+Json values_to_json(const std::vector<MetricValue>& values) {
+  Json out = Json::object();
   for (const MetricValue& v : values) {
-    out[v.name] = std::isfinite(v.value) ? nlohmann::json(v.value) : nlohmann::json(nullptr);
+    out[v.name] = std::isfinite(v.value) ? Json(v.value) : Json(nullptr);
   }
   return out;
 }
 
-std::vector<MetricValue> values_from_json(const nlohmann::json& j) {
+std::vector<MetricValue> values_from_json(const Json& j) {
   std::vector<MetricValue> out;
   for (const auto& [name, value] : j.items()) {
     const double v = value.is_null() ? std::nan("") : value.get<double>();
@@ -142,7 +146,7 @@ std::vector<MetricValue> values_from_json(const nlohmann::json& j) {
 }  // namespace
 
 std::string history_to_json(const std::vector<EpochSummary>& history) {
-  nlohmann::json epochs = nlohmann::json::array();
+  Json epochs = Json::array();
   for (const EpochSummary& s : history) {
     epochs.push_back({{"epoch", s.epoch},
                       {"train", values_to_json(s.train)},
@@ -156,7 +160,7 @@ std::string history_to_json(const std::vector<EpochSummary>& history) {
 
 std::vector<EpochSummary> history_from_json(const std::string& text, const std::string& path) {
   try {
-    const auto epochs = nlohmann::json::parse(text);
+    const auto epochs = Json::parse(text);
     std::vector<EpochSummary> out;
     for (const auto& e : epochs) {
       EpochSummary s;
@@ -186,9 +190,9 @@ std::string state_path(const std::filesystem::path& dir, std::int64_t epoch) {
 
 void write_training_state(const std::filesystem::path& dir, std::int64_t epoch,
                           std::uint64_t scheduler_steps, const std::vector<EpochSummary>& history) {
-  const nlohmann::json state = {{"epoch", epoch},
+  const Json state = {{"epoch", epoch},
                                 {"scheduler_steps", scheduler_steps},
-                                {"history", nlohmann::json::parse(history_to_json(history))}};
+                                {"history", Json::parse(history_to_json(history))}};
   io::write_file_atomic(state_path(dir, epoch), state.dump(2) + "\n", "SupervisedTraining");
   // Keep the last two epochs' checkpoints (Burn's KeepLastNCheckpoints(2)).
   for (std::int64_t old = epoch - 2; old >= 1; --old) {
@@ -204,7 +208,7 @@ void read_training_state(const std::filesystem::path& dir, std::int64_t epoch,
   const std::string path = state_path(dir, epoch);
   const std::string text = io::read_file(path, "SupervisedTraining::checkpoint");
   try {
-    const auto state = nlohmann::json::parse(text);
+    const auto state = Json::parse(text);
     if (state.at("epoch").get<std::int64_t>() != epoch) {
       throw FormatError(str_cat("SupervisedTraining::checkpoint: \"", path, "\" is the state of epoch ",
                                 state.at("epoch").get<std::int64_t>(), ", expected ", epoch));

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -220,6 +221,28 @@ TEST_F(LearnerTest, CheckpointsKeepTheLastTwoEpochsAndResumeContinuesTheRun) {
       first.model.fc2.weight.val().to_data(), Tolerance::absolute(1e-6));
   EXPECT_NEAR(value_of(resumed.history[2].valid, "Loss"), value_of(first.history[2].valid, "Loss"),
               1e-6);
+}
+
+TEST_F(LearnerTest, ResumedHistoryKeepsTheMetricsInRegistrationOrder) {
+  // Loss before Accuracy: not alphabetical, so a history read back from a checkpoint must
+  // keep the order the metrics were registered in (the summary table pairs them by position).
+  const auto run = [&](std::int64_t epochs, std::optional<std::int64_t> resume) {
+    auto training = SupervisedTraining(dir_.string(), train_, valid_)
+                        .metrics({LossMetric{}, AccuracyMetric{}})
+                        .quiet()
+                        .num_epochs(epochs)
+                        .with_file_checkpointer(record::SafetensorsRecorder{});
+    if (resume) training = training.checkpoint(*resume);
+    return training.launch(Learner(classifier(), optim::SgdConfig().init<AD>(), 0.1));
+  };
+  (void)run(2, std::nullopt);
+  const auto resumed = run(3, 2);
+  ASSERT_EQ(resumed.history.size(), 3u);
+  for (const auto& epoch : resumed.history) {
+    ASSERT_EQ(epoch.train.size(), 2u);
+    EXPECT_EQ(epoch.train[0].name, "Loss") << "epoch " << epoch.epoch;
+    EXPECT_EQ(epoch.valid[1].name, "Accuracy") << "epoch " << epoch.epoch;
+  }
 }
 
 TEST_F(LearnerTest, EarlyStoppingEndsTheRunWithoutImprovement) {
