@@ -1,5 +1,6 @@
 #include "kiln/data/vision/mnist.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -32,9 +33,11 @@ std::vector<std::uint64_t> read_header(std::string_view bytes, std::uint32_t mag
   }
   const std::uint32_t got = read_be32(bytes, 0);
   if (got != magic) {
-    throw FormatError(str_cat("MnistDataset: ", name, ": expected magic number 0x0000080",
-                              magic & 0xF, " (u8 data of rank ", rank, "), got 0x", std::hex,
-                              got, std::dec, " (not an MNIST ",
+    char expected_hex[16], got_hex[16];
+    std::snprintf(expected_hex, sizeof expected_hex, "0x%08X", static_cast<unsigned>(magic));
+    std::snprintf(got_hex, sizeof got_hex, "0x%08X", static_cast<unsigned>(got));
+    throw FormatError(str_cat("MnistDataset: ", name, ": expected magic number ", expected_hex,
+                              " (u8 data of rank ", rank, "), got ", got_hex, " (not an MNIST ",
                               rank == 3 ? "images" : "labels", " IDX file?)"));
   }
   std::vector<std::uint64_t> dims(rank);

@@ -76,11 +76,11 @@ TEST(MnistDataset, MalformedFilesRaiseFormatErrors) {
   // A labels file given as images: wrong magic number.
   EXPECT_NE(format_error([&] {
               MnistDataset::from_bytes(images_idx(2, 28, 28, test_pixels(2), 0x801), good_labels);
-            }).find("images: expected magic number 0x00000803 (u8 data of rank 3), got 0x801"),
+            }).find("images: expected magic number 0x00000803 (u8 data of rank 3), got 0x00000801"),
             std::string::npos);
   EXPECT_NE(format_error([&] {
               MnistDataset::from_bytes(good_images, labels_idx(2, "\x01\x02", 0x0802));
-            }).find("labels: expected magic number 0x00000801"),
+            }).find("labels: expected magic number 0x00000801 (u8 data of rank 1), got 0x00000802"),
             std::string::npos);
   // Not 28×28.
   EXPECT_NE(format_error([&] {
