@@ -11,7 +11,7 @@
 #include <sstream>
 #include <string>
 
-#include <unistd.h>
+#include "support/temp_dir.hpp"
 
 namespace kiln {
 namespace {
@@ -46,8 +46,7 @@ struct NoRequired {
 // Unique per process: ctest runs kiln_tests several times at once (the discovered tests
 // and kiln_tests_on_<arch>), and a shared name let one run see another's temporary file.
 std::filesystem::path temp_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() /
-         ("kiln_config_test_" + std::to_string(::getpid()) + "_" + name);
+  return test::temp_path("config_test_" + name);
 }
 
 TEST(ConfigTest, DefaultsBuildersAndEquality) {

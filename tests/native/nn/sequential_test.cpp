@@ -11,9 +11,9 @@
 #include <sstream>
 #include <string>
 
-#include <unistd.h>
 
 #include "kiln/kiln.hpp"
+#include "support/temp_dir.hpp"
 #include "support/backends.hpp"
 
 namespace kiln {
@@ -128,9 +128,7 @@ TEST(SequentialConfigTest, BuiltInCodeSavedAndLoaded) {
           .add(nn::Relu{})
           .add(nn::DropoutConfig(0.25))
           .add(nn::LinearConfig(16, 2).with_initializer(nn::Initializer::xavier_uniform()));
-  const auto path = (std::filesystem::temp_directory_path() /
-                     ("kiln_sequential_test_" + std::to_string(::getpid()) + ".json"))
-                        .string();
+  const auto path = test::temp_path("sequential_test.json").string();
   c.save(path);
   EXPECT_EQ(SequentialConfig::load(path), c);
   std::ofstream(path) << R"({"layers": [{"type": "lineer"}]})";

@@ -17,10 +17,10 @@
 
 #if defined(__unix__)
 #include <sys/resource.h>
-#include <unistd.h>
 #endif
 
 #include "kiln/kiln.hpp"
+#include "support/temp_dir.hpp"
 #include "support/backends.hpp"
 
 namespace kiln::record {
@@ -81,13 +81,7 @@ Net<B> make_zero_net() {
 /// A path in the temporary directory, unique to this process (ctest may run the suite
 /// several times at once).
 std::string temp_path(const std::string& name) {
-  long pid = 0;
-#if defined(__unix__)
-  pid = static_cast<long>(::getpid());
-#endif
-  return (std::filesystem::temp_directory_path() /
-          ("kiln_recorder_test_" + std::to_string(pid) + "_" + name))
-      .string();
+  return test::temp_path("recorder_test_" + name).string();
 }
 
 Bytes read_bytes(const std::string& path) {

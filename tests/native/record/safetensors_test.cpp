@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
 
 #include "kiln/kiln.hpp"
+#include "support/temp_dir.hpp"
 
 namespace kiln::record {
 namespace {
@@ -144,10 +144,7 @@ TEST(SafetensorsWrite, RejectsInconsistentTensorsAndTheReservedKey) {
 }
 
 TEST(SafetensorsFileIo, SaveAndLoadNameTheFile) {
-  const auto path =
-      (std::filesystem::temp_directory_path() /
-       ("kiln_safetensors_file_io_" + std::to_string(::getpid()) + ".safetensors"))
-          .string();
+  const auto path = test::temp_path("safetensors_file_io.safetensors").string();
   SafetensorsFile file;
   file.tensors["w"] =
       SafetensorsTensor::from_data(TensorData::from({1.f, 2.f}), SafetensorsDType::F32);

@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/temp_dir.hpp"
 #include "support/xor.hpp"
 
 #if defined(__unix__)
 #include <sys/wait.h>
-#include <unistd.h>
 #endif
 
 #ifndef KILN_PYTHON
@@ -128,17 +128,6 @@ Json read_json(const std::filesystem::path& path) {
 
 class TorchInterop : public ::testing::Test {
  protected:
-  void SetUp() override {
-    long pid = 0;
-#if defined(__unix__)
-    pid = static_cast<long>(::getpid());
-#endif
-    work_ = std::filesystem::temp_directory_path() / ("kiln_torch_interop_" + std::to_string(pid));
-    std::filesystem::remove_all(work_);
-    std::filesystem::create_directories(work_);
-  }
-  void TearDown() override { std::filesystem::remove_all(work_); }
-
   /// Runs `torch_interop.py work_ mode`: its exit status (77: python cannot import torch;
   /// 127: no python) and output.
   std::pair<int, std::string> run_script(const std::string& mode) const {
@@ -152,7 +141,8 @@ class TorchInterop : public ::testing::Test {
     return {status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1, output.str()};
   }
 
-  std::filesystem::path work_;
+  test::TempDir dir_{"torch_interop"};
+  const std::filesystem::path& work_ = dir_.path();
 };
 
 TEST_F(TorchInterop, KilnAndPyTorchLoadEachOthersFiles) {

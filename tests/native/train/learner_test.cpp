@@ -11,10 +11,8 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/temp_dir.hpp"
 
-#if defined(__unix__)
-#include <unistd.h>
-#endif
 
 namespace kiln::train {
 namespace {
@@ -93,13 +91,8 @@ Classifier<AD> classifier() {
 class LearnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    long pid = 0;
-#if defined(__unix__)
-    pid = static_cast<long>(::getpid());
-#endif
-    dir_ = std::filesystem::temp_directory_path() /
-           ("kiln_learner_" + std::to_string(pid) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test::temp_path(std::string("learner_") +
+                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     train_ = data::DataLoaderBuilder<AD, Point, PointBatch<AD>>(PointBatcher<AD>{})
                  .batch_size(16)

@@ -9,11 +9,9 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/temp_dir.hpp"
 #include "support/xor.hpp"
 
-#if defined(__unix__)
-#include <unistd.h>
-#endif
 
 namespace kiln {
 namespace {
@@ -49,18 +47,8 @@ struct XorModelConfig {
 
 class XorSaveLoad : public ::testing::Test {
  protected:
-  void SetUp() override {
-    long pid = 0;
-#if defined(__unix__)
-    pid = static_cast<long>(::getpid());
-#endif
-    dir_ = std::filesystem::temp_directory_path() / ("kiln_xor_save_load_" + std::to_string(pid));
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string path(const char* name) const { return (dir_ / name).string(); }
-  std::filesystem::path dir_;
+  std::string path(const char* name) const { return dir_.file(name); }
+  test::TempDir dir_{"xor_save_load"};
 };
 
 /// Exercise 11's inference side: knows nothing of the training run but the two files.
