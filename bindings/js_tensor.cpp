@@ -70,6 +70,40 @@ kiln::Shape shape_from_js(const val& shape, const char* op) {
   return kiln::Shape(dims);
 }
 
+std::int64_t int_from_js(const val& value, const char* op, const char* what) {
+  const bool integer = value.typeOf().as<std::string>() == "number" &&
+                       val::global("Number").call<bool>("isSafeInteger", value);
+  if (!integer) {
+    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ",
+                                        val::global("String")(value).as<std::string>()));
+  }
+  return static_cast<std::int64_t>(value.as<double>());
+}
+
+std::vector<std::int64_t> ints_from_js(const val& array, const char* op, const char* what) {
+  if (!val::global("Array").call<bool>("isArray", array)) {
+    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an array of integers, got ",
+                                        array.typeOf().as<std::string>()));
+  }
+  const auto n = array["length"].as<std::size_t>();
+  if (n > 64) {
+    throw kiln::LimitError(kiln::str_cat(op, ": ", what, " has ", n, " entries (at most ",
+                                         kiln::Shape::max_rank, " dims are supported)"));
+  }
+  std::vector<std::int64_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const val v = array[i];
+    const bool integer = v.typeOf().as<std::string>() == "number" &&
+                         val::global("Number").call<bool>("isSafeInteger", v);
+    if (!integer) {
+      throw kiln::TypeError(kiln::str_cat(op, ": ", what, "[", i, "] must be an integer, got ",
+                                          val::global("String")(v).as<std::string>()));
+    }
+    out[i] = static_cast<std::int64_t>(v.as<double>());
+  }
+  return out;
+}
+
 val shape_to_js(const kiln::Shape& shape) {
   val out = val::array();
   for (std::size_t i = 0; i < shape.rank(); ++i) out.set(i, static_cast<double>(shape[i]));

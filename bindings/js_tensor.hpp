@@ -23,6 +23,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kiln/autodiff/autodiff.hpp"
 #include "kiln/core/dtype.hpp"
@@ -64,6 +65,12 @@ struct JsTensor {
 /// Whether ops record the autodiff graph (false inside `kiln.noGrad(fn)`). Bound ops of
 /// other TUs that build graphs themselves may consult it.
 bool grad_enabled() noexcept;
+
+/// The float primitive to feed an Autodiff op: `t.value`, or its untracked copy inside
+/// `kiln.noGrad(fn)` (so that no graph is recorded there).
+inline FloatPrim op_input(const JsTensor& t) {
+  return grad_enabled() ? t.value : FloatPrim(t.value.primitive);
+}
 
 /// The kind's JS dtype name: "float32", "int32", "bool".
 const char* js_dtype_name(kiln::DType dtype) noexcept;
@@ -112,6 +119,12 @@ JsTensor from_typed(const kiln::Tensor<kiln::Cpu, D, K>& t) {
 /// kiln::Shape::max_rank dims. Throws TypeError (not an array, non-integer dim) naming `op`
 /// and the position, LimitError past max_rank.
 kiln::Shape shape_from_js(const emscripten::val& shape, const char* op);
+/// A JS array of integers (negative allowed: dims, axes, sizes with -1) -> int64s. Throws
+/// TypeError naming `op`, `what` and the position unless every entry is a safe integer.
+std::vector<std::int64_t> ints_from_js(const emscripten::val& array, const char* op,
+                                       const char* what);
+/// A JS number that must be an integer (a dim, a count) -> int64. Throws TypeError.
+std::int64_t int_from_js(const emscripten::val& value, const char* op, const char* what);
 /// A Shape -> a fresh JS array of numbers.
 emscripten::val shape_to_js(const kiln::Shape& shape);
 

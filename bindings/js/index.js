@@ -4,6 +4,8 @@
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 
+export { KilnError } from './errors.js';
+
 /**
  * Loads and instantiates the WebAssembly engine.
  * @param {object} [opts] Emscripten module options (`wasmBinary`, `locateFile`, ...).

@@ -6,6 +6,8 @@ import { readFile } from 'node:fs/promises';
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 
+export { KilnError } from './errors.js';
+
 /**
  * Loads and instantiates the WebAssembly engine.
  * @param {object} [opts] Emscripten module options; `wasmBinary` defaults to the bytes of
