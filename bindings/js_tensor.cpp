@@ -149,6 +149,7 @@ int raw_rank(const JsTensor& t) { return static_cast<int>(t.shape().rank()); }
 double raw_numel(const JsTensor& t) { return static_cast<double>(t.primitive().num_elements()); }
 double raw_bytes(const JsTensor& t) { return static_cast<double>(t.primitive().num_bytes()); }
 bool raw_is_tracked(const JsTensor& t) { return t.is_tracked(); }
+double gradients_size(const Gradients& g) { return static_cast<double>(g.size()); }
 
 // ---- creation
 
@@ -183,7 +184,7 @@ JsTensor from_typed_array(val data, val shape, int dtype_code) {
   });
 }
 
-JsTensor full(val shape, double value, int dtype_code) {
+JsTensor create_full(val shape, double value, int dtype_code) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
     const kiln::Shape s = shape_from_js(shape, "full");
@@ -192,7 +193,7 @@ JsTensor full(val shape, double value, int dtype_code) {
 }
 
 /// kind: 0 default uniform [0, 1), 1 uniform [a, b), 2 normal(a, b), 3 bernoulli(a).
-JsTensor random(val shape, int kind, double a, double b, int dtype_code) {
+JsTensor create_random(val shape, int kind, double a, double b, int dtype_code) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
     const kiln::Shape s = shape_from_js(shape, "random");
@@ -208,13 +209,13 @@ JsTensor random(val shape, int kind, double a, double b, int dtype_code) {
   });
 }
 
-JsTensor arange(double start, double end, double step, int dtype_code) {
+JsTensor create_arange(double start, double end, double step, int dtype_code) {
   return guarded([&] {
     return JsTensor(kiln::CpuOps::arange(start, end, step, dtype_from_int(dtype_code), {}));
   });
 }
 
-JsTensor eye(double n, double m, int dtype_code) {
+JsTensor create_eye(double n, double m, int dtype_code) {
   return guarded([&] {
     for (double v : {n, m}) {
       if (!(v >= 0 && v <= 2147483647.0) || std::floor(v) != v) {
@@ -226,7 +227,7 @@ JsTensor eye(double n, double m, int dtype_code) {
   });
 }
 
-void seed(double s) {
+void set_seed(double s) {
   guarded([&] {
     if (!(s >= 0) || std::floor(s) != s || s > 9007199254740991.0) {
       throw kiln::ValueError(kiln::str_cat("seed: expected an integer >= 0, got ", s));
@@ -320,14 +321,14 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_core) {
       .function("numel", &raw_numel)
       .function("bytes", &raw_bytes)
       .function("isTracked", &raw_is_tracked);
-  emscripten::class_<Gradients>("RawGradients").function("size", &Gradients::size);
+  emscripten::class_<Gradients>("RawGradients").function("size", &gradients_size);
 
   function("tFromTypedArray", &from_typed_array);
-  function("tFull", &full);
-  function("tRandom", &random);
-  function("tArange", &arange);
-  function("tEye", &eye);
-  function("seed", &seed);
+  function("tFull", &create_full);
+  function("tRandom", &create_random);
+  function("tArange", &create_arange);
+  function("tEye", &create_eye);
+  function("seed", &set_seed);
   function("tDataSync", &data_sync);
   function("tToString", &to_string);
   function("setGradEnabled", &set_grad_enabled);
