@@ -747,6 +747,11 @@ export function installTensor(kiln, raw) {
         throw fail('Rank', `${op}: both operands need rank >= 1: lhs [${sa.join(', ')}] vs rhs [${sb.join(', ')}]`);
       }
       if (sa.length >= 2 && sb.length >= 2) return wrap(raw.tMatmul(a, b));
+      const k1 = sa[sa.length - 1];
+      const k2 = sb.length === 1 ? sb[0] : sb[sb.length - 2];
+      if (k1 !== k2) {
+        throw fail('Shape', `${op}: inner dimensions differ: lhs [${sa.join(', ')}] vs rhs [${sb.join(', ')}] (${k1} != ${k2})`);
+      }
       const temps = [];
       try {
         const la = sa.length === 1 ? (temps.push(raw.tReshape(a, [1, sa[0]])), temps[temps.length - 1]) : a;

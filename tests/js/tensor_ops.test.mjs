@@ -296,6 +296,10 @@ describe('matmul', () => {
       expect(T.ones([3, 2, 2]).matmul(v).shape).toEqual([3, 2]);
       expectKilnError(kiln, () => T.ones([2, 3]).matmul(T.ones([4, 5])), 'Shape',
         /^matmul: inner dimensions differ: lhs \[2, 3\] vs rhs \[4, 5\]/);
+      expectKilnError(kiln, () => T.ones([2]).matmul(T.ones([3, 3])), 'Shape',
+        'matmul: inner dimensions differ: lhs [2] vs rhs [3, 3] (2 != 3)');
+      expectKilnError(kiln, () => T.ones([2, 3]).matmul(T.ones([2])), 'Shape',
+        'matmul: inner dimensions differ: lhs [2, 3] vs rhs [2] (3 != 2)');
       expectKilnError(kiln, () => T.fromData(1).matmul(a), 'Rank', 'matmul: both operands need rank >= 1: lhs [] vs rhs [2, 2]');
       expectKilnError(kiln, () => T.ones([2, 2], { dtype: 'int32' }).matmul(a), 'DType', /matmul: expected a float32 tensor, got int32/);
     });
