@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Type declarations of kiln-dl (hand-written: Emscripten 3.1.6 cannot emit them).
 // Semantics follow PyTorch (broadcasting, integer division, nan handling) with Burn's
 // names in camelCase (API.md). Shapes in the docs: `[batch, dIn] -> [batch, dOut]`.
@@ -388,7 +389,7 @@ export interface TensorStatic {
   /**
    * A tensor from nested arrays (`[[1, 2], [3, 4]]` -> [2, 2]), a number (rank 0), or a
    * typed array (+ `shape`). Default dtype: bool if every value is a boolean, int32 for
-   * Int*/Uint* typed arrays, else float32. int32 conversion truncates toward zero.
+   * Int8/16/32 and Uint8/16/32 typed arrays, else float32. int32 conversion truncates toward zero.
    * @throws KilnError `Shape` for ragged rows (naming the position, `data[1]`) or a data
    *   length that does not match `shape`; `Type` for a non-numeric value (naming its
    *   position) or bad options; `Value` for a value that does not fit in int32.
