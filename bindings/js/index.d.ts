@@ -529,6 +529,13 @@ export interface Kiln {
 }
 
 export interface InitOptions {
+  /**
+   * Also free tensors (and Gradients) that the garbage collector finds unreachable
+   * without dispose() (a FinalizationRegistry; when that happens is up to the GC). Off by
+   * default: it costs ~3 µs per tensor created, more than a small op. dispose() and
+   * tidy() work either way.
+   */
+  autoDispose?: boolean;
   /** The bytes of kiln.wasm (default: read next to the package in Node, fetched in browsers). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /** Maps a file name the loader needs ("kiln.wasm") to its URL. */

@@ -215,12 +215,15 @@ function toTypedArray(values, dtype, op) {
  * Builds the tensor API of one engine instance onto `kiln` and returns the internals.
  * @param {object} kiln the public object under construction
  * @param {object} raw the Emscripten module
+ * @param {{autoDispose?: boolean}} [options] init()'s options
  */
-export function installTensor(kiln, raw) {
+export function installTensor(kiln, raw, options = {}) {
   let liveTensors = 0;
   const scopes = [];
+  // Opt-in (init({autoDispose: true})): registering every tensor with a
+  // FinalizationRegistry costs ~3 µs per tensor, more than a small op itself.
   const registry =
-    typeof FinalizationRegistry === 'function'
+    options.autoDispose === true && typeof FinalizationRegistry === 'function'
       ? new FinalizationRegistry((handle) => {
           // A Tensor the program lost without dispose(): free its memory now.
           try {

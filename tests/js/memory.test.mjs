@@ -1,6 +1,9 @@
 // Memory: dispose, Symbol.dispose, tidy (nesting, returned values kept, throw, Promise),
 // keep, kiln.dispose, use after dispose (KilnError Disposed naming the op), kiln.memory(),
 // and a 10,000-step training loop whose memory stays flat.
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
 import { expectKilnError } from './helpers.mjs';
@@ -180,6 +183,41 @@ describe('tidy', () => {
       g = x.sum().backward();
     });
     expect(g.isDisposed).toBe(true);
+  });
+});
+
+describe('init({autoDispose: true})', () => {
+  it('frees tensors the garbage collector finds unreachable', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc');
+    const gcKiln = await init({ autoDispose: true });
+    const base = gcKiln.memory();
+    (() => {
+      for (let i = 0; i < 50; i++) gcKiln.Tensor.zeros([250_000]); // 1 MB each, never disposed
+    })();
+    expect(gcKiln.memory().bytes - base.bytes).toBe(50 * 1_000_000);
+    // Finalizers run after a collection, in a later task: collect and yield until they did.
+    for (let i = 0; i < 100 && gcKiln.memory().bytes !== base.bytes; i++) {
+      gc();
+      await sleep(10);
+    }
+    expect(gcKiln.memory().bytes).toBe(base.bytes);
+    expect(gcKiln.memory().tensors).toBe(base.tensors);
+  });
+
+  it('without the option, lost tensors stay allocated (dispose/tidy are the way)', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc');
+    const before = kiln.memory().bytes;
+    // keep only the engine handles (internal) so that the test can free them afterwards
+    const handles = (() => Array.from({ length: 5 }, () => T.zeros([1000])._h))();
+    for (let i = 0; i < 5; i++) {
+      gc();
+      await sleep(10);
+    }
+    expect(kiln.memory().bytes - before).toBe(5 * 4000);
+    for (const h of handles) h.delete();
+    expect(kiln.memory().bytes).toBe(before);
   });
 });
 
