@@ -17,6 +17,7 @@
 #include "kiln/core/memory.hpp"
 #include "kiln/core/tensor_data.hpp"
 #include "kiln/core/thread_pool.hpp"
+#include "kiln/tensor/activation.hpp"
 
 using emscripten::val;
 
@@ -39,7 +40,8 @@ const char* js_dtype_name(kiln::DType dtype) noexcept {
 
 void check_dtype(const char* op, const JsTensor& t, kiln::DType dtype) {
   if (t.dtype() != dtype) {
-    throw kiln::DTypeError(kiln::str_cat(op, ": expected a ", js_dtype_name(dtype),
+    throw kiln::DTypeError(kiln::str_cat(op, ": expected ", dtype == kiln::DType::I32 ? "an " : "a ",
+                                         js_dtype_name(dtype),
                                          " tensor, got ", js_dtype_name(t.dtype()),
                                          " (shape ", t.shape(), ")"));
   }
@@ -308,6 +310,22 @@ val backend_info() {
   return out;
 }
 
+// ---- a check of the header's conversions (internal; tests/js/autodiff.test.mjs)
+
+/// relu of a rank-2 float32 tensor through to_typed/from_typed (the graph node must
+/// survive both ways), or the int32 rank-1 identity through the Int conversions.
+JsTensor typed_round_trip(const JsTensor& x, bool as_int) {
+  return guarded([&] {
+    if (as_int) return from_typed(to_typed<1, kiln::Int>(x, "typedRoundTrip"));
+    return from_typed(kiln::activation::relu(to_typed<2>(x, "typedRoundTrip")));
+  });
+}
+
+/// The inner (Cpu) conversion: 2·x of a rank-2 float32 tensor, untracked.
+JsTensor inner_round_trip(const JsTensor& x) {
+  return guarded([&] { return from_typed(to_inner_typed<2>(x, "innerRoundTrip") * 2.f); });
+}
+
 }  // namespace
 }  // namespace kiln_js
 
@@ -335,4 +353,6 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_core) {
   function("isGradEnabled", &is_grad_enabled);
   function("memoryStats", &memory);
   function("backendInfo", &backend_info);
+  function("_typedRoundTrip", &typed_round_trip);
+  function("_innerRoundTrip", &inner_round_trip);
 }

@@ -170,6 +170,28 @@ describe('gradients', () => {
   });
 });
 
+describe('js_tensor.hpp conversions (used by the nn bindings)', () => {
+  it('to_typed / from_typed keep the graph; rank and dtype are checked', () => {
+    run(() => {
+      const { raw, wrap, unwrap } = kiln._internals;
+      const x = T.fromData([[-1, 2], [3, -4]]).requireGrad();
+      const y = wrap(raw._typedRoundTrip(unwrap(x, 'test'), false)); // relu through Tensor<AD, 2>
+      expect(y.toArray()).toEqual([[0, 2], [3, 0]]);
+      expect(y.isRequireGrad).toBe(true);
+      expect(x.grad(y.sum().backward()).toArray()).toEqual([[0, 1], [1, 0]]);
+      const i = T.fromData([1, 2], { dtype: 'int32' });
+      expect(wrap(raw._typedRoundTrip(unwrap(i, 'test'), true)).toArray()).toEqual([1, 2]);
+      const inner = wrap(raw._innerRoundTrip(unwrap(x, 'test')));
+      expect(inner.toArray()).toEqual([[-2, 4], [6, -8]]);
+      expect(inner.isRequireGrad).toBe(false);
+      expectKilnError(kiln, () => raw._typedRoundTrip(unwrap(T.ones([2]), 'test'), false), 'Rank',
+        'typedRoundTrip: expected a tensor of rank 2, got shape [2] (rank 1)');
+      expectKilnError(kiln, () => raw._typedRoundTrip(unwrap(x, 'test'), true), 'DType',
+        'typedRoundTrip: expected an int32 tensor, got float32 (shape [2, 2])');
+    });
+  });
+});
+
 describe('backward errors', () => {
   it('needs one element, a tracked tensor, and runs once per graph', () => {
     run(() => {

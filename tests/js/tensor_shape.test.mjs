@@ -172,7 +172,7 @@ describe('joining and indexing', () => {
       const r = T.zeros([3, 2]).selectAssign(0, [0, 0, 2], T.ones([3, 2]));
       expect(r.toArray()).toEqual([[2, 2], [0, 0], [1, 1]]);
       expectKilnError(kiln, () => m.select(0, [3]), 'Index', /select/);
-      expectKilnError(kiln, () => m.select(0, T.fromData([0])), 'DType', 'select: expected a int32 tensor, got float32 (shape [1])');
+      expectKilnError(kiln, () => m.select(0, T.fromData([0])), 'DType', 'select: expected an int32 tensor, got float32 (shape [1])');
       expectKilnError(kiln, () => m.select(0, [0.5]), 'Type', 'select: indices[0] must be an integer, got the number 0.5');
       expectKilnError(kiln, () => m.select(0, 'x'), 'Type', /select: indices must be an int32 Tensor or an array of integers/);
     });
