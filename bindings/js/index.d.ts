@@ -21,6 +21,7 @@ export type ErrorCode =
  * The module stays usable after any KilnError (also after `OutOfMemory`).
  */
 export class KilnError extends Error {
+  /** `new KilnError("Value", "op: what: given")`; the package's own errors are made this way. */
   constructor(code: ErrorCode, message: string);
   readonly name: 'KilnError';
   code: ErrorCode;
@@ -37,6 +38,9 @@ export type NestedArray = number | boolean | readonly NestedArray[] | TypedArray
 export type TypedArray =
   | Float32Array | Float64Array | Int32Array | Int16Array | Int8Array | Uint8Array
   | Uint16Array | Uint32Array | Uint8ClampedArray;
+
+/** What `toArray()` returns: nested arrays of numbers (booleans for bool), a scalar for rank 0. */
+export type NestedData = number | boolean | NestedData[];
 
 /** What `dataSync()` returns per dtype. */
 export interface DataTypeMap {
@@ -121,7 +125,7 @@ export interface Tensor {
    * The values as nested arrays (`[[1, 2], [3, 4]]`); booleans for bool tensors; a number
    * (boolean) for rank 0.
    */
-  toArray(): any;
+  toArray(): NestedData;
   /** The only element. @throws KilnError `Shape` unless numel is 1. */
   item(): number | boolean;
   /**
@@ -171,6 +175,7 @@ export interface Tensor {
   maxPair(other: Tensor): Tensor;
   /** Element-wise minimum (nan propagates, torch.minimum). */
   minPair(other: Tensor): Tensor;
+  /** -x (float32, int32). */
   neg(): Tensor;
   /** |x|; gradient 0 at 0 (PyTorch). */
   abs(): Tensor;
@@ -180,18 +185,25 @@ export interface Tensor {
   exp(): Tensor;
   /** Natural log: log(0) = -inf, log(x < 0) = nan. */
   log(): Tensor;
+  /** log(1 + x), accurate for small x. */
   log1p(): Tensor;
   /** sqrt; gradient inf at 0 (PyTorch). */
   sqrt(): Tensor;
+  /** Sine (radians). */
   sin(): Tensor;
+  /** Cosine (radians). */
   cos(): Tensor;
+  /** Hyperbolic tangent; gradient 1 - tanh². */
   tanh(): Tensor;
+  /** Smallest integer >= x (gradient 0, as PyTorch). */
   ceil(): Tensor;
+  /** Largest integer <= x (gradient 0). */
   floor(): Tensor;
   /** Rounds half to even (torch.round). */
   round(): Tensor;
   /** 1 / x. */
   recip(): Tensor;
+  /** Gauss error function. */
   erf(): Tensor;
   /** 1 / (1 + exp(-x)). */
   sigmoid(): Tensor;
@@ -214,7 +226,9 @@ export interface Tensor {
    * passes where min <= x <= max (torch.clamp). @throws `Value` if min > max.
    */
   clamp(min?: number | null, max?: number | null): Tensor;
+  /** max(x, min) (torch.clamp(min=...)). */
   clampMin(min: number): Tensor;
+  /** min(x, max) (torch.clamp(max=...)). */
   clampMax(max: number): Tensor;
   /**
    * torch.matmul: `[..., m, k] x [..., k, n] -> [..., m, n]`, batch dims broadcast
@@ -225,17 +239,29 @@ export interface Tensor {
   matmul(other: Tensor): Tensor;
 
   // ---- comparisons -> bool tensors (broadcast; nan compares unequal to everything)
+  /** x == other -> bool, same shape as the broadcast. @throws `Shape` if the shapes do not broadcast; `DType` for different dtypes. */
   equal(other: Tensor | number): Tensor;
+  /** x != other -> bool (nan != nan is true). */
   notEqual(other: Tensor | number): Tensor;
+  /** x > other -> bool (numeric dtypes). */
   greater(other: Tensor | number): Tensor;
+  /** x >= other -> bool. */
   greaterEqual(other: Tensor | number): Tensor;
+  /** x < other -> bool. */
   lower(other: Tensor | number): Tensor;
+  /** x <= other -> bool. */
   lowerEqual(other: Tensor | number): Tensor;
+  /** x == value -> bool (Burn's equal_elem; equal(number) is the same). @throws `Type` unless value is a number. */
   equalElem(value: number): Tensor;
+  /** x != value -> bool. */
   notEqualElem(value: number): Tensor;
+  /** x > value -> bool (Burn's greater_elem). */
   greaterElem(value: number): Tensor;
+  /** x >= value -> bool. */
   greaterEqualElem(value: number): Tensor;
+  /** x < value -> bool. */
   lowerElem(value: number): Tensor;
+  /** x <= value -> bool. */
   lowerEqualElem(value: number): Tensor;
   /** bool: true where nan (float32 only). */
   isNan(): Tensor;
@@ -245,8 +271,11 @@ export interface Tensor {
   containsNan(): Tensor;
   /** Logic on bool tensors (broadcast). @throws `DType` for other dtypes. */
   boolNot(): Tensor;
+  /** Logical and of two bool tensors (broadcast). */
   boolAnd(other: Tensor): Tensor;
+  /** Logical or of two bool tensors (broadcast). */
   boolOr(other: Tensor): Tensor;
+  /** Logical xor of two bool tensors (broadcast). */
   boolXor(other: Tensor): Tensor;
 
   // ---- casts and masks
@@ -256,6 +285,7 @@ export interface Tensor {
   int(): Tensor;
   /** Cast to bool (`!= 0`; nan is true). */
   bool(): Tensor;
+  /** Cast to `dtype` by name (as float() / int() / bool()). @throws `Type` for an unknown dtype. */
   cast(dtype: DType): Tensor;
   /** `value` where mask is true, else this (torch.where(mask, value, this)); all three broadcast. mask: bool. */
   maskWhere(mask: Tensor, value: Tensor): Tensor;
@@ -267,27 +297,41 @@ export interface Tensor {
   // size 1 ([2, 3] -> [2, 1] for dim 1, as Burn's sum_dim). Float sums are accurate for any
   // length; int32 sum/prod are exact and @throws `Limit` past int32; mean of no elements is
   // nan; max/min of no elements @throws `Shape`; max/min propagate nan.
+  /** Sum: [...] -> [1], or along dim (kept) as sumDim. */
   sum(dim?: Dim): Tensor;
+  /** Mean: [...] -> [1] (nan for no elements; int32: floor), or along dim as meanDim. */
   mean(dim?: Dim): Tensor;
+  /** Product: [...] -> [1], or along dim as prodDim. */
   prod(dim?: Dim): Tensor;
+  /** Maximum: [...] -> [1] (gradient split evenly across ties, as PyTorch), or along dim as maxDim. */
   max(dim?: Dim): Tensor;
+  /** Minimum: [...] -> [1], or along dim as minDim. */
   min(dim?: Dim): Tensor;
   /** bool: any / all elements non-zero. */
   any(dim?: Dim): Tensor;
+  /** bool [1]: every element non-zero (or along dim, kept, as allDim). */
   all(dim?: Dim): Tensor;
   /** [..., n, ...] -> [..., 1, ...] */
   sumDim(dim: Dim): Tensor;
+  /** Mean along dim (kept): [2, 3] -> [1, 3] for dim 0. */
   meanDim(dim: Dim): Tensor;
+  /** Product along dim (kept). */
   prodDim(dim: Dim): Tensor;
+  /** Maximum along dim (kept); gradient to the first maximal element. */
   maxDim(dim: Dim): Tensor;
+  /** Minimum along dim (kept). */
   minDim(dim: Dim): Tensor;
+  /** bool: any element non-zero along dim (kept). */
   anyDim(dim: Dim): Tensor;
+  /** bool: every element non-zero along dim (kept). */
   allDim(dim: Dim): Tensor;
   /** [values, int32 indices] of the max along dim (kept); first index on ties; gradient routed to it. */
   maxDimWithIndices(dim: Dim): [Tensor, Tensor];
+  /** [values, int32 indices] of the min along dim (kept); first index on ties. */
   minDimWithIndices(dim: Dim): [Tensor, Tensor];
   /** int32 index of the max along dim (kept, torch.argmax keepdim=True); first on ties; nan counts as the max. */
   argmax(dim: Dim): Tensor;
+  /** int32 index of the min along dim (kept); first on ties. */
   argmin(dim: Dim): Tensor;
   /** Variance along dim (kept), divisor n - 1 (unbiased, default) or n. float32. */
   var(dim: Dim, unbiased?: boolean): Tensor;
@@ -297,12 +341,15 @@ export interface Tensor {
   varMean(dim: Dim, unbiased?: boolean): [Tensor, Tensor];
   /** Sorted along dim (default -1), stable; nan last ascending (torch.sort). */
   sort(dim?: Dim, descending?: boolean): Tensor;
+  /** Sorted largest first along dim (default -1). */
   sortDescending(dim?: Dim): Tensor;
   /** int32 indices that sort along dim (stable). */
   argsort(dim?: Dim, descending?: boolean): Tensor;
+  /** [sorted values, int32 indices] along dim (default -1), stable; the gradient follows the permutation. */
   sortWithIndices(dim?: Dim, descending?: boolean): [Tensor, Tensor];
   /** The k largest along dim (default -1), largest first. @throws `Index` if k > size. */
   topk(k: number, dim?: Dim): Tensor;
+  /** [the k largest values, their int32 indices] along dim (default -1). @throws `Index` if k > size. */
   topkWithIndices(k: number, dim?: Dim): [Tensor, Tensor];
 
   // ---- shape (results share nothing observable with the input: tensors are immutable)
@@ -312,6 +359,7 @@ export interface Tensor {
   flatten(start?: Dim, end?: Dim): Tensor;
   /** Removes the size-1 dim `dim`, or every size-1 dim without `dim` (PyTorch). @throws `Shape` if that dim is not 1. */
   squeeze(dim?: Dim): Tensor;
+  /** Removes the size-1 dim `dim` (Burn's squeeze_dim): [2, 1, 3] -> [2, 3] for dim 1. @throws `Shape` if its size is not 1. */
   squeezeDim(dim: Dim): Tensor;
   /** Inserts a size-1 dim at `dim` of the output (-1 = last): [2, 3] -> [2, 1, 3] for dim 1. */
   unsqueezeDim(dim: Dim): Tensor;
@@ -397,6 +445,7 @@ export interface TensorStatic {
   fromData(data: NestedArray, options?: FromDataOptions): Tensor;
   /** Zeros of `shape` (default float32). @throws `Type` for a bad shape; `Limit` past 2^31 - 1 elements; `OutOfMemory`. */
   zeros(shape: readonly number[], options?: DTypeOption): Tensor;
+  /** Ones of `shape` (default float32). Errors as zeros. */
   ones(shape: readonly number[], options?: DTypeOption): Tensor;
   /** Filled with value (dtype: bool for a boolean value, else float32 unless given). */
   full(shape: readonly number[], value: number | boolean, options?: DTypeOption): Tensor;
@@ -416,7 +465,9 @@ export interface TensorStatic {
   eye(n: number, m?: number | DTypeOption, options?: DTypeOption): Tensor;
   /** Zeros with t's shape (and dtype, unless given). */
   zerosLike(t: Tensor, options?: DTypeOption): Tensor;
+  /** Ones with t's shape (and dtype, unless given). */
   onesLike(t: Tensor, options?: DTypeOption): Tensor;
+  /** `value` with t's shape (and dtype, unless given). */
   fullLike(t: Tensor, value: number | boolean, options?: DTypeOption): Tensor;
   /**
    * Concatenates along dim (torch.cat): same dtype and rank, same dims outside dim.
@@ -443,23 +494,33 @@ export interface Gradients {
   readonly isDisposed: boolean;
   /** The gradient of tensor (as tensor.grad(this)). */
   get(tensor: Tensor): Tensor | undefined;
+  /** Frees the gradients now (safe twice). */
   dispose(): void;
+  /** `using grads = loss.backward()` disposes at the end of the block. */
   [Symbol.dispose](): void;
 }
 
 /** Activation functions (Burn's burn::tensor::activation), each `[...] -> [...]` on float32. */
 export interface Activation {
+  /** max(0, x); gradient 0 at 0 (torch.relu). */
   relu(x: Tensor): Tensor;
+  /** x for x >= 0, negativeSlope·x otherwise (default 0.01, torch). */
   leakyRelu(x: Tensor, negativeSlope?: number): Tensor;
+  /** 1 / (1 + exp(-x)), exactly 0 and 1 in the far tails without overflow. */
   sigmoid(x: Tensor): Tensor;
   /** log(sigmoid(x)) = -softplus(-x), stable for large |x|. */
   logSigmoid(x: Tensor): Tensor;
+  /** Hyperbolic tangent. */
   tanh(x: Tensor): Tensor;
+  /** x·Φ(x) (erf form, torch approximate="none"), or the tanh approximation (Hendrycks & Gimpel 2016). */
   gelu(x: Tensor, options?: { approximate?: 'none' | 'tanh' }): Tensor;
+  /** x·sigmoid(x) (SiLU / swish). */
   silu(x: Tensor): Tensor;
+  /** log(1 + exp(beta·x)) / beta, x where beta·x > threshold (defaults 1, 20; torch.nn.Softplus). @throws `Value` if beta <= 0. */
   softplus(x: Tensor, beta?: number, threshold?: number): Tensor;
   /** Along dim. @throws `Index` for a bad dim. */
   softmax(x: Tensor, dim: Dim): Tensor;
+  /** x - max - log Σ exp(x - max) along dim, without forming the softmax. @throws `Index` for a bad dim. */
   logSoftmax(x: Tensor, dim: Dim): Tensor;
   /** softmax(-x) along dim. */
   softmin(x: Tensor, dim: Dim): Tensor;
@@ -512,6 +573,7 @@ export interface Kiln {
    * @throws KilnError `State` if fn returns a Promise (its tensors are disposed); whatever fn throws (after disposing).
    */
   tidy<T>(fn: () => T): T;
+  /** tidy with a name (for TF.js-style code; the name is not used). */
   tidy<T>(name: string, fn: () => T): T;
   /** Excludes t from every enclosing tidy (it lives until dispose()); returns t. */
   keep<T extends Tensor | Gradients>(t: T): T;
@@ -522,9 +584,11 @@ export interface Kiln {
    * untracked. Only fn's synchronous part.
    */
   noGrad<T>(fn: () => T): T;
+  /** The engine's memory now (see MemoryInfo): flat across a leak-free loop. */
   memory(): MemoryInfo;
   /** Seeds the generator of Tensor.random (and of anything else random in the engine). @throws `Type` for a non-integer. */
   seed(seed: number): void;
+  /** Which build and kernels were loaded: `{simd: true, threads: 1, arch: "sse4.1", build: "simd"}`. */
   backendInfo(): BackendInfo;
 }
 

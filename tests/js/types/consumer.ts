@@ -2,7 +2,7 @@
 // (tests/js/types.test.mjs). The @ts-expect-error lines must stay errors: if the
 // declarations became too loose, tsc would report them as unused.
 import { init, KilnError } from 'kiln-dl';
-import type { DType, ErrorCode, Gradients, Kiln, MemoryInfo, Tensor } from 'kiln-dl';
+import type { DType, ErrorCode, Gradients, Kiln, MemoryInfo, NestedData, Tensor } from 'kiln-dl';
 
 export async function main(): Promise<number> {
   const kiln: Kiln = await init();
@@ -22,7 +22,7 @@ export async function main(): Promise<number> {
   const sl = a.slice([[0, 1], [-1, null]]).slice([0, null]);
   const st = T.stack([a, a], 0).permute([2, 1, 0]).flatten(0, 1).squeeze().unsqueezeDim(0);
   const flat: Float32Array | Int32Array | Uint8Array = a.dataSync();
-  const nested: unknown = a.toArray();
+  const nested: NestedData = a.toArray();
   const v: number | boolean = a.sum().item();
   const text: string = a.toString({ precision: 2 });
   const soft = kiln.activation.softmax(a, 1);
