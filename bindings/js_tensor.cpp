@@ -17,6 +17,7 @@
 #include "kiln/core/memory.hpp"
 #include "kiln/core/tensor_data.hpp"
 #include "kiln/core/thread_pool.hpp"
+#include "kiln/tensor/activation.hpp"
 
 using emscripten::val;
 
@@ -39,7 +40,8 @@ const char* js_dtype_name(kiln::DType dtype) noexcept {
 
 void check_dtype(const char* op, const JsTensor& t, kiln::DType dtype) {
   if (t.dtype() != dtype) {
-    throw kiln::DTypeError(kiln::str_cat(op, ": expected a ", js_dtype_name(dtype),
+    throw kiln::DTypeError(kiln::str_cat(op, ": expected ", dtype == kiln::DType::I32 ? "an " : "a ",
+                                         js_dtype_name(dtype),
                                          " tensor, got ", js_dtype_name(t.dtype()),
                                          " (shape ", t.shape(), ")"));
   }
@@ -149,6 +151,7 @@ int raw_rank(const JsTensor& t) { return static_cast<int>(t.shape().rank()); }
 double raw_numel(const JsTensor& t) { return static_cast<double>(t.primitive().num_elements()); }
 double raw_bytes(const JsTensor& t) { return static_cast<double>(t.primitive().num_bytes()); }
 bool raw_is_tracked(const JsTensor& t) { return t.is_tracked(); }
+double gradients_size(const Gradients& g) { return static_cast<double>(g.size()); }
 
 // ---- creation
 
@@ -183,7 +186,7 @@ JsTensor from_typed_array(val data, val shape, int dtype_code) {
   });
 }
 
-JsTensor full(val shape, double value, int dtype_code) {
+JsTensor create_full(val shape, double value, int dtype_code) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
     const kiln::Shape s = shape_from_js(shape, "full");
@@ -192,7 +195,7 @@ JsTensor full(val shape, double value, int dtype_code) {
 }
 
 /// kind: 0 default uniform [0, 1), 1 uniform [a, b), 2 normal(a, b), 3 bernoulli(a).
-JsTensor random(val shape, int kind, double a, double b, int dtype_code) {
+JsTensor create_random(val shape, int kind, double a, double b, int dtype_code) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
     const kiln::Shape s = shape_from_js(shape, "random");
@@ -208,13 +211,13 @@ JsTensor random(val shape, int kind, double a, double b, int dtype_code) {
   });
 }
 
-JsTensor arange(double start, double end, double step, int dtype_code) {
+JsTensor create_arange(double start, double end, double step, int dtype_code) {
   return guarded([&] {
     return JsTensor(kiln::CpuOps::arange(start, end, step, dtype_from_int(dtype_code), {}));
   });
 }
 
-JsTensor eye(double n, double m, int dtype_code) {
+JsTensor create_eye(double n, double m, int dtype_code) {
   return guarded([&] {
     for (double v : {n, m}) {
       if (!(v >= 0 && v <= 2147483647.0) || std::floor(v) != v) {
@@ -226,7 +229,7 @@ JsTensor eye(double n, double m, int dtype_code) {
   });
 }
 
-void seed(double s) {
+void set_seed(double s) {
   guarded([&] {
     if (!(s >= 0) || std::floor(s) != s || s > 9007199254740991.0) {
       throw kiln::ValueError(kiln::str_cat("seed: expected an integer >= 0, got ", s));
@@ -307,6 +310,22 @@ val backend_info() {
   return out;
 }
 
+// ---- a check of the header's conversions (internal; tests/js/autodiff.test.mjs)
+
+/// relu of a rank-2 float32 tensor through to_typed/from_typed (the graph node must
+/// survive both ways), or the int32 rank-1 identity through the Int conversions.
+JsTensor typed_round_trip(const JsTensor& x, bool as_int) {
+  return guarded([&] {
+    if (as_int) return from_typed(to_typed<1, kiln::Int>(x, "typedRoundTrip"));
+    return from_typed(kiln::activation::relu(to_typed<2>(x, "typedRoundTrip")));
+  });
+}
+
+/// The inner (Cpu) conversion: 2·x of a rank-2 float32 tensor, untracked.
+JsTensor inner_round_trip(const JsTensor& x) {
+  return guarded([&] { return from_typed(to_inner_typed<2>(x, "innerRoundTrip") * 2.f); });
+}
+
 }  // namespace
 }  // namespace kiln_js
 
@@ -320,18 +339,20 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_core) {
       .function("numel", &raw_numel)
       .function("bytes", &raw_bytes)
       .function("isTracked", &raw_is_tracked);
-  emscripten::class_<Gradients>("RawGradients").function("size", &Gradients::size);
+  emscripten::class_<Gradients>("RawGradients").function("size", &gradients_size);
 
   function("tFromTypedArray", &from_typed_array);
-  function("tFull", &full);
-  function("tRandom", &random);
-  function("tArange", &arange);
-  function("tEye", &eye);
-  function("seed", &seed);
+  function("tFull", &create_full);
+  function("tRandom", &create_random);
+  function("tArange", &create_arange);
+  function("tEye", &create_eye);
+  function("seed", &set_seed);
   function("tDataSync", &data_sync);
   function("tToString", &to_string);
   function("setGradEnabled", &set_grad_enabled);
   function("isGradEnabled", &is_grad_enabled);
   function("memoryStats", &memory);
   function("backendInfo", &backend_info);
+  function("_typedRoundTrip", &typed_round_trip);
+  function("_innerRoundTrip", &inner_round_trip);
 }

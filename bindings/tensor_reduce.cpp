@@ -46,15 +46,17 @@ JsTensor reduce_dim(int op, const JsTensor& x, double dim) {
   });
 }
 
-val pair(JsTensor a, JsTensor b) {
-  val out = val::array();
-  out.call<void>("push", std::move(a));
-  out.call<void>("push", std::move(b));
-  return out;
-}
+/// Two tensors returned together, as a JS array [first, second] of owned RawTensors
+/// (Embind value_array; pushing class values into a val array would hand JS temporaries).
+struct TensorPair {
+  JsTensor first;
+  JsTensor second;
+};
+
+TensorPair pair(JsTensor a, JsTensor b) { return TensorPair{std::move(a), std::move(b)}; }
 
 /// [values, indices] of the max (min when `min`) along dim, dim kept.
-val extreme_dim_with_indices(const JsTensor& x, double dim, bool min) {
+TensorPair extreme_dim_with_indices(const JsTensor& x, double dim, bool min) {
   return guarded([&] {
     const std::int64_t d = dim_arg(dim, min ? "minDimWithIndices" : "maxDimWithIndices");
     if (x.is_float()) {
@@ -76,7 +78,7 @@ JsTensor arg_extreme(const JsTensor& x, double dim, bool min) {
 }
 
 /// [variance, mean] along dim (kept).
-val var_mean(const JsTensor& x, double dim, bool unbiased) {
+TensorPair var_mean(const JsTensor& x, double dim, bool unbiased) {
   return guarded([&] {
     check_dtype("var", x, DType::F32);
     auto r = Ops::var_mean(op_input(x), dim_arg(dim, "var"), unbiased);
@@ -85,7 +87,7 @@ val var_mean(const JsTensor& x, double dim, bool unbiased) {
 }
 
 /// [values, indices] sorted along dim (stable).
-val sort_with_indices(const JsTensor& x, double dim, bool descending) {
+TensorPair sort_with_indices(const JsTensor& x, double dim, bool descending) {
   return guarded([&] {
     const std::int64_t d = dim_arg(dim, "sort");
     if (x.is_float()) {
@@ -131,6 +133,9 @@ JsTensor matmul(const JsTensor& a, const JsTensor& b) {
 EMSCRIPTEN_BINDINGS(kiln_tensor_reduce) {
   using namespace kiln_js;
   using emscripten::function;
+  emscripten::value_array<TensorPair>("TensorPair")
+      .element(&TensorPair::first)
+      .element(&TensorPair::second);
   function("tReduce", &reduce);
   function("tReduceDim", &reduce_dim);
   function("tExtremeDimWithIndices", &extreme_dim_with_indices);

@@ -8,7 +8,8 @@ export { KilnError } from './errors.js';
 
 /**
  * Loads and instantiates the WebAssembly engine.
- * @param {object} [opts] Emscripten module options (`wasmBinary`, `locateFile`, ...).
+ * @param {object} [opts] `autoDispose` (see index.d.ts) and Emscripten module options
+ *   (`wasmBinary`, `locateFile`, ...).
  * @returns {Promise<import('./index.d.ts').Kiln>}
  */
 export async function init(opts = {}) {
@@ -17,5 +18,5 @@ export async function init(opts = {}) {
     locateFile: (path) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...opts,
   });
-  return finishModule(module);
+  return finishModule(module, opts);
 }

@@ -215,12 +215,15 @@ function toTypedArray(values, dtype, op) {
  * Builds the tensor API of one engine instance onto `kiln` and returns the internals.
  * @param {object} kiln the public object under construction
  * @param {object} raw the Emscripten module
+ * @param {{autoDispose?: boolean}} [options] init()'s options
  */
-export function installTensor(kiln, raw) {
+export function installTensor(kiln, raw, options = {}) {
   let liveTensors = 0;
   const scopes = [];
+  // Opt-in (init({autoDispose: true})): registering every tensor with a
+  // FinalizationRegistry costs ~3 µs per tensor, more than a small op itself.
   const registry =
-    typeof FinalizationRegistry === 'function'
+    options.autoDispose === true && typeof FinalizationRegistry === 'function'
       ? new FinalizationRegistry((handle) => {
           // A Tensor the program lost without dispose(): free its memory now.
           try {
@@ -747,6 +750,11 @@ export function installTensor(kiln, raw) {
         throw fail('Rank', `${op}: both operands need rank >= 1: lhs [${sa.join(', ')}] vs rhs [${sb.join(', ')}]`);
       }
       if (sa.length >= 2 && sb.length >= 2) return wrap(raw.tMatmul(a, b));
+      const k1 = sa[sa.length - 1];
+      const k2 = sb.length === 1 ? sb[0] : sb[sb.length - 2];
+      if (k1 !== k2) {
+        throw fail('Shape', `${op}: inner dimensions differ: lhs [${sa.join(', ')}] vs rhs [${sb.join(', ')}] (${k1} != ${k2})`);
+      }
       const temps = [];
       try {
         const la = sa.length === 1 ? (temps.push(raw.tReshape(a, [1, sa[0]])), temps[temps.length - 1]) : a;
