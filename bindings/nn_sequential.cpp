@@ -5,7 +5,6 @@
 #include <emscripten/bind.h>
 
 #include <cmath>
-#include <iomanip>
 #include <sstream>
 
 #include "kiln/record/recorder.hpp"
@@ -175,13 +174,6 @@ std::string model_describe(const JsModel& m) {
   });
 }
 
-/// "1,234,567".
-std::string grouped(std::int64_t n) {
-  std::string digits = std::to_string(n);
-  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(static_cast<std::size_t>(i), ",");
-  return digits;
-}
-
 std::string dims_text(const std::optional<std::vector<std::int64_t>>& dims) {
   if (!dims) return "[batch_size, ...]";
   std::string out = "[batch_size";
@@ -189,10 +181,11 @@ std::string dims_text(const std::optional<std::vector<std::int64_t>>& dims) {
   return out + "]";
 }
 
-/// A table: index, type, output shape (as far as the spec fixes it, from `input_item` when
-/// given, else from flat items of the size a first linear or reshape takes), parameters;
-/// then the totals.
-std::string model_summary(const JsModel& m, val input_item) {
+/// The summary's data: {rows: [[index, type, output shape, params], ...], input (shape text
+/// or null), total, trainable}; output shapes as far as the spec fixes them, from
+/// `input_item` when given, else from flat items of the size a first linear or reshape
+/// takes. bindings/js/nn.js formats the table.
+val model_summary(const JsModel& m, val input_item) {
   return guarded([&] {
     const ModelState& s = state_of(m);
     std::optional<std::vector<std::int64_t>> item;
@@ -200,12 +193,10 @@ std::string model_summary(const JsModel& m, val input_item) {
       item = ints_from_js(input_item, "Sequential.summary", "inputShape");
       (void)s.config.output_item_shape(*item);  // errors name the layer
     } else if (const auto size = s.config.input_item_size()) {
-      item = std::vector<std::int64_t>{*size};  // flat items, as a first linear or reshape takes
+      item = std::vector<std::int64_t>{*size};
     }
     const auto shapes = s.config.item_shapes(item);
-    std::vector<std::array<std::string, 4>> rows;
-    rows.push_back({"#", "layer", "output shape", "params"});
-    if (item) rows.push_back({"", "input", dims_text(item), ""});
+    val rows = val::array();
     std::int64_t trainable = 0, total = 0;
     for (std::size_t i = 0; i < s.model.layers.size(); ++i) {
       std::int64_t params = 0;
@@ -215,23 +206,19 @@ std::string model_summary(const JsModel& m, val input_item) {
         if (p.is_require_grad()) trainable += p.num_elements();
       };
       kiln::module::visit_field(count, std::to_string(i), s.model.layers[i]);
-      rows.push_back({std::to_string(i), std::string(Model::type_of(s.model.layers[i])),
-                      dims_text(shapes[i]), grouped(params)});
+      val row = val::array();
+      row.call<void>("push", static_cast<double>(i));
+      row.call<void>("push", std::string(Model::type_of(s.model.layers[i])));
+      row.call<void>("push", dims_text(shapes[i]));
+      row.call<void>("push", static_cast<double>(params));
+      rows.call<void>("push", row);
     }
-    std::array<std::size_t, 4> width{};
-    for (const auto& r : rows) {
-      for (std::size_t c = 0; c < 4; ++c) width[c] = std::max(width[c], r[c].size());
-    }
-    std::ostringstream out;
-    out << "Sequential: " << s.model.layers.size() << " layers, " << grouped(total)
-        << " parameters (" << grouped(trainable) << " trainable)\n";
-    for (const auto& r : rows) {
-      out << std::left << std::setw(static_cast<int>(width[0])) << r[0] << "  "
-          << std::setw(static_cast<int>(width[1])) << r[1] << "  "
-          << std::setw(static_cast<int>(width[2])) << r[2] << "  " << std::right
-          << std::setw(static_cast<int>(width[3])) << r[3] << "\n";
-    }
-    return out.str();
+    val out = val::object();
+    out.set("rows", rows);
+    out.set("input", item ? val(dims_text(item)) : val::null());
+    out.set("total", static_cast<double>(total));
+    out.set("trainable", static_cast<double>(trainable));
+    return out;
   });
 }
 

@@ -520,7 +520,9 @@ val learner_predict(const JsLearner& l, val x, double n_hint, double batch_size)
     }
     const std::size_t bs = checked_count(batch_size, op, "batchSize");
     if (bs == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
-    const auto [n, item] = items_of(s, x["length"].as<std::size_t>(), checked_count(n_hint, op, "n"), op);
+    const auto items = items_of(s, x["length"].as<std::size_t>(), checked_count(n_hint, op, "n"), op);
+    const std::size_t n = items.first;
+    const std::vector<std::int64_t> item = items.second;  // a lambda captures it below
     const kiln::CpuTensor all =
         primitive_from_typed(x, batch_shape(n, item), kiln::DType::F32, op, "x");
     const auto item_size = static_cast<std::size_t>(all.num_elements()) / std::max<std::size_t>(n, 1);

@@ -99,15 +99,18 @@ JsOptimizer optimizer_create(const std::string& kind, const std::string& config_
   return guarded([&] {
     namespace o = kiln::optim;
     const Json j = kiln::config::parse(config_json, "optimizer");
-    auto impl = std::make_shared<OptimizerImpl>();
+    const auto make = [](auto optim) {
+      return std::make_shared<OptimizerImpl>(OptimizerImpl{std::move(optim)});
+    };
+    std::shared_ptr<OptimizerImpl> impl;
     if (kind == "sgd") {
-      impl->optim.emplace<0>(parse<o::SgdConfig>(j, "optim.sgd").init<AD>());
+      impl = make(parse<o::SgdConfig>(j, "optim.sgd").init<AD>());
     } else if (kind == "adam") {
-      impl->optim.emplace<1>(parse<o::AdamConfig>(j, "optim.adam").init<AD>());
+      impl = make(parse<o::AdamConfig>(j, "optim.adam").init<AD>());
     } else if (kind == "adamW") {
-      impl->optim.emplace<2>(parse<o::AdamWConfig>(j, "optim.adamW").init<AD>());
+      impl = make(parse<o::AdamWConfig>(j, "optim.adamW").init<AD>());
     } else if (kind == "rmsProp") {
-      impl->optim.emplace<3>(parse<o::RmsPropConfig>(j, "optim.rmsProp").init<AD>());
+      impl = make(parse<o::RmsPropConfig>(j, "optim.rmsProp").init<AD>());
     } else {
       throw kiln::ConfigError(kiln::str_cat("optim: unknown optimizer \"", kind, "\""));
     }

@@ -19,7 +19,13 @@ export function snakeToCamel(name) {
 
 /** A C++ message with its snake_case names (types, fields) in the package's camelCase. */
 export function camelMessage(message) {
-  return message.replace(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g, snakeToCamel);
+  // batch_size is the engine's name of a dim in shape descriptions, not a field: kept.
+  return message.replace(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g, (w) => (w === 'batch_size' ? w : snakeToCamel(w)));
+}
+
+/** "1,234,567". */
+function grouped(n) {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** Runs f; a KilnError from the engine gets its message in camelCase. */
@@ -145,7 +151,13 @@ export function installNn(kiln, raw, internals) {
       const op = 'Sequential.summary';
       const opts = checkOptions(options, op);
       const h = this._raw(op);
-      return camelErrors(() => camelMessage(h.summary(opts.inputShape ?? null)));
+      const data = camelErrors(() => h.summary(opts.inputShape ?? null));
+      const rows = [['#', 'layer', 'output shape', 'params']];
+      if (data.input !== null) rows.push(['', 'input', data.input, '']);
+      for (const [i, type, shape, params] of data.rows) rows.push([String(i), snakeToCamel(type), shape, grouped(params)]);
+      const width = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
+      const lines = rows.map((r) => `${r[0].padEnd(width[0])}  ${r[1].padEnd(width[1])}  ${r[2].padEnd(width[2])}  ${r[3].padStart(width[3])}`.trimEnd());
+      return `Sequential: ${data.rows.length} layers, ${grouped(data.total)} parameters (${grouped(data.trainable)} trainable)\n${lines.join('\n')}\n`;
     }
 
     get config() {
@@ -223,7 +235,7 @@ export function installNn(kiln, raw, internals) {
     }
 
     toString() {
-      return camelMessage(this._raw('Sequential.toString').describe());
+      return this._raw('Sequential.toString').describe();
     }
   }
 

@@ -374,6 +374,12 @@ export interface History {
   validAccuracy: number[];
 }
 
+/** What fit() reads of an AbortSignal (declared here so that no DOM or Node typings are needed). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason?: unknown;
+}
+
 export interface FitOptions {
   epochs?: number;
   batchSize?: number;
@@ -387,7 +393,7 @@ export interface FitOptions {
   onBatchEnd?: (log: BatchLog) => void | Promise<void>;
   onEpochEnd?: (log: EpochLog) => void | Promise<void>;
   /** Aborting rejects fit() with signal.reason (an AbortError) at the next call boundary; the model keeps what it learned. */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
 }
 
 /**
