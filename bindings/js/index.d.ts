@@ -3,6 +3,10 @@
 // Semantics follow PyTorch (broadcasting, integer division, nan handling) with Burn's
 // names in camelCase (API.md). Shapes in the docs: `[batch, dIn] -> [batch, dOut]`.
 
+// Models, losses, optimizers, data and the Learner (H-train) are declared in train.d.ts.
+import type { KilnTraining } from './train.js';
+export type * from './train.js';
+
 // ---------------------------------------------------------------- errors
 
 /**
@@ -561,7 +565,7 @@ export interface BackendInfo {
 }
 
 /** The loaded engine (`const kiln = await init()`). */
-export interface Kiln {
+export interface Kiln extends KilnTraining {
   Tensor: TensorStatic;
   Gradients: GradientsStatic;
   KilnError: typeof KilnError;

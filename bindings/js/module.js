@@ -7,6 +7,9 @@
 // unwrapGradients, fail, checks } (see tensor.js).
 import { KilnError } from './errors.js';
 import { installTensor } from './tensor.js';
+// Models, losses, optimizers, data, Learner (H-train).
+import { installNn } from './nn.js';
+import { installTrain } from './train.js';
 
 /**
  * @param {object} raw the instantiated Emscripten module
@@ -18,6 +21,8 @@ export function finishModule(raw, options = {}) {
   raw.KilnError = KilnError;
   const kiln = { KilnError };
   const internals = installTensor(kiln, raw, options);
+  // Models and training (H-train): kiln.nn, kiln.loss, kiln.optim, kiln.data, kiln.Learner.
+  installTrain(kiln, raw, internals, installNn(kiln, raw, internals));
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln;
 }
