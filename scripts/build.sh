@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds what is out of date, natively (build/native: library, tests, examples, benchmarks)
-# and with Emscripten (build/wasm -> dist/kiln.mjs + dist/kiln.wasm), then copies the
+# and with Emscripten (build/wasm -> dist/kiln.mjs + dist/kiln.wasm; build/wasm-mt, every
+# object compiled with -pthread -> dist/kiln-mt.mjs + kiln-mt.wasm + kiln-mt.worker.js,
+# the threaded build index.js loads in cross-origin isolated pages), then copies the
 # package's JS layer (bindings/js/*) into dist/. A second run only asks make what changed:
 # it does not reconfigure and copies nothing that is unchanged.
 #
@@ -67,6 +69,14 @@ if [[ ! -f build/wasm/CMakeCache.txt ]]; then
     >build/wasm.configure.log 2>&1 || { cat build/wasm.configure.log >&2; exit 1; }
 fi
 build wasm build/wasm
+
+if [[ ! -f build/wasm-mt/CMakeCache.txt ]]; then
+  echo "[build] wasm-mt: configure (build/wasm-mt, Release, Emscripten, -pthread)"
+  emcmake cmake -S . -B build/wasm-mt -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
+    -DKILN_WASM_THREADS=ON >build/wasm-mt.configure.log 2>&1 ||
+    { cat build/wasm-mt.configure.log >&2; exit 1; }
+fi
+build wasm-mt build/wasm-mt
 
 # ---- the package's JS layer ----
 mkdir -p dist
