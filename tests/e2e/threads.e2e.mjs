@@ -3,16 +3,21 @@
 //   1. installs the package as npm would (package.json + dist/, its "files") into a scratch
 //      Vite project: a page importing kiln-dl on the main thread and in a module Worker;
 //   2. `vite build` (programmatic API), then two `vite preview` servers of the output: one
-//      with COOP/COEP headers (cross-origin isolated), one without;
+//      with COOP/COEP headers (cross-origin isolated), one without; also the `vite` dev
+//      server and a plain static server of the unbundled package (an import map and a
+//      <script type="module">), both with COOP/COEP;
 //   3. headless Chromium (playwright-core, /usr/bin/chromium) loads each page and checks:
 //      isolated page, main thread and worker: backendInfo().build === 'simd-threads' with
 //      2+ threads, a 64x784 · 784x128 product (the MNIST layer) within the f32 bound of a
 //      double sum computed here, and bit-identical to the single-threaded build's result
 //      (init({threads: false}) in the same page) and to itself with 1 thread;
-//      plain page: 'simd', and init({threads: true}) rejects with KilnError `Config`.
+//      plain page: 'simd', and init({threads: true}) rejects with KilnError `Config`;
+//      dev server and unbundled page (main thread): 'simd-threads' and the product right.
 // Prints one line per check and the main thread's product times with 1 and all threads
 // (informational; no timing assertion). Skips (exit 0) without /usr/bin/chromium.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -33,7 +38,7 @@ for (const f of ['index.js', 'kiln.mjs', 'kiln-mt.mjs', 'kiln-mt.wasm', 'kiln-mt
   }
 }
 
-const { build, preview } = await import('vite');
+const { build, preview, createServer: createViteServer } = await import('vite');
 const { chromium } = await import('playwright-core');
 
 // ---- the scratch app ----
@@ -77,6 +82,7 @@ export async function run(opts) {
   if (info.maxThreads > 1) {
     kiln.setNumThreads(1);
     out.oneThread = product(kiln);
+    timeProducts(kiln, 5); // V8 tiers the kernels up after a few calls
     out.msOneThread = timeProducts(kiln, 20);
     kiln.setNumThreads(info.maxThreads);
     out.msAllThreads = timeProducts(kiln, 20);
@@ -106,6 +112,11 @@ window.runWorker = (opts) => new Promise((resolve, reject) => {
 });
 window.ready = true;
 `);
+// The package without a bundler: an import map resolves 'kiln-dl' to the installed files.
+writeFileSync(join(app, 'static.html'), `<!doctype html><html><head><meta charset="utf-8">
+<link rel="icon" href="data:,"><title>kiln threads e2e (no bundler)</title>
+<script type="importmap">{"imports": {"kiln-dl": "/node_modules/kiln-dl/dist/index.js"}}</script>
+</head><body><script type="module" src="/main.js"></script></body></html>`);
 writeFileSync(join(app, 'worker.js'), `
 import { run } from './shared.js';
 self.onmessage = async (e) => {
@@ -202,6 +213,33 @@ try {
   const isolatedUrl = await startPreview(isolationHeaders);
   const plainUrl = await startPreview({});
 
+  const devPort = await freePort();
+  const dev = await createViteServer({
+    root: app, configFile: false, logLevel: 'warn', worker: { format: 'es' },
+    server: { host: '127.0.0.1', port: devPort, strictPort: true, headers: isolationHeaders, hmr: false },
+  });
+  await dev.listen();
+  servers.push(dev);
+  const devUrl = `http://127.0.0.1:${devPort}/`;
+
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
+  const staticServer = createHttpServer(async (req, res) => {
+    const pathname = new URL(req.url, 'http://x').pathname;
+    const path = pathname === '/' ? '/static.html' : pathname;
+    try {
+      const body = await readFile(join(app, path));
+      res.writeHead(200, { 'Content-Type': types[path.slice(path.lastIndexOf('.'))] ?? 'application/octet-stream', ...isolationHeaders });
+      res.end(body);
+    } catch {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  const staticPort = await freePort();
+  await new Promise((resolve) => staticServer.listen(staticPort, '127.0.0.1', resolve));
+  servers.push({ close: () => new Promise((resolve) => staticServer.close(resolve)) });
+  const staticUrl = `http://127.0.0.1:${staticPort}/`;
+
   context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'kiln-chromium-')), {
     executablePath: chromiumPath,
     headless: true,
@@ -217,29 +255,44 @@ try {
     return page;
   };
 
+  /** page.evaluate of a window function, failing after 120 s instead of hanging. */
+  const call = (page, fn, arg) => Promise.race([
+    page.evaluate(([name, a]) => window[name](a), [fn, arg]),
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`${fn} timed out after 120 s`)), 120_000)),
+  ]);
+
   const isolated = await openPage(isolatedUrl);
-  checkIsolated('isolated page, main thread', await isolated.evaluate(() => window.runMain()));
-  checkIsolated('isolated page, worker', await isolated.evaluate(() => window.runWorker()));
-  const three = await isolated.evaluate(() => window.runMain({ numThreads: 3 }));
+  checkIsolated('isolated page, main thread', await call(isolated, 'runMain'));
+  checkIsolated('isolated page, worker', await call(isolated, 'runWorker'));
+  const three = await call(isolated, 'runMain', { numThreads: 3 });
   check(three.info.threads === 3 && withinBound(three.values) && sameBits(three.values, three.singleValues),
         `isolated page: init({numThreads: 3}) -> ${three.info.threads} threads, same bits`);
 
   const plain = await openPage(plainUrl);
-  const p = await plain.evaluate(() => window.runMain());
+  const p = await call(plain, 'runMain');
   check(p.crossOriginIsolated === false && p.info.build === 'simd' && p.info.threads === 1,
         `plain page: backendInfo() ${JSON.stringify(p.info)}`);
   check(withinBound(p.values), 'plain page: the product within the bound');
   check(/^Config: init: threads: true, but the threaded build cannot run: the page is not cross-origin isolated/.test(p.forcedThreads),
         `plain page: init({threads: true}) rejects: ${p.forcedThreads.slice(0, 90)}...`);
-  const pw = await plain.evaluate(() => window.runWorker());
+  const pw = await call(plain, 'runWorker');
   check(pw.info.build === 'simd', "plain page's worker: 'simd'");
+
+  for (const [where, url] of [['vite dev server', devUrl], ['unbundled page (import map)', staticUrl]]) {
+    const page = await openPage(url);
+    const r = await call(page, 'runMain');
+    check(r.info.build === 'simd-threads' && r.info.threads >= 2 && withinBound(r.values) &&
+          sameBits(r.values, r.singleValues) && sameBits(r.values, r.oneThread),
+          `${where}: ${r.info.build} with ${r.info.threads} threads, the product right and as single-threaded`);
+  }
 } catch (e) {
   log(`FAIL: ${e.stack ?? e}`);
   failures++;
 } finally {
   await context?.close();
-  for (const s of servers) await new Promise((resolve) => s.httpServer.close(resolve));
-  rmSync(app, { recursive: true, force: true });
+  for (const s of servers) await s.close();
+  if (process.env.KILN_E2E_KEEP) log(`kept the scratch app in ${app}`);
+  else rmSync(app, { recursive: true, force: true });
 }
 log(failures ? `${failures} check(s) FAILED` : 'all checks passed');
 process.exit(failures ? 1 : 0);
