@@ -46,9 +46,12 @@ class Workspace {
   std::size_t capacity_ = 0;
 };
 
-/// Multiply-adds worth a thread. Measured with bench_gemm's BM_SgemmThreads (AVX-512, 2
-/// cores, wall time): see bench/RESULTS.md.
-constexpr std::size_t kDefaultThreadWork = std::size_t{1} << 18;
+/// Multiply-adds worth a thread (a product splits from 2·2^19 ≈ 1M, ~15 µs on one AVX-512
+/// core). A split costs ~3-4 µs of CPU on top (waking the pool, packing the shared operand
+/// twice; bench_gemm BM_SgemmThreads with KILN_GEMM_THREAD_WORK=1 on 16..64 x 64 x 64..128),
+/// so halving a product pays from ~8 µs; the margin covers the wake-up latency, which the
+/// shared 2-core machine did not let us measure (bench/RESULTS.md "Threads").
+constexpr std::size_t kDefaultThreadWork = std::size_t{1} << 19;
 
 template <class Arch>
 Blocking resolve(Arch arch, const Blocking& override_with) noexcept {
