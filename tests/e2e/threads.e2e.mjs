@@ -75,10 +75,27 @@ function timeProducts(kiln, reps) {
   x.dispose();
   return ms / reps;
 }
+// A product whose operands outgrow the initial 32 MiB heap: the memory grows while the pool's
+// workers share it. Returns the heap sizes and 16 sampled entries with their double sums.
+function grownProduct(kiln) {
+  const n = 1536, a = new Float32Array(n * n), b = new Float32Array(n * n);
+  for (let i = 0; i < a.length; i++) { a[i] = ((i * 7919) % 1009) / 512 - 1; b[i] = ((i * 104729) % 997) / 512 - 1; }
+  const heapBefore = kiln.memory().heapBytes;
+  const c = kiln.tidy(() => kiln.Tensor.fromData(a, { shape: [n, n] }).matmul(kiln.Tensor.fromData(b, { shape: [n, n] })).dataSync());
+  const samples = [];
+  for (let s = 0; s < 16; s++) {
+    const i = (s * 397) % n, j = (s * 1213 + 7) % n;
+    let sum = 0, abs = 0;
+    for (let p = 0; p < n; p++) { const t = a[i * n + p] * b[p * n + j]; sum += t; abs += Math.abs(t); }
+    samples.push({ got: c[i * n + j], sum, abs });
+  }
+  return { heapBefore, heapAfter: kiln.memory().heapBytes, samples, n };
+}
 export async function run(opts) {
   const kiln = await init(opts);
   const info = kiln.backendInfo();
   const out = { info, values: product(kiln), crossOriginIsolated: globalThis.crossOriginIsolated === true };
+  if (opts && opts.grow) out.grown = grownProduct(kiln);
   if (info.maxThreads > 1) {
     kiln.setNumThreads(1);
     out.oneThread = product(kiln);
@@ -264,6 +281,13 @@ try {
   const isolated = await openPage(isolatedUrl);
   checkIsolated('isolated page, main thread', await call(isolated, 'runMain'));
   checkIsolated('isolated page, worker', await call(isolated, 'runWorker'));
+  for (const [where, fn] of [['main thread', 'runMain'], ['worker', 'runWorker']]) {
+    const g = (await call(isolated, fn, { grow: true })).grown;
+    const u = 2 ** -24, gamma = (g.n + 3) * u / (1 - (g.n + 3) * u);
+    check(g.heapAfter > g.heapBefore && g.samples.every((x) => Math.abs(x.got - x.sum) <= gamma * x.abs),
+          `isolated page, ${where}: ${g.n}² product after the shared memory grew ` +
+          `(${(g.heapBefore / 2 ** 20).toFixed(0)} -> ${(g.heapAfter / 2 ** 20).toFixed(0)} MiB), 16 entries within the bound`);
+  }
   const three = await call(isolated, 'runMain', { numThreads: 3 });
   check(three.info.threads === 3 && withinBound(three.values) && sameBits(three.values, three.singleValues),
         `isolated page: init({numThreads: 3}) -> ${three.info.threads} threads, same bits`);
