@@ -203,6 +203,7 @@ function freePort() {
 }
 
 const servers = [];
+let browser;
 let context;
 try {
   const t0 = performance.now();
@@ -257,12 +258,13 @@ try {
   servers.push({ close: () => new Promise((resolve) => staticServer.close(resolve)) });
   const staticUrl = `http://127.0.0.1:${staticPort}/`;
 
-  context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'kiln-chromium-')), {
+  browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  context = await browser.newContext();
   const openPage = async (url) => {
     const page = await context.newPage();
     page.on('pageerror', (e) => log(`page error: ${e.message}`));
@@ -314,6 +316,7 @@ try {
   failures++;
 } finally {
   await context?.close();
+  await browser?.close();
   for (const s of servers) await s.close();
   if (process.env.KILN_E2E_KEEP) log(`kept the scratch app in ${app}`);
   else rmSync(app, { recursive: true, force: true });
