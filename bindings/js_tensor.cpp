@@ -295,6 +295,12 @@ val memory() {
   return out;
 }
 
+/// kiln::set_num_threads (the JS layer checks n against the Web Workers the threaded build
+/// started: bindings/js/index.js).
+void set_num_threads(int n) {
+  guarded([&] { kiln::set_num_threads(n); });
+}
+
 val backend_info() {
   val out = val::object();
   const std::string arch(kiln::Cpu::simd_arch());
@@ -353,6 +359,7 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_core) {
   function("isGradEnabled", &is_grad_enabled);
   function("memoryStats", &memory);
   function("backendInfo", &backend_info);
+  function("setNumThreads", &set_num_threads);
   function("_typedRoundTrip", &typed_round_trip);
   function("_innerRoundTrip", &inner_round_trip);
 }

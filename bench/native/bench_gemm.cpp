@@ -1,4 +1,5 @@
-// SGEMM benchmarks of the Cpu backend (Google Benchmark), single thread.
+// SGEMM benchmarks of the Cpu backend (Google Benchmark), single thread except
+// BM_SgemmThreads.
 //
 //   ./build/native/bench/bench_gemm --benchmark_repetitions=5 \
 //       --benchmark_report_aggregates_only=true
@@ -8,6 +9,14 @@
 // GFLOP/s = 2·n³ / time. KILN_GEMM_KC / KILN_GEMM_MC / KILN_GEMM_NC override the cache
 // blocking and KILN_GEMM_ARCH=fma3+avx2 (or sse2) runs BM_Sgemm with a lesser instruction
 // set (tuning only). bench/run_native.sh compares with numpy/OpenBLAS.
+//
+// BM_SgemmThreads/m/k/n/threads runs one product on 1 or more threads of the kernels' pool
+// (kiln::set_num_threads); its times are wall-clock ("real_time", GFLOPS from it) and CPU
+// time of the whole process ("cpu_time", all threads), which on a loaded machine tell
+// apart a lack of speed-up from a lack of free cores. KILN_GEMM_THREAD_WORK overrides the
+// multiply-adds per thread below which the GEMM does not split (Blocking::thread_work):
+//
+//   ./build/native/bench/bench_gemm --benchmark_filter=BM_SgemmThreads
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -42,6 +51,7 @@ kiln::cpu::gemm::Blocking blocking_from_env() {
   b.kc = read("KILN_GEMM_KC");
   b.mc = read("KILN_GEMM_MC");
   b.nc = read("KILN_GEMM_NC");
+  b.thread_work = read("KILN_GEMM_THREAD_WORK");
   return b;
 }
 
@@ -105,6 +115,35 @@ void BM_SgemmShapes(benchmark::State& state) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+void BM_SgemmThreads(benchmark::State& state) {
+  const auto m = static_cast<std::size_t>(state.range(0));
+  const auto k = static_cast<std::size_t>(state.range(1));
+  const auto n = static_cast<std::size_t>(state.range(2));
+  const int threads = static_cast<int>(state.range(3));
+  const auto a = random_matrix(m, k, 1);
+  const auto b = random_matrix(k, n, 2);
+  std::vector<float> c(m * n);
+  const auto s = [](std::size_t x) { return static_cast<std::ptrdiff_t>(x); };
+  kiln::cpu::gemm::SgemmArgs args;
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.a = {a.data(), s(k), 1};
+  args.b = {b.data(), s(n), 1};
+  args.c = {c.data(), s(n), 1};
+  const auto blocking = blocking_from_env();
+  const int saved = kiln::num_threads();
+  kiln::set_num_threads(threads);
+  for (auto _ : state) {
+    kiln::cpu::gemm::sgemm(args, blocking);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  kiln::set_num_threads(saved);
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * static_cast<double>(m) * n * k * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
 void BM_TensorMatmul(benchmark::State& state) {
   using namespace kiln;
   const auto n = state.range(0);
@@ -130,6 +169,18 @@ BENCHMARK(BM_SgemmShapes)
     ->Args({64, 128, 784, 0, 0})  // layer 1 dx = dy·W1 (not needed for the input, shown)
     ->Args({128, 64, 784, 1, 0})  // layer 1 dW1 = dyᵀ·x
     ->Args({64, 64, 128, 1, 0})   // layer 2 dW2
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_SgemmThreads)
+    ->ArgNames({"m", "k", "n", "threads"})
+    ->ArgsProduct({{16, 32, 48, 64}, {64}, {64, 128}, {1, 2}})  // near the threshold
+    ->ArgsProduct({{64}, {784}, {128}, {1, 2}})                 // MNIST layer 1 forward
+    ->ArgsProduct({{128}, {64}, {784}, {1, 2}})                 // its dW (as m x k x n)
+    ->ArgsProduct({{64}, {128}, {784}, {1, 2}})                 // its dx
+    ->Args({256, 256, 256, 1})->Args({256, 256, 256, 2})
+    ->Args({512, 512, 512, 1})->Args({512, 512, 512, 2})
+    ->Args({1024, 1024, 1024, 1})->Args({1024, 1024, 1024, 2})
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TensorMatmul)->Arg(128)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMicrosecond);
 

@@ -554,12 +554,17 @@ export interface MemoryInfo {
 export interface BackendInfo {
   /** Whether the kernels use SIMD (WebAssembly SIMD128). */
   simd: boolean;
-  /** Kernel threads (1 in the single-threaded build). */
+  /** Threads the kernels use now (1 in the single-threaded build; see Kiln.setNumThreads). */
   threads: number;
+  /** The most threads this build can use: 1, or init's numThreads in the threaded build. */
+  maxThreads: number;
   /** The xsimd instruction set the kernels were compiled for ("sse4.1", lowered to simd128). */
   arch: string;
-  /** Which build was loaded: "simd" or "simd-threads". */
-  build: string;
+  /**
+   * Which build was loaded: "simd" (kiln.wasm, one thread: Node, and pages that are not
+   * cross-origin isolated) or "simd-threads" (kiln-mt.wasm: SIMD + a pool of Web Workers).
+   */
+  build: 'simd' | 'simd-threads';
   /** The engine backend of float tensors: "autodiff<cpu>". */
   backend: string;
 }
@@ -592,8 +597,16 @@ export interface Kiln extends KilnTraining {
   memory(): MemoryInfo;
   /** Seeds the generator of Tensor.random (and of anything else random in the engine). @throws `Type` for a non-integer. */
   seed(seed: number): void;
-  /** Which build and kernels were loaded: `{simd: true, threads: 1, arch: "sse4.1", build: "simd"}`. */
+  /** Which build and kernels were loaded: `{simd: true, threads: 1, maxThreads: 1, arch: "sse4.1", build: "simd", ...}`. */
   backendInfo(): BackendInfo;
+  /**
+   * Sets the threads the kernels use from the next op on (the calling thread included);
+   * results are bit-identical for every count. Large matrix products split their output,
+   * convolutions their batch, batched matmul its batch elements.
+   * @throws KilnError `Type` for a non-integer; `Config` unless 1 <= n <= backendInfo().maxThreads
+   *   (always 1 in the single-threaded build).
+   */
+  setNumThreads(n: number): void;
 }
 
 export interface InitOptions {
@@ -604,9 +617,33 @@ export interface InitOptions {
    * tidy() work either way.
    */
   autoDispose?: boolean;
+  /**
+   * Which build to load (browsers and workers; Node always loads the single-threaded one):
+   * - 'auto' (default): the threaded build "simd-threads" when the page (or the worker's
+   *   page) is cross-origin isolated (`crossOriginIsolated`: served with
+   *   `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy:
+   *   require-corp`), shared WebAssembly memory and Worker exist, and numThreads > 1;
+   *   else the single-threaded SIMD build.
+   * - true: the threaded build, or a KilnError `Config` saying what is missing (also in Node).
+   * - false: the single-threaded build.
+   * The threaded build blocks the calling thread while its workers finish an op: call it
+   * from a Web Worker to keep a page responsive.
+   * @throws KilnError `Type` for another value.
+   */
+  threads?: boolean | 'auto';
+  /**
+   * Threads of the threaded build (Web Workers started at init, plus the calling thread),
+   * 1 to 64; default: navigator.hardwareConcurrency, at most 4. Ignored when 'auto' falls
+   * back to the single-threaded build; numThreads: 1 with 'auto' loads that build.
+   * @throws KilnError `Type` for a non-integer, `Config` out of range or > 1 with threads: false.
+   */
+  numThreads?: number;
   /** The bytes of kiln.wasm (default: read next to the package in Node, fetched in browsers). */
   wasmBinary?: ArrayBuffer | Uint8Array;
-  /** Maps a file name the loader needs ("kiln.wasm") to its URL. */
+  /**
+   * Maps a file name the loader needs ("kiln.wasm"; "kiln-mt.wasm" and "kiln-mt.worker.js"
+   * for the threaded build) to its URL (default: next to the package's index.js).
+   */
   locateFile?: (path: string, prefix: string) => string;
   [option: string]: unknown;
 }

@@ -1,22 +1,63 @@
 // kiln-dl, browser and bundler entry: `const kiln = await init();`
-// The engine is dist/kiln.wasm next to this file; bundlers (Vite) see the
-// `new URL('kiln.wasm', import.meta.url)` below and ship the file with the app.
+// Two engine builds sit next to this file (select.js): kiln.mjs + kiln.wasm (SIMD, one
+// thread) and kiln-mt.mjs + kiln-mt.wasm (SIMD + threads, for cross-origin isolated pages
+// and workers). Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
+// every file with the app. The threaded build is loaded by URL, not bundled: its pthread
+// workers import kiln-mt.mjs again by URL (mainScriptUrlOrBlob), so it must stay a file of
+// its own.
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
+import { chooseBuild, detectEnvironment } from './select.js';
 
 export { KilnError } from './errors.js';
 
 /**
  * Loads and instantiates the WebAssembly engine.
- * @param {object} [opts] `autoDispose` (see index.d.ts) and Emscripten module options
- *   (`wasmBinary`, `locateFile`, ...).
+ * @param {object} [opts] `threads` (false | true | 'auto'), `numThreads`, `autoDispose`
+ *   (see index.d.ts) and Emscripten module options (`wasmBinary`, `locateFile`, ...).
  * @returns {Promise<import('./index.d.ts').Kiln>}
  */
 export async function init(opts = {}) {
+  const choice = chooseBuild(opts, detectEnvironment());
+  const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
+  if (choice.build === 'simd-threads') {
+    const jsUrl = new URL('./kiln-mt.mjs', import.meta.url);
+    const wasmUrl = new URL('./kiln-mt.wasm', import.meta.url);
+    // The pthread workers run Emscripten's kiln-mt.worker.js, a classic script. It is not
+    // loaded by URL: Vite's dev server rewrites it as a module (a classic worker then fails
+    // with "Cannot use import statement outside a module") and `vite build` inlines it as
+    // a data: URL (under 4 KiB), whose opaque origin can neither share the page's memory
+    // nor import kiln-mt.mjs. Its text ships as a module (kiln-mt-worker-source.js,
+    // written by scripts/build.sh) and starts from a blob: URL, which has the page's origin.
+    const { default: workerSource } = await import('./kiln-mt-worker-source.js');
+    const workerHref = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
+    const { default: createThreaded } = await import(/* @vite-ignore */ jsUrl.href);
+    let module;
+    try {
+      module = await createThreaded({
+        locateFile: (path) => {
+          if (path.endsWith('.wasm')) return wasmUrl.href;
+          if (path.endsWith('.worker.js')) return workerHref;
+          return path;
+        },
+        // The workers import kiln-mt.mjs from here (a blob: worker has no base URL).
+        mainScriptUrlOrBlob: jsUrl.href,
+        ...moduleOpts,
+        // Emscripten starts kilnThreads - 1 Web Workers before the module runs
+        // (bindings/threads.pre.js); the engine then uses them all.
+        kilnThreads: choice.threads,
+      });
+    } finally {
+      // Every worker is started before the module resolves (its pool is never extended).
+      URL.revokeObjectURL(workerHref);
+    }
+    module.setNumThreads(choice.threads);
+    return finishModule(module, opts, { maxThreads: choice.threads });
+  }
   const wasmUrl = new URL('kiln.wasm', import.meta.url);
   const module = await createKilnModule({
     locateFile: (path) => (path.endsWith('.wasm') ? wasmUrl.href : path),
-    ...opts,
+    ...moduleOpts,
   });
-  return finishModule(module, opts);
+  return finishModule(module, opts, { maxThreads: 1 });
 }

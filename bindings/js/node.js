@@ -1,21 +1,27 @@
 // kiln-dl, Node entry: `import { init } from "kiln-dl"; const kiln = await init();`
 // The engine is built for web and worker environments (Emscripten 3.1.6 emits CommonJS-only
 // Node code into ES modules), and Node's fetch cannot read file: URLs, so this entry reads
-// kiln.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md).
+// kiln.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md). Node always
+// gets the single-threaded build: Emscripten 3.1.6's pthreads need CommonJS shims in Node
+// (TOOLCHAIN.md "Threads"); init({threads: true}) says so in a KilnError.
 import { readFile } from 'node:fs/promises';
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
+import { chooseBuild, detectEnvironment } from './select.js';
 
 export { KilnError } from './errors.js';
 
 /**
  * Loads and instantiates the WebAssembly engine.
- * @param {object} [opts] `autoDispose` (see index.d.ts) and Emscripten module options;
- *   `wasmBinary` defaults to the bytes of kiln.wasm next to this file.
+ * @param {object} [opts] `threads` ('auto' or false here), `autoDispose` (see index.d.ts)
+ *   and Emscripten module options; `wasmBinary` defaults to the bytes of kiln.wasm next to
+ *   this file.
  * @returns {Promise<import('./index.d.ts').Kiln>}
  */
 export async function init(opts = {}) {
+  chooseBuild(opts, detectEnvironment()); // validates the options; always 'simd' in Node
+  const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL('./kiln.wasm', import.meta.url)));
-  const module = await createKilnModule({ ...opts, wasmBinary });
-  return finishModule(module, opts);
+  const module = await createKilnModule({ ...moduleOpts, wasmBinary });
+  return finishModule(module, opts, { maxThreads: 1 });
 }

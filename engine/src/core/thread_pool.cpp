@@ -24,8 +24,12 @@ namespace {
 
 #if !defined(KILN_SINGLE_THREADED)
 
-/// KILN_NUM_THREADS if it holds an integer >= 1, else the hardware concurrency.
+/// KILN_NUM_THREADS if it holds an integer >= 1, else the hardware concurrency; 1 in a
+/// pthreads WebAssembly build, where the embedding sets the count (thread_pool.hpp).
 int default_num_threads() {
+#if defined(__EMSCRIPTEN_PTHREADS__)
+  return 1;
+#else
   if (const char* env = std::getenv("KILN_NUM_THREADS")) {
     char* end = nullptr;
     const long v = std::strtol(env, &end, 10);
@@ -33,6 +37,7 @@ int default_num_threads() {
   }
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
+#endif
 }
 
 thread_local bool t_in_pool_task = false;
@@ -48,9 +53,18 @@ class ThreadPool {
 
   void resize(int n) {
     std::lock_guard<std::mutex> use(use_);  // waits for a running parallel_for
+#if defined(__EMSCRIPTEN_PTHREADS__)
+    // Threads are Web Workers: a joined thread's worker returns to Emscripten's pool only
+    // when the browser thread's event loop runs, so stopping and restarting could leave new
+    // threads waiting for a worker (and a later join would hang). Workers only grow; idle
+    // ones sleep, and no more than size_ threads ever run parts.
+    while (static_cast<int>(workers_.size()) < n - 1) workers_.emplace_back([this] { worker(); });
+    size_ = n;
+#else
     stop_workers();
     size_ = n;
     start_workers();
+#endif
   }
 
   void run(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& fn) {

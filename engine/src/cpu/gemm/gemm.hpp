@@ -6,7 +6,15 @@
 // slabs, B's slab is packed into NR-column micro-panels, A's into MR-row micro-panels of an
 // MC-row block, and a register-tiled MR x NR micro-kernel (micro_kernel.hpp) walks them.
 // Operands are strided views, so a transposed operand is multiplied without a copy
-// (swap its strides). Single-threaded; packing buffers are thread_local and reused.
+// (swap its strides). Packing buffers are thread_local and reused.
+//
+// Threads: a product of at least 2·thread_work multiply-adds is split over the kernels'
+// thread pool (kiln::set_num_threads) into blocks of whole register tiles: blocks of C's
+// columns (each thread packs its own B panels and all of A) or of its rows (the reverse),
+// whichever the cost model below prefers. Every element of C is still computed by one
+// thread with the same micro-kernel call sequence and KC slabs as on one thread, so results
+// are bit-identical for any thread count. Called from inside a pool task (a convolution's
+// per-image work) it runs on the calling thread.
 //
 // Accuracy: products are accumulated in f32 (fused multiply-adds where the arch has FMA,
 // mul + add in WASM), in k order, as OpenBLAS's SGEMM and PyTorch's CPU matmul do; no
@@ -53,13 +61,16 @@ struct SgemmArgs {
 };
 
 /// Cache blocking of the driver, in elements. mr/nr are fixed per arch (register tile);
-/// kc/mc/nc may be overridden for tuning (0 keeps the arch default).
+/// kc/mc/nc may be overridden for tuning (0 keeps the arch default). thread_work is the
+/// least number of multiply-adds (m·n·k) worth a thread: a product runs on at most
+/// m·n·k / thread_work threads (0 keeps the default, measured with bench_gemm).
 struct Blocking {
   std::size_t mr = 0;
   std::size_t nr = 0;
   std::size_t kc = 0;
   std::size_t mc = 0;
   std::size_t nc = 0;
+  std::size_t thread_work = 0;
 };
 
 /// C = alpha·A·B + beta·C with the best instruction set of this machine.

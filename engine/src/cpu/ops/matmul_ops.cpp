@@ -1,11 +1,15 @@
 // Matrix product of the Cpu backend: shape checks, batch broadcasting, and one packed GEMM
-// call (engine/src/cpu/gemm/) per batch element.
+// call (engine/src/cpu/gemm/) per batch element, batch elements spread over the thread pool
+// when there are enough of them.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
+#include "core/parallel.hpp"
 #include "cpu/gemm/gemm.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/core/thread_pool.hpp"
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
@@ -107,22 +111,44 @@ CpuTensor CpuOps::matmul_transposed(const CpuTensor& lhs, const CpuTensor& rhs, 
     }
   }
   args.m = static_cast<std::size_t>(m);
-  std::array<std::int64_t, Shape::max_rank> index{};
-  std::int64_t lhs_offset = 0, rhs_offset = 0;
-  for (std::int64_t b = 0; b < batch; ++b) {
-    args.a.data = lhs.data<float>() + lhs_offset;
-    args.b.data = rhs.data<float>() + rhs_offset;
-    args.c.data = out.data<float>() + b * m * n;
-    cpu::gemm::sgemm(args);
-    // Odometer increment over the batch dims, last dim fastest.
-    for (std::size_t d = batch_rank; d-- > 0;) {
-      lhs_offset += lhs_stride[d];
-      rhs_offset += rhs_stride[d];
-      if (++index[d] < out_shape[d]) break;
-      lhs_offset -= lhs_stride[d] * out_shape[d];
-      rhs_offset -= rhs_stride[d] * out_shape[d];
-      index[d] = 0;
+  const auto run_items = [&](std::int64_t begin, std::int64_t end) {
+    cpu::gemm::SgemmArgs item = args;
+    for (std::int64_t b = begin; b < end; ++b) {
+      // Offsets of batch element b: its index over the batch dims, last dim fastest.
+      std::int64_t lhs_offset = 0, rhs_offset = 0, rest = b;
+      for (std::size_t d = batch_rank; d-- > 0;) {
+        const std::int64_t i = rest % out_shape[d];
+        rest /= out_shape[d];
+        lhs_offset += i * lhs_stride[d];
+        rhs_offset += i * rhs_stride[d];
+      }
+      item.a.data = lhs.data<float>() + lhs_offset;
+      item.b.data = rhs.data<float>() + rhs_offset;
+      item.c.data = out.data<float>() + b * m * n;
+      cpu::gemm::sgemm(item);
     }
+  };
+  // Threads: whole batch elements per thread when there are enough of them, or when each is
+  // too small for the GEMM to split it; else the GEMM splits each product. Either way every
+  // element of the output is computed as on one thread (bit-identical results).
+  const auto threads = static_cast<std::uint64_t>(num_threads());
+  const std::uint64_t item_work = static_cast<std::uint64_t>(m) * static_cast<std::uint64_t>(n) *
+                                  static_cast<std::uint64_t>(k);
+  const std::uint64_t thread_work = cpu::gemm::default_blocking().thread_work;
+  const std::uint64_t total_work = item_work * static_cast<std::uint64_t>(batch);
+  const std::uint64_t parts =
+      std::min<std::uint64_t>(static_cast<std::uint64_t>(batch), total_work / thread_work);
+  if (threads > 1 && parts > 1 &&
+      (static_cast<std::uint64_t>(batch) >= threads || item_work < 2 * thread_work)) {
+    detail::parallel_for(static_cast<std::int64_t>(parts), [&](std::int64_t p0, std::int64_t p1) {
+      const auto at = [&](std::int64_t p) {
+        return static_cast<std::int64_t>(static_cast<std::uint64_t>(p) *
+                                         static_cast<std::uint64_t>(batch) / parts);
+      };
+      run_items(at(p0), at(p1));
+    });
+  } else {
+    run_items(0, batch);
   }
   return out;
 }

@@ -1,0 +1,325 @@
+// End-to-end test of init()'s build selection in a browser (run by scripts/test.sh after
+// scripts/build.sh; `node tests/e2e/threads.e2e.mjs`, exit status 0 when every check passed):
+//   1. installs the package as npm would (package.json + dist/, its "files") into a scratch
+//      Vite project: a page importing kiln-dl on the main thread and in a module Worker;
+//   2. `vite build` (programmatic API), then two `vite preview` servers of the output: one
+//      with COOP/COEP headers (cross-origin isolated), one without; also the `vite` dev
+//      server and a plain static server of the unbundled package (an import map and a
+//      <script type="module">), both with COOP/COEP;
+//   3. headless Chromium (playwright-core, /usr/bin/chromium) loads each page and checks:
+//      isolated page, main thread and worker: backendInfo().build === 'simd-threads' with
+//      2+ threads, a 64x784 · 784x128 product (the MNIST layer) within the f32 bound of a
+//      double sum computed here, and bit-identical to the single-threaded build's result
+//      (init({threads: false}) in the same page) and to itself with 1 thread;
+//      plain page: 'simd', and init({threads: true}) rejects with KilnError `Config`;
+//      dev server and unbundled page (main thread): 'simd-threads' and the product right.
+// Prints one line per check and the main thread's product times with 1 and all threads
+// (informational; no timing assertion). Skips (exit 0) without /usr/bin/chromium.
+import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
+const log = (line) => console.log(`[e2e threads] ${line}`);
+
+if (!existsSync(chromiumPath)) {
+  log(`skipped: no Chromium at ${chromiumPath}`);
+  process.exit(0);
+}
+for (const f of ['index.js', 'kiln.mjs', 'kiln-mt.mjs', 'kiln-mt.wasm', 'kiln-mt.worker.js']) {
+  if (!existsSync(join(repo, 'dist', f))) {
+    console.error(`[e2e threads] dist/${f} is missing: run scripts/build.sh first`);
+    process.exit(1);
+  }
+}
+
+const { build, preview, createServer: createViteServer } = await import('vite');
+const { chromium } = await import('playwright-core');
+
+// ---- the scratch app ----
+const M = 64, K = 784, N = 128;
+const app = mkdtempSync(join(tmpdir(), 'kiln-threads-e2e-'));
+const pkgDir = join(app, 'node_modules', 'kiln-dl');
+mkdirSync(pkgDir, { recursive: true });
+cpSync(join(repo, 'package.json'), join(pkgDir, 'package.json'));
+cpSync(join(repo, 'dist'), join(pkgDir, 'dist'), { recursive: true });
+writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'threads-e2e', private: true, type: 'module' }));
+writeFileSync(join(app, 'index.html'), `<!doctype html><html><head><meta charset="utf-8">
+<link rel="icon" href="data:,"><title>kiln threads e2e</title></head>
+<body><script type="module" src="/main.js"></script></body></html>`);
+// The product both pages compute: deterministic operands (exact in f32), the result as a
+// plain array, the build's info, and the time of `reps` products per thread count.
+const shared = `
+import { init, KilnError } from 'kiln-dl';
+export function operands() {
+  const a = new Float32Array(${M * K}), b = new Float32Array(${K * N});
+  for (let i = 0; i < a.length; i++) a[i] = ((i * 7919) % 1009) / 512 - 1;
+  for (let i = 0; i < b.length; i++) b[i] = ((i * 104729) % 997) / 512 - 1;
+  return { a, b };
+}
+export function product(kiln) {
+  const { a, b } = operands();
+  return kiln.tidy(() => Array.from(kiln.Tensor.fromData(a, { shape: [${M}, ${K}] })
+    .matmul(kiln.Tensor.fromData(b, { shape: [${K}, ${N}] })).dataSync()));
+}
+function timeProducts(kiln, reps) {
+  const x = kiln.Tensor.random([256, 256], { uniform: [-1, 1] }, { seed: 1 });
+  const start = performance.now();
+  for (let r = 0; r < reps; r++) kiln.tidy(() => x.matmul(x).dataSync());
+  const ms = performance.now() - start;
+  x.dispose();
+  return ms / reps;
+}
+// A product whose operands outgrow the initial 32 MiB heap: the memory grows while the pool's
+// workers share it. Returns the heap sizes and 16 sampled entries with their double sums.
+function grownProduct(kiln) {
+  const n = 1536, a = new Float32Array(n * n), b = new Float32Array(n * n);
+  for (let i = 0; i < a.length; i++) { a[i] = ((i * 7919) % 1009) / 512 - 1; b[i] = ((i * 104729) % 997) / 512 - 1; }
+  const heapBefore = kiln.memory().heapBytes;
+  const c = kiln.tidy(() => kiln.Tensor.fromData(a, { shape: [n, n] }).matmul(kiln.Tensor.fromData(b, { shape: [n, n] })).dataSync());
+  const samples = [];
+  for (let s = 0; s < 16; s++) {
+    const i = (s * 397) % n, j = (s * 1213 + 7) % n;
+    let sum = 0, abs = 0;
+    for (let p = 0; p < n; p++) { const t = a[i * n + p] * b[p * n + j]; sum += t; abs += Math.abs(t); }
+    samples.push({ got: c[i * n + j], sum, abs });
+  }
+  return { heapBefore, heapAfter: kiln.memory().heapBytes, samples, n };
+}
+export async function run(opts) {
+  const kiln = await init(opts);
+  const info = kiln.backendInfo();
+  const out = { info, values: product(kiln), crossOriginIsolated: globalThis.crossOriginIsolated === true };
+  if (opts && opts.grow) out.grown = grownProduct(kiln);
+  if (info.maxThreads > 1) {
+    kiln.setNumThreads(1);
+    out.oneThread = product(kiln);
+    timeProducts(kiln, 5); // V8 tiers the kernels up after a few calls
+    out.msOneThread = timeProducts(kiln, 20);
+    kiln.setNumThreads(info.maxThreads);
+    out.msAllThreads = timeProducts(kiln, 20);
+    out.threadsAfter = kiln.backendInfo().threads;
+  }
+  const single = await init({ threads: false });
+  out.singleInfo = single.backendInfo();
+  out.singleValues = product(single);
+  try {
+    await init({ threads: true });
+    out.forcedThreads = 'loaded';
+  } catch (e) {
+    out.forcedThreads = e instanceof KilnError ? e.code + ': ' + e.message : 'not a KilnError: ' + e;
+  }
+  return out;
+}
+`;
+writeFileSync(join(app, 'shared.js'), shared);
+writeFileSync(join(app, 'main.js'), `
+import { run } from './shared.js';
+window.runMain = (opts) => run(opts);
+window.runWorker = (opts) => new Promise((resolve, reject) => {
+  const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  worker.onmessage = (e) => { worker.terminate(); e.data.error ? reject(new Error(e.data.error)) : resolve(e.data); };
+  worker.onerror = (e) => { worker.terminate(); reject(new Error('worker error: ' + e.message)); };
+  worker.postMessage(opts ?? {});
+});
+window.ready = true;
+`);
+// The package without a bundler: an import map resolves 'kiln-dl' to the installed files.
+writeFileSync(join(app, 'static.html'), `<!doctype html><html><head><meta charset="utf-8">
+<link rel="icon" href="data:,"><title>kiln threads e2e (no bundler)</title>
+<script type="importmap">{"imports": {"kiln-dl": "/node_modules/kiln-dl/dist/index.js"}}</script>
+</head><body><script type="module" src="/main.js"></script></body></html>`);
+writeFileSync(join(app, 'worker.js'), `
+import { run } from './shared.js';
+self.onmessage = async (e) => {
+  try { self.postMessage(await run(e.data)); } catch (err) { self.postMessage({ error: String(err && err.stack || err) }); }
+};
+`);
+
+// ---- checks ----
+let failures = 0;
+function check(ok, what) {
+  log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
+  if (!ok) failures++;
+}
+
+/** The double-precision product and the f32 error bound per element (gemm_test.cpp). */
+function reference() {
+  const a = new Float32Array(M * K), b = new Float32Array(K * N);
+  for (let i = 0; i < a.length; i++) a[i] = ((i * 7919) % 1009) / 512 - 1;
+  for (let i = 0; i < b.length; i++) b[i] = ((i * 104729) % 997) / 512 - 1;
+  const u = 2 ** -24, gamma = (K + 3) * u / (1 - (K + 3) * u);
+  const sum = new Float64Array(M * N), bound = new Float64Array(M * N);
+  for (let i = 0; i < M; i++) {
+    for (let j = 0; j < N; j++) {
+      let s = 0, abs = 0;
+      for (let p = 0; p < K; p++) {
+        const t = a[i * K + p] * b[p * N + j];
+        s += t;
+        abs += Math.abs(t);
+      }
+      sum[i * N + j] = s;
+      bound[i * N + j] = gamma * abs;
+    }
+  }
+  return { sum, bound };
+}
+const ref = reference();
+const withinBound = (values) => values.length === M * N &&
+  values.every((v, i) => Math.abs(v - ref.sum[i]) <= ref.bound[i]);
+const sameBits = (x, y) => x.length === y.length &&
+  Buffer.from(new Float32Array(x).buffer).equals(Buffer.from(new Float32Array(y).buffer));
+
+function checkIsolated(where, r) {
+  check(r.crossOriginIsolated === true, `${where}: crossOriginIsolated`);
+  check(r.info.build === 'simd-threads' && r.info.simd === true && r.info.threads >= 2 &&
+        r.info.threads === r.info.maxThreads,
+        `${where}: backendInfo() ${JSON.stringify(r.info)}`);
+  check(withinBound(r.values), `${where}: ${M}x${K} · ${K}x${N} within the f32 bound of a double sum`);
+  check(sameBits(r.values, r.oneThread), `${where}: bit-identical with 1 and ${r.info.threads} threads`);
+  check(r.singleInfo.build === 'simd' && r.singleInfo.threads === 1,
+        `${where}: init({threads: false}) loads 'simd' next to it`);
+  check(sameBits(r.values, r.singleValues), `${where}: bit-identical to the single-threaded build`);
+  check(r.forcedThreads === 'loaded', `${where}: init({threads: true}) loads`);
+  check(r.threadsAfter === r.info.maxThreads, `${where}: setNumThreads(${r.info.maxThreads}) read back`);
+  log(`${where}: 256x256 matmul ${r.msOneThread.toFixed(2)} ms on 1 thread, ` +
+      `${r.msAllThreads.toFixed(2)} ms on ${r.info.maxThreads} (20 reps, informational)`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const servers = [];
+let browser;
+let context;
+try {
+  const t0 = performance.now();
+  await build({
+    root: app, configFile: false, logLevel: 'warn',
+    worker: { format: 'es' },
+    build: { outDir: join(app, 'dist'), emptyOutDir: true },
+  });
+  log(`vite build: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+
+  const isolationHeaders = {
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    'Cross-Origin-Embedder-Policy': 'require-corp',
+  };
+  const startPreview = async (headers) => {
+    const port = await freePort();
+    const server = await preview({
+      root: app, configFile: false, logLevel: 'warn',
+      build: { outDir: join(app, 'dist') },
+      preview: { host: '127.0.0.1', port, strictPort: true, headers },
+    });
+    servers.push(server);
+    return `http://127.0.0.1:${port}/`;
+  };
+  const isolatedUrl = await startPreview(isolationHeaders);
+  const plainUrl = await startPreview({});
+
+  const devPort = await freePort();
+  const dev = await createViteServer({
+    root: app, configFile: false, logLevel: 'warn', worker: { format: 'es' },
+    server: { host: '127.0.0.1', port: devPort, strictPort: true, headers: isolationHeaders, hmr: false },
+  });
+  await dev.listen();
+  servers.push(dev);
+  const devUrl = `http://127.0.0.1:${devPort}/`;
+
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
+  const staticServer = createHttpServer(async (req, res) => {
+    const pathname = new URL(req.url, 'http://x').pathname;
+    const path = pathname === '/' ? '/static.html' : pathname;
+    try {
+      const body = await readFile(join(app, path));
+      res.writeHead(200, { 'Content-Type': types[path.slice(path.lastIndexOf('.'))] ?? 'application/octet-stream', ...isolationHeaders });
+      res.end(body);
+    } catch {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  const staticPort = await freePort();
+  await new Promise((resolve) => staticServer.listen(staticPort, '127.0.0.1', resolve));
+  servers.push({ close: () => new Promise((resolve) => staticServer.close(resolve)) });
+  const staticUrl = `http://127.0.0.1:${staticPort}/`;
+
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  context = await browser.newContext();
+  const openPage = async (url) => {
+    const page = await context.newPage();
+    page.on('pageerror', (e) => log(`page error: ${e.message}`));
+    page.on('console', (m) => { if (m.type() === 'error') log(`console error: ${m.text()}`); });
+    await page.goto(url);
+    await page.waitForFunction(() => window.ready === true);
+    return page;
+  };
+
+  /** page.evaluate of a window function, failing after 120 s instead of hanging. */
+  const call = (page, fn, arg) => Promise.race([
+    page.evaluate(([name, a]) => window[name](a), [fn, arg]),
+    new Promise((_, reject) => setTimeout(() => reject(new Error(`${fn} timed out after 120 s`)), 120_000)),
+  ]);
+
+  const isolated = await openPage(isolatedUrl);
+  checkIsolated('isolated page, main thread', await call(isolated, 'runMain'));
+  checkIsolated('isolated page, worker', await call(isolated, 'runWorker'));
+  for (const [where, fn] of [['main thread', 'runMain'], ['worker', 'runWorker']]) {
+    const g = (await call(isolated, fn, { grow: true })).grown;
+    const u = 2 ** -24, gamma = (g.n + 3) * u / (1 - (g.n + 3) * u);
+    check(g.heapAfter > g.heapBefore && g.samples.every((x) => Math.abs(x.got - x.sum) <= gamma * x.abs),
+          `isolated page, ${where}: ${g.n}² product after the shared memory grew ` +
+          `(${(g.heapBefore / 2 ** 20).toFixed(0)} -> ${(g.heapAfter / 2 ** 20).toFixed(0)} MiB), 16 entries within the bound`);
+  }
+  const three = await call(isolated, 'runMain', { numThreads: 3 });
+  check(three.info.threads === 3 && withinBound(three.values) && sameBits(three.values, three.singleValues),
+        `isolated page: init({numThreads: 3}) -> ${three.info.threads} threads, same bits`);
+
+  const plain = await openPage(plainUrl);
+  const p = await call(plain, 'runMain');
+  check(p.crossOriginIsolated === false && p.info.build === 'simd' && p.info.threads === 1,
+        `plain page: backendInfo() ${JSON.stringify(p.info)}`);
+  check(withinBound(p.values), 'plain page: the product within the bound');
+  check(/^Config: init: threads: true, but the threaded build cannot run: the page is not cross-origin isolated/.test(p.forcedThreads),
+        `plain page: init({threads: true}) rejects: ${p.forcedThreads.slice(0, 90)}...`);
+  const pw = await call(plain, 'runWorker');
+  check(pw.info.build === 'simd', "plain page's worker: 'simd'");
+
+  for (const [where, url] of [['vite dev server', devUrl], ['unbundled page (import map)', staticUrl]]) {
+    const page = await openPage(url);
+    const r = await call(page, 'runMain');
+    check(r.info.build === 'simd-threads' && r.info.threads >= 2 && withinBound(r.values) &&
+          sameBits(r.values, r.singleValues) && sameBits(r.values, r.oneThread),
+          `${where}: ${r.info.build} with ${r.info.threads} threads, the product right and as single-threaded`);
+  }
+} catch (e) {
+  log(`FAIL: ${e.stack ?? e}`);
+  failures++;
+} finally {
+  await context?.close();
+  await browser?.close();
+  for (const s of servers) await s.close();
+  if (process.env.KILN_E2E_KEEP) log(`kept the scratch app in ${app}`);
+  else rmSync(app, { recursive: true, force: true });
+}
+log(failures ? `${failures} check(s) FAILED` : 'all checks passed');
+process.exit(failures ? 1 : 0);
