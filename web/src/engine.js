@@ -1,0 +1,122 @@
+// The one place where the playground talks to kiln-dl (runs in the Web Worker).
+// Everything the playground needs from the engine goes through this adapter, written
+// against the JS API contract of BRIEF6.md (kiln.nn.sequential, kiln.optim.*, kiln.Learner,
+// model.saveSafetensors / loadSafetensors). If the package's spelling differs, fix it here.
+import { init } from 'kiln-dl';
+
+/** Wraps a KilnError (or any error) into a plain object that survives postMessage. */
+export function errorInfo(e) {
+  return { message: e?.message ?? String(e), code: e?.code ?? 'Internal' };
+}
+
+/**
+ * Loads the WebAssembly engine.
+ * @returns {Promise<Engine>}
+ */
+export async function loadEngine() {
+  const kiln = await init();
+  return new Engine(kiln);
+}
+
+export class Engine {
+  constructor(kiln) {
+    this.kiln = kiln;
+  }
+
+  /** {simd, threads, arch, build} as the package reports it, or {} if it has no such call. */
+  info() {
+    return typeof this.kiln.backendInfo === 'function' ? this.kiln.backendInfo() : {};
+  }
+
+  /**
+   * A training session: model + optimizer + learner.
+   * @param {{layers: object[]}} spec kiln.nn.sequential spec (modelspec.js builds it)
+   * @param {{opt: 'sgd'|'adam'|'adamw', lr: number, momentum: number, wd: number, seed: number}} s
+   */
+  createSession(spec, s) {
+    const { kiln } = this;
+    const model = kiln.nn.sequential(spec, { seed: s.seed });
+    let optimizer;
+    try {
+      if (s.opt === 'sgd') {
+        optimizer = kiln.optim.sgd({ lr: s.lr, momentum: s.momentum, weightDecay: s.wd });
+      } else if (s.opt === 'adam') {
+        optimizer = kiln.optim.adam({ lr: s.lr, weightDecay: s.wd });
+      } else {
+        optimizer = kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
+      }
+      const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy', seed: s.seed });
+      return new Session(model, learner);
+    } catch (e) {
+      model.dispose();
+      throw e;
+    }
+  }
+}
+
+export class Session {
+  constructor(model, learner) {
+    this.model = model;
+    this.learner = learner;
+  }
+
+  get numParams() {
+    return this.model.numParams;
+  }
+
+  summary() {
+    return this.model.summary();
+  }
+
+  /** The model's JS spec as the package reports it (saved next to the weights). */
+  config() {
+    return this.model.config;
+  }
+
+  /**
+   * One optimizer step on a batch.
+   * @param {Float32Array} x [n, ...itemShape] row-major
+   * @param {Int32Array} y [n] class indices
+   * @param {number} n items in the batch
+   * @returns {{loss: number, accuracy: number}} the batch's mean loss and accuracy (0..1)
+   */
+  trainBatch(x, y, n) {
+    return this.learner.trainBatch(x, y, n);
+  }
+
+  /**
+   * Class probabilities in evaluation mode (dropout off).
+   * @param {Float32Array} x [n, ...itemShape]
+   * @returns {Float32Array} [n, classes] row-major
+   */
+  predict(x, batchSize = 500) {
+    this.model.eval?.();
+    try {
+      return this.learner.predict(x, { batchSize });
+    } finally {
+      this.model.train?.();
+    }
+  }
+
+  /** @returns {Uint8Array} the weights in SafeTensors format */
+  save() {
+    return this.model.saveSafetensors();
+  }
+
+  /** @param {Uint8Array} bytes SafeTensors written by save() for the same spec */
+  load(bytes) {
+    this.model.loadSafetensors(bytes);
+  }
+
+  dispose() {
+    // Whether the learner owns the model is not in the contract: dispose both, tolerantly.
+    try {
+      this.learner?.dispose?.();
+    } catch {}
+    try {
+      this.model?.dispose?.();
+    } catch {}
+    this.learner = null;
+    this.model = null;
+  }
+}
