@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the tests of an up-to-date build (scripts/build.sh first; `npm test` does both):
 # the native GoogleTest suite, the README examples and the examples through ctest, then
-# the Vitest suite on the WebAssembly build in Node (tests/js).
+# the Vitest suite on the WebAssembly build in Node (tests/js), then the playground's
+# end-to-end tests in headless Chromium (tests/e2e: builds web/, serves it with vite
+# preview on a free port; screenshots in test-output/playground/).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -13,6 +15,9 @@ ctest --test-dir build/native --output-on-failure -j"${KILN_JOBS:-2}" || status=
 
 echo "[test] vitest (tests/js, WebAssembly build in Node)"
 npx --no-install vitest run || status=1
+
+echo "[test] playground end-to-end (tests/e2e, headless Chromium)"
+node tests/e2e/playground.e2e.mjs || status=1
 
 if ((status)); then
   echo "[test] FAILED (see above)" >&2

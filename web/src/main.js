@@ -369,6 +369,14 @@ function renderLayers() {
     const title = document.createElement('span');
     title.className = 'layer-title';
     title.textContent = l.kind === 'dense' ? `Dense ${n}` : `Conv ${n}`;
+    title.append(
+      button('✕', `Remove layer ${n}`, () => {
+        state.layers.splice(i, 1);
+        renderLayers();
+        changed();
+        $('add-dense').focus();
+      }, 'remove'),
+    );
     li.append(title);
     const edit = (key, conv = (v) => v) => (v) => {
       state.layers[i][key] = conv(v);
@@ -404,14 +412,6 @@ function renderLayers() {
         field('Padding', selectInput(PADDINGS, l.padding, edit('padding'))),
       );
     }
-    li.append(
-      button('✕', `Remove layer ${n}`, () => {
-        state.layers.splice(i, 1);
-        renderLayers();
-        changed();
-        $('add-dense').focus();
-      }, 'remove'),
-    );
     list.append(li);
   });
   const full = state.layers.length >= LIMITS.maxBlocks;
@@ -491,6 +491,7 @@ async function predictDrawing() {
       $('draw-pred').textContent = String(best);
       $('draw-pred').dataset.value = String(best);
       $('draw-pred').dataset.probs = Array.from(res.probs, (p) => p.toFixed(6)).join(',');
+      $('draw-pred').dataset.status = status; // what the worker was doing when it answered
     }
   } finally {
     drawBusy = false;
