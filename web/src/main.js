@@ -423,6 +423,11 @@ function renderModelInfo() {
   desc = describeModel(state.layers, inputFor(state));
   $('num-params').textContent = desc.ok ? desc.numParams.toLocaleString('en-US') : '–';
   $('num-params').dataset.value = desc.ok ? String(desc.numParams) : '';
+  [...$('layers').children].forEach((li, i) => {
+    const bad = desc.errors.some((e) => e.startsWith(`Layer ${i + 1} `) || e.startsWith(`Layer ${i + 1}:`));
+    li.classList.toggle('invalid', bad);
+    li.querySelectorAll('input, select').forEach((el) => el.setAttribute('aria-invalid', String(bad)));
+  });
   const errors = $('model-errors');
   errors.replaceChildren(...desc.errors.map((e) => Object.assign(document.createElement('p'), { textContent: e })));
   const body = $('summary-table').tBodies[0];
