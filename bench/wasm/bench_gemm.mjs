@@ -113,15 +113,15 @@ const gemmRows = [];
 for (const n of GEMM_SIZES) {
   const aData = randomArray(n * n, 1 + n);
   const bData = randomArray(n * n, 2 + n);
-  const ka = new kiln.Tensor(aData, [n, n]);
-  const kb = new kiln.Tensor(bData, [n, n]);
+  const ka = kiln.Tensor.fromData(aData, { shape: [n, n] });
+  const kb = kiln.Tensor.fromData(bData, { shape: [n, n] });
   const ta = tf.tensor2d(aData, [n, n]);
   const tb = tf.tensor2d(bData, [n, n]);
 
   // Same result from both (checked once, outside the timing).
   const kc = ka.matmul(kb);
   const tc = tf.matMul(ta, tb);
-  const diff = maxRelDiff(kc.toArray(), tc.dataSync());
+  const diff = maxRelDiff(kc.dataSync(), tc.dataSync());
   kc.dispose();
   tc.dispose();
   if (!(diff < 1e-4)) throw new Error(`n = ${n}: Kiln and TF.js differ (max rel diff ${diff})`);
@@ -161,13 +161,13 @@ let addRow;
   const n = ADD_ELEMENTS;
   const aData = randomArray(n, 3);
   const bData = randomArray(n, 4);
-  const ka = new kiln.Tensor(aData, [n]);
-  const kb = new kiln.Tensor(bData, [n]);
+  const ka = kiln.Tensor.fromData(aData, { shape: [n] });
+  const kb = kiln.Tensor.fromData(bData, { shape: [n] });
   const ta = tf.tensor1d(aData);
   const tb = tf.tensor1d(bData);
   const kc = ka.add(kb);
   const tc = tf.add(ta, tb);
-  const diff = maxRelDiff(kc.toArray(), tc.dataSync());
+  const diff = maxRelDiff(kc.dataSync(), tc.dataSync());
   kc.dispose();
   tc.dispose();
   if (!(diff < 1e-6)) throw new Error(`add: Kiln and TF.js differ (max rel diff ${diff})`);
@@ -198,7 +198,7 @@ let addRow;
   tb.dispose();
 }
 
-const leaked = kiln.memory().liveBuffers;
+const leaked = kiln.memory().buffers;
 if (leaked !== 0) console.warn(`warning: ${leaked} Kiln buffers still live`);
 
 // ---- report ----
@@ -208,7 +208,7 @@ const lines = [
   '',
   `Measured by \`node bench/wasm/bench_gemm.mjs${quick ? ' --quick' : ''}\` on ` +
     `${new Date().toISOString().slice(0, 10)}: ${cpus()[0].model}, Node ${process.version}, ` +
-    `one thread. Kiln ${kiln.simdArch()} kernels (lowered to SIMD128); TF.js ` +
+    `one thread. Kiln ${kiln.backendInfo().arch} kernels (lowered to SIMD128); TF.js ` +
     `${tfPkg.version} WASM backend, SIMD binary, threads off. Load average at the start ` +
     `${loadStart}. Medians of single calls after a warm-up, calls of the two engines ` +
     `alternating in the same process; ms and rates are CPU time of the process (the machine ` +

@@ -4,9 +4,12 @@
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 
+export { KilnError } from './errors.js';
+
 /**
  * Loads and instantiates the WebAssembly engine.
- * @param {object} [opts] Emscripten module options (`wasmBinary`, `locateFile`, ...).
+ * @param {object} [opts] `autoDispose` (see index.d.ts) and Emscripten module options
+ *   (`wasmBinary`, `locateFile`, ...).
  * @returns {Promise<import('./index.d.ts').Kiln>}
  */
 export async function init(opts = {}) {
@@ -15,5 +18,5 @@ export async function init(opts = {}) {
     locateFile: (path) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...opts,
   });
-  return finishModule(module);
+  return finishModule(module, opts);
 }

@@ -6,14 +6,16 @@ import { readFile } from 'node:fs/promises';
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 
+export { KilnError } from './errors.js';
+
 /**
  * Loads and instantiates the WebAssembly engine.
- * @param {object} [opts] Emscripten module options; `wasmBinary` defaults to the bytes of
- *   kiln.wasm next to this file.
+ * @param {object} [opts] `autoDispose` (see index.d.ts) and Emscripten module options;
+ *   `wasmBinary` defaults to the bytes of kiln.wasm next to this file.
  * @returns {Promise<import('./index.d.ts').Kiln>}
  */
 export async function init(opts = {}) {
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL('./kiln.wasm', import.meta.url)));
   const module = await createKilnModule({ ...opts, wasmBinary });
-  return finishModule(module);
+  return finishModule(module, opts);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch side of tests/native/record/torch_interop_test.cpp.
 
-Usage: torch_interop.py WORK_DIR [basic|xor]   (default basic)
+Usage: torch_interop.py WORK_DIR [basic|xor|cnn]   (default basic)
 
 Exit status: 0 when every check passes, 1 with a message on the first mismatch, 77 when
 torch cannot be imported (the test is then skipped).
@@ -25,11 +25,17 @@ Kiln -> PyTorch (exit status 1 with a message on any mismatch):
   kiln_xor.safetensors (xor)  a Sequential(Linear(2, 16), ReLU(), Linear(16, 2)) trained on
                              XOR by Kiln: loads with strict=True, gives kiln_xor.json's "logits"
                              to 1e-5 and predicts 0 1 1 0 for the corners.
+  kiln_cnn.safetensors (cnn)  nn::Sequential(reshape, conv2d, batch_norm, relu, max_pool2d,
+                             conv2d, flatten, linear) from Kiln's JSON spec, running
+                             statistics moved by training forwards: loads into cnn() with
+                             strict=True and gives kiln_cnn.json's "logits" in eval mode.
 PyTorch -> Kiln:
   torch_mlp.safetensors + torch_mlp.json   a seeded Sequential(Linear(3, 4), ReLU(),
                              Linear(4, 2)), its inputs and logits.
   torch_bn.safetensors + torch_bn.json     a BatchNorm1d(3) after 3 training steps
                              (num_batches_tracked = 3 as a 0-dim int64), its state as JSON.
+  torch_cnn.safetensors + torch_cnn.json (cnn)  cnn() trained 5 SGD steps (batch
+                             statistics, num_batches_tracked = 5), inputs and eval logits.
   torch_xor.safetensors + torch_xor.json (xor)  the same model trained on XOR by PyTorch
                              (seed 0, Adam lr 0.03, 200 full-batch steps), inputs and logits.
 """
@@ -249,11 +255,58 @@ def xor(work):
     print("ok  wrote torch_xor (loss %.4f)" % loss.item())
 
 
+def cnn_model():
+    return torch.nn.Sequential(
+        torch.nn.Unflatten(1, (1, 6, 6)),
+        torch.nn.Conv2d(1, 4, 3, padding="same"),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.Conv2d(4, 6, 2),
+        torch.nn.Flatten(),
+        torch.nn.Linear(24, 3))
+
+
+def cnn(work):
+    with open(os.path.join(work, "kiln_cnn.json")) as f:
+        expected = json.load(f)
+    model = cnn_model()
+    state = read_safetensors(os.path.join(work, "kiln_cnn.safetensors"))
+    model.load_state_dict(state, strict=True)
+    model.eval()
+    with torch.no_grad():
+        check_close("Kiln CNN in torch: logits", model(torch.tensor(expected["inputs"])),
+                    torch.tensor(expected["logits"]), tol=1e-4)
+
+    torch.manual_seed(1)
+    model = cnn_model()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.train()
+    for _ in range(5):
+        x = torch.randn(8, 36) * 2 + 0.5
+        optimizer.zero_grad()
+        model(x).square().mean().backward()
+        optimizer.step()
+    model.eval()
+    inputs = torch.randn(4, 36)
+    with torch.no_grad():
+        logits = model(inputs)
+    with open(os.path.join(work, "torch_cnn.safetensors"), "wb") as f:
+        f.write(safetensors_bytes(model.state_dict()))
+    with open(os.path.join(work, "torch_cnn.json"), "w") as f:
+        json.dump({"inputs": inputs.tolist(), "logits": logits.tolist(),
+                   "num_batches_tracked": int(model[2].num_batches_tracked.item())}, f)
+    print("ok  wrote torch_cnn")
+
+
 def main():
-    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and sys.argv[2] not in ("basic", "xor")):
-        fail("usage: torch_interop.py WORK_DIR [basic|xor]")
+    if len(sys.argv) not in (2, 3) or (len(sys.argv) == 3 and
+                                       sys.argv[2] not in ("basic", "xor", "cnn")):
+        fail("usage: torch_interop.py WORK_DIR [basic|xor|cnn]")
     if len(sys.argv) == 3 and sys.argv[2] == "xor":
         xor(sys.argv[1])
+    elif len(sys.argv) == 3 and sys.argv[2] == "cnn":
+        cnn(sys.argv[1])
     else:
         kiln_to_torch(sys.argv[1])
         torch_to_kiln(sys.argv[1])

@@ -292,5 +292,51 @@ TEST_F(TorchInterop, XorTrainedInEitherPredictsTheSameInTheOther) {
             (std::vector<std::int32_t>{0, 1, 1, 0}));
 }
 
+/// A Sequential with conv2d, batch_norm (trained statistics), max_pool2d, flatten and linear,
+/// built from the JSON spec, loads into torch.nn.Sequential(Unflatten(1, (1, 6, 6)),
+/// Conv2d(1, 4, 3, padding='same'), BatchNorm2d(4), ReLU(), MaxPool2d(2), Conv2d(4, 6, 2),
+/// Flatten(), Linear(24, 3)) with load_state_dict(strict=True) and gives the same logits in
+/// eval mode; the same model trained by PyTorch loads into Kiln's Sequential with its logits.
+TEST_F(TorchInterop, SequentialCnnLoadsBothWays) {
+  const auto spec = nn::SequentialConfig::from_json_string(R"({"layers": [
+      {"type": "reshape", "shape": [1, 6, 6]},
+      {"type": "conv2d", "channels": [1, 4], "kernel_size": [3, 3], "padding": "same"},
+      {"type": "batch_norm", "num_features": 4},
+      {"type": "relu"},
+      {"type": "max_pool2d", "kernel_size": [2, 2]},
+      {"type": "conv2d", "channels": [4, 6], "kernel_size": 2},
+      {"type": "flatten"},
+      {"type": "linear", "d_input": 24, "d_output": 3}]})");
+  AD::seed(7);
+  const auto model = spec.init<AD>();
+  for (int step = 0; step < 3; ++step) {  // training-mode forwards move the running statistics
+    (void)model.forward(Tensor<AD, 2>::random(Shape{8, 36}, Distribution::normal(0.5, 2.0)));
+  }
+  const auto trained = model.valid();
+  const auto inputs = Tensor<Cpu, 2>::random(Shape{5, 36}, Distribution::normal(0, 1));
+  trained.save_file((work_ / "kiln_cnn.safetensors").string(), SafetensorsRecorder{});
+  write_json(work_ / "kiln_cnn.json", {{"inputs", rows_to_json(inputs.to_data())},
+                                       {"logits", rows_to_json(trained.forward(inputs).to_data())}});
+
+  const auto [exit_code, output] = run_script("cnn");
+  if (exit_code == 77 || exit_code == 127) {
+    GTEST_SKIP() << "PyTorch interop skipped: " KILN_PYTHON
+                    " cannot import torch (install Debian's python3-torch):\n"
+                 << output;
+  }
+  ASSERT_EQ(exit_code, 0) << "torch_interop.py failed:\n" << output;
+  EXPECT_THAT(output, ::testing::HasSubstr("Kiln CNN in torch"));
+
+  const Json expected = read_json(work_ / "torch_cnn.json");
+  const auto loaded = SafetensorsRecorder{}.load_file(
+      spec.init<Cpu>(), (work_ / "torch_cnn.safetensors").string(), Cpu::Device{});
+  loaded.forward(tensor_from_json(expected["inputs"]))
+      .to_data()
+      .assert_approx_eq(tensor_from_json(expected["logits"]).to_data(), Tolerance::absolute(1e-4));
+  const auto& bn = std::get<nn::BatchNorm<Cpu>>(loaded.layers[2]);
+  EXPECT_EQ(bn.num_batches_tracked.val().to_data().to_vec<std::int32_t>(),
+            std::vector<std::int32_t>{expected["num_batches_tracked"].get<std::int32_t>()});
+}
+
 }  // namespace
 }  // namespace kiln::record

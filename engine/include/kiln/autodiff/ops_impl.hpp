@@ -217,11 +217,15 @@ AutodiffTensor<B> KILN_AD::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
     }
     case BinaryOp::Pow: {
       P out = Inner::binary(op, a, b);
+      // A copy for the step, made before `out` is moved into record(): function arguments
+      // are evaluated in an unspecified order (clang moves `out` before building the
+      // lambda, so capturing `out` itself saved an empty handle in the WASM build).
+      const P y = out;
       return autodiff::detail::record<B>(std::move(out), std::move(parents),
-                                         [ls, rs, a, b, out](P g, Sink& s) {
+                                         [ls, rs, a, b, y](P g, Sink& s) {
         if (s.needs(1)) {
           // g·out·log(a), 0 where a == 0 and b >= 0 (pow_backward_exponent)
-          P t = M::mul(out, M::un(UnaryOp::Log, a));
+          P t = M::mul(y, M::un(UnaryOp::Log, a));
           t = M::zero_where(std::move(t), M::band(M::cmp_s(CompareOp::Equal, a, 0.0),
                                                   M::cmp_s(CompareOp::GreaterEqual, b, 0.0)));
           s.add(1, M::sum_to(M::mul(g, std::move(t)), rs));

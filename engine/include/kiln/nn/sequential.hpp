@@ -16,7 +16,8 @@
 /// SafeTensors file loads into the same torch.nn.Sequential with load_state_dict.
 ///
 /// JSON spec: {"layers": [layer, ...]}, each layer an object with "type" and its fields
-/// (snake_case, as the C++ configs; the JS package translates its camelCase):
+/// (snake_case, as the C++ configs; the JS package translates its camelCase). Sizes that are
+/// pairs ({height, width}) may be given as one integer for both.
 ///   {"type": "linear", "d_input": 2, "d_output": 16, "bias": true, "initializer": ...}
 ///       d_input, d_output required; bias (default true), initializer (default PyTorch's,
 ///       Burn's JSON form, see kiln/module/initializer.hpp) optional
@@ -24,42 +25,111 @@
 ///   {"type": "relu"}, {"type": "sigmoid"}, {"type": "tanh"}, {"type": "silu"}
 ///   {"type": "gelu", "approximate": false}                    approximate optional
 ///   {"type": "leaky_relu", "negative_slope": 0.01}            negative_slope optional
-/// A bad spec throws ConfigError naming the layer index and field:
+///   {"type": "reshape", "shape": [1, 28, 28]}                 per-item dims (batch kept),
+///       1 to 3 of them, one may be -1 (nn::Reshape; torch nn.Unflatten(1, shape))
+///   {"type": "flatten", "start_dim": 1, "end_dim": -1}        both optional (nn::Flatten)
+///   {"type": "conv2d", "channels": [1, 8], "kernel_size": [3, 3], "stride": [1, 1],
+///    "padding": "valid" | "same" | [1, 1], "dilation": [1, 1], "groups": 1, "bias": true,
+///    "initializer": ...}                                      channels, kernel_size required
+///   {"type": "conv1d", "channels": [4, 8], "kernel_size": 3, "stride": 1,
+///    "padding": "valid" | "same" | 1, "dilation": 1, "groups": 1, "bias": true}
+///   {"type": "max_pool2d", "kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0],
+///    "dilation": [1, 1], "ceil_mode": false}                  stride defaults to kernel_size
+///   {"type": "avg_pool2d", "kernel_size": [2, 2], "stride": [2, 2], "padding": [0, 0],
+///    "count_include_pad": true, "ceil_mode": false}
+///   {"type": "adaptive_avg_pool2d", "output_size": [1, 1]}
+///   {"type": "batch_norm", "num_features": 8, "epsilon": 1e-5, "momentum": 0.1}
+///       over dim 1 of [batch_size, C] or [batch_size, C, ...] (torch BatchNorm1d/2d)
+///   {"type": "layer_norm", "d_model": 64, "epsilon": 1e-5, "elementwise_affine": true}
+/// Record keys are PyTorch's: "<index>.weight", "<index>.bias", and for batch_norm also
+/// "<index>.running_mean", "<index>.running_var", "<index>.num_batches_tracked".
+///
+/// Shapes flow through the layers at run time (the activation between two layers is a
+/// Tensor of rank 2, 3 or 4): linear, activations, dropout and layer_norm keep the rank and
+/// act on the last dim; conv2d and the 2-D pools take [batch_size, channels, height, width];
+/// conv1d [batch_size, channels, length]; batch_norm ranks 2 to 4.
+///
+/// A bad spec throws ConfigError naming the layer index, type and field:
 ///   SequentialConfig: layers[2]: unknown layer type "lineer" (types: linear, dropout, ...)
 ///   SequentialConfig: layers[2] (linear): d_input is 32 but the previous layer outputs 16
 ///   SequentialConfig: layers[0] (linear): missing required field "d_output"
+///   SequentialConfig: layers[3] (conv2d): channels[0] is 3 but the previous layer outputs
+///       items [8, 26, 26] (8 channels)
+/// validate() follows the per-item shape as far as the spec determines it (from the first
+/// linear or reshape on), so mismatches between layers are caught before any data.
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "kiln/autodiff/autodiff.hpp"
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/cpu/cpu.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/nn/activation.hpp"
+#include "kiln/nn/batch_norm.hpp"
+#include "kiln/nn/conv1d.hpp"
+#include "kiln/nn/conv2d.hpp"
 #include "kiln/nn/dropout.hpp"
+#include "kiln/nn/layer_norm.hpp"
 #include "kiln/nn/linear.hpp"
+#include "kiln/nn/pool.hpp"
+#include "kiln/nn/reshape.hpp"
 
 namespace kiln::nn {
 
-/// One layer of a Sequential.
+/// One layer of a Sequential. The order of the alternatives is the order of the spec's type
+/// names in `layer_type` (and of SequentialLayerConfig).
 template <Backend B>
 using SequentialLayer =
-    std::variant<Linear<B>, Dropout, Relu, Gelu, Sigmoid, Tanh, LeakyRelu, Silu>;
+    std::variant<Linear<B>, Dropout, Relu, Gelu, Sigmoid, Tanh, LeakyRelu, Silu, Reshape, Flatten,
+                 Conv2d<B>, Conv1d<B>, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm<B>,
+                 LayerNorm<B>>;
 
-/// The configuration of one layer of a SequentialConfig (parameterless activations are
-/// their own config).
+/// The configuration of one layer of a SequentialConfig (parameterless layers without
+/// options are their own config).
 using SequentialLayerConfig =
-    std::variant<LinearConfig, DropoutConfig, Relu, Gelu, Sigmoid, Tanh, LeakyReluConfig, Silu>;
+    std::variant<LinearConfig, DropoutConfig, Relu, Gelu, Sigmoid, Tanh, LeakyReluConfig, Silu,
+                 Reshape, Flatten, Conv2dConfig, Conv1dConfig, MaxPool2dConfig, AvgPool2dConfig,
+                 AdaptiveAvgPool2dConfig, BatchNormConfig, LayerNormConfig>;
 
-/// The spec's "type" of a layer: "linear", "dropout", "relu", "gelu", "sigmoid", "tanh",
-/// "leaky_relu", "silu".
+/// The value between two layers of a Sequential: a tensor of rank 2, 3 or 4 (the rank is a
+/// run-time property of a spec-built model).
+template <Backend B>
+using SequentialActivation = std::variant<Tensor<B, 2>, Tensor<B, 3>, Tensor<B, 4>>;
+
+/// The spec's type names, in the variants' order: "linear", "dropout", "relu", "gelu",
+/// "sigmoid", "tanh", "leaky_relu", "silu", "reshape", "flatten", "conv2d", "conv1d",
+/// "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm".
+inline constexpr std::string_view kSequentialLayerTypes[] = {
+    "linear",  "dropout", "relu",   "gelu",       "sigmoid",    "tanh",
+    "leaky_relu", "silu", "reshape", "flatten",   "conv2d",     "conv1d",
+    "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm"};
+static_assert(std::size(kSequentialLayerTypes) == std::variant_size_v<SequentialLayerConfig>);
+
+/// The spec's "type" of a layer config ("linear", "conv2d", ...).
 std::string_view layer_type(const SequentialLayerConfig& layer);
+
+/// The rank of a Sequential activation (2, 3 or 4).
+template <Backend B>
+std::size_t activation_rank(const SequentialActivation<B>& a) {
+  return a.index() + 2;
+}
+/// The shape of a Sequential activation.
+template <Backend B>
+Shape activation_shape(const SequentialActivation<B>& a) {
+  return std::visit([](const auto& t) { return t.shape(); }, a);
+}
 
 template <Backend B>
 struct Sequential;
@@ -81,10 +151,29 @@ struct SequentialConfig {
     return out;
   }
 
-  /// Checks every layer and that each Linear's d_input equals the features the previous
-  /// Linear outputs (activations and dropout keep the feature count).
+  /// Checks every layer's fields, then follows the per-item shape from layer to layer as far
+  /// as the spec determines it (a linear fixes the last dim, a reshape the whole item): a
+  /// linear's d_input must equal the features before it, a conv's channels[0] / a
+  /// batch_norm's num_features the channels, a layer_norm's d_model the last dim; conv2d and
+  /// the 2-D pools need items of rank 3, conv1d of rank 2, batch_norm of rank 1 to 3; a
+  /// kernel must fit its (padded) input; a reshape must keep the item's element count;
+  /// activations between layers are rank 2 to 4 ([batch_size] plus 1 to 3 item dims).
   /// Throws: ConfigError naming the layer index, its type and the field.
   void validate() const;
+
+  /// The item shape the model outputs for items of shape `item` (without the batch dim),
+  /// or the layer that rejects it. Throws: ConfigError as validate.
+  std::vector<std::int64_t> output_item_shape(const std::vector<std::int64_t>& item) const;
+
+  /// The per-item shape after each layer as far as the spec fixes it, starting from items
+  /// of shape `input` (unknown when nullopt): a -1 dim is not fixed, nullopt an unknown rank.
+  /// Throws: ConfigError as validate (for `input`, as output_item_shape).
+  std::vector<std::optional<std::vector<std::int64_t>>> item_shapes(
+      const std::optional<std::vector<std::int64_t>>& input = std::nullopt) const;
+
+  /// The per-item input size the spec fixes, if any: d_input of a first linear, the
+  /// element count of a first reshape (after layers that keep the shape); nullopt otherwise.
+  std::optional<std::int64_t> input_item_size() const;
 
   /// The model with fresh parameters on `device`. Throws: ConfigError as validate().
   template <Backend B>
@@ -114,6 +203,7 @@ struct SequentialConfig {
 template <Backend B>
 struct Sequential {
   using Layer = SequentialLayer<B>;
+  using Activation = SequentialActivation<B>;
   using kiln_module_tag = void;
 
   std::vector<Layer> layers;
@@ -134,23 +224,34 @@ struct Sequential {
   std::size_t len() const noexcept { return layers.size(); }
   bool is_empty() const noexcept { return layers.empty(); }
 
-  /// Applies every layer in order.
-  /// Shapes: input [..., d_input of the first Linear] -> [..., d_output of the last Linear]
-  ///         (usually [batch_size, d_input] -> [batch_size, d_output]); no layers: identity.
-  /// Throws: ShapeError naming the layer (index and type) whose input does not fit;
-  ///         StateError for a layer never initialized or loaded.
+  /// Applies every layer in order, the rank of the value changing where a layer changes it
+  /// (reshape, flatten, ...). The generic entry point.
+  /// Shapes: input [batch_size, ...] of rank 2 to 4 -> what the last layer gives; no
+  ///         layers: the identity.
+  /// Throws: ShapeError naming the layer (index and type) whose input does not fit, e.g.
+  ///         `Sequential::forward: layer 0 (conv2d): expected input [batch_size, channels,
+  ///         height, width] (rank 4), got [64, 784]`; StateError for a layer never
+  ///         initialized or loaded.
+  Activation forward_any(Activation input) const;
+
+  /// forward_any from a typed input to a typed output of rank DOut.
+  /// Throws: as forward_any; ShapeError if the output's rank is not DOut (naming it).
+  template <std::size_t DOut, std::size_t DIn>
+  Tensor<B, DOut> forward_as(Tensor<B, DIn> input) const {
+    static_assert(DIn >= 2 && DIn <= 4 && DOut >= 2 && DOut <= 4,
+                  "Sequential::forward: ranks 2 to 4 ([batch_size, ...])");
+    Activation out = forward_any(Activation(std::move(input)));
+    if (auto* t = std::get_if<Tensor<B, DOut>>(&out)) return std::move(*t);
+    throw ShapeError(str_cat("Sequential::forward: the model outputs ", activation_shape<B>(out),
+                             " (rank ", activation_rank<B>(out), "), expected rank ", DOut));
+  }
+
+  /// The same-rank form (the usual [batch_size, d_input] -> [batch_size, d_output]).
+  /// Shapes: input rank D (2 to 4) -> output rank D.
+  /// Throws: as forward_as.
   template <std::size_t D>
   Tensor<B, D> forward(Tensor<B, D> input) const {
-    for (std::size_t i = 0; i < layers.size(); ++i) {
-      try {
-        input = std::visit([&](const auto& layer) { return layer.forward(std::move(input)); },
-                           layers[i]);
-      } catch (const ShapeError& e) {
-        throw ShapeError(
-            str_cat("Sequential::forward: layer ", i, " (", type_of(layers[i]), "): ", e.what()));
-      }
-    }
-    return input;
+    return forward_as<D>(std::move(input));
   }
 
   // ---- the module interface (KILN_MODULE's, with index keys)
@@ -175,7 +276,8 @@ struct Sequential {
     out.layers = module::map_field(mapper, layers);
     return out;
   }
-  /// Number of parameter elements.
+  /// Number of parameter elements (BatchNorm's running statistics included, as PyTorch's
+  /// state_dict; they are not trained).
   std::int64_t num_params() const {
     module::CountParams counter;
     visit(counter);
@@ -189,7 +291,7 @@ struct Sequential {
     return paths;
   }
   /// The inference model on the inner backend, no graph (Burn's valid()); dropout becomes
-  /// the identity there.
+  /// the identity there and batch_norm uses its running statistics.
   template <class BB = B>
   requires AutodiffBackend<BB> Sequential<typename BB::Inner> valid()
   const {
@@ -241,12 +343,13 @@ struct Sequential {
     return out;
   }
 
+  /// The spec's type name of a layer ("linear", "conv2d", ...).
+  static std::string_view type_of(const Layer& layer) { return kSequentialLayerTypes[layer.index()]; }
+
  private:
-  static std::string_view type_of(const Layer& layer) {
-    static constexpr std::string_view names[] = {"linear",  "dropout", "relu",       "gelu",
-                                                 "sigmoid", "tanh",    "leaky_relu", "silu"};
-    return names[layer.index()];
-  }
+  template <class L, std::size_t D>
+  static Activation apply(const L& layer, Tensor<B, D> x);
+
   void check_next(const Layer& layer) const {
     const auto* next = std::get_if<Linear<B>>(&layer);
     if (!next || !next->weight.is_initialized()) return;
@@ -263,6 +366,73 @@ struct Sequential {
   }
 };
 
+namespace detail {
+/// `expected input [batch_size, channels, height, width] (rank 4), got [64, 784]`.
+[[noreturn]] void throw_sequential_rank(std::string_view expected, std::size_t rank,
+                                        const Shape& got);
+/// Rank of the output of reshape / flatten, checked to be 2..4 (ShapeError otherwise).
+std::size_t sequential_reshape_rank(const Reshape& r, const Shape& input);
+std::size_t sequential_flatten_rank(const Flatten& f, const Shape& input);
+}  // namespace detail
+
+template <Backend B>
+template <class L, std::size_t D>
+typename Sequential<B>::Activation Sequential<B>::apply(const L& layer, Tensor<B, D> x) {
+  if constexpr (std::is_same_v<L, Conv2d<B>> || std::is_same_v<L, MaxPool2d> ||
+                std::is_same_v<L, AvgPool2d> || std::is_same_v<L, AdaptiveAvgPool2d>) {
+    if constexpr (D == 4) {
+      if constexpr (std::is_same_v<L, Conv2d<B>>) {
+        return layer.forward(x);
+      } else {
+        return layer.template forward<B>(x);
+      }
+    } else {
+      detail::throw_sequential_rank("[batch_size, channels, height, width]", 4, x.shape());
+    }
+  } else if constexpr (std::is_same_v<L, Conv1d<B>>) {
+    if constexpr (D == 3) {
+      return layer.forward(x);
+    } else {
+      detail::throw_sequential_rank("[batch_size, channels, length]", 3, x.shape());
+    }
+  } else if constexpr (std::is_same_v<L, Reshape>) {
+    switch (detail::sequential_reshape_rank(layer, x.shape())) {
+      case 2: return layer.template forward<B, D, 2>(x);
+      case 3: return layer.template forward<B, D, 3>(x);
+      default: return layer.template forward<B, D, 4>(x);
+    }
+  } else if constexpr (std::is_same_v<L, Flatten>) {
+    switch (detail::sequential_flatten_rank(layer, x.shape())) {
+      case 2: return layer.template forward<B, D, 2>(x);
+      case 3: return layer.template forward<B, D, 3>(x);
+      default: return layer.template forward<B, D, 4>(x);
+    }
+  } else if constexpr (std::is_same_v<L, Linear<B>> || std::is_same_v<L, BatchNorm<B>> ||
+                       std::is_same_v<L, LayerNorm<B>>) {
+    return layer.forward(x);
+  } else {
+    return layer.forward(std::move(x));  // activations and dropout: any rank
+  }
+}
+
+template <Backend B>
+typename Sequential<B>::Activation Sequential<B>::forward_any(Activation input) const {
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    try {
+      input = std::visit(
+          [](const auto& layer, auto& x) -> Activation { return apply(layer, std::move(x)); },
+          layers[i], input);
+    } catch (const ShapeError& e) {
+      throw ShapeError(
+          str_cat("Sequential::forward: layer ", i, " (", type_of(layers[i]), "): ", e.what()));
+    } catch (const RankError& e) {
+      throw ShapeError(
+          str_cat("Sequential::forward: layer ", i, " (", type_of(layers[i]), "): ", e.what()));
+    }
+  }
+  return input;
+}
+
 template <Backend B>
 Sequential<B> SequentialConfig::init(const Device<B>& device) const {
   validate();
@@ -272,10 +442,15 @@ Sequential<B> SequentialConfig::init(const Device<B>& device) const {
     std::visit(
         [&](const auto& c) {
           using C = std::decay_t<decltype(c)>;
-          if constexpr (std::is_same_v<C, LinearConfig>) {
+          if constexpr (std::is_same_v<C, LinearConfig> || std::is_same_v<C, Conv2dConfig> ||
+                        std::is_same_v<C, Conv1dConfig> || std::is_same_v<C, BatchNormConfig> ||
+                        std::is_same_v<C, LayerNormConfig>) {
             out.layers.emplace_back(c.template init<B>(device));
           } else if constexpr (std::is_same_v<C, DropoutConfig> ||
-                               std::is_same_v<C, LeakyReluConfig>) {
+                               std::is_same_v<C, LeakyReluConfig> ||
+                               std::is_same_v<C, MaxPool2dConfig> ||
+                               std::is_same_v<C, AvgPool2dConfig> ||
+                               std::is_same_v<C, AdaptiveAvgPool2dConfig>) {
             out.layers.emplace_back(c.init());
           } else {
             out.layers.emplace_back(c);
@@ -285,5 +460,9 @@ Sequential<B> SequentialConfig::init(const Device<B>& device) const {
   }
   return out;
 }
+
+// The two backends of the engine are instantiated once, in engine/src/nn/sequential_forward.cpp.
+extern template struct Sequential<Cpu>;
+extern template struct Sequential<Autodiff<Cpu>>;
 
 }  // namespace kiln::nn

@@ -1,0 +1,668 @@
+// kiln-dl's training API: kiln.loss, kiln.optim (optimizers and schedules), kiln.data
+// (datasets in WebAssembly memory) and kiln.Learner (one call into WebAssembly per batch,
+// or per `batchesPerCall` batches; fit() yields to the event loop between calls).
+// Engine side: bindings/train_*.cpp. Types and docs: index.d.ts.
+import { camelErrors, camelMessage } from './nn.js';
+
+const TOKEN = Symbol('kiln.train.internal');
+
+/** Resolves on the next turn of the event loop (setImmediate in Node, MessageChannel in
+ * browsers and workers: both skip setTimeout's clamping of ~1-4 ms). */
+function nextTurn() {
+  if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
+  if (typeof MessageChannel === 'function') {
+    return new Promise((resolve) => {
+      const channel = new MessageChannel();
+      channel.port1.onmessage = () => {
+        channel.port1.close();
+        resolve();
+      };
+      channel.port2.postMessage(0);
+    });
+  }
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+function now() {
+  return typeof performance !== 'undefined' ? performance.now() : Date.now();
+}
+
+export function installTrain(kiln, raw, internals, nnInternals) {
+  const { wrap, unwrap, unwrapGradients, fail, checks, Tensor } = internals;
+  const { describe, checkOptions } = checks;
+  const { unwrapModel, isPlainObject } = nnInternals;
+
+  const registry =
+    typeof FinalizationRegistry === 'function'
+      ? new FinalizationRegistry((handle) => {
+          try {
+            if (!handle.isDeleted()) handle.delete();
+          } catch {
+            /* already gone */
+          }
+        })
+      : null;
+
+  // ---------------------------------------------------------------- option checks
+
+  function options(value, op, allowed) {
+    const opts = checkOptions(value, op);
+    for (const key of Object.keys(opts)) {
+      if (!allowed.includes(key)) {
+        throw fail('Config', `${op}: unknown option "${key}" (options: ${allowed.join(', ')})`);
+      }
+    }
+    return opts;
+  }
+
+  function num(v, op, what, dflt) {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || Number.isNaN(v)) throw fail('Type', `${op}: ${what} must be a number, got ${describe(v)}`);
+    return v;
+  }
+
+  function int(v, op, what, dflt, min = 0) {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
+      throw fail('Type', `${op}: ${what} must be an integer, got ${describe(v)}`);
+    }
+    if (v < min) throw fail('Value', `${op}: ${what} must be >= ${min}, got ${v}`);
+    return v;
+  }
+
+  function bool(v, op, what, dflt) {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'boolean') throw fail('Type', `${op}: ${what} must be a boolean, got ${describe(v)}`);
+    return v;
+  }
+
+  function intShape(v, op, what) {
+    if (v === undefined || v === null) return null;
+    checks.checkIntArray(v, op, what);
+    return v;
+  }
+
+  // ---------------------------------------------------------------- losses
+
+  class Loss {
+    constructor(token, kind, json, config) {
+      if (token !== TOKEN) throw fail('Type', 'Loss: use kiln.loss.crossEntropy() or kiln.loss.mse()');
+      this.kind = kind;
+      this.config = Object.freeze(config);
+      this._json = json;
+      Object.freeze(this);
+    }
+
+    forward(logits, targets) {
+      const op = `${this.kind}.forward`;
+      const a = unwrap(logits, op, 'logits');
+      const b = unwrap(targets, op, 'targets');
+      return wrap(raw.lossForward(this._json, a, b));
+    }
+  }
+
+  function crossEntropy(config) {
+    const op = 'loss.crossEntropy';
+    const c = options(config, op, ['labelSmoothing', 'weights', 'ignoreIndex', 'reduction']);
+    const json = { kind: 'cross_entropy' };
+    if (c.labelSmoothing !== undefined) json.smoothing = num(c.labelSmoothing, op, 'labelSmoothing');
+    if (c.weights !== undefined) {
+      if (!Array.isArray(c.weights) && !(c.weights instanceof Float32Array)) {
+        throw fail('Type', `${op}: weights must be an array of numbers, got ${describe(c.weights)}`);
+      }
+      json.weights = Array.from(c.weights, (w, i) => num(w, op, `weights[${i}]`));
+    }
+    if (c.ignoreIndex !== undefined) json.ignore_index = int(c.ignoreIndex, op, 'ignoreIndex', 0, -2147483648);
+    if (c.reduction !== undefined) json.reduction = c.reduction;
+    const text = JSON.stringify(json);
+    validateLoss(text);
+    return new Loss(TOKEN, 'crossEntropy', text, { ...c });
+  }
+
+  function binaryCrossEntropy(config) {
+    const op = 'loss.binaryCrossEntropy';
+    const c = options(config, op, ['logits', 'labelSmoothing', 'weights', 'reduction']);
+    const json = { kind: 'binary_cross_entropy', logits: bool(c.logits, op, 'logits', false) };
+    if (c.labelSmoothing !== undefined) json.smoothing = num(c.labelSmoothing, op, 'labelSmoothing');
+    if (c.weights !== undefined) {
+      if (!Array.isArray(c.weights) && !(c.weights instanceof Float32Array)) {
+        throw fail('Type', `${op}: weights must be an array of numbers, got ${describe(c.weights)}`);
+      }
+      json.weights = Array.from(c.weights, (w, i) => num(w, op, `weights[${i}]`));
+    }
+    if (c.reduction !== undefined) json.reduction = c.reduction;
+    const text = JSON.stringify(json);
+    validateLoss(text);
+    return new Loss(TOKEN, 'binaryCrossEntropy', text, { ...c });
+  }
+
+  function mse(config) {
+    const op = 'loss.mse';
+    const c = options(config, op, ['reduction']);
+    const json = { kind: 'mse' };
+    if (c.reduction !== undefined) json.reduction = c.reduction;
+    const text = JSON.stringify(json);
+    validateLoss(text);
+    return new Loss(TOKEN, 'mse', text, { ...c });
+  }
+
+  /** Checks a loss JSON in the engine (a throwaway learner-free parse). */
+  function validateLoss(text) {
+    camelErrors(() => raw.lossValidate(text));
+  }
+
+  kiln.loss = Object.freeze({ crossEntropy, binaryCrossEntropy, mse, Loss });
+
+  function lossOf(v, op) {
+    if (v === undefined || v === 'crossEntropy') return crossEntropy();
+    if (v === 'mse') return mse();
+    if (v instanceof Loss && v.kind !== 'binaryCrossEntropy' && v.config.reduction !== 'none') return v;
+    throw fail('Config', `${op}: loss must be 'crossEntropy', 'mse' or a kiln.loss object, got ${describe(v)}`);
+  }
+
+  // ---------------------------------------------------------------- schedules
+
+  class Schedule {
+    constructor(token, kind, json, config) {
+      if (token !== TOKEN) throw fail('Type', 'Schedule: use kiln.optim.schedule.*(...)');
+      this.kind = kind;
+      this.config = Object.freeze(config);
+      this._json = json;
+      Object.freeze(this);
+    }
+
+    /** The first n learning rates (the schedule's step() n times). */
+    values(n) {
+      int(n, 'Schedule.values', 'n', 0);
+      return camelErrors(() => raw.scheduleValues(this._json, n));
+    }
+  }
+
+  function schedule(kind, fields) {
+    return (config) => {
+      const op = `optim.schedule.${kind}`;
+      let c = config;
+      if (kind === 'constant' && typeof config === 'number') c = { lr: config };
+      c = options(c, op, fields);
+      const json = { kind };
+      for (const f of fields) {
+        if (c[f] === undefined) continue;
+        json[f.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)] = c[f];
+      }
+      const text = JSON.stringify(json);
+      camelErrors(() => raw.scheduleValues(text, 0));
+      return new Schedule(TOKEN, kind, text, { ...c });
+    };
+  }
+
+  const scheduleFns = Object.freeze({
+    constant: schedule('constant', ['lr']),
+    step: schedule('step', ['initialLr', 'stepSize', 'gamma']),
+    exponential: schedule('exponential', ['initialLr', 'gamma']),
+    linear: schedule('linear', ['initialLr', 'finalLr', 'numIters']),
+    cosine: schedule('cosine', ['initialLr', 'numIters', 'minLr']),
+    noam: schedule('noam', ['factor', 'warmupSteps', 'modelSize']),
+  });
+
+  // ---------------------------------------------------------------- optimizers
+
+  class Optimizer {
+    constructor(token, kind, handle, config) {
+      if (token !== TOKEN) throw fail('Type', 'Optimizer: use kiln.optim.sgd/adam/adamW/rmsProp(...)');
+      this.kind = kind;
+      this.config = Object.freeze(config);
+      this._h = handle;
+      if (registry) registry.register(this, handle, this);
+    }
+
+    _raw(op) {
+      if (this._h === null) throw fail('Disposed', `${op}: the optimizer was disposed`);
+      return this._h;
+    }
+
+    /** One step on the model's parameters that have a gradient in `grads`. */
+    step(model, grads) {
+      const op = 'Optimizer.step';
+      const h = this._raw(op);
+      const m = unwrapModel(model, op);
+      const g = unwrapGradients(grads, op);
+      camelErrors(() => h.step(m, g));
+    }
+
+    get learningRate() {
+      return this._raw('Optimizer.learningRate').lastLr();
+    }
+
+    get steps() {
+      return this._raw('Optimizer.steps').steps();
+    }
+
+    get isDisposed() {
+      return this._h === null;
+    }
+
+    dispose() {
+      const h = this._h;
+      if (h === null) return;
+      this._h = null;
+      if (registry) registry.unregister(this);
+      h.release();
+      h.delete();
+    }
+
+    [Symbol.dispose]() {
+      this.dispose();
+    }
+  }
+
+  function lrJson(lr, op, dflt) {
+    if (lr === undefined) {
+      if (dflt === undefined) throw fail('Config', `${op}: lr is required`);
+      return JSON.stringify(dflt);
+    }
+    if (lr instanceof Schedule) return lr._json;
+    if (typeof lr !== 'number' || Number.isNaN(lr)) {
+      throw fail('Type', `${op}: lr must be a number or a kiln.optim.schedule, got ${describe(lr)}`);
+    }
+    return JSON.stringify({ kind: 'constant', lr });
+  }
+
+  function clipping(v, op) {
+    if (v === undefined) return undefined;
+    if (!isPlainObject(v) || Object.keys(v).length !== 1 || !('norm' in v || 'value' in v)) {
+      throw fail('Config', `${op}: gradClipping must be {norm: maxNorm} or {value: threshold}, got ${describe(v)}`);
+    }
+    return 'norm' in v ? { Norm: num(v.norm, op, 'gradClipping.norm') } : { Value: num(v.value, op, 'gradClipping.value') };
+  }
+
+  function decay(v, op) {
+    const wd = num(v, op, 'weightDecay', 0);
+    return wd === 0 ? undefined : { penalty: wd };
+  }
+
+  function makeOptimizer(kind, op, c, config, lrDefault) {
+    const lr = lrJson(c.lr, op, lrDefault);
+    const handle = camelErrors(() => raw.optimizerCreate(kind, JSON.stringify(config), lr));
+    return new Optimizer(TOKEN, kind, handle, { ...c });
+  }
+
+  function sgd(config) {
+    const op = 'optim.sgd';
+    const c = options(config, op, ['lr', 'momentum', 'dampening', 'nesterov', 'weightDecay', 'gradClipping']);
+    const momentum = num(c.momentum, op, 'momentum', 0);
+    const dampening = num(c.dampening, op, 'dampening', 0);
+    const nesterov = bool(c.nesterov, op, 'nesterov', false);
+    if (nesterov && (momentum <= 0 || dampening !== 0)) {
+      throw fail('Config', `${op}: nesterov needs momentum > 0 and dampening 0 (as PyTorch), got momentum ${momentum}, dampening ${dampening}`);
+    }
+    const json = {};
+    const wd = decay(c.weightDecay, op);
+    if (wd) json.weight_decay = wd;
+    if (momentum !== 0 || dampening !== 0) json.momentum = { momentum, dampening, nesterov };
+    const clip = clipping(c.gradClipping, op);
+    if (clip) json.gradient_clipping = clip;
+    return makeOptimizer('sgd', op, c, json, undefined);
+  }
+
+  function adamLike(kind, op, c, weightDecayDefault) {
+    const json = {
+      beta_1: num(c.beta1, op, 'beta1', 0.9),
+      beta_2: num(c.beta2, op, 'beta2', 0.999),
+      epsilon: num(c.epsilon, op, 'epsilon', 1e-8),
+      amsgrad: bool(c.amsgrad, op, 'amsgrad', false),
+    };
+    if (kind === 'adamW') {
+      json.weight_decay = num(c.weightDecay, op, 'weightDecay', weightDecayDefault);
+    } else {
+      const wd = decay(c.weightDecay, op);
+      if (wd) json.weight_decay = wd;
+    }
+    const clip = clipping(c.gradClipping, op);
+    if (clip) json.grad_clipping = clip;
+    return makeOptimizer(kind, op, c, json, { kind: 'constant', lr: 1e-3 });
+  }
+
+  const ADAM_FIELDS = ['lr', 'beta1', 'beta2', 'epsilon', 'weightDecay', 'amsgrad', 'gradClipping'];
+
+  function adam(config) {
+    const op = 'optim.adam';
+    return adamLike('adam', op, options(config, op, ADAM_FIELDS), 0);
+  }
+
+  function adamW(config) {
+    const op = 'optim.adamW';
+    return adamLike('adamW', op, options(config, op, ADAM_FIELDS), 0.01);
+  }
+
+  function rmsProp(config) {
+    const op = 'optim.rmsProp';
+    const c = options(config, op, ['lr', 'alpha', 'momentum', 'epsilon', 'centered', 'weightDecay', 'gradClipping']);
+    const json = {
+      alpha: num(c.alpha, op, 'alpha', 0.99),
+      momentum: num(c.momentum, op, 'momentum', 0),
+      epsilon: num(c.epsilon, op, 'epsilon', 1e-8),
+      centered: bool(c.centered, op, 'centered', false),
+    };
+    const wd = decay(c.weightDecay, op);
+    if (wd) json.weight_decay = wd;
+    const clip = clipping(c.gradClipping, op);
+    if (clip) json.grad_clipping = clip;
+    return makeOptimizer('rmsProp', op, c, json, { kind: 'constant', lr: 1e-2 });
+  }
+
+  kiln.optim = Object.freeze({ sgd, adam, adamW, rmsProp, schedule: scheduleFns, Optimizer, Schedule });
+
+  // ---------------------------------------------------------------- data
+
+  class Dataset {
+    constructor(token, handle) {
+      if (token !== TOKEN) throw fail('Type', 'Dataset: use kiln.data.fromArrays(...) or kiln.data.mnist(...)');
+      this._h = handle;
+      this._info = null;
+      if (registry) registry.register(this, handle, this);
+    }
+
+    _raw(op) {
+      if (this._h === null) throw fail('Disposed', `${op}: the dataset was disposed`);
+      return this._h;
+    }
+
+    _meta() {
+      return this._info ?? (this._info = this._raw('Dataset').info());
+    }
+
+    get length() {
+      return this._meta().length;
+    }
+
+    get itemShape() {
+      return [...this._meta().itemShape];
+    }
+
+    get targetShape() {
+      const t = this._meta().targetShape;
+      return t === null ? null : [...t];
+    }
+
+    get numClasses() {
+      return this._meta().numClasses;
+    }
+
+    shuffle(seed = 0) {
+      const op = 'Dataset.shuffle';
+      int(seed, op, 'seed', 0);
+      return new Dataset(TOKEN, this._raw(op).shuffle(seed));
+    }
+
+    split(fraction) {
+      const op = 'Dataset.split';
+      const f = num(fraction, op, 'fraction');
+      if (!(f >= 0 && f <= 1)) throw fail('Value', `${op}: fraction must be in [0, 1], got ${f}`);
+      const h = this._raw(op);
+      const n = this.length;
+      const k = Math.round(f * n);
+      return [new Dataset(TOKEN, h.slice(0, k)), new Dataset(TOKEN, h.slice(k, n))];
+    }
+
+    take(n) {
+      const op = 'Dataset.take';
+      int(n, op, 'n', 0);
+      return new Dataset(TOKEN, this._raw(op).slice(0, Math.min(n, this.length)));
+    }
+
+    slice(begin, end = this.length) {
+      const op = 'Dataset.slice';
+      int(begin, op, 'begin', 0);
+      int(end, op, 'end', 0);
+      return new Dataset(TOKEN, this._raw(op).slice(begin, end));
+    }
+
+    toArrays() {
+      return this._raw('Dataset.toArrays').toArrays();
+    }
+
+    get isDisposed() {
+      return this._h === null;
+    }
+
+    dispose() {
+      const h = this._h;
+      if (h === null) return;
+      this._h = null;
+      if (registry) registry.unregister(this);
+      h.release();
+      h.delete();
+    }
+
+    [Symbol.dispose]() {
+      this.dispose();
+    }
+  }
+
+  function fromArrays(x, y, config) {
+    const op = 'data.fromArrays';
+    const c = options(config, op, ['itemShape', 'targetShape', 'numClasses']);
+    if (!(x instanceof Float32Array)) throw fail('Type', `${op}: x must be a Float32Array, got ${describe(x)}`);
+    if (!(y instanceof Int32Array) && !(y instanceof Float32Array)) {
+      throw fail('Type', `${op}: y must be an Int32Array (class labels) or a Float32Array (targets), got ${describe(y)}`);
+    }
+    if (c.itemShape === undefined) throw fail('Config', `${op}: itemShape is required (e.g. [784] or [2])`);
+    checks.checkIntArray(c.itemShape, op, 'itemShape');
+    const targetShape = intShape(c.targetShape, op, 'targetShape');
+    const numClasses = int(c.numClasses, op, 'numClasses', 0);
+    return new Dataset(TOKEN, raw.datasetFromArrays(x, y, c.itemShape, targetShape, numClasses));
+  }
+
+  function mnist(images, labels) {
+    const op = 'data.mnist';
+    if (!(images instanceof Uint8Array)) throw fail('Type', `${op}: imagesIdxBytes must be a Uint8Array, got ${describe(images)}`);
+    if (!(labels instanceof Uint8Array)) throw fail('Type', `${op}: labelsIdxBytes must be a Uint8Array, got ${describe(labels)}`);
+    return new Dataset(TOKEN, raw.datasetMnist(images, labels));
+  }
+
+  kiln.data = Object.freeze({ fromArrays, mnist, Dataset });
+
+  function unwrapDataset(d, op, what = 'data') {
+    if (!(d instanceof Dataset)) throw fail('Type', `${op}: ${what} must be a kiln.data Dataset, got ${describe(d)}`);
+    return d._raw(op);
+  }
+
+  // ---------------------------------------------------------------- Learner
+
+  class Learner {
+    constructor(model, config) {
+      const op = 'Learner';
+      const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape']);
+      const m = unwrapModel(model, op);
+      if (!(c.optimizer instanceof Optimizer)) {
+        throw fail('Config', `${op}: optimizer must be a kiln.optim optimizer (e.g. kiln.optim.adam({lr: 1e-3})), got ${describe(c.optimizer)}`);
+      }
+      const loss = lossOf(c.loss, op);
+      const seed = int(c.seed, op, 'seed', 0);
+      const inputShape = intShape(c.inputShape, op, 'inputShape');
+      this.model = model;
+      this.optimizer = c.optimizer;
+      this.loss = loss;
+      this._h = camelErrors(() => raw.learnerCreate(m, c.optimizer._raw(op), loss._json, seed, inputShape));
+      this._busy = false;
+      if (registry) registry.register(this, this._h, this);
+    }
+
+    _raw(op, allowBusy = false) {
+      if (this._h === null) throw fail('Disposed', `${op}: the learner was disposed`);
+      if (this._busy && !allowBusy) throw fail('Busy', `${op}: fit() is running on this learner`);
+      return this._h;
+    }
+
+    trainBatch(x, y, n) {
+      const op = 'Learner.trainBatch';
+      const h = this._raw(op);
+      if (!(x instanceof Float32Array)) throw fail('Type', `${op}: x must be a Float32Array, got ${describe(x)}`);
+      if (!(y instanceof Int32Array) && !(y instanceof Float32Array)) {
+        throw fail('Type', `${op}: y must be an Int32Array (class labels) or a Float32Array (targets), got ${describe(y)}`);
+      }
+      const count = int(n, op, 'n', 0, 1);
+      const r = camelErrors(() => h.trainBatch(x, y, count));
+      return { loss: r.loss, accuracy: r.accuracy };
+    }
+
+    async fit(train, config) {
+      const op = 'Learner.fit';
+      const h = this._raw(op);
+      const data = unwrapDataset(train, op, 'train');
+      const c = options(config, op, [
+        'epochs', 'batchSize', 'shuffle', 'validationData', 'batchesPerCall', 'onBatchEnd',
+        'onEpochEnd', 'signal', 'validationBatchSize',
+      ]);
+      const epochs = int(c.epochs, op, 'epochs', 1, 0);
+      const batchSize = int(c.batchSize, op, 'batchSize', 32, 1);
+      const shuffle = bool(c.shuffle, op, 'shuffle', true);
+      const perCall = int(c.batchesPerCall, op, 'batchesPerCall', 1, 1);
+      const validBatch = int(c.validationBatchSize, op, 'validationBatchSize', 256, 1);
+      const valid = c.validationData === undefined ? null : unwrapDataset(c.validationData, op, 'validationData');
+      for (const f of ['onBatchEnd', 'onEpochEnd']) {
+        if (c[f] !== undefined && typeof c[f] !== 'function') throw fail('Type', `${op}: ${f} must be a function, got ${describe(c[f])}`);
+      }
+      const signal = c.signal;
+      if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) {
+        throw fail('Type', `${op}: signal must be an AbortSignal, got ${describe(signal)}`);
+      }
+      const checkAbort = () => {
+        if (signal && signal.aborted) {
+          throw signal.reason ?? fail('State', `${op}: aborted`);
+        }
+      };
+      const history = { epochs: [], loss: [], accuracy: [], validLoss: [], validAccuracy: [] };
+      this._busy = true;
+      try {
+        for (let epoch = 1; epoch <= epochs; epoch++) {
+          checkAbort();
+          const numBatches = camelErrors(() => h.beginEpoch(data, batchSize, shuffle));
+          const start = now();
+          let lossSum = 0;
+          let correct = 0;
+          let items = 0;
+          let batch = 0;
+          for (;;) {
+            const r = camelErrors(() => h.trainBatches(perCall));
+            lossSum += r.lossSum;
+            correct += r.correct;
+            items += r.items;
+            batch += r.batches;
+            if (c.onBatchEnd) {
+              await c.onBatchEnd({
+                epoch, batch, numBatches, loss: r.loss, accuracy: r.accuracy,
+                itemsPerSecond: items / Math.max(1e-9, (now() - start) / 1000),
+              });
+            }
+            if (r.done) break;
+            await nextTurn();
+            checkAbort();  // the model keeps what it learned so far
+          }
+          const seconds = (now() - start) / 1000;
+          const log = {
+            epoch, loss: lossSum / items, accuracy: correct / items,
+            itemsPerSecond: items / Math.max(1e-9, seconds), seconds,
+          };
+          if (valid) {
+            const v = await this._evaluateAsync(valid, validBatch, checkAbort);
+            log.validLoss = v.loss;
+            log.validAccuracy = v.accuracy;
+            history.validLoss.push(v.loss);
+            history.validAccuracy.push(v.accuracy);
+          }
+          history.epochs.push(log);
+          history.loss.push(log.loss);
+          history.accuracy.push(log.accuracy);
+          if (c.onEpochEnd) await c.onEpochEnd({ ...log });
+          await nextTurn();
+        }
+      } finally {
+        this._busy = false;
+      }
+      return history;
+    }
+
+    async _evaluateAsync(data, batchSize, checkAbort) {
+      const h = this._raw('Learner.fit', true);
+      let lossSum = 0;
+      let correct = 0;
+      let items = 0;
+      const perCall = Math.max(1, Math.floor(4096 / batchSize));
+      for (let first = 0; ; first += perCall) {
+        checkAbort();
+        const r = camelErrors(() => h.evalBatches(data, batchSize, first, perCall));
+        lossSum += r.lossSum;
+        correct += r.correct;
+        items += r.items;
+        if (r.done) break;
+        await nextTurn();
+      }
+      return { loss: lossSum / items, accuracy: correct / items };
+    }
+
+    evaluate(data, config) {
+      const op = 'Learner.evaluate';
+      const h = this._raw(op, true);
+      const d = unwrapDataset(data, op);
+      const c = options(config, op, ['batchSize']);
+      const batchSize = int(c.batchSize, op, 'batchSize', 256, 1);
+      const n = Math.ceil(d.length() / batchSize);
+      const r = camelErrors(() => h.evalBatches(d, batchSize, 0, n));
+      return { loss: r.loss, accuracy: r.accuracy };
+    }
+
+    predict(x, config) {
+      const op = 'Learner.predict';
+      const h = this._raw(op, true);
+      const c = options(config, op, ['batchSize', 'n']);
+      const batchSize = int(c.batchSize, op, 'batchSize', 256, 1);
+      if (x instanceof Dataset) return camelErrors(() => h.predictDataset(x._raw(op), batchSize));
+      if (x instanceof Tensor) {
+        const shape = x.shape;
+        if (shape.length < 2) throw fail('Shape', `${op}: x must be [n, ...], got shape [${shape.join(', ')}]`);
+        const values = x.dataSync();
+        if (!(values instanceof Float32Array)) throw fail('DType', `${op}: x must be a float32 tensor, got ${x.dtype}`);
+        return camelErrors(() => h.predict(values, shape[0], batchSize));
+      }
+      if (!(x instanceof Float32Array)) {
+        throw fail('Type', `${op}: x must be a Float32Array, a Tensor or a Dataset, got ${describe(x)}`);
+      }
+      const n = int(c.n, op, 'n', 0, 1);
+      return camelErrors(() => h.predict(x, n, batchSize));
+    }
+
+    get epoch() {
+      return this._raw('Learner.epoch', true).info().epoch;
+    }
+
+    get steps() {
+      return this._raw('Learner.steps', true).info().steps;
+    }
+
+    get learningRate() {
+      return this._raw('Learner.learningRate', true).info().learningRate;
+    }
+
+    get isDisposed() {
+      return this._h === null;
+    }
+
+    dispose() {
+      const h = this._h;
+      if (h === null) return;
+      if (this._busy) throw fail('Busy', 'Learner.dispose: fit() is running (abort it with its signal first)');
+      this._h = null;
+      if (registry) registry.unregister(this);
+      h.release();
+      h.delete();
+    }
+
+    [Symbol.dispose]() {
+      this.dispose();
+    }
+  }
+
+  kiln.Learner = Learner;
+  return { Learner, Dataset, Optimizer, Loss, camelMessage };
+}

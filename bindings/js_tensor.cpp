@@ -1,0 +1,358 @@
+// The core of the JS tensor API: the Embind classes RawTensor (JsTensor) and RawGradients,
+// creation, data out, printing, memory and backend info. The ops live in tensor_*.cpp; the
+// JS class `Tensor` (bindings/js/tensor.js) wraps all of it.
+#include "js_tensor.hpp"
+
+#include <emscripten.h>
+#include <emscripten/bind.h>
+#include <emscripten/heap.h>
+#include <malloc.h>
+
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <sstream>
+
+#include "kiln/autodiff/graph.hpp"
+#include "kiln/core/memory.hpp"
+#include "kiln/core/tensor_data.hpp"
+#include "kiln/core/thread_pool.hpp"
+#include "kiln/tensor/activation.hpp"
+
+using emscripten::val;
+
+namespace kiln_js {
+
+namespace {
+bool g_grad_enabled = true;
+}  // namespace
+
+bool grad_enabled() noexcept { return g_grad_enabled; }
+
+const char* js_dtype_name(kiln::DType dtype) noexcept {
+  switch (dtype) {
+    case kiln::DType::F32: return "float32";
+    case kiln::DType::I32: return "int32";
+    case kiln::DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+void check_dtype(const char* op, const JsTensor& t, kiln::DType dtype) {
+  if (t.dtype() != dtype) {
+    throw kiln::DTypeError(kiln::str_cat(op, ": expected ", dtype == kiln::DType::I32 ? "an " : "a ",
+                                         js_dtype_name(dtype),
+                                         " tensor, got ", js_dtype_name(t.dtype()),
+                                         " (shape ", t.shape(), ")"));
+  }
+}
+
+kiln::Shape shape_from_js(const val& shape, const char* op) {
+  if (!val::global("Array").call<bool>("isArray", shape)) {
+    throw kiln::TypeError(kiln::str_cat(op, ": shape must be an array of integers, got ",
+                                        shape.typeOf().as<std::string>()));
+  }
+  const auto rank = shape["length"].as<std::size_t>();
+  if (rank > kiln::Shape::max_rank) {
+    throw kiln::LimitError(kiln::str_cat(op, ": at most ", kiln::Shape::max_rank,
+                                         " dims are supported, got ", rank));
+  }
+  std::vector<std::int64_t> dims(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const val d = shape[i];
+    const bool integer = d.typeOf().as<std::string>() == "number" &&
+                         val::global("Number").call<bool>("isInteger", d);
+    if (!integer || d.as<double>() < 0 || d.as<double>() > 2147483647.0) {
+      throw kiln::TypeError(kiln::str_cat(op, ": shape[", i,
+                                          "] must be an integer in [0, 2^31 - 1], got ",
+                                          val::global("String")(d).as<std::string>()));
+    }
+    dims[i] = static_cast<std::int64_t>(d.as<double>());
+  }
+  return kiln::Shape(dims);
+}
+
+std::int64_t int_from_js(const val& value, const char* op, const char* what) {
+  const bool integer = value.typeOf().as<std::string>() == "number" &&
+                       val::global("Number").call<bool>("isSafeInteger", value);
+  if (!integer) {
+    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ",
+                                        val::global("String")(value).as<std::string>()));
+  }
+  return static_cast<std::int64_t>(value.as<double>());
+}
+
+std::vector<std::int64_t> ints_from_js(const val& array, const char* op, const char* what) {
+  if (!val::global("Array").call<bool>("isArray", array)) {
+    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an array of integers, got ",
+                                        array.typeOf().as<std::string>()));
+  }
+  const auto n = array["length"].as<std::size_t>();
+  if (n > 64) {
+    throw kiln::LimitError(kiln::str_cat(op, ": ", what, " has ", n, " entries (at most ",
+                                         kiln::Shape::max_rank, " dims are supported)"));
+  }
+  std::vector<std::int64_t> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const val v = array[i];
+    const bool integer = v.typeOf().as<std::string>() == "number" &&
+                         val::global("Number").call<bool>("isSafeInteger", v);
+    if (!integer) {
+      throw kiln::TypeError(kiln::str_cat(op, ": ", what, "[", i, "] must be an integer, got ",
+                                          val::global("String")(v).as<std::string>()));
+    }
+    out[i] = static_cast<std::int64_t>(v.as<double>());
+  }
+  return out;
+}
+
+val shape_to_js(const kiln::Shape& shape) {
+  val out = val::array();
+  for (std::size_t i = 0; i < shape.rank(); ++i) out.set(i, static_cast<double>(shape[i]));
+  return out;
+}
+
+void throw_js_error(const std::string& code, const std::string& message) {
+  val ctor = val::module_property("KilnError");
+  val error = val::undefined();
+  if (ctor.typeOf().as<std::string>() == "function") {
+    error = ctor.new_(code, message);
+  } else {
+    error = val::global("Error").new_(message);
+    error.set("code", code);
+  }
+  error.throw_();
+}
+
+namespace {
+
+kiln::DType dtype_from_int(int dtype) {
+  switch (dtype) {
+    case 0: return kiln::DType::F32;
+    case 1: return kiln::DType::I32;
+    case 2: return kiln::DType::Bool;
+    default: throw kiln::TypeError(kiln::str_cat("dtype: unknown dtype code ", dtype));
+  }
+}
+
+const char* typed_array_name(kiln::DType dtype) {
+  switch (dtype) {
+    case kiln::DType::F32: return "Float32Array";
+    case kiln::DType::I32: return "Int32Array";
+    case kiln::DType::Bool: return "Uint8Array";
+  }
+  return "Uint8Array";
+}
+
+// ---- RawTensor accessors
+int raw_dtype(const JsTensor& t) { return static_cast<int>(t.dtype()); }
+val raw_shape(const JsTensor& t) { return shape_to_js(t.shape()); }
+int raw_rank(const JsTensor& t) { return static_cast<int>(t.shape().rank()); }
+double raw_numel(const JsTensor& t) { return static_cast<double>(t.primitive().num_elements()); }
+double raw_bytes(const JsTensor& t) { return static_cast<double>(t.primitive().num_bytes()); }
+bool raw_is_tracked(const JsTensor& t) { return t.is_tracked(); }
+double gradients_size(const Gradients& g) { return static_cast<double>(g.size()); }
+
+// ---- creation
+
+/// data: a typed array of the dtype's JS type (Float32Array, Int32Array, Uint8Array of
+/// 0/1) with shape's product of elements (the package's JS layer converts anything else).
+JsTensor from_typed_array(val data, val shape, int dtype_code) {
+  return guarded([&] {
+    const kiln::DType dtype = dtype_from_int(dtype_code);
+    const kiln::Shape s = shape_from_js(shape, "fromData");
+    const auto length = data["length"].as<double>();
+    if (length != static_cast<double>(s.num_elements())) {
+      throw kiln::ShapeError(kiln::str_cat("fromData: data has ", length, " values, shape ", s,
+                                           " needs ", s.num_elements()));
+    }
+    Prim p(s, dtype);
+    if (s.num_elements() > 0) {
+      // A view of the fresh buffer, used at once (no allocation in between).
+      const auto n = static_cast<std::size_t>(s.num_elements());
+      switch (dtype) {
+        case kiln::DType::F32:
+          val(emscripten::typed_memory_view(n, p.data<float>())).call<void>("set", data);
+          break;
+        case kiln::DType::I32:
+          val(emscripten::typed_memory_view(n, p.data<std::int32_t>())).call<void>("set", data);
+          break;
+        case kiln::DType::Bool:
+          val(emscripten::typed_memory_view(n, p.data<std::uint8_t>())).call<void>("set", data);
+          break;
+      }
+    }
+    return JsTensor(std::move(p));
+  });
+}
+
+JsTensor create_full(val shape, double value, int dtype_code) {
+  return guarded([&] {
+    const kiln::DType dtype = dtype_from_int(dtype_code);
+    const kiln::Shape s = shape_from_js(shape, "full");
+    return JsTensor(kiln::CpuOps::full(s, value, dtype, {}));
+  });
+}
+
+/// kind: 0 default uniform [0, 1), 1 uniform [a, b), 2 normal(a, b), 3 bernoulli(a).
+JsTensor create_random(val shape, int kind, double a, double b, int dtype_code) {
+  return guarded([&] {
+    const kiln::DType dtype = dtype_from_int(dtype_code);
+    const kiln::Shape s = shape_from_js(shape, "random");
+    kiln::Distribution d;
+    switch (kind) {
+      case 0: break;
+      case 1: d = kiln::Distribution::uniform(a, b); break;
+      case 2: d = kiln::Distribution::normal(a, b); break;
+      case 3: d = kiln::Distribution::bernoulli(a); break;
+      default: throw kiln::TypeError(kiln::str_cat("random: unknown distribution code ", kind));
+    }
+    return JsTensor(kiln::CpuOps::random(s, d, dtype, {}));
+  });
+}
+
+JsTensor create_arange(double start, double end, double step, int dtype_code) {
+  return guarded([&] {
+    return JsTensor(kiln::CpuOps::arange(start, end, step, dtype_from_int(dtype_code), {}));
+  });
+}
+
+JsTensor create_eye(double n, double m, int dtype_code) {
+  return guarded([&] {
+    for (double v : {n, m}) {
+      if (!(v >= 0 && v <= 2147483647.0) || std::floor(v) != v) {
+        throw kiln::ValueError(kiln::str_cat("eye: sizes must be integers >= 0, got ", v));
+      }
+    }
+    return JsTensor(kiln::CpuOps::eye(static_cast<std::int64_t>(n), static_cast<std::int64_t>(m),
+                                      dtype_from_int(dtype_code), {}));
+  });
+}
+
+void set_seed(double s) {
+  guarded([&] {
+    if (!(s >= 0) || std::floor(s) != s || s > 9007199254740991.0) {
+      throw kiln::ValueError(kiln::str_cat("seed: expected an integer >= 0, got ", s));
+    }
+    kiln::Cpu::seed(static_cast<std::uint64_t>(s));
+  });
+}
+
+// ---- data out
+
+/// The values in a new typed array (a copy: views of the wasm heap go stale on growth).
+val data_sync(const JsTensor& t) {
+  return guarded([&] {
+    const Prim& p = t.primitive();
+    const auto n = static_cast<std::size_t>(p.num_elements());
+    val ctor = val::global(typed_array_name(p.dtype()));
+    if (n == 0) return ctor.new_(0);
+    switch (p.dtype()) {
+      case kiln::DType::F32:
+        return ctor.new_(emscripten::typed_memory_view(n, p.data<float>()));
+      case kiln::DType::I32:
+        return ctor.new_(emscripten::typed_memory_view(n, p.data<std::int32_t>()));
+      case kiln::DType::Bool:
+        return ctor.new_(emscripten::typed_memory_view(n, p.data<std::uint8_t>()));
+    }
+    return ctor.new_(0);
+  });
+}
+
+/// Burn's Display of the tensor; precision < 0: shortest round-trip form.
+std::string to_string(const JsTensor& t, int precision) {
+  return guarded([&] {
+    std::ostringstream out;
+    if (precision >= 0) out << std::fixed << std::setprecision(precision);
+    const kiln::TensorData data = kiln::CpuOps::into_data(t.primitive());
+    const char* kind = t.dtype() == kiln::DType::F32   ? "Float"
+                       : t.dtype() == kiln::DType::I32 ? "Int"
+                                                       : "Bool";
+    const std::string backend = t.is_float() ? std::string(AD::name()) : "cpu";
+    kiln::detail::print_tensor(out, data, "Cpu", backend, kind);
+    return out.str();
+  });
+}
+
+// ---- autodiff mode
+
+void set_grad_enabled(bool enabled) { g_grad_enabled = enabled; }
+bool is_grad_enabled() { return g_grad_enabled; }
+
+// ---- module info
+
+val memory() {
+  const kiln::MemoryStats s = kiln::memory_stats();
+  const struct mallinfo mi = mallinfo();
+  val out = val::object();
+  out.set("bytes", static_cast<double>(s.live_bytes));
+  out.set("buffers", static_cast<double>(s.live_buffers));
+  out.set("peakBytes", static_cast<double>(s.peak_bytes));
+  out.set("totalAllocations", static_cast<double>(s.total_allocations));
+  out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
+  out.set("mallocBytes", static_cast<double>(mi.uordblks));
+  out.set("graphNodes", static_cast<double>(kiln::autodiff::live_nodes()));
+  return out;
+}
+
+val backend_info() {
+  val out = val::object();
+  const std::string arch(kiln::Cpu::simd_arch());
+  out.set("simd", arch != "scalar" && !arch.empty());
+  out.set("threads", kiln::num_threads());
+  out.set("arch", arch);
+#ifdef __EMSCRIPTEN_PTHREADS__
+  out.set("build", std::string("simd-threads"));
+#else
+  out.set("build", std::string("simd"));
+#endif
+  out.set("backend", std::string(AD::name()));
+  return out;
+}
+
+// ---- a check of the header's conversions (internal; tests/js/autodiff.test.mjs)
+
+/// relu of a rank-2 float32 tensor through to_typed/from_typed (the graph node must
+/// survive both ways), or the int32 rank-1 identity through the Int conversions.
+JsTensor typed_round_trip(const JsTensor& x, bool as_int) {
+  return guarded([&] {
+    if (as_int) return from_typed(to_typed<1, kiln::Int>(x, "typedRoundTrip"));
+    return from_typed(kiln::activation::relu(to_typed<2>(x, "typedRoundTrip")));
+  });
+}
+
+/// The inner (Cpu) conversion: 2·x of a rank-2 float32 tensor, untracked.
+JsTensor inner_round_trip(const JsTensor& x) {
+  return guarded([&] { return from_typed(to_inner_typed<2>(x, "innerRoundTrip") * 2.f); });
+}
+
+}  // namespace
+}  // namespace kiln_js
+
+EMSCRIPTEN_BINDINGS(kiln_tensor_core) {
+  using namespace kiln_js;
+  using emscripten::function;
+  emscripten::class_<JsTensor>("RawTensor")
+      .function("dtype", &raw_dtype)
+      .function("shape", &raw_shape)
+      .function("rank", &raw_rank)
+      .function("numel", &raw_numel)
+      .function("bytes", &raw_bytes)
+      .function("isTracked", &raw_is_tracked);
+  emscripten::class_<Gradients>("RawGradients").function("size", &gradients_size);
+
+  function("tFromTypedArray", &from_typed_array);
+  function("tFull", &create_full);
+  function("tRandom", &create_random);
+  function("tArange", &create_arange);
+  function("tEye", &create_eye);
+  function("seed", &set_seed);
+  function("tDataSync", &data_sync);
+  function("tToString", &to_string);
+  function("setGradEnabled", &set_grad_enabled);
+  function("isGradEnabled", &is_grad_enabled);
+  function("memoryStats", &memory);
+  function("backendInfo", &backend_info);
+  function("_typedRoundTrip", &typed_round_trip);
+  function("_innerRoundTrip", &inner_round_trip);
+}

@@ -1,0 +1,159 @@
+#pragma once
+/// Shared by every binding TU (bindings/*.cpp): the C++ object behind a JS `Tensor`, its
+/// conversions to and from the typed front end, and the error translation of bound entry
+/// points. Stable interface: other TUs (nn_*.cpp) build on exactly what is declared here.
+///
+/// JS side: the Embind class "RawTensor" (registered once, in js_tensor.cpp) is internal;
+/// the package's JS class `Tensor` (bindings/js/tensor.js) owns one RawTensor handle and
+/// unwraps/wraps it around every call (`tensor.js`: `unwrap(t, op)` / `wrapRaw(raw)`).
+/// A bound function that takes or returns tensors therefore takes `const JsTensor&` and
+/// returns `JsTensor` by value (Embind allocates the returned copy; the JS wrapper owns it).
+///
+/// Example (an nn TU):
+///   JsTensor linear_forward(const Linear<AD>& l, const JsTensor& x) {
+///     return guarded([&] {
+///       return from_typed(l.forward(to_typed<2>(x, "Linear.forward")));
+///     });
+///   }
+#include <emscripten/val.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/autodiff/autodiff.hpp"
+#include "kiln/core/dtype.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/shape.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/cpu/cpu.hpp"
+#include "kiln/tensor/kind.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln_js {
+
+using AD = kiln::Autodiff<kiln::Cpu>;
+/// The Cpu backend's primitive (any dtype).
+using Prim = kiln::CpuTensor;
+/// Autodiff<Cpu>'s float primitive: the Cpu primitive plus its graph node (null if untracked).
+using FloatPrim = AD::FloatTensor;
+using Gradients = AD::Gradients;
+
+/// The C++ object behind a JS Tensor of any rank (0 to kiln::Shape::max_rank) and dtype.
+/// float32 tensors live on Autodiff<Cpu> (`value.node` set when tracked); int32 and bool
+/// tensors keep their Cpu primitive in `value.primitive` with no node (never tracked).
+struct JsTensor {
+  FloatPrim value;
+
+  JsTensor() = default;
+  /// A float tensor of Autodiff<Cpu> (tracked or not).
+  explicit JsTensor(FloatPrim v) : value(std::move(v)) {}
+  /// Any dtype, untracked.
+  explicit JsTensor(Prim p) : value(std::move(p)) {}
+
+  kiln::DType dtype() const noexcept { return value.primitive.dtype(); }
+  bool is_float() const noexcept { return dtype() == kiln::DType::F32; }
+  const Prim& primitive() const noexcept { return value.primitive; }
+  const kiln::Shape& shape() const noexcept { return value.primitive.shape(); }
+  bool is_tracked() const noexcept { return value.node != nullptr; }
+};
+
+/// Whether ops record the autodiff graph (false inside `kiln.noGrad(fn)`). Bound ops of
+/// other TUs that build graphs themselves may consult it.
+bool grad_enabled() noexcept;
+
+/// The float primitive to feed an Autodiff op: `t.value`, or its untracked copy inside
+/// `kiln.noGrad(fn)` (so that no graph is recorded there).
+inline FloatPrim op_input(const JsTensor& t) {
+  return grad_enabled() ? t.value : FloatPrim(t.value.primitive);
+}
+
+/// The kind's JS dtype name: "float32", "int32", "bool".
+const char* js_dtype_name(kiln::DType dtype) noexcept;
+
+/// Throws DTypeError `<op>: expected a <dtype> tensor, got <dtype>` unless t has `dtype`.
+void check_dtype(const char* op, const JsTensor& t, kiln::DType dtype);
+
+/// The typed tensor of rank D and kind K (Float: on Autodiff<Cpu>, graph node kept).
+/// Throws: DTypeError if t's dtype is not K's, RankError if its rank is not D, both
+/// naming `op`.
+template <std::size_t D, class K = kiln::Float>
+kiln::Tensor<AD, D, K> to_typed(const JsTensor& t, const char* op = "to_typed") {
+  check_dtype(op, t, K::dtype);
+  kiln::check::rank(op, D, t.shape());
+  if constexpr (std::is_same_v<K, kiln::Float>) {
+    return kiln::Tensor<AD, D, K>(t.value);
+  } else {
+    return kiln::Tensor<AD, D, K>(t.value.primitive);
+  }
+}
+
+/// The same on the inner backend (`Tensor<Cpu, D, K>`, no graph): for gradients, data.
+template <std::size_t D, class K = kiln::Float>
+kiln::Tensor<kiln::Cpu, D, K> to_inner_typed(const JsTensor& t, const char* op = "to_typed") {
+  check_dtype(op, t, K::dtype);
+  kiln::check::rank(op, D, t.shape());
+  return kiln::Tensor<kiln::Cpu, D, K>(t.value.primitive);
+}
+
+/// A JsTensor from a typed tensor of Autodiff<Cpu> (graph node kept for Float).
+template <std::size_t D, class K>
+JsTensor from_typed(const kiln::Tensor<AD, D, K>& t) {
+  if constexpr (std::is_same_v<K, kiln::Float>) {
+    return JsTensor(t.primitive());
+  } else {
+    return JsTensor(Prim(t.primitive()));
+  }
+}
+/// A JsTensor (untracked) from a typed tensor of the inner backend Cpu.
+template <std::size_t D, class K>
+JsTensor from_typed(const kiln::Tensor<kiln::Cpu, D, K>& t) {
+  return JsTensor(Prim(t.primitive()));
+}
+
+/// A JS array of dims -> Shape. Each dim an integer in [0, 2^31 - 1], at most
+/// kiln::Shape::max_rank dims. Throws TypeError (not an array, non-integer dim) naming `op`
+/// and the position, LimitError past max_rank.
+kiln::Shape shape_from_js(const emscripten::val& shape, const char* op);
+/// A JS array of integers (negative allowed: dims, axes, sizes with -1) -> int64s. Throws
+/// TypeError naming `op`, `what` and the position unless every entry is a safe integer.
+std::vector<std::int64_t> ints_from_js(const emscripten::val& array, const char* op,
+                                       const char* what);
+/// A JS number that must be an integer (a dim, a count) -> int64. Throws TypeError.
+std::int64_t int_from_js(const emscripten::val& value, const char* op, const char* what);
+/// A Shape -> a fresh JS array of numbers.
+emscripten::val shape_to_js(const kiln::Shape& shape);
+
+/// Throws the JS error `new KilnError(code, message)` (the package's class, set on the
+/// module as `Module.KilnError` by bindings/js/module.js; a plain Error with `.code` before
+/// that). Never returns.
+[[noreturn]] void throw_js_error(const std::string& code, const std::string& message);
+
+/// Runs `f`; a C++ exception becomes a JS KilnError with the same `code` and message
+/// (kiln::Error: its code; std::bad_alloc: OutOfMemory; anything else: Internal). The JS
+/// throw happens after the C++ exception is fully handled (outside the catch block), so
+/// nothing is leaked and the module keeps working. Wrap the body of EVERY bound entry point.
+template <class F>
+auto guarded(F&& f) -> decltype(f()) {
+  std::string code;
+  std::string message;
+  try {
+    return f();
+  } catch (const kiln::Error& e) {
+    code = kiln::error_code_name(e.code());
+    message = e.what();
+  } catch (const std::bad_alloc&) {
+    code = kiln::error_code_name(kiln::ErrorCode::OutOfMemory);
+    message = "out of memory (the WebAssembly heap cannot grow further)";
+  } catch (const std::exception& e) {
+    code = "Internal";
+    message = e.what();
+  }
+  throw_js_error(code, message);
+}
+
+}  // namespace kiln_js

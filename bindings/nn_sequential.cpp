@@ -1,0 +1,319 @@
+// Models in JS: the Embind class RawModel over nn::Sequential<Autodiff<Cpu>> built from the
+// C++ JSON spec (snake_case; bindings/js/nn.js translates the package's camelCase), its
+// forward in training and inference mode, records (SafeTensors bytes with PyTorch's keys),
+// parameters and the summary; plus the tensor helpers of train_common.hpp.
+#include <emscripten/bind.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "kiln/record/recorder.hpp"
+#include "train_common.hpp"
+
+using emscripten::val;
+
+namespace kiln_js {
+
+// ---------------------------------------------------------------- tensor helpers
+
+Activation activation_from(kiln::CpuTensor p) {
+  switch (p.shape().rank()) {
+    case 2: return kiln::Tensor<AD, 2>(FloatPrim(std::move(p)));
+    case 3: return kiln::Tensor<AD, 3>(FloatPrim(std::move(p)));
+    case 4: return kiln::Tensor<AD, 4>(FloatPrim(std::move(p)));
+    default:
+      throw kiln::ShapeError(kiln::str_cat("model input: expected a tensor of rank 2 to 4 ",
+                                           "([batch_size, ...]), got ", p.shape()));
+  }
+}
+
+JsTensor js_from_activation(const Activation& a) {
+  return std::visit([](const auto& t) { return JsTensor(t.primitive()); }, a);
+}
+
+JsTensor js_from_activation(const InferenceActivation& a) {
+  return std::visit([](const auto& t) { return JsTensor(kiln::CpuTensor(t.primitive())); }, a);
+}
+
+Activation activation_from_js(const JsTensor& t, const char* op) {
+  check_dtype(op, t, kiln::DType::F32);
+  const FloatPrim v = op_input(t);
+  switch (t.shape().rank()) {
+    case 2: return kiln::Tensor<AD, 2>(v);
+    case 3: return kiln::Tensor<AD, 3>(v);
+    case 4: return kiln::Tensor<AD, 4>(v);
+    default:
+      throw kiln::ShapeError(kiln::str_cat(op, ": expected input [batch_size, ...] of rank 2 to 4, got ",
+                                           t.shape()));
+  }
+}
+
+val float32_array_from(const kiln::CpuTensor& p) {
+  const auto n = static_cast<std::size_t>(p.num_elements());
+  if (n == 0) return val::global("Float32Array").new_(0);
+  return val::global("Float32Array").new_(emscripten::typed_memory_view(n, p.data<float>()));
+}
+
+kiln::CpuTensor primitive_from_typed(const val& data, const kiln::Shape& shape, kiln::DType dtype,
+                                     const char* op, const char* what) {
+  const char* js_type = dtype == kiln::DType::F32 ? "Float32Array" : "Int32Array";
+  if (!val::global(js_type)["prototype"].call<bool>("isPrototypeOf", data)) {
+    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be a ", js_type, ", got ",
+                                        data.typeOf().as<std::string>() == "object"
+                                            ? data["constructor"]["name"].as<std::string>()
+                                            : data.typeOf().as<std::string>()));
+  }
+  const auto length = data["length"].as<double>();
+  if (length != static_cast<double>(shape.num_elements())) {
+    throw kiln::ShapeError(kiln::str_cat(op, ": ", what, " has ", length, " values, shape ",
+                                         shape, " needs ", shape.num_elements()));
+  }
+  kiln::CpuTensor p(shape, dtype);
+  const auto n = static_cast<std::size_t>(shape.num_elements());
+  if (n > 0) {
+    // A view of the fresh buffer, used at once (no allocation in between).
+    if (dtype == kiln::DType::F32) {
+      val(emscripten::typed_memory_view(n, p.data<float>())).call<void>("set", data);
+    } else {
+      val(emscripten::typed_memory_view(n, p.data<std::int32_t>())).call<void>("set", data);
+    }
+  }
+  return p;
+}
+
+namespace {
+
+/// A single layer's record view: the layer's own keys ("weight", not "0.weight").
+struct SingleLayerView {
+  Model seq;
+  template <class V>
+  void visit(V& visitor, const std::string& prefix = "") const {
+    kiln::module::visit_field(visitor, prefix, seq.layers.at(0));
+  }
+  template <class V>
+  void visit_mut(V& visitor, const std::string& prefix = "") {
+    kiln::module::visit_field_mut(visitor, prefix, seq.layers.at(0));
+  }
+};
+
+ModelState& state_of(const JsModel& m) {
+  if (!m.state) throw kiln::StateError("Sequential: the model was disposed");
+  return *m.state;
+}
+
+/// new RawModel from the C++ spec JSON; seed < 0: the generator as it is.
+JsModel model_create(const std::string& spec_json, double seed, bool single) {
+  return guarded([&] {
+    auto config = kiln::nn::SequentialConfig::from_json_string(spec_json);
+    if (single && config.layers.size() != 1) {
+      throw kiln::ConfigError("layer: expected exactly one layer");
+    }
+    if (seed >= 0) {
+      if (std::floor(seed) != seed || seed > 9007199254740991.0) {
+        throw kiln::ValueError(kiln::str_cat("sequential: seed must be an integer >= 0, got ", seed));
+      }
+      AD::seed(static_cast<std::uint64_t>(seed));
+    }
+    auto state = std::make_shared<ModelState>();
+    state->model = config.init<AD>();
+    state->config = std::move(config);
+    state->single = single;
+    return JsModel{std::move(state)};
+  });
+}
+
+/// A new model with the layers of `parts` in order (kiln.nn.sequential([layer, ...])):
+/// shares their parameters' values (copy-on-write: the parts are not changed by training).
+JsModel model_concat(val parts) {
+  return guarded([&] {
+    auto state = std::make_shared<ModelState>();
+    const auto n = parts["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) {
+      const JsModel part = parts[i].as<JsModel>();
+      const ModelState& s = state_of(part);
+      for (const auto& l : s.config.layers) state->config.layers.push_back(l);
+      for (const auto& l : s.model.layers) state->model.layers.push_back(l);
+    }
+    state->config.validate();
+    return JsModel{std::move(state)};
+  });
+}
+
+JsTensor model_forward(const JsModel& m, const JsTensor& x) {
+  return guarded([&] {
+    ModelState& s = state_of(m);
+    Activation input = activation_from_js(x, "Sequential.forward");
+    if (!s.training) {
+      const InferenceModel inference = s.model.valid();
+      InferenceActivation in = std::visit(
+          [](const auto& t) -> InferenceActivation { return t.inner(); }, input);
+      return js_from_activation(inference.forward_any(std::move(in)));
+    }
+    Activation out = s.model.forward_any(std::move(input));
+    if (!grad_enabled()) {
+      return std::visit([](const auto& t) { return JsTensor(kiln::CpuTensor(t.primitive().primitive)); },
+                        out);
+    }
+    return js_from_activation(out);
+  });
+}
+
+double model_num_params(const JsModel& m) {
+  return guarded([&] { return static_cast<double>(state_of(m).model.num_params()); });
+}
+
+std::string model_config_json(const JsModel& m) {
+  return guarded([&] { return state_of(m).config.to_json().dump(); });
+}
+
+std::string model_describe(const JsModel& m) {
+  return guarded([&] {
+    std::ostringstream out;
+    out << state_of(m).model;
+    return out.str();
+  });
+}
+
+std::string dims_text(const std::optional<std::vector<std::int64_t>>& dims) {
+  if (!dims) return "[batch_size, ...]";
+  std::string out = "[batch_size";
+  for (auto d : *dims) out += d < 0 ? ", ?" : ", " + std::to_string(d);
+  return out + "]";
+}
+
+/// The summary's data: {rows: [[index, type, output shape, params], ...], input (shape text
+/// or null), total, trainable}; output shapes as far as the spec fixes them, from
+/// `input_item` when given, else from flat items of the size a first linear or reshape
+/// takes. bindings/js/nn.js formats the table.
+val model_summary(const JsModel& m, val input_item) {
+  return guarded([&] {
+    const ModelState& s = state_of(m);
+    std::optional<std::vector<std::int64_t>> item;
+    if (!input_item.isUndefined() && !input_item.isNull()) {
+      item = ints_from_js(input_item, "Sequential.summary", "inputShape");
+      (void)s.config.output_item_shape(*item);  // errors name the layer
+    } else if (const auto size = s.config.input_item_size()) {
+      item = std::vector<std::int64_t>{*size};
+    }
+    const auto shapes = s.config.item_shapes(item);
+    val rows = val::array();
+    std::int64_t trainable = 0, total = 0;
+    for (std::size_t i = 0; i < s.model.layers.size(); ++i) {
+      std::int64_t params = 0;
+      auto count = [&](const std::string&, const auto& p) {
+        params += p.num_elements();
+        total += p.num_elements();
+        if (p.is_require_grad()) trainable += p.num_elements();
+      };
+      kiln::module::visit_field(count, std::to_string(i), s.model.layers[i]);
+      val row = val::array();
+      row.call<void>("push", static_cast<double>(i));
+      row.call<void>("push", std::string(Model::type_of(s.model.layers[i])));
+      row.call<void>("push", dims_text(shapes[i]));
+      row.call<void>("push", static_cast<double>(params));
+      rows.call<void>("push", row);
+    }
+    val out = val::object();
+    out.set("rows", rows);
+    out.set("input", item ? val(dims_text(item)) : val::null());
+    out.set("total", static_cast<double>(total));
+    out.set("trainable", static_cast<double>(trainable));
+    return out;
+  });
+}
+
+val model_save(const JsModel& m) {
+  return guarded([&] {
+    const ModelState& s = state_of(m);
+    const auto bytes = s.single ? kiln::record::SafetensorsRecorder{}.to_bytes(SingleLayerView{s.model})
+                                : kiln::record::SafetensorsRecorder{}.to_bytes(s.model);
+    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+  });
+}
+
+void model_load(const JsModel& m, val bytes) {
+  guarded([&] {
+    ModelState& s = state_of(m);
+    if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
+      throw kiln::TypeError(kiln::str_cat("Sequential.loadSafetensors: bytes must be a Uint8Array, got ",
+                                          bytes.typeOf().as<std::string>()));
+    }
+    std::vector<std::uint8_t> data(bytes["length"].as<std::size_t>());
+    if (!data.empty()) {
+      val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", bytes);
+    }
+    const kiln::record::SafetensorsRecorder recorder;
+    if (s.single) {
+      s.model = recorder.from_bytes(SingleLayerView{s.model}, data, AD::Device{}).seq;
+    } else {
+      s.model = recorder.from_bytes(s.model, data, AD::Device{});
+    }
+  });
+}
+
+void model_set_training(const JsModel& m, bool training) {
+  guarded([&] { state_of(m).training = training; });
+}
+bool model_training(const JsModel& m) {
+  return guarded([&] { return state_of(m).training; });
+}
+
+/// {key: RawTensor}: the parameters (float: tracked leaves of this model's current values;
+/// num_batches_tracked: int32), keys as in the records.
+val model_parameters(const JsModel& m) {
+  return guarded([&] {
+    const ModelState& s = state_of(m);
+    val out = val::object();
+    auto add = [&](const std::string& path, const auto& p) {
+      const std::string key = s.single && path.rfind("0.", 0) == 0 ? path.substr(2) : path;
+      out.set(key, from_typed(p.val()));
+    };
+    s.model.visit(add);
+    return out;
+  });
+}
+
+/// The per-item input size the spec fixes (first linear's d_input, first reshape's element
+/// count), or -1.
+double model_input_item_size(const JsModel& m) {
+  return guarded([&] {
+    const auto n = state_of(m).config.input_item_size();
+    return n ? static_cast<double>(*n) : -1.0;
+  });
+}
+
+/// The per-item output shape for items of shape `item`. Throws ConfigError naming the layer.
+val model_output_item_shape(const JsModel& m, val item) {
+  return guarded([&] {
+    const auto dims = state_of(m).config.output_item_shape(
+        ints_from_js(item, "Sequential.outputShape", "inputShape"));
+    val out = val::array();
+    for (auto d : dims) out.call<void>("push", static_cast<double>(d));
+    return out;
+  });
+}
+
+void model_dispose(JsModel& m) { m.state.reset(); }
+
+}  // namespace
+}  // namespace kiln_js
+
+EMSCRIPTEN_BINDINGS(kiln_nn_sequential) {
+  using namespace kiln_js;
+  emscripten::class_<JsModel>("RawModel")
+      .function("forward", &model_forward)
+      .function("numParams", &model_num_params)
+      .function("configJson", &model_config_json)
+      .function("describe", &model_describe)
+      .function("summary", &model_summary)
+      .function("saveSafetensors", &model_save)
+      .function("loadSafetensors", &model_load)
+      .function("setTraining", &model_set_training)
+      .function("training", &model_training)
+      .function("parameters", &model_parameters)
+      .function("inputItemSize", &model_input_item_size)
+      .function("outputItemShape", &model_output_item_shape)
+      .function("release", &model_dispose);
+  emscripten::function("modelCreate", &model_create);
+  emscripten::function("modelConcat", &model_concat);
+}

@@ -1,0 +1,130 @@
+#pragma once
+/// Shared by the model, optimizer, data and training TUs (bindings/nn_*.cpp,
+/// bindings/train_*.cpp): the C++ state behind the JS objects `Sequential` (RawModel),
+/// optimizers (RawOptimizer), `Dataset` (RawDataset) and the functions one TU defines for
+/// another, so that each heavy template (Sequential's forward is in the engine; the
+/// optimizers' step over a Sequential in train_optim.cpp) is compiled once.
+#include <emscripten/val.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "js_tensor.hpp"
+#include "kiln/data/vision/mnist.hpp"
+#include "kiln/nn/sequential.hpp"
+#include "kiln/optim/grads.hpp"
+#include "kiln/optim/lr_scheduler.hpp"
+
+namespace kiln_js {
+
+using Model = kiln::nn::Sequential<AD>;
+using InferenceModel = kiln::nn::Sequential<kiln::Cpu>;
+using Activation = kiln::nn::SequentialActivation<AD>;
+using InferenceActivation = kiln::nn::SequentialActivation<kiln::Cpu>;
+
+/// A model's state, shared by its JS handle and the Learners that train it (a Learner keeps
+/// the model alive after the JS handle is disposed).
+struct ModelState {
+  kiln::nn::SequentialConfig config;
+  Model model;
+  bool training = true;  ///< model.train() / model.eval()
+  bool single = false;   ///< a single layer (kiln.nn.linear(...)): keys without "0."
+};
+
+/// The Embind class "RawModel".
+struct JsModel {
+  std::shared_ptr<ModelState> state;
+};
+
+/// The learning rate of each optimizer step (kiln.optim.schedule.*): one of the engine's
+/// schedulers; `step()` advances it.
+struct Schedule {
+  std::variant<kiln::optim::ConstantLr, kiln::optim::StepLrScheduler,
+               kiln::optim::ExponentialLrScheduler, kiln::optim::LinearLrScheduler,
+               kiln::optim::CosineAnnealingLrScheduler, kiln::optim::NoamLrScheduler>
+      scheduler{kiln::optim::ConstantLr(1e-3)};
+  double step() {
+    return std::visit([](auto& s) { return s.step(); }, scheduler);
+  }
+};
+
+/// Parses a schedule JSON ({"kind": "cosine", "initial_lr": ..., ...}, snake_case; a plain
+/// number is a constant rate). Throws ConfigError naming the field (train_optim.cpp).
+Schedule schedule_from_json(const std::string& json);
+
+struct OptimizerImpl;  // the engine's optimizer (variant of OptimizerAdaptor), train_optim.cpp
+
+/// An optimizer with its schedule and per-parameter state (moments), shared by the JS
+/// handle and the Learners that use it.
+struct OptimizerState {
+  std::shared_ptr<OptimizerImpl> impl;
+  Schedule schedule;
+  std::string kind;        ///< "sgd", "adam", "adamW", "rmsProp"
+  double last_lr = 0.0;    ///< the rate of the last step (NaN before the first)
+  std::int64_t steps = 0;  ///< optimizer steps taken
+};
+
+/// The Embind class "RawOptimizer".
+struct JsOptimizer {
+  std::shared_ptr<OptimizerState> state;
+};
+
+/// One optimizer step on `model` with `grads`, at the schedule's next rate (train_optim.cpp).
+/// Throws: as OptimizerAdaptor::step.
+void optimizer_step(OptimizerState& optimizer, ModelState& model,
+                    kiln::optim::GradientsParams<AD> grads);
+
+// ---------------------------------------------------------------- data
+
+/// The arrays of a dataset, in WebAssembly memory once (a JS Dataset and its shuffles,
+/// splits and takes share them).
+struct DataStore {
+  std::vector<float> x;                                   ///< [n, item...] (fromArrays)
+  std::optional<kiln::data::vision::MnistDataset> mnist;  ///< u8 pixels (mnist), normalised on use
+  std::vector<std::int64_t> item_shape;                   ///< per item, 1 to 3 dims
+  std::int64_t item_size = 0;
+  std::vector<std::int32_t> labels;   ///< class targets [n] (int targets)
+  std::vector<float> targets;         ///< float targets [n, target...] (float targets)
+  std::vector<std::int64_t> target_shape;  ///< per item (float targets), 1 to 3 dims
+  std::int64_t target_size = 0;
+  std::int64_t num_classes = 0;  ///< 0: unknown (int targets: max label + 1 when not given)
+  std::size_t count = 0;         ///< items
+  bool int_targets() const noexcept { return target_size == 0; }
+};
+
+/// The Embind class "RawDataset": a view (item indices) of a DataStore.
+struct JsDataset {
+  std::shared_ptr<const DataStore> store;
+  std::shared_ptr<const std::vector<std::uint32_t>> index;  ///< items of the view, in order
+  std::size_t len() const noexcept { return index ? index->size() : 0; }
+};
+
+/// Writes the inputs of items index[begin, end) of `data`, row-major, to `out`
+/// ((end - begin)·item_size floats; MNIST normalised as MnistBatcher) (train_data.cpp).
+void gather_inputs(const JsDataset& data, std::size_t begin, std::size_t end, float* out);
+
+// ---------------------------------------------------------------- tensors
+
+/// A float AD tensor of shape [n, item...] from the Cpu primitive `p` (rank 2..4).
+Activation activation_from(kiln::CpuTensor p);
+/// The JsTensor of an activation (graph node kept).
+JsTensor js_from_activation(const Activation& a);
+/// The JsTensor (untracked) of an inference activation.
+JsTensor js_from_activation(const InferenceActivation& a);
+/// A JS float tensor of rank 2..4 -> an activation; ShapeError naming `op` otherwise.
+Activation activation_from_js(const JsTensor& t, const char* op);
+
+/// A copy of `p`'s floats in a new Float32Array.
+emscripten::val float32_array_from(const kiln::CpuTensor& p);
+/// Copies a JS typed array (Float32Array / Int32Array) into a new Cpu primitive of `shape`.
+/// Throws TypeError unless `data` is of the JS type of `dtype`; ShapeError on a length that
+/// is not shape's element count. `op` and `what` name the call and argument.
+kiln::CpuTensor primitive_from_typed(const emscripten::val& data, const kiln::Shape& shape,
+                                     kiln::DType dtype, const char* op, const char* what);
+
+}  // namespace kiln_js

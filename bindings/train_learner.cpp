@@ -1,0 +1,637 @@
+// Training in JS: the Embind class RawLearner. Each bound call runs whole steps in C++:
+// gather the batch from the dataset's arrays in WebAssembly memory (or copy the typed arrays
+// of trainBatch once), forward, loss, backward, optimizer step, loss and accuracy, so a JS
+// training loop costs one call per batch (or per `batchesPerCall` batches). Also the loss
+// functions of kiln.loss (forward on JS tensors) and evaluation / prediction in inference
+// mode (the model's valid(): dropout off, batch_norm on running statistics).
+#include <emscripten/bind.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "kiln/data/rng.hpp"
+#include "kiln/nn/loss/binary_cross_entropy.hpp"
+#include "kiln/nn/loss/cross_entropy.hpp"
+#include "kiln/nn/loss/mse.hpp"
+#include "kiln/tensor/activation.hpp"
+#include "train_common.hpp"
+
+using emscripten::val;
+
+namespace kiln_js {
+namespace {
+
+using Json = kiln::config::Json;
+using kiln::nn::loss::CrossEntropyLossConfig;
+using kiln::nn::loss::Reduction;
+
+/// The loss of a Learner or of kiln.loss.*: {"kind": "cross_entropy", <CrossEntropyLossConfig
+/// fields>}, {"kind": "binary_cross_entropy", <BinaryCrossEntropyLossConfig fields>} or
+/// {"kind": "mse", "reduction": ...}; "reduction" may also be "none" (kiln.loss only: the
+/// per-row or per-element losses, PyTorch's reduction="none").
+struct LossSpec {
+  enum class Kind { CrossEntropy, BinaryCrossEntropy, Mse };
+  Kind kind = Kind::CrossEntropy;
+  bool cross_entropy = true;  ///< kind == CrossEntropy
+  CrossEntropyLossConfig ce;
+  kiln::nn::loss::BinaryCrossEntropyLossConfig bce;
+  Reduction reduction = Reduction::Mean;
+  bool none = false;  ///< reduction "none"
+};
+
+LossSpec loss_from_json(const std::string& text) {
+  const Json j = kiln::config::parse(text, "loss");
+  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
+    throw kiln::ConfigError("loss: expected {\"kind\": \"cross_entropy\" | \"mse\", ...}");
+  }
+  const std::string kind = j["kind"].get<std::string>();
+  Json body = j;
+  body.erase("kind");
+  LossSpec out;
+  if (body.contains("reduction") && body["reduction"] == "none") {
+    out.none = true;
+    body.erase("reduction");
+  }
+  if (kind == "cross_entropy") {
+    try {
+      out.ce = CrossEntropyLossConfig::from_json(body);
+      (void)out.ce.init<kiln::Cpu>();  // checks smoothing and weights
+    } catch (const kiln::ConfigError& e) {
+      throw kiln::ConfigError(kiln::str_cat("loss.crossEntropy: ", e.what()));
+    }
+    out.reduction = out.ce.reduction;
+  } else if (kind == "binary_cross_entropy") {
+    out.kind = LossSpec::Kind::BinaryCrossEntropy;
+    out.cross_entropy = false;
+    try {
+      out.bce = kiln::nn::loss::BinaryCrossEntropyLossConfig::from_json(body);
+      (void)out.bce.init<kiln::Cpu>();
+    } catch (const kiln::ConfigError& e) {
+      throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", e.what()));
+    }
+    out.reduction = out.bce.reduction;
+  } else if (kind == "mse") {
+    out.kind = LossSpec::Kind::Mse;
+    out.cross_entropy = false;
+    for (auto it = body.begin(); it != body.end(); ++it) {
+      if (it.key() != "reduction") {
+        throw kiln::ConfigError(kiln::str_cat("loss.mse: unknown field \"", it.key(), "\" (fields: reduction)"));
+      }
+      if (*it == "sum") {
+        out.reduction = Reduction::Sum;
+      } else if (*it != "mean") {
+        throw kiln::ConfigError(kiln::str_cat("loss.mse: reduction must be \"mean\", \"sum\" or \"none\", got ",
+                                              it->dump()));
+      }
+    }
+  } else {
+    throw kiln::ConfigError(kiln::str_cat("loss: unknown kind \"", kind,
+                                          "\" (cross_entropy, binary_cross_entropy, mse)"));
+  }
+  return out;
+}
+
+/// A Learner's loss: cross-entropy or mse, reduced to one value.
+LossSpec learner_loss_from_json(const std::string& text) {
+  LossSpec spec = loss_from_json(text);
+  if (spec.kind == LossSpec::Kind::BinaryCrossEntropy) {
+    throw kiln::ConfigError("Learner: loss must be crossEntropy or mse (binaryCrossEntropy is "
+                            "available as kiln.loss.binaryCrossEntropy().forward)");
+  }
+  if (spec.none) throw kiln::ConfigError("Learner: the loss's reduction must be \"mean\" or \"sum\", not \"none\"");
+  return spec;
+}
+
+/// The targets of a batch on the host: class labels [n], or float values of `shape`
+/// ([n, target...]).
+struct HostTargets {
+  std::vector<std::int32_t> labels;
+  std::vector<float> values;
+  kiln::Shape shape;  ///< of values
+  bool has_labels = false;
+};
+
+/// A batch's loss (a [1] tensor on backend B) and its number of correct predictions.
+template <kiln::Backend B>
+struct LossOut {
+  kiln::Tensor<B, 1> loss;
+  double correct = 0;  ///< NaN when accuracy is not defined for the output
+};
+
+/// Argmax per row of a [n, c] host buffer.
+std::int64_t row_argmax(const float* row, std::int64_t c) {
+  return std::max_element(row, row + c) - row;
+}
+
+template <kiln::Backend B>
+LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivation<B>& out,
+                        const HostTargets& t) {
+  const kiln::Shape out_shape = kiln::nn::activation_shape<B>(out);
+  const std::int64_t n = out_shape[0];
+  if (spec.cross_entropy) {
+    const auto* logits = std::get_if<kiln::Tensor<B, 2>>(&out);
+    if (logits == nullptr) {
+      throw kiln::ShapeError(kiln::str_cat("crossEntropy: the model outputs ", out_shape,
+                                           "; the loss needs logits [batch_size, num_classes]"));
+    }
+    if (!t.has_labels) {
+      throw kiln::DTypeError("crossEntropy: targets must be int32 class labels (an Int32Array "
+                             "or a dataset with Int32Array y), got float32 targets");
+    }
+    const auto targets = kiln::Tensor<B, 1, kiln::Int>::from_data(
+        kiln::TensorData(kiln::Shape{static_cast<std::int64_t>(t.labels.size())}, t.labels));
+    LossOut<B> r{spec.ce.init<B>().forward(*logits, targets), 0.0};
+    const auto host = logits->to_data().template to_vec<float>();
+    const std::int64_t c = out_shape[1];
+    for (std::int64_t i = 0; i < n; ++i) {
+      r.correct += row_argmax(host.data() + i * c, c) == t.labels[static_cast<std::size_t>(i)];
+    }
+    return r;
+  }
+  // MSE: float targets of the output's shape, or class labels as one-hot rows.
+  return std::visit(
+      [&](const auto& y) -> LossOut<B> {
+        using T = std::decay_t<decltype(y)>;
+        constexpr std::size_t D = T::rank;
+        std::vector<float> target_values;
+        kiln::Shape target_shape;
+        if (t.has_labels) {
+          if constexpr (D != 2) {
+            throw kiln::ShapeError(kiln::str_cat("mse with class labels: the model outputs ", out_shape,
+                                                 "; one-hot targets need [batch_size, num_classes]"));
+          }
+          const std::int64_t c = out_shape[1];
+          target_values.assign(static_cast<std::size_t>(n * c), 0.f);
+          for (std::int64_t i = 0; i < n; ++i) {
+            const std::int32_t label = t.labels[static_cast<std::size_t>(i)];
+            if (label < 0 || label >= c) {
+              throw kiln::IndexError(kiln::str_cat("mse with class labels: label ", label, " at row ", i,
+                                                   " is not below the model's ", c, " outputs"));
+            }
+            target_values[static_cast<std::size_t>(i * c + label)] = 1.f;
+          }
+          target_shape = out_shape;
+        } else {
+          target_values = t.values;
+          target_shape = t.shape;
+        }
+        if (!(target_shape == out_shape)) {
+          throw kiln::ShapeError(kiln::str_cat("mse: the model outputs ", out_shape, " but the targets are ",
+                                               target_shape));
+        }
+        const auto targets = T::from_data(kiln::TensorData(target_shape, target_values));
+        LossOut<B> r{kiln::nn::loss::MseLoss{}.forward(y, targets, spec.reduction), 0.0};
+        if constexpr (D == 2) {
+          const auto host = y.to_data().template to_vec<float>();
+          const std::int64_t c = out_shape[1];
+          for (std::int64_t i = 0; i < n; ++i) {
+            const float* row = host.data() + i * c;
+            const float* want = target_values.data() + i * c;
+            if (c == 1) {
+              r.correct += std::fabs(row[0] - want[0]) < 0.5f;
+            } else {
+              r.correct += row_argmax(row, c) == row_argmax(want, c);
+            }
+          }
+        } else {
+          r.correct = std::numeric_limits<double>::quiet_NaN();
+        }
+        return r;
+      },
+      out);
+}
+
+/// Sums over the batches of one call.
+struct Totals {
+  double loss_sum = 0;  ///< Σ batch loss · batch items
+  double correct = 0;
+  double items = 0;
+  double batches = 0;
+  double last_loss = std::numeric_limits<double>::quiet_NaN();
+  void add(double loss, double correct_, std::size_t n) {
+    loss_sum += loss * static_cast<double>(n);
+    correct += correct_;
+    items += static_cast<double>(n);
+    batches += 1;
+    last_loss = loss;
+  }
+  val to_js(bool done = false) const {
+    val out = val::object();
+    out.set("loss", items > 0 ? loss_sum / items : std::numeric_limits<double>::quiet_NaN());
+    out.set("accuracy", items > 0 ? correct / items : std::numeric_limits<double>::quiet_NaN());
+    out.set("lossSum", loss_sum);
+    out.set("correct", correct);
+    out.set("items", items);
+    out.set("batches", batches);
+    out.set("lastLoss", last_loss);
+    out.set("done", done);
+    return out;
+  }
+};
+
+struct LearnerState {
+  std::shared_ptr<ModelState> model;
+  std::shared_ptr<OptimizerState> optimizer;
+  LossSpec loss;
+  std::vector<std::int64_t> input_shape;  ///< per item; empty: [x.length / n]
+  std::uint64_t seed = 0;
+  std::int64_t epoch = 0;
+  // The epoch in progress (beginEpoch / trainBatches).
+  JsDataset epoch_data;
+  std::size_t batch_size = 32;
+  std::size_t cursor = 0;
+};
+
+}  // namespace
+
+/// The Embind class "RawLearner".
+struct JsLearner {
+  std::shared_ptr<LearnerState> state;
+};
+
+namespace {
+
+LearnerState& state_of(const JsLearner& l) {
+  if (!l.state) throw kiln::StateError("Learner: it was disposed");
+  return *l.state;
+}
+
+/// One training step: forward (training mode), loss, backward, optimizer step.
+void train_step(LearnerState& s, kiln::CpuTensor x, const HostTargets& t, Totals& totals) {
+  const std::size_t n = static_cast<std::size_t>(x.shape()[0]);
+  Activation out = s.model->model.forward_any(activation_from(std::move(x)));
+  LossOut<AD> r = compute_loss<AD>(s.loss, out, t);
+  const double loss = static_cast<double>(r.loss.inner().into_scalar());
+  auto grads = r.loss.backward();
+  auto params = kiln::optim::GradientsParams<AD>::from_grads(std::move(grads), s.model->model);
+  optimizer_step(*s.optimizer, *s.model, std::move(params));
+  totals.add(loss, r.correct, n);
+}
+
+/// The loss and correct predictions of one batch in inference mode.
+void eval_step(const LearnerState& s, const InferenceModel& model, kiln::CpuTensor x,
+               const HostTargets& t, Totals& totals) {
+  const std::size_t n = static_cast<std::size_t>(x.shape()[0]);
+  InferenceActivation in = std::visit(
+      [](const auto& a) -> InferenceActivation { return a.inner(); }, activation_from(std::move(x)));
+  const InferenceActivation out = model.forward_any(std::move(in));
+  LossOut<kiln::Cpu> r = compute_loss<kiln::Cpu>(s.loss, out, t);
+  totals.add(static_cast<double>(r.loss.into_scalar()), r.correct, n);
+}
+
+std::size_t checked_count(double v, const char* op, const char* what) {
+  if (!(v >= 0 && v <= 4294967295.0) || std::floor(v) != v) {
+    throw kiln::ValueError(kiln::str_cat(op, ": ", what, " must be an integer >= 0, got ", v));
+  }
+  return static_cast<std::size_t>(v);
+}
+
+/// [n, item...] for a batch of a dataset.
+kiln::Shape batch_shape(std::size_t n, const std::vector<std::int64_t>& item) {
+  std::vector<std::int64_t> dims{static_cast<std::int64_t>(n)};
+  dims.insert(dims.end(), item.begin(), item.end());
+  return kiln::Shape(dims);
+}
+
+/// Items [begin, end) of a dataset view: inputs as a Cpu primitive, targets on the host.
+std::pair<kiln::CpuTensor, HostTargets> gather(const JsDataset& data, std::size_t begin,
+                                               std::size_t end) {
+  const DataStore& s = *data.store;
+  const std::size_t n = end - begin;
+  kiln::CpuTensor x(batch_shape(n, s.item_shape), kiln::DType::F32);
+  gather_inputs(data, begin, end, x.data<float>());
+  HostTargets t;
+  const auto& index = *data.index;
+  if (s.int_targets()) {
+    t.has_labels = true;
+    t.labels.resize(n);
+    for (std::size_t i = 0; i < n; ++i) t.labels[i] = s.labels[index[begin + i]];
+  } else {
+    const auto size = static_cast<std::size_t>(s.target_size);
+    t.values.resize(n * size);
+    for (std::size_t i = 0; i < n; ++i) {
+      std::copy_n(s.targets.data() + index[begin + i] * size, size, t.values.data() + i * size);
+    }
+    t.shape = batch_shape(n, s.target_shape);
+  }
+  return {std::move(x), std::move(t)};
+}
+
+JsLearner learner_create(const JsModel& model, const JsOptimizer& optimizer,
+                         const std::string& loss_json, double seed, val input_shape) {
+  return guarded([&] {
+    if (!model.state) throw kiln::StateError("Learner: the model was disposed");
+    if (!optimizer.state) throw kiln::StateError("Learner: the optimizer was disposed");
+    auto s = std::make_shared<LearnerState>();
+    s->model = model.state;
+    s->optimizer = optimizer.state;
+    s->loss = learner_loss_from_json(loss_json);
+    if (!(seed >= 0) || std::floor(seed) != seed || seed > 9007199254740991.0) {
+      throw kiln::ValueError(kiln::str_cat("Learner: seed must be an integer >= 0, got ", seed));
+    }
+    s->seed = static_cast<std::uint64_t>(seed);
+    AD::seed(s->seed);  // dropout masks
+    if (!input_shape.isNull() && !input_shape.isUndefined()) {
+      s->input_shape = ints_from_js(input_shape, "Learner", "inputShape");
+      if (s->input_shape.empty() || s->input_shape.size() > 3) {
+        throw kiln::ShapeError("Learner: inputShape must have 1 to 3 dims (per item)");
+      }
+      (void)s->model->config.output_item_shape(s->input_shape);  // errors name the layer
+    }
+    return JsLearner{std::move(s)};
+  });
+}
+
+/// The item shape and count of a flat Float32Array x for this learner.
+std::pair<std::size_t, std::vector<std::int64_t>> items_of(const LearnerState& s, std::size_t length,
+                                                            std::size_t n_hint, const char* op) {
+  std::int64_t item = 0;
+  if (!s.input_shape.empty()) {
+    item = std::accumulate(s.input_shape.begin(), s.input_shape.end(), std::int64_t{1},
+                           std::multiplies<>());
+  } else if (const auto size = s.model->config.input_item_size()) {
+    item = *size;
+  } else if (n_hint > 0) {
+    item = static_cast<std::int64_t>(length / n_hint);
+  } else {
+    throw kiln::ConfigError(kiln::str_cat(op, ": cannot tell the item size of x: give the number of "
+                                              "items, or the Learner's inputShape"));
+  }
+  if (item < 1 || length % static_cast<std::size_t>(item) != 0) {
+    throw kiln::ShapeError(kiln::str_cat(op, ": x has ", length, " values, not a multiple of the item size ",
+                                         item));
+  }
+  const std::size_t n = length / static_cast<std::size_t>(item);
+  if (n_hint > 0 && n != n_hint) {
+    throw kiln::ShapeError(kiln::str_cat(op, ": x has ", length, " values: ", n, " items of ", item,
+                                         ", not the ", n_hint, " given"));
+  }
+  std::vector<std::int64_t> shape = s.input_shape;
+  if (shape.empty()) shape = {item};
+  return {n, shape};
+}
+
+/// trainBatch(x: Float32Array, y: Int32Array | Float32Array, n (0: infer)).
+val learner_train_batch(const JsLearner& l, val x, val y, double n_hint) {
+  return guarded([&] {
+    LearnerState& s = state_of(l);
+    const char* op = "Learner.trainBatch";
+    if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", x)) {
+      throw kiln::TypeError(kiln::str_cat(op, ": x must be a Float32Array"));
+    }
+    const bool labels = val::global("Int32Array")["prototype"].call<bool>("isPrototypeOf", y);
+    if (!labels && !val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", y)) {
+      throw kiln::TypeError(kiln::str_cat(op, ": y must be an Int32Array (class labels) or a Float32Array (targets)"));
+    }
+    std::size_t hint = checked_count(n_hint, op, "n");
+    const auto ny = y["length"].as<std::size_t>();
+    if (hint == 0 && labels) hint = ny;
+    const auto [n, item] = items_of(s, x["length"].as<std::size_t>(), hint, op);
+    if (n == 0) throw kiln::ShapeError(kiln::str_cat(op, ": the batch is empty"));
+    kiln::CpuTensor input = primitive_from_typed(x, batch_shape(n, item), kiln::DType::F32, op, "x");
+    HostTargets t;
+    if (labels) {
+      if (ny != n) {
+        throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " labels but x has ", n, " items"));
+      }
+      t.has_labels = true;
+      t.labels.resize(n);
+      val(emscripten::typed_memory_view(n, t.labels.data())).call<void>("set", y);
+    } else {
+      if (ny % n != 0) {
+        throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " values, not a multiple of the ", n, " items"));
+      }
+      t.values.resize(ny);
+      if (ny > 0) val(emscripten::typed_memory_view(ny, t.values.data())).call<void>("set", y);
+      t.shape = kiln::Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(ny / n)};
+    }
+    Totals totals;
+    train_step(s, std::move(input), t, totals);
+    return totals.to_js();
+  });
+}
+
+/// Starts an epoch over `data` (shuffled with a seed derived from the learner's seed and the
+/// epoch number when `shuffle`); returns the number of batches.
+double learner_begin_epoch(const JsLearner& l, const JsDataset& data, double batch_size,
+                           bool shuffle) {
+  return guarded([&] {
+    LearnerState& s = state_of(l);
+    const char* op = "Learner.fit";
+    if (!data.store) throw kiln::StateError(kiln::str_cat(op, ": the dataset was disposed"));
+    s.batch_size = checked_count(batch_size, op, "batchSize");
+    if (s.batch_size == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
+    if (data.len() == 0) throw kiln::ShapeError(kiln::str_cat(op, ": the dataset is empty"));
+    ++s.epoch;
+    s.epoch_data = data;
+    if (shuffle) {
+      const auto perm = kiln::data::permutation(
+          data.len(), kiln::data::mix_seed(s.seed, static_cast<std::uint64_t>(s.epoch)));
+      auto index = std::make_shared<std::vector<std::uint32_t>>(data.len());
+      for (std::size_t i = 0; i < perm.size(); ++i) (*index)[i] = (*data.index)[perm[i]];
+      s.epoch_data.index = std::move(index);
+    }
+    s.cursor = 0;
+    return static_cast<double>((data.len() + s.batch_size - 1) / s.batch_size);
+  });
+}
+
+/// Runs up to `count` training batches of the epoch in progress.
+val learner_train_batches(const JsLearner& l, double count) {
+  return guarded([&] {
+    LearnerState& s = state_of(l);
+    const std::size_t k = checked_count(count, "Learner.fit", "batchesPerCall");
+    if (!s.epoch_data.store) throw kiln::StateError("Learner.fit: no epoch in progress");
+    Totals totals;
+    const std::size_t len = s.epoch_data.len();
+    for (std::size_t b = 0; b < k && s.cursor < len; ++b) {
+      const std::size_t end = std::min(len, s.cursor + s.batch_size);
+      auto [x, t] = gather(s.epoch_data, s.cursor, end);
+      s.cursor = end;
+      train_step(s, std::move(x), t, totals);
+    }
+    const bool done = s.cursor >= len;
+    if (done) s.epoch_data = JsDataset{};
+    return totals.to_js(done);
+  });
+}
+
+/// Loss and accuracy sums over batches [first, first + count) of `data` in inference mode.
+val learner_eval_batches(const JsLearner& l, const JsDataset& data, double batch_size,
+                         double first, double count) {
+  return guarded([&] {
+    LearnerState& s = state_of(l);
+    const char* op = "Learner.evaluate";
+    if (!data.store) throw kiln::StateError(kiln::str_cat(op, ": the dataset was disposed"));
+    const std::size_t bs = checked_count(batch_size, op, "batchSize");
+    if (bs == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
+    const std::size_t b0 = checked_count(first, op, "first batch");
+    const std::size_t k = checked_count(count, op, "batch count");
+    const InferenceModel model = s.model->model.valid();
+    Totals totals;
+    const std::size_t len = data.len();
+    for (std::size_t b = b0; b < b0 + k && b * bs < len; ++b) {
+      auto [x, t] = gather(data, b * bs, std::min(len, (b + 1) * bs));
+      eval_step(s, model, std::move(x), t, totals);
+    }
+    return totals.to_js((b0 + k) * bs >= len);
+  });
+}
+
+/// Outputs for every item in inference mode: softmax probabilities for cross-entropy, the
+/// raw outputs for mse; row-major [n, output...] in a Float32Array.
+template <class Gather>
+val predict_items(const LearnerState& s, std::size_t n, std::size_t bs, Gather&& gather_batch) {
+  const InferenceModel model = s.model->model.valid();
+  std::vector<float> out;
+  for (std::size_t begin = 0; begin < n; begin += bs) {
+    const std::size_t end = std::min(n, begin + bs);
+    InferenceActivation in = std::visit([](const auto& a) -> InferenceActivation { return a.inner(); },
+                                        activation_from(gather_batch(begin, end)));
+    InferenceActivation y = model.forward_any(std::move(in));
+    if (s.loss.cross_entropy) {
+      auto* logits = std::get_if<kiln::Tensor<kiln::Cpu, 2>>(&y);
+      if (logits == nullptr) {
+        throw kiln::ShapeError(kiln::str_cat("Learner.predict: the model outputs ",
+                                             kiln::nn::activation_shape<kiln::Cpu>(y),
+                                             "; softmax probabilities need logits [batch_size, num_classes]"));
+      }
+      y = kiln::activation::softmax(*logits, 1);
+    }
+    std::visit(
+        [&](const auto& t) {
+          const auto& p = t.primitive();
+          const float* data = p.template data<float>();
+          out.insert(out.end(), data, data + p.num_elements());
+        },
+        y);
+  }
+  return val::global("Float32Array").new_(emscripten::typed_memory_view(out.size(), out.data()));
+}
+
+val learner_predict(const JsLearner& l, val x, double n_hint, double batch_size) {
+  return guarded([&] {
+    const LearnerState& s = state_of(l);
+    const char* op = "Learner.predict";
+    if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", x)) {
+      throw kiln::TypeError(kiln::str_cat(op, ": x must be a Float32Array, a Tensor or a Dataset"));
+    }
+    const std::size_t bs = checked_count(batch_size, op, "batchSize");
+    if (bs == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
+    const auto items = items_of(s, x["length"].as<std::size_t>(), checked_count(n_hint, op, "n"), op);
+    const std::size_t n = items.first;
+    const std::vector<std::int64_t> item = items.second;  // a lambda captures it below
+    const kiln::CpuTensor all =
+        primitive_from_typed(x, batch_shape(n, item), kiln::DType::F32, op, "x");
+    const auto item_size = static_cast<std::size_t>(all.num_elements()) / std::max<std::size_t>(n, 1);
+    return predict_items(s, n, bs, [&](std::size_t begin, std::size_t end) {
+      kiln::CpuTensor batch(batch_shape(end - begin, item), kiln::DType::F32);
+      std::copy_n(all.data<float>() + begin * item_size, (end - begin) * item_size, batch.data<float>());
+      return batch;
+    });
+  });
+}
+
+val learner_predict_dataset(const JsLearner& l, const JsDataset& data, double batch_size) {
+  return guarded([&] {
+    const LearnerState& s = state_of(l);
+    const char* op = "Learner.predict";
+    if (!data.store) throw kiln::StateError(kiln::str_cat(op, ": the dataset was disposed"));
+    const std::size_t bs = checked_count(batch_size, op, "batchSize");
+    if (bs == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
+    return predict_items(s, data.len(), bs, [&](std::size_t begin, std::size_t end) {
+      return gather(data, begin, end).first;
+    });
+  });
+}
+
+val learner_info(const JsLearner& l) {
+  return guarded([&] {
+    const LearnerState& s = state_of(l);
+    val out = val::object();
+    out.set("epoch", static_cast<double>(s.epoch));
+    out.set("steps", static_cast<double>(s.optimizer->steps));
+    out.set("learningRate", s.optimizer->last_lr);
+    return out;
+  });
+}
+
+void learner_release(JsLearner& l) { l.state.reset(); }
+
+/// Parses a loss JSON (kiln.loss.* check their options at creation).
+void loss_validate(const std::string& loss_json) {
+  guarded([&] { (void)loss_from_json(loss_json); });
+}
+
+/// A typed float tensor of rank D from a JS tensor (detached inside kiln.noGrad(fn)).
+template <std::size_t D>
+kiln::Tensor<AD, D> loss_input(const JsTensor& t, const char* op) {
+  auto typed = to_typed<D>(t, op);
+  return grad_enabled() ? typed : typed.detach();
+}
+
+/// kiln.loss.*(...).forward(logits, targets): the loss as a [1] tensor (graph kept), or the
+/// unreduced losses for reduction "none".
+JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, const JsTensor& targets) {
+  return guarded([&] {
+    const LossSpec spec = loss_from_json(loss_json);
+    if (spec.kind == LossSpec::Kind::CrossEntropy) {
+      const char* op = "crossEntropy.forward";
+      const auto loss = spec.ce.init<AD>();
+      const auto lg = loss_input<2>(logits, op);
+      const auto tg = to_typed<1, kiln::Int>(targets, op);
+      return from_typed(spec.none ? loss.forward_no_reduction(lg, tg) : loss.forward(lg, tg));
+    }
+    const bool mse = spec.kind == LossSpec::Kind::Mse;
+    const char* op = mse ? "mse.forward" : "binaryCrossEntropy.forward";
+    if (logits.shape().rank() != targets.shape().rank()) {
+      throw kiln::ShapeError(kiln::str_cat(op, ": logits ", logits.shape(), " and targets ",
+                                           targets.shape(), " must have the same shape"));
+    }
+    auto run = [&](auto rank) -> JsTensor {
+      constexpr std::size_t D = decltype(rank)::value;
+      const auto x = loss_input<D>(logits, op);
+      if (mse) {
+        const auto y = loss_input<D>(targets, op);
+        const kiln::nn::loss::MseLoss l;
+        return spec.none ? from_typed(l.forward_no_reduction(x, y)) : from_typed(l.forward(x, y, spec.reduction));
+      }
+      const auto l = spec.bce.init<AD>();
+      if (!targets.is_float()) {
+        const auto y = to_typed<D, kiln::Int>(targets, op);
+        return spec.none ? from_typed(l.forward_no_reduction(x, y)) : from_typed(l.forward(x, y));
+      }
+      const auto y = loss_input<D>(targets, op);
+      return spec.none ? from_typed(l.forward_no_reduction(x, y)) : from_typed(l.forward(x, y));
+    };
+    switch (logits.shape().rank()) {
+      case 1: return run(std::integral_constant<std::size_t, 1>{});
+      case 2: return run(std::integral_constant<std::size_t, 2>{});
+      case 3: return run(std::integral_constant<std::size_t, 3>{});
+      case 4: return run(std::integral_constant<std::size_t, 4>{});
+      default:
+        throw kiln::RankError(kiln::str_cat(op, ": ranks 1 to 4 are supported, got ", logits.shape()));
+    }
+  });
+}
+
+}  // namespace
+}  // namespace kiln_js
+
+EMSCRIPTEN_BINDINGS(kiln_train_learner) {
+  using namespace kiln_js;
+  emscripten::class_<JsLearner>("RawLearner")
+      .function("trainBatch", &learner_train_batch)
+      .function("beginEpoch", &learner_begin_epoch)
+      .function("trainBatches", &learner_train_batches)
+      .function("evalBatches", &learner_eval_batches)
+      .function("predict", &learner_predict)
+      .function("predictDataset", &learner_predict_dataset)
+      .function("info", &learner_info)
+      .function("release", &learner_release);
+  emscripten::function("learnerCreate", &learner_create);
+  emscripten::function("lossForward", &loss_forward);
+  emscripten::function("lossValidate", &loss_validate);
+}

@@ -1,0 +1,180 @@
+#pragma once
+/// Reshape and Flatten: parameterless layers that change the shape of each item of a batch
+/// and keep the batch dim (PyTorch's nn.Unflatten(1, shape) and nn.Flatten), so that an
+/// nn::Sequential can go from flat pixels to images and back:
+///
+///   nn::Reshape{{1, 28, 28}}.forward<B, 2, 4>(x);  // [batch_size, 784] -> [batch_size, 1, 28, 28]
+///   nn::Flatten{}.forward<B, 4, 2>(y);             // [batch_size, 8, 5, 5] -> [batch_size, 200]
+///
+/// Both are their own config (as the activations): they hold a few integers, no backend and
+/// no parameters, print themselves and compare with ==. Rank is a template argument of the
+/// tensor, so `forward` names the output rank; nn::Sequential picks it at run time.
+#include <cstddef>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/shape.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn {
+
+namespace detail {
+/// `[1, -1, 28]`: dims that may hold -1 (Shape rejects negative dims).
+inline std::string dims_string(const std::vector<std::int64_t>& dims) {
+  std::string out = "[";
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (d) out += ", ";
+    out += std::to_string(dims[d]);
+  }
+  return out + "]";
+}
+}  // namespace detail
+
+/// Reshapes every item to `shape` (the batch dim is kept): [batch_size, ...] ->
+/// [batch_size, shape...]. One entry may be -1: it is inferred from the item's size.
+/// PyTorch: nn.Unflatten(1, shape) on a [batch_size, n] input; x.reshape(batch_size, *shape)
+/// in general.
+struct Reshape {
+  std::vector<std::int64_t> shape;  ///< per-item dims, each >= 1 or one -1
+
+  /// The output shape for an input of shape `input` (checks, no tensor work).
+  /// Throws: ShapeError if the item's element count does not fit `shape` (naming both);
+  ///         ConfigError if shape is empty, has an entry < -1 or 0, or two -1.
+  Shape output_shape(const Shape& input) const {
+    check();
+    std::int64_t item = 1;
+    for (std::size_t d = 1; d < input.rank(); ++d) item *= input[d];
+    std::int64_t known = 1;
+    std::size_t inferred = shape.size();
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == -1) {
+        inferred = d;
+      } else {
+        known *= shape[d];
+      }
+    }
+    std::vector<std::int64_t> dims{input.rank() > 0 ? input[0] : 0};
+    dims.insert(dims.end(), shape.begin(), shape.end());
+    if (inferred < shape.size()) {
+      if (known == 0 || item % known != 0) {
+        throw ShapeError(str_cat("Reshape::forward: cannot reshape items of ", input, " (", item,
+                                 " elements each) to ", detail::dims_string(shape), ": ", item,
+                                 " is not divisible by ", known));
+      }
+      dims[inferred + 1] = item / known;
+    } else if (known != item) {
+      throw ShapeError(str_cat("Reshape::forward: cannot reshape items of ", input, " (", item,
+                               " elements each) to ", detail::dims_string(shape), " (", known, " elements)"));
+    }
+    return Shape(dims);
+  }
+
+  /// Shapes: input [batch_size, ...] (rank D) -> [batch_size, shape...] (rank D2 =
+  ///         1 + shape.size()).
+  /// Throws: RankError if D2 != 1 + shape.size(); ShapeError / ConfigError as output_shape.
+  template <Backend B, std::size_t D, std::size_t D2>
+  Tensor<B, D2> forward(const Tensor<B, D>& input) const {
+    if (D2 != shape.size() + 1) {
+      throw RankError(str_cat("Reshape::forward: shape ", detail::dims_string(shape), " gives rank ",
+                              shape.size() + 1, " outputs, not rank ", D2));
+    }
+    const Shape out = output_shape(input.shape());
+    std::array<std::int64_t, D2> dims{};
+    for (std::size_t d = 0; d < D2; ++d) dims[d] = out[d];
+    return input.template reshape<D2>(dims);
+  }
+
+  /// Throws ConfigError `Reshape: ...` for an empty shape, an entry that is 0 or < -1, or
+  /// more than one -1.
+  void check() const {
+    if (shape.empty()) throw ConfigError("Reshape: shape must have at least one dim, got []");
+    int inferred = 0;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] == -1) {
+        ++inferred;
+      } else if (shape[d] < 1) {
+        throw ConfigError(str_cat("Reshape: shape[", d, "] must be >= 1 (or -1 to infer it), got ",
+                                  shape[d]));
+      }
+    }
+    if (inferred > 1) {
+      throw ConfigError(str_cat("Reshape: at most one dim of shape may be -1, got ", detail::dims_string(shape)));
+    }
+  }
+
+  friend bool operator==(const Reshape&, const Reshape&) = default;
+  /// `Reshape {shape: [1, 28, 28]}`
+  friend std::ostream& operator<<(std::ostream& out, const Reshape& r) {
+    return out << "Reshape {shape: " << detail::dims_string(r.shape) << "}";
+  }
+};
+
+/// Flattens dims start_dim..end_dim (inclusive; negative end_dim counts from the end) into
+/// one (PyTorch's nn.Flatten, same defaults: everything but the batch dim).
+struct Flatten {
+  std::int64_t start_dim = 1;  ///< first dim flattened, >= 1 (the batch dim is kept)
+  std::int64_t end_dim = -1;   ///< last dim flattened; -1 is the last dim
+
+  /// The dims [start, end] this flattens for an input of rank `rank`.
+  /// Throws: ShapeError if they fall outside the input or start > end (naming the rank).
+  std::pair<std::size_t, std::size_t> resolve(std::size_t rank) const {
+    const auto r = static_cast<std::int64_t>(rank);
+    const std::int64_t start = start_dim < 0 ? start_dim + r : start_dim;
+    const std::int64_t end = end_dim < 0 ? end_dim + r : end_dim;
+    if (start < 1 || end >= r || start > end) {
+      throw ShapeError(str_cat("Flatten::forward: start_dim ", start_dim, " and end_dim ", end_dim,
+                               " do not name dims 1 <= start <= end < ", r,
+                               " of a rank-", r, " input"));
+    }
+    return {static_cast<std::size_t>(start), static_cast<std::size_t>(end)};
+  }
+
+  /// The output shape for an input of shape `input`.
+  Shape output_shape(const Shape& input) const {
+    const auto [start, end] = resolve(input.rank());
+    std::vector<std::int64_t> dims;
+    for (std::size_t d = 0; d < start; ++d) dims.push_back(input[d]);
+    std::int64_t n = 1;
+    for (std::size_t d = start; d <= end; ++d) n *= input[d];
+    dims.push_back(n);
+    for (std::size_t d = end + 1; d < input.rank(); ++d) dims.push_back(input[d]);
+    return Shape(dims);
+  }
+
+  /// Shapes: [batch_size, d1, ..., dn] (rank D) -> the dims start..end multiplied into one
+  ///         (rank D2 = D - (end - start)); the defaults give [batch_size, d1·...·dn].
+  /// Throws: ShapeError as resolve; RankError if D2 is not that rank.
+  template <Backend B, std::size_t D, std::size_t D2>
+  Tensor<B, D2> forward(const Tensor<B, D>& input) const {
+    const Shape out = output_shape(input.shape());
+    if (out.rank() != D2) {
+      throw RankError(str_cat("Flatten::forward: flattening ", input.shape(), " gives rank ",
+                              out.rank(), ", not rank ", D2));
+    }
+    std::array<std::int64_t, D2> dims{};
+    for (std::size_t d = 0; d < D2; ++d) dims[d] = out[d];
+    return input.template reshape<D2>(dims);
+  }
+
+  /// Throws ConfigError `Flatten: start_dim must be >= 1 ...` (the batch dim is never
+  /// flattened); whether end_dim fits is checked against the input's rank by forward.
+  void check() const {
+    if (start_dim < 1) {
+      throw ConfigError(str_cat("Flatten: start_dim must be >= 1 (the batch dim 0 is kept), got ",
+                                start_dim));
+    }
+  }
+
+  friend bool operator==(const Flatten&, const Flatten&) = default;
+  /// `Flatten {start_dim: 1, end_dim: -1}`
+  friend std::ostream& operator<<(std::ostream& out, const Flatten& f) {
+    return out << "Flatten {start_dim: " << f.start_dim << ", end_dim: " << f.end_dim << "}";
+  }
+};
+
+}  // namespace kiln::nn
