@@ -91,7 +91,7 @@ test('xor', async () => {
 
 test('spiral-step', async () => {
   // Step one batch, pause/resume, and the heat map is drawn (canvas not blank).
-  const page = await open(context, `${base}#data=spiral&noise=0.1&layers=d16-relu,d16-relu,d8-relu&epochs=400&lr=0.02`, 'spiral');
+  const page = await open(context, `${base}#data=spiral&noise=0.1&layers=d16-relu,d16-relu,d8-relu&epochs=10000&lr=0.02`, 'spiral');
   await waitStatus(page, ['idle'], 60_000);
   await page.click('#step-btn');
   await page.waitForFunction(() => document.getElementById('m-step').dataset.value === '1');
@@ -248,6 +248,8 @@ test('cnn', async () => {
   const params = await page.$eval('#num-params', (el) => Number(el.dataset.value));
   check(params === 5258, `CNN preset parameters ${params}, expected 5,258`);
   await waitStatus(page, ['idle'], 60_000);
+  const summary = await page.$eval('#engine-summary', (el) => el.textContent);
+  check(/conv2d/.test(summary) && /5,258 parameters/.test(summary), `the engine's summary of the CNN: ${summary}`);
   await page.click('#train-btn');
   await waitStatus(page, ['training'], 10_000);
   // The page answers a prediction while the worker trains.

@@ -11,6 +11,8 @@ import {
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, Legend, Tooltip);
 
+const MAX_POINTS = 1000;
+const REDRAW_MS = 250;
 const TRAIN_COLOR = '#e8710a';
 const TEST_COLOR = '#1967d2';
 
@@ -44,45 +46,55 @@ export class Charts {
     this.loss = makeChart(lossCanvas, 'loss', { beginAtZero: true });
     this.acc = makeChart(accCanvas, 'accuracy', { min: 0, max: 1 });
     this.pending = false;
+    this.lastDraw = 0;
   }
 
   clear() {
     for (const c of [this.loss, this.acc]) {
       for (const d of c.data.datasets) d.data = [];
+      c.data.datasets[1].pointRadius = 2;
       c.update('none');
     }
   }
 
   /** A train point (running mean since the previous one). */
   addTrain(epoch, loss, accuracy) {
+    this.push(0, epoch, loss, accuracy);
+  }
+
+  /** A test point (an evaluation of the test part). */
+  addTest(epoch, loss, accuracy) {
+    this.push(1, epoch, loss, accuracy);
+  }
+
+  push(index, epoch, loss, accuracy) {
     for (const [chart, y] of [[this.loss, loss], [this.acc, accuracy]]) {
-      const ds = chart.data.datasets[0];
-      ds.data.push({ x: epoch, y });
+      const ds = chart.data.datasets[index];
+      const last = ds.data[ds.data.length - 1];
+      if (last && last.x === epoch) last.y = y;
+      else ds.data.push({ x: epoch, y });
       // Long runs: keep every other point once there are many (the curve's shape stays).
-      if (ds.data.length > 1500) ds.data = ds.data.filter((_, i) => i % 2 === 0 || i === ds.data.length - 1);
+      if (ds.data.length > MAX_POINTS) ds.data = ds.data.filter((_, i) => i % 2 === 0 || i === ds.data.length - 1);
+      if (index === 1) ds.pointRadius = ds.data.length > 60 ? 0 : 2;
     }
     this.schedule();
   }
 
-  addTest(epoch, loss, accuracy) {
-    const push = (ds, y) => {
-      const last = ds.data[ds.data.length - 1];
-      if (last && last.x === epoch) last.y = y;
-      else ds.data.push({ x: epoch, y });
-    };
-    push(this.loss.data.datasets[1], loss);
-    push(this.acc.data.datasets[1], accuracy);
-    this.schedule();
-  }
-
-  /** Redraws at most once per animation frame. */
+  /**
+   * Redraws at most every REDRAW_MS (Chart.js redraws are the page's largest cost while
+   * training; points arriving in between are drawn with the next redraw).
+   */
   schedule() {
     if (this.pending) return;
     this.pending = true;
-    requestAnimationFrame(() => {
-      this.pending = false;
-      this.loss.update('none');
-      this.acc.update('none');
-    });
+    const wait = Math.max(0, REDRAW_MS - (performance.now() - this.lastDraw));
+    setTimeout(() => {
+      requestAnimationFrame(() => {
+        this.pending = false;
+        this.lastDraw = performance.now();
+        this.loss.update('none');
+        this.acc.update('none');
+      });
+    }, wait);
   }
 }

@@ -36,18 +36,21 @@ export class Engine {
   createSession(spec, s) {
     const { kiln } = this;
     const model = kiln.nn.sequential(spec, { seed: s.seed });
-    let optimizer;
+    let optimizer = null;
     try {
       if (s.opt === 'sgd') {
         optimizer = kiln.optim.sgd({ lr: s.lr, momentum: s.momentum, weightDecay: s.wd });
       } else if (s.opt === 'adam') {
         optimizer = kiln.optim.adam({ lr: s.lr, weightDecay: s.wd });
       } else {
+        // weightDecay given explicitly: kiln's AdamW default is 0.01 (PyTorch's); the
+        // playground's weight-decay field (default 0) is the setting.
         optimizer = kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
       }
       const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy', seed: s.seed });
-      return new Session(model, learner);
+      return new Session(model, optimizer, learner);
     } catch (e) {
+      optimizer?.dispose?.();
       model.dispose();
       throw e;
     }
@@ -55,8 +58,9 @@ export class Engine {
 }
 
 export class Session {
-  constructor(model, learner) {
+  constructor(model, optimizer, learner) {
     this.model = model;
+    this.optimizer = optimizer;
     this.learner = learner;
   }
 
@@ -90,12 +94,7 @@ export class Session {
    * @returns {Float32Array} [n, classes] row-major
    */
   predict(x, batchSize = 500) {
-    this.model.eval?.();
-    try {
-      return this.learner.predict(x, { batchSize });
-    } finally {
-      this.model.train?.();
-    }
+    return this.learner.predict(x, { batchSize }); // the package predicts in inference mode
   }
 
   /** @returns {Uint8Array} the weights in SafeTensors format */
@@ -108,15 +107,15 @@ export class Session {
     this.model.loadSafetensors(bytes);
   }
 
+  /** Frees the learner, the optimizer and the model (the learner owns neither). */
   dispose() {
-    // Whether the learner owns the model is not in the contract: dispose both, tolerantly.
-    try {
-      this.learner?.dispose?.();
-    } catch {}
-    try {
-      this.model?.dispose?.();
-    } catch {}
-    this.learner = null;
-    this.model = null;
+    for (const k of ['learner', 'optimizer', 'model']) {
+      try {
+        this[k]?.dispose?.();
+      } catch {
+        // already freed
+      }
+      this[k] = null;
+    }
   }
 }

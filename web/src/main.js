@@ -157,6 +157,9 @@ function setup(weights = null) {
 function scheduleSetup() {
   clearTimeout(setupTimer);
   if (status === 'training') worker.postMessage({ type: 'pause', run });
+  // The run on screen no longer matches the settings: no Train / Step until the new one is ready.
+  run++;
+  setStatus('loading', 'Applying the change…');
   setupTimer = setTimeout(() => setup(), 250);
 }
 

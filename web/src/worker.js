@@ -190,7 +190,7 @@ async function trainLoop(ctx) {
   if (ctx.running || !ctx.trainer || ctx.trainer.done) return;
   ctx.running = true;
   post({ type: 'status', run: ctx.run, status: 'training' });
-  const evalEvery = () => (ctx.grid ? 150 : Math.max(1000, 4 * (ctx.evalCost ?? 0)));
+  const evalEvery = () => (ctx.grid ? 250 : Math.max(1000, 4 * (ctx.evalCost ?? 0)));
   let lastReport = performance.now();
   ctx.lastEval = performance.now();
   try {
@@ -203,12 +203,16 @@ async function trainLoop(ctx) {
           break;
         }
       }
+      // Messages at a bounded rate whatever the speed (a toy epoch can take a millisecond):
+      // train metrics every 100 ms, an evaluation every evalEvery() and at an epoch's end
+      // (at most every 250 ms), and both when training ends.
       const now = performance.now();
-      if (epochEnded || ctx.trainer.done || now - lastReport >= 100) {
+      const done = ctx.trainer.done;
+      if (done || now - lastReport >= 100 || (epochEnded && now - lastReport >= 50)) {
         report(ctx);
         lastReport = now;
       }
-      if (epochEnded || ctx.trainer.done || now - ctx.lastEval >= evalEvery()) evaluate(ctx);
+      if (done || now - ctx.lastEval >= evalEvery() || (epochEnded && now - ctx.lastEval >= 250)) evaluate(ctx);
       if (finishIfDone(ctx)) break;
       await yieldNow();
     }
