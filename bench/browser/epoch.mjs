@@ -37,13 +37,19 @@ const median = (xs) => {
 async function runCase(context, base, c) {
   const page = await context.newPage();
   const errors = [];
+  const wasmFiles = new Set();
   page.on('pageerror', (e) => errors.push(e.message));
+  page.on('request', (req) => {
+    const m = /([^/]+)\.wasm(\?|$)/.exec(req.url());
+    if (m) wasmFiles.add(m[1].replace(/-[A-Za-z0-9_-]{8}$/, '')); // Vite's content hash off
+  });
   const q = new URLSearchParams({ ...c.q, items: String(items) });
   await page.goto(`${base}?${q}`);
   await page.waitForFunction(() => window.__benchResult, null, { timeout: 900_000, polling: 250 });
   const r = await page.evaluate(() => window.__benchResult);
   await page.close();
   if (errors.length && r.ok) r.pageErrors = errors;
+  r.wasmFiles = [...wasmFiles];
   return r;
 }
 
@@ -61,7 +67,7 @@ async function main() {
         results[c.id].push(r);
         console.log(
           r.ok
-            ? `${c.id.padEnd(13)} rep ${rep + 1}: ${r.seconds.toFixed(2)} s/epoch (${Math.round(r.itemsPerSecond).toLocaleString('en-US')} img/s), test acc ${(r.testAccuracy * 100).toFixed(2)} %, threads ${r.info.threads ?? 1}`
+            ? `${c.id.padEnd(13)} rep ${rep + 1}: ${r.seconds.toFixed(2)} s/epoch (${Math.round(r.itemsPerSecond).toLocaleString('en-US')} img/s), test acc ${(r.testAccuracy * 100).toFixed(2)} %, threads ${r.info.threads ?? 1}, ${r.wasmFiles.join(' ')}`
             : `${c.id.padEnd(13)} rep ${rep + 1}: FAILED: ${r.error}`,
         );
       }
@@ -89,6 +95,7 @@ async function main() {
       acc: median(ok.map((r) => r.testAccuracy)),
       threads: ok[0].info.threads ?? 1,
       info: ok[0].info,
+      wasm: ok[0].wasmFiles.join(', '),
     };
   });
   const byId = Object.fromEntries(rows.map((r) => [r.c.id, r]));
@@ -106,13 +113,13 @@ async function main() {
     'Test accuracy (10,000 test images) after the epoch is a check that each run trained.',
     `Medians of ${reps} run${reps > 1 ? 's' : ''}, interleaved.`,
     '',
-    '| model | engine | threads | s / epoch | images / s | test accuracy | runs (s) |',
-    '|---|---|---:|---:|---:|---:|---|',
+    '| model | engine | threads (reported) | .wasm loaded | s / epoch | images / s | test accuracy | runs (s) |',
+    '|---|---|---:|---|---:|---:|---:|---|',
   ];
   for (const r of rows) {
     const [model, engine] = [r.c.q.model.toUpperCase(), r.c.label.replace(/, (MLP|CNN)/, '')];
-    if (r.failed) lines.push(`| ${model} | ${engine} | ${r.c.q.threads ?? 1} | — | — | — | failed: ${r.failed.replace(/\|/g, '\\|').slice(0, 160)} |`);
-    else lines.push(`| ${model} | ${engine} | ${r.threads} | **${r.seconds.toFixed(2)}** | ${Math.round(items / r.seconds).toLocaleString('en-US')} | ${(r.acc * 100).toFixed(2)} % | ${r.all.map((s) => s.toFixed(2)).join(', ')} |`);
+    if (r.failed) lines.push(`| ${model} | ${engine} | ${r.c.q.threads ?? 1} | — | — | — | — | failed: ${r.failed.replace(/\|/g, '\\|').slice(0, 160)} |`);
+    else lines.push(`| ${model} | ${engine} | ${r.threads} | ${r.wasm} | **${r.seconds.toFixed(2)}** | ${Math.round(items / r.seconds).toLocaleString('en-US')} | ${(r.acc * 100).toFixed(2)} % | ${r.all.map((s) => s.toFixed(2)).join(', ')} |`);
   }
   lines.push('', `Kiln MLP (trainBatch loop) vs TF.js WASM 1 thread: **${ratio('kiln-mlp', 'tfjs-mlp-1')}×** faster; vs TF.js 2 threads: ${ratio('kiln-mlp', 'tfjs-mlp-2')}×.`, '');
   const section = lines.join('\n');
