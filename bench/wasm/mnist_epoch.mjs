@@ -17,7 +17,7 @@
 // (TF.js's default); Kiln's initialisation is PyTorch's U(±1/sqrt(fan_in)), TF.js gets the
 // same rule.
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { createRequire, register } from 'node:module';
 import { loadavg, cpus } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -62,6 +62,13 @@ tf.env().set('WASM_HAS_SIMD_SUPPORT', true);
 await tf.setBackend('wasm');
 await tf.ready();
 if (tf.getBackend() !== 'wasm') throw new Error(`TF.js backend is ${tf.getBackend()}, not wasm`);
+// tf.train's optimizers need the gradient functions, which the umbrella package
+// @tensorflow/tfjs registers and tfjs-core alone does not; tfjs-core ships them as bundler
+// ES modules (extensionless imports): loaded through a resolve hook. They register into
+// tfjs's global registry, shared with the CommonJS build imported above.
+register('./esm_extensions_loader.mjs', import.meta.url);
+await import('@tensorflow/tfjs-core/dist/register_all_gradients.js');
+if (!tf.getGradient('RealDiv') || !tf.getGradient('BatchMatMul')) throw new Error('TF.js gradients are not registered');
 
 function cpuMs() {
   const u = process.cpuUsage();

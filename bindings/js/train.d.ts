@@ -90,11 +90,11 @@ export interface ModelOptions {
 // ---------------------------------------------------------------- models
 
 /**
- * Layers applied in order (PyTorch's nn.Sequential). Parameters live in WebAssembly memory
- * until dispose(). New models are in training mode (dropout active, batchNorm on batch
- * statistics), as PyTorch's.
+ * What models and single layers share: layers applied in order (PyTorch's nn.Sequential).
+ * Parameters live in WebAssembly memory until dispose(). New models are in training mode
+ * (dropout active, batchNorm on batch statistics), as PyTorch's.
  */
-export interface Sequential {
+export interface Model {
   /**
    * Applies every layer: `[batch, ...] -> [batch, ...]`, input rank 2 to 4, e.g.
    * `[batch, 784] -> [batch, 10]`. In training mode the output carries the graph (backward()
@@ -107,12 +107,8 @@ export interface Sequential {
   forward(x: Tensor): Tensor;
   /** Number of parameter elements (batchNorm's running statistics included). */
   readonly numParams: number;
-  /** The spec (camelCase, every default filled in): kiln.nn.sequential(model.config) builds the same architecture. */
-  readonly config: SequentialSpec;
-  /** The C++ spec (snake_case JSON text) that nn::SequentialConfig reads. */
+  /** The C++ spec (snake_case JSON text, {"layers": [...]}) that nn::SequentialConfig reads. */
   configJson(): string;
-  /** JSON.stringify(model) gives the spec. */
-  toJSON(): SequentialSpec;
   /**
    * A table: layer index, type, output shape (as far as the spec determines it, from
    * `inputShape` (per item) when given), parameters; and the totals.
@@ -129,7 +125,8 @@ export interface Sequential {
   namedParameters(): Record<string, Tensor>;
   /**
    * The parameters as SafeTensors bytes with PyTorch nn.Sequential's keys ("0.weight",
-   * "0.bias", "2.running_mean", ...; F32, num_batches_tracked I64): the same bytes as the C++
+   * "0.bias", "2.running_mean", ...; a Layer: "weight", "bias"; F32, num_batches_tracked
+   * I64): the same bytes as the C++
    * nn::Sequential of the same spec; loads in torch with load_state_dict(strict=True).
    */
   saveSafetensors(): Uint8Array;
@@ -153,11 +150,20 @@ export interface Sequential {
   [Symbol.dispose](): void;
 }
 
+/** A model built from a spec (kiln.nn.sequential); records keyed "0.weight", ... */
+export interface Sequential extends Model {
+  /** The spec (camelCase, every default filled in): kiln.nn.sequential(model.config) builds the same architecture. */
+  readonly config: SequentialSpec;
+  /** JSON.stringify(model) gives the spec. */
+  toJSON(): SequentialSpec;
+}
+
 /** A single layer (kiln.nn.linear(...)); its records use the layer's keys ("weight", "bias"). */
-export interface Layer extends Sequential {
+export interface Layer extends Model {
   readonly type: LayerSpec['type'];
-  /** The layer's spec. */
-  readonly config: SequentialSpec & LayerSpec;
+  /** The layer's spec ({type: 'linear', dInput: 2, ...}). */
+  readonly config: LayerSpec;
+  toJSON(): LayerSpec;
 }
 
 export interface Nn {
@@ -168,7 +174,7 @@ export interface Nn {
    *   (`SequentialConfig: layers[2] (linear): dInput is 32 but the previous layer outputs 16`);
    *   `Type` for bad options.
    */
-  sequential(spec: SequentialSpec | Array<LayerSpec | Sequential>, options?: ModelOptions): Sequential;
+  sequential(spec: SequentialSpec | Array<LayerSpec | Model>, options?: ModelOptions): Sequential;
   linear(config: LayerConfig<LinearSpec>, options?: ModelOptions): Layer;
   conv2d(config: LayerConfig<Conv2dSpec>, options?: ModelOptions): Layer;
   conv1d(config: LayerConfig<Conv1dSpec>, options?: ModelOptions): Layer;
@@ -260,7 +266,7 @@ export interface Optimizer {
    * rate). grads stays usable.
    * @throws KilnError `Type` for a non-model / non-Gradients, `Disposed`.
    */
-  step(model: Sequential, grads: Gradients): void;
+  step(model: Model, grads: Gradients): void;
   /** The rate of the last step (NaN before the first). */
   readonly learningRate: number;
   /** Steps taken. */
@@ -402,7 +408,7 @@ export interface FitOptions {
  * The model's parameters are updated in place (the JS model object sees them).
  */
 export interface Learner {
-  readonly model: Sequential;
+  readonly model: Model;
   readonly optimizer: Optimizer;
   readonly loss: Loss;
   /**
@@ -432,7 +438,7 @@ export interface Learner {
 
 export interface LearnerStatic {
   /** @throws KilnError `Type` (model), `Config` (optimizer, loss, options; inputShape that does not fit the model). */
-  new (model: Sequential, config: LearnerConfig): Learner;
+  new (model: Model, config: LearnerConfig): Learner;
 }
 
 /** The training half of the `Kiln` object. */

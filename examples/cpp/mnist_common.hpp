@@ -4,7 +4,9 @@
 // itself (Burn's MNIST example: `training.rs`' `train` function).
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cstdint>
+#include <system_error>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -18,6 +20,27 @@ using kiln::Backend;
 using kiln::Tensor;
 using kiln::data::vision::MnistBatch;
 using kiln::train::ClassificationOutput;
+
+/// A CLI11 check that the option is a decimal integer >= `min` (CLI11's PositiveNumber prints
+/// its bound, DBL_MAX, with 300 digits, and CLI11 reads "-1" into an unsigned option as
+/// 2^64 - 1). Rejects signs other than '-', other bases and trailing text with
+/// "--name: must be an integer >= min, got <input>"; rewrites the accepted value in plain
+/// decimal (so "010" is 10, not CLI11's octal 8).
+inline CLI::Validator integer_at_least(std::int64_t min) {
+  const std::string name = "INT>=" + std::to_string(min);
+  return CLI::Validator(
+      [min](std::string& input) -> std::string {
+        long long value = 0;
+        const char* end = input.data() + input.size();
+        const auto [ptr, ec] = std::from_chars(input.data(), end, value, 10);
+        if (ec != std::errc() || ptr != end || input.empty() || value < min) {
+          return "must be an integer >= " + std::to_string(min) + ", got " + input;
+        }
+        input = std::to_string(value);
+        return std::string();
+      },
+      name);
+}
 
 /// Options every MNIST example takes.
 struct Options {
@@ -39,11 +62,13 @@ inline void add_options(CLI::App& app, Options& options, const std::string& defa
   app.add_option("--data-dir", options.data_dir, "directory of MNIST's four IDX files")
       ->capture_default_str();
   app.add_option("--epochs", options.num_epochs, "epochs (default: the config's)")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_at_least(1));
   app.add_option("--train-subset", options.train_subset,
-                 "train on the first N training images only (0: all)");
+                 "train on the first N training images only (0: all)")
+      ->check(integer_at_least(0));
   app.add_option("--test-subset", options.test_subset,
-                 "validate on the first N test images only (0: all)");
+                 "validate on the first N test images only (0: all)")
+      ->check(integer_at_least(0));
   app.add_option("--min-accuracy", options.min_accuracy,
                  "exit with status 1 when the final test accuracy (a fraction) is below this")
       ->check(CLI::Range(0.0, 1.0));

@@ -4,8 +4,9 @@
 //
 //   build/native/examples/mnist_infer [--artifact-dir DIR] [--data-dir DIR] [--index 42]
 //
-// Prints "Predicted 3 Expected 3"; exit status 0 when they agree, 1 when they differ or on an
-// error (missing or malformed files).
+// Prints "Predicted 3 Expected 3"; exit status 0 when they agree, 1 when they differ (a wrong
+// prediction counts as a failure, so scripts and tests can check it) or on an error (missing
+// or malformed files, an --index beyond the test set).
 #include <nlohmann/json.hpp>
 
 #include "mnist_models.hpp"
@@ -36,13 +37,20 @@ int main(int argc, char** argv) {
   app.add_option("--artifact-dir", artifact_dir, "directory with config.json and model.safetensors")
       ->capture_default_str();
   app.add_option("--data-dir", data_dir, "directory of MNIST's four IDX files")->capture_default_str();
-  app.add_option("--index", index, "the test image to predict")->capture_default_str();
+  app.add_option("--index", index, "the test image to predict (0 to 9999)")
+      ->capture_default_str()
+      ->check(mnist::integer_at_least(0));
+  app.footer(
+      "Exit status: 0 when the prediction equals the label, 1 when it does not (a wrong\n"
+      "prediction is reported as a failure) or on an error.");
   CLI11_PARSE(app, argc, argv);
 
   try {
     const std::filesystem::path dir(artifact_dir);
     const std::string config_path = (dir / "config.json").string();
-    const auto config = nlohmann::json::parse(kiln::io::read_file(config_path, "mnist_infer"));
+    // The op names what was being read; main prefixes every message with "mnist_infer: ".
+    const auto config =
+        nlohmann::json::parse(kiln::io::read_file(config_path, "reading the model's config"));
     const auto test = kiln::data::vision::MnistDataset::test(data_dir);
     const auto item = test.get(index);
     if (!item) {

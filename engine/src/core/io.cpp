@@ -5,7 +5,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <new>
+#include <stdexcept>
+#include <system_error>
 #include <sstream>
 
 #include "kiln/core/error.hpp"
@@ -18,14 +22,39 @@
 namespace kiln::io {
 
 std::string read_file(const std::string& path, std::string_view op) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw IoError(str_cat(op, ": cannot read \"", path, "\": it is a directory, not a file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw IoError(str_cat(op, ": cannot open \"", path, "\" for reading: ", std::strerror(errno)));
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
+  std::string out;
+  std::streamoff size = -1;
+  try {
+    // One allocation of the size the file has now; then whatever follows (a file that grows,
+    // or one that reports no size, as /proc files and pipes do).
+    in.seekg(0, std::ios::end);
+    size = in.tellg();
+    in.seekg(0, std::ios::beg);
+    if (size > 0 && in) {
+      out.resize(static_cast<std::size_t>(size));
+      in.read(out.data(), size);
+      out.resize(static_cast<std::size_t>(in.gcount()));
+    }
+    in.clear(in.rdstate() & ~(std::ios::failbit | std::ios::eofbit));
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    if (rest.tellp() > 0) out += std::move(rest).str();
+  } catch (const std::bad_alloc&) {
+    throw OutOfMemoryError(str_cat(op, ": out of memory reading \"", path, "\"",
+                                   size > 0 ? str_cat(" (", size, " bytes)") : std::string()));
+  } catch (const std::length_error&) {
+    throw OutOfMemoryError(str_cat(op, ": \"", path, "\" is too large to hold in memory"));
+  }
   if (in.bad()) throw IoError(str_cat(op, ": error while reading \"", path, "\""));
-  return std::move(buffer).str();
+  return out;
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes, std::string_view op) {

@@ -1,13 +1,17 @@
-// The Learner's terminal renderer, summary table, history JSON and checkpoint state files.
+// The Learner's terminal renderer, summary table, history JSON and checkpoint files.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <system_error>
 
 #include "kiln/core/io.hpp"
+#include "kiln/record/safetensors.hpp"
 #include "kiln/train/learner.hpp"
 
 #if defined(__unix__)
@@ -80,7 +84,14 @@ std::string event_line(const TrainingEvent& e) {
 void render_event(const TrainingEvent& event) {
   using Clock = std::chrono::steady_clock;
   thread_local Clock::time_point last_draw{};
-  if (event.kind == TrainingEvent::Kind::TrainingEnd) return;
+  thread_local bool line_open = false;  // a progress bar without its newline is on screen
+  if (event.kind == TrainingEvent::Kind::TrainingEnd) {
+    // A run cut short (interrupt, exception) leaves its bar open: end the line, so what is
+    // printed next (the error, the summary) starts on its own line.
+    if (line_open) std::fputs("\n", stderr);
+    line_open = false;
+    return;
+  }
   if (!stderr_is_terminal()) {  // logs and CI: one line per finished pass
     if (event.kind == TrainingEvent::Kind::EpochEnd) {
       std::fprintf(stderr, "%s\n", event_line(event).c_str());
@@ -92,8 +103,8 @@ void render_event(const TrainingEvent& event) {
     return;
   }
   last_draw = now;
-  std::fprintf(stderr, "\r\033[K%s%s", event_line(event).c_str(),
-               event.kind == TrainingEvent::Kind::EpochEnd ? "\n" : "");
+  line_open = event.kind != TrainingEvent::Kind::EpochEnd;
+  std::fprintf(stderr, "\r\033[K%s%s", event_line(event).c_str(), line_open ? "" : "\n");
   std::fflush(stderr);
 }
 
@@ -102,8 +113,18 @@ std::string summary_table(const std::vector<EpochSummary>& history) {
   out << "\n| Split | Metric   | Min.        | Epoch | Max.        | Epoch |\n"
       << "|-------|----------|-------------|-------|-------------|-------|\n";
   for (const Split split : {Split::Train, Split::Valid}) {
-    if (history.empty()) break;
-    const auto& first = split == Split::Train ? history[0].train : history[0].valid;
+    // The metric names from the first epoch that has them (an interrupted epoch or one
+    // without validation may have none).
+    static const std::vector<MetricValue> kNone;
+    const std::vector<MetricValue>* names = &kNone;
+    for (const EpochSummary& s : history) {
+      const auto& values = split == Split::Train ? s.train : s.valid;
+      if (!values.empty()) {
+        names = &values;
+        break;
+      }
+    }
+    const auto& first = *names;
     for (std::size_t m = 0; m < first.size(); ++m) {
       const MetricValue* min = nullptr;
       const MetricValue* max = nullptr;
@@ -153,7 +174,8 @@ std::string history_to_json(const std::vector<EpochSummary>& history) {
                       {"valid", values_to_json(s.valid)},
                       {"train_seconds", s.train_seconds},
                       {"valid_seconds", s.valid_seconds},
-                      {"train_items_per_second", s.train_items_per_second}});
+                      {"train_items_per_second", s.train_items_per_second},
+                      {"interrupted", s.interrupted}});
   }
   return epochs.dump(2) + "\n";
 }
@@ -170,6 +192,7 @@ std::vector<EpochSummary> history_from_json(const std::string& text, const std::
       s.train_seconds = e.at("train_seconds").get<double>();
       s.valid_seconds = e.at("valid_seconds").get<double>();
       s.train_items_per_second = e.at("train_items_per_second").get<double>();
+      s.interrupted = e.value("interrupted", false);
       out.push_back(std::move(s));
     }
     return out;
@@ -182,43 +205,160 @@ std::string model_checkpoint_path(const std::filesystem::path& dir, std::int64_t
   return (dir / str_cat("model-", epoch, ".safetensors")).string();
 }
 
+std::string optimizer_checkpoint_path(const std::filesystem::path& dir, std::int64_t epoch) {
+  return (dir / str_cat("optim-", epoch, ".safetensors")).string();
+}
+
 namespace {
+
 std::string state_path(const std::filesystem::path& dir, std::int64_t epoch) {
   return (dir / str_cat("state-", epoch, ".json")).string();
 }
-}  // namespace
 
-void write_training_state(const std::filesystem::path& dir, std::int64_t epoch,
-                          std::uint64_t scheduler_steps, const std::vector<EpochSummary>& history) {
-  const Json state = {{"epoch", epoch},
-                                {"scheduler_steps", scheduler_steps},
-                                {"history", Json::parse(history_to_json(history))}};
-  io::write_file_atomic(state_path(dir, epoch), state.dump(2) + "\n", "SupervisedTraining");
-  // Keep the last two epochs' checkpoints (Burn's KeepLastNCheckpoints(2)).
-  for (std::int64_t old = epoch - 2; old >= 1; --old) {
-    std::error_code ignored;
-    const bool had_model = std::filesystem::remove(model_checkpoint_path(dir, old), ignored);
-    const bool had_state = std::filesystem::remove(state_path(dir, old), ignored);
-    if (!had_model && !had_state) break;
+/// The epoch N of a checkpoint file name ("model-N.safetensors", "optim-N.safetensors",
+/// "state-N.json"; N decimal digits without sign), or -1 for any other name. `state_only`
+/// accepts state files only.
+std::int64_t checkpoint_epoch_of(const std::string& name, bool state_only) {
+  struct Pattern {
+    const char* prefix;
+    const char* suffix;
+  };
+  static constexpr Pattern kPatterns[] = {
+      {"state-", ".json"}, {"model-", ".safetensors"}, {"optim-", ".safetensors"}};
+  for (const Pattern& p : kPatterns) {
+    const std::size_t pre = std::strlen(p.prefix), suf = std::strlen(p.suffix);
+    if (name.size() > pre + suf && name.compare(0, pre, p.prefix) == 0 &&
+        name.compare(name.size() - suf, suf, p.suffix) == 0) {
+      const std::string digits = name.substr(pre, name.size() - pre - suf);
+      if (digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+            return c >= '0' && c <= '9';
+          })) {
+        return -1;
+      }
+      return std::stoll(digits);
+    }
+    if (state_only) break;
   }
+  return -1;
 }
 
-void read_training_state(const std::filesystem::path& dir, std::int64_t epoch,
-                         std::uint64_t& scheduler_steps, std::vector<EpochSummary>& history) {
+}  // namespace
+
+void write_training_state(const std::filesystem::path& dir, const TrainingState& state) {
+  const Json json = {{"epoch", state.epoch},
+                     {"scheduler_steps", state.scheduler_steps},
+                     {"train_loader_epochs", state.train_loader_epochs},
+                     {"valid_loader_epochs", state.valid_loader_epochs},
+                     {"history", Json::parse(history_to_json(state.history))}};
+  io::write_file_atomic(state_path(dir, state.epoch), json.dump(2) + "\n", "SupervisedTraining");
+}
+
+TrainingState read_training_state(const std::filesystem::path& dir, std::int64_t epoch) {
   const std::string path = state_path(dir, epoch);
   const std::string text = io::read_file(path, "SupervisedTraining::checkpoint");
   try {
-    const auto state = Json::parse(text);
-    if (state.at("epoch").get<std::int64_t>() != epoch) {
+    const auto json = Json::parse(text);
+    TrainingState state;
+    state.epoch = json.at("epoch").get<std::int64_t>();
+    if (state.epoch != epoch) {
       throw FormatError(str_cat("SupervisedTraining::checkpoint: \"", path, "\" is the state of epoch ",
-                                state.at("epoch").get<std::int64_t>(), ", expected ", epoch));
+                                state.epoch, ", expected ", epoch));
     }
-    scheduler_steps = state.at("scheduler_steps").get<std::uint64_t>();
-    history = history_from_json(state.at("history").dump(), path);
+    state.scheduler_steps = json.at("scheduler_steps").get<std::uint64_t>();
+    state.train_loader_epochs = json.at("train_loader_epochs").get<std::uint64_t>();
+    state.valid_loader_epochs = json.at("valid_loader_epochs").get<std::uint64_t>();
+    state.history = history_from_json(json.at("history").dump(), path);
+    return state;
   } catch (const nlohmann::json::exception& e) {
     throw FormatError(
         str_cat("SupervisedTraining::checkpoint: \"", path, "\": malformed state: ", e.what()));
   }
+}
+
+void write_optimizer_state(const std::string& path, const optim::NamedStateRecord& record) {
+  record::SafetensorsFile file;
+  file.metadata["format"] = "kiln optimizer state";
+  for (const auto& [key, value] : record) {
+    if (const auto* data = std::get_if<TensorData>(&value)) {
+      file.tensors.emplace(key, record::SafetensorsTensor::from_data(*data, record::SafetensorsDType::F32));
+    } else {
+      const auto count = static_cast<std::uint64_t>(std::get<std::int64_t>(value));
+      record::SafetensorsTensor t;
+      t.dtype = record::SafetensorsDType::I64;
+      t.shape = Shape{1};
+      t.bytes.resize(8);
+      for (int i = 0; i < 8; ++i) t.bytes[i] = static_cast<std::uint8_t>(count >> (8 * i));
+      file.tensors.emplace(key, std::move(t));
+    }
+  }
+  const auto bytes = record::write_safetensors(file);
+  io::write_file_atomic(
+      path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+      "SupervisedTraining");
+}
+
+optim::NamedStateRecord read_optimizer_state(const std::string& path) {
+  const record::SafetensorsFile file = record::load_safetensors(path);
+  optim::NamedStateRecord out;
+  for (const auto& [key, tensor] : file.tensors) {
+    switch (tensor.dtype) {
+      case record::SafetensorsDType::F32:
+      case record::SafetensorsDType::F16:
+      case record::SafetensorsDType::BF16:
+        out.emplace(key, tensor.to_data(DType::F32));
+        break;
+      case record::SafetensorsDType::I64: {
+        if (tensor.shape.num_elements() != 1 || tensor.shape.rank() > 1) {
+          throw FormatError(str_cat("SupervisedTraining::checkpoint: \"", path, "\": count \"",
+                                    key, "\" has shape ", tensor.shape, ", expected [1]"));
+        }
+        std::uint64_t count = 0;
+        for (int i = 0; i < 8; ++i) count |= static_cast<std::uint64_t>(tensor.bytes[i]) << (8 * i);
+        out.emplace(key, static_cast<std::int64_t>(count));
+        break;
+      }
+      default:
+        throw FormatError(str_cat("SupervisedTraining::checkpoint: \"", path, "\": \"", key,
+                                  "\" has dtype ", tensor.dtype,
+                                  ", expected F32 (a state tensor) or I64 (a count)"));
+    }
+  }
+  return out;
+}
+
+std::vector<std::int64_t> checkpoint_epochs(const std::filesystem::path& dir) {
+  std::vector<std::int64_t> epochs;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return epochs;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::int64_t epoch = checkpoint_epoch_of(entry.path().filename().string(), true);
+    if (epoch >= 1) epochs.push_back(epoch);
+  }
+  std::sort(epochs.begin(), epochs.end());
+  return epochs;
+}
+
+void prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep_first,
+                       std::int64_t keep_last) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::int64_t epoch = checkpoint_epoch_of(entry.path().filename().string(), false);
+    if (epoch >= 0 && (epoch < keep_first || epoch > keep_last)) stale.push_back(entry.path());
+  }
+  for (const auto& path : stale) {
+    if (!std::filesystem::remove(path, ec) && ec) {
+      throw IoError(str_cat("SupervisedTraining: cannot remove the stale checkpoint file \"",
+                            path.string(), "\": ", ec.message()));
+    }
+  }
+}
+
+std::string describe_non_finite(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
+  return str_cat(value);
 }
 
 }  // namespace detail

@@ -2,7 +2,7 @@
 // `tsc --noEmit --strict` (tests/js/train_types.test.mjs). The @ts-expect-error lines must
 // stay errors: if the declarations became too loose, tsc would report them as unused.
 import { init } from 'kiln-dl';
-import type { Dataset, EpochLog, History, Kiln, Learner, Optimizer, Sequential, SequentialSpec, Tensor } from 'kiln-dl';
+import type { Dataset, EpochLog, History, Kiln, Layer, LayerSpec, Learner, Optimizer, Sequential, SequentialSpec, Tensor } from 'kiln-dl';
 
 export async function main(): Promise<number> {
   const kiln: Kiln = await init();
@@ -26,7 +26,9 @@ export async function main(): Promise<number> {
   const summary: string = model.summary({ inputShape: [784] });
   const params: Record<string, Tensor> = model.namedParameters();
   const fc = kiln.nn.linear({ dInput: 4, dOutput: 2, bias: false });
-  const both = kiln.nn.sequential([fc, { type: 'relu' }]);
+  const both: Sequential = kiln.nn.sequential([fc, { type: 'relu' }]);
+  const layerSpec: LayerSpec = (fc as Layer).config;
+  const specAgain: SequentialSpec = both.config;
 
   const ce = kiln.loss.crossEntropy({ labelSmoothing: 0.1 });
   const l: Tensor = ce.forward(y, kiln.Tensor.fromData([1, 2], { dtype: 'int32' }));
@@ -58,5 +60,5 @@ export async function main(): Promise<number> {
 
   kiln.dispose([x, y, l, params]);
   for (const o of [learner, optimizer, sgd, model, fc, both, data, train, valid]) o.dispose();
-  return bytes.length + summary.length + step.loss + history.loss.length + probs.length + ev.accuracy;
+  return layerSpec.type.length + specAgain.layers.length + bytes.length + summary.length + step.loss + history.loss.length + probs.length + ev.accuracy;
 }

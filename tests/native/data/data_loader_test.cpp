@@ -186,6 +186,17 @@ TEST(DataLoader, ShuffleGivesThePinnedOrderPerEpoch) {
   EXPECT_EQ(loader->epochs_started(), 2u);
 }
 
+TEST(DataLoader, SetEpochsStartedContinuesWithThatEpochsOrder) {
+  // A new loader (a resumed run) set to 1 epoch started gives the pinned epoch-1 order.
+  auto loader = builder().batch_size(4).shuffle(42).build(test::iota_dataset(10));
+  loader->set_epochs_started(1);
+  EXPECT_EQ(loader->epochs_started(), 1u);
+  EXPECT_EQ(epoch(loader), (Batches{{7, 6, 0, 1}, {8, 3, 9, 2}, {5, 4}}));
+  EXPECT_EQ(loader->epochs_started(), 2u);
+  loader->set_epochs_started(0);
+  EXPECT_EQ(epoch(loader), (Batches{{6, 7, 9, 8}, {2, 0, 1, 3}, {5, 4}}));
+}
+
 TEST(DataLoader, SameSeedIsReproducibleAcrossLoaders) {
   auto a = builder().batch_size(7).shuffle(1234).build(test::iota_dataset(100));
   auto b = builder().batch_size(7).shuffle(1234).build(test::iota_dataset(100));

@@ -1,12 +1,19 @@
 // SupervisedTraining + Learner: events, metrics (checked against a direct evaluation of the
-// returned model), checkpoints and resuming, early stopping, interrupting, non-finite loss.
+// returned model), checkpoints and resuming (bit-identical to an uninterrupted run, with the
+// optimizer's state and the loaders' shuffles), stale checkpoints, resume_latest, early
+// stopping, interrupting, empty loaders, exceptions, non-finite loss, bad settings.
 #include <gtest/gtest.h>
+
+#include <gmock/gmock.h>
 
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -88,26 +95,48 @@ Classifier<AD> classifier() {
   return {nn::LinearConfig(2, 16).init<AD>(), nn::Relu{}, nn::LinearConfig(16, 2).init<AD>()};
 }
 
+using TrainLoader = std::shared_ptr<data::DataLoader<AD, PointBatch<AD>>>;
+using ValidLoader = std::shared_ptr<data::DataLoader<Cpu, PointBatch<Cpu>>>;
+using Training = SupervisedTraining<AD, PointBatch<AD>, PointBatch<Cpu>>;
+
+/// 96 shuffled points in batches of 16: 6 batches per epoch.
+TrainLoader make_train_loader() {
+  return data::DataLoaderBuilder<AD, Point, PointBatch<AD>>(PointBatcher<AD>{})
+      .batch_size(16)
+      .shuffle(5)
+      .build(data::InMemDataset(points(96, 1)));
+}
+/// 40 points in batches of 16, 16, 8; `shuffle` as the train loader's, for the resume tests.
+ValidLoader make_valid_loader(bool shuffle = false, std::size_t n = 40) {
+  auto builder = data::DataLoaderBuilder<Cpu, Point, PointBatch<Cpu>>(PointBatcher<Cpu>{})
+                     .batch_size(16);
+  if (shuffle) builder = builder.shuffle(9);
+  return builder.build(data::InMemDataset(points(n, 2)));
+}
+
 class LearnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     dir_ = test::temp_path(std::string("learner_") +
                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
-    train_ = data::DataLoaderBuilder<AD, Point, PointBatch<AD>>(PointBatcher<AD>{})
-                 .batch_size(16)
-                 .shuffle(5)
-                 .build(data::InMemDataset(points(96, 1)));
-    valid_ = data::DataLoaderBuilder<Cpu, Point, PointBatch<Cpu>>(PointBatcher<Cpu>{})
-                 .batch_size(16)
-                 .build(data::InMemDataset(points(40, 2)));
+    train_ = make_train_loader();
+    valid_ = make_valid_loader();
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  SupervisedTraining<AD, PointBatch<AD>, PointBatch<Cpu>> training() const {
+  Training training() const {
     return SupervisedTraining(dir_.string(), train_, valid_)
         .metrics({AccuracyMetric{}, LossMetric{}})
         .quiet();
+  }
+  /// The checkpoint file names in dir_/checkpoint.
+  std::set<std::string> checkpoint_files() const {
+    std::set<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir_ / "checkpoint")) {
+      out.insert(e.path().filename().string());
+    }
+    return out;
   }
 
   std::filesystem::path dir_;
@@ -173,47 +202,193 @@ TEST_F(LearnerTest, TrainsReportsEventsAndValidMetricsMatchADirectEvaluation) {
   EXPECT_TRUE(std::filesystem::exists(dir_ / "history.json"));
 }
 
-TEST_F(LearnerTest, CheckpointsKeepTheLastTwoEpochsAndResumeContinuesTheRun) {
-  const auto first = training()
-                         .num_epochs(3)
-                         .with_file_checkpointer(record::SafetensorsRecorder{})
-                         .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), 0.1));
-  const auto checkpoints = dir_ / "checkpoint";
-  EXPECT_FALSE(std::filesystem::exists(checkpoints / "model-1.safetensors"));
-  EXPECT_TRUE(std::filesystem::exists(checkpoints / "model-2.safetensors"));
-  EXPECT_TRUE(std::filesystem::exists(checkpoints / "model-3.safetensors"));
-  EXPECT_TRUE(std::filesystem::exists(checkpoints / "state-3.json"));
+TEST_F(LearnerTest, CheckpointsKeepTheLastTwoEpochs) {
+  (void)training()
+      .num_epochs(3)
+      .with_file_checkpointer(record::SafetensorsRecorder{})
+      .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_EQ(checkpoint_files(),
+            (std::set<std::string>{"model-2.safetensors", "optim-2.safetensors", "state-2.json",
+                                   "model-3.safetensors", "optim-3.safetensors", "state-3.json"}));
+}
 
-  // Resuming after epoch 3 with num_epochs 3 runs nothing and returns the saved model.
-  const auto same = training()
-                        .num_epochs(3)
-                        .with_file_checkpointer(record::SafetensorsRecorder{})
-                        .checkpoint(3)
-                        .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), 0.1));
-  EXPECT_EQ(same.history.size(), 3u);
-  EXPECT_EQ(same.model.fc1.weight.val().to_data().to_vec<float>(),
-            first.model.fc1.weight.val().to_data().to_vec<float>());
-  // SGD without momentum has no state, so resuming after epoch 2 and running epoch 3 again
-  // from the same loader order gives the first run's epoch-3 model: a fresh loader's epoch 0
-  // order differs, so rebuild a loader that has started 2 epochs already.
-  auto train_again = data::DataLoaderBuilder<AD, Point, PointBatch<AD>>(PointBatcher<AD>{})
-                         .batch_size(16)
-                         .shuffle(5)
-                         .build(data::InMemDataset(points(96, 1)));
-  for (int skip = 0; skip < 2; ++skip) (void)train_again->iter();
-  const auto resumed = SupervisedTraining(dir_.string(), train_again, valid_)
-                           .metrics({AccuracyMetric{}, LossMetric{}})
-                           .quiet()
-                           .num_epochs(3)
-                           .with_file_checkpointer(record::SafetensorsRecorder{})
-                           .checkpoint(2)
-                           .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), 0.1));
+/// The weights of a classifier, every parameter in order, as floats.
+std::vector<std::vector<float>> weights(const Classifier<AD>& m) {
+  return {m.fc1.weight.val().to_data().to_vec<float>(), m.fc1.bias->val().to_data().to_vec<float>(),
+          m.fc2.weight.val().to_data().to_vec<float>(), m.fc2.bias->val().to_data().to_vec<float>()};
+}
+
+/// Trains 4 epochs uninterrupted in `dir`/full, and 2 epochs then (new loaders, model and
+/// optimizer, as a new process would) epochs 3-4 resumed after the checkpoint of epoch 2 in
+/// `dir`/split; the final weights and the resumed epochs' metrics must be bit-identical.
+/// Both loaders shuffle, so the loaders' epoch counts matter as much as the optimizer state.
+template <class MakeOptim>
+void expect_resume_is_exact(const std::filesystem::path& dir, MakeOptim make_optim, double lr) {
+  const auto run = [&](const std::filesystem::path& where, std::int64_t epochs,
+                       std::optional<std::int64_t> resume) {
+    auto training = SupervisedTraining(where.string(), make_train_loader(), make_valid_loader(true))
+                        .metrics({AccuracyMetric{}, LossMetric{}})
+                        .quiet()
+                        .num_epochs(epochs)
+                        .with_file_checkpointer(record::SafetensorsRecorder{});
+    if (resume) training = training.checkpoint(*resume);
+    return training.launch(Learner(classifier(), make_optim(), lr));
+  };
+  const auto full = run(dir / "full", 4, std::nullopt);
+  const auto first = run(dir / "split", 2, std::nullopt);
+  const auto resumed = run(dir / "split", 4, 2);
+  EXPECT_EQ(resumed.resumed_from, 2);
+  ASSERT_EQ(resumed.history.size(), 4u);
+  EXPECT_EQ(weights(resumed.model), weights(full.model));
+  EXPECT_NE(weights(first.model), weights(full.model));  // epochs 3-4 did train
+  for (std::size_t e = 2; e < 4; ++e) {
+    EXPECT_EQ(value_of(resumed.history[e].train, "Loss"), value_of(full.history[e].train, "Loss"))
+        << "epoch " << e + 1;
+    EXPECT_EQ(value_of(resumed.history[e].valid, "Loss"), value_of(full.history[e].valid, "Loss"))
+        << "epoch " << e + 1;
+  }
+}
+
+TEST_F(LearnerTest, ResumeIsBitIdenticalToAnUninterruptedRunWithAdam) {
+  expect_resume_is_exact(dir_, [] { return optim::AdamConfig().init<AD>(); }, 0.02);
+}
+
+TEST_F(LearnerTest, ResumeIsBitIdenticalToAnUninterruptedRunWithSgdMomentum) {
+  expect_resume_is_exact(
+      dir_, [] { return optim::SgdConfig().with_momentum(optim::MomentumConfig()).init<AD>(); },
+      0.1);
+}
+
+TEST_F(LearnerTest, ResumeIsBitIdenticalToAnUninterruptedRunWithCenteredRmsPropAndAmsgrad) {
+  expect_resume_is_exact(
+      dir_, [] { return optim::RmsPropConfig().with_centered(true).init<AD>(); }, 0.005);
+  std::filesystem::remove_all(dir_);
+  expect_resume_is_exact(
+      dir_, [] { return optim::AdamWConfig().with_amsgrad(true).init<AD>(); }, 0.02);
+}
+
+TEST_F(LearnerTest, ResumeRestoresTheSchedulerPosition) {
+  // A step decay: lr 0.1 for 6 steps (one epoch), then 0.01.
+  const auto scheduler = [] { return optim::StepLrSchedulerConfig(0.1, 6).with_gamma(0.1).init(); };
+  (void)training()
+      .num_epochs(1)
+      .with_file_checkpointer(record::SafetensorsRecorder{})
+      .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), scheduler()));
+  std::vector<double> lrs;
+  (void)training()
+      .num_epochs(2)
+      .with_file_checkpointer(record::SafetensorsRecorder{})
+      .checkpoint(1)
+      .on_event([&](const TrainingEvent& e) {
+        if (e.kind == TrainingEvent::Kind::BatchEnd && e.split == Split::Train) {
+          lrs.push_back(e.learning_rate);
+        }
+      })
+      .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), scheduler()));
+  ASSERT_EQ(lrs.size(), 6u);
+  for (const double lr : lrs) EXPECT_NEAR(lr, 0.01, 1e-12);
+}
+
+TEST_F(LearnerTest, OptimizerStateIsStoredInF32WhateverTheModelsPrecision) {
+  (void)training()
+      .num_epochs(1)
+      .with_file_checkpointer(record::CompactRecorder{})
+      .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  const auto model = record::load_safetensors((dir_ / "checkpoint" / "model-1.safetensors").string());
+  EXPECT_EQ(model.tensors.at("fc1.weight").dtype, record::SafetensorsDType::F16);
+  const auto state = record::load_safetensors((dir_ / "checkpoint" / "optim-1.safetensors").string());
+  EXPECT_EQ(state.tensors.at("fc1.weight.moment_2").dtype, record::SafetensorsDType::F32);
+  EXPECT_EQ(state.tensors.at("fc1.weight.moment_2").shape, (Shape{16, 2}));
+  EXPECT_EQ(state.tensors.at("fc1.weight.time").dtype, record::SafetensorsDType::I64);
+  // 6 steps in epoch 1: the count is stored little-endian.
+  EXPECT_EQ(state.tensors.at("fc1.weight.time").bytes,
+            (std::vector<std::uint8_t>{6, 0, 0, 0, 0, 0, 0, 0}));
+}
+
+TEST_F(LearnerTest, ResumingWithAnotherOptimizerIsAFormatError) {
+  (void)training()
+      .num_epochs(1)
+      .with_file_checkpointer(record::SafetensorsRecorder{})
+      .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_THAT(
+      [&] {
+        (void)training()
+            .num_epochs(2)
+            .with_file_checkpointer(record::SafetensorsRecorder{})
+            .checkpoint(1)
+            .launch(Learner(classifier(),
+                            optim::SgdConfig().with_momentum(optim::MomentumConfig()).init<AD>(), 0.1));
+      },
+      testing::ThrowsMessage<FormatError>(testing::AllOf(
+          testing::HasSubstr("optim-1.safetensors"),
+          testing::HasSubstr("unexpected \"fc1.weight.moment_1\""))));
+}
+
+TEST_F(LearnerTest, AFreshRunRemovesTheCheckpointsOfEarlierRuns) {
+  // An earlier, longer run left epochs 4 and 5; a fresh 2-epoch run must not leave them
+  // (resume_latest would otherwise pick epoch 5 of the other run). Other files stay.
+  (void)training()
+      .num_epochs(5)
+      .with_file_checkpointer(record::SafetensorsRecorder{})
+      .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  io::write_file_atomic((dir_ / "checkpoint" / "notes.txt").string(), "mine", "test");
+  (void)training()
+      .num_epochs(2)
+      .with_file_checkpointer(record::SafetensorsRecorder{})
+      .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_EQ(checkpoint_files(),
+            (std::set<std::string>{"model-1.safetensors", "optim-1.safetensors", "state-1.json",
+                                   "model-2.safetensors", "optim-2.safetensors", "state-2.json",
+                                   "notes.txt"}));
+  // Even a fresh run without a checkpointer clears them: they are not of this run.
+  (void)training().num_epochs(1).launch(
+      Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_EQ(checkpoint_files(), (std::set<std::string>{"notes.txt"}));
+}
+
+TEST_F(LearnerTest, AResumedRunRemovesTheCheckpointsAfterItsStart) {
+  (void)training()
+      .num_epochs(4)
+      .with_file_checkpointer(record::SafetensorsRecorder{})
+      .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  // Checkpoints 3 and 4 exist; resuming after 3 with an interrupt before any batch leaves
+  // 3 only (4 belonged to the continuation being replaced).
+  auto interrupter = std::make_shared<Interrupter>();
+  interrupter->stop();
+  const auto result = training()
+                          .num_epochs(6)
+                          .with_file_checkpointer(record::SafetensorsRecorder{})
+                          .with_interrupter(interrupter)
+                          .checkpoint(3)
+                          .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_EQ(checkpoint_files(),
+            (std::set<std::string>{"model-3.safetensors", "optim-3.safetensors", "state-3.json"}));
+}
+
+TEST_F(LearnerTest, ResumeLatestPicksTheNewestCheckpointOrStartsFresh) {
+  const auto run = [&](std::int64_t epochs) {
+    return training()
+        .num_epochs(epochs)
+        .with_file_checkpointer(record::SafetensorsRecorder{})
+        .resume_latest()
+        .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  };
+  const auto fresh = run(2);
+  EXPECT_EQ(fresh.resumed_from, 0);
+  EXPECT_EQ(fresh.history.size(), 2u);
+  // A model-3 without its state file is an incomplete checkpoint: not picked.
+  std::filesystem::copy_file(dir_ / "checkpoint" / "model-2.safetensors",
+                             dir_ / "checkpoint" / "model-3.safetensors");
+  const auto resumed = run(3);
+  EXPECT_EQ(resumed.resumed_from, 2);
   ASSERT_EQ(resumed.history.size(), 3u);
   EXPECT_EQ(resumed.history[2].epoch, 3);
-  resumed.model.fc2.weight.val().to_data().assert_approx_eq(
-      first.model.fc2.weight.val().to_data(), Tolerance::absolute(1e-6));
-  EXPECT_NEAR(value_of(resumed.history[2].valid, "Loss"), value_of(first.history[2].valid, "Loss"),
-              1e-6);
+  EXPECT_EQ(resumed.history[0].train[1].value, fresh.history[0].train[1].value);
+  // The run is complete at 3: resuming it with num_epochs 3 has nothing left to do.
+  EXPECT_THAT([&] { (void)run(3); },
+              testing::ThrowsMessage<ConfigError>(testing::HasSubstr(
+                  "resume_latest: the newest checkpoint is epoch 3, but num_epochs is 3")));
 }
 
 TEST_F(LearnerTest, ResumedHistoryKeepsTheMetricsInRegistrationOrder) {
@@ -266,21 +441,211 @@ TEST_F(LearnerTest, InterrupterStopsAfterTheCurrentBatch) {
   EXPECT_EQ(train_batches, 3u);
   ASSERT_EQ(result.history.size(), 1u);
   EXPECT_TRUE(result.history[0].valid.empty());
+  EXPECT_TRUE(result.history[0].interrupted);
+  EXPECT_TRUE(interrupter->should_stop()) << "launch does not reset the interrupter";
+}
+
+TEST_F(LearnerTest, AnInterruptedEpochIsInHistoryJsonMarkedInterrupted) {
+  auto interrupter = std::make_shared<Interrupter>();
+  std::size_t train_batches = 0;
+  std::optional<TrainingEvent> end;
+  const auto result =
+      training()
+          .num_epochs(5)
+          .with_file_checkpointer(record::SafetensorsRecorder{})
+          .with_interrupter(interrupter)
+          .on_event([&](const TrainingEvent& e) {
+            if (e.kind == TrainingEvent::Kind::BatchEnd && e.split == Split::Train &&
+                ++train_batches == 9) {  // epoch 2, batch 3
+              interrupter->stop();
+            }
+            if (e.kind == TrainingEvent::Kind::TrainingEnd) end = e;
+          })
+          .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  ASSERT_EQ(result.history.size(), 2u);
+  const auto path = (dir_ / "history.json").string();
+  const auto history = detail::history_from_json(io::read_file(path, "test"), path);
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_FALSE(history[0].interrupted);
+  EXPECT_TRUE(history[1].interrupted);
+  EXPECT_EQ(history[1].epoch, 2);
+  EXPECT_TRUE(history[1].valid.empty());
+  EXPECT_EQ(value_of(history[1].train, "Loss"), value_of(result.history[1].train, "Loss"));
+  // No checkpoint for the cut epoch.
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "checkpoint" / "state-2.json"));
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->end_reason, TrainingEvent::EndReason::Interrupted);
+  EXPECT_EQ(end->epoch, 2);
+}
+
+TEST_F(LearnerTest, AnInterrupterAlreadySetStopsBeforeTheFirstBatch) {
+  auto interrupter = std::make_shared<Interrupter>();
+  interrupter->stop();
+  std::vector<TrainingEvent> events;
+  const auto result = training()
+                          .num_epochs(3)
+                          .with_interrupter(interrupter)
+                          .on_event([&](const TrainingEvent& e) { events.push_back(e); })
+                          .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_TRUE(result.history.empty());
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, TrainingEvent::Kind::TrainingEnd);
+  EXPECT_EQ(events[0].end_reason, TrainingEvent::EndReason::Interrupted);
+  // After reset() the same interrupter lets a run through.
+  interrupter->reset();
+  const auto again = training()
+                         .num_epochs(1)
+                         .with_interrupter(interrupter)
+                         .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_FALSE(again.interrupted);
+  EXPECT_EQ(again.history.size(), 1u);
+}
+
+TEST_F(LearnerTest, AnEmptyValidLoaderSkipsValidationWithoutNanMetrics) {
+  std::size_t valid_events = 0;
+  const auto result = SupervisedTraining(dir_.string(), train_, make_valid_loader(false, 0))
+                          .metrics({AccuracyMetric{}, LossMetric{}})
+                          .quiet()
+                          .num_epochs(2)
+                          .on_event([&](const TrainingEvent& e) {
+                            if (e.split == Split::Valid && e.kind != TrainingEvent::Kind::TrainingEnd) {
+                              ++valid_events;
+                            }
+                          })
+                          .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+  EXPECT_EQ(valid_events, 0u);
+  ASSERT_EQ(result.history.size(), 2u);
+  for (const auto& epoch : result.history) {
+    EXPECT_TRUE(epoch.valid.empty()) << "epoch " << epoch.epoch;
+    ASSERT_EQ(epoch.train.size(), 2u);
+    for (const auto& v : epoch.train) EXPECT_TRUE(std::isfinite(v.value)) << v.name;
+  }
+  const std::string json = io::read_file((dir_ / "history.json").string(), "test");
+  EXPECT_EQ(json.find("null"), std::string::npos) << json;
+  // Early stopping on the valid split cannot work without validation.
+  EXPECT_THAT(
+      [&] {
+        (void)SupervisedTraining(dir_.string(), train_, make_valid_loader(false, 0))
+            .quiet()
+            .early_stopping(EarlyStopping{LossMetric{}, Split::Valid, 1, 0.0})
+            .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+      },
+      testing::ThrowsMessage<ConfigError>(testing::HasSubstr("valid loader has no items")));
+}
+
+TEST_F(LearnerTest, AnEmptyTrainLoaderIsAConfigError) {
+  auto empty = data::DataLoaderBuilder<AD, Point, PointBatch<AD>>(PointBatcher<AD>{})
+                   .batch_size(16)
+                   .build(data::InMemDataset(std::vector<Point>{}));
+  EXPECT_THAT(
+      [&] {
+        (void)SupervisedTraining(dir_.string(), empty, valid_).quiet().launch(
+            Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+      },
+      testing::ThrowsMessage<ConfigError>(testing::HasSubstr("the train loader has no items")));
+}
+
+TEST_F(LearnerTest, AnExceptionEndsTheRunWithATrainingEndEventAndIsRethrown) {
+  std::vector<TrainingEvent> seen;
+  std::size_t batches = 0;
+  EXPECT_THAT(
+      [&] {
+        (void)training()
+            .num_epochs(2)
+            .on_event([&](const TrainingEvent& e) {
+              if (e.kind == TrainingEvent::Kind::BatchEnd && ++batches == 2) {
+                throw std::runtime_error("callback failed");
+              }
+            })
+            .on_event([&](const TrainingEvent& e) { seen.push_back(e); })
+            .launch(Learner(classifier(), optim::AdamConfig().init<AD>(), 0.01));
+      },
+      testing::ThrowsMessage<std::runtime_error>(testing::StrEq("callback failed")));
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back().kind, TrainingEvent::Kind::TrainingEnd);
+  EXPECT_EQ(seen.back().end_reason, TrainingEvent::EndReason::Failed);
+  EXPECT_EQ(seen.back().error, "callback failed");
 }
 
 TEST_F(LearnerTest, NonFiniteLossStopsWithAClearError) {
+  std::optional<TrainingEvent> end;
   try {
-    training().num_epochs(3).launch(Learner(classifier(), optim::SgdConfig().init<AD>(), 1e30));
+    training()
+        .num_epochs(3)
+        .on_event([&](const TrainingEvent& e) {
+          if (e.kind == TrainingEvent::Kind::TrainingEnd) end = e;
+        })
+        .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), 1e30));
     FAIL() << "expected a NonFiniteError";
   } catch (const NonFiniteError& e) {
-    EXPECT_NE(std::string(e.what()).find("loss became"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("at epoch 1, batch 2"), std::string::npos) << e.what();
+    EXPECT_THAT(e.what(), testing::MatchesRegex(
+                              "SupervisedTraining: loss is (NaN|inf|-inf) at epoch 1, batch 2 .*"));
+    ASSERT_TRUE(end.has_value());
+    EXPECT_EQ(end->end_reason, TrainingEvent::EndReason::Failed);
+    EXPECT_EQ(end->error, e.what());
   }
 }
 
+TEST(LearnerDetail, NonFiniteValuesReadWell) {
+  // The C library prints a nan with its sign bit set as "-nan".
+  EXPECT_EQ(detail::describe_non_finite(-std::numeric_limits<double>::quiet_NaN()), "NaN");
+  EXPECT_EQ(detail::describe_non_finite(std::numeric_limits<double>::quiet_NaN()), "NaN");
+  EXPECT_EQ(detail::describe_non_finite(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(detail::describe_non_finite(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+TEST(LearnerDetail, OptimizerStateFilesRoundTrip) {
+  test::TempDir dir("learner_optim_state");
+  optim::NamedStateRecord record;
+  record["fc.weight.moment_1"] = TensorData(Shape{2, 2}, std::vector<float>{1.5f, -2.f, 1e-30f, 0.f});
+  record["fc.weight.time"] = std::int64_t{1234567890123};
+  detail::write_optimizer_state(dir.file("o.safetensors"), record);
+  const auto back = detail::read_optimizer_state(dir.file("o.safetensors"));
+  ASSERT_EQ(back.size(), 2u);
+  const auto& data = std::get<TensorData>(back.at("fc.weight.moment_1"));
+  EXPECT_EQ(data.shape, (Shape{2, 2}));
+  EXPECT_EQ(data.to_vec<float>(), (std::vector<float>{1.5f, -2.f, 1e-30f, 0.f}));
+  EXPECT_EQ(std::get<std::int64_t>(back.at("fc.weight.time")), 1234567890123);
+}
+
 TEST_F(LearnerTest, BadSettingsRaiseConfigErrors) {
+  using testing::HasSubstr;
+  using testing::ThrowsMessage;
   EXPECT_THROW(training().num_epochs(0), ConfigError);
   EXPECT_THROW(training().early_stopping(EarlyStopping{LossMetric{}, Split::Valid, 0, 0.0}),
+               ConfigError);
+  EXPECT_THAT([&] { (void)training().metrics({LossMetric{}, AccuracyMetric{}, LossMetric{}}); },
+              ThrowsMessage<ConfigError>(
+                  HasSubstr("SupervisedTraining::metrics: Loss is given twice (positions 0 and 2)")));
+  for (const double min_delta : {std::nan(""), -0.1, std::numeric_limits<double>::infinity()}) {
+    EXPECT_THAT(
+        [&] {
+          (void)training().early_stopping(EarlyStopping{LossMetric{}, Split::Valid, 1, min_delta});
+        },
+        ThrowsMessage<ConfigError>(HasSubstr("min_delta must be finite and >= 0")))
+        << min_delta;
+  }
+  EXPECT_THAT([&] { (void)training().checkpoint(0); },
+              ThrowsMessage<ConfigError>(HasSubstr("must be >= 1, got 0")));
+  EXPECT_THROW((void)training().checkpoint(-2), ConfigError);
+  // Resuming after the last epoch (or later) would train nothing: an error before any file
+  // is touched.
+  for (const std::int64_t e : {3, 4}) {
+    EXPECT_THAT(
+        [&] {
+          (void)training()
+              .num_epochs(3)
+              .with_file_checkpointer(record::SafetensorsRecorder{})
+              .checkpoint(e)
+              .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), 0.1));
+        },
+        ThrowsMessage<ConfigError>(HasSubstr(str_cat("checkpoint: resuming after epoch ", e,
+                                                     ", but num_epochs is 3"))));
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir_));
+  EXPECT_THROW(training().resume_latest().launch(
+                   Learner(classifier(), optim::SgdConfig().init<AD>(), 0.1)),
                ConfigError);
   EXPECT_THROW(training()
                    .metrics({LossMetric{}})

@@ -5,7 +5,10 @@
 
 namespace kiln::io {
 
-/// The whole file as bytes. Throws IoError naming `op`, the path and the system's reason.
+/// The whole file as bytes.
+/// Throws: IoError naming `op`, the path and the system's reason if it cannot be opened or
+///         read, or if `path` is a directory (which some C++ libraries open as an empty
+///         file); OutOfMemoryError naming `op` and the path if its bytes do not fit in memory.
 std::string read_file(const std::string& path, std::string_view op);
 
 /// Writes `bytes` to a temporary file next to `path`, flushes it and renames it over `path`,

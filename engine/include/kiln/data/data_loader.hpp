@@ -283,6 +283,11 @@ class DataLoader {
   const Device<B>& device() const { return device_; }
   /// The number of epochs started so far (calls of iter()/begin()).
   std::uint64_t epochs_started() const { return epoch_.load(); }
+  /// Sets the count of epochs started, so that the next iter() is epoch `n` and visits the
+  /// items in epoch n's order (SupervisedTraining restores it when it resumes a run, so the
+  /// shuffles continue as in an uninterrupted run). Iterations already running keep their
+  /// order.
+  void set_epochs_started(std::uint64_t n) { epoch_.store(n); }
 
   /// The same loader making its batches on `device` (Burn's `to_device`); epochs restart
   /// at 0.

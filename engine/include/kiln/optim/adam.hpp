@@ -39,6 +39,24 @@ struct AdaptiveMomentum {
     typename I::FloatTensor moment_1;                     ///< m
     typename I::FloatTensor moment_2;                     ///< v
     std::optional<typename I::FloatTensor> max_moment_2;  ///< v_max (amsgrad only)
+
+    /// Calls `v(name, field)` for each field, in declaration order ("time", "moment_1",
+    /// "moment_2", "max_moment_2"): how OptimizerAdaptor::to_named_record names them.
+    template <class V>
+    void visit(V&& v) const {
+      v("time", time);
+      v("moment_1", moment_1);
+      v("moment_2", moment_2);
+      v("max_moment_2", max_moment_2);
+    }
+    /// visit with mutable fields (OptimizerAdaptor::load_named_record).
+    template <class V>
+    void visit_mut(V&& v) {
+      v("time", time);
+      v("moment_1", moment_1);
+      v("moment_2", moment_2);
+      v("max_moment_2", max_moment_2);
+    }
   };
 
   /// Updates (or creates) the moments with `grad` and returns the change of the parameter,

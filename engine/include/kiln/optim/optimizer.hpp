@@ -19,17 +19,33 @@
 ///   template <Backend I, std::size_t D>
 ///   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
 ///                     std::optional<State<I>>& state) const; // creates/updates state
+/// and State<I> (default-constructible) lists its fields for records with
+///   template <class V> void visit(V&& v) const;  // v(name, field) per field
+///   template <class V> void visit_mut(V&& v);
+/// where a field is an `I::FloatTensor` of the parameter's shape (required), a
+/// `std::optional<I::FloatTensor>` (optional) or a `std::int64_t` count (required).
+///
+/// Records of the state (for checkpoints, so a resumed run continues with the same moments):
+/// `to_named_record(module)` gives every state field keyed by "<parameter path>.<field>"
+/// ("fc1.weight.moment_1", "fc1.weight.time"), and `load_named_record(module, record)`
+/// matches such a record against a module of the same structure, whatever its ParamIds.
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
+#include <variant>
+#include <vector>
 
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/core/tensor_data.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/optim/grad_clipping.hpp"
 #include "kiln/optim/grads.hpp"
@@ -43,6 +59,14 @@ using LearningRate = double;
 /// finite and >= 0 (PyTorch rejects lr < 0; lr = 0 is allowed and changes nothing but the
 /// state).
 void check_learning_rate(std::string_view op, LearningRate lr);
+
+/// One value of an optimizer state record: a float tensor's data (a moment or a buffer, f32,
+/// of its parameter's shape) or an integer (Adam's step count `time`).
+using StateValue = std::variant<TensorData, std::int64_t>;
+/// An optimizer's state keyed by "<parameter path>.<state field>" ("fc1.weight.moment_1",
+/// "fc1.weight.time"): Burn's optimizer record, keyed by the module's field paths instead of
+/// ParamIds so that it loads into another process, whose parameters have other ids.
+using NamedStateRecord = std::map<std::string, StateValue>;
 
 /// A module optimizer built from the per-tensor rule O (see the top of this file).
 template <class O, AutodiffBackend B>
@@ -92,6 +116,44 @@ class OptimizerAdaptor {
   }
   /// Whether parameter `id` has state (it was updated at least once).
   bool has_state(ParamId id) const { return states_.count(id) != 0; }
+
+  /// The state of `module`'s parameters keyed by "<path>.<field>" (see NamedStateRecord and
+  /// the top of this file), the tensors copied to host data. A parameter without state
+  /// (never updated, frozen, Int/Bool) has no entries, nor has an absent optional field
+  /// (Adam's max_moment_2 without amsgrad). State of ids that are not `module`'s parameters
+  /// is left out.
+  template <class M>
+  NamedStateRecord to_named_record(const M& module) const {
+    NamedStateRecord out;
+    auto collect = [&](const std::string& path, const auto& param) {
+      save_state(path, param, out);
+    };
+    module.visit(collect);
+    return out;
+  }
+
+  /// This optimizer with its state replaced by `record` (to_named_record's output, possibly
+  /// of another process) matched against `module`'s parameters by path; the states take the
+  /// ids of `module`'s parameters and their tensors are made on each parameter's device. A
+  /// parameter with no entry gets no state (as if never updated). `source` names the record
+  /// in errors (a quoted file path, say).
+  /// Throws: FormatError `OptimizerAdaptor::load_named_record: <source>: N problems: ...`
+  ///   listing every missing required field of a parameter that has entries, unexpected
+  ///   entry (a path that is not a Float parameter of `module`, or a field O's state does not
+  ///   have: the record of another optimizer), tensor whose shape differs from its
+  ///   parameter's, and entry of the wrong kind (a tensor for a count or the reverse) or
+  ///   negative count. Nothing is loaded when it throws.
+  template <class M>
+  OptimizerAdaptor load_named_record(const M& module, const NamedStateRecord& record,
+                                     std::string_view source = "record") const {
+    StateLoader loader{&record, {}, {}, {}};
+    auto load = [&](const std::string& path, const auto& param) { loader.load(path, param); };
+    module.visit(load);
+    loader.finish(source);
+    OptimizerAdaptor out = *this;
+    out.states_ = std::move(loader.states);
+    return out;
+  }
   /// The rule O.
   const O& optimizer() const noexcept { return optim_; }
 
@@ -112,6 +174,109 @@ class OptimizerAdaptor {
       to.insert(param.id(), std::move(*grad));
     }
   }
+
+  using FloatPrimitive = typename Inner::FloatTensor;
+
+  template <Backend BB, std::size_t D, TensorKind K>
+  void save_state(const std::string& path, const Param<Tensor<BB, D, K>>& param,
+                  NamedStateRecord& out) const {
+    if constexpr (std::is_same_v<K, Float>) {
+      const auto it = states_.find(param.id());
+      if (it == states_.end()) return;
+      auto write = [&](std::string_view field, const auto& value) {
+        using T = std::remove_cvref_t<decltype(value)>;
+        const std::string key = str_cat(path, ".", field);
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          out.insert_or_assign(key, StateValue(value));
+        } else if constexpr (std::is_same_v<T, std::optional<FloatPrimitive>>) {
+          if (value) out.insert_or_assign(key, StateValue(Tensor<Inner, D>(*value).to_data()));
+        } else {
+          static_assert(std::is_same_v<T, FloatPrimitive>,
+                        "optimizer state fields are FloatTensor, optional<FloatTensor> or int64_t");
+          out.insert_or_assign(key, StateValue(Tensor<Inner, D>(value).to_data()));
+        }
+      };
+      it->second.visit(write);
+    }
+  }
+
+  /// load_named_record's matching: states by ParamId, the keys it used and every problem.
+  struct StateLoader {
+    const NamedStateRecord* record;
+    Record states;
+    std::set<std::string> used;
+    std::vector<std::string> problems;
+
+    template <Backend BB, std::size_t D, TensorKind K>
+    void load(const std::string& path, const Param<Tensor<BB, D, K>>& param) {
+      if constexpr (std::is_same_v<K, Float>) {
+        State state{};
+        std::size_t found = 0;
+        std::vector<std::string> missing;
+        auto read = [&](std::string_view field, auto& value) {
+          using T = std::remove_cvref_t<decltype(value)>;
+          constexpr bool is_count = std::is_same_v<T, std::int64_t>;
+          constexpr bool is_optional = std::is_same_v<T, std::optional<FloatPrimitive>>;
+          const std::string key = str_cat(path, ".", field);
+          const auto it = record->find(key);
+          if (it == record->end()) {
+            if (!is_optional) missing.push_back(key);
+            return;
+          }
+          ++found;
+          used.insert(key);
+          if constexpr (is_count) {
+            const auto* count = std::get_if<std::int64_t>(&it->second);
+            if (count == nullptr || *count < 0) {
+              problems.push_back(
+                  count == nullptr
+                      ? str_cat('"', key, "\" is a tensor, expected a count")
+                      : str_cat('"', key, "\" is ", *count, ", expected a count >= 0"));
+              return;
+            }
+            value = *count;
+          } else {
+            const auto* data = std::get_if<TensorData>(&it->second);
+            if (data == nullptr) {
+              problems.push_back(str_cat('"', key, "\" is a count, expected a tensor"));
+              return;
+            }
+            if (!param.is_initialized()) {
+              problems.push_back(str_cat('"', key, "\" belongs to an empty parameter"));
+              return;
+            }
+            if (!(data->shape == param.shape())) {
+              problems.push_back(str_cat('"', key, "\" has shape ", data->shape,
+                                         ", the parameter ", param.shape()));
+              return;
+            }
+            value = Tensor<Inner, D>::from_data(*data, param.val().inner().device())
+                        .into_primitive();
+          }
+        };
+        state.visit_mut(read);
+        if (found == 0) return;  // never updated: no state
+        for (const auto& key : missing) problems.push_back(str_cat("missing \"", key, '"'));
+        if (missing.empty()) states.insert_or_assign(param.id(), std::move(state));
+      }
+    }
+
+    void finish(std::string_view source) {
+      std::vector<std::string> all;
+      for (const auto& entry : *record) {
+        if (!used.count(entry.first)) all.push_back(str_cat("unexpected \"", entry.first, '"'));
+      }
+      all.insert(all.end(), problems.begin(), problems.end());
+      if (all.empty()) return;
+      std::string message = str_cat("OptimizerAdaptor::load_named_record: ", source, ": ",
+                                    all.size(), all.size() == 1 ? " problem: " : " problems: ");
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        if (i) message += "; ";
+        message += all[i];
+      }
+      throw FormatError(message);
+    }
+  };
 
   struct StepMapper {
     template <class BB>

@@ -31,6 +31,22 @@ class RmsProp {
     typename I::FloatTensor square_avg;                      ///< running mean of grad²
     std::optional<typename I::FloatTensor> grad_avg;         ///< running mean of grad (centered)
     std::optional<typename I::FloatTensor> momentum_buffer;  ///< buf (momentum > 0)
+
+    /// Calls `v(name, field)` for each field, in declaration order ("square_avg",
+    /// "grad_avg", "momentum_buffer"): how OptimizerAdaptor::to_named_record names them.
+    template <class V>
+    void visit(V&& v) const {
+      v("square_avg", square_avg);
+      v("grad_avg", grad_avg);
+      v("momentum_buffer", momentum_buffer);
+    }
+    /// visit with mutable fields (OptimizerAdaptor::load_named_record).
+    template <class V>
+    void visit_mut(V&& v) {
+      v("square_avg", square_avg);
+      v("grad_avg", grad_avg);
+      v("momentum_buffer", momentum_buffer);
+    }
   };
 
   RmsProp(double alpha, double momentum, double epsilon, bool centered,

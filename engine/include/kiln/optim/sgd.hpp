@@ -24,6 +24,18 @@ class Sgd {
   template <Backend I>
   struct State {
     std::optional<typename I::FloatTensor> momentum_buffer;
+
+    /// Calls `v("momentum_buffer", momentum_buffer)`: how OptimizerAdaptor::to_named_record
+    /// names the field.
+    template <class V>
+    void visit(V&& v) const {
+      v("momentum_buffer", momentum_buffer);
+    }
+    /// visit with a mutable field (OptimizerAdaptor::load_named_record).
+    template <class V>
+    void visit_mut(V&& v) {
+      v("momentum_buffer", momentum_buffer);
+    }
   };
 
   Sgd(std::optional<MomentumConfig> momentum, std::optional<WeightDecayConfig> weight_decay)

@@ -15,30 +15,52 @@
 ///      scheduler's next `step()` (a constant for `Learner(model, optim, 1e-3)`); the
 ///      optimizer steps the model; each metric is updated with the outputs.
 ///   2. valid: `model.valid()` (no autodiff) runs `inference_step(batch)` on every batch of
-///      the valid loader (a DataLoader<B::Inner, VI>); the metrics are updated.
+///      the valid loader (a DataLoader<B::Inner, VI>); the metrics are updated. An empty
+///      valid loader skips this pass: no valid events, and the epoch's `valid` metrics are
+///      empty (never nan); Burn's valid epoch over an empty loader likewise runs no step
+///      and records no metric value.
 ///   3. the epoch's metric values are the item-weighted means over its batches; with a
-///      checkpointer the model and the training state are written to
-///      `artifact_dir/checkpoint/` (the last two epochs are kept); early stopping may end the
-///      run.
+///      checkpointer the model, the optimizer's state and the training state are written to
+///      `artifact_dir/checkpoint/` (the last two epochs are kept); history.json is rewritten;
+///      early stopping may end the run.
 /// Events (batch ends, epoch ends, the end) go to the `on_event` callbacks and, unless
 /// `quiet()`, to a terminal renderer on stderr: a progress bar per epoch with items/s and the
 /// metrics, and with `summary()` a table of every metric's best and worst epoch at the end.
+/// Every launch that passes its configuration checks ends with exactly one TrainingEnd
+/// event, also when an exception ends it (then with EndReason::Failed and the message).
+///
+/// Checkpoints (with_file_checkpointer), after epoch e, in artifact_dir/checkpoint/:
+///   model-e.safetensors  the model, in the recorder's precision;
+///   optim-e.safetensors  the optimizer's state (OptimizerAdaptor::to_named_record: keys
+///                        "<param path>.<field>", e.g. "fc1.weight.moment_1", and the step
+///                        counts "fc1.weight.time"), always F32: half precision would flush
+///                        Adam's second moments (often < 1e-8) to zero and make the resumed
+///                        steps explode;
+///   state-e.json         epoch, scheduler steps, the loaders' epoch counts and the history;
+///                        written last, so its presence marks a complete checkpoint.
+/// A resumed run (`checkpoint(e)` or `resume_latest()`) restores all of them, so it continues
+/// exactly as the uninterrupted run would have (bit for bit with the F32 recorder: same
+/// weights, moments, learning rates and shuffles). A fresh run removes the checkpoint files
+/// of earlier runs from artifact_dir/checkpoint/ when it starts (other files there are left
+/// alone), and a run resumed after epoch e removes those of epochs after e (they belong to
+/// the continuation it replaces).
 ///
 /// Differences from Burn: metrics are chosen from the built-in `train::Metric` variant and
-/// apply to both splits; a resumed run (`checkpoint(epoch)`) restores the model, the
-/// scheduler position and the history, but starts the optimizer's state (moments) afresh
-/// and the loaders' shuffles from their own epoch count.
+/// apply to both splits; Burn's checkpointer does not restore the data loaders' shuffles,
+/// Kiln's does (DataLoader::set_epochs_started).
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -72,9 +94,18 @@ struct TrainingEvent {
   enum class Kind {
     BatchEnd,    ///< a batch of `split` finished; metrics are the epoch's running means
     EpochEnd,    ///< `split`'s pass of `epoch` finished; metrics are the epoch's values
-    TrainingEnd  ///< the run ended (all epochs, early stop or interrupt)
+    TrainingEnd  ///< the run ended: see `end_reason`
+  };
+  /// Why the run ended (TrainingEnd only).
+  enum class EndReason {
+    Completed,     ///< all epochs ran
+    StoppedEarly,  ///< by the EarlyStopping rule
+    Interrupted,   ///< by the Interrupter
+    Failed         ///< by an exception (`error` holds its message); launch rethrows it
   };
   Kind kind = Kind::BatchEnd;
+  EndReason end_reason = EndReason::Completed;  ///< TrainingEnd only
+  std::string error;                            ///< TrainingEnd with Failed: what() of the exception
   Split split = Split::Train;
   std::int64_t epoch = 0;           ///< 1-based
   std::int64_t num_epochs = 0;
@@ -94,6 +125,9 @@ struct EpochSummary {
   std::vector<MetricValue> train, valid;
   double train_seconds = 0, valid_seconds = 0;
   double train_items_per_second = 0;
+  /// The Interrupter cut this epoch short: its metrics cover the batches done (`valid` is
+  /// empty if the train pass was cut), and no checkpoint was written for it.
+  bool interrupted = false;
 };
 
 /// Stops the run when `metric` on `split` has not improved by more than `min_delta` for
@@ -101,18 +135,25 @@ struct EpochSummary {
 /// StoppingCondition::NoImprovementSince { n_epochs: patience }); "improved" follows the
 /// metric's direction (accuracy up, loss down).
 struct EarlyStopping {
-  Metric metric = LossMetric{};
-  Split split = Split::Valid;
-  std::int64_t patience = 1;
-  double min_delta = 0;
+  Metric metric = LossMetric{};  ///< must be registered with SupervisedTraining::metrics
+  Split split = Split::Valid;    ///< Valid needs a non-empty valid loader
+  std::int64_t patience = 1;     ///< epochs without improvement before stopping, >= 1
+  double min_delta = 0;          ///< smallest change that counts as improvement, finite, >= 0
 };
 
 /// Asks a running training to stop after the current batch (Burn's `Interrupter`): share it
 /// with `SupervisedTraining::with_interrupter` and call `stop()` from any thread.
+/// A stop request stays set until `reset()`: launch never clears it, so a request made
+/// before launch (a Ctrl-C handler during set-up, say) is not lost, and a launch with a set
+/// interrupter returns at once, interrupted, before any batch. Call reset() before reusing
+/// an interrupter for another run.
 class Interrupter {
  public:
+  /// Requests the stop (thread-safe).
   void stop() noexcept { stop_.store(true); }
+  /// Clears the request.
   void reset() noexcept { stop_.store(false); }
+  /// Whether a stop was requested and not reset.
   bool should_stop() const noexcept { return stop_.load(); }
 
  private:
@@ -149,9 +190,10 @@ Learner(M, O, LR) -> Learner<M, O, LR>;
 template <class M>
 struct LearningResult {
   M model;
-  std::vector<EpochSummary> history;
-  bool stopped_early = false;  ///< by the EarlyStopping rule
-  bool interrupted = false;    ///< by the Interrupter
+  std::vector<EpochSummary> history;  ///< a resumed run's includes the checkpoint's epochs
+  bool stopped_early = false;         ///< by the EarlyStopping rule
+  bool interrupted = false;           ///< by the Interrupter
+  std::int64_t resumed_from = 0;      ///< the checkpoint's epoch it resumed after; 0: fresh
 };
 
 namespace detail {
@@ -181,19 +223,49 @@ void render_event(const TrainingEvent& event);
 /// The end-of-training table of every metric's min and max with their epochs (Burn's
 /// `.summary()`), as text.
 std::string summary_table(const std::vector<EpochSummary>& history);
-/// The history as JSON text (written to artifact_dir/history.json and in checkpoints).
+/// The history as JSON text (written to artifact_dir/history.json and in checkpoints): an
+/// array of {epoch, train: {metric: value}, valid: {...}, train_seconds, valid_seconds,
+/// train_items_per_second, interrupted}; a nan metric value is null.
 std::string history_to_json(const std::vector<EpochSummary>& history);
-/// Parses history_to_json's output. Throws FormatError naming `path`.
+/// Parses history_to_json's output ("interrupted" may be absent: false). Throws FormatError
+/// naming `path`.
 std::vector<EpochSummary> history_from_json(const std::string& text, const std::string& path);
-/// Writes `artifact_dir/checkpoint/state-<epoch>.json` {epoch, scheduler_steps, history}
-/// atomically and removes the checkpoints of epochs before epoch - 1.
-void write_training_state(const std::filesystem::path& dir, std::int64_t epoch,
-                          std::uint64_t scheduler_steps, const std::vector<EpochSummary>& history);
-/// Reads a state written by write_training_state. Throws IoError / FormatError.
-void read_training_state(const std::filesystem::path& dir, std::int64_t epoch,
-                         std::uint64_t& scheduler_steps, std::vector<EpochSummary>& history);
+
+/// What state-<epoch>.json holds besides the model and the optimizer.
+struct TrainingState {
+  std::int64_t epoch = 0;                  ///< the last epoch done
+  std::uint64_t scheduler_steps = 0;       ///< learning-rate scheduler steps taken
+  std::uint64_t train_loader_epochs = 0;   ///< the train loader's epochs_started()
+  std::uint64_t valid_loader_epochs = 0;   ///< the valid loader's epochs_started()
+  std::vector<EpochSummary> history;       ///< epochs 1..epoch
+};
+/// Writes `dir/state-<state.epoch>.json` atomically.
+/// Throws: IoError if it cannot be written.
+void write_training_state(const std::filesystem::path& dir, const TrainingState& state);
+/// Reads `dir/state-<epoch>.json`. Throws IoError if it cannot be read, FormatError if it is
+/// malformed or of another epoch.
+TrainingState read_training_state(const std::filesystem::path& dir, std::int64_t epoch);
 /// `dir/model-<epoch>.safetensors`.
 std::string model_checkpoint_path(const std::filesystem::path& dir, std::int64_t epoch);
+/// `dir/optim-<epoch>.safetensors`.
+std::string optimizer_checkpoint_path(const std::filesystem::path& dir, std::int64_t epoch);
+/// Writes an optimizer state record as SafeTensors at `path` atomically: tensors as F32,
+/// counts as I64 of shape [1]. Throws: IoError if it cannot be written.
+void write_optimizer_state(const std::string& path, const optim::NamedStateRecord& record);
+/// Reads write_optimizer_state's file: F32 (also F16, BF16) tensors as f32 data, I64 [1] or
+/// scalar entries as counts. Throws: IoError if it cannot be read; FormatError if it is not
+/// SafeTensors or holds another dtype or an I64 entry of another shape.
+optim::NamedStateRecord read_optimizer_state(const std::string& path);
+/// The checkpoint epochs in `dir` that have a state file (complete checkpoints), ascending;
+/// empty if `dir` does not exist.
+std::vector<std::int64_t> checkpoint_epochs(const std::filesystem::path& dir);
+/// Removes the checkpoint files (model-N.safetensors, optim-N.safetensors, state-N.json) of
+/// every epoch N outside [keep_first, keep_last] from `dir` (nothing if it does not exist);
+/// other files are left alone. Throws: IoError if one cannot be removed.
+void prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep_first,
+                       std::int64_t keep_last);
+/// "NaN", "inf" or "-inf" for a non-finite value (its number otherwise).
+std::string describe_non_finite(double value);
 /// Whether an item type carries a loss to check for nan/inf.
 template <class T>
 concept HasLoss = requires(const T& t) { t.loss.into_scalar(); };
@@ -216,8 +288,18 @@ class SupervisedTraining {
     if (!train_ || !valid_) throw ValueError("SupervisedTraining: a data loader is null");
   }
 
-  /// The metrics computed on both splits (Burn's `.metrics((AccuracyMetric, LossMetric))`).
+  /// The metrics computed on both splits (Burn's `.metrics((AccuracyMetric, LossMetric))`),
+  /// in the order given (the order of EpochSummary's values and the summary table).
+  /// Throws: ConfigError if a metric is given twice.
   SupervisedTraining metrics(std::vector<Metric> metrics) const {
+    for (std::size_t i = 0; i < metrics.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (metric_name(metrics[i]) == metric_name(metrics[j])) {
+          throw ConfigError(str_cat("SupervisedTraining::metrics: ", metric_name(metrics[i]),
+                                    " is given twice (positions ", j, " and ", i, ")"));
+        }
+      }
+    }
     auto out = *this;
     out.metrics_ = std::move(metrics);
     return out;
@@ -229,18 +311,40 @@ class SupervisedTraining {
     out.num_epochs_ = n;
     return out;
   }
-  /// Saves the model with `recorder` after every epoch, with the training state, under
-  /// artifact_dir/checkpoint/ (Burn's `with_file_checkpointer`).
+  /// Saves the model with `recorder` after every epoch, with the optimizer's state and the
+  /// training state, under artifact_dir/checkpoint/ (Burn's `with_file_checkpointer`; see the
+  /// top of this file).
   SupervisedTraining with_file_checkpointer(record::SafetensorsRecorder recorder) const {
     auto out = *this;
     out.recorder_ = recorder;
     return out;
   }
-  /// Resumes after the checkpoint of `epoch` (Burn's `.checkpoint(epoch)`): launch loads it
-  /// and runs epochs epoch+1..num_epochs. Needs with_file_checkpointer.
+  /// Resumes after the checkpoint of `epoch` (Burn's `.checkpoint(epoch)`): launch loads the
+  /// model, the optimizer's state, the scheduler position, the loaders' epoch counts and the
+  /// history, and runs epochs epoch+1..num_epochs. Needs with_file_checkpointer. Replaces
+  /// resume_latest().
+  /// Throws: ConfigError if epoch < 1 (launch also throws ConfigError if epoch >= num_epochs:
+  ///         nothing would be left to train).
   SupervisedTraining checkpoint(std::int64_t epoch) const {
+    if (epoch < 1) {
+      throw ConfigError(
+          str_cat("SupervisedTraining::checkpoint: the epoch to resume after must be >= 1, got ",
+                  epoch));
+    }
     auto out = *this;
     out.resume_epoch_ = epoch;
+    out.resume_latest_ = false;
+    return out;
+  }
+  /// Resumes after the newest complete checkpoint in artifact_dir/checkpoint/ if there is
+  /// one (as checkpoint(epoch) does), else starts a fresh run; LearningResult::resumed_from
+  /// tells which. Needs with_file_checkpointer. Replaces checkpoint(epoch).
+  /// launch throws ConfigError if the newest checkpoint's epoch is >= num_epochs (the run is
+  /// finished: raise num_epochs to train on).
+  SupervisedTraining resume_latest() const {
+    auto out = *this;
+    out.resume_epoch_.reset();
+    out.resume_latest_ = true;
     return out;
   }
   /// Prints the metric summary table when training ends (Burn's `.summary()`).
@@ -249,24 +353,35 @@ class SupervisedTraining {
     out.summary_ = true;
     return out;
   }
-  /// Stops early by this rule (Burn's `.early_stopping(...)`). Throws ConfigError if
-  /// patience < 1 or the metric is not registered.
+  /// Stops early by this rule (Burn's `.early_stopping(...)`).
+  /// Throws: ConfigError if patience < 1 or min_delta is negative or not finite; launch
+  ///         throws ConfigError if the metric is not registered, or the split is Valid and
+  ///         the valid loader is empty.
   SupervisedTraining early_stopping(EarlyStopping rule) const {
     if (rule.patience < 1) {
       throw ConfigError(str_cat("SupervisedTraining::early_stopping: patience must be >= 1, got ",
                                 rule.patience));
     }
+    if (!(std::isfinite(rule.min_delta) && rule.min_delta >= 0)) {
+      throw ConfigError(str_cat(
+          "SupervisedTraining::early_stopping: min_delta must be finite and >= 0, got ",
+          rule.min_delta));
+    }
     auto out = *this;
     out.early_stopping_ = rule;
     return out;
   }
-  /// Also sends every event to `callback` (called on the training thread).
+  /// Also sends every event to `callback` (called on the training thread). An exception
+  /// from a callback ends the run as any other (TrainingEnd with Failed, then rethrown);
+  /// exceptions from that final TrainingEnd's callbacks are dropped, so the first one is
+  /// the one launch throws.
   SupervisedTraining on_event(Callback callback) const {
     auto out = *this;
     out.callbacks_.push_back(std::move(callback));
     return out;
   }
-  /// Lets another thread stop the run after the current batch.
+  /// Lets another thread stop the run after the current batch (see Interrupter: a request
+  /// stays set until reset()).
   SupervisedTraining with_interrupter(std::shared_ptr<Interrupter> interrupter) const {
     auto out = *this;
     out.interrupter_ = std::move(interrupter);
@@ -279,39 +394,128 @@ class SupervisedTraining {
     return out;
   }
 
-  /// Runs the training (see the file comment) and returns the trained model.
-  /// Throws: NonFiniteError ("loss became nan at epoch e, batch b") before the optimizer
-  ///         would apply a step whose loss is nan or inf (the model of the previous step is in
-  ///         the last checkpoint); ConfigError for checkpoint() without a checkpointer or an
-  ///         early-stopping metric that is not registered; IoError / FormatError from
-  ///         checkpoints; whatever the model's steps throw.
+  /// Runs the training (see the top of this file) and returns the trained model.
+  /// An Interrupter stop ends the run after the current batch: the cut epoch is in the
+  /// result's history and in history.json, marked `interrupted`, without a checkpoint.
+  /// Throws: ConfigError, before anything is written or any event, for: checkpoint() or
+  ///         resume_latest() without a checkpointer; a resume epoch >= num_epochs; an
+  ///         early-stopping metric that is not registered, or on an empty valid loader; an
+  ///         empty train loader. NonFiniteError ("loss is NaN at epoch e, batch b") before
+  ///         the optimizer would apply a step whose loss is nan or ±inf (the model of the
+  ///         previous step is in the last checkpoint). IoError / FormatError from
+  ///         checkpoints (a missing or mismatched model, optimizer state or state file);
+  ///         whatever the model's steps, the loaders and the callbacks throw.
   template <class M, class O, class LR>
   requires TrainStep<M, TI> LearningResult<M> launch(Learner<M, O, LR> learner) const {
     using ValidModel = decltype(learner.model.valid());
     static_assert(InferenceStep<ValidModel, VI>,
                   "SupervisedTraining::launch: model.valid() needs inference_step(batch)");
-    check_early_stopping();
+    const std::filesystem::path dir(artifact_dir_);
+    const std::filesystem::path checkpoints = dir / "checkpoint";
+    const std::optional<std::int64_t> resume = check_launch(checkpoints);
+
+    LearningResult<M> result{std::move(learner.model), {}, false, false, 0};
+    double lr = 0;
+    try {
+      run(learner, result, resume, lr);
+    } catch (const std::exception& e) {
+      end_failed(result, lr, e.what());
+      throw;
+    } catch (...) {
+      end_failed(result, lr, "an exception that is not a std::exception");
+      throw;
+    }
+    emit(end_event(result, lr,
+                   result.interrupted      ? TrainingEvent::EndReason::Interrupted
+                   : result.stopped_early  ? TrainingEvent::EndReason::StoppedEarly
+                                           : TrainingEvent::EndReason::Completed));
+    if (render_ && summary_) std::fputs(detail::summary_table(result.history).c_str(), stderr);
+    return result;
+  }
+
+ private:
+  /// Whether O records its state (OptimizerAdaptor does); other optimizers resume without it.
+  template <class O, class M>
+  static constexpr bool kRecordsState = requires(const O& o, const M& m) {
+    { o.to_named_record(m) } -> std::same_as<optim::NamedStateRecord>;
+    o.load_named_record(m, optim::NamedStateRecord{}, std::string_view{});
+  };
+
+  /// The configuration checks of launch; returns the epoch to resume after, if any.
+  std::optional<std::int64_t> check_launch(const std::filesystem::path& checkpoints) const {
+    if (early_stopping_) {
+      const auto name = metric_name(early_stopping_->metric);
+      bool registered = false;
+      for (const auto& m : metrics_) registered = registered || metric_name(m) == name;
+      if (!registered) {
+        throw ConfigError(str_cat("SupervisedTraining::early_stopping: metric ", name,
+                                  " is not registered with metrics(...)"));
+      }
+      if (early_stopping_->split == Split::Valid && valid_->num_items() == 0) {
+        throw ConfigError(
+            "SupervisedTraining::early_stopping: the rule watches the valid split, but the "
+            "valid loader has no items (validation is skipped)");
+      }
+    }
+    if (train_->num_items() == 0) {
+      throw ConfigError("SupervisedTraining::launch: the train loader has no items");
+    }
+    if ((resume_epoch_ || resume_latest_) && !recorder_) {
+      throw ConfigError(str_cat("SupervisedTraining::",
+                                resume_latest_ ? "resume_latest" : "checkpoint",
+                                ": resuming needs with_file_checkpointer"));
+    }
+    std::optional<std::int64_t> resume = resume_epoch_;
+    if (resume_latest_) {
+      const auto epochs = detail::checkpoint_epochs(checkpoints);
+      if (!epochs.empty()) resume = epochs.back();
+    }
+    if (resume && *resume >= num_epochs_) {
+      throw ConfigError(str_cat(
+          "SupervisedTraining::", resume_latest_ ? "resume_latest: the newest checkpoint is"
+                                                 : "checkpoint: resuming after",
+          " epoch ", *resume, ", but num_epochs is ", num_epochs_,
+          ": nothing is left to train (raise num_epochs to train further)"));
+    }
+    return resume;
+  }
+
+  template <class M, class O, class LR>
+  void run(Learner<M, O, LR>& learner, LearningResult<M>& result,
+           std::optional<std::int64_t> resume, double& lr) const {
     const std::filesystem::path dir(artifact_dir_);
     const std::filesystem::path checkpoints = dir / "checkpoint";
     std::filesystem::create_directories(recorder_ ? checkpoints : dir);
-
-    LearningResult<M> result{std::move(learner.model), {}, false, false};
     auto& model = result.model;
     std::int64_t first_epoch = 1;
     std::uint64_t scheduler_steps = 0;
-    if (resume_epoch_) {
-      if (!recorder_) {
-        throw ConfigError("SupervisedTraining::checkpoint: resuming needs with_file_checkpointer");
-      }
-      model = recorder_->load_file(model, detail::model_checkpoint_path(checkpoints, *resume_epoch_),
+    if (resume) {
+      const std::int64_t e = *resume;
+      model = recorder_->load_file(model, detail::model_checkpoint_path(checkpoints, e),
                                    typename B::Device{});
-      detail::read_training_state(checkpoints, *resume_epoch_, scheduler_steps, result.history);
+      if constexpr (kRecordsState<O, M>) {
+        const std::string path = detail::optimizer_checkpoint_path(checkpoints, e);
+        learner.optimizer = learner.optimizer.load_named_record(
+            model, detail::read_optimizer_state(path), str_cat('"', path, '"'));
+      }
+      detail::TrainingState state = detail::read_training_state(checkpoints, e);
+      scheduler_steps = state.scheduler_steps;
       for (std::uint64_t i = 0; i < scheduler_steps; ++i) (void)learner.scheduler.step();
-      first_epoch = *resume_epoch_ + 1;
+      train_->set_epochs_started(state.train_loader_epochs);
+      valid_->set_epochs_started(state.valid_loader_epochs);
+      result.history = std::move(state.history);
+      result.resumed_from = e;
+      first_epoch = e + 1;
+      detail::prune_checkpoints(checkpoints, e - 1, e);
+    } else {
+      detail::prune_checkpoints(checkpoints, 1, 0);  // all: they belong to earlier runs
     }
 
-    double lr = 0;
     for (std::int64_t epoch = first_epoch; epoch <= num_epochs_; ++epoch) {
+      if (interrupted()) {
+        result.interrupted = true;
+        break;
+      }
       EpochSummary summary;
       summary.epoch = epoch;
 
@@ -324,9 +528,11 @@ class SupervisedTraining {
         if constexpr (detail::HasLoss<decltype(output.item)>) {
           const double loss = output.item.loss.into_scalar();
           if (!std::isfinite(loss)) {
-            throw NonFiniteError(str_cat("SupervisedTraining: loss became ", loss, " at epoch ",
-                                         epoch, ", batch ", event.iteration + 1,
-                                         " (the model is that of the previous step)"));
+            throw NonFiniteError(str_cat("SupervisedTraining: loss is ",
+                                         detail::describe_non_finite(loss), " at epoch ", epoch,
+                                         ", batch ", event.iteration + 1,
+                                         " (the step was not applied: the model is that of the "
+                                         "previous step)"));
           }
         }
         lr = learner.scheduler.step();
@@ -343,57 +549,93 @@ class SupervisedTraining {
       summary.train_items_per_second = event.items_per_second;
       finish(event, summary.train);
       if (interrupted()) {
-        result.interrupted = true;
-        result.history.push_back(std::move(summary));
+        end_interrupted(result, std::move(summary), dir);
         break;
       }
 
-      // ---- valid
-      const auto valid_model = model.valid();
-      detail::MetricState valid_metrics(metrics_);
-      TrainingEvent valid_event = start_event(Split::Valid, epoch, *valid_);
-      valid_event.learning_rate = lr;
-      const auto valid_start = std::chrono::steady_clock::now();
-      for (const VI& batch : *valid_) {
-        const auto item = valid_model.inference_step(batch);
-        valid_metrics.update(item);
-        advance(valid_event, batch_items(item), valid_start, valid_metrics);
-        emit(valid_event);
-        if (interrupted()) break;
+      // ---- valid (skipped when the valid loader is empty)
+      if (valid_->num_items() > 0) {
+        const auto valid_model = model.valid();
+        detail::MetricState valid_metrics(metrics_);
+        TrainingEvent valid_event = start_event(Split::Valid, epoch, *valid_);
+        valid_event.learning_rate = lr;
+        const auto valid_start = std::chrono::steady_clock::now();
+        for (const VI& batch : *valid_) {
+          const auto item = valid_model.inference_step(batch);
+          valid_metrics.update(item);
+          advance(valid_event, batch_items(item), valid_start, valid_metrics);
+          emit(valid_event);
+          if (interrupted()) break;
+        }
+        summary.valid = valid_metrics.values();
+        summary.valid_seconds = valid_event.elapsed_seconds;
+        finish(valid_event, summary.valid);
+        if (interrupted()) {
+          end_interrupted(result, std::move(summary), dir);
+          break;
+        }
       }
-      summary.valid = valid_metrics.values();
-      summary.valid_seconds = valid_event.elapsed_seconds;
-      finish(valid_event, summary.valid);
       result.history.push_back(std::move(summary));
-      if (interrupted()) {
-        result.interrupted = true;
-        break;
-      }
 
       // ---- checkpoint, history, early stop
       if (recorder_) {
         recorder_->save_file(model, detail::model_checkpoint_path(checkpoints, epoch));
-        detail::write_training_state(checkpoints, epoch, scheduler_steps, result.history);
+        if constexpr (kRecordsState<O, M>) {
+          detail::write_optimizer_state(detail::optimizer_checkpoint_path(checkpoints, epoch),
+                                        learner.optimizer.to_named_record(model));
+        }
+        detail::TrainingState state;
+        state.epoch = epoch;
+        state.scheduler_steps = scheduler_steps;
+        state.train_loader_epochs = train_->epochs_started();
+        state.valid_loader_epochs = valid_->epochs_started();
+        state.history = result.history;
+        detail::write_training_state(checkpoints, state);
+        // Keep the last two epochs' checkpoints (Burn's KeepLastNCheckpoints(2)).
+        detail::prune_checkpoints(checkpoints, epoch - 1, epoch);
       }
-      io::write_file_atomic((dir / "history.json").string(),
-                            detail::history_to_json(result.history), "SupervisedTraining");
+      write_history(dir, result.history);
       if (should_stop_early(result.history)) {
         result.stopped_early = true;
         break;
       }
     }
-
-    TrainingEvent end;
-    end.kind = TrainingEvent::Kind::TrainingEnd;
-    end.epoch = result.history.empty() ? 0 : result.history.back().epoch;
-    end.num_epochs = num_epochs_;
-    end.learning_rate = lr;
-    emit(end);
-    if (render_ && summary_) std::fputs(detail::summary_table(result.history).c_str(), stderr);
-    return result;
   }
 
- private:
+  template <class M>
+  void end_interrupted(LearningResult<M>& result, EpochSummary summary,
+                       const std::filesystem::path& dir) const {
+    summary.interrupted = true;
+    result.interrupted = true;
+    result.history.push_back(std::move(summary));
+    write_history(dir, result.history);
+  }
+  static void write_history(const std::filesystem::path& dir,
+                            const std::vector<EpochSummary>& history) {
+    io::write_file_atomic((dir / "history.json").string(), detail::history_to_json(history),
+                          "SupervisedTraining");
+  }
+  template <class M>
+  TrainingEvent end_event(const LearningResult<M>& result, double lr,
+                          TrainingEvent::EndReason reason) const {
+    TrainingEvent end;
+    end.kind = TrainingEvent::Kind::TrainingEnd;
+    end.end_reason = reason;
+    end.epoch = result.history.empty() ? result.resumed_from : result.history.back().epoch;
+    end.num_epochs = num_epochs_;
+    end.learning_rate = lr;
+    return end;
+  }
+  template <class M>
+  void end_failed(const LearningResult<M>& result, double lr, const char* what) const {
+    try {
+      TrainingEvent end = end_event(result, lr, TrainingEvent::EndReason::Failed);
+      end.error = what;
+      emit(end);
+    } catch (...) {  // keep the exception that ended the run
+    }
+  }
+
   template <class Loader>
   TrainingEvent start_event(Split split, std::int64_t epoch, const Loader& loader) const {
     TrainingEvent event;
@@ -434,15 +676,6 @@ class SupervisedTraining {
   }
   bool interrupted() const { return interrupter_ && interrupter_->should_stop(); }
 
-  void check_early_stopping() const {
-    if (!early_stopping_) return;
-    const auto name = metric_name(early_stopping_->metric);
-    for (const auto& m : metrics_) {
-      if (metric_name(m) == name) return;
-    }
-    throw ConfigError(str_cat("SupervisedTraining::early_stopping: metric ", name,
-                              " is not registered with metrics(...)"));
-  }
   bool should_stop_early(const std::vector<EpochSummary>& history) const {
     if (!early_stopping_) return false;
     const auto name = metric_name(early_stopping_->metric);
@@ -450,6 +683,7 @@ class SupervisedTraining {
     std::optional<double> best;
     std::int64_t since_best = 0;
     for (const EpochSummary& s : history) {
+      if (s.interrupted) continue;
       const auto& values = early_stopping_->split == Split::Train ? s.train : s.valid;
       for (const MetricValue& v : values) {
         if (v.name != name) continue;
@@ -473,6 +707,7 @@ class SupervisedTraining {
   std::int64_t num_epochs_ = 1;
   std::optional<record::SafetensorsRecorder> recorder_;
   std::optional<std::int64_t> resume_epoch_;
+  bool resume_latest_ = false;
   bool summary_ = false;
   bool render_ = true;
   std::optional<EarlyStopping> early_stopping_;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,19 @@ TEST(MnistDataset, MissingFilesRaiseIoErrorsNamingThePath) {
   }
 }
 
+TEST(MnistDataset, ADirectoryGivenAsAFileIsAnIoError) {
+  // A directory opens as an empty stream with libstdc++: without the check it read as a
+  // 0-byte file and failed as a malformed header.
+  const auto dir = std::filesystem::temp_directory_path();
+  try {
+    MnistDataset::from_files(dir.string(), dir.string());
+    FAIL() << "expected an IoError";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(dir.string()), std::string::npos) << e.what();
+  }
+}
+
 TEST(MnistDataset, RealFilesFromTheMnistDataPackage) {
   const std::string dir = default_mnist_dir();
   const auto train = MnistDataset::train(dir);
@@ -174,6 +188,15 @@ TEST(MnistBatcher, NormalisesPixelsAndKeepsLabels) {
   EXPECT_NEAR(v[0], (1.0 - 0.1307) / 0.3081, 1e-5);            // 2.82149
   EXPECT_NEAR(v[1], -0.1307 / 0.3081, 1e-5);                   // -0.42421
   EXPECT_NEAR(v[784 + 783], (0.2 - 0.1307) / 0.3081, 1e-5);    // 51 / 255 = 0.2
+}
+
+TEST(MnistBatcher, NoItemsIsAValueError) {
+  try {
+    MnistBatcher<Cpu>{}.batch({}, Device<Cpu>{});
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_STREQ(e.what(), "MnistBatcher::batch: expected 1 or more items, got 0");
+  }
 }
 
 }  // namespace

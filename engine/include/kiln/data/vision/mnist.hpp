@@ -24,6 +24,7 @@
 
 #include "kiln/backend/backend.hpp"
 #include "kiln/core/device.hpp"
+#include "kiln/core/error.hpp"
 #include "kiln/data/dataset.hpp"
 #include "kiln/tensor/tensor.hpp"
 
@@ -108,7 +109,11 @@ struct MnistBatcher {
   static constexpr float kStd = 0.3081f;
 
   /// items (1 or more) -> images [n, 28, 28], targets [n].
+  /// Throws: ValueError if `items` is empty.
   MnistBatch<B> batch(std::vector<MnistItem> items, const Device<B>& device) const {
+    if (items.empty()) {
+      throw ValueError("MnistBatcher::batch: expected 1 or more items, got 0");
+    }
     const auto n = static_cast<std::int64_t>(items.size());
     std::vector<float> pixels;
     pixels.reserve(items.size() * kMnistHeight * kMnistWidth);
