@@ -10,13 +10,9 @@ import { resolve } from 'node:path';
 import { mnistData, isolation } from './vite-mnist.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
-// KILN_FAKE=1 swaps kiln-dl for the temporary pure-JS fake (web/test/fake-kiln.js) to work
-// on the page while the package's training API is not built; never used for real builds.
-const fake = process.env.KILN_FAKE === '1';
 
 export default defineConfig({
   root: here,
-  resolve: fake ? { alias: { 'kiln-dl': resolve(here, 'test/fake-kiln.js') } } : {},
   base: './',
   plugins: [mnistData()],
   worker: { format: 'es' },

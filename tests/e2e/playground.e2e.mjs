@@ -2,7 +2,7 @@
 // /usr/bin/chromium): builds web/ with `vite build`, serves it with `vite preview` on a free
 // port, trains through the page as a person would, and writes a screenshot of each state
 // to test-output/playground/. Run by scripts/test.sh (`npm test`), or alone:
-//   node tests/e2e/playground.e2e.mjs [--no-build] [--only name,name] [--fake]
+//   node tests/e2e/playground.e2e.mjs [--no-build] [--only name,name]
 // Exit status 1 if any test failed.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -268,8 +268,7 @@ test('cnn', async () => {
 async function main() {
   mkdirSync(OUT, { recursive: true });
   const t0 = Date.now();
-  // --fake: develop against the temporary pure-JS stand-in of kiln-dl (web/test/fake-kiln.js).
-  if (!args.includes('--no-build')) buildApp('web', args.includes('--fake') ? { KILN_FAKE: '1' } : {});
+  if (!args.includes('--no-build')) buildApp('web');
   const server = await startPreview('web');
   base = server.url;
   const browser = await launchBrowser({ viewport: { width: 1400, height: 1000 } });
