@@ -200,7 +200,7 @@ const STATUS_TEXT = {
   idle: 'Ready: press Train (or Step one batch).',
   training: 'Training…',
   paused: 'Paused.',
-  done: 'Done: all epochs trained. Raise the epochs or Reset to train again.',
+  done: 'Done: all epochs trained. Reset (or change a setting) to train again.',
   error: 'Error (see the message above).',
   invalid: 'Fix the model to train it (see the messages under Model).',
 };
