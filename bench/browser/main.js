@@ -15,6 +15,10 @@ const out = document.getElementById('out');
 const worker = new BenchWorker();
 worker.onmessage = (ev) => {
   const m = ev.data;
+  if (m.type === 'mark') {
+    console.log(`bench:${m.what}`);
+    return;
+  }
   if (m.type === 'log') {
     out.textContent += `\n${m.text}`;
     return;
