@@ -122,6 +122,8 @@ async function runCase(context, base, c, profile) {
   if (snaps['epoch-start'] && snaps['epoch-end']) {
     r.cpuSeconds = cpuBetween(snaps['epoch-start'], snaps['epoch-end']);
     r.workerThreads = [...snaps['epoch-end'].values()].length;
+    // CPU seconds of each worker thread over the epoch, largest first (do the threads share the work?)
+    r.cpuPerThread = [...snaps['epoch-end']].map(([k, v]) => v - (snaps['epoch-start'].get(k) ?? 0)).sort((a, b) => b - a).map((x) => Number(x.toFixed(2)));
   }
   return r;
 }
@@ -207,6 +209,15 @@ async function main() {
   lines.push(
     '',
     `Kiln MLP (trainBatch loop, the playground's path) against TF.js WASM 1 thread: **${ratio('kiln-mlp', 'tfjs-mlp-1', 'cpu')}×** faster in CPU time (${ratio('kiln-mlp', 'tfjs-mlp-1', 'seconds')}× in wall time); against TF.js with 2 threads requested: ${ratio('kiln-mlp', 'tfjs-mlp-2', 'cpu')}× (CPU), ${ratio('kiln-mlp', 'tfjs-mlp-2', 'seconds')}× (wall). Kiln \`learner.fit\` against TF.js 1 thread: ${ratio('kiln-mlp-fit', 'tfjs-mlp-1', 'cpu')}× (CPU), ${ratio('kiln-mlp-fit', 'tfjs-mlp-1', 'seconds')}× (wall).`,
+    '',
+    "Notes. Kiln's package is a single-threaded build (`backendInfo().threads` = 1), so it has one row per",
+    'model. TF.js was asked for 2 threads on a cross-origin-isolated page and loaded its threaded SIMD binary',
+    "(8 pthread workers appear besides the benchmark's worker), but `getThreadsCount()` reports 1 and the",
+    'per-thread /proc times show all of the epoch's CPU time on one thread, none on the pthreads (as',
+    "performance-anchors.md saw). TF.js 4.22's WASM backend cannot train the CNN (no `Conv2DBackpropFilter`",
+    'kernel). The machine was shared with other builds (load average ~5 on 2 cores): wall times vary by up to',
+    '2x between runs, CPU times by ~20 %; quote the CPU ratio. The same epoch in Node (bench/RESULTS-wasm.md,',
+    "Kiln `fit` 1.1-1.3 s CPU, TF.js 8.6 s) agrees with the browser's figures.",
     '',
   );
   const section = lines.join('\n');
