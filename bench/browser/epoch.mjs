@@ -213,7 +213,7 @@ async function main() {
     "Notes. Kiln's package is a single-threaded build (`backendInfo().threads` = 1), so it has one row per",
     'model. TF.js was asked for 2 threads on a cross-origin-isolated page and loaded its threaded SIMD binary',
     "(8 pthread workers appear besides the benchmark's worker), but `getThreadsCount()` reports 1 and the",
-    'per-thread /proc times show all of the epoch's CPU time on one thread, none on the pthreads (as',
+    "per-thread /proc times show all of the epoch's CPU time on one thread, none on the pthreads (as",
     "performance-anchors.md saw). TF.js 4.22's WASM backend cannot train the CNN (no `Conv2DBackpropFilter`",
     'kernel). The machine was shared with other builds (load average ~5 on 2 cores): wall times vary by up to',
     '2x between runs, CPU times by ~20 %; quote the CPU ratio. The same epoch in Node (bench/RESULTS-wasm.md,',
