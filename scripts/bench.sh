@@ -5,7 +5,9 @@
 #      run, then the element-wise benchmark); else every Google Benchmark program in
 #      build/native/bench/,
 #   2. node bench/wasm/bench_gemm.mjs (WebAssembly vs TensorFlow.js), which writes
-#      bench/RESULTS-wasm.md.
+#      bench/RESULTS-wasm.md,
+#   3. node bench/browser/epoch.mjs --reps 3 --write (one MNIST epoch in headless Chromium,
+#      Kiln vs TF.js WASM), which writes the Browser section of bench/RESULTS.md.
 # Record the figures in bench/RESULTS.md. Extra arguments go to step 1 (run_native.sh takes
 # the number of repetitions).
 set -euo pipefail
@@ -28,3 +30,5 @@ else
 fi
 echo "[bench] node bench/wasm/bench_gemm.mjs"
 node bench/wasm/bench_gemm.mjs
+echo "[bench] node bench/browser/epoch.mjs --reps 3 --write"
+node bench/browser/epoch.mjs --reps 3 --write

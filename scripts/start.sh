@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# `npm start` (after setup and build): runs the native XOR example, the Burn tutorial's
-# Step 10 training loop written with Kiln (examples/cpp/xor.cpp). Issue 7 makes it serve the
-# playground.
+# `npm start` (after setup and build): builds the web playground (web/, `vite build`
+# against the package in dist/) and serves it with `vite preview` on a fixed local port.
+# Open the printed URL in a browser. Environment: KILN_PORT (default 4173).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-exec ./build/native/examples/xor
+PORT=${KILN_PORT:-4173}
+echo "[start] building the playground (vite build web)"
+node node_modules/vite/bin/vite.js build web --logLevel warn
+echo "[start] Kiln playground: http://127.0.0.1:${PORT}/  (Ctrl+C stops the server)"
+exec node node_modules/vite/bin/vite.js preview web --port "$PORT" --strictPort --host 127.0.0.1

@@ -1,0 +1,33 @@
+// Starts the benchmark worker with the page's query and shows (and exposes) its result.
+import BenchWorker from './worker.js?worker';
+
+const q = new URLSearchParams(location.search);
+const params = {
+  engine: q.get('engine') ?? 'kiln',
+  model: q.get('model') ?? 'mlp',
+  threads: Number(q.get('threads') ?? 1),
+  mode: q.get('mode') ?? 'trainBatch',
+  items: Number(q.get('items') ?? 60000),
+  batch: Number(q.get('batch') ?? 64),
+  warmup: Number(q.get('warmup') ?? 30),
+};
+const out = document.getElementById('out');
+const worker = new BenchWorker();
+worker.onmessage = (ev) => {
+  const m = ev.data;
+  if (m.type === 'mark') {
+    console.log(`bench:${m.what}`);
+    return;
+  }
+  if (m.type === 'log') {
+    out.textContent += `\n${m.text}`;
+    return;
+  }
+  window.__benchResult = m;
+  out.textContent = JSON.stringify(m, null, 2);
+};
+worker.onerror = (e) => {
+  window.__benchResult = { ok: false, error: e.message ?? 'worker error' };
+  out.textContent = `worker error: ${e.message}`;
+};
+worker.postMessage({ ...params, crossOriginIsolated: self.crossOriginIsolated, mnistBase: new URL('./mnist/', document.baseURI).href });

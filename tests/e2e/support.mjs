@@ -1,0 +1,84 @@
+// Helpers for the browser tests and benchmarks: build a Vite app, serve it with
+// `vite preview` on a free port (started as `node node_modules/vite/bin/vite.js` so the
+// PID is the server's own), and launch Debian's headless Chromium via playwright-core.
+import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
+const VITE = join(REPO, 'node_modules/vite/bin/vite.js');
+
+/** Builds the app whose root is `root` (relative to the repo), printing Vite's output on failure. */
+export function buildApp(root, env = {}) {
+  try {
+    execFileSync(process.execPath, [VITE, 'build', root, '--logLevel', 'warn'], { cwd: REPO, stdio: 'pipe', env: { ...process.env, ...env } });
+  } catch (e) {
+    process.stderr.write(String(e.stdout ?? '') + String(e.stderr ?? ''));
+    throw new Error(`vite build ${root} failed`);
+  }
+}
+
+export function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolvePort(port));
+    });
+  });
+}
+
+/**
+ * Serves `root`'s build with `vite preview` on a free port.
+ * @returns {Promise<{url: string, stop: () => void}>}
+ */
+export async function startPreview(root) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [VITE, 'preview', root, '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
+  const url = `http://127.0.0.1:${port}/`;
+  const stop = () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+  };
+  process.on('exit', stop);
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error(`vite preview exited (${child.exitCode}):\n${output}`);
+    try {
+      const r = await fetch(url);
+      if (r.ok) return { url, stop };
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  stop();
+  throw new Error(`vite preview did not answer on ${url}:\n${output}`);
+}
+
+/** Headless Chromium (TOOLCHAIN.md's launch arguments) in a throw-away profile. */
+export async function launchBrowser(options = {}) {
+  const profile = mkdtempSync(join(tmpdir(), 'kiln-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.KILN_CHROMIUM ?? '/usr/bin/chromium',
+    headless: true,
+    acceptDownloads: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    ...options,
+  });
+  const close = async () => {
+    await context.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { context, close, profile };
+}

@@ -1,0 +1,121 @@
+// The one place where the playground talks to kiln-dl (runs in the Web Worker).
+// Everything the playground needs from the engine goes through this adapter, written
+// against the JS API contract of BRIEF6.md (kiln.nn.sequential, kiln.optim.*, kiln.Learner,
+// model.saveSafetensors / loadSafetensors). If the package's spelling differs, fix it here.
+import { init } from 'kiln-dl';
+
+/** Wraps a KilnError (or any error) into a plain object that survives postMessage. */
+export function errorInfo(e) {
+  return { message: e?.message ?? String(e), code: e?.code ?? 'Internal' };
+}
+
+/**
+ * Loads the WebAssembly engine.
+ * @returns {Promise<Engine>}
+ */
+export async function loadEngine() {
+  const kiln = await init();
+  return new Engine(kiln);
+}
+
+export class Engine {
+  constructor(kiln) {
+    this.kiln = kiln;
+  }
+
+  /** {simd, threads, arch, build} as the package reports it, or {} if it has no such call. */
+  info() {
+    return typeof this.kiln.backendInfo === 'function' ? this.kiln.backendInfo() : {};
+  }
+
+  /**
+   * A training session: model + optimizer + learner.
+   * @param {{layers: object[]}} spec kiln.nn.sequential spec (modelspec.js builds it)
+   * @param {{opt: 'sgd'|'adam'|'adamw', lr: number, momentum: number, wd: number, seed: number}} s
+   */
+  createSession(spec, s) {
+    const { kiln } = this;
+    const model = kiln.nn.sequential(spec, { seed: s.seed });
+    let optimizer = null;
+    try {
+      if (s.opt === 'sgd') {
+        optimizer = kiln.optim.sgd({ lr: s.lr, momentum: s.momentum, weightDecay: s.wd });
+      } else if (s.opt === 'adam') {
+        optimizer = kiln.optim.adam({ lr: s.lr, weightDecay: s.wd });
+      } else {
+        // weightDecay given explicitly: kiln's AdamW default is 0.01 (PyTorch's); the
+        // playground's weight-decay field (default 0) is the setting.
+        optimizer = kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
+      }
+      const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy', seed: s.seed });
+      return new Session(model, optimizer, learner);
+    } catch (e) {
+      optimizer?.dispose?.();
+      model.dispose();
+      throw e;
+    }
+  }
+}
+
+export class Session {
+  constructor(model, optimizer, learner) {
+    this.model = model;
+    this.optimizer = optimizer;
+    this.learner = learner;
+  }
+
+  get numParams() {
+    return this.model.numParams;
+  }
+
+  summary() {
+    return this.model.summary();
+  }
+
+  /** The model's JS spec as the package reports it (saved next to the weights). */
+  config() {
+    return this.model.config;
+  }
+
+  /**
+   * One optimizer step on a batch.
+   * @param {Float32Array} x [n, ...itemShape] row-major
+   * @param {Int32Array} y [n] class indices
+   * @param {number} n items in the batch
+   * @returns {{loss: number, accuracy: number}} the batch's mean loss and accuracy (0..1)
+   */
+  trainBatch(x, y, n) {
+    return this.learner.trainBatch(x, y, n);
+  }
+
+  /**
+   * Class probabilities in evaluation mode (dropout off).
+   * @param {Float32Array} x [n, ...itemShape]
+   * @returns {Float32Array} [n, classes] row-major
+   */
+  predict(x, batchSize = 500) {
+    return this.learner.predict(x, { batchSize }); // the package predicts in inference mode
+  }
+
+  /** @returns {Uint8Array} the weights in SafeTensors format */
+  save() {
+    return this.model.saveSafetensors();
+  }
+
+  /** @param {Uint8Array} bytes SafeTensors written by save() for the same spec */
+  load(bytes) {
+    this.model.loadSafetensors(bytes);
+  }
+
+  /** Frees the learner, the optimizer and the model (the learner owns neither). */
+  dispose() {
+    for (const k of ['learner', 'optimizer', 'model']) {
+      try {
+        this[k]?.dispose?.();
+      } catch {
+        // already freed
+      }
+      this[k] = null;
+    }
+  }
+}

@@ -1,0 +1,630 @@
+// The playground page: controls <-> set-up (state.js, kept in the URL), the model
+// builder (modelspec.js), and the views fed by the training worker (worker.js).
+import KilnWorker from './worker.js?worker';
+import { decodeState, encodeState, defaultState, isToy } from './state.js';
+import {
+  describeModel,
+  ACTIVATIONS,
+  POOLS,
+  PADDINGS,
+  LIMITS,
+  CNN_PRESET,
+  DEFAULT_TOY_LAYERS,
+  DEFAULT_MNIST_LAYERS,
+  cloneLayers,
+} from './modelspec.js';
+import { GRID } from './datasets.js';
+import { Charts } from './charts.js';
+import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
+import { DrawPad } from './draw.js';
+import { normaliseGrey } from './mnist.js';
+
+const $ = (id) => document.getElementById(id);
+
+// ---- state ----------------------------------------------------------------------------
+let state;
+let run = 0; // id of the current set-up in the worker; messages of older runs are dropped
+let status = 'starting';
+let view = null; // the worker's view of the data (points or sample digits)
+let lastBoundary = null;
+let desc = null; // describeModel() of the current set-up
+let lastTest = null;
+let setupTimer = 0;
+let predictId = 0;
+const pending = new Map(); // predict id -> callback
+let drawing = null; // the current drawing (28 x 28 grey) or null
+let drawBusy = false;
+let drawDirty = false;
+
+const inputFor = (s) =>
+  isToy(s.data)
+    ? { features: 2, classes: s.data === 'gauss' ? s.classes : 2 }
+    : { features: 784, classes: 10, image: [1, 28, 28] };
+
+// ---- messages -------------------------------------------------------------------------
+function say(text, kind = 'info') {
+  const box = $('messages');
+  const p = document.createElement('p');
+  p.className = `msg ${kind}`;
+  p.textContent = text;
+  const close = document.createElement('button');
+  close.type = 'button';
+  close.textContent = '×';
+  close.setAttribute('aria-label', 'Dismiss message');
+  close.addEventListener('click', () => p.remove());
+  p.append(close);
+  box.append(p);
+  while (box.children.length > 4) box.firstChild.remove();
+}
+
+const clearMessages = () => $('messages').replaceChildren();
+
+// ---- worker ---------------------------------------------------------------------------
+const worker = new KilnWorker();
+worker.onerror = (e) => {
+  say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
+  setStatus('error');
+};
+worker.onmessage = (ev) => {
+  const m = ev.data;
+  switch (m.type) {
+    case 'hello': {
+      const i = m.info ?? {};
+      $('engine-info').textContent = `Engine: kiln-dl, WebAssembly${i.simd ? ' SIMD' : ''}${i.arch ? ` (${i.arch})` : ''}, ${i.threads ?? 1} thread${(i.threads ?? 1) > 1 ? 's' : ''}, in a Web Worker.`;
+      return;
+    }
+    case 'fatal':
+      $('engine-info').textContent = 'The engine could not be loaded.';
+      say(`The engine could not be loaded: ${m.error.message}`, 'error');
+      setStatus('error');
+      return;
+    case 'prediction': {
+      const cb = pending.get(m.id);
+      pending.delete(m.id);
+      cb?.(m);
+      return;
+    }
+    default:
+      break;
+  }
+  if (m.run !== run) return; // from a set-up that was replaced
+  switch (m.type) {
+    case 'status':
+      setStatus(m.status, m.message);
+      break;
+    case 'ready':
+      onReady(m);
+      break;
+    case 'progress':
+      showMetric('m-epoch', m.epoch, (v) => v.toFixed(2));
+      showMetric('m-step', m.step, String);
+      showMetric('m-train-loss', m.loss, (v) => v.toFixed(4));
+      showMetric('m-train-acc', m.accuracy, pct);
+      showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
+      charts.addTrain(m.epoch, m.loss, m.accuracy);
+      break;
+    case 'eval':
+      onEval(m);
+      break;
+    case 'saved':
+      onSaved(m);
+      break;
+    case 'error':
+      say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
+      break;
+    default:
+      break;
+  }
+};
+
+const pct = (v) => `${(v * 100).toFixed(2)} %`;
+
+function showMetric(id, value, fmt) {
+  const el = $(id);
+  el.textContent = value === null || value === undefined ? '–' : fmt(value);
+  el.dataset.value = value === null || value === undefined ? '' : String(value);
+}
+
+function predict(x) {
+  return new Promise((resolve) => {
+    const id = ++predictId;
+    pending.set(id, resolve);
+    worker.postMessage({ type: 'predict', id, x });
+  });
+}
+
+/** Sends the current set-up to the worker (a fresh model: the Reset). */
+function setup(weights = null) {
+  clearTimeout(setupTimer);
+  setupTimer = 0;
+  run++;
+  view = null;
+  lastBoundary = null;
+  lastTest = null;
+  charts.clear();
+  for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
+  for (const id of ['m-train-loss', 'm-train-acc', 'm-test-loss', 'm-test-acc', 'm-speed']) showMetric(id, null);
+  $('engine-summary').textContent = '';
+  if (!desc.ok) {
+    setStatus('invalid');
+    return;
+  }
+  const mnistBase = new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
+  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights });
+  setStatus('loading');
+}
+
+function scheduleSetup() {
+  clearTimeout(setupTimer);
+  if (status === 'training') worker.postMessage({ type: 'pause', run });
+  // The run on screen no longer matches the settings: no Train / Step until the new one is ready.
+  run++;
+  setStatus('loading', 'Applying the change…');
+  setupTimer = setTimeout(() => setup(), 250);
+}
+
+function onReady(m) {
+  view = m.view;
+  $('engine-summary').textContent = m.summary ?? '';
+  if (desc.ok && m.numParams !== desc.numParams) {
+    say(`The engine reports ${m.numParams} parameters; the playground computed ${desc.numParams}.`, 'warn');
+  }
+  if (view.kind === 'mnist') {
+    buildDigitGrid($('digit-grid'), view.sampleImages, view.sampleLabels);
+    $('confusion').replaceChildren();
+  } else {
+    drawBoundary($('boundary'), null, { ...GRID, classes: view.classes }, view);
+  }
+}
+
+function onEval(m) {
+  lastTest = m;
+  showMetric('m-test-loss', m.loss, (v) => v.toFixed(4));
+  showMetric('m-test-acc', m.accuracy, pct);
+  if (m.step > 0) charts.addTest(m.epoch, m.loss, m.accuracy);
+  if (!view) return;
+  if (view.kind === 'toy') {
+    lastBoundary = m.boundary;
+    drawBoundary($('boundary'), m.boundary, { ...GRID, classes: view.classes }, view);
+  } else {
+    updateDigitGrid($('digit-grid'), m.samplePredicted);
+    drawConfusion($('confusion'), m.confusion, 10);
+    if (drawing) predictDrawing();
+  }
+}
+
+// ---- status and buttons ---------------------------------------------------------------
+const STATUS_TEXT = {
+  starting: 'Starting…',
+  loading: 'Preparing…',
+  idle: 'Ready: press Train (or Step one batch).',
+  training: 'Training…',
+  paused: 'Paused.',
+  done: 'Done: all epochs trained. Reset (or change a setting) to train again.',
+  error: 'Error (see the message above).',
+  invalid: 'Fix the model to train it (see the messages under Model).',
+};
+
+function setStatus(s, message) {
+  status = s;
+  document.body.dataset.status = s;
+  $('status').textContent = message ?? STATUS_TEXT[s] ?? s;
+  const trainBtn = $('train-btn');
+  trainBtn.textContent = s === 'training' ? 'Pause' : 'Train';
+  trainBtn.disabled = !['idle', 'paused', 'training'].includes(s);
+  trainBtn.setAttribute('aria-pressed', String(s === 'training'));
+  $('step-btn').disabled = !['idle', 'paused'].includes(s);
+  $('save-btn').disabled = !['idle', 'paused', 'done'].includes(s);
+}
+
+$('train-btn').addEventListener('click', () => {
+  if (status === 'training') worker.postMessage({ type: 'pause', run });
+  else worker.postMessage({ type: 'train', run });
+});
+$('step-btn').addEventListener('click', () => worker.postMessage({ type: 'step', run }));
+$('reset-btn').addEventListener('click', () => setup());
+
+// ---- controls <-> state ---------------------------------------------------------------
+const NUMBER_INPUTS = ['points', 'noise', 'test', 'classes', 'lr', 'momentum', 'batch', 'epochs', 'wd', 'seed'];
+const SELECT_NUMBERS = ['train', 'mtest'];
+
+function setSelect(el, value) {
+  const v = String(value);
+  if (![...el.options].some((o) => o.value === v)) {
+    const o = document.createElement('option');
+    o.value = v;
+    o.textContent = Number(v).toLocaleString('en-US');
+    el.append(o);
+  }
+  el.value = v;
+}
+
+function renderOutputs() {
+  $('points-out').textContent = String(state.points);
+  $('noise-out').textContent = `${Math.round(state.noise * 100)} %`;
+  $('test-out').textContent = `${Math.round(state.test * 100)} %`;
+}
+
+function renderControls() {
+  $('data').value = state.data;
+  for (const k of NUMBER_INPUTS) $(k).value = String(state[k]);
+  for (const k of SELECT_NUMBERS) setSelect($(k), state[k]);
+  $('opt').value = state.opt;
+  renderOutputs();
+  const toy = isToy(state.data);
+  document.body.classList.toggle('is-toy', toy);
+  document.body.classList.toggle('is-mnist', !toy);
+  document.body.classList.toggle('is-gauss', state.data === 'gauss');
+  document.body.classList.toggle('is-sgd', state.opt === 'sgd');
+  $('wd-label').textContent = state.opt === 'adamw' ? 'Weight decay (decoupled)' : 'L2 / weight decay';
+  renderLayers();
+  renderModelInfo();
+}
+
+function writeUrl() {
+  const hash = `#${encodeState(state)}`;
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+  $('link').value = location.href;
+}
+
+/** A setting changed in the page: keep the URL, re-describe the model, reset the run. */
+function changed({ rerender = false } = {}) {
+  if (rerender) renderControls();
+  else {
+    renderOutputs();
+    renderModelInfo();
+  }
+  writeUrl();
+  scheduleSetup();
+}
+
+$('data').addEventListener('change', () => {
+  const next = $('data').value;
+  if (isToy(next) !== isToy(state.data)) {
+    // Toy <-> MNIST: the other kind's default model and training settings.
+    state = { ...defaultState(next), seed: state.seed };
+  } else {
+    state.data = next;
+  }
+  changed({ rerender: true });
+});
+
+for (const k of NUMBER_INPUTS) {
+  const el = $(k);
+  el.addEventListener(el.type === 'range' ? 'input' : 'change', () => {
+    const v = Number(el.value);
+    if (el.value.trim() === '' || !Number.isFinite(v) || (el.min !== '' && v < Number(el.min)) || (el.max !== '' && v > Number(el.max))) {
+      say(`${el.labels?.[0]?.textContent?.trim() || k}: ${el.value || '(empty)'} is out of range (${el.min} to ${el.max}); kept ${state[k]}`, 'warn');
+      el.value = String(state[k]);
+      return;
+    }
+    state[k] = el.step === '1' ? Math.round(v) : v;
+    changed();
+  });
+}
+for (const k of SELECT_NUMBERS) {
+  $(k).addEventListener('change', () => {
+    state[k] = Number($(k).value);
+    changed();
+  });
+}
+$('opt').addEventListener('change', () => {
+  state.opt = $('opt').value;
+  document.body.classList.toggle('is-sgd', state.opt === 'sgd');
+  $('wd-label').textContent = state.opt === 'adamw' ? 'Weight decay (decoupled)' : 'L2 / weight decay';
+  changed();
+});
+
+// ---- model builder --------------------------------------------------------------------
+function option(value, text, selected) {
+  const o = document.createElement('option');
+  o.value = String(value);
+  o.textContent = text;
+  if (selected) o.selected = true;
+  return o;
+}
+
+function field(labelText, control) {
+  const label = document.createElement('label');
+  label.className = 'mini';
+  const span = document.createElement('span');
+  span.textContent = labelText;
+  label.append(span, control);
+  return label;
+}
+
+function numberInput(value, min, max, step, onValue) {
+  const el = document.createElement('input');
+  el.type = 'number';
+  el.min = String(min);
+  el.max = String(max);
+  el.step = String(step);
+  el.value = String(value);
+  el.addEventListener('change', () => onValue(el.value.trim() === '' ? NaN : Number(el.value)));
+  return el;
+}
+
+function selectInput(values, value, onValue, names = {}) {
+  const el = document.createElement('select');
+  for (const v of values) el.append(option(v, names[v] ?? String(v), v === value));
+  el.addEventListener('change', () => onValue(el.value));
+  return el;
+}
+
+function button(text, label, onClick, cls = '') {
+  const b = document.createElement('button');
+  b.type = 'button';
+  b.textContent = text;
+  if (label) b.setAttribute('aria-label', label);
+  b.title = label ?? text;
+  if (cls) b.className = cls;
+  b.addEventListener('click', onClick);
+  return b;
+}
+
+function renderLayers() {
+  const list = $('layers');
+  list.replaceChildren();
+  state.layers.forEach((l, i) => {
+    const li = document.createElement('li');
+    li.className = `layer ${l.kind}`;
+    const n = i + 1;
+    const title = document.createElement('span');
+    title.className = 'layer-title';
+    title.textContent = l.kind === 'dense' ? `Dense ${n}` : `Conv ${n}`;
+    title.append(
+      button('✕', `Remove layer ${n}`, () => {
+        state.layers.splice(i, 1);
+        renderLayers();
+        changed();
+        $('add-dense').focus();
+      }, 'remove'),
+    );
+    li.append(title);
+    const edit = (key, conv = (v) => v) => (v) => {
+      state.layers[i][key] = conv(v);
+      changed();
+    };
+    if (l.kind === 'dense') {
+      const units = numberInput(l.units, 1, LIMITS.maxUnits, 1, edit('units'));
+      units.setAttribute('aria-label', `Units of layer ${n}`);
+      const half = button('−', `Halve the units of layer ${n}`, () => {
+        state.layers[i].units = Math.max(1, Math.floor(state.layers[i].units / 2));
+        units.value = String(state.layers[i].units);
+        changed();
+      });
+      const dbl = button('+', `Double the units of layer ${n}`, () => {
+        state.layers[i].units = Math.min(LIMITS.maxUnits, state.layers[i].units * 2);
+        units.value = String(state.layers[i].units);
+        changed();
+      });
+      const unitsBox = document.createElement('span');
+      unitsBox.className = 'units-box';
+      unitsBox.append(half, field('Units', units), dbl);
+      li.append(
+        unitsBox,
+        field('Activation', selectInput(ACTIVATIONS, l.act, edit('act'))),
+        field('Dropout', numberInput(l.dropout, 0, LIMITS.maxDropout, 0.05, edit('dropout'))),
+      );
+    } else {
+      li.append(
+        field('Filters', numberInput(l.filters, 1, LIMITS.maxFilters, 1, edit('filters'))),
+        field('Kernel', selectInput(LIMITS.kernels, l.kernel, edit('kernel', Number), { 1: '1×1', 3: '3×3', 5: '5×5', 7: '7×7' })),
+        field('Activation', selectInput(ACTIVATIONS, l.act, edit('act'))),
+        field('Pool', selectInput(POOLS, l.pool, edit('pool'), { max: 'max 2×2', avg: 'avg 2×2', none: 'none' })),
+        field('Padding', selectInput(PADDINGS, l.padding, edit('padding'))),
+      );
+    }
+    list.append(li);
+  });
+  const full = state.layers.length >= LIMITS.maxBlocks;
+  $('add-dense').disabled = full;
+  $('add-conv').disabled = full;
+}
+
+function renderModelInfo() {
+  desc = describeModel(state.layers, inputFor(state));
+  $('num-params').textContent = desc.ok ? desc.numParams.toLocaleString('en-US') : '–';
+  $('num-params').dataset.value = desc.ok ? String(desc.numParams) : '';
+  [...$('layers').children].forEach((li, i) => {
+    const bad = desc.errors.some((e) => e.startsWith(`Layer ${i + 1} `) || e.startsWith(`Layer ${i + 1}:`));
+    li.classList.toggle('invalid', bad);
+    li.querySelectorAll('input, select').forEach((el) => el.setAttribute('aria-invalid', String(bad)));
+  });
+  const errors = $('model-errors');
+  errors.replaceChildren(...desc.errors.map((e) => Object.assign(document.createElement('p'), { textContent: e })));
+  const body = $('summary-table').tBodies[0];
+  body.replaceChildren();
+  for (const r of desc.rows) {
+    const tr = document.createElement('tr');
+    for (const v of [r.index, r.layer, r.output, r.params.toLocaleString('en-US')]) {
+      const td = document.createElement('td');
+      td.textContent = String(v);
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+}
+
+$('add-dense').addEventListener('click', () => {
+  const last = [...state.layers].reverse().find((l) => l.kind === 'dense');
+  state.layers.push({ kind: 'dense', units: last ? last.units : isToy(state.data) ? 8 : 64, act: last ? last.act : 'relu', dropout: 0 });
+  renderLayers();
+  changed();
+});
+$('add-conv').addEventListener('click', () => {
+  const convs = state.layers.filter((l) => l.kind === 'conv');
+  const at = convs.length; // conv layers come first
+  const prev = convs[convs.length - 1];
+  state.layers.splice(at, 0, { kind: 'conv', filters: prev ? Math.min(LIMITS.maxFilters, prev.filters * 2) : 8, kernel: 3, act: 'relu', pool: 'max', padding: 'valid' });
+  renderLayers();
+  changed();
+});
+$('preset-mlp').addEventListener('click', () => {
+  state.layers = cloneLayers(isToy(state.data) ? DEFAULT_TOY_LAYERS : DEFAULT_MNIST_LAYERS);
+  renderLayers();
+  changed();
+});
+$('preset-cnn').addEventListener('click', () => {
+  state.layers = cloneLayers(CNN_PRESET);
+  renderLayers();
+  changed();
+});
+
+// ---- drawing --------------------------------------------------------------------------
+const pad = new DrawPad($('draw'), (grey) => {
+  drawing = grey;
+  if (!grey) {
+    $('draw-pred').textContent = '–';
+    $('draw-pred').dataset.value = '';
+    $('probs').replaceChildren();
+    return;
+  }
+  predictDrawing();
+});
+
+async function predictDrawing() {
+  if (drawBusy) {
+    drawDirty = true;
+    return;
+  }
+  if (!drawing || !view || view.kind !== 'mnist') return;
+  drawBusy = true;
+  try {
+    const res = await predict(normaliseGrey(drawing));
+    if (res.error) {
+      $('draw-pred').textContent = `– (${res.error.message})`;
+    } else if (drawing) {
+      const best = drawProbs($('probs'), res.probs);
+      $('draw-pred').textContent = String(best);
+      $('draw-pred').dataset.value = String(best);
+      $('draw-pred').dataset.probs = Array.from(res.probs, (p) => p.toFixed(6)).join(',');
+      $('draw-pred').dataset.status = status; // what the worker was doing when it answered
+    }
+  } finally {
+    drawBusy = false;
+    if (drawDirty) {
+      drawDirty = false;
+      predictDrawing();
+    }
+  }
+}
+
+$('clear-draw').addEventListener('click', () => pad.clear());
+$('sample-draw').addEventListener('click', () => {
+  if (!view || view.kind !== 'mnist') return;
+  const k = Math.floor(Math.random() * view.sampleLabels.length);
+  pad.clear(false);
+  pad.paintImage(view.sampleImages.subarray(k * 784, (k + 1) * 784));
+});
+
+// ---- save / load ----------------------------------------------------------------------
+let saveRequested = false;
+$('save-btn').addEventListener('click', () => {
+  saveRequested = true;
+  worker.postMessage({ type: 'save', run });
+});
+
+function download(name, blob) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+function onSaved(m) {
+  if (!saveRequested) return;
+  saveRequested = false;
+  const base = `kiln-${state.data}-${desc.numParams}p`;
+  const meta = {
+    format: 'kiln-playground-model',
+    version: 1,
+    weights: `${base}.safetensors`,
+    setup: encodeState(state),
+    state,
+    spec: desc.spec,
+    engineConfig: m.config ?? null,
+    numParams: desc.numParams,
+    trained: lastTest ? { steps: lastTest.step, epochs: lastTest.epoch, testLoss: lastTest.loss, testAccuracy: lastTest.accuracy } : null,
+    savedAt: new Date().toISOString(),
+  };
+  download(`${base}.safetensors`, new Blob([m.weights], { type: 'application/octet-stream' }));
+  download(`${base}.json`, new Blob([JSON.stringify(meta, null, 2)], { type: 'application/json' }));
+  say(`Downloaded ${base}.safetensors and ${base}.json.`, 'info');
+}
+
+$('load-input').addEventListener('change', async (ev) => {
+  const files = [...ev.target.files];
+  ev.target.value = '';
+  const json = files.find((f) => f.name.endsWith('.json'));
+  const weights = files.find((f) => f.name.endsWith('.safetensors'));
+  if (!json || !weights) {
+    say('Load model: choose both files, the .json set-up and the .safetensors weights (select the two together).', 'error');
+    return;
+  }
+  let meta;
+  try {
+    meta = JSON.parse(await json.text());
+  } catch (e) {
+    say(`Load model: ${json.name} is not JSON (${e.message}).`, 'error');
+    return;
+  }
+  if (meta?.format !== 'kiln-playground-model' || typeof meta.setup !== 'string') {
+    say(`Load model: ${json.name} is not a Kiln playground model (no "format": "kiln-playground-model" and "setup").`, 'error');
+    return;
+  }
+  const { state: loaded, warnings } = decodeState(meta.setup);
+  if (warnings.length) {
+    say(`Load model: the set-up in ${json.name} is not valid: ${warnings.join('; ')}`, 'error');
+    return;
+  }
+  state = loaded;
+  renderControls();
+  writeUrl();
+  if (!desc.ok) {
+    say(`Load model: ${desc.errors.join('; ')}`, 'error');
+    return;
+  }
+  setup(new Uint8Array(await weights.arrayBuffer()));
+  say(`Loaded ${weights.name} (${desc.numParams.toLocaleString('en-US')} parameters).`, 'info');
+});
+
+$('copy-link').addEventListener('click', async () => {
+  writeUrl();
+  try {
+    await navigator.clipboard.writeText(location.href);
+    say('Link copied: it reproduces this set-up.', 'info');
+  } catch {
+    $('link').focus();
+    $('link').select();
+    say('Copy the selected link (the browser did not allow copying).', 'info');
+  }
+});
+
+// ---- start ----------------------------------------------------------------------------
+const charts = new Charts($('loss-chart'), $('acc-chart'));
+
+function loadFromUrl() {
+  const { state: s, warnings } = decodeState(location.hash);
+  state = s;
+  for (const w of warnings) say(w, 'warn');
+  renderControls();
+  writeUrl();
+}
+
+window.addEventListener('hashchange', () => {
+  if (location.hash === `#${encodeState(state)}`) return;
+  clearMessages();
+  loadFromUrl();
+  setup();
+});
+
+window.addEventListener('resize', () => {
+  if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, classes: view.classes }, view);
+});
+
+loadFromUrl();
+setup();

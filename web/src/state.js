@@ -1,0 +1,189 @@
+// The playground's whole set-up as one plain object, and its round trip through the URL
+// fragment (`#data=xor&layers=d8-tanh,d8-tanh&opt=adam&lr=0.01...`), so that a link
+// reproduces the set-up. Pure JS (no DOM), unit-tested in tests/js/playground.
+//
+// Layers are written one token each, comma-separated:
+//   dense: d<units>-<activation>[-<dropout>]              e.g. d128-relu, d64-tanh-0.2
+//   conv:  c<filters>-<kernel>-<activation>-<pool>[-same] e.g. c8-3-relu-max, c16-5-gelu-none-same
+import { TOY_KINDS, TOY_LIMITS } from './datasets.js';
+import { ACTIVATIONS, POOLS, DEFAULT_TOY_LAYERS, DEFAULT_MNIST_LAYERS, cloneLayers } from './modelspec.js';
+
+export const DATA_KINDS = [...TOY_KINDS, 'mnist'];
+export const OPTIMIZERS = ['sgd', 'adam', 'adamw'];
+export const OPTIMIZER_NAMES = { sgd: 'SGD (momentum)', adam: 'Adam', adamw: 'AdamW' };
+
+export const isToy = (data) => data !== 'mnist';
+
+/** The training defaults that differ between the toy sets and MNIST. */
+const TRAIN_DEFAULTS = {
+  toy: { lr: 0.01, batch: 16, epochs: 200 },
+  mnist: { lr: 0.001, batch: 64, epochs: 1 },
+};
+
+/**
+ * The default set-up for a data set: the default MLP and training settings of its kind
+ * (toy or MNIST).
+ */
+export function defaultState(data = 'xor') {
+  const toy = isToy(data);
+  return {
+    data,
+    points: 400,
+    noise: 0,
+    test: 0.25,
+    classes: 2,
+    train: 10000,
+    mtest: 10000,
+    layers: cloneLayers(toy ? DEFAULT_TOY_LAYERS : DEFAULT_MNIST_LAYERS),
+    opt: 'adam',
+    momentum: 0.9,
+    wd: 0,
+    seed: 1,
+    ...TRAIN_DEFAULTS[toy ? 'toy' : 'mnist'],
+  };
+}
+
+/**
+ * The number fields: URL key, state key, range, integer or not, and which data kind uses it.
+ * @type {{key: string, min: number, max: number, int: boolean, only?: 'toy' | 'mnist', label: string}[]}
+ */
+export const NUMBER_FIELDS = [
+  { key: 'points', label: 'number of points', min: TOY_LIMITS.minPoints, max: TOY_LIMITS.maxPoints, int: true, only: 'toy' },
+  { key: 'noise', label: 'noise', min: 0, max: TOY_LIMITS.maxNoise, int: false, only: 'toy' },
+  { key: 'test', label: 'test fraction', min: 0.05, max: 0.95, int: false, only: 'toy' },
+  { key: 'classes', label: 'classes', min: TOY_LIMITS.minClasses, max: TOY_LIMITS.maxClasses, int: true, only: 'toy' },
+  { key: 'train', label: 'training images', min: 100, max: 60000, int: true, only: 'mnist' },
+  { key: 'mtest', label: 'test images', min: 100, max: 10000, int: true, only: 'mnist' },
+  { key: 'lr', label: 'learning rate', min: 1e-6, max: 10, int: false },
+  { key: 'momentum', label: 'momentum', min: 0, max: 0.999, int: false },
+  { key: 'batch', label: 'batch size', min: 1, max: 4096, int: true },
+  { key: 'epochs', label: 'epochs', min: 1, max: 10000, int: true },
+  { key: 'wd', label: 'weight decay', min: 0, max: 1, int: false },
+  { key: 'seed', label: 'seed', min: 0, max: 2 ** 31 - 1, int: true },
+];
+
+/** Writes one layer as its URL token. */
+export function encodeLayer(l) {
+  if (l.kind === 'dense') {
+    return `d${l.units}-${l.act}${l.dropout > 0 ? `-${l.dropout}` : ''}`;
+  }
+  return `c${l.filters}-${l.kernel}-${l.act}-${l.pool}${l.padding === 'same' ? '-same' : ''}`;
+}
+
+/**
+ * Reads one layer token. Throws an Error naming the token and what was expected; does not
+ * check ranges (describeModel does, with the layer's position).
+ */
+export function decodeLayer(token) {
+  const bad = (why) => new Error(`layer "${token}": ${why}`);
+  const parts = token.split('-');
+  const head = parts[0];
+  const num = (s, what) => {
+    if (!/^\d+(\.\d+)?$/.test(s ?? '')) throw bad(`${what} must be a number, got ${JSON.stringify(s ?? '')}`);
+    return Number(s);
+  };
+  if (head[0] === 'd') {
+    if (parts.length < 2 || parts.length > 3) throw bad('expected d<units>-<activation>[-<dropout>], e.g. d64-relu');
+    const units = num(head.slice(1), 'units');
+    const act = parts[1];
+    if (!ACTIVATIONS.includes(act)) throw bad(`unknown activation "${act}" (expected one of ${ACTIVATIONS.join(', ')})`);
+    const dropout = parts.length === 3 ? num(parts[2], 'dropout') : 0;
+    return { kind: 'dense', units, act, dropout };
+  }
+  if (head[0] === 'c') {
+    if (parts.length < 4 || parts.length > 5) throw bad('expected c<filters>-<kernel>-<activation>-<pool>[-same], e.g. c8-3-relu-max');
+    const filters = num(head.slice(1), 'filters');
+    const kernel = num(parts[1], 'kernel size');
+    const act = parts[2];
+    if (!ACTIVATIONS.includes(act)) throw bad(`unknown activation "${act}" (expected one of ${ACTIVATIONS.join(', ')})`);
+    const pool = parts[3];
+    if (!POOLS.includes(pool)) throw bad(`unknown pooling "${pool}" (expected one of ${POOLS.join(', ')})`);
+    if (parts.length === 5 && parts[4] !== 'same') throw bad(`the optional last part must be "same", got "${parts[4]}"`);
+    return { kind: 'conv', filters, kernel, act, pool, padding: parts.length === 5 ? 'same' : 'valid' };
+  }
+  throw bad('expected a dense layer (d...) or a conv layer (c...)');
+}
+
+/** Formats a number for the URL without float noise (0.1 stays "0.1", 1e-3 -> "0.001"). */
+function fmtNum(v) {
+  return String(Number(v.toPrecision(6)));
+}
+
+/**
+ * The URL fragment (without '#') for a set-up: every setting that applies to its data
+ * kind, so the link does not depend on the defaults of a later version.
+ */
+export function encodeState(state) {
+  const toy = isToy(state.data);
+  const parts = [`data=${state.data}`];
+  const num = (f) => parts.push(`${f.key}=${fmtNum(state[f.key])}`);
+  for (const f of NUMBER_FIELDS) {
+    if (!f.only || (f.only === 'toy') !== toy) continue;
+    if (f.key === 'classes' && state.data !== 'gauss') continue;
+    num(f);
+  }
+  parts.push(`layers=${state.layers.map(encodeLayer).join(',')}`, `opt=${state.opt}`);
+  for (const f of NUMBER_FIELDS) {
+    if (f.only) continue;
+    if (f.key === 'momentum' && state.opt !== 'sgd') continue;
+    num(f);
+  }
+  return parts.join('&');
+}
+
+/**
+ * Reads a set-up from a URL fragment (with or without '#'; also accepts '?query' form).
+ * Never throws: a missing setting takes the default of the data kind, a bad one is
+ * replaced by the default and reported in `warnings` (messages for the page), an unknown
+ * key is reported and ignored.
+ * @returns {{state: object, warnings: string[]}}
+ */
+export function decodeState(fragment) {
+  const warnings = [];
+  const text = String(fragment ?? '').replace(/^[#?]/, '');
+  let params;
+  try {
+    params = new URLSearchParams(text);
+  } catch {
+    return { state: defaultState(), warnings: ['The link could not be read; using the default set-up'] };
+  }
+  let data = params.get('data') ?? 'xor';
+  if (!DATA_KINDS.includes(data)) {
+    warnings.push(`Unknown data set "${data}" in the link (expected one of ${DATA_KINDS.join(', ')}); using XOR`);
+    data = 'xor';
+  }
+  const state = defaultState(data);
+  const known = new Set(['data', 'layers', 'opt', ...NUMBER_FIELDS.map((f) => f.key)]);
+  for (const key of params.keys()) {
+    if (!known.has(key)) warnings.push(`Unknown setting "${key}" in the link was ignored`);
+  }
+  for (const f of NUMBER_FIELDS) {
+    const raw = params.get(f.key);
+    if (raw === null) continue;
+    const v = raw.trim() === '' ? NaN : Number(raw);
+    if (!Number.isFinite(v) || (f.int && !Number.isInteger(v)) || v < f.min || v > f.max) {
+      warnings.push(`Bad ${f.label} "${raw}" in the link (expected ${f.int ? 'an integer' : 'a number'} from ${f.min} to ${f.max}); using ${state[f.key]}`);
+      continue;
+    }
+    state[f.key] = v;
+  }
+  const opt = params.get('opt');
+  if (opt !== null) {
+    if (OPTIMIZERS.includes(opt)) state.opt = opt;
+    else warnings.push(`Unknown optimizer "${opt}" in the link (expected one of ${OPTIMIZERS.join(', ')}); using ${state.opt}`);
+  }
+  const layers = params.get('layers');
+  if (layers !== null) {
+    try {
+      state.layers = layers === '' ? [] : layers.split(',').map(decodeLayer);
+    } catch (e) {
+      warnings.push(`Bad model in the link: ${e.message}; using the default model`);
+    }
+  }
+  return { state, warnings };
+}
+
+/** Deep equality of two set-ups (for "has anything changed"). */
+export function sameState(a, b) {
+  return encodeState(a) === encodeState(b);
+}

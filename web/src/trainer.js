@@ -1,0 +1,148 @@
+// The training loop's bookkeeping, independent of the worker's messaging (so it can be
+// driven step by step): epochs of shuffled mini-batches, the running train metrics, and
+// evaluation on the test part (loss and accuracy from the predicted probabilities).
+import { createRng } from './rng.js';
+
+/**
+ * An in-memory classification set: either float features (toy sets) or MNIST bytes that
+ * are normalised batch by batch.
+ * @typedef {{n: number, itemSize: number, y: Int32Array, fill(outX: Float32Array, order: Int32Array | null, start: number, count: number): void}} Source
+ */
+
+/** A Source over float features [n, itemSize]. */
+export function floatSource(x, y, itemSize) {
+  return {
+    n: y.length,
+    itemSize,
+    y,
+    fill(out, order, start, count) {
+      for (let i = 0; i < count; i++) {
+        const item = order ? order[start + i] : start + i;
+        out.set(x.subarray(item * itemSize, (item + 1) * itemSize), i * itemSize);
+      }
+    },
+  };
+}
+
+/** All items of a Source as one Float32Array (for predict). */
+export function materialise(src) {
+  const out = new Float32Array(src.n * src.itemSize);
+  src.fill(out, null, 0, src.n);
+  return out;
+}
+
+/**
+ * Mean cross-entropy and accuracy of predicted probabilities against labels, and the
+ * confusion matrix (rows: true class, columns: predicted).
+ * @param {Float32Array} probs [n, classes]
+ * @param {Int32Array} y [n]
+ */
+export function scorePredictions(probs, y, classes) {
+  const n = y.length;
+  let loss = 0;
+  let correct = 0;
+  const predicted = new Int32Array(n);
+  const confusion = new Int32Array(classes * classes);
+  for (let i = 0; i < n; i++) {
+    const row = i * classes;
+    let best = 0;
+    for (let c = 1; c < classes; c++) if (probs[row + c] > probs[row + best]) best = c;
+    predicted[i] = best;
+    if (best === y[i]) correct++;
+    confusion[y[i] * classes + best]++;
+    loss -= Math.log(Math.max(probs[row + y[i]], 1e-12));
+  }
+  return { loss: loss / n, accuracy: correct / n, predicted, confusion };
+}
+
+export class Trainer {
+  /**
+   * @param {import('./engine.js').Session} session
+   * @param {{train: Source, test: Source, classes: number}} data
+   * @param {{batch: number, epochs: number, seed: number}} settings
+   */
+  constructor(session, data, settings) {
+    this.session = session;
+    this.data = data;
+    this.batch = Math.min(settings.batch, data.train.n);
+    this.epochs = settings.epochs;
+    this.seed = settings.seed;
+    this.epoch = 0; // completed epochs
+    this.pos = 0; // items done in the current epoch
+    this.step = 0; // optimizer steps done
+    this.order = null;
+    this.x = new Float32Array(this.batch * data.train.itemSize);
+    this.y = new Int32Array(this.batch);
+    this.testX = null;
+    this.resetWindow();
+  }
+
+  get done() {
+    return this.epoch >= this.epochs;
+  }
+
+  /** Epochs done, fractional (the charts' x axis). */
+  get progress() {
+    return this.epoch + this.pos / this.data.train.n;
+  }
+
+  resetWindow() {
+    this.window = { loss: 0, correct: 0, items: 0, time: 0 };
+  }
+
+  /**
+   * Trains one mini-batch (the last batch of an epoch may be smaller).
+   * @returns {{loss: number, accuracy: number, count: number, epochEnded: boolean}}
+   */
+  trainStep() {
+    if (this.done) throw new Error('training is finished: reset or raise the epochs');
+    const { train } = this.data;
+    if (this.pos === 0) {
+      this.order = new Int32Array(train.n);
+      for (let i = 0; i < train.n; i++) this.order[i] = i;
+      createRng((this.seed * 7919 + this.epoch) >>> 0).shuffle(this.order);
+    }
+    const count = Math.min(this.batch, train.n - this.pos);
+    train.fill(this.x, this.order, this.pos, count);
+    for (let i = 0; i < count; i++) this.y[i] = train.y[this.order[this.pos + i]];
+    const x = count === this.batch ? this.x : this.x.subarray(0, count * train.itemSize);
+    const y = count === this.batch ? this.y : this.y.subarray(0, count);
+    const t0 = performance.now();
+    const r = this.session.trainBatch(x, y, count);
+    this.window.time += performance.now() - t0;
+    if (!Number.isFinite(r.loss)) {
+      throw Object.assign(new Error(`the loss became ${r.loss} at step ${this.step + 1}: lower the learning rate`), { code: 'NonFinite' });
+    }
+    this.window.loss += r.loss * count;
+    this.window.correct += r.accuracy * count;
+    this.window.items += count;
+    this.step++;
+    this.pos += count;
+    let epochEnded = false;
+    if (this.pos >= train.n) {
+      this.pos = 0;
+      this.epoch++;
+      epochEnded = true;
+    }
+    return { loss: r.loss, accuracy: r.accuracy, count, epochEnded };
+  }
+
+  /** The train metrics since the last call (means over the items seen), then a new window. */
+  takeWindow() {
+    const w = this.window;
+    this.resetWindow();
+    if (w.items === 0) return null;
+    return {
+      loss: w.loss / w.items,
+      accuracy: w.correct / w.items,
+      itemsPerSecond: w.time > 0 ? (w.items * 1000) / w.time : 0,
+    };
+  }
+
+  /** Predicts the whole test part and scores it. */
+  evaluate() {
+    if (!this.testX) this.testX = materialise(this.data.test);
+    const probs = this.session.predict(this.testX);
+    return scorePredictions(probs, this.data.test.y, this.data.classes);
+  }
+}
