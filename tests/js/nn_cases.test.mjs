@@ -2,8 +2,10 @@
 // reference values) through the JS API: kiln.nn layers with weights loaded from
 // SafeTensors bytes written here, forward values and gradients (objective sum(out · dy));
 // kiln.loss forward and gradients; kiln.optim steps with given gradients.
-// Not here: the embedding and transposed-convolution cases (no such JS layer yet) and the
-// tensor-op cases (tests of the Tensor API).
+// The embedding case runs as the lookup it is (Tensor.select of rows of the table, as
+// nn::Embedding computes it), since there is no kiln.nn.embedding layer yet. Not here: the
+// transposed-convolution case (no such JS layer yet) and the tensor-op cases (tests of the
+// Tensor API).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
 import { caseData, caseTensor, expectClose, loadCases, safetensorsBytes } from './support/train_helpers.mjs';
@@ -44,6 +46,22 @@ function forwardBackward(layer, xCase, dyCase) {
 }
 
 describe('layer cases', () => {
+  it('embedding_repeated_indices_grad: the lookup as Tensor.select; repeated rows add up', () => {
+    const c = cases.get('embedding_repeated_indices_grad');
+    const [batch, seq] = c.inputs.idx.shape;
+    const dModel = c.inputs.weight.shape[1];
+    kiln.tidy(() => {
+      const weight = caseTensor(kiln, c.inputs.weight).requireGrad();
+      const idx = caseTensor(kiln, c.inputs.idx);
+      expect(idx.dtype).toBe('int32');
+      const out = weight.select(0, idx.reshape([batch * seq])).reshape([batch, seq, dModel]);
+      expect(out.shape).toEqual(c.expected.out.shape);
+      expectClose(out.dataSync(), caseData(c.expected.out), c.tolerance, 'out');
+      const grads = out.mul(caseTensor(kiln, c.inputs.dy_out)).sum().backward();
+      expectClose(weight.grad(grads).dataSync(), caseData(c.expected.grad_weight), c.tolerance, 'grad_weight');
+    });
+  });
+
   it('conv2d_depthwise_stride2_grads', () => {
     const c = cases.get('conv2d_depthwise_stride2_grads');
     const conv = kiln.nn.conv2d({ channels: [4, 4], kernelSize: [3, 3], stride: [2, 2], padding: [1, 1], groups: 4 });
