@@ -4,6 +4,7 @@
 // snake_case ({"type": "max_pool2d", "kernel_size": [2, 2]}): translated here, both ways,
 // and back in error messages. Types and docs: index.d.ts.
 import { KilnError } from './errors.js';
+import { HandleOwner } from './handle.js';
 
 const TOKEN = Symbol('kiln.nn.internal');
 
@@ -52,16 +53,6 @@ export function installNn(kiln, raw, internals) {
   const { wrap, unwrap, fail, checks } = internals;
   const { describe, checkOptions } = checks;
 
-  const registry =
-    typeof FinalizationRegistry === 'function'
-      ? new FinalizationRegistry((handle) => {
-          try {
-            if (!handle.isDeleted()) handle.delete();
-          } catch {
-            /* already gone */
-          }
-        })
-      : null;
 
   function isPlainObject(v) {
     return v !== null && typeof v === 'object' && !Array.isArray(v) &&
@@ -122,20 +113,14 @@ export function installNn(kiln, raw, internals) {
   }
 
   /** A model of layers applied in order (PyTorch's nn.Sequential). */
-  class Sequential {
+  class Sequential extends HandleOwner {
     constructor(token, handle) {
       if (token !== TOKEN) {
         throw fail('Type', 'Sequential: use kiln.nn.sequential(spec) to create models (the constructor is internal)');
       }
-      this._h = handle;
-      if (registry) registry.register(this, handle, this);
+      super(handle, 'model');
     }
 
-    /** The RawModel, or Disposed. */
-    _raw(op) {
-      if (this._h === null) throw fail('Disposed', `${op}: the model was disposed`);
-      return this._h;
-    }
 
     forward(x) {
       const h = this._raw('Sequential.forward');
@@ -215,23 +200,6 @@ export function installNn(kiln, raw, internals) {
 
     get training() {
       return this._raw('Sequential.training').training();
-    }
-
-    get isDisposed() {
-      return this._h === null;
-    }
-
-    dispose() {
-      const h = this._h;
-      if (h === null) return;
-      this._h = null;
-      if (registry) registry.unregister(this);
-      h.release();
-      h.delete();
-    }
-
-    [Symbol.dispose]() {
-      this.dispose();
     }
 
     toString() {

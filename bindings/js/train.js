@@ -2,6 +2,7 @@
 // (datasets in WebAssembly memory) and kiln.Learner (one call into WebAssembly per batch,
 // or per `batchesPerCall` batches; fit() yields to the event loop between calls).
 // Engine side: bindings/train_*.cpp. Types and docs: index.d.ts.
+import { HandleOwner } from './handle.js';
 import { camelErrors, camelMessage } from './nn.js';
 
 const TOKEN = Symbol('kiln.train.internal');
@@ -32,16 +33,6 @@ export function installTrain(kiln, raw, internals, nnInternals) {
   const { describe, checkOptions } = checks;
   const { unwrapModel, isPlainObject } = nnInternals;
 
-  const registry =
-    typeof FinalizationRegistry === 'function'
-      ? new FinalizationRegistry((handle) => {
-          try {
-            if (!handle.isDeleted()) handle.delete();
-          } catch {
-            /* already gone */
-          }
-        })
-      : null;
 
   // ---------------------------------------------------------------- option checks
 
@@ -206,18 +197,12 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   // ---------------------------------------------------------------- optimizers
 
-  class Optimizer {
+  class Optimizer extends HandleOwner {
     constructor(token, kind, handle, config) {
       if (token !== TOKEN) throw fail('Type', 'Optimizer: use kiln.optim.sgd/adam/adamW/rmsProp(...)');
+      super(handle, 'optimizer');
       this.kind = kind;
       this.config = Object.freeze(config);
-      this._h = handle;
-      if (registry) registry.register(this, handle, this);
-    }
-
-    _raw(op) {
-      if (this._h === null) throw fail('Disposed', `${op}: the optimizer was disposed`);
-      return this._h;
     }
 
     /** One step on the model's parameters that have a gradient in `grads`. */
@@ -235,23 +220,6 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
     get steps() {
       return this._raw('Optimizer.steps').steps();
-    }
-
-    get isDisposed() {
-      return this._h === null;
-    }
-
-    dispose() {
-      const h = this._h;
-      if (h === null) return;
-      this._h = null;
-      if (registry) registry.unregister(this);
-      h.release();
-      h.delete();
-    }
-
-    [Symbol.dispose]() {
-      this.dispose();
     }
   }
 
@@ -354,17 +322,11 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   // ---------------------------------------------------------------- data
 
-  class Dataset {
+  class Dataset extends HandleOwner {
     constructor(token, handle) {
       if (token !== TOKEN) throw fail('Type', 'Dataset: use kiln.data.fromArrays(...) or kiln.data.mnist(...)');
-      this._h = handle;
+      super(handle, 'dataset');
       this._info = null;
-      if (registry) registry.register(this, handle, this);
-    }
-
-    _raw(op) {
-      if (this._h === null) throw fail('Disposed', `${op}: the dataset was disposed`);
-      return this._h;
     }
 
     _meta() {
@@ -420,23 +382,6 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     toArrays() {
       return this._raw('Dataset.toArrays').toArrays();
     }
-
-    get isDisposed() {
-      return this._h === null;
-    }
-
-    dispose() {
-      const h = this._h;
-      if (h === null) return;
-      this._h = null;
-      if (registry) registry.unregister(this);
-      h.release();
-      h.delete();
-    }
-
-    [Symbol.dispose]() {
-      this.dispose();
-    }
   }
 
   function fromArrays(x, y, config) {
@@ -469,7 +414,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   // ---------------------------------------------------------------- Learner
 
-  class Learner {
+  class Learner extends HandleOwner {
     constructor(model, config) {
       const op = 'Learner';
       const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape']);
@@ -480,18 +425,17 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       const loss = lossOf(c.loss, op);
       const seed = int(c.seed, op, 'seed', 0);
       const inputShape = intShape(c.inputShape, op, 'inputShape');
+      super(camelErrors(() => raw.learnerCreate(m, c.optimizer._raw(op), loss._json, seed, inputShape)), 'learner');
       this.model = model;
       this.optimizer = c.optimizer;
       this.loss = loss;
-      this._h = camelErrors(() => raw.learnerCreate(m, c.optimizer._raw(op), loss._json, seed, inputShape));
       this._busy = false;
-      if (registry) registry.register(this, this._h, this);
     }
 
     _raw(op, allowBusy = false) {
-      if (this._h === null) throw fail('Disposed', `${op}: the learner was disposed`);
+      const h = super._raw(op);
       if (this._busy && !allowBusy) throw fail('Busy', `${op}: fit() is running on this learner`);
-      return this._h;
+      return h;
     }
 
     trainBatch(x, y, n) {
@@ -644,22 +588,11 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       return this._raw('Learner.learningRate', true).info().learningRate;
     }
 
-    get isDisposed() {
-      return this._h === null;
-    }
-
     dispose() {
-      const h = this._h;
-      if (h === null) return;
-      if (this._busy) throw fail('Busy', 'Learner.dispose: fit() is running (abort it with its signal first)');
-      this._h = null;
-      if (registry) registry.unregister(this);
-      h.release();
-      h.delete();
-    }
-
-    [Symbol.dispose]() {
-      this.dispose();
+      if (this._h !== null && this._busy) {
+        throw fail('Busy', 'Learner.dispose: fit() is running (abort it with its signal first)');
+      }
+      super.dispose();
     }
   }
 

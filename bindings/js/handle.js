@@ -1,0 +1,54 @@
+// Internal: the one owner of an engine handle (RawModel, RawOptimizer, RawDataset,
+// RawLearner) that the package's JS classes extend (nn.js: Sequential; train.js: Optimizer,
+// Dataset, Learner). It frees the handle on dispose() or `using`, turns use after dispose
+// into KilnError `Disposed` naming the op, and registers the object with a
+// FinalizationRegistry as a safety net (the handle is deleted if the object is collected
+// undisposed; call dispose() anyway: collection is not deterministic).
+import { KilnError } from './errors.js';
+
+const registry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry((handle) => {
+        try {
+          if (!handle.isDeleted()) handle.delete();
+        } catch {
+          /* already gone */
+        }
+      })
+    : null;
+
+export class HandleOwner {
+  /**
+   * @param {object} handle the Embind object owned from now on
+   * @param {string} what the noun of Disposed messages ("model", "optimizer", ...)
+   */
+  constructor(handle, what) {
+    this._h = handle;
+    this._what = what;
+    if (registry) registry.register(this, handle, this);
+  }
+
+  /** The handle, or KilnError `Disposed` naming `op`. */
+  _raw(op) {
+    if (this._h === null) throw new KilnError('Disposed', `${op}: the ${this._what} was disposed`);
+    return this._h;
+  }
+
+  get isDisposed() {
+    return this._h === null;
+  }
+
+  /** Frees the engine's memory; a second call does nothing. */
+  dispose() {
+    const h = this._h;
+    if (h === null) return;
+    this._h = null;
+    if (registry) registry.unregister(this);
+    h.release();
+    h.delete();
+  }
+
+  [Symbol.dispose]() {
+    this.dispose();
+  }
+}
