@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/case_records.hpp"
 #include "support/cases.hpp"
 
 namespace kiln {
@@ -37,29 +38,10 @@ using nlohmann::json;
 const std::set<std::string> kCategories = {"autodiff", "elementwise", "reductions", "shape_ops",
                                            "softmax_ce"};
 
-/// Every record of the cases file (test::load_case converts tensors; this lists the keys).
-std::vector<json> all_records() {
-  std::ifstream in(KILN_CASES_FILE);
-  if (!in) throw std::runtime_error(std::string("cannot open ") + KILN_CASES_FILE);
-  std::vector<json> records;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) records.push_back(json::parse(line));
-  }
-  return records;
-}
-
-json record(const std::string& id) {
-  for (auto& r : all_records()) {
-    if (r.at("id") == id) return r;
-  }
-  throw std::runtime_error("case not found: " + id);
-}
-
 /// One case on Autodiff<Cpu>: makes its inputs, runs its objectives, checks its keys.
 class CaseCheck {
  public:
-  explicit CaseCheck(const std::string& id) : case_(test::load_case(id)), record_(record(id)) {
+  explicit CaseCheck(const std::string& id) : case_(test::load_case(id)), record_(test::case_record(id)) {
     // "grad_<input>__<output> = ..." when the case differentiates several outputs.
     const auto grad_of = record_.at("params").value("grad_of", std::string());
     per_output_keys_ = grad_of.find("__<output>") != std::string::npos;
@@ -158,7 +140,7 @@ const std::set<std::string> kTested = {
 
 TEST(AutodiffCasesTest, EveryCaseOfTheFiveCategoriesIsTested) {
   std::set<std::string> in_scope;
-  for (const auto& r : all_records()) {
+  for (const auto& r : test::case_records()) {
     if (kCategories.count(r.at("category").get<std::string>())) {
       in_scope.insert(r.at("id").get<std::string>());
     }

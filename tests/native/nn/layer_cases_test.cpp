@@ -12,6 +12,7 @@
 #include <string>
 
 #include "kiln/kiln.hpp"
+#include "support/case_records.hpp"
 #include "support/cases.hpp"
 
 namespace kiln {
@@ -20,28 +21,10 @@ namespace {
 using AD = Autodiff<Cpu>;
 using nlohmann::json;
 
-std::vector<json> all_records() {
-  std::ifstream in(KILN_CASES_FILE);
-  if (!in) throw std::runtime_error(std::string("cannot open ") + KILN_CASES_FILE);
-  std::vector<json> records;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) records.push_back(json::parse(line));
-  }
-  return records;
-}
-
-json record(const std::string& id) {
-  for (auto& r : all_records()) {
-    if (r.at("id") == id) return r;
-  }
-  throw std::runtime_error("case not found: " + id);
-}
-
 /// Compares values with a case's expected keys and fails for keys left unchecked.
 class Checker {
  public:
-  explicit Checker(const std::string& id) : case_(test::load_case(id)), record_(record(id)) {}
+  explicit Checker(const std::string& id) : case_(test::load_case(id)), record_(test::case_record(id)) {}
   Checker(const Checker&) = delete;
   Checker& operator=(const Checker&) = delete;
   ~Checker() {
@@ -80,7 +63,7 @@ const std::set<std::string> kTested = {
 
 TEST(LayerCasesTest, EveryPoolingNormAndEmbeddingCaseIsTested) {
   std::set<std::string> in_scope;
-  for (const auto& r : all_records()) {
+  for (const auto& r : test::case_records()) {
     const auto category = r.at("category").get<std::string>();
     const auto id = r.at("id").get<std::string>();
     if (category == "pooling" || category == "norm" || id.rfind("embedding", 0) == 0) {

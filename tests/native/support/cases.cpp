@@ -1,4 +1,5 @@
 #include "support/cases.hpp"
+#include "support/case_records.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -65,30 +66,40 @@ bool Case::expects_error(const std::string& name) const {
   return it != errors_.end() && it->second;
 }
 
-Case load_case(const std::string& id) {
+std::vector<json> case_records() {
   std::ifstream in(KILN_CASES_FILE);
   if (!in) throw std::runtime_error(std::string("cannot open ") + KILN_CASES_FILE);
+  std::vector<json> records;
   std::string line;
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const json j = json::parse(line);
-    if (j.at("id").get<std::string>() != id) continue;
-    Case c;
-    c.id = id;
-    for (const auto& [name, t] : j.at("inputs").items()) c.inputs_.emplace(name, tensor(t));
-    for (const auto& [name, t] : j.at("expected").items()) {
-      if (t.contains("error")) {
-        c.errors_[name] = true;
-      } else {
-        c.expected_.emplace(name, tensor(t));
-      }
-    }
-    if (j.contains("tolerance")) {
-      c.tolerance_ = Tolerance{j["tolerance"].value("abs", 0.0), j["tolerance"].value("rel", 0.0)};
-    }
-    return c;
+    if (!line.empty()) records.push_back(json::parse(line));
+  }
+  return records;
+}
+
+json case_record(const std::string& id) {
+  for (auto& r : case_records()) {
+    if (r.at("id") == id) return r;
   }
   throw std::runtime_error("case not found: " + id);
+}
+
+Case load_case(const std::string& id) {
+  const json j = case_record(id);
+  Case c;
+  c.id = id;
+  for (const auto& [name, t] : j.at("inputs").items()) c.inputs_.emplace(name, tensor(t));
+  for (const auto& [name, t] : j.at("expected").items()) {
+    if (t.contains("error")) {
+      c.errors_[name] = true;
+    } else {
+      c.expected_.emplace(name, tensor(t));
+    }
+  }
+  if (j.contains("tolerance")) {
+    c.tolerance_ = Tolerance{j["tolerance"].value("abs", 0.0), j["tolerance"].value("rel", 0.0)};
+  }
+  return c;
 }
 
 }  // namespace kiln::test

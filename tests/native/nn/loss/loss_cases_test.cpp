@@ -13,6 +13,7 @@
 
 #include "kiln/kiln.hpp"
 #include "support/backends.hpp"
+#include "support/case_records.hpp"
 #include "support/cases.hpp"
 
 namespace kiln {
@@ -24,20 +25,9 @@ using nn::loss::CrossEntropyLossConfig;
 using nn::loss::Reduction;
 using AD = Autodiff<Cpu>;
 
-std::vector<json> all_records() {
-  std::ifstream in(KILN_CASES_FILE);
-  if (!in) throw std::runtime_error(std::string("cannot open ") + KILN_CASES_FILE);
-  std::vector<json> records;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty()) records.push_back(json::parse(line));
-  }
-  return records;
-}
-
 /// The expected keys of a case.
 std::set<std::string> expected_keys(const std::string& id) {
-  for (const auto& r : all_records()) {
+  for (const auto& r : test::case_records()) {
     if (r.at("id") != id) continue;
     std::set<std::string> keys;
     for (const auto& [key, value] : r.at("expected").items()) keys.insert(key);
@@ -80,7 +70,7 @@ const std::set<std::string> kSoftmaxOnly = {"softmax_partial_mask", "softmax_non
 TEST(LossCasesTest, EveryCaseOfTheTwoCategoriesIsTested) {
   std::set<std::string> in_scope, covered = kTested;
   covered.insert(kSoftmaxOnly.begin(), kSoftmaxOnly.end());
-  for (const auto& r : all_records()) {
+  for (const auto& r : test::case_records()) {
     const auto category = r.at("category").get<std::string>();
     if (category == "losses" || category == "softmax_ce") in_scope.insert(r.at("id"));
   }
