@@ -2,9 +2,12 @@
 # Builds what is out of date, natively (build/native: library, tests, examples, benchmarks)
 # and with Emscripten (build/wasm -> dist/kiln.mjs + dist/kiln.wasm; build/wasm-mt, every
 # object compiled with -pthread -> dist/kiln-mt.mjs + kiln-mt.wasm + kiln-mt.worker.js,
-# the threaded build index.js loads in cross-origin isolated pages), then copies the
-# package's JS layer (bindings/js/*) into dist/. A second run only asks make what changed:
-# it does not reconfigure and copies nothing that is unchanged.
+# the threaded build index.js loads in cross-origin isolated pages), then compiles the
+# package's JS layer (bindings/js/**/*.ts, TypeScript) into dist/ with tsc: ES2022 modules
+# and their generated .d.ts, after scripts/gen_ops.mjs has written the declarations of the
+# op-table methods (bindings/js/generated/ops.ts, from engine/include/kiln/backend/ops.def).
+# A second run only asks make what changed: it does not reconfigure, and runs neither
+# gen_ops nor tsc when no input of theirs is newer than their last run.
 #
 # ccache (when installed) caches compilations outside the clone (default ~/.cache/ccache,
 # or $CCACHE_DIR), so a fresh clone on a machine that built Kiln before compiles quickly.
@@ -78,16 +81,25 @@ if [[ ! -f build/wasm-mt/CMakeCache.txt ]]; then
 fi
 build wasm-mt build/wasm-mt
 
-# ---- the package's JS layer ----
-mkdir -p dist
+# ---- the package's JS layer (TypeScript) ----
+mkdir -p dist build/ts
 copied=0
-for src in bindings/js/*; do
-  dst="dist/$(basename "$src")"
-  if ! cmp -s "$src" "$dst"; then
-    cp "$src" "$dst"
-    copied=$((copied + 1))
-  fi
-done
+# Outputs of the JS layer before it was TypeScript (one tensor.js, hand-written .d.ts).
+rm -f dist/tensor.js
+ts_stamp=build/ts/stamp
+ops_def=engine/include/kiln/backend/ops.def
+if [[ ! -f $ts_stamp || ! -f dist/index.js || ! -f dist/index.d.ts || ! -f bindings/js/generated/ops.ts ||
+  -n $(find bindings/js scripts/gen_ops.mjs $ops_def -newer "$ts_stamp" \( -name '*.ts' -o -name '*.mts' \
+    -o -name '*.json' -o -name '*.mjs' -o -name '*.def' \) -print -quit) ]]; then
+  start=$(date +%s.%N)
+  node scripts/gen_ops.mjs >/dev/null
+  touch "$ts_stamp.new"
+  node node_modules/typescript/bin/tsc -p bindings/js/tsconfig.json ||
+    { echo "[build] dist: tsc FAILED (bindings/js/tsconfig.json)" >&2; rm -f "$ts_stamp.new"; exit 1; }
+  mv "$ts_stamp.new" "$ts_stamp"
+  echo "[build] dist: tsc bindings/js -> dist ($(elapsed "$start"))"
+  copied=$((copied + 1))
+fi
 # The threaded build's worker script as a JS module (index.js starts the workers from a
 # blob: URL of this text; see the comment there).
 worker_js=dist/kiln-mt.worker.js worker_mod=dist/kiln-mt-worker-source.js
@@ -103,11 +115,10 @@ if [[ ! -f $worker_mod || $worker_js -nt $worker_mod ]]; then
     touch "$worker_mod"
   else
     mv "$worker_mod.tmp" "$worker_mod"
+    echo "[build] dist: updated kiln-mt-worker-source.js"
     copied=$((copied + 1))
   fi
 fi
-if ((copied)); then
-  echo "[build] dist: updated $copied file(s) (bindings/js, kiln-mt-worker-source.js)"
-else
+if ((copied == 0)); then
   echo "[build] dist: up to date"
 fi

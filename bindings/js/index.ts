@@ -1,23 +1,24 @@
 // kiln-dl, browser and bundler entry: `const kiln = await init();`
-// Two engine builds sit next to this file (select.js): kiln.mjs + kiln.wasm (SIMD, one
+// Two engine builds sit next to this file (select.ts): kiln.mjs + kiln.wasm (SIMD, one
 // thread) and kiln-mt.mjs + kiln-mt.wasm (SIMD + threads, for cross-origin isolated pages
 // and workers). Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
 // every file with the app. The threaded build is loaded by URL, not bundled: its pthread
 // workers import kiln-mt.mjs again by URL (mainScriptUrlOrBlob), so it must stay a file of
 // its own.
+import type { InitOptions, Kiln } from './api.js';
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
+import type { CreateModule, RawModule } from './raw.js';
 import { chooseBuild, detectEnvironment } from './select.js';
 
-export { KilnError } from './errors.js';
+export * from './types.js';
 
 /**
- * Loads and instantiates the WebAssembly engine.
- * @param {object} [opts] `threads` (false | true | 'auto'), `numThreads`, `autoDispose`
- *   (see index.d.ts) and Emscripten module options (`wasmBinary`, `locateFile`, ...).
- * @returns {Promise<import('./index.d.ts').Kiln>}
+ * Loads the WebAssembly engine: `const kiln = await init();` (Node 20, browsers, workers).
+ * `threads` (false | true | 'auto'), `numThreads`, `autoDispose` (see InitOptions) and
+ * Emscripten module options (`wasmBinary`, `locateFile`, ...).
  */
-export async function init(opts = {}) {
+export async function init(opts: InitOptions = {}): Promise<Kiln> {
   const choice = chooseBuild(opts, detectEnvironment());
   const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
   if (choice.build === 'simd-threads') {
@@ -31,11 +32,11 @@ export async function init(opts = {}) {
     // written by scripts/build.sh) and starts from a blob: URL, which has the page's origin.
     const { default: workerSource } = await import('./kiln-mt-worker-source.js');
     const workerHref = URL.createObjectURL(new Blob([workerSource], { type: 'text/javascript' }));
-    const { default: createThreaded } = await import(/* @vite-ignore */ jsUrl.href);
-    let module;
+    const { default: createThreaded } = (await import(/* @vite-ignore */ jsUrl.href)) as { default: CreateModule };
+    let module: RawModule;
     try {
       module = await createThreaded({
-        locateFile: (path) => {
+        locateFile: (path: string) => {
           if (path.endsWith('.wasm')) return wasmUrl.href;
           if (path.endsWith('.worker.js')) return workerHref;
           return path;
@@ -56,7 +57,7 @@ export async function init(opts = {}) {
   }
   const wasmUrl = new URL('kiln.wasm', import.meta.url);
   const module = await createKilnModule({
-    locateFile: (path) => (path.endsWith('.wasm') ? wasmUrl.href : path),
+    locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,
   });
   return finishModule(module, opts, { maxThreads: 1 });

@@ -1,9 +1,11 @@
-/// <reference lib="esnext.disposable" />
-// Type declarations of kiln-dl's models and training API (kiln.nn, kiln.loss, kiln.optim,
-// kiln.data, kiln.Learner), included by index.d.ts. Hand-written: Emscripten 3.1.6 cannot
-// emit them. Semantics are PyTorch's unless stated (torch.nn.Sequential, torch.optim, ...);
-// names are Burn's in camelCase. Errors are KilnError with the code named in @throws.
-import type { Gradients, Tensor } from './index.js';
+/// <reference lib="esnext.disposable" preserve="true" />
+// The public types of kiln-dl's models and training API (kiln.nn, kiln.loss, kiln.optim,
+// kiln.data, kiln.Learner), exported by index.ts; nn.ts and train.ts implement them (their
+// classes `implements` these interfaces, so tsc checks one against the other). Semantics
+// are PyTorch's unless stated (torch.nn.Sequential, torch.optim, ...); names are Burn's in
+// camelCase. Errors are KilnError with the code named in @throws.
+import type { Gradients } from './tensor/gradients.js';
+import type { Tensor } from './tensor/tensor.js';
 
 // ---------------------------------------------------------------- layer specs
 

@@ -5,20 +5,19 @@
 // gets the single-threaded build: Emscripten 3.1.6's pthreads need CommonJS shims in Node
 // (TOOLCHAIN.md "Threads"); init({threads: true}) says so in a KilnError.
 import { readFile } from 'node:fs/promises';
+import type { InitOptions, Kiln } from './api.js';
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 import { chooseBuild, detectEnvironment } from './select.js';
 
-export { KilnError } from './errors.js';
+export * from './types.js';
 
 /**
  * Loads and instantiates the WebAssembly engine.
- * @param {object} [opts] `threads` ('auto' or false here), `autoDispose` (see index.d.ts)
- *   and Emscripten module options; `wasmBinary` defaults to the bytes of kiln.wasm next to
- *   this file.
- * @returns {Promise<import('./index.d.ts').Kiln>}
+ * `threads` ('auto' or false here), `autoDispose` (see InitOptions) and Emscripten module
+ * options; `wasmBinary` defaults to the bytes of kiln.wasm next to this file.
  */
-export async function init(opts = {}) {
+export async function init(opts: InitOptions = {}): Promise<Kiln> {
   chooseBuild(opts, detectEnvironment()); // validates the options; always 'simd' in Node
   const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL('./kiln.wasm', import.meta.url)));

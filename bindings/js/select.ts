@@ -13,29 +13,54 @@ export const DEFAULT_MAX_THREADS = 4;
 /** The most threads init({numThreads}) accepts (each is a Web Worker holding the module). */
 export const MAX_THREADS = 64;
 
+/** What the threaded build needs of the environment (detectEnvironment's result). */
+export interface Environment {
+  crossOriginIsolated: boolean;
+  sharedMemory: boolean;
+  workers: boolean;
+  hardwareConcurrency: number;
+  node: boolean;
+}
+
+/** The parts of a global scope detectEnvironment reads (browser, worker or Node). */
+interface GlobalLike {
+  SharedArrayBuffer?: unknown;
+  WebAssembly?: { Memory: new (d: { initial: number; maximum: number; shared: boolean }) => { buffer: unknown } };
+  navigator?: { hardwareConcurrency?: unknown };
+  crossOriginIsolated?: unknown;
+  Worker?: unknown;
+  process?: { versions?: { node?: unknown } };
+}
+
+/** init()'s options that choose the build. */
+export interface BuildOptions {
+  threads?: unknown;
+  numThreads?: unknown;
+}
+
 /**
  * What the threaded build needs, read from a browser or worker global scope.
- * @param {object} [g] the global object
- * @returns {{crossOriginIsolated: boolean, sharedMemory: boolean, workers: boolean,
- *   hardwareConcurrency: number, node: boolean}}
+ * @param g the global object
  */
-export function detectEnvironment(g = globalThis) {
+export function detectEnvironment(g: object = globalThis): Environment {
+  const scope = g as GlobalLike;
   let sharedMemory = false;
-  if (typeof g.SharedArrayBuffer === 'function' && typeof g.WebAssembly === 'object') {
+  const Shared = scope.SharedArrayBuffer;
+  if (typeof Shared === 'function' && typeof scope.WebAssembly === 'object') {
     try {
-      const memory = new g.WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
-      sharedMemory = memory.buffer instanceof g.SharedArrayBuffer;
+      const memory = new scope.WebAssembly.Memory({ initial: 1, maximum: 1, shared: true });
+      sharedMemory = memory.buffer instanceof Shared;
     } catch {
       sharedMemory = false;
     }
   }
-  const cores = Number(g.navigator?.hardwareConcurrency);
+  const cores = Number(scope.navigator?.hardwareConcurrency);
   return {
-    crossOriginIsolated: g.crossOriginIsolated === true,
+    crossOriginIsolated: scope.crossOriginIsolated === true,
     sharedMemory,
-    workers: typeof g.Worker === 'function',
+    workers: typeof scope.Worker === 'function',
     hardwareConcurrency: Number.isInteger(cores) && cores >= 1 ? cores : 1,
-    node: typeof g.process === 'object' && typeof g.process?.versions?.node === 'string',
+    node: typeof scope.process === 'object' && typeof scope.process?.versions?.node === 'string',
   };
 }
 
@@ -44,22 +69,23 @@ export function detectEnvironment(g = globalThis) {
  * and `numThreads` (default: the cores, at most DEFAULT_MAX_THREADS).
  * 'auto' loads the threaded build when the environment allows it and more than one thread
  * is wanted; true requires it; false never loads it.
- * @param {object} opts init()'s options
- * @param {ReturnType<typeof detectEnvironment>} env
- * @returns {{build: 'simd' | 'simd-threads', threads: number}}
+ * @param opts init()'s options
+ * @param env what detectEnvironment found
  * @throws KilnError `Type` for a wrong option type, `Config` for a thread count out of
  *   range or threads: true where the threaded build cannot run (saying why).
  */
-export function chooseBuild(opts, env) {
+export function chooseBuild(opts: BuildOptions, env: Environment): { build: 'simd' | 'simd-threads'; threads: number } {
   const threads = opts.threads ?? 'auto';
   if (threads !== true && threads !== false && threads !== 'auto') {
     throw new KilnError('Type', `init: threads must be true, false or 'auto', got ${describe(threads)}`);
   }
-  let numThreads = opts.numThreads;
-  if (numThreads !== undefined) {
-    if (typeof numThreads !== 'number' || !Number.isInteger(numThreads)) {
-      throw new KilnError('Type', `init: numThreads must be an integer, got ${describe(numThreads)}`);
+  const given = opts.numThreads;
+  let numThreads: number | undefined;
+  if (given !== undefined) {
+    if (typeof given !== 'number' || !Number.isInteger(given)) {
+      throw new KilnError('Type', `init: numThreads must be an integer, got ${describe(given)}`);
     }
+    numThreads = given;
     if (numThreads < 1 || numThreads > MAX_THREADS) {
       throw new KilnError('Config', `init: numThreads must be in [1, ${MAX_THREADS}], got ${numThreads}`);
     }
@@ -70,7 +96,7 @@ export function chooseBuild(opts, env) {
     }
     return { build: 'simd', threads: 1 };
   }
-  const missing = [];
+  const missing: string[] = [];
   if (env.node) missing.push('Node loads the single-threaded build (kiln-dl\'s Node entry)');
   else {
     if (!env.crossOriginIsolated) {
@@ -91,7 +117,7 @@ export function chooseBuild(opts, env) {
   return { build: 'simd-threads', threads: wanted };
 }
 
-function describe(value) {
+function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (value === null) return 'null';
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;

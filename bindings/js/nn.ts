@@ -2,35 +2,39 @@
 // over the engine's RawModel (bindings/nn_sequential.cpp: nn::Sequential<Autodiff<Cpu>>).
 // The package's spec is camelCase ({type: 'maxPool2d', kernelSize: [2, 2]}); the C++ spec is
 // snake_case ({"type": "max_pool2d", "kernel_size": [2, 2]}): translated here, both ways,
-// and back in error messages. Types and docs: index.d.ts.
+// and back in error messages. Public types and docs: train_api.ts (Nn, Sequential, Layer).
 import { KilnError } from './errors.js';
 import { HandleOwner } from './handle.js';
+import type { RawModel, RawModule } from './raw.js';
+import type { TensorInternals } from './tensor/install.js';
+import type { Tensor } from './tensor/tensor.js';
+import type { Nn } from './train_api.js';
 
 const TOKEN = Symbol('kiln.nn.internal');
 
 /** 'maxPool2d' -> 'max_pool2d', 'dInput' -> 'd_input' (snake_case passes unchanged). */
-export function camelToSnake(name) {
+export function camelToSnake(name: string): string {
   return name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
 /** 'max_pool2d' -> 'maxPool2d', 'd_input' -> 'dInput'. */
-export function snakeToCamel(name) {
-  return name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+export function snakeToCamel(name: string): string {
+  return name.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 }
 
 /** A C++ message with its snake_case names (types, fields) in the package's camelCase. */
-export function camelMessage(message) {
+export function camelMessage(message: string): string {
   // batch_size is the engine's name of a dim in shape descriptions, not a field: kept.
   return message.replace(/\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b/g, (w) => (w === 'batch_size' ? w : snakeToCamel(w)));
 }
 
 /** "1,234,567". */
-function grouped(n) {
+function grouped(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 
 /** Runs f; a KilnError from the engine gets its message in camelCase. */
-export function camelErrors(f) {
+export function camelErrors<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
@@ -45,26 +49,45 @@ export function camelErrors(f) {
   }
 }
 
+/** A plain object (a spec, a layer, options). */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) &&
+    (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
+}
+
 /**
- * Installs kiln.nn onto `kiln`.
- * @returns {{Sequential: Function, unwrapModel: Function}} internals for train.js
+ * The layer types of Sequential specs, camelCase. The one list of them in the JS layer: to
+ * be read from the engine (`raw.layerTypes().map((t) => snakeToCamel(t.type))`) once it
+ * exports them.
  */
-export function installNn(kiln, raw, internals) {
+export function layerTypeNames(_raw: RawModule): string[] {
+  return [
+    'linear', 'conv2d', 'conv1d', 'maxPool2d', 'avgPool2d', 'adaptiveAvgPool2d', 'batchNorm',
+    'layerNorm', 'dropout', 'relu', 'gelu', 'sigmoid', 'tanh', 'silu', 'leakyRelu', 'reshape',
+    'flatten',
+  ];
+}
+
+/** What installNn hands train.ts. */
+export interface NnInternals {
+  Sequential: new (token: symbol, handle: RawModel) => HandleOwner<RawModel>;
+  unwrapModel(m: unknown, op: string): RawModel;
+  camelErrors: typeof camelErrors;
+  isPlainObject: typeof isPlainObject;
+}
+
+/** Installs kiln.nn onto `kiln`; returns the internals train.ts uses. */
+export function installNn(kiln: Record<string, unknown>, raw: RawModule, internals: TensorInternals): NnInternals {
   const { wrap, unwrap, fail, checks } = internals;
   const { describe, checkOptions } = checks;
 
 
-  function isPlainObject(v) {
-    return v !== null && typeof v === 'object' && !Array.isArray(v) &&
-      (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
-  }
-
   /** One layer of the package's spec -> the C++ spec's object. */
-  function layerToCpp(layer, where) {
+  function layerToCpp(layer: unknown, where: string): Record<string, unknown> {
     if (!isPlainObject(layer)) {
       throw fail('Config', `${where}: expected an object such as {type: 'relu'}, got ${describe(layer)}`);
     }
-    const out = {};
+    const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(layer)) {
       if (value === undefined) continue;
       const k = camelToSnake(key);
@@ -77,16 +100,16 @@ export function installNn(kiln, raw, internals) {
   }
 
   /** The C++ spec's object -> the package's (camelCase keys and type). */
-  function layerFromCpp(layer) {
-    const out = {};
+  function layerFromCpp(layer: Record<string, unknown>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(layer)) {
-      out[snakeToCamel(key)] = key === 'type' ? snakeToCamel(value) : value;
+      out[snakeToCamel(key)] = key === 'type' ? snakeToCamel(value as string) : value;
     }
     // type first, as users write it
     return { type: out.type, ...out };
   }
 
-  function specToCppJson(spec, op) {
+  function specToCppJson(spec: unknown, op: string): string {
     if (!isPlainObject(spec)) {
       throw fail('Config', `${op}: spec must be {layers: [...]} or an array of layers, got ${describe(spec)}`);
     }
@@ -100,8 +123,8 @@ export function installNn(kiln, raw, internals) {
     return JSON.stringify({ layers });
   }
 
-  function seedOf(options, op) {
-    const opts = checkOptions(options, op);
+  function seedOf(options: unknown, op: string): number {
+    const opts = checkOptions<{ seed: unknown }>(options, op);
     for (const key of Object.keys(opts)) {
       if (key !== 'seed') throw fail('Type', `${op}: unknown option "${key}" (options: seed)`);
     }
@@ -113,8 +136,8 @@ export function installNn(kiln, raw, internals) {
   }
 
   /** A model of layers applied in order (PyTorch's nn.Sequential). */
-  class Sequential extends HandleOwner {
-    constructor(token, handle) {
+  class Sequential extends HandleOwner<RawModel> {
+    constructor(token: symbol, handle: RawModel) {
       if (token !== TOKEN) {
         throw fail('Type', 'Sequential: use kiln.nn.sequential(spec) to create models (the constructor is internal)');
       }
@@ -122,7 +145,7 @@ export function installNn(kiln, raw, internals) {
     }
 
 
-    forward(x) {
+    forward(x: Tensor): Tensor {
       const h = this._raw('Sequential.forward');
       const input = unwrap(x, 'Sequential.forward', 'x');
       return wrap(camelErrors(() => h.forward(input)));
@@ -132,12 +155,12 @@ export function installNn(kiln, raw, internals) {
       return this._raw('Sequential.numParams').numParams();
     }
 
-    summary(options) {
+    summary(options?: { inputShape?: number[] }): string {
       const op = 'Sequential.summary';
-      const opts = checkOptions(options, op);
+      const opts = checkOptions<{ inputShape: number[] }>(options, op);
       const h = this._raw(op);
       const data = camelErrors(() => h.summary(opts.inputShape ?? null));
-      const rows = [['#', 'layer', 'output shape', 'params']];
+      const rows: string[][] = [['#', 'layer', 'output shape', 'params']];
       if (data.input !== null) rows.push(['', 'input', data.input, '']);
       for (const [i, type, shape, params] of data.rows) rows.push([String(i), snakeToCamel(type), shape, grouped(params)]);
       const width = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
@@ -145,12 +168,12 @@ export function installNn(kiln, raw, internals) {
       return `Sequential: ${data.rows.length} layers, ${grouped(data.total)} parameters (${grouped(data.trainable)} trainable)\n${lines.join('\n')}\n`;
     }
 
-    get config() {
-      const c = JSON.parse(this._raw('Sequential.config').configJson());
+    get config(): unknown {
+      const c = JSON.parse(this._raw('Sequential.config').configJson()) as { layers: Record<string, unknown>[] };
       return { layers: c.layers.map(layerFromCpp) };
     }
 
-    toJSON() {
+    toJSON(): unknown {
       return this.config;
     }
 
@@ -159,7 +182,7 @@ export function installNn(kiln, raw, internals) {
       return this._raw('Sequential.configJson').configJson();
     }
 
-    outputShape(inputShape) {
+    outputShape(inputShape: number[]): number[] {
       const op = 'Sequential.outputShape';
       checks.checkIntArray(inputShape, op, 'inputShape');
       const h = this._raw(op);
@@ -170,7 +193,7 @@ export function installNn(kiln, raw, internals) {
       return this._raw('Sequential.saveSafetensors').saveSafetensors();
     }
 
-    loadSafetensors(bytes) {
+    loadSafetensors(bytes: Uint8Array): this {
       const op = 'Sequential.loadSafetensors';
       const h = this._raw(op);
       if (!(bytes instanceof Uint8Array)) {
@@ -182,18 +205,18 @@ export function installNn(kiln, raw, internals) {
 
     namedParameters() {
       const params = this._raw('Sequential.namedParameters').parameters();
-      const out = {};
+      const out: Record<string, Tensor> = {};
       for (const key of Object.keys(params)) out[key] = wrap(params[key]);
       return out;
     }
 
-    train(mode = true) {
+    train(mode: boolean = true): this {
       if (typeof mode !== 'boolean') throw fail('Type', `Sequential.train: mode must be a boolean, got ${describe(mode)}`);
       this._raw('Sequential.train').setTraining(mode);
       return this;
     }
 
-    eval() {
+    eval(): this {
       this._raw('Sequential.eval').setTraining(false);
       return this;
     }
@@ -209,33 +232,33 @@ export function installNn(kiln, raw, internals) {
 
   /** One layer usable on its own: its records use the layer's keys ("weight", "bias"). */
   class Layer extends Sequential {
-    get type() {
-      return this.config.type;
+    get type(): unknown {
+      return (this.config as { type: unknown }).type;
     }
 
-    get config() {
-      return super.config.layers[0];
+    get config(): unknown {
+      return (super.config as { layers: unknown[] }).layers[0];
     }
   }
 
-  function create(specJson, seed, single) {
+  function create(specJson: string, seed: number, single: boolean): Sequential {
     const handle = camelErrors(() => raw.modelCreate(specJson, seed, single));
     return single ? new Layer(TOKEN, handle) : new Sequential(TOKEN, handle);
   }
 
-  function sequential(spec, options) {
+  function sequential(spec: unknown, options?: unknown): Sequential {
     const op = 'nn.sequential';
     const seed = seedOf(options, op);
     if (Array.isArray(spec)) {
       if (spec.some((l) => l instanceof Sequential)) {
         // Layers and models made in code, maybe mixed with plain layer specs.
         if (seed >= 0) raw.seed(seed);
-        const made = [];
-        const parts = spec.map((l, i) => {
+        const made: Sequential[] = [];
+        const parts = spec.map((l: unknown, i: number) => {
           if (l instanceof Sequential) return l._raw(`${op}: layers[${i}]`);
           const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, false);
           made.push(m);
-          return m._h;
+          return m._h as RawModel;
         });
         try {
           return new Sequential(TOKEN, camelErrors(() => raw.modelConcat(parts)));
@@ -243,13 +266,13 @@ export function installNn(kiln, raw, internals) {
           for (const m of made) m.dispose();
         }
       }
-      spec = { layers: spec };
+      return create(specToCppJson({ layers: spec }, op), seed, false);
     }
     return create(specToCppJson(spec, op), seed, false);
   }
 
-  function layer(type) {
-    return (config, options) => {
+  function layer(type: string) {
+    return (config?: unknown, options?: unknown): Sequential => {
       const op = `nn.${type}`;
       const cfg = config === undefined ? {} : config;
       if (!isPlainObject(cfg)) throw fail('Config', `${op}: the config must be an object, got ${describe(cfg)}`);
@@ -261,16 +284,12 @@ export function installNn(kiln, raw, internals) {
     };
   }
 
-  const TYPES = [
-    'linear', 'conv2d', 'conv1d', 'maxPool2d', 'avgPool2d', 'adaptiveAvgPool2d', 'batchNorm',
-    'layerNorm', 'dropout', 'relu', 'gelu', 'sigmoid', 'tanh', 'silu', 'leakyRelu', 'reshape',
-    'flatten',
-  ];
-  const nn = { sequential, Sequential, Layer, layerTypes: Object.freeze([...TYPES]) };
+  const TYPES = layerTypeNames(raw);
+  const nn: Record<string, unknown> = { sequential, Sequential, Layer, layerTypes: Object.freeze([...TYPES]) };
   for (const t of TYPES) nn[t] = layer(t);
-  kiln.nn = Object.freeze(nn);
+  kiln.nn = Object.freeze(nn) as unknown as Nn;
 
-  function unwrapModel(m, op) {
+  function unwrapModel(m: unknown, op: string): RawModel {
     if (!(m instanceof Sequential)) {
       throw fail('Type', `${op}: model must be a kiln.nn Sequential or layer, got ${describe(m)}`);
     }

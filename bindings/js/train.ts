@@ -1,18 +1,26 @@
 // kiln-dl's training API: kiln.loss, kiln.optim (optimizers and schedules), kiln.data
 // (datasets in WebAssembly memory) and kiln.Learner (one call into WebAssembly per batch,
 // or per `batchesPerCall` batches; fit() yields to the event loop between calls).
-// Engine side: bindings/train_*.cpp. Types and docs: index.d.ts.
+// Engine side: bindings/train_*.cpp. Public types and docs: train_api.ts.
 import { HandleOwner } from './handle.js';
-import { camelErrors, camelMessage } from './nn.js';
+import { camelErrors, camelMessage, type NnInternals } from './nn.js';
+import type { RawDataset, RawLearner, RawModule, RawOptimizer } from './raw.js';
+import type { TensorInternals } from './tensor/install.js';
+import type { LearnerStatic } from './train_api.js';
+
+/** A checked options object (its fields are checked where they are read). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Options = Record<string, any>;
 
 const TOKEN = Symbol('kiln.train.internal');
 
 /** Resolves on the next turn of the event loop (setImmediate in Node, MessageChannel in
  * browsers and workers: both skip setTimeout's clamping of ~1-4 ms). */
-function nextTurn() {
+function nextTurn(): Promise<void> {
+  const { setImmediate } = globalThis as { setImmediate?: (f: () => void) => void };
   if (typeof setImmediate === 'function') return new Promise((resolve) => setImmediate(resolve));
   if (typeof MessageChannel === 'function') {
-    return new Promise((resolve) => {
+    return new Promise<void>((resolve) => {
       const channel = new MessageChannel();
       channel.port1.onmessage = () => {
         channel.port1.close();
@@ -24,11 +32,11 @@ function nextTurn() {
   return new Promise((resolve) => setTimeout(resolve, 0));
 }
 
-function now() {
+function now(): number {
   return typeof performance !== 'undefined' ? performance.now() : Date.now();
 }
 
-export function installTrain(kiln, raw, internals, nnInternals) {
+export function installTrain(kiln: Record<string, unknown>, raw: RawModule, internals: TensorInternals, nnInternals: NnInternals) {
   const { wrap, unwrap, unwrapGradients, fail, checks, Tensor } = internals;
   const { describe, checkOptions } = checks;
   const { unwrapModel, isPlainObject } = nnInternals;
@@ -36,8 +44,8 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   // ---------------------------------------------------------------- option checks
 
-  function options(value, op, allowed) {
-    const opts = checkOptions(value, op);
+  function options(value: unknown, op: string, allowed: string[]): Options {
+    const opts = checkOptions<Options>(value, op) as Options;
     for (const key of Object.keys(opts)) {
       if (!allowed.includes(key)) {
         throw fail('Config', `${op}: unknown option "${key}" (options: ${allowed.join(', ')})`);
@@ -46,13 +54,13 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     return opts;
   }
 
-  function num(v, op, what, dflt) {
-    if (v === undefined) return dflt;
+  function num(v: unknown, op: string, what: string, dflt?: number): number {
+    if (v === undefined) return dflt as number;
     if (typeof v !== 'number' || Number.isNaN(v)) throw fail('Type', `${op}: ${what} must be a number, got ${describe(v)}`);
     return v;
   }
 
-  function int(v, op, what, dflt, min = 0) {
+  function int(v: unknown, op: string, what: string, dflt: number, min = 0): number {
     if (v === undefined) return dflt;
     if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
       throw fail('Type', `${op}: ${what} must be an integer, got ${describe(v)}`);
@@ -61,22 +69,26 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     return v;
   }
 
-  function bool(v, op, what, dflt) {
+  function bool(v: unknown, op: string, what: string, dflt: boolean): boolean {
     if (v === undefined) return dflt;
     if (typeof v !== 'boolean') throw fail('Type', `${op}: ${what} must be a boolean, got ${describe(v)}`);
     return v;
   }
 
-  function intShape(v, op, what) {
+  function intShape(v: unknown, op: string, what: string): number[] | null {
     if (v === undefined || v === null) return null;
-    checks.checkIntArray(v, op, what);
-    return v;
+    return checks.checkIntArray(v, op, what);
   }
 
   // ---------------------------------------------------------------- losses
 
   class Loss {
-    constructor(token, kind, json, config) {
+    readonly kind: string;
+    readonly config: Readonly<Options>;
+    /** @internal */
+    readonly _json: string;
+
+    constructor(token: symbol, kind: string, json: string, config: Options) {
       if (token !== TOKEN) throw fail('Type', 'Loss: use kiln.loss.crossEntropy() or kiln.loss.mse()');
       this.kind = kind;
       this.config = Object.freeze(config);
@@ -84,7 +96,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       Object.freeze(this);
     }
 
-    forward(logits, targets) {
+    forward(logits: unknown, targets: unknown) {
       const op = `${this.kind}.forward`;
       const a = unwrap(logits, op, 'logits');
       const b = unwrap(targets, op, 'targets');
@@ -92,16 +104,16 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     }
   }
 
-  function crossEntropy(config) {
+  function crossEntropy(config?: unknown): Loss {
     const op = 'loss.crossEntropy';
     const c = options(config, op, ['labelSmoothing', 'weights', 'ignoreIndex', 'reduction']);
-    const json = { kind: 'cross_entropy' };
+    const json: Options = { kind: 'cross_entropy' };
     if (c.labelSmoothing !== undefined) json.smoothing = num(c.labelSmoothing, op, 'labelSmoothing');
     if (c.weights !== undefined) {
       if (!Array.isArray(c.weights) && !(c.weights instanceof Float32Array)) {
         throw fail('Type', `${op}: weights must be an array of numbers, got ${describe(c.weights)}`);
       }
-      json.weights = Array.from(c.weights, (w, i) => num(w, op, `weights[${i}]`));
+      json.weights = Array.from(c.weights as ArrayLike<unknown>, (w, i) => num(w, op, `weights[${i}]`));
     }
     if (c.ignoreIndex !== undefined) json.ignore_index = int(c.ignoreIndex, op, 'ignoreIndex', 0, -2147483648);
     if (c.reduction !== undefined) json.reduction = c.reduction;
@@ -110,16 +122,16 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     return new Loss(TOKEN, 'crossEntropy', text, { ...c });
   }
 
-  function binaryCrossEntropy(config) {
+  function binaryCrossEntropy(config?: unknown): Loss {
     const op = 'loss.binaryCrossEntropy';
     const c = options(config, op, ['logits', 'labelSmoothing', 'weights', 'reduction']);
-    const json = { kind: 'binary_cross_entropy', logits: bool(c.logits, op, 'logits', false) };
+    const json: Options = { kind: 'binary_cross_entropy', logits: bool(c.logits, op, 'logits', false) };
     if (c.labelSmoothing !== undefined) json.smoothing = num(c.labelSmoothing, op, 'labelSmoothing');
     if (c.weights !== undefined) {
       if (!Array.isArray(c.weights) && !(c.weights instanceof Float32Array)) {
         throw fail('Type', `${op}: weights must be an array of numbers, got ${describe(c.weights)}`);
       }
-      json.weights = Array.from(c.weights, (w, i) => num(w, op, `weights[${i}]`));
+      json.weights = Array.from(c.weights as ArrayLike<unknown>, (w, i) => num(w, op, `weights[${i}]`));
     }
     if (c.reduction !== undefined) json.reduction = c.reduction;
     const text = JSON.stringify(json);
@@ -127,10 +139,10 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     return new Loss(TOKEN, 'binaryCrossEntropy', text, { ...c });
   }
 
-  function mse(config) {
+  function mse(config?: unknown): Loss {
     const op = 'loss.mse';
     const c = options(config, op, ['reduction']);
-    const json = { kind: 'mse' };
+    const json: Options = { kind: 'mse' };
     if (c.reduction !== undefined) json.reduction = c.reduction;
     const text = JSON.stringify(json);
     validateLoss(text);
@@ -138,13 +150,13 @@ export function installTrain(kiln, raw, internals, nnInternals) {
   }
 
   /** Checks a loss JSON in the engine (a throwaway learner-free parse). */
-  function validateLoss(text) {
+  function validateLoss(text: string): void {
     camelErrors(() => raw.lossValidate(text));
   }
 
   kiln.loss = Object.freeze({ crossEntropy, binaryCrossEntropy, mse, Loss });
 
-  function lossOf(v, op) {
+  function lossOf(v: unknown, op: string): Loss {
     if (v === undefined || v === 'crossEntropy') return crossEntropy();
     if (v === 'mse') return mse();
     if (v instanceof Loss && v.kind !== 'binaryCrossEntropy' && v.config.reduction !== 'none') return v;
@@ -154,7 +166,12 @@ export function installTrain(kiln, raw, internals, nnInternals) {
   // ---------------------------------------------------------------- schedules
 
   class Schedule {
-    constructor(token, kind, json, config) {
+    readonly kind: string;
+    readonly config: Readonly<Options>;
+    /** @internal */
+    readonly _json: string;
+
+    constructor(token: symbol, kind: string, json: string, config: Options) {
       if (token !== TOKEN) throw fail('Type', 'Schedule: use kiln.optim.schedule.*(...)');
       this.kind = kind;
       this.config = Object.freeze(config);
@@ -163,19 +180,17 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     }
 
     /** The first n learning rates (the schedule's step() n times). */
-    values(n) {
+    values(n: number): Float64Array {
       int(n, 'Schedule.values', 'n', 0);
       return camelErrors(() => raw.scheduleValues(this._json, n));
     }
   }
 
-  function schedule(kind, fields) {
-    return (config) => {
+  function schedule(kind: string, fields: string[]) {
+    return (config?: unknown): Schedule => {
       const op = `optim.schedule.${kind}`;
-      let c = config;
-      if (kind === 'constant' && typeof config === 'number') c = { lr: config };
-      c = options(c, op, fields);
-      const json = { kind };
+      const c = options(kind === 'constant' && typeof config === 'number' ? { lr: config } : config, op, fields);
+      const json: Options = { kind };
       for (const f of fields) {
         if (c[f] === undefined) continue;
         json[f.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)] = c[f];
@@ -197,8 +212,11 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   // ---------------------------------------------------------------- optimizers
 
-  class Optimizer extends HandleOwner {
-    constructor(token, kind, handle, config) {
+  class Optimizer extends HandleOwner<RawOptimizer> {
+    readonly kind: string;
+    readonly config: Readonly<Options>;
+
+    constructor(token: symbol, kind: string, handle: RawOptimizer, config: Options) {
       if (token !== TOKEN) throw fail('Type', 'Optimizer: use kiln.optim.sgd/adam/adamW/rmsProp(...)');
       super(handle, 'optimizer');
       this.kind = kind;
@@ -206,7 +224,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     }
 
     /** One step on the model's parameters that have a gradient in `grads`. */
-    step(model, grads) {
+    step(model: unknown, grads: unknown): void {
       const op = 'Optimizer.step';
       const h = this._raw(op);
       const m = unwrapModel(model, op);
@@ -223,7 +241,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     }
   }
 
-  function lrJson(lr, op, dflt) {
+  function lrJson(lr: unknown, op: string, dflt: Options | undefined): string {
     if (lr === undefined) {
       if (dflt === undefined) throw fail('Config', `${op}: lr is required`);
       return JSON.stringify(dflt);
@@ -235,7 +253,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     return JSON.stringify({ kind: 'constant', lr });
   }
 
-  function clipping(v, op) {
+  function clipping(v: unknown, op: string): Options | undefined {
     if (v === undefined) return undefined;
     if (!isPlainObject(v) || Object.keys(v).length !== 1 || !('norm' in v || 'value' in v)) {
       throw fail('Config', `${op}: gradClipping must be {norm: maxNorm} or {value: threshold}, got ${describe(v)}`);
@@ -243,18 +261,18 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     return 'norm' in v ? { Norm: num(v.norm, op, 'gradClipping.norm') } : { Value: num(v.value, op, 'gradClipping.value') };
   }
 
-  function decay(v, op) {
+  function decay(v: unknown, op: string): Options | undefined {
     const wd = num(v, op, 'weightDecay', 0);
     return wd === 0 ? undefined : { penalty: wd };
   }
 
-  function makeOptimizer(kind, op, c, config, lrDefault) {
+  function makeOptimizer(kind: string, op: string, c: Options, config: Options, lrDefault: Options | undefined): Optimizer {
     const lr = lrJson(c.lr, op, lrDefault);
     const handle = camelErrors(() => raw.optimizerCreate(kind, JSON.stringify(config), lr));
     return new Optimizer(TOKEN, kind, handle, { ...c });
   }
 
-  function sgd(config) {
+  function sgd(config?: unknown): Optimizer {
     const op = 'optim.sgd';
     const c = options(config, op, ['lr', 'momentum', 'dampening', 'nesterov', 'weightDecay', 'gradClipping']);
     const momentum = num(c.momentum, op, 'momentum', 0);
@@ -263,7 +281,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     if (nesterov && (momentum <= 0 || dampening !== 0)) {
       throw fail('Config', `${op}: nesterov needs momentum > 0 and dampening 0 (as PyTorch), got momentum ${momentum}, dampening ${dampening}`);
     }
-    const json = {};
+    const json: Options = {};
     const wd = decay(c.weightDecay, op);
     if (wd) json.weight_decay = wd;
     if (momentum !== 0 || dampening !== 0) json.momentum = { momentum, dampening, nesterov };
@@ -272,8 +290,8 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     return makeOptimizer('sgd', op, c, json, undefined);
   }
 
-  function adamLike(kind, op, c, weightDecayDefault) {
-    const json = {
+  function adamLike(kind: string, op: string, c: Options, weightDecayDefault: number): Optimizer {
+    const json: Options = {
       beta_1: num(c.beta1, op, 'beta1', 0.9),
       beta_2: num(c.beta2, op, 'beta2', 0.999),
       epsilon: num(c.epsilon, op, 'epsilon', 1e-8),
@@ -292,20 +310,20 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   const ADAM_FIELDS = ['lr', 'beta1', 'beta2', 'epsilon', 'weightDecay', 'amsgrad', 'gradClipping'];
 
-  function adam(config) {
+  function adam(config?: unknown): Optimizer {
     const op = 'optim.adam';
     return adamLike('adam', op, options(config, op, ADAM_FIELDS), 0);
   }
 
-  function adamW(config) {
+  function adamW(config?: unknown): Optimizer {
     const op = 'optim.adamW';
     return adamLike('adamW', op, options(config, op, ADAM_FIELDS), 0.01);
   }
 
-  function rmsProp(config) {
+  function rmsProp(config?: unknown): Optimizer {
     const op = 'optim.rmsProp';
     const c = options(config, op, ['lr', 'alpha', 'momentum', 'epsilon', 'centered', 'weightDecay', 'gradClipping']);
-    const json = {
+    const json: Options = {
       alpha: num(c.alpha, op, 'alpha', 0.99),
       momentum: num(c.momentum, op, 'momentum', 0),
       epsilon: num(c.epsilon, op, 'epsilon', 1e-8),
@@ -322,14 +340,17 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   // ---------------------------------------------------------------- data
 
-  class Dataset extends HandleOwner {
-    constructor(token, handle) {
+  class Dataset extends HandleOwner<RawDataset> {
+    /** @internal */
+    _info: ReturnType<RawDataset['info']> | null;
+
+    constructor(token: symbol, handle: RawDataset) {
       if (token !== TOKEN) throw fail('Type', 'Dataset: use kiln.data.fromArrays(...) or kiln.data.mnist(...)');
       super(handle, 'dataset');
       this._info = null;
     }
 
-    _meta() {
+    _meta(): ReturnType<RawDataset['info']> {
       return this._info ?? (this._info = this._raw('Dataset').info());
     }
 
@@ -356,7 +377,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       return new Dataset(TOKEN, this._raw(op).shuffle(seed));
     }
 
-    split(fraction) {
+    split(fraction: number): [Dataset, Dataset] {
       const op = 'Dataset.split';
       const f = num(fraction, op, 'fraction');
       if (!(f >= 0 && f <= 1)) throw fail('Value', `${op}: fraction must be in [0, 1], got ${f}`);
@@ -366,13 +387,13 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       return [new Dataset(TOKEN, h.slice(0, k)), new Dataset(TOKEN, h.slice(k, n))];
     }
 
-    take(n) {
+    take(n: number): Dataset {
       const op = 'Dataset.take';
       int(n, op, 'n', 0);
       return new Dataset(TOKEN, this._raw(op).slice(0, Math.min(n, this.length)));
     }
 
-    slice(begin, end = this.length) {
+    slice(begin: number, end: number = this.length): Dataset {
       const op = 'Dataset.slice';
       int(begin, op, 'begin', 0);
       int(end, op, 'end', 0);
@@ -384,7 +405,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     }
   }
 
-  function fromArrays(x, y, config) {
+  function fromArrays(x: unknown, y: unknown, config?: unknown): Dataset {
     const op = 'data.fromArrays';
     const c = options(config, op, ['itemShape', 'targetShape', 'numClasses']);
     if (!(x instanceof Float32Array)) throw fail('Type', `${op}: x must be a Float32Array, got ${describe(x)}`);
@@ -395,10 +416,10 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     checks.checkIntArray(c.itemShape, op, 'itemShape');
     const targetShape = intShape(c.targetShape, op, 'targetShape');
     const numClasses = int(c.numClasses, op, 'numClasses', 0);
-    return new Dataset(TOKEN, raw.datasetFromArrays(x, y, c.itemShape, targetShape, numClasses));
+    return new Dataset(TOKEN, raw.datasetFromArrays(x, y as Int32Array | Float32Array, c.itemShape, targetShape, numClasses));
   }
 
-  function mnist(images, labels) {
+  function mnist(images: unknown, labels: unknown): Dataset {
     const op = 'data.mnist';
     if (!(images instanceof Uint8Array)) throw fail('Type', `${op}: imagesIdxBytes must be a Uint8Array, got ${describe(images)}`);
     if (!(labels instanceof Uint8Array)) throw fail('Type', `${op}: labelsIdxBytes must be a Uint8Array, got ${describe(labels)}`);
@@ -407,15 +428,21 @@ export function installTrain(kiln, raw, internals, nnInternals) {
 
   kiln.data = Object.freeze({ fromArrays, mnist, Dataset });
 
-  function unwrapDataset(d, op, what = 'data') {
+  function unwrapDataset(d: unknown, op: string, what = 'data'): RawDataset {
     if (!(d instanceof Dataset)) throw fail('Type', `${op}: ${what} must be a kiln.data Dataset, got ${describe(d)}`);
     return d._raw(op);
   }
 
   // ---------------------------------------------------------------- Learner
 
-  class Learner extends HandleOwner {
-    constructor(model, config) {
+  class Learner extends HandleOwner<RawLearner> {
+    readonly model: unknown;
+    readonly optimizer: Optimizer;
+    readonly loss: Loss;
+    /** @internal */
+    _busy: boolean;
+
+    constructor(model: unknown, config: unknown) {
       const op = 'Learner';
       const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape']);
       const m = unwrapModel(model, op);
@@ -432,13 +459,13 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       this._busy = false;
     }
 
-    _raw(op, allowBusy = false) {
+    _raw(op: string, allowBusy = false): RawLearner {
       const h = super._raw(op);
       if (this._busy && !allowBusy) throw fail('Busy', `${op}: fit() is running on this learner`);
       return h;
     }
 
-    trainBatch(x, y, n) {
+    trainBatch(x: unknown, y: unknown, n?: number) {
       const op = 'Learner.trainBatch';
       const h = this._raw(op);
       if (!(x instanceof Float32Array)) throw fail('Type', `${op}: x must be a Float32Array, got ${describe(x)}`);
@@ -446,11 +473,11 @@ export function installTrain(kiln, raw, internals, nnInternals) {
         throw fail('Type', `${op}: y must be an Int32Array (class labels) or a Float32Array (targets), got ${describe(y)}`);
       }
       const count = int(n, op, 'n', 0, 1);
-      const r = camelErrors(() => h.trainBatch(x, y, count));
+      const r = camelErrors(() => h.trainBatch(x, y as Int32Array | Float32Array, count));
       return { loss: r.loss, accuracy: r.accuracy };
     }
 
-    async fit(train, config) {
+    async fit(train: unknown, config?: unknown) {
       const op = 'Learner.fit';
       const h = this._raw(op);
       const data = unwrapDataset(train, op, 'train');
@@ -476,7 +503,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
           throw signal.reason ?? fail('State', `${op}: aborted`);
         }
       };
-      const history = { epochs: [], loss: [], accuracy: [], validLoss: [], validAccuracy: [] };
+      const history = { epochs: [] as Options[], loss: [] as number[], accuracy: [] as number[], validLoss: [] as number[], validAccuracy: [] as number[] };
       this._busy = true;
       try {
         for (let epoch = 1; epoch <= epochs; epoch++) {
@@ -504,7 +531,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
             checkAbort();  // the model keeps what it learned so far
           }
           const seconds = (now() - start) / 1000;
-          const log = {
+          const log: Options = {
             epoch, loss: lossSum / items, accuracy: correct / items,
             itemsPerSecond: items / Math.max(1e-9, seconds), seconds,
           };
@@ -527,7 +554,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       return history;
     }
 
-    async _evaluateAsync(data, batchSize, checkAbort) {
+    async _evaluateAsync(data: RawDataset, batchSize: number, checkAbort: () => void) {
       const h = this._raw('Learner.fit', true);
       let lossSum = 0;
       let correct = 0;
@@ -545,7 +572,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       return { loss: lossSum / items, accuracy: correct / items };
     }
 
-    evaluate(data, config) {
+    evaluate(data: unknown, config?: unknown) {
       const op = 'Learner.evaluate';
       const h = this._raw(op, true);
       const d = unwrapDataset(data, op);
@@ -556,7 +583,7 @@ export function installTrain(kiln, raw, internals, nnInternals) {
       return { loss: r.loss, accuracy: r.accuracy };
     }
 
-    predict(x, config) {
+    predict(x: unknown, config?: unknown): Float32Array {
       const op = 'Learner.predict';
       const h = this._raw(op, true);
       const c = options(config, op, ['batchSize', 'n']);
@@ -596,6 +623,6 @@ export function installTrain(kiln, raw, internals, nnInternals) {
     }
   }
 
-  kiln.Learner = Learner;
+  kiln.Learner = Learner as unknown as LearnerStatic;
   return { Learner, Dataset, Optimizer, Loss, camelMessage };
 }

@@ -1,0 +1,113 @@
+/// <reference lib="esnext.disposable" preserve="true" />
+// The loaded engine's object (`const kiln = await init()`) and init()'s options: the shape
+// of what finishModule (module.ts) builds. Tensor, Gradients and the training classes are
+// declared by their own classes; this file gathers them.
+import type { KilnError } from './errors.js';
+import type { Activation } from './tensor/activation.js';
+import type { Gradients } from './tensor/gradients.js';
+import type { MemoryInfo } from './tensor/memory.js';
+import type { Tensor } from './tensor/tensor.js';
+import type { KilnTraining } from './train_api.js';
+
+/** kiln.Tensor: the factories (static methods) and `instanceof`. */
+export type TensorStatic = typeof Tensor;
+/** kiln.Gradients: for `instanceof` (returned by tensor.backward()). */
+export type GradientsStatic = typeof Gradients;
+
+/** kiln.backendInfo(). */
+export interface BackendInfo {
+  /** Whether the kernels use SIMD (WebAssembly SIMD128). */
+  simd: boolean;
+  /** Threads the kernels use now (1 in the single-threaded build; see Kiln.setNumThreads). */
+  threads: number;
+  /** The most threads this build can use: 1, or init's numThreads in the threaded build. */
+  maxThreads: number;
+  /** The xsimd instruction set the kernels were compiled for ("sse4.1", lowered to simd128). */
+  arch: string;
+  /**
+   * Which build was loaded: "simd" (kiln.wasm, one thread: Node, and pages that are not
+   * cross-origin isolated) or "simd-threads" (kiln-mt.wasm: SIMD + a pool of Web Workers).
+   */
+  build: 'simd' | 'simd-threads';
+  /** The engine backend of float tensors: "autodiff<cpu>". */
+  backend: string;
+}
+
+/** The loaded engine (`const kiln = await init()`). */
+export interface Kiln extends KilnTraining {
+  Tensor: TensorStatic;
+  Gradients: GradientsStatic;
+  KilnError: typeof KilnError;
+  activation: Activation;
+  /**
+   * Runs fn and disposes every Tensor and Gradients created inside it except those it
+   * returns (also inside returned arrays, plain objects and Maps), as tf.tidy. Nests: kept
+   * tensors belong to the enclosing tidy. fn must be synchronous.
+   * @throws KilnError `State` if fn returns a Promise (its tensors are disposed); whatever fn throws (after disposing).
+   */
+  tidy<T>(fn: () => T): T;
+  /** tidy with a name (for TF.js-style code; the name is not used). */
+  tidy<T>(name: string, fn: () => T): T;
+  /** Excludes t from every enclosing tidy (it lives until dispose()); returns t. */
+  keep<T extends Tensor | Gradients>(t: T): T;
+  /** Disposes every Tensor/Gradients in value (arrays, plain objects, Maps). */
+  dispose(value: unknown): void;
+  /**
+   * Runs fn without recording the autodiff graph (torch.no_grad): results of float ops are
+   * untracked. Only fn's synchronous part.
+   */
+  noGrad<T>(fn: () => T): T;
+  /** The engine's memory now (see MemoryInfo): flat across a leak-free loop. */
+  memory(): MemoryInfo;
+  /** Seeds the generator of Tensor.random (and of anything else random in the engine). @throws `Type` for a non-integer. */
+  seed(seed: number): void;
+  /** Which build and kernels were loaded: `{simd: true, threads: 1, maxThreads: 1, arch: "sse4.1", build: "simd", ...}`. */
+  backendInfo(): BackendInfo;
+  /**
+   * Sets the threads the kernels use from the next op on (the calling thread included);
+   * results are bit-identical for every count. Large matrix products split their output,
+   * convolutions their batch, batched matmul its batch elements.
+   * @throws KilnError `Type` for a non-integer; `Config` unless 1 <= n <= backendInfo().maxThreads
+   *   (always 1 in the single-threaded build).
+   */
+  setNumThreads(n: number): void;
+}
+
+export interface InitOptions {
+  /**
+   * Also free tensors (and Gradients) that the garbage collector finds unreachable
+   * without dispose() (a FinalizationRegistry; when that happens is up to the GC). Off by
+   * default: it costs ~3 µs per tensor created, more than a small op. dispose() and
+   * tidy() work either way.
+   */
+  autoDispose?: boolean;
+  /**
+   * Which build to load (browsers and workers; Node always loads the single-threaded one):
+   * - 'auto' (default): the threaded build "simd-threads" when the page (or the worker's
+   *   page) is cross-origin isolated (`crossOriginIsolated`: served with
+   *   `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy:
+   *   require-corp`), shared WebAssembly memory and Worker exist, and numThreads > 1;
+   *   else the single-threaded SIMD build.
+   * - true: the threaded build, or a KilnError `Config` saying what is missing (also in Node).
+   * - false: the single-threaded build.
+   * The threaded build blocks the calling thread while its workers finish an op: call it
+   * from a Web Worker to keep a page responsive.
+   * @throws KilnError `Type` for another value.
+   */
+  threads?: boolean | 'auto';
+  /**
+   * Threads of the threaded build (Web Workers started at init, plus the calling thread),
+   * 1 to 64; default: navigator.hardwareConcurrency, at most 4. Ignored when 'auto' falls
+   * back to the single-threaded build; numThreads: 1 with 'auto' loads that build.
+   * @throws KilnError `Type` for a non-integer, `Config` out of range or > 1 with threads: false.
+   */
+  numThreads?: number;
+  /** The bytes of kiln.wasm (default: read next to the package in Node, fetched in browsers). */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  /**
+   * Maps a file name the loader needs ("kiln.wasm"; "kiln-mt.wasm" and "kiln-mt.worker.js"
+   * for the threaded build) to its URL (default: next to the package's index.js).
+   */
+  locateFile?: (path: string, prefix: string) => string;
+  [option: string]: unknown;
+}

@@ -1,0 +1,5 @@
+// The Emscripten factory kiln.mjs (built into dist/ next to index.js), for tsc.
+import type { CreateModule } from './raw.js';
+
+declare const createKilnModule: CreateModule;
+export default createKilnModule;

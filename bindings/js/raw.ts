@@ -1,0 +1,195 @@
+// The raw Embind module (bindings/*.cpp), as the package's TypeScript sees it: the one
+// hand-written declaration of the engine's JS surface (Emscripten 3.1.6 cannot emit one,
+// TOOLCHAIN.md). Internal: none of these types is part of the package's public API.
+// Tensor entry points take and return RawTensor handles (bindings/js_tensor.hpp); every
+// one of them throws `new Module.KilnError(code, message)` on bad input.
+
+/** An Embind object: deleted explicitly (its C++ destructor runs). */
+export interface EmbindHandle {
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+/** The C++ JsTensor behind a JS Tensor. `dtype()`: 0 float32, 1 int32, 2 bool. */
+export interface RawTensor extends EmbindHandle {
+  dtype(): number;
+  shape(): number[];
+  rank(): number;
+  numel(): number;
+  bytes(): number;
+  isTracked(): boolean;
+  clone(): RawTensor;
+}
+
+export interface RawGradients extends EmbindHandle {
+  size(): number;
+}
+
+/** A handle the package's HandleOwner frees with release() then delete(). */
+export interface RawOwned extends EmbindHandle {
+  release(): void;
+}
+
+export interface RawModel extends RawOwned {
+  forward(x: RawTensor): RawTensor;
+  numParams(): number;
+  configJson(): string;
+  describe(): string;
+  summary(inputShape: number[] | null): {
+    input: string | null;
+    rows: [number, string, string, number][];
+    total: number;
+    trainable: number;
+  };
+  saveSafetensors(): Uint8Array;
+  loadSafetensors(bytes: Uint8Array): void;
+  setTraining(mode: boolean): void;
+  training(): boolean;
+  parameters(): Record<string, RawTensor>;
+  inputItemSize(): number;
+  outputItemShape(inputShape: readonly number[]): number[];
+}
+
+export interface RawOptimizer extends RawOwned {
+  step(model: RawModel, grads: RawGradients): void;
+  lastLr(): number;
+  steps(): number;
+}
+
+export interface RawDatasetInfo {
+  length: number;
+  itemShape: number[];
+  targetShape: number[] | null;
+  numClasses: number;
+}
+
+export interface RawDataset extends RawOwned {
+  length(): number;
+  itemShape(): number[];
+  info(): RawDatasetInfo;
+  shuffle(seed: number): RawDataset;
+  slice(begin: number, end: number): RawDataset;
+  toArrays(): { x: Float32Array; y: Int32Array | Float32Array };
+}
+
+/** What one call of trainBatches / evalBatches reports. */
+export interface RawBatchesResult {
+  loss: number;
+  accuracy: number;
+  lossSum: number;
+  correct: number;
+  items: number;
+  batches: number;
+  done: boolean;
+}
+
+export interface RawLearner extends RawOwned {
+  trainBatch(x: Float32Array, y: Int32Array | Float32Array, n: number): { loss: number; accuracy: number };
+  beginEpoch(data: RawDataset, batchSize: number, shuffle: boolean): number;
+  trainBatches(count: number): RawBatchesResult;
+  evalBatches(data: RawDataset, batchSize: number, first: number, count: number): RawBatchesResult;
+  predict(x: Float32Array, n: number, batchSize: number): Float32Array;
+  predictDataset(data: RawDataset, batchSize: number): Float32Array;
+  info(): { epoch: number; steps: number; learningRate: number };
+}
+
+/** One row of engine/include/kiln/backend/ops.def, as bindings/op_table.cpp returns it. */
+export interface RawOpRow {
+  /** The enumerator's value (BinaryOp, UnaryOp, CompareOp or ReduceOp). */
+  id: number;
+  /** The C++ snake_case name (as in error messages). */
+  name: string;
+  /** The generated JS Tensor method, or null where the JS layer writes it by hand. */
+  method: string | null;
+  kinds: 'float' | 'numeric' | 'any';
+  doc: string;
+}
+
+export interface RawOpTable {
+  binary: RawOpRow[];
+  unary: RawOpRow[];
+  compare: RawOpRow[];
+  reduce: RawOpRow[];
+}
+
+/** The instantiated Emscripten module (kiln.mjs / kiln-mt.mjs). */
+export interface RawModule {
+  /** Set by finishModule: the class the C++ side throws. */
+  KilnError: unknown;
+  opTable(): RawOpTable;
+  // ---- tensors (js_tensor.cpp, tensor_*.cpp)
+  tFromTypedArray(values: Float32Array | Int32Array | Uint8Array, shape: readonly number[], dtype: number): RawTensor;
+  tFull(shape: readonly number[], value: number, dtype: number): RawTensor;
+  tRandom(shape: readonly number[], kind: number, a: number, b: number, dtype: number): RawTensor;
+  tArange(start: number, end: number, step: number, dtype: number): RawTensor;
+  tEye(n: number, m: number, dtype: number): RawTensor;
+  seed(seed: number): void;
+  tDataSync(t: RawTensor): Float32Array | Int32Array | Uint8Array;
+  tToString(t: RawTensor, precision: number): string;
+  setGradEnabled(enabled: boolean): void;
+  isGradEnabled(): boolean;
+  memoryStats(): {
+    bytes: number; tensors: number; heapBytes: number; mallocBytes: number; buffers: number;
+    graphNodes: number; peakBytes: number; totalAllocations: number;
+  };
+  backendInfo(): { simd: boolean; threads: number; arch: string; build: 'simd' | 'simd-threads'; backend: string };
+  setNumThreads(n: number): void;
+  tBinary(op: number, a: RawTensor, b: RawTensor): RawTensor;
+  tBinaryScalar(op: number, a: RawTensor, scalar: number, scalarOnLeft: boolean): RawTensor;
+  tUnary(op: number, a: RawTensor): RawTensor;
+  tClamp(a: RawTensor, hasMin: boolean, min: number, hasMax: boolean, max: number): RawTensor;
+  tLeakyRelu(a: RawTensor, slope: number): RawTensor;
+  tSoftplus(a: RawTensor, beta: number, threshold: number): RawTensor;
+  tSoftmax(a: RawTensor, dim: number, log: boolean): RawTensor;
+  tCompare(op: number, a: RawTensor, b: RawTensor): RawTensor;
+  tCompareScalar(op: number, a: RawTensor, scalar: number): RawTensor;
+  /** op: 0 isNan, 1 isInf, 2 not. */
+  tBoolUnary(op: number, a: RawTensor): RawTensor;
+  /** op: 0 and, 1 or, 2 xor. */
+  tBoolBinary(op: number, a: RawTensor, b: RawTensor): RawTensor;
+  tMaskWhere(a: RawTensor, mask: RawTensor, value: RawTensor): RawTensor;
+  tMaskFill(a: RawTensor, mask: RawTensor, value: number): RawTensor;
+  tCast(a: RawTensor, dtype: number): RawTensor;
+  tReduce(op: number, a: RawTensor): RawTensor;
+  tReduceDim(op: number, a: RawTensor, dim: number): RawTensor;
+  tExtremeDimWithIndices(a: RawTensor, dim: number, min: boolean): [RawTensor, RawTensor];
+  tArgExtreme(a: RawTensor, dim: number, min: boolean): RawTensor;
+  tVarMean(a: RawTensor, dim: number, unbiased: boolean): [RawTensor, RawTensor];
+  tSortWithIndices(a: RawTensor, dim: number, descending: boolean): [RawTensor, RawTensor];
+  tMatmul(a: RawTensor, b: RawTensor): RawTensor;
+  tReshape(a: RawTensor, shape: readonly number[]): RawTensor;
+  tPermute(a: RawTensor, axes: readonly number[]): RawTensor;
+  tExpand(a: RawTensor, shape: readonly number[]): RawTensor;
+  tRepeatDim(a: RawTensor, dim: number, times: number): RawTensor;
+  tFlip(a: RawTensor, dims: readonly number[]): RawTensor;
+  /** ranges: [start, end | null, step] per leading dim. */
+  tSlice(a: RawTensor, ranges: [number, number | null, number][]): RawTensor;
+  tSliceAssign(a: RawTensor, ranges: [number, number | null, number][], values: RawTensor): RawTensor;
+  tCat(tensors: RawTensor[], dim: number): RawTensor;
+  tSelect(a: RawTensor, dim: number, indices: RawTensor): RawTensor;
+  tSelectAssign(a: RawTensor, dim: number, indices: RawTensor, values: RawTensor): RawTensor;
+  tGather(a: RawTensor, dim: number, indices: RawTensor): RawTensor;
+  tScatter(a: RawTensor, dim: number, indices: RawTensor, values: RawTensor): RawTensor;
+  tOneHot(a: RawTensor, numClasses: number): RawTensor;
+  tSetRequireGrad(a: RawTensor, require: boolean): RawTensor;
+  tDetach(a: RawTensor): RawTensor;
+  tBackward(a: RawTensor): RawGradients;
+  tGrad(a: RawTensor, grads: RawGradients): RawTensor | undefined;
+  tGradRemove(a: RawTensor, grads: RawGradients): RawTensor | undefined;
+  tGradReplace(a: RawTensor, grads: RawGradients, grad: RawTensor): void;
+  // ---- models, training, data (nn_sequential.cpp, train_*.cpp)
+  modelCreate(specJson: string, seed: number, single: boolean): RawModel;
+  modelConcat(parts: RawModel[]): RawModel;
+  optimizerCreate(kind: string, configJson: string, lrJson: string): RawOptimizer;
+  scheduleValues(scheduleJson: string, n: number): Float64Array;
+  datasetFromArrays(x: Float32Array, y: Int32Array | Float32Array, itemShape: readonly number[],
+    targetShape: readonly number[] | null, numClasses: number): RawDataset;
+  datasetMnist(images: Uint8Array, labels: Uint8Array): RawDataset;
+  learnerCreate(model: RawModel, optimizer: RawOptimizer, lossJson: string, seed: number,
+    inputShape: readonly number[] | null): RawLearner;
+  lossForward(lossJson: string, logits: RawTensor, targets: RawTensor): RawTensor;
+  lossValidate(lossJson: string): void;
+}
+
+/** The Emscripten factory (kiln.mjs, kiln-mt.mjs): options in, the module out. */
+export type CreateModule = (options: Record<string, unknown>) => Promise<RawModule>;

@@ -1,0 +1,111 @@
+// Internal: the argument checks of the package's JS layer. Each throws KilnError `Type`
+// (or `Index` for a dim out of range) naming the op and the argument, and describes what it
+// was given (`the string "x"`, `an array`, `a Float64Array`, ...).
+import { KilnError, type ErrorCode } from '../errors.js';
+
+/** Element types: float32 (kind Float), int32 (kind Int), bool (kind Bool, 0/1). */
+export type DType = 'float32' | 'int32' | 'bool';
+
+/** The engine's dtype codes (bindings/js_tensor.cpp): the index in this list. */
+export const DTYPES: readonly DType[] = ['float32', 'int32', 'bool'];
+const DTYPE_CODE: Readonly<Record<string, number>> = { float32: 0, int32: 1, bool: 2 };
+
+/** A KilnError to throw. */
+export function fail(code: ErrorCode, message: string): KilnError {
+  return new KilnError(code, message);
+}
+
+/** How a value reads in a message: `the number 3`, `an array`, `a Tensor`, ... */
+export function describe(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
+  switch (typeof v) {
+    case 'string': return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+    case 'number': return `the number ${v}`;
+    case 'boolean': return `the boolean ${v}`;
+    case 'undefined': return 'undefined';
+    case 'bigint': return `the bigint ${v}n`;
+    case 'function': return 'a function';
+    case 'symbol': return 'a symbol';
+    default: {
+      const name = (v as { constructor?: { name?: string } }).constructor?.name;
+      return name && name !== 'Object' ? `a ${name}` : 'an object';
+    }
+  }
+}
+
+export function checkNumber(v: unknown, op: string, what: string): number {
+  if (typeof v !== 'number') throw fail('Type', `${op}: ${what} must be a number, got ${describe(v)}`);
+  return v;
+}
+
+export function checkInt(v: unknown, op: string, what: string): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) {
+    throw fail('Type', `${op}: ${what} must be an integer, got ${describe(v)}`);
+  }
+  return v;
+}
+
+export function checkBool(v: unknown, op: string, what: string): boolean {
+  if (typeof v !== 'boolean') throw fail('Type', `${op}: ${what} must be a boolean, got ${describe(v)}`);
+  return v;
+}
+
+export function checkIntArray(v: unknown, op: string, what: string): number[] {
+  if (!Array.isArray(v)) throw fail('Type', `${op}: ${what} must be an array of integers, got ${describe(v)}`);
+  for (let i = 0; i < v.length; i++) {
+    if (typeof v[i] !== 'number' || !Number.isSafeInteger(v[i])) {
+      throw fail('Type', `${op}: ${what}[${i}] must be an integer, got ${describe(v[i])}`);
+    }
+  }
+  return v as number[];
+}
+
+export function checkShape(v: unknown, op: string): number[] {
+  if (!Array.isArray(v)) throw fail('Type', `${op}: shape must be an array of integers, got ${describe(v)}`);
+  for (let i = 0; i < v.length; i++) {
+    const d: unknown = v[i];
+    if (typeof d !== 'number' || !Number.isInteger(d) || d < 0) {
+      throw fail('Type', `${op}: shape[${i}] must be an integer >= 0, got ${describe(d)}`);
+    }
+  }
+  return v as number[];
+}
+
+/** An options object ({} for undefined); `Type` for anything but a plain object. */
+export function checkOptions<T extends object = Record<string, unknown>>(v: unknown, op: string): Partial<T> {
+  if (v === undefined) return {};
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw fail('Type', `${op}: options must be an object, got ${describe(v)}`);
+  }
+  return v as Partial<T>;
+}
+
+/** 'float32' -> 0, 'int32' -> 1, 'bool' -> 2; `Type` for anything else. */
+export function dtypeCode(dtype: unknown, op: string): number {
+  const code = typeof dtype === 'string' ? DTYPE_CODE[dtype] : undefined;
+  if (code === undefined || !Object.prototype.hasOwnProperty.call(DTYPE_CODE, dtype as string)) {
+    throw fail('Type', `${op}: dtype must be "float32", "int32" or "bool", got ${describe(dtype)}`);
+  }
+  return code;
+}
+
+/** Maps dim in [-rank, rank) to [0, rank) (the engine's check::dim message). */
+export function normDim(dim: unknown, rank: number, op: string): number {
+  const d = checkInt(dim, op, 'dim');
+  if (d < -rank || d >= rank) {
+    throw fail('Index', `${op}: dim ${d} is out of range for a tensor of rank ${rank} (expected ${-rank} <= dim < ${rank})`);
+  }
+  return d < 0 ? d + rank : d;
+}
+
+/** Scalars as operands: numbers, or booleans (as 0/1). */
+export function isScalar(v: unknown): v is number | boolean {
+  return typeof v === 'number' || typeof v === 'boolean';
+}
+
+/** What installTensor hands the other parts of the package (nn.ts, train.ts). */
+export const checks = {
+  describe, checkNumber, checkInt, checkBool, checkIntArray, checkShape, checkOptions, dtypeCode, normDim,
+};

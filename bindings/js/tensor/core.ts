@@ -1,0 +1,181 @@
+/// <reference lib="esnext.disposable" preserve="true" />
+// The base of the JS Tensor: the handle it owns, its properties (shape, dtype, ...), data
+// out (dataSync, toArray, item), formatting (toString), clone and dispose. The Tensor class
+// is built up by concern, each file extending the previous one:
+//   core.ts -> creation.ts -> elementwise.ts -> shape.ts -> indexing.ts -> reduce.ts
+//   -> autodiff.ts -> tensor.ts (Tensor, plus the methods generated from ops.def)
+import type { RawTensor } from '../raw.js';
+import { checkInt, checkOptions, DTYPES, fail, type DType } from './checks.js';
+import type { NestedData } from './data.js';
+import { engineOf, TOKEN, type Engine } from './engine.js';
+import type { Tensor } from './tensor.js';
+
+export class TensorCore {
+  /** The engine instance (on the per-instance subclass's prototype). @internal */
+  declare readonly _e: Engine;
+  /** The RawTensor owned, null once disposed. @internal */
+  _h: RawTensor | null;
+  /** The dims, read once from the engine. @internal */
+  _shape: number[] | undefined;
+  /** The tidy() scope that owns this tensor. @internal */
+  _scope: Set<unknown> | null;
+
+  /** Internal: create tensors with the factories (`Tensor.fromData`, `zeros`, ...); `new` @throws `Type`. */
+  constructor(token: never, handle: never) {
+    if ((token as unknown) !== TOKEN) {
+      throw fail('Type', 'Tensor: use kiln.Tensor.fromData(data), zeros(shape), ... to create tensors (the constructor is internal)');
+    }
+    this._h = handle as RawTensor;
+    this._shape = undefined;
+    this._scope = null;
+  }
+
+  /** The handle of a live tensor of this engine (Disposed / Type otherwise). @internal */
+  _raw(op: string, what?: string): RawTensor {
+    return engineOf(this, op).unwrap(this, op, what);
+  }
+
+  /** The dims, cached (the caller has checked the handle). @internal */
+  _dims(): number[] {
+    return this._shape ?? (this._shape = (this._h as RawTensor).shape());
+  }
+
+  // ---- properties
+
+  /** The dims, e.g. `[2, 3]`; `[]` for a scalar (a fresh array on every read). */
+  get shape(): number[] {
+    this._raw('shape');
+    return this._dims().slice();
+  }
+
+  get dtype(): DType {
+    return DTYPES[this._raw('dtype').dtype()];
+  }
+
+  /** The number of dims (0 for a scalar). */
+  get rank(): number {
+    this._raw('rank');
+    return this._dims().length;
+  }
+
+  /** The number of elements (product of the dims; 1 for a scalar). */
+  get numel(): number {
+    this._raw('numel');
+    return this._dims().reduce((a, b) => a * b, 1);
+  }
+
+  /** Same as numel (TF.js's name). */
+  get size(): number {
+    return this.numel;
+  }
+
+  /** Whether dispose() was called (or its tidy ended). */
+  get isDisposed(): boolean {
+    return this._h === null;
+  }
+
+  /**
+   * Whether gradients flow to this tensor: a leaf marked with requireGrad(), or the result
+   * of an op with such an input (outside noGrad). PyTorch's `requires_grad`.
+   */
+  get isRequireGrad(): boolean {
+    return this._raw('isRequireGrad').isTracked();
+  }
+
+  // ---- data out
+
+  /** The values, row-major, in a new typed array (a copy): Float32Array / Int32Array / Uint8Array (bool). */
+  dataSync(): Float32Array | Int32Array | Uint8Array {
+    return this._e.raw.tDataSync(this._raw('dataSync'));
+  }
+
+  /**
+   * The values as nested arrays (`[[1, 2], [3, 4]]`); booleans for bool tensors; a number
+   * (boolean) for rank 0.
+   */
+  toArray(): NestedData {
+    const h = this._raw('toArray');
+    const shape = this._dims();
+    const flat = this._e.raw.tDataSync(h);
+    const isBool = h.dtype() === 2;
+    const get = isBool ? (i: number) => flat[i] !== 0 : (i: number) => flat[i];
+    if (shape.length === 0) return get(0);
+    let k = 0;
+    const build = (depth: number): NestedData[] => {
+      const n = shape[depth];
+      const out = new Array<NestedData>(n);
+      if (depth === shape.length - 1) {
+        for (let i = 0; i < n; i++) out[i] = get(k++);
+      } else {
+        for (let i = 0; i < n; i++) out[i] = build(depth + 1);
+      }
+      return out;
+    };
+    return build(0);
+  }
+
+  /** The only element. @throws KilnError `Shape` unless numel is 1. */
+  item(): number | boolean {
+    const h = this._raw('item');
+    const n = h.numel();
+    if (n !== 1) {
+      throw fail('Shape', `item: expected a tensor with one element, got shape [${this._dims().join(', ')}] (${n} elements)`);
+    }
+    const v = this._e.raw.tDataSync(h)[0];
+    return h.dtype() === 2 ? v !== 0 : v;
+  }
+
+  // ---- formatting
+
+  /**
+   * Burn's Display: values nested by rank (summarised past 1000 elements), then shape,
+   * device, backend, kind and dtype. `precision`: digits after the point (0 to 20;
+   * default: the shortest form that reads back exactly).
+   * @throws KilnError `Value` for a precision outside [0, 20].
+   */
+  toString(options?: { precision?: number }): string {
+    const op = 'toString';
+    const opts = checkOptions<{ precision: unknown }>(options, op);
+    let precision = -1;
+    if (opts.precision !== undefined) {
+      const p = checkInt(opts.precision, op, 'precision');
+      if (p < 0 || p > 20) throw fail('Value', `${op}: precision must be in [0, 20], got ${p}`);
+      precision = p;
+    }
+    if (this._h === null) return 'Tensor { disposed }';
+    return this._e.raw.tToString(this._raw(op), precision);
+  }
+
+  /** Node's util.inspect shows toString(). @internal */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
+
+  // ---- lifetime
+
+  /** A new handle sharing the buffer (and the autodiff node); dispose both. */
+  clone(): Tensor {
+    return this._e.wrap(this._raw('clone').clone());
+  }
+
+  /** Frees the tensor's memory now. Safe to call twice. */
+  dispose(): void {
+    const h = this._h;
+    if (h === null) return;
+    this._h = null;
+    const e = this._e;
+    if (e.registry) e.registry.unregister(this);
+    if (this._scope) {
+      this._scope.delete(this);
+      this._scope = null;
+    }
+    h.delete();
+    e.liveTensors--;
+  }
+
+  /** `using t = kiln.Tensor.zeros([2])` disposes at the end of the block. */
+  [Symbol.dispose](): void {
+    this.dispose();
+  }
+}
+Object.defineProperty(TensorCore.prototype, Symbol.toStringTag, { value: 'Tensor' });

@@ -1,0 +1,152 @@
+// Internal: one engine instance's tensor state (the Emscripten module, live tensors, tidy
+// scopes, the op ids read from the engine's op table) and the wrap/unwrap of handles.
+// Every Tensor and Gradients of a module instance reaches it as `this._e`: installTensor
+// (install.ts) makes per-instance subclasses of Tensor and Gradients (bindClass) whose
+// prototype carries the engine, so `x instanceof kiln.Tensor` and the checks below reject a
+// tensor of another module instance, as they always did.
+import type { RawGradients, RawModule, RawTensor } from '../raw.js';
+import { checkIntArray, describe, fail } from './checks.js';
+import { toTypedArray } from './data.js';
+import type { Gradients } from './gradients.js';
+import { OpIds } from './ops.js';
+import type { Tensor } from './tensor.js';
+
+/** The token that guards the internal constructors of Tensor and Gradients. */
+export const TOKEN: unique symbol = Symbol('kiln.Tensor.internal');
+
+/** Something a tidy() scope owns. */
+export interface Scoped {
+  _scope: Set<unknown> | null;
+  dispose(): void;
+}
+
+type Ctor<T> = new (token: never, handle: never) => T;
+
+export class Engine {
+  readonly raw: RawModule;
+  /** Live JS Tensor objects (created, not disposed). */
+  liveTensors = 0;
+  /** The open tidy() scopes, innermost last. */
+  readonly scopes: Set<Scoped>[] = [];
+  /** Opt-in (init({autoDispose: true})): ~3 µs per tensor, more than a small op itself. */
+  readonly registry: FinalizationRegistry<RawTensor | RawGradients> | null;
+  /** The op ids of ops.def's rows, read from the engine (bindings/op_table.cpp). */
+  readonly ops: OpIds;
+  /** This instance's Tensor and Gradients classes (set by installTensor). */
+  Tensor!: Ctor<Tensor>;
+  Gradients!: Ctor<Gradients>;
+
+  constructor(raw: RawModule, options: { autoDispose?: boolean }) {
+    this.raw = raw;
+    this.ops = new OpIds(raw.opTable());
+    this.registry =
+      options.autoDispose === true && typeof FinalizationRegistry === 'function'
+        ? new FinalizationRegistry<RawTensor | RawGradients>((handle) => {
+            // A Tensor the program lost without dispose(): free its memory now.
+            try {
+              if (!handle.isDeleted()) {
+                handle.delete();
+                this.liveTensors--;
+              }
+            } catch {
+              /* already gone */
+            }
+          })
+        : null;
+  }
+
+  /** Puts obj into the innermost tidy() scope, if any. */
+  track(obj: Scoped): void {
+    if (this.scopes.length > 0) {
+      const scope = this.scopes[this.scopes.length - 1];
+      scope.add(obj);
+      obj._scope = scope;
+    }
+  }
+
+  /** RawTensor -> a new JS Tensor that owns it. */
+  wrap(handle: RawTensor): Tensor {
+    const t = new this.Tensor(TOKEN as never, handle as never);
+    this.liveTensors++;
+    if (this.registry) this.registry.register(t, handle, t);
+    this.track(t);
+    return t;
+  }
+
+  /** [RawTensor, RawTensor] -> [Tensor, Tensor]. */
+  wrapPair(pair: [RawTensor, RawTensor]): [Tensor, Tensor] {
+    const values = this.wrap(pair[0]);
+    const indices = this.wrap(pair[1]);
+    return [values, indices];
+  }
+
+  /** Tensor -> its RawTensor; Type for anything else, Disposed after dispose(). */
+  unwrap(t: unknown, op: string, what = 'tensor'): RawTensor {
+    if (!(t instanceof this.Tensor)) {
+      throw fail('Type', `${op}: ${what} must be a kiln Tensor, got ${describe(t)}`);
+    }
+    const handle = t._h;
+    if (handle === null) {
+      throw fail('Disposed', `${op}: the ${what} was disposed (by dispose() or at the end of the tidy() that created it)`);
+    }
+    return handle;
+  }
+
+  wrapGradients(handle: RawGradients): Gradients {
+    const g = new this.Gradients(TOKEN as never, handle as never);
+    if (this.registry) this.registry.register(g, handle, g);
+    this.track(g);
+    return g;
+  }
+
+  unwrapGradients(g: unknown, op: string): RawGradients {
+    if (!(g instanceof this.Gradients)) {
+      throw fail('Type', `${op}: grads must be the Gradients returned by backward(), got ${describe(g)}`);
+    }
+    if (g._h === null) throw fail('Disposed', `${op}: the Gradients were disposed`);
+    return g._h;
+  }
+
+  /** An int32 index tensor from a Tensor or an array of integers (then a temporary to delete). */
+  indexArg(v: unknown, op: string, what: string): { handle: RawTensor; temp: RawTensor | null } {
+    if (v instanceof this.Tensor) return { handle: this.unwrap(v, op, what), temp: null };
+    if (Array.isArray(v) || v instanceof Int32Array) {
+      if (Array.isArray(v)) checkIntArray(v, op, what);
+      const temp = this.raw.tFromTypedArray(toTypedArray(v as ArrayLike<number>, 'int32', op), [v.length], 1);
+      return { handle: temp, temp };
+    }
+    throw fail('Type', `${op}: ${what} must be an int32 Tensor or an array of integers, got ${describe(v)}`);
+  }
+}
+
+/** The engine of a Tensor method's `this`, or the `Type` error unwrap gives for a non-tensor. */
+export function engineOf(self: unknown, op: string): Engine {
+  const e = (self as { _e?: Engine } | null | undefined)?._e;
+  if (!(e instanceof Engine)) throw fail('Type', `${op}: tensor must be a kiln Tensor, got ${describe(self)}`);
+  return e;
+}
+
+/**
+ * A subclass of `Base` for one engine instance: the same name (messages say "a Tensor"),
+ * `_e` on its prototype and on itself, and the static methods of Base (and of its bases)
+ * bound to it, so `const { fromData } = kiln.Tensor` works as before.
+ */
+export function bindClass<C extends abstract new (...args: never[]) => object>(Base: C, e: Engine): C {
+  const B = Base as unknown as new (...args: unknown[]) => object;
+  const named: Record<string, new (...args: unknown[]) => object> = { [Base.name]: class extends B {} };
+  const Sub = named[Base.name];
+  Object.defineProperty(Sub.prototype, '_e', { value: e });
+  Object.defineProperty(Sub, '_e', { value: e });
+  const seen = new Set(['length', 'name', 'prototype', '_e']);
+  for (let c: object | null = Base; c !== null && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
+    for (const key of Object.getOwnPropertyNames(c)) {
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const desc = Object.getOwnPropertyDescriptor(c, key);
+      if (desc && typeof desc.value === 'function') {
+        Object.defineProperty(Sub, key, { value: desc.value.bind(Sub), writable: true, configurable: true });
+      }
+    }
+  }
+  return Sub as unknown as C;
+}

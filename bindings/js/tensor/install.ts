@@ -1,0 +1,62 @@
+// Builds the tensor API of one engine instance: the per-instance Tensor and Gradients
+// classes (with the op-table methods installed), tidy and friends, kiln.activation.
+//
+// Internal interface for the other parts of the package (nn.ts, train.ts): installTensor()
+// returns `internals` = { raw, Tensor, Gradients, wrap(rawTensor) -> Tensor,
+// unwrap(tensor, op, what?) -> RawTensor, wrapGradients, unwrapGradients, fail(code,
+// message), checks: {...} }.
+import type { RawGradients, RawModule, RawTensor } from '../raw.js';
+import { activationApi } from './activation.js';
+import { checks, fail } from './checks.js';
+import { bindClass, Engine } from './engine.js';
+import { Gradients } from './gradients.js';
+import { memoryApi } from './memory.js';
+import { installOps } from './ops.js';
+import { Tensor } from './tensor.js';
+
+export interface TensorInternals {
+  raw: RawModule;
+  engine: Engine;
+  Tensor: typeof Tensor;
+  Gradients: typeof Gradients;
+  wrap(handle: RawTensor): Tensor;
+  unwrap(t: unknown, op: string, what?: string): RawTensor;
+  wrapGradients(handle: RawGradients): Gradients;
+  unwrapGradients(g: unknown, op: string): RawGradients;
+  fail: typeof fail;
+  checks: typeof checks;
+}
+
+/**
+ * Builds the tensor API of one engine instance onto `kiln` and returns the internals.
+ * @param kiln the public object under construction
+ * @param raw the Emscripten module
+ * @param options init()'s options
+ */
+export function installTensor(kiln: Record<string, unknown>, raw: RawModule, options: { autoDispose?: boolean } = {}): TensorInternals {
+  const e = new Engine(raw, options);
+  const T = bindClass(Tensor, e);
+  installOps(T.prototype, e.ops.table);
+  e.Tensor = T as unknown as Engine['Tensor'];
+  e.Gradients = bindClass(Gradients, e) as unknown as Engine['Gradients'];
+  const mem = memoryApi(e);
+  Object.assign(kiln, {
+    Tensor: T,
+    Gradients: e.Gradients,
+    ...mem,
+    activation: activationApi(e),
+    backendInfo: () => raw.backendInfo(),
+  });
+  return {
+    raw,
+    engine: e,
+    Tensor: T,
+    Gradients: e.Gradients as unknown as typeof Gradients,
+    wrap: (h) => e.wrap(h),
+    unwrap: (t, op, what) => e.unwrap(t, op, what),
+    wrapGradients: (h) => e.wrapGradients(h),
+    unwrapGradients: (g, op) => e.unwrapGradients(g, op),
+    fail,
+    checks,
+  };
+}

@@ -1,0 +1,120 @@
+// Reductions written by hand: with indices (maxDimWithIndices, argmax, ...), variance, sort
+// and topk. The plain reductions (sum, mean, prod, max, min, any, all and their *Dim forms)
+// are generated from ops.def's rows (ops.ts). Whole-tensor forms return shape [1] (as Burn
+// and Kiln's C++ API, where PyTorch returns a scalar []); with a `dim` they reduce along it
+// keeping it with size 1.
+import { checkBool, checkInt, fail, normDim } from './checks.js';
+import { TensorIndexing } from './indexing.js';
+import type { Dim } from './shape.js';
+import type { Tensor } from './tensor.js';
+
+export class TensorReduce extends TensorIndexing {
+  /** [values, int32 indices] of the max along dim (kept); first index on ties; gradient routed to it. */
+  maxDimWithIndices(dim: Dim): [Tensor, Tensor] {
+    checkInt(dim, 'maxDimWithIndices', 'dim');
+    return this._e.wrapPair(this._e.raw.tExtremeDimWithIndices(this._raw('maxDimWithIndices'), dim, false));
+  }
+
+  /** [values, int32 indices] of the min along dim (kept); first index on ties. */
+  minDimWithIndices(dim: Dim): [Tensor, Tensor] {
+    checkInt(dim, 'minDimWithIndices', 'dim');
+    return this._e.wrapPair(this._e.raw.tExtremeDimWithIndices(this._raw('minDimWithIndices'), dim, true));
+  }
+
+  /** int32 index of the max along dim (kept, torch.argmax keepdim=True); first on ties; nan counts as the max. */
+  argmax(dim: Dim): Tensor {
+    checkInt(dim, 'argmax', 'dim');
+    return this._e.wrap(this._e.raw.tArgExtreme(this._raw('argmax'), dim, false));
+  }
+
+  /** int32 index of the min along dim (kept); first on ties. */
+  argmin(dim: Dim): Tensor {
+    checkInt(dim, 'argmin', 'dim');
+    return this._e.wrap(this._e.raw.tArgExtreme(this._raw('argmin'), dim, true));
+  }
+
+  /** Variance along dim (kept), divisor n - 1 (unbiased, default) or n. float32. */
+  var(dim: Dim, unbiased: boolean = true): Tensor {
+    const [v, m] = this._varMean(dim, unbiased, 'var');
+    m.dispose();
+    return v;
+  }
+
+  /** Variance with divisor n (Burn's var_bias). */
+  varBias(dim: Dim): Tensor {
+    return this.var(dim, false);
+  }
+
+  /** [variance, mean] along dim (both kept). */
+  varMean(dim: Dim, unbiased: boolean = true): [Tensor, Tensor] {
+    return this._varMean(dim, unbiased, 'varMean');
+  }
+
+  /** @internal */
+  _varMean(dim: Dim, unbiased: boolean, opName: string): [Tensor, Tensor] {
+    checkInt(dim, opName, 'dim');
+    checkBool(unbiased, opName, 'unbiased');
+    return this._e.wrapPair(this._e.raw.tVarMean(this._raw(opName), dim, unbiased));
+  }
+
+  /** Sorted along dim (default -1), stable; nan last ascending (torch.sort). */
+  sort(dim: Dim = -1, descending: boolean = false): Tensor {
+    const [v, i] = this._sortWithIndices(dim, descending, 'sort');
+    i.dispose();
+    return v;
+  }
+
+  /** Sorted largest first along dim (default -1). */
+  sortDescending(dim: Dim = -1): Tensor {
+    return this.sort(dim, true);
+  }
+
+  /** int32 indices that sort along dim (stable). */
+  argsort(dim: Dim = -1, descending: boolean = false): Tensor {
+    const [v, i] = this._sortWithIndices(dim, descending, 'argsort');
+    v.dispose();
+    return i;
+  }
+
+  /** [sorted values, int32 indices] along dim (default -1), stable; the gradient follows the permutation. */
+  sortWithIndices(dim: Dim = -1, descending: boolean = false): [Tensor, Tensor] {
+    return this._sortWithIndices(dim, descending, 'sortWithIndices');
+  }
+
+  /** @internal */
+  _sortWithIndices(dim: Dim, descending: boolean, opName: string): [Tensor, Tensor] {
+    checkInt(dim, opName, 'dim');
+    checkBool(descending, opName, 'descending');
+    return this._e.wrapPair(this._e.raw.tSortWithIndices(this._raw(opName), dim, descending));
+  }
+
+  /** The k largest along dim (default -1), largest first. @throws `Index` if k > size. */
+  topk(k: number, dim: Dim = -1): Tensor {
+    const [v, i] = this._topkWithIndices(k, dim, 'topk');
+    i.dispose();
+    return v;
+  }
+
+  /** [the k largest values, their int32 indices] along dim (default -1). @throws `Index` if k > size. */
+  topkWithIndices(k: number, dim: Dim = -1): [Tensor, Tensor] {
+    return this._topkWithIndices(k, dim, 'topkWithIndices');
+  }
+
+  /** @internal */
+  _topkWithIndices(k: number, dim: Dim, opName: string): [Tensor, Tensor] {
+    this._raw(opName);
+    checkInt(k, opName, 'k');
+    const shape = this._dims();
+    const d = normDim(dim, shape.length, opName);
+    if (k < 0 || k > shape[d]) {
+      throw fail('Index', `${opName}: k = ${k} is out of range for dim ${dim} of size ${shape[d]} (shape [${shape.join(', ')}])`);
+    }
+    const [v, i] = this._sortWithIndices(d, true, opName);
+    try {
+      return [v.narrow(d, 0, k), i.narrow(d, 0, k)];
+    } finally {
+      v.dispose();
+      i.dispose();
+    }
+  }
+}

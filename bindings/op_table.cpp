@@ -1,0 +1,70 @@
+// The op table for the JS layer: `opTable()` returns the rows of
+// engine/include/kiln/backend/ops.def with the engine's own enum values, so the package's JS
+// Tensor (bindings/js/tensor/ops.ts) never copies a C++ enum ordinal by hand. Read once per
+// module instance at init.
+//
+//   opTable() -> {binary: Row[], unary: Row[], compare: Row[], reduce: Row[]}
+//   Row = {id: number (the enumerator's value: BinaryOp / UnaryOp / CompareOp / ReduceOp),
+//          name: string (the C++ snake_case name, as in error messages),
+//          method: string | null (the generated JS Tensor method; null when the JS layer
+//                  writes that method by hand: pow, gelu),
+//          kinds: "float" | "numeric" | "any",
+//          doc: string}
+// Rows come in ops.def's order. Only the first five arguments of a row are read here; the
+// rest (kernel expressions, backward rules) are ignored.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <cstring>
+
+#include "kiln/backend/backend.hpp"
+
+namespace kiln_js {
+namespace {
+
+using emscripten::val;
+
+/// "FLOAT" -> "float", ... (the KINDS column, stringified).
+const char* kinds_name(const char* kinds) {
+  if (std::strcmp(kinds, "FLOAT") == 0) return "float";
+  if (std::strcmp(kinds, "NUMERIC") == 0) return "numeric";
+  return "any";
+}
+
+val row(int id, const char* name, const char* method, const char* kinds, const char* doc) {
+  val out = val::object();
+  out.set("id", id);
+  out.set("name", val(name));
+  // `_` marks a method the JS layer writes by hand (ops.def's header).
+  out.set("method", std::strcmp(method, "_") == 0 ? val::null() : val(method));
+  out.set("kinds", val(kinds_name(kinds)));
+  out.set("doc", val(doc));
+  return out;
+}
+
+val op_table() {
+  val binary = val::array();
+  val unary = val::array();
+  val compare = val::array();
+  val reduce = val::array();
+#define KILN_BINARY_OP(Name, snake, jsMethod, KINDS, doc, ...) \
+  binary.call<void>("push", row(static_cast<int>(kiln::BinaryOp::Name), #snake, #jsMethod, #KINDS, doc));
+#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, doc, ...) \
+  unary.call<void>("push", row(static_cast<int>(kiln::UnaryOp::Name), #snake, #jsMethod, #KINDS, doc));
+#define KILN_COMPARE_OP(Name, snake, jsMethod, KINDS, doc, ...) \
+  compare.call<void>("push", row(static_cast<int>(kiln::CompareOp::Name), #snake, #jsMethod, #KINDS, doc));
+#define KILN_REDUCE_OP(Name, snake, jsMethod, KINDS, doc, ...) \
+  reduce.call<void>("push", row(static_cast<int>(kiln::ReduceOp::Name), #snake, #jsMethod, #KINDS, doc));
+#include "kiln/backend/ops.def"  // undefines the four macros at its end
+  val out = val::object();
+  out.set("binary", binary);
+  out.set("unary", unary);
+  out.set("compare", compare);
+  out.set("reduce", reduce);
+  return out;
+}
+
+}  // namespace
+}  // namespace kiln_js
+
+EMSCRIPTEN_BINDINGS(kiln_op_table) { emscripten::function("opTable", &kiln_js::op_table); }
