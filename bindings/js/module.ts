@@ -36,7 +36,8 @@ export function finishModule(raw: RawModule, options: { autoDispose?: boolean } 
     raw.setNumThreads(n);
   };
   // Models and training (H-train): kiln.nn, kiln.loss, kiln.optim, kiln.data, kiln.Learner.
-  installTrain(kiln, raw, internals, installNn(kiln, raw, internals));
+  installNn(kiln, raw, internals.engine);
+  installTrain(kiln, raw, internals.engine);
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as Kiln;
 }

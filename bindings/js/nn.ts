@@ -2,13 +2,14 @@
 // over the engine's RawModel (bindings/nn_sequential.cpp: nn::Sequential<Autodiff<Cpu>>).
 // The package's spec is camelCase ({type: 'maxPool2d', kernelSize: [2, 2]}); the C++ spec is
 // snake_case ({"type": "max_pool2d", "kernel_size": [2, 2]}): translated here, both ways,
-// and back in error messages. Public types and docs: train_api.ts (Nn, Sequential, Layer).
+// and back in error messages. The layer specs' types: train_api.ts.
 import { KilnError } from './errors.js';
 import { HandleOwner } from './handle.js';
 import type { RawModel, RawModule } from './raw.js';
-import type { TensorInternals } from './tensor/install.js';
+import { checkIntArray, checkOptions, describe, fail } from './tensor/checks.js';
+import { bindClass, type Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
-import type { Nn } from './train_api.js';
+import type { LayerSpec, Nn, SequentialSpec } from './train_api.js';
 
 const TOKEN = Symbol('kiln.nn.internal');
 
@@ -68,211 +69,268 @@ export function layerTypeNames(_raw: RawModule): string[] {
   ];
 }
 
-/** What installNn hands train.ts. */
-export interface NnInternals {
-  Sequential: new (token: symbol, handle: RawModel) => HandleOwner<RawModel>;
-  unwrapModel(m: unknown, op: string): RawModel;
-  camelErrors: typeof camelErrors;
-  isPlainObject: typeof isPlainObject;
+/** One layer of the package's spec -> the C++ spec's object. */
+function layerToCpp(layer: unknown, where: string): Record<string, unknown> {
+  if (!isPlainObject(layer)) {
+    throw fail('Config', `${where}: expected an object such as {type: 'relu'}, got ${describe(layer)}`);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(layer)) {
+    if (value === undefined) continue;
+    const k = camelToSnake(key);
+    if (Object.prototype.hasOwnProperty.call(out, k)) {
+      throw fail('Config', `${where}: the field ${key} is given twice (as ${snakeToCamel(k)} and ${k})`);
+    }
+    out[k] = key === 'type' && typeof value === 'string' ? camelToSnake(value) : value;
+  }
+  return out;
 }
 
-/** Installs kiln.nn onto `kiln`; returns the internals train.ts uses. */
-export function installNn(kiln: Record<string, unknown>, raw: RawModule, internals: TensorInternals): NnInternals {
-  const { wrap, unwrap, fail, checks } = internals;
-  const { describe, checkOptions } = checks;
+/** The C++ spec's object -> the package's (camelCase keys and type). */
+function layerFromCpp(layer: Record<string, unknown>): LayerSpec {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(layer)) {
+    out[snakeToCamel(key)] = key === 'type' ? snakeToCamel(value as string) : value;
+  }
+  // type first, as users write it
+  return { type: out.type, ...out } as LayerSpec;
+}
 
+function specToCppJson(spec: unknown, op: string): string {
+  if (!isPlainObject(spec)) {
+    throw fail('Config', `${op}: spec must be {layers: [...]} or an array of layers, got ${describe(spec)}`);
+  }
+  for (const key of Object.keys(spec)) {
+    if (key !== 'layers') throw fail('Config', `${op}: unknown field "${key}" of the spec (fields: layers)`);
+  }
+  if (!Array.isArray(spec.layers)) {
+    throw fail('Config', `${op}: spec.layers must be an array, got ${describe(spec.layers)}`);
+  }
+  const layers = spec.layers.map((l: unknown, i: number) => layerToCpp(l, `SequentialConfig: layers[${i}]`));
+  return JSON.stringify({ layers });
+}
 
-  /** One layer of the package's spec -> the C++ spec's object. */
-  function layerToCpp(layer: unknown, where: string): Record<string, unknown> {
-    if (!isPlainObject(layer)) {
-      throw fail('Config', `${where}: expected an object such as {type: 'relu'}, got ${describe(layer)}`);
+function seedOf(options: unknown, op: string): number {
+  const opts = checkOptions<{ seed: unknown }>(options, op);
+  for (const key of Object.keys(opts)) {
+    if (key !== 'seed') throw fail('Type', `${op}: unknown option "${key}" (options: seed)`);
+  }
+  if (opts.seed === undefined) return -1;
+  if (typeof opts.seed !== 'number' || !Number.isSafeInteger(opts.seed) || opts.seed < 0) {
+    throw fail('Type', `${op}: seed must be an integer >= 0, got ${describe(opts.seed)}`);
+  }
+  return opts.seed;
+}
+
+/** What `config` returns: the spec of a model, or of one layer (`Layer`). */
+export type ModelSpec = SequentialSpec | LayerSpec;
+
+/**
+ * A model of layers applied in order (PyTorch's nn.Sequential), built from a spec by
+ * kiln.nn.sequential; records keyed "0.weight", ... Parameters live in WebAssembly memory
+ * until dispose(). New models are in training mode (dropout active, batchNorm on batch
+ * statistics), as PyTorch's. `Spec` is the type of `config`: SequentialSpec, or LayerSpec
+ * for a single `Layer`.
+ */
+export class Sequential<Spec extends ModelSpec = SequentialSpec> extends HandleOwner<RawModel> {
+  /** The engine instance (on the per-instance subclass's prototype). @internal */
+  declare readonly _e: Engine;
+
+  /** Internal: models come from kiln.nn.sequential(spec), kiln.nn.linear(...), ... */
+  protected constructor(token: never, handle: never) {
+    if ((token as unknown) !== TOKEN) {
+      throw fail('Type', 'Sequential: use kiln.nn.sequential(spec) to create models (the constructor is internal)');
     }
-    const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(layer)) {
-      if (value === undefined) continue;
-      const k = camelToSnake(key);
-      if (Object.prototype.hasOwnProperty.call(out, k)) {
-        throw fail('Config', `${where}: the field ${key} is given twice (as ${snakeToCamel(k)} and ${k})`);
-      }
-      out[k] = key === 'type' && typeof value === 'string' ? camelToSnake(value) : value;
+    super(handle as RawModel, 'model');
+  }
+
+  /**
+   * Applies every layer: `[batch, ...] -> [batch, ...]`, input rank 2 to 4, e.g.
+   * `[batch, 784] -> [batch, 10]`. In training mode the output carries the graph (backward()
+   * reaches the parameters; batchNorm's running statistics move); in eval() mode and inside
+   * kiln.noGrad it carries none.
+   * @throws KilnError `Shape` naming the layer whose input does not fit
+   *   (`Sequential::forward: layer 1 (conv2d): expected input [batch_size, channels, height, width] (rank 4), got [64, 784]`),
+   *   `DType` for a non-float32 input, `Type` for a non-Tensor, `Disposed`.
+   */
+  forward(x: Tensor): Tensor {
+    const h = this._raw('Sequential.forward');
+    const input = this._e.unwrap(x, 'Sequential.forward', 'x');
+    return this._e.wrap(camelErrors(() => h.forward(input)));
+  }
+
+  /** Number of parameter elements (batchNorm's running statistics included). */
+  get numParams(): number {
+    return this._raw('Sequential.numParams').numParams();
+  }
+
+  /**
+   * A table: layer index, type, output shape (as far as the spec determines it, from
+   * `inputShape` (per item) when given), parameters; and the totals.
+   * @throws KilnError `Config` if inputShape does not fit the first layers.
+   */
+  summary(options?: { inputShape?: number[] }): string {
+    const op = 'Sequential.summary';
+    const opts = checkOptions<{ inputShape: number[] }>(options, op);
+    const h = this._raw(op);
+    const data = camelErrors(() => h.summary(opts.inputShape ?? null));
+    const rows: string[][] = [['#', 'layer', 'output shape', 'params']];
+    if (data.input !== null) rows.push(['', 'input', data.input, '']);
+    for (const [i, type, shape, params] of data.rows) rows.push([String(i), snakeToCamel(type), shape, grouped(params)]);
+    const width = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
+    const lines = rows.map((r) => `${r[0].padEnd(width[0])}  ${r[1].padEnd(width[1])}  ${r[2].padEnd(width[2])}  ${r[3].padStart(width[3])}`.trimEnd());
+    return `Sequential: ${data.rows.length} layers, ${grouped(data.total)} parameters (${grouped(data.trainable)} trainable)\n${lines.join('\n')}\n`;
+  }
+
+  /** The spec (camelCase, every default filled in): kiln.nn.sequential(model.config) builds the same architecture. */
+  get config(): Spec {
+    const c = JSON.parse(this._raw('Sequential.config').configJson()) as { layers: Record<string, unknown>[] };
+    return { layers: c.layers.map(layerFromCpp) } as Spec;
+  }
+
+  /** JSON.stringify(model) gives the spec. */
+  toJSON(): Spec {
+    return this.config;
+  }
+
+  /** The C++ spec (snake_case JSON text, {"layers": [...]}) that nn::SequentialConfig reads. */
+  configJson(): string {
+    return this._raw('Sequential.configJson').configJson();
+  }
+
+  /** The per-item output shape for items of `inputShape`, e.g. `[784] -> [10]`. @throws KilnError `Config` naming the layer. */
+  outputShape(inputShape: number[]): number[] {
+    const op = 'Sequential.outputShape';
+    checkIntArray(inputShape, op, 'inputShape');
+    const h = this._raw(op);
+    return camelErrors(() => h.outputItemShape(inputShape));
+  }
+
+  /**
+   * The parameters as SafeTensors bytes with PyTorch nn.Sequential's keys ("0.weight",
+   * "0.bias", "2.running_mean", ...; a Layer: "weight", "bias"; F32, num_batches_tracked
+   * I64): the same bytes as the C++
+   * nn::Sequential of the same spec; loads in torch with load_state_dict(strict=True).
+   */
+  saveSafetensors(): Uint8Array {
+    return this._raw('Sequential.saveSafetensors').saveSafetensors();
+  }
+
+  /**
+   * Replaces the parameters by those of SafeTensors bytes (from saveSafetensors, C++ or
+   * PyTorch). Returns this.
+   * @throws KilnError `Format` for malformed bytes or missing, unexpected or mis-shaped
+   *   entries (all listed); the model is then unchanged. `Type` for a non-Uint8Array.
+   */
+  loadSafetensors(bytes: Uint8Array): this {
+    const op = 'Sequential.loadSafetensors';
+    const h = this._raw(op);
+    if (!(bytes instanceof Uint8Array)) {
+      throw fail('Type', `${op}: bytes must be a Uint8Array, got ${describe(bytes)}`);
     }
+    camelErrors(() => h.loadSafetensors(bytes));
+    return this;
+  }
+
+  /**
+   * The parameters, keyed as in the records ("0.weight", ...): new Tensors sharing the
+   * model's current values (float32 ones are tracked leaves: x.grad(grads) works on them;
+   * num_batches_tracked is int32). Dispose them (or use kiln.tidy).
+   */
+  namedParameters(): Record<string, Tensor> {
+    const params = this._raw('Sequential.namedParameters').parameters();
+    const out: Record<string, Tensor> = {};
+    for (const key of Object.keys(params)) out[key] = this._e.wrap(params[key]);
     return out;
   }
 
-  /** The C++ spec's object -> the package's (camelCase keys and type). */
-  function layerFromCpp(layer: Record<string, unknown>): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(layer)) {
-      out[snakeToCamel(key)] = key === 'type' ? snakeToCamel(value as string) : value;
-    }
-    // type first, as users write it
-    return { type: out.type, ...out };
+  /** Training mode (default): dropout active, batchNorm on batch statistics. Returns this. */
+  train(mode: boolean = true): this {
+    if (typeof mode !== 'boolean') throw fail('Type', `Sequential.train: mode must be a boolean, got ${describe(mode)}`);
+    this._raw('Sequential.train').setTraining(mode);
+    return this;
   }
 
-  function specToCppJson(spec: unknown, op: string): string {
-    if (!isPlainObject(spec)) {
-      throw fail('Config', `${op}: spec must be {layers: [...]} or an array of layers, got ${describe(spec)}`);
-    }
-    for (const key of Object.keys(spec)) {
-      if (key !== 'layers') throw fail('Config', `${op}: unknown field "${key}" of the spec (fields: layers)`);
-    }
-    if (!Array.isArray(spec.layers)) {
-      throw fail('Config', `${op}: spec.layers must be an array, got ${describe(spec.layers)}`);
-    }
-    const layers = spec.layers.map((l, i) => layerToCpp(l, `SequentialConfig: layers[${i}]`));
-    return JSON.stringify({ layers });
+  /** Inference mode: dropout off, batchNorm on running statistics, outputs untracked. Returns this. */
+  eval(): this {
+    this._raw('Sequential.eval').setTraining(false);
+    return this;
   }
 
-  function seedOf(options: unknown, op: string): number {
-    const opts = checkOptions<{ seed: unknown }>(options, op);
-    for (const key of Object.keys(opts)) {
-      if (key !== 'seed') throw fail('Type', `${op}: unknown option "${key}" (options: seed)`);
-    }
-    if (opts.seed === undefined) return -1;
-    if (typeof opts.seed !== 'number' || !Number.isSafeInteger(opts.seed) || opts.seed < 0) {
-      throw fail('Type', `${op}: seed must be an integer >= 0, got ${describe(opts.seed)}`);
-    }
-    return opts.seed;
+  /** Whether the model is in training mode. */
+  get training(): boolean {
+    return this._raw('Sequential.training').training();
   }
 
-  /** A model of layers applied in order (PyTorch's nn.Sequential). */
-  class Sequential extends HandleOwner<RawModel> {
-    constructor(token: symbol, handle: RawModel) {
-      if (token !== TOKEN) {
-        throw fail('Type', 'Sequential: use kiln.nn.sequential(spec) to create models (the constructor is internal)');
-      }
-      super(handle, 'model');
-    }
+  /** `Sequential {0: Linear {d_input: 784, ...}, ...}` (the C++ module's printout). */
+  toString(): string {
+    return this._raw('Sequential.toString').describe();
+  }
+}
 
-
-    forward(x: Tensor): Tensor {
-      const h = this._raw('Sequential.forward');
-      const input = unwrap(x, 'Sequential.forward', 'x');
-      return wrap(camelErrors(() => h.forward(input)));
-    }
-
-    get numParams() {
-      return this._raw('Sequential.numParams').numParams();
-    }
-
-    summary(options?: { inputShape?: number[] }): string {
-      const op = 'Sequential.summary';
-      const opts = checkOptions<{ inputShape: number[] }>(options, op);
-      const h = this._raw(op);
-      const data = camelErrors(() => h.summary(opts.inputShape ?? null));
-      const rows: string[][] = [['#', 'layer', 'output shape', 'params']];
-      if (data.input !== null) rows.push(['', 'input', data.input, '']);
-      for (const [i, type, shape, params] of data.rows) rows.push([String(i), snakeToCamel(type), shape, grouped(params)]);
-      const width = [0, 1, 2, 3].map((c) => Math.max(...rows.map((r) => r[c].length)));
-      const lines = rows.map((r) => `${r[0].padEnd(width[0])}  ${r[1].padEnd(width[1])}  ${r[2].padEnd(width[2])}  ${r[3].padStart(width[3])}`.trimEnd());
-      return `Sequential: ${data.rows.length} layers, ${grouped(data.total)} parameters (${grouped(data.trainable)} trainable)\n${lines.join('\n')}\n`;
-    }
-
-    get config(): unknown {
-      const c = JSON.parse(this._raw('Sequential.config').configJson()) as { layers: Record<string, unknown>[] };
-      return { layers: c.layers.map(layerFromCpp) };
-    }
-
-    toJSON(): unknown {
-      return this.config;
-    }
-
-    /** The C++ spec (snake_case JSON text), as nn::SequentialConfig reads it. */
-    configJson() {
-      return this._raw('Sequential.configJson').configJson();
-    }
-
-    outputShape(inputShape: number[]): number[] {
-      const op = 'Sequential.outputShape';
-      checks.checkIntArray(inputShape, op, 'inputShape');
-      const h = this._raw(op);
-      return camelErrors(() => h.outputItemShape(inputShape));
-    }
-
-    saveSafetensors() {
-      return this._raw('Sequential.saveSafetensors').saveSafetensors();
-    }
-
-    loadSafetensors(bytes: Uint8Array): this {
-      const op = 'Sequential.loadSafetensors';
-      const h = this._raw(op);
-      if (!(bytes instanceof Uint8Array)) {
-        throw fail('Type', `${op}: bytes must be a Uint8Array, got ${describe(bytes)}`);
-      }
-      camelErrors(() => h.loadSafetensors(bytes));
-      return this;
-    }
-
-    namedParameters() {
-      const params = this._raw('Sequential.namedParameters').parameters();
-      const out: Record<string, Tensor> = {};
-      for (const key of Object.keys(params)) out[key] = wrap(params[key]);
-      return out;
-    }
-
-    train(mode: boolean = true): this {
-      if (typeof mode !== 'boolean') throw fail('Type', `Sequential.train: mode must be a boolean, got ${describe(mode)}`);
-      this._raw('Sequential.train').setTraining(mode);
-      return this;
-    }
-
-    eval(): this {
-      this._raw('Sequential.eval').setTraining(false);
-      return this;
-    }
-
-    get training() {
-      return this._raw('Sequential.training').training();
-    }
-
-    toString() {
-      return this._raw('Sequential.toString').describe();
-    }
+/** A single layer (kiln.nn.linear(...)); its records use the layer's keys ("weight", "bias"). */
+export class Layer extends Sequential<LayerSpec> {
+  /** The layer's type ('linear', ...). */
+  get type(): LayerSpec['type'] {
+    return this.config.type;
   }
 
-  /** One layer usable on its own: its records use the layer's keys ("weight", "bias"). */
-  class Layer extends Sequential {
-    get type(): unknown {
-      return (this.config as { type: unknown }).type;
-    }
-
-    get config(): unknown {
-      return (super.config as { layers: unknown[] }).layers[0];
-    }
+  /** The layer's spec ({type: 'linear', dInput: 2, ...}). */
+  get config(): LayerSpec {
+    return (super.config as unknown as SequentialSpec).layers[0];
   }
+}
 
-  function create(specJson: string, seed: number, single: boolean): Sequential {
+/** What models and single layers share: a Sequential or a Layer (PyTorch's nn.Module). */
+export type Model = Sequential<ModelSpec>;
+
+type ModelCtor<M> = new (token: symbol, handle: RawModel) => M;
+
+/** The engine's model of `m` (a Sequential or Layer of this instance), or `Type` naming op. */
+export function unwrapModel(e: Engine, m: unknown, op: string): RawModel {
+  if (!(m instanceof e.bound(Sequential))) {
+    throw fail('Type', `${op}: model must be a kiln.nn Sequential or layer, got ${describe(m)}`);
+  }
+  return m._raw(op);
+}
+
+/** Installs kiln.nn onto `kiln`. */
+export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engine): void {
+  const S = bindClass(Sequential, e) as unknown as ModelCtor<Sequential> & typeof Sequential;
+  const L = bindClass(Layer, e, S) as unknown as ModelCtor<Layer> & typeof Layer;
+
+  function create(specJson: string, seed: number, single: boolean): Sequential | Layer {
     const handle = camelErrors(() => raw.modelCreate(specJson, seed, single));
-    return single ? new Layer(TOKEN, handle) : new Sequential(TOKEN, handle);
+    return single ? new L(TOKEN, handle) : new S(TOKEN, handle);
   }
 
   function sequential(spec: unknown, options?: unknown): Sequential {
     const op = 'nn.sequential';
     const seed = seedOf(options, op);
     if (Array.isArray(spec)) {
-      if (spec.some((l) => l instanceof Sequential)) {
+      if (spec.some((l) => l instanceof S)) {
         // Layers and models made in code, maybe mixed with plain layer specs.
         if (seed >= 0) raw.seed(seed);
         const made: Sequential[] = [];
         const parts = spec.map((l: unknown, i: number) => {
-          if (l instanceof Sequential) return l._raw(`${op}: layers[${i}]`);
-          const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, false);
+          if (l instanceof S) return l._raw(`${op}: layers[${i}]`);
+          const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, false) as Sequential;
           made.push(m);
           return m._h as RawModel;
         });
         try {
-          return new Sequential(TOKEN, camelErrors(() => raw.modelConcat(parts)));
+          return new S(TOKEN, camelErrors(() => raw.modelConcat(parts)));
         } finally {
           for (const m of made) m.dispose();
         }
       }
-      return create(specToCppJson({ layers: spec }, op), seed, false);
+      return create(specToCppJson({ layers: spec }, op), seed, false) as Sequential;
     }
-    return create(specToCppJson(spec, op), seed, false);
+    return create(specToCppJson(spec, op), seed, false) as Sequential;
   }
 
   function layer(type: string) {
-    return (config?: unknown, options?: unknown): Sequential => {
+    return (config?: unknown, options?: unknown): Layer => {
       const op = `nn.${type}`;
       const cfg = config === undefined ? {} : config;
       if (!isPlainObject(cfg)) throw fail('Config', `${op}: the config must be an object, got ${describe(cfg)}`);
@@ -280,21 +338,12 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, interna
         throw fail('Config', `${op}: type is "${type}", got ${describe(cfg.type)}`);
       }
       const json = JSON.stringify({ layers: [layerToCpp({ ...cfg, type }, `SequentialConfig: layers[0]`)] });
-      return create(json, seedOf(options, op), true);
+      return create(json, seedOf(options, op), true) as Layer;
     };
   }
 
   const TYPES = layerTypeNames(raw);
-  const nn: Record<string, unknown> = { sequential, Sequential, Layer, layerTypes: Object.freeze([...TYPES]) };
+  const nn: Record<string, unknown> = { sequential, Sequential: S, Layer: L, layerTypes: Object.freeze([...TYPES]) };
   for (const t of TYPES) nn[t] = layer(t);
   kiln.nn = Object.freeze(nn) as unknown as Nn;
-
-  function unwrapModel(m: unknown, op: string): RawModel {
-    if (!(m instanceof Sequential)) {
-      throw fail('Type', `${op}: model must be a kiln.nn Sequential or layer, got ${describe(m)}`);
-    }
-    return m._raw(op);
-  }
-
-  return { Sequential, unwrapModel, camelErrors, isPlainObject };
 }

@@ -1,11 +1,12 @@
 /// <reference lib="esnext.disposable" preserve="true" />
-// The public types of kiln-dl's models and training API (kiln.nn, kiln.loss, kiln.optim,
-// kiln.data, kiln.Learner), exported by index.ts; nn.ts and train.ts implement them (their
-// classes `implements` these interfaces, so tsc checks one against the other). Semantics
+// The data types of kiln-dl's models and training API: layer specs, options, logs, and the
+// shapes of the namespace objects kiln.nn, kiln.loss, kiln.optim and kiln.data. The classes
+// (Sequential, Layer, Loss, Schedule, Optimizer, Dataset, Learner) declare themselves in
+// nn.ts and train.ts. Semantics
 // are PyTorch's unless stated (torch.nn.Sequential, torch.optim, ...); names are Burn's in
 // camelCase. Errors are KilnError with the code named in @throws.
-import type { Gradients } from './tensor/gradients.js';
-import type { Tensor } from './tensor/tensor.js';
+import type { Layer, Model, Sequential } from './nn.js';
+import type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
 
 // ---------------------------------------------------------------- layer specs
 
@@ -91,83 +92,6 @@ export interface ModelOptions {
 
 // ---------------------------------------------------------------- models
 
-/**
- * What models and single layers share: layers applied in order (PyTorch's nn.Sequential).
- * Parameters live in WebAssembly memory until dispose(). New models are in training mode
- * (dropout active, batchNorm on batch statistics), as PyTorch's.
- */
-export interface Model {
-  /**
-   * Applies every layer: `[batch, ...] -> [batch, ...]`, input rank 2 to 4, e.g.
-   * `[batch, 784] -> [batch, 10]`. In training mode the output carries the graph (backward()
-   * reaches the parameters; batchNorm's running statistics move); in eval() mode and inside
-   * kiln.noGrad it carries none.
-   * @throws KilnError `Shape` naming the layer whose input does not fit
-   *   (`Sequential::forward: layer 1 (conv2d): expected input [batch_size, channels, height, width] (rank 4), got [64, 784]`),
-   *   `DType` for a non-float32 input, `Type` for a non-Tensor, `Disposed`.
-   */
-  forward(x: Tensor): Tensor;
-  /** Number of parameter elements (batchNorm's running statistics included). */
-  readonly numParams: number;
-  /** The C++ spec (snake_case JSON text, {"layers": [...]}) that nn::SequentialConfig reads. */
-  configJson(): string;
-  /**
-   * A table: layer index, type, output shape (as far as the spec determines it, from
-   * `inputShape` (per item) when given), parameters; and the totals.
-   * @throws KilnError `Config` if inputShape does not fit the first layers.
-   */
-  summary(options?: { inputShape?: number[] }): string;
-  /** The per-item output shape for items of `inputShape`, e.g. `[784] -> [10]`. @throws KilnError `Config` naming the layer. */
-  outputShape(inputShape: number[]): number[];
-  /**
-   * The parameters, keyed as in the records ("0.weight", ...): new Tensors sharing the
-   * model's current values (float32 ones are tracked leaves: x.grad(grads) works on them;
-   * num_batches_tracked is int32). Dispose them (or use kiln.tidy).
-   */
-  namedParameters(): Record<string, Tensor>;
-  /**
-   * The parameters as SafeTensors bytes with PyTorch nn.Sequential's keys ("0.weight",
-   * "0.bias", "2.running_mean", ...; a Layer: "weight", "bias"; F32, num_batches_tracked
-   * I64): the same bytes as the C++
-   * nn::Sequential of the same spec; loads in torch with load_state_dict(strict=True).
-   */
-  saveSafetensors(): Uint8Array;
-  /**
-   * Replaces the parameters by those of SafeTensors bytes (from saveSafetensors, C++ or
-   * PyTorch). Returns this.
-   * @throws KilnError `Format` for malformed bytes or missing, unexpected or mis-shaped
-   *   entries (all listed); the model is then unchanged. `Type` for a non-Uint8Array.
-   */
-  loadSafetensors(bytes: Uint8Array): this;
-  /** Training mode (default): dropout active, batchNorm on batch statistics. Returns this. */
-  train(mode?: boolean): this;
-  /** Inference mode: dropout off, batchNorm on running statistics, outputs untracked. Returns this. */
-  eval(): this;
-  readonly training: boolean;
-  /** `Sequential {0: Linear {d_input: 784, ...}, ...}` (the C++ module's printout). */
-  toString(): string;
-  readonly isDisposed: boolean;
-  /** Frees the parameters (unless a Learner still trains the model). Idempotent. */
-  dispose(): void;
-  [Symbol.dispose](): void;
-}
-
-/** A model built from a spec (kiln.nn.sequential); records keyed "0.weight", ... */
-export interface Sequential extends Model {
-  /** The spec (camelCase, every default filled in): kiln.nn.sequential(model.config) builds the same architecture. */
-  readonly config: SequentialSpec;
-  /** JSON.stringify(model) gives the spec. */
-  toJSON(): SequentialSpec;
-}
-
-/** A single layer (kiln.nn.linear(...)); its records use the layer's keys ("weight", "bias"). */
-export interface Layer extends Model {
-  readonly type: LayerSpec['type'];
-  /** The layer's spec ({type: 'linear', dInput: 2, ...}). */
-  readonly config: LayerSpec;
-  toJSON(): LayerSpec;
-}
-
 export interface Nn {
   /**
    * A Sequential from a spec `{layers: [...]}` (or an array of layer specs, Layers and
@@ -205,21 +129,6 @@ export interface Nn {
 
 export type Reduction = 'mean' | 'sum' | 'none';
 
-/** A loss function object. */
-export interface Loss {
-  readonly kind: 'crossEntropy' | 'binaryCrossEntropy' | 'mse';
-  readonly config: Readonly<Record<string, unknown>>;
-  /**
-   * crossEntropy: logits `[batch, classes]` float32, targets `[batch]` int32 -> `[1]` (`[batch]` for 'none').
-   * mse / binaryCrossEntropy: same shapes (rank 1 to 4) -> `[1]` (the input's shape for 'none');
-   * binaryCrossEntropy targets may be int32 0/1 or float32.
-   * The result carries the graph (backward() gives the gradients).
-   * @throws KilnError `Shape` (mismatched shapes), `Index` (a class target out of range, naming the row),
-   *   `DType`, `Rank`, `Value` (probabilities outside [0, 1]), `Type`.
-   */
-  forward(logits: Tensor, targets: Tensor): Tensor;
-}
-
 export interface LossModule {
   /**
    * Cross-entropy on logits with class targets (torch.nn.CrossEntropyLoss).
@@ -233,14 +142,6 @@ export interface LossModule {
 }
 
 // ---------------------------------------------------------------- optimizers
-
-/** A learning-rate schedule: the rate of each optimizer step (Burn's lr_scheduler). */
-export interface Schedule {
-  readonly kind: 'constant' | 'step' | 'exponential' | 'linear' | 'cosine' | 'noam';
-  readonly config: Readonly<Record<string, unknown>>;
-  /** The first n rates. */
-  values(n: number): Float64Array;
-}
 
 export interface ScheduleModule {
   constant(lr: number | { lr: number }): Schedule;
@@ -259,25 +160,6 @@ export interface ScheduleModule {
 /** Gradient clipping before each step: by the global L2 norm (as torch.nn.utils.clip_grad_norm_) or by value. */
 export type GradClipping = { norm: number } | { value: number };
 
-/** An optimizer with its state (moments, momentum buffers) in WebAssembly memory. */
-export interface Optimizer {
-  readonly kind: 'sgd' | 'adam' | 'adamW' | 'rmsProp';
-  readonly config: Readonly<Record<string, unknown>>;
-  /**
-   * One step on the model's parameters that have a gradient in grads (at the schedule's next
-   * rate). grads stays usable.
-   * @throws KilnError `Type` for a non-model / non-Gradients, `Disposed`.
-   */
-  step(model: Model, grads: Gradients): void;
-  /** The rate of the last step (NaN before the first). */
-  readonly learningRate: number;
-  /** Steps taken. */
-  readonly steps: number;
-  readonly isDisposed: boolean;
-  dispose(): void;
-  [Symbol.dispose](): void;
-}
-
 /** Defaults are PyTorch's (eps 1e-8, momentum 0, dampening 0, AdamW weight decay 0.01). */
 export interface Optim {
   /** torch.optim.SGD. @throws KilnError `Config` without lr, for nesterov without momentum > 0 and dampening 0, negative values. */
@@ -292,34 +174,6 @@ export interface Optim {
 }
 
 // ---------------------------------------------------------------- data
-
-/**
- * Items (inputs `[...itemShape]` and targets) held once in WebAssembly memory; shuffle,
- * split, take and slice return new views of the same arrays (dispose each view; the arrays
- * are freed with the last one).
- */
-export interface Dataset {
-  readonly length: number;
-  /** Per-item input shape, e.g. [784] or [1, 28, 28]. */
-  readonly itemShape: number[];
-  /** Per-item target shape for float32 targets; null for int32 class labels. */
-  readonly targetShape: number[] | null;
-  /** Classes of int32 labels (given, or max label + 1); 0 for float targets without numClasses. */
-  readonly numClasses: number;
-  /** The items in a random order (deterministic for a seed, the same in every build). */
-  shuffle(seed?: number): Dataset;
-  /** [the first round(fraction·length) items, the rest]. @throws KilnError `Value` for fraction outside [0, 1]. */
-  split(fraction: number): [Dataset, Dataset];
-  /** The first min(n, length) items. */
-  take(n: number): Dataset;
-  /** Items [begin, end). @throws KilnError `Index`. */
-  slice(begin: number, end?: number): Dataset;
-  /** Copies: x `[length·itemSize]` row-major (MNIST normalised), y labels or targets. */
-  toArrays(): { x: Float32Array; y: Int32Array | Float32Array };
-  readonly isDisposed: boolean;
-  dispose(): void;
-  [Symbol.dispose](): void;
-}
 
 export interface Data {
   /**
@@ -404,44 +258,8 @@ export interface FitOptions {
   signal?: AbortSignalLike;
 }
 
-/**
- * Trains a model with an optimizer and a loss. Each trainBatch, and each call fit() makes,
- * runs whole steps inside WebAssembly (forward, loss, backward, optimizer step, accuracy).
- * The model's parameters are updated in place (the JS model object sees them).
- */
-export interface Learner {
-  readonly model: Model;
-  readonly optimizer: Optimizer;
-  readonly loss: Loss;
-  /**
-   * One step on a batch: x `[n·itemSize]`, y Int32Array `[n]` labels or Float32Array targets.
-   * Accuracy: argmax matches the label (mse: argmax of output and target, or |out - t| < 0.5 for one output).
-   * @throws KilnError `Type`, `Shape` (lengths, the model's input), `DType` (float targets for crossEntropy), `Index` (label out of range), `Busy` (fit running), `Disposed`.
-   */
-  trainBatch(x: Float32Array, y: Int32Array | Float32Array, n?: number): { loss: number; accuracy: number };
-  /** Trains for `epochs` epochs; resolves with the history. @throws as trainBatch; rejects with the signal's reason when aborted. */
-  fit(train: Dataset, options?: FitOptions): Promise<History>;
-  /** Mean loss and accuracy over data in inference mode (batchSize default 256). */
-  evaluate(data: Dataset, options?: { batchSize?: number }): { loss: number; accuracy: number };
-  /**
-   * Outputs in inference mode, row-major `[n, ...output]`: softmax probabilities for
-   * crossEntropy, raw outputs for mse. A Float32Array x needs the item size (see inputShape) or `n`.
-   */
-  predict(x: Float32Array | Tensor | Dataset, options?: { batchSize?: number; n?: number }): Float32Array;
-  /** Epochs started, optimizer steps taken, the last learning rate. */
-  readonly epoch: number;
-  readonly steps: number;
-  readonly learningRate: number;
-  readonly isDisposed: boolean;
-  /** Frees the learner (not the model, optimizer or data). @throws KilnError `Busy` while fit runs. */
-  dispose(): void;
-  [Symbol.dispose](): void;
-}
-
-export interface LearnerStatic {
-  /** @throws KilnError `Type` (model), `Config` (optimizer, loss, options; inputShape that does not fit the model). */
-  new (model: Model, config: LearnerConfig): Learner;
-}
+/** kiln.Learner: `new kiln.Learner(model, {optimizer, loss})`. */
+export type LearnerStatic = typeof Learner;
 
 /** The training half of the `Kiln` object. */
 export interface KilnTraining {

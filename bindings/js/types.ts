@@ -12,3 +12,5 @@ export type { Dim } from './tensor/shape.js';
 export type { Activation } from './tensor/activation.js';
 export type { MemoryInfo } from './tensor/memory.js';
 export type * from './train_api.js';
+export type { Layer, Model, ModelSpec, Sequential } from './nn.js';
+export type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';

@@ -7,18 +7,20 @@
 import type { RawTensor } from '../raw.js';
 import { checkInt, checkOptions, DTYPES, fail, type DType } from './checks.js';
 import type { NestedData } from './data.js';
-import { engineOf, TOKEN, type Engine } from './engine.js';
+import { TOKEN, type Engine } from './engine.js';
 import type { Tensor } from './tensor.js';
 
 export class TensorCore {
   /** The engine instance (on the per-instance subclass's prototype). @internal */
   declare readonly _e: Engine;
+  // Plain properties set in the constructor (`declare`: no class-field definitions, which
+  // would cost every tensor a [[Define]] per field).
   /** The RawTensor owned, null once disposed. @internal */
-  _h: RawTensor | null;
+  declare _h: RawTensor | null;
   /** The dims, read once from the engine. @internal */
-  _shape: number[] | undefined;
+  declare _shape: number[] | undefined;
   /** The tidy() scope that owns this tensor. @internal */
-  _scope: Set<unknown> | null;
+  declare _scope: Set<unknown> | null;
 
   /** Internal: create tensors with the factories (`Tensor.fromData`, `zeros`, ...); `new` @throws `Type`. */
   constructor(token: never, handle: never) {
@@ -32,7 +34,7 @@ export class TensorCore {
 
   /** The handle of a live tensor of this engine (Disposed / Type otherwise). @internal */
   _raw(op: string, what?: string): RawTensor {
-    return engineOf(this, op).unwrap(this, op, what);
+    return this._e.unwrap(this, op, what);
   }
 
   /** The dims, cached (the caller has checked the handle). @internal */

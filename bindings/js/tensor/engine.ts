@@ -32,9 +32,18 @@ export class Engine {
   readonly registry: FinalizationRegistry<RawTensor | RawGradients> | null;
   /** The op ids of ops.def's rows, read from the engine (bindings/op_table.cpp). */
   readonly ops: OpIds;
+  /** The per-instance subclasses made by bindClass, by base class. */
+  readonly classes = new Map<unknown, unknown>();
   /** This instance's Tensor and Gradients classes (set by installTensor). */
   Tensor!: Ctor<Tensor>;
   Gradients!: Ctor<Gradients>;
+
+  /** This instance's subclass of Base (bindClass), for `instanceof` and construction. */
+  bound<C>(Base: C): C {
+    const c = this.classes.get(Base);
+    if (c === undefined) throw fail('Internal', `kiln: ${(Base as { name?: string }).name} is not installed`);
+    return c as C;
+  }
 
   constructor(raw: RawModule, options: { autoDispose?: boolean }) {
     this.raw = raw;
@@ -130,13 +139,23 @@ export function engineOf(self: unknown, op: string): Engine {
  * A subclass of `Base` for one engine instance: the same name (messages say "a Tensor"),
  * `_e` on its prototype and on itself, and the static methods of Base (and of its bases)
  * bound to it, so `const { fromData } = kiln.Tensor` works as before.
+ * With `parent` (this instance's class of Base's base, e.g. nn's Sequential for Layer) the
+ * subclass extends `parent` and gets Base's own prototype members, so that it is
+ * `instanceof` the instance's parent class as well (a Layer is a kiln.nn.Sequential).
  */
-export function bindClass<C extends abstract new (...args: never[]) => object>(Base: C, e: Engine): C {
-  const B = Base as unknown as new (...args: unknown[]) => object;
+export function bindClass<C extends { prototype: object; name: string }>(Base: C, e: Engine, parent?: { prototype: object }): C {
+  const B = (parent ?? Base) as unknown as new (...args: unknown[]) => object;
   const named: Record<string, new (...args: unknown[]) => object> = { [Base.name]: class extends B {} };
   const Sub = named[Base.name];
+  if (parent) {
+    for (const key of Reflect.ownKeys(Base.prototype)) {
+      if (key === 'constructor') continue;
+      Object.defineProperty(Sub.prototype, key, Object.getOwnPropertyDescriptor(Base.prototype, key) as PropertyDescriptor);
+    }
+  }
   Object.defineProperty(Sub.prototype, '_e', { value: e });
   Object.defineProperty(Sub, '_e', { value: e });
+  e.classes.set(Base, Sub);
   const seen = new Set(['length', 'name', 'prototype', '_e']);
   for (let c: object | null = Base; c !== null && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
     for (const key of Object.getOwnPropertyNames(c)) {

@@ -10,9 +10,9 @@ export class Gradients {
   /** The engine instance (on the per-instance subclass's prototype). @internal */
   declare readonly _e: Engine;
   /** @internal */
-  _h: RawGradients | null;
+  declare _h: RawGradients | null;
   /** @internal */
-  _scope: Set<unknown> | null;
+  declare _scope: Set<unknown> | null;
 
   /** Internal: returned by tensor.backward(). Allows `g instanceof kiln.Gradients`. */
   constructor(token: never, handle: never) {
