@@ -16,6 +16,7 @@
 #include <emscripten/val.h>
 
 #include <cstring>
+#include <string>
 
 #include "kiln/backend/backend.hpp"
 
@@ -31,14 +32,18 @@ const char* kinds_name(const char* kinds) {
   return "any";
 }
 
+/// A JS string from UTF-8 text (the docs hold "·", "Φ"): through Embind's std::string, which
+/// decodes UTF-8; val(const char*) would read the bytes as Latin-1.
+val text(const char* s) { return val(std::string(s)); }
+
 val row(int id, const char* name, const char* method, const char* kinds, const char* doc) {
   val out = val::object();
   out.set("id", id);
-  out.set("name", val(name));
+  out.set("name", text(name));
   // `_` marks a method the JS layer writes by hand (ops.def's header).
-  out.set("method", std::strcmp(method, "_") == 0 ? val::null() : val(method));
-  out.set("kinds", val(kinds_name(kinds)));
-  out.set("doc", val(doc));
+  out.set("method", std::strcmp(method, "_") == 0 ? val::null() : text(method));
+  out.set("kinds", text(kinds_name(kinds)));
+  out.set("doc", text(doc));
   return out;
 }
 

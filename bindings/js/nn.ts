@@ -294,10 +294,13 @@ export function unwrapModel(e: Engine, m: unknown, op: string): RawModel {
   return m._raw(op);
 }
 
+const SequentialBase = Sequential;
+const LayerBase = Layer;
+
 /** Installs kiln.nn onto `kiln`. */
 export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engine): void {
-  const S = bindClass(Sequential, e) as unknown as ModelCtor<Sequential> & typeof Sequential;
-  const L = bindClass(Layer, e, S) as unknown as ModelCtor<Layer> & typeof Layer;
+  const S = bindClass(class Sequential extends SequentialBase {}, e) as unknown as ModelCtor<Sequential> & typeof Sequential;
+  const L = bindClass(class Layer extends S {}, e, LayerBase) as unknown as ModelCtor<Layer> & typeof Layer;
 
   function create(specJson: string, seed: number, single: boolean): Sequential | Layer {
     const handle = camelErrors(() => raw.modelCreate(specJson, seed, single));

@@ -568,12 +568,18 @@ function lossOf(e: Engine, v: unknown, op: string): Loss {
   throw fail('Config', `${op}: loss must be 'crossEntropy', 'mse' or a kiln.loss object, got ${describe(v)}`);
 }
 
+const LossBase = Loss;
+const ScheduleBase = Schedule;
+const OptimizerBase = Optimizer;
+const DatasetBase = Dataset;
+const LearnerBase = Learner;
+
 /** Installs kiln.loss, kiln.optim, kiln.data and kiln.Learner onto `kiln`. */
 export function installTrain(kiln: Record<string, unknown>, raw: RawModule, e: Engine): void {
-  const L = bindClass(Loss as unknown as LossCtor, e);
-  const S = bindClass(Schedule as unknown as ScheduleCtor, e);
-  const O = bindClass(Optimizer as unknown as OptimizerCtor, e);
-  const D = bindClass(Dataset as unknown as DatasetCtor, e);
+  const L = bindClass(class Loss extends LossBase {}, e) as unknown as LossCtor & typeof Loss;
+  const S = bindClass(class Schedule extends ScheduleBase {}, e) as unknown as ScheduleCtor & typeof Schedule;
+  const O = bindClass(class Optimizer extends OptimizerBase {}, e) as unknown as OptimizerCtor & typeof Optimizer;
+  const D = bindClass(class Dataset extends DatasetBase {}, e) as unknown as DatasetCtor & typeof Dataset;
 
   kiln.loss = Object.freeze({
     crossEntropy: (config?: unknown) => crossEntropy(e, config),
@@ -734,5 +740,5 @@ export function installTrain(kiln: Record<string, unknown>, raw: RawModule, e: E
 
   // ---- Learner
 
-  kiln.Learner = bindClass(Learner, e);
+  kiln.Learner = bindClass(class Learner extends LearnerBase {}, e);
 }

@@ -4,6 +4,7 @@
 // a JS method is a Tensor method (and declared in the generated dist/generated/ops.d.ts).
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parseOpsDef } from '../../scripts/gen_ops.mjs';
 import { init } from '../../dist/node.js';
 import { expectClose } from './helpers.mjs';
 
@@ -46,6 +47,14 @@ describe('opTable()', () => {
       }
       // Rows in enum order: ids 0..n-1 (an enumerator's value is its row's position).
       expect(table[family].map((r) => r.id)).toEqual(table[family].map((_, i) => i));
+    }
+  });
+
+  it('matches ops.def as scripts/gen_ops.mjs reads it (the rows the TypeScript declarations come from)', () => {
+    const rows = parseOpsDef(readFileSync(new URL('../../engine/include/kiln/backend/ops.def', import.meta.url), 'utf8'));
+    for (const family of Object.keys(table)) {
+      const fromDef = rows.filter((r) => r.family === family).map(({ snake, method, kinds, doc }) => ({ name: snake, method, kinds, doc }));
+      expect(table[family].map(({ name, method, kinds, doc }) => ({ name, method, kinds, doc }))).toEqual(fromDef);
     }
   });
 

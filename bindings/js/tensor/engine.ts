@@ -136,28 +136,27 @@ export function engineOf(self: unknown, op: string): Engine {
 }
 
 /**
- * A subclass of `Base` for one engine instance: the same name (messages say "a Tensor"),
- * `_e` on its prototype and on itself, and the static methods of Base (and of its bases)
- * bound to it, so `const { fromData } = kiln.Tensor` works as before.
- * With `parent` (this instance's class of Base's base, e.g. nn's Sequential for Layer) the
- * subclass extends `parent` and gets Base's own prototype members, so that it is
- * `instanceof` the instance's parent class as well (a Layer is a kiln.nn.Sequential).
+ * Makes `Sub`, a subclass the caller writes for one engine instance (`class Tensor extends
+ * Tensor {}` in install.ts: a class literal keeps its name, "a Tensor" in messages, and a
+ * fast-properties constructor, which `instanceof` needs to stay cheap), that instance's
+ * class of `Base`: `_e` on its prototype and on itself, and the static methods of its bases
+ * bound to it, so `const { fromData } = kiln.Tensor` works as before. When `Sub` does not
+ * extend `Base` itself (a Layer made as a subclass of this instance's Sequential, so that
+ * it is `instanceof kiln.nn.Sequential`), Base's own prototype members are copied onto it.
  */
-export function bindClass<C extends { prototype: object; name: string }>(Base: C, e: Engine, parent?: { prototype: object }): C {
-  const B = (parent ?? Base) as unknown as new (...args: unknown[]) => object;
-  const named: Record<string, new (...args: unknown[]) => object> = { [Base.name]: class extends B {} };
-  const Sub = named[Base.name];
-  if (parent) {
-    for (const key of Reflect.ownKeys(Base.prototype)) {
+export function bindClass<C extends { prototype: object }>(Sub: C, e: Engine, Base: object = Object.getPrototypeOf(Sub)): C {
+  const base = Base as { prototype: object };
+  if (Object.getPrototypeOf(Sub) !== Base) {
+    for (const key of Reflect.ownKeys(base.prototype)) {
       if (key === 'constructor') continue;
-      Object.defineProperty(Sub.prototype, key, Object.getOwnPropertyDescriptor(Base.prototype, key) as PropertyDescriptor);
+      Object.defineProperty(Sub.prototype, key, Object.getOwnPropertyDescriptor(base.prototype, key) as PropertyDescriptor);
     }
   }
   Object.defineProperty(Sub.prototype, '_e', { value: e });
   Object.defineProperty(Sub, '_e', { value: e });
   e.classes.set(Base, Sub);
   const seen = new Set(['length', 'name', 'prototype', '_e']);
-  for (let c: object | null = Base; c !== null && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
+  for (let c: object | null = Sub; c !== null && c !== Function.prototype; c = Object.getPrototypeOf(c)) {
     for (const key of Object.getOwnPropertyNames(c)) {
       if (seen.has(key)) continue;
       seen.add(key);
@@ -167,5 +166,5 @@ export function bindClass<C extends { prototype: object; name: string }>(Base: C
       }
     }
   }
-  return Sub as unknown as C;
+  return Sub;
 }

@@ -9,10 +9,10 @@ import type { RawGradients, RawModule, RawTensor } from '../raw.js';
 import { activationApi } from './activation.js';
 import { checks, fail } from './checks.js';
 import { bindClass, Engine } from './engine.js';
-import { Gradients } from './gradients.js';
+import { Gradients, Gradients as GradientsBase } from './gradients.js';
 import { memoryApi } from './memory.js';
 import { installOps } from './ops.js';
-import { Tensor } from './tensor.js';
+import { Tensor, Tensor as TensorBase } from './tensor.js';
 
 export interface TensorInternals {
   raw: RawModule;
@@ -35,10 +35,10 @@ export interface TensorInternals {
  */
 export function installTensor(kiln: Record<string, unknown>, raw: RawModule, options: { autoDispose?: boolean } = {}): TensorInternals {
   const e = new Engine(raw, options);
-  const T = bindClass(Tensor, e);
+  const T = bindClass(class Tensor extends TensorBase {}, e);
   installOps(T.prototype, e.ops.table);
   e.Tensor = T as unknown as Engine['Tensor'];
-  e.Gradients = bindClass(Gradients, e) as unknown as Engine['Gradients'];
+  e.Gradients = bindClass(class Gradients extends GradientsBase {}, e) as unknown as Engine['Gradients'];
   const mem = memoryApi(e);
   Object.assign(kiln, {
     Tensor: T,
