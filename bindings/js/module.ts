@@ -37,7 +37,7 @@ export function finishModule(raw: RawModule, options: { autoDispose?: boolean } 
   };
   // Models and training (H-train): kiln.nn, kiln.loss, kiln.optim, kiln.data, kiln.Learner.
   installNn(kiln, raw, internals.engine);
-  installTrain(kiln, raw, internals.engine);
+  installTrain(kiln, internals.engine);
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as Kiln;
 }

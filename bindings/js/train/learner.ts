@@ -1,0 +1,239 @@
+// kiln.Learner: trains a model with an optimizer and a loss, whole steps inside WebAssembly
+// (bindings/train_learner.cpp): one call per batch, or per `batchesPerCall` batches; fit()
+// yields to the event loop between calls.
+import { HandleOwner } from '../handle.js';
+import { camelErrors, unwrapModel, type Model } from '../nn.js';
+import type { RawDataset, RawLearner } from '../raw.js';
+import { describe, fail } from '../tensor/checks.js';
+import { bindClass, type Engine } from '../tensor/engine.js';
+import type { Tensor } from '../tensor/tensor.js';
+import type { EpochLog, FitOptions, History, LearnerConfig } from '../train_api.js';
+import { bool, engineOfNew, int, intShape, nextTurn, now, options, type Options } from './common.js';
+import { Dataset, unwrapDataset } from './data.js';
+import { lossOf, type Loss } from './loss.js';
+import { Optimizer } from './optim.js';
+
+// ---------------------------------------------------------------- Learner
+
+/**
+ * Trains a model with an optimizer and a loss. Each trainBatch, and each call fit() makes,
+ * runs whole steps inside WebAssembly (forward, loss, backward, optimizer step, accuracy).
+ * The model's parameters are updated in place (the JS model object sees them).
+ */
+export class Learner extends HandleOwner<RawLearner> {
+  /** @internal */
+  declare readonly _e: Engine;
+  readonly model: Model;
+  readonly optimizer: Optimizer;
+  readonly loss: Loss;
+  /** @internal */
+  _busy: boolean;
+
+  /** @throws KilnError `Type` (model), `Config` (optimizer, loss, options; inputShape that does not fit the model). */
+  constructor(model: Model, config: LearnerConfig) {
+    const op = 'Learner';
+    const e = engineOfNew(new.target, op);
+    const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape']);
+    const m = unwrapModel(e, model, op);
+    if (!(c.optimizer instanceof e.bound(Optimizer))) {
+      throw fail('Config', `${op}: optimizer must be a kiln.optim optimizer (e.g. kiln.optim.adam({lr: 1e-3})), got ${describe(c.optimizer)}`);
+    }
+    const optimizer = c.optimizer as Optimizer;
+    const loss = lossOf(e, c.loss, op);
+    const seed = int(c.seed, op, 'seed', 0);
+    const inputShape = intShape(c.inputShape, op, 'inputShape');
+    super(camelErrors(() => e.raw.learnerCreate(m, optimizer._raw(op), loss._json, seed, inputShape)), 'learner');
+    this.model = model;
+    this.optimizer = optimizer;
+    this.loss = loss;
+    this._busy = false;
+  }
+
+  /** The handle; `Busy` while fit() runs unless allowBusy. @internal */
+  _raw(op: string, allowBusy = false): RawLearner {
+    const h = super._raw(op);
+    if (this._busy && !allowBusy) throw fail('Busy', `${op}: fit() is running on this learner`);
+    return h;
+  }
+
+  /**
+   * One step on a batch: x `[n·itemSize]`, y Int32Array `[n]` labels or Float32Array targets.
+   * Accuracy: argmax matches the label (mse: argmax of output and target, or |out - t| < 0.5 for one output).
+   * @throws KilnError `Type`, `Shape` (lengths, the model's input), `DType` (float targets for crossEntropy), `Index` (label out of range), `Busy` (fit running), `Disposed`.
+   */
+  trainBatch(x: Float32Array, y: Int32Array | Float32Array, n?: number): { loss: number; accuracy: number } {
+    const op = 'Learner.trainBatch';
+    const h = this._raw(op);
+    if (!(x instanceof Float32Array)) throw fail('Type', `${op}: x must be a Float32Array, got ${describe(x)}`);
+    if (!(y instanceof Int32Array) && !(y instanceof Float32Array)) {
+      throw fail('Type', `${op}: y must be an Int32Array (class labels) or a Float32Array (targets), got ${describe(y)}`);
+    }
+    const count = int(n, op, 'n', 0, 1);
+    const r = camelErrors(() => h.trainBatch(x, y, count));
+    return { loss: r.loss, accuracy: r.accuracy };
+  }
+
+  /** Trains for `epochs` epochs; resolves with the history. @throws as trainBatch; rejects with the signal's reason when aborted. */
+  async fit(train: Dataset, config?: FitOptions): Promise<History> {
+    const op = 'Learner.fit';
+    const h = this._raw(op);
+    const data = unwrapDataset(this._e, train, op, 'train');
+    const c = options(config, op, [
+      'epochs', 'batchSize', 'shuffle', 'validationData', 'batchesPerCall', 'onBatchEnd',
+      'onEpochEnd', 'signal', 'validationBatchSize',
+    ]);
+    const epochs = int(c.epochs, op, 'epochs', 1, 0);
+    const batchSize = int(c.batchSize, op, 'batchSize', 32, 1);
+    const shuffle = bool(c.shuffle, op, 'shuffle', true);
+    const perCall = int(c.batchesPerCall, op, 'batchesPerCall', 1, 1);
+    const validBatch = int(c.validationBatchSize, op, 'validationBatchSize', 256, 1);
+    const valid = c.validationData === undefined ? null : unwrapDataset(this._e, c.validationData, op, 'validationData');
+    for (const f of ['onBatchEnd', 'onEpochEnd']) {
+      if (c[f] !== undefined && typeof c[f] !== 'function') throw fail('Type', `${op}: ${f} must be a function, got ${describe(c[f])}`);
+    }
+    const signal = c.signal;
+    if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) {
+      throw fail('Type', `${op}: signal must be an AbortSignal, got ${describe(signal)}`);
+    }
+    const checkAbort = () => {
+      if (signal && signal.aborted) {
+        throw signal.reason ?? fail('State', `${op}: aborted`);
+      }
+    };
+    const history: History = { epochs: [] as EpochLog[], loss: [] as number[], accuracy: [] as number[], validLoss: [] as number[], validAccuracy: [] as number[] };
+    this._busy = true;
+    try {
+      for (let epoch = 1; epoch <= epochs; epoch++) {
+        checkAbort();
+        const numBatches = camelErrors(() => h.beginEpoch(data, batchSize, shuffle));
+        const start = now();
+        let lossSum = 0;
+        let correct = 0;
+        let items = 0;
+        let batch = 0;
+        for (;;) {
+          const r = camelErrors(() => h.trainBatches(perCall));
+          lossSum += r.lossSum;
+          correct += r.correct;
+          items += r.items;
+          batch += r.batches;
+          if (c.onBatchEnd) {
+            await c.onBatchEnd({
+              epoch, batch, numBatches, loss: r.loss, accuracy: r.accuracy,
+              itemsPerSecond: items / Math.max(1e-9, (now() - start) / 1000),
+            });
+          }
+          if (r.done) break;
+          await nextTurn();
+          checkAbort();  // the model keeps what it learned so far
+        }
+        const seconds = (now() - start) / 1000;
+        const log: Options = {
+          epoch, loss: lossSum / items, accuracy: correct / items,
+          itemsPerSecond: items / Math.max(1e-9, seconds), seconds,
+        };
+        if (valid) {
+          const v = await this._evaluateAsync(valid, validBatch, checkAbort);
+          log.validLoss = v.loss;
+          log.validAccuracy = v.accuracy;
+          history.validLoss.push(v.loss);
+          history.validAccuracy.push(v.accuracy);
+        }
+        history.epochs.push(log as EpochLog);
+        history.loss.push(log.loss);
+        history.accuracy.push(log.accuracy);
+        if (c.onEpochEnd) await c.onEpochEnd({ ...log });
+        await nextTurn();
+      }
+    } finally {
+      this._busy = false;
+    }
+    return history;
+  }
+
+  /** @internal */
+  async _evaluateAsync(data: RawDataset, batchSize: number, checkAbort: () => void): Promise<{ loss: number; accuracy: number }> {
+    const h = this._raw('Learner.fit', true);
+    let lossSum = 0;
+    let correct = 0;
+    let items = 0;
+    const perCall = Math.max(1, Math.floor(4096 / batchSize));
+    for (let first = 0; ; first += perCall) {
+      checkAbort();
+      const r = camelErrors(() => h.evalBatches(data, batchSize, first, perCall));
+      lossSum += r.lossSum;
+      correct += r.correct;
+      items += r.items;
+      if (r.done) break;
+      await nextTurn();
+    }
+    return { loss: lossSum / items, accuracy: correct / items };
+  }
+
+  /** Mean loss and accuracy over data in inference mode (batchSize default 256). */
+  evaluate(data: Dataset, config?: { batchSize?: number }): { loss: number; accuracy: number } {
+    const op = 'Learner.evaluate';
+    const h = this._raw(op, true);
+    const d = unwrapDataset(this._e, data, op);
+    const c = options(config, op, ['batchSize']);
+    const batchSize = int(c.batchSize, op, 'batchSize', 256, 1);
+    const n = Math.ceil(d.length() / batchSize);
+    const r = camelErrors(() => h.evalBatches(d, batchSize, 0, n));
+    return { loss: r.loss, accuracy: r.accuracy };
+  }
+
+  /**
+   * Outputs in inference mode, row-major `[n, ...output]`: softmax probabilities for
+   * crossEntropy, raw outputs for mse. A Float32Array x needs the item size (see inputShape) or `n`.
+   */
+  predict(x: Float32Array | Tensor | Dataset, config?: { batchSize?: number; n?: number }): Float32Array {
+    const op = 'Learner.predict';
+    const h = this._raw(op, true);
+    const c = options(config, op, ['batchSize', 'n']);
+    const batchSize = int(c.batchSize, op, 'batchSize', 256, 1);
+    const e = this._e;
+    if (x instanceof e.bound(Dataset)) return camelErrors(() => h.predictDataset(x._raw(op), batchSize));
+    if (x instanceof e.Tensor) {
+      const shape = x.shape;
+      if (shape.length < 2) throw fail('Shape', `${op}: x must be [n, ...], got shape [${shape.join(', ')}]`);
+      const values = x.dataSync();
+      if (!(values instanceof Float32Array)) throw fail('DType', `${op}: x must be a float32 tensor, got ${x.dtype}`);
+      return camelErrors(() => h.predict(values, shape[0], batchSize));
+    }
+    if (!(x instanceof Float32Array)) {
+      throw fail('Type', `${op}: x must be a Float32Array, a Tensor or a Dataset, got ${describe(x)}`);
+    }
+    const n = int(c.n, op, 'n', 0, 1);
+    return camelErrors(() => h.predict(x, n, batchSize));
+  }
+
+  /** Epochs started. */
+  get epoch(): number {
+    return this._raw('Learner.epoch', true).info().epoch;
+  }
+
+  /** Optimizer steps taken. */
+  get steps(): number {
+    return this._raw('Learner.steps', true).info().steps;
+  }
+
+  /** The last learning rate. */
+  get learningRate(): number {
+    return this._raw('Learner.learningRate', true).info().learningRate;
+  }
+
+  /** Frees the learner (not the model, optimizer or data). @throws KilnError `Busy` while fit runs. */
+  dispose(): void {
+    if (this._h !== null && this._busy) {
+      throw fail('Busy', 'Learner.dispose: fit() is running (abort it with its signal first)');
+    }
+    super.dispose();
+  }
+}
+
+const LearnerBase = Learner;
+
+/** Installs kiln.Learner onto `kiln`. */
+export function installLearner(kiln: Record<string, unknown>, e: Engine): void {
+  kiln.Learner = bindClass(class Learner extends LearnerBase {}, e);
+}

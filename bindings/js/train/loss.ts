@@ -1,0 +1,116 @@
+// kiln.loss: loss function objects (cross-entropy, binary cross-entropy, MSE) over the
+// engine's losses (bindings/train_learner.cpp: lossForward, lossValidate).
+import { camelErrors } from '../nn.js';
+import { describe, fail } from '../tensor/checks.js';
+import { bindClass, type Engine } from '../tensor/engine.js';
+import type { Tensor } from '../tensor/tensor.js';
+import { bool, int, num, options, TOKEN, type Options } from './common.js';
+
+// ---------------------------------------------------------------- losses
+
+/** A loss function object (kiln.loss.crossEntropy(), ...). */
+export class Loss {
+  /** @internal */
+  declare readonly _e: Engine;
+  readonly kind: 'crossEntropy' | 'binaryCrossEntropy' | 'mse';
+  readonly config: Readonly<Record<string, unknown>>;
+  /** The C++ loss config (JSON). @internal */
+  readonly _json: string;
+
+  /** Internal: made by kiln.loss.crossEntropy(), binaryCrossEntropy(), mse(). */
+  protected constructor(token: never, kind: never, json: never, config: never) {
+    if ((token as unknown) !== TOKEN) throw fail('Type', 'Loss: use kiln.loss.crossEntropy() or kiln.loss.mse()');
+    this.kind = kind;
+    this.config = Object.freeze(config as Options);
+    this._json = json;
+    Object.freeze(this);
+  }
+
+  /**
+   * crossEntropy: logits `[batch, classes]` float32, targets `[batch]` int32 -> `[1]` (`[batch]` for 'none').
+   * mse / binaryCrossEntropy: same shapes (rank 1 to 4) -> `[1]` (the input's shape for 'none');
+   * binaryCrossEntropy targets may be int32 0/1 or float32.
+   * The result carries the graph (backward() gives the gradients).
+   * @throws KilnError `Shape` (mismatched shapes), `Index` (a class target out of range, naming the row),
+   *   `DType`, `Rank`, `Value` (probabilities outside [0, 1]), `Type`.
+   */
+  forward(logits: Tensor, targets: Tensor): Tensor {
+    const op = `${this.kind}.forward`;
+    const e = this._e;
+    const a = e.unwrap(logits, op, 'logits');
+    const b = e.unwrap(targets, op, 'targets');
+    return e.wrap(e.raw.lossForward(this._json, a, b));
+  }
+}
+
+export type LossCtor = new (token: symbol, kind: string, json: string, config: Options) => Loss;
+
+/** Checks a loss JSON in the engine (a throwaway learner-free parse). */
+function validateLoss(e: Engine, text: string): void {
+  camelErrors(() => e.raw.lossValidate(text));
+}
+
+export function crossEntropy(e: Engine, config?: unknown): Loss {
+  const op = 'loss.crossEntropy';
+  const c = options(config, op, ['labelSmoothing', 'weights', 'ignoreIndex', 'reduction']);
+  const json: Options = { kind: 'cross_entropy' };
+  if (c.labelSmoothing !== undefined) json.smoothing = num(c.labelSmoothing, op, 'labelSmoothing');
+  if (c.weights !== undefined) {
+    if (!Array.isArray(c.weights) && !(c.weights instanceof Float32Array)) {
+      throw fail('Type', `${op}: weights must be an array of numbers, got ${describe(c.weights)}`);
+    }
+    json.weights = Array.from(c.weights as ArrayLike<unknown>, (w, i) => num(w, op, `weights[${i}]`));
+  }
+  if (c.ignoreIndex !== undefined) json.ignore_index = int(c.ignoreIndex, op, 'ignoreIndex', 0, -2147483648);
+  if (c.reduction !== undefined) json.reduction = c.reduction;
+  const text = JSON.stringify(json);
+  validateLoss(e, text);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'crossEntropy', text, { ...c });
+}
+
+export function binaryCrossEntropy(e: Engine, config?: unknown): Loss {
+  const op = 'loss.binaryCrossEntropy';
+  const c = options(config, op, ['logits', 'labelSmoothing', 'weights', 'reduction']);
+  const json: Options = { kind: 'binary_cross_entropy', logits: bool(c.logits, op, 'logits', false) };
+  if (c.labelSmoothing !== undefined) json.smoothing = num(c.labelSmoothing, op, 'labelSmoothing');
+  if (c.weights !== undefined) {
+    if (!Array.isArray(c.weights) && !(c.weights instanceof Float32Array)) {
+      throw fail('Type', `${op}: weights must be an array of numbers, got ${describe(c.weights)}`);
+    }
+    json.weights = Array.from(c.weights as ArrayLike<unknown>, (w, i) => num(w, op, `weights[${i}]`));
+  }
+  if (c.reduction !== undefined) json.reduction = c.reduction;
+  const text = JSON.stringify(json);
+  validateLoss(e, text);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'binaryCrossEntropy', text, { ...c });
+}
+
+export function mse(e: Engine, config?: unknown): Loss {
+  const op = 'loss.mse';
+  const c = options(config, op, ['reduction']);
+  const json: Options = { kind: 'mse' };
+  if (c.reduction !== undefined) json.reduction = c.reduction;
+  const text = JSON.stringify(json);
+  validateLoss(e, text);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'mse', text, { ...c });
+}
+
+export function lossOf(e: Engine, v: unknown, op: string): Loss {
+  if (v === undefined || v === 'crossEntropy') return crossEntropy(e);
+  if (v === 'mse') return mse(e);
+  if (v instanceof e.bound(Loss) && v.kind !== 'binaryCrossEntropy' && v.config.reduction !== 'none') return v;
+  throw fail('Config', `${op}: loss must be 'crossEntropy', 'mse' or a kiln.loss object, got ${describe(v)}`);
+}
+
+const LossBase = Loss;
+
+/** Installs kiln.loss onto `kiln`. */
+export function installLoss(kiln: Record<string, unknown>, e: Engine): void {
+  const L = bindClass(class Loss extends LossBase {}, e);
+  kiln.loss = Object.freeze({
+    crossEntropy: (config?: unknown) => crossEntropy(e, config),
+    binaryCrossEntropy: (config?: unknown) => binaryCrossEntropy(e, config),
+    mse: (config?: unknown) => mse(e, config),
+    Loss: L,
+  });
+}
