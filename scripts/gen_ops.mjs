@@ -116,6 +116,14 @@ export function parseOpsDef(source, file = 'ops.def') {
   return rows;
 }
 
+/** What every reduction shares (the engine's rules, tests/js/tensor_ops.test.mjs). */
+const REDUCE_RULES = [
+  'Float sums are accurate for any length; int32 sum/prod are exact; mean of no elements is',
+  'nan; max/min propagate nan.',
+  '@throws KilnError `Limit` for an int32 sum/prod past int32; `Shape` for max/min of no',
+  '  elements; `Index` for a dim outside [-rank, rank).',
+];
+
 const KINDS = { float: 'float32 only', numeric: 'float32 and int32', any: 'float32, int32 and bool' };
 
 function jsdoc(lines, indent = '  ') {
@@ -161,7 +169,7 @@ function declarations(row) {
     case 'reduce':
       return [
         jsdoc([sentence(row.doc), '', 'Whole tensor: `[...] -> [1]` (as Burn; PyTorch gives `[]`); with `dim`, along it',
-          `keeping it with size 1, as \`${m}Dim\`. ${kinds}`, from]),
+          `keeping it with size 1, as \`${m}Dim\`. ${kinds}`, from, ...REDUCE_RULES]),
         `  ${m}(dim?: number): Tensor;`,
         jsdoc([`${sentence(row.doc)} Along \`dim\`, kept with size 1: \`[2, 3] -> [2, 1]\` for dim 1.`, '',
           `${kinds}`, '@throws KilnError `Index` for a dim outside [-rank, rank).']),
