@@ -1,13 +1,25 @@
-// Shape and indexing ops of the JS Tensor: reshape, permute, expand, repeat, flip, slice,
-// sliceAssign, cat, select, selectAssign, gather, scatter, oneHot. The JS layer builds the
-// derived ops (flatten, squeeze, unsqueeze, swapDims, transpose, narrow, stack, chunk...)
-// on these.
+// Shape and indexing ops of the JS Tensor: the primitives (reshape, permute, expand,
+// repeatDim, flip, slice, sliceAssign, cat, select, selectAssign, gather, scatter, oneHot)
+// and the derived ops (narrow, chunk, split, splitWithSizes, topk, flatten, squeeze,
+// unsqueeze, swapDims, transpose, repeat, stack), whose shape logic, checks and messages
+// are the engine's (kiln/tensor/derived.hpp, shared with the typed C++ Tensor): each
+// derived entry point computes the plan there and applies it with the primitives here.
+//
+// Conventions of the derived entry points: dims, counts and sizes are JS numbers that must
+// be integers (TypeError otherwise); dims may be negative (from the end). The last
+// argument `op` names the op in messages (the JS method's name, e.g. "squeezeDim", or
+// "squeeze" when squeeze(dim) calls it). Ops that give several tensors return a JS array
+// of RawTensors, each owned by the caller.
 #include <emscripten/bind.h>
 
+#include <cmath>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "js_tensor.hpp"
+#include "kiln/tensor/derived.hpp"
 
 using emscripten::val;
 
@@ -30,6 +42,50 @@ std::int64_t norm_dim(double dim, std::size_t rank, const char* op) {
   return kiln::check::dim(op, dim_arg(dim, op), rank);
 }
 
+/// A JS number that must be a safe integer (a dim, a count, a size). Throws TypeError
+/// `<op>: <what> must be an integer, got <value>` otherwise.
+std::int64_t int_arg(double value, const char* op, const char* what) {
+  if (!(std::abs(value) <= 9007199254740991.0) || std::floor(value) != value) {
+    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ", value));
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+// ---- the primitives applied to a JsTensor of any dtype (float: on Autodiff<Cpu>)
+
+JsTensor reshape_of(const JsTensor& x, std::span<const std::int64_t> dims) {
+  if (x.is_float()) return JsTensor(Ops::reshape(op_input(x), dims));
+  return JsTensor(CpuOps::reshape(x.primitive(), dims));
+}
+
+JsTensor permute_of(const JsTensor& x, std::span<const std::int64_t> axes) {
+  if (x.is_float()) return JsTensor(Ops::permute(op_input(x), axes));
+  return JsTensor(CpuOps::permute(x.primitive(), axes));
+}
+
+JsTensor slice_of(const JsTensor& x, std::span<const kiln::Slice> ranges) {
+  if (x.is_float()) return JsTensor(Ops::slice(op_input(x), ranges));
+  return JsTensor(CpuOps::slice(x.primitive(), ranges));
+}
+
+JsTensor repeat_dim_of(const JsTensor& x, std::int64_t dim, std::int64_t times) {
+  if (x.is_float()) return JsTensor(Ops::repeat_dim(op_input(x), dim, times));
+  return JsTensor(CpuOps::repeat_dim(x.primitive(), dim, times));
+}
+
+/// The pieces of a split plan as a JS array of RawTensors (each owned by the caller).
+val pieces_to_js(const JsTensor& x, const kiln::derived::SplitPlan& plan) {
+  std::vector<JsTensor> pieces;
+  pieces.reserve(plan.pieces.size());
+  for (const kiln::derived::Piece piece : plan.pieces) {
+    pieces.push_back(slice_of(x, kiln::derived::piece_ranges(plan.dim, piece)));
+  }
+  // Built after every slice succeeded, so that an error leaves no handle behind.
+  val out = val::array();
+  for (auto& p : pieces) out.call<void>("push", val(std::move(p)));
+  return out;
+}
+
 JsTensor reshape(const JsTensor& x, val dims) {
   return guarded([&] {
     const std::vector<std::int64_t> d = ints_from_js(dims, "reshape", "shape");
@@ -41,22 +97,7 @@ JsTensor reshape(const JsTensor& x, val dims) {
 JsTensor permute(const JsTensor& x, val axes) {
   return guarded([&] {
     const std::vector<std::int64_t> a = ints_from_js(axes, "permute", "axes");
-    const std::size_t rank = x.shape().rank();
-    if (a.size() != rank) {
-      throw kiln::RankError(kiln::str_cat("permute: expected ", rank, " axes for shape ",
-                                          x.shape(), ", got ", a.size()));
-    }
-    std::vector<std::int64_t> norm(rank);
-    std::vector<bool> seen(rank, false);
-    for (std::size_t i = 0; i < rank; ++i) {
-      norm[i] = kiln::check::dim("permute", a[i], rank);
-      if (seen[static_cast<std::size_t>(norm[i])]) {
-        throw kiln::IndexError(kiln::str_cat("permute: dim ", a[i], " appears twice in the axes"));
-      }
-      seen[static_cast<std::size_t>(norm[i])] = true;
-    }
-    if (x.is_float()) return JsTensor(Ops::permute(op_input(x), norm));
-    return JsTensor(CpuOps::permute(x.primitive(), norm));
+    return permute_of(x, kiln::derived::permute_axes(x.shape(), a, "permute"));
   });
 }
 
@@ -82,9 +123,8 @@ JsTensor repeat_dim(const JsTensor& x, double dim, double times) {
 
 JsTensor flip(const JsTensor& x, val dims) {
   return guarded([&] {
-    const std::vector<std::int64_t> raw = ints_from_js(dims, "flip", "dims");
-    std::vector<std::int64_t> d;
-    for (auto v : raw) d.push_back(kiln::check::dim("flip", v, x.shape().rank()));
+    const std::vector<std::int64_t> d =
+        kiln::derived::flip_dims(x.shape(), ints_from_js(dims, "flip", "dims"), "flip");
     if (x.is_float()) return JsTensor(Ops::flip(op_input(x), d));
     return JsTensor(CpuOps::flip(x.primitive(), d));
   });
@@ -231,6 +271,165 @@ JsTensor one_hot(const JsTensor& x, double num_classes) {
   });
 }
 
+// ---- derived ops: plan in kiln::derived, primitives here
+
+JsTensor narrow(const JsTensor& x, double dim, double start, double length, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    return slice_of(x, kiln::derived::narrow_ranges(x.shape(), int_arg(dim, o, "dim"),
+                                                    int_arg(start, o, "start"),
+                                                    int_arg(length, o, "length"), o));
+  });
+}
+
+val chunk(const JsTensor& x, double chunks, double dim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    return pieces_to_js(x, kiln::derived::chunk_plan(x.shape(), int_arg(chunks, o, "chunks"),
+                                                     int_arg(dim, o, "dim"), o));
+  });
+}
+
+val split(const JsTensor& x, double split_size, double dim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    return pieces_to_js(x, kiln::derived::split_plan(x.shape(), int_arg(split_size, o, "splitSize"),
+                                                     int_arg(dim, o, "dim"), o));
+  });
+}
+
+val split_with_sizes(const JsTensor& x, val sizes, double dim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const std::vector<std::int64_t> s = ints_from_js(sizes, o, "sizes");
+    return pieces_to_js(
+        x, kiln::derived::split_with_sizes_plan(x.shape(), s, int_arg(dim, o, "dim"), o));
+  });
+}
+
+/// (values, indices) of the k largest entries along dim (sorted descending, stable).
+std::pair<JsTensor, JsTensor> topk_pair(const JsTensor& x, double k, double dim, const char* op) {
+  const std::int64_t kk = int_arg(k, op, "k");
+  const std::int64_t d = kiln::derived::topk_dim(x.shape(), kk, int_arg(dim, op, "dim"), op);
+  const std::vector<kiln::Slice> first_k = kiln::derived::piece_ranges(d, {0, kk});
+  if (x.is_float()) {
+    auto [values, indices] = Ops::sort_with_indices(op_input(x), d, true);
+    return {JsTensor(Ops::slice(values, first_k)), JsTensor(CpuOps::slice(indices, first_k))};
+  }
+  auto [values, indices] = CpuOps::sort_with_indices(x.primitive(), d, true);
+  return {JsTensor(CpuOps::slice(values, first_k)), JsTensor(CpuOps::slice(indices, first_k))};
+}
+
+/// [values, indices] of topk, a JS array of two RawTensors.
+val topk_with_indices(const JsTensor& x, double k, double dim, std::string op) {
+  return guarded([&] {
+    auto [values, indices] = topk_pair(x, k, dim, op.c_str());
+    val out = val::array();
+    out.call<void>("push", val(std::move(values)));
+    out.call<void>("push", val(std::move(indices)));
+    return out;
+  });
+}
+
+/// The values of topk only.
+JsTensor topk(const JsTensor& x, double k, double dim, std::string op) {
+  return guarded([&] { return topk_pair(x, k, dim, op.c_str()).first; });
+}
+
+JsTensor flatten(const JsTensor& x, double start, double end, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const kiln::derived::FlattenPlan plan = kiln::derived::flatten_plan(
+        x.shape(), int_arg(start, o, "start"), int_arg(end, o, "end"), o);
+    return reshape_of(x, plan.shape.dims());
+  });
+}
+
+/// Every size-1 dim removed.
+JsTensor squeeze(const JsTensor& x) {
+  return guarded([&] { return reshape_of(x, kiln::derived::squeeze_shape(x.shape()).dims()); });
+}
+
+JsTensor squeeze_dim(const JsTensor& x, double dim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const kiln::Shape s = kiln::derived::squeeze_dim_shape(x.shape(), int_arg(dim, o, "dim"), o);
+    return reshape_of(x, s.dims());
+  });
+}
+
+JsTensor unsqueeze_dim(const JsTensor& x, double dim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const kiln::Shape s = kiln::derived::unsqueeze_dim_shape(x.shape(), int_arg(dim, o, "dim"), o);
+    return reshape_of(x, s.dims());
+  });
+}
+
+JsTensor swap_dims(const JsTensor& x, double dim1, double dim2, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    return permute_of(x, kiln::derived::swap_dims_axes(x.shape(), int_arg(dim1, o, "dim1"),
+                                                       int_arg(dim2, o, "dim2"), o));
+  });
+}
+
+JsTensor transpose(const JsTensor& x, std::string op) {
+  return guarded(
+      [&] { return permute_of(x, kiln::derived::transpose_axes(x.shape(), op.c_str())); });
+}
+
+JsTensor repeat(const JsTensor& x, val times, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const std::vector<std::int64_t> t = ints_from_js(times, o, "times");
+    JsTensor out = x;  // no steps: a new handle to the same tensor, as clone()
+    for (const kiln::derived::RepeatStep step : kiln::derived::repeat_plan(x.shape(), t, o)) {
+      out = repeat_dim_of(out, step.dim, step.times);
+    }
+    return out;
+  });
+}
+
+/// tensors: a JS array of RawTensors of one dtype and shape.
+JsTensor stack(val tensors, double dim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    if (!val::global("Array").call<bool>("isArray", tensors)) {
+      throw kiln::TypeError(kiln::str_cat(o, ": tensors must be an array"));
+    }
+    const auto n = tensors["length"].as<std::size_t>();
+    std::vector<JsTensor> list;
+    std::vector<kiln::Shape> shapes;
+    list.reserve(n);
+    shapes.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      list.push_back(tensors[i].as<JsTensor>());
+      shapes.push_back(list.back().shape());
+    }
+    const kiln::derived::StackPlan plan =
+        kiln::derived::stack_plan(shapes, int_arg(dim, o, "dim"), o);
+    for (std::size_t i = 1; i < n; ++i) {
+      if (list[i].dtype() != list[0].dtype()) {
+        throw kiln::DTypeError(kiln::str_cat(o, ": tensor ", i, " is ",
+                                             js_dtype_name(list[i].dtype()), ", tensor 0 is ",
+                                             js_dtype_name(list[0].dtype())));
+      }
+    }
+    if (list[0].is_float()) {
+      std::vector<FloatPrim> prims;
+      prims.reserve(n);
+      for (const auto& t : list) prims.push_back(Ops::reshape(op_input(t), plan.unsqueezed.dims()));
+      return JsTensor(Ops::cat(prims, plan.dim));
+    }
+    std::vector<Prim> prims;
+    prims.reserve(n);
+    for (const auto& t : list)
+      prims.push_back(CpuOps::reshape(t.primitive(), plan.unsqueezed.dims()));
+    return JsTensor(CpuOps::cat(prims, plan.dim));
+  });
+}
+
 }  // namespace
 }  // namespace kiln_js
 
@@ -250,4 +449,19 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_shape) {
   function("tGather", &gather);
   function("tScatter", &scatter);
   function("tOneHot", &one_hot);
+  // derived ops (kiln/tensor/derived.hpp)
+  function("tNarrow", &narrow);
+  function("tChunk", &chunk);
+  function("tSplit", &split);
+  function("tSplitWithSizes", &split_with_sizes);
+  function("tTopk", &topk);
+  function("tTopkWithIndices", &topk_with_indices);
+  function("tFlatten", &flatten);
+  function("tSqueeze", &squeeze);
+  function("tSqueezeDim", &squeeze_dim);
+  function("tUnsqueezeDim", &unsqueeze_dim);
+  function("tSwapDims", &swap_dims);
+  function("tTranspose", &transpose);
+  function("tRepeat", &repeat);
+  function("tStack", &stack);
 }

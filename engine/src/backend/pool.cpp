@@ -4,7 +4,7 @@
 
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
-#include "kiln/tensor/check.hpp"
+#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {

@@ -1,6 +1,7 @@
-// Printing of TensorData and tensors, after Burn's Display for Tensor: values nested by
-// rank (summarised with "..." past 1000 elements, 3 edge items per dim, as Burn and
-// PyTorch), then shape, device, backend, kind and dtype.
+// Printing of TensorData, after Burn's Display for Tensor: values nested by rank
+// (summarised with "..." past 1000 elements, 3 edge items per dim, as Burn and PyTorch).
+// The tensor's frame around them (shape, device, backend, kind, dtype) is the tensor
+// layer's: engine/src/tensor/print.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -9,7 +10,6 @@
 #include <string>
 
 #include "kiln/core/tensor_data.hpp"
-#include "kiln/tensor/tensor.hpp"
 
 namespace kiln {
 namespace {
@@ -110,16 +110,5 @@ std::ostream& operator<<(std::ostream& out, const TensorData& data) {
   print_values(out, data, 0);
   return out;
 }
-
-namespace detail {
-void print_tensor(std::ostream& out, const TensorData& data, std::string_view device,
-                  std::string_view backend, std::string_view kind) {
-  out << "Tensor {\n  data:\n";
-  print_values(out, data, 0);
-  out << ",\n  shape:  " << data.shape << ",\n  device:  " << device << ",\n  backend:  \""
-      << backend << "\",\n  kind:  \"" << kind << "\",\n  dtype:  \"" << data.dtype
-      << "\",\n}";
-}
-}  // namespace detail
 
 }  // namespace kiln

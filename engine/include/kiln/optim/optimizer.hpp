@@ -312,7 +312,7 @@ class OptimizerAdaptor {
 };
 
 namespace detail {
-/// Config checks shared by the optimizer configs (engine/src/optim/checks.cpp). Each throws
+/// Config checks shared by the optimizer configs (engine/src/optim/optimizer.cpp). Each throws
 /// ConfigError `<op>: <field> must be <range>, got <value>`.
 void check_finite_min(std::string_view op, std::string_view field, double value, double min);
 void check_unit_interval(std::string_view op, std::string_view field, double value,

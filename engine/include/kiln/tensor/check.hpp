@@ -1,30 +1,4 @@
 #pragma once
-/// Argument checks shared by the front end and the backends; each throws a kiln::Error
-/// whose message names the op and both sides (STYLE.md §7).
-#include <cstdint>
-
-#include "kiln/core/error.hpp"
-#include "kiln/core/shape.hpp"
-#include "kiln/core/str_cat.hpp"
-
-namespace kiln::check {
-
-/// Maps a dim in [-rank, rank) to [0, rank). Throws IndexError otherwise.
-inline std::int64_t dim(const char* op, std::int64_t dim, std::size_t rank) {
-  const auto r = static_cast<std::int64_t>(rank);
-  if (dim < -r || dim >= r) {
-    throw IndexError(str_cat(op, ": dim ", dim, " is out of range for a tensor of rank ", rank,
-                             " (expected ", -r, " <= dim < ", r, ")"));
-  }
-  return dim < 0 ? dim + r : dim;
-}
-
-/// Throws RankError unless a primitive of rank `given` may become a Tensor of rank D.
-inline void rank(const char* op, std::size_t expected, const Shape& given) {
-  if (given.rank() != expected) {
-    throw RankError(str_cat(op, ": expected a tensor of rank ", expected, ", got shape ",
-                            given, " (rank ", given.rank(), ")"));
-  }
-}
-
-}  // namespace kiln::check
+/// Kept for compatibility: the argument checks moved to core (kiln/core/check.hpp) so that
+/// the backends need not include the front end. Include that header in new code.
+#include "kiln/core/check.hpp"

@@ -1,7 +1,8 @@
 #pragma once
 /// Convolutions on typed tensors (torch.nn.functional.conv1d / conv2d / conv_transpose2d,
 /// Burn's `burn::tensor::module::conv2d`): the functional form the nn layers
-/// (kiln/nn/conv.hpp) call. Works on every backend; gradients on `Autodiff<B>`.
+/// (kiln/nn/conv1d.hpp, conv2d.hpp, conv_transpose2d.hpp) call. Works on every backend;
+/// gradients on `Autodiff<B>`.
 ///
 ///   auto y = kiln::conv2d(x, w, b, ConvOptions<2>({2, 2}, {1, 1}, {1, 1}, 1));
 ///   // x [64, 1, 28, 28], w [8, 1, 3, 3], b [8] -> y [64, 8, 14, 14]

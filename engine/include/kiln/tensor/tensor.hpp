@@ -22,12 +22,13 @@
 #include <vector>
 
 #include "kiln/backend/backend.hpp"
+#include "kiln/core/check.hpp"
 #include "kiln/core/device.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/core/tensor_data.hpp"
-#include "kiln/tensor/check.hpp"
+#include "kiln/tensor/derived.hpp"
 #include "kiln/tensor/kind.hpp"
 
 namespace kiln {
@@ -625,21 +626,19 @@ class Tensor {
   {
     return sort_with_indices(dim, descending).second;
   }
-  /// The k largest values along dim, largest first. Throws IndexError if k > size.
+  /// The k largest values along dim, largest first (torch.topk; stable on ties).
+  /// Throws IndexError if dim is out of range or k is outside [0, size] (derived::topk_dim).
   Tensor topk(std::int64_t k, std::int64_t dim) const requires(is_numeric) {
     return topk_with_indices(k, dim).first;
   }
+  /// (values, indices) of topk: the first k of sort_with_indices(dim, descending).
   std::pair<Tensor, Tensor<B, D, Int>> topk_with_indices(std::int64_t k, std::int64_t dim) const
     requires(is_numeric)
   {
-    const std::int64_t d = check::dim("topk", dim, D);
-    const std::int64_t size = shape()[static_cast<std::size_t>(d)];
-    if (k < 0 || k > size) {
-      throw IndexError(str_cat("topk: k = ", k, " is out of range for dim ", dim, " of size ",
-                               size, " (shape ", shape(), ")"));
-    }
+    const std::int64_t d = derived::topk_dim(shape(), k, dim);
     auto [values, indices] = sort_with_indices(d, true);
-    return {values.narrow(d, 0, k), indices.narrow(d, 0, k)};
+    const std::vector<Slice> first_k = derived::piece_ranges(d, derived::Piece{0, k});
+    return {values.slice(first_k), indices.slice(first_k)};
   }
 
   // ------------------------------------------------------------------ shape
@@ -662,100 +661,61 @@ class Tensor {
     check::rank("reshape", D2, shape);
     return Tensor<B, D2, K>(Ops::reshape(prim_, shape.dims()));
   }
-  /// Merges dims start..=end into one; the result has rank D2 = D - (end - start).
-  /// Throws RankError if D2 does not match, IndexError if start > end.
+  /// Merges dims start..=end into one; the result has rank D2 = D - (end - start)
+  /// (torch.flatten). Shapes: [2, 3, 4].flatten<2>(1, 2) -> [2, 12].
+  /// Throws: IndexError if a dim is out of range or start > end (derived::flatten_plan);
+  ///         RankError if D2 does not match.
   template <std::size_t D2>
   Tensor<B, D2, K> flatten(std::int64_t start, std::int64_t end) const {
-    const Shape s = shape();
-    const std::int64_t a = check::dim("flatten", start, D);
-    const std::int64_t b = check::dim("flatten", end, D);
-    if (a > b) {
-      throw IndexError(str_cat("flatten: start dim ", start, " is after end dim ", end));
-    }
-    if (D2 != D - static_cast<std::size_t>(b - a)) {
-      throw RankError(str_cat("flatten: flattening dims ", a, "..=", b, " of rank ", D,
-                              " gives rank ", D - static_cast<std::size_t>(b - a),
+    const derived::FlattenPlan plan = derived::flatten_plan(shape(), start, end);
+    if (plan.shape.rank() != D2) {
+      throw RankError(str_cat("flatten: flattening dims ", plan.start, "..=", plan.end,
+                              " of rank ", D, " gives rank ", plan.shape.rank(),
                               ", not the requested ", D2));
     }
-    std::array<std::int64_t, D2> dims{};
-    std::size_t j = 0;
-    for (std::size_t i = 0; i < D; ++i) {
-      if (static_cast<std::int64_t>(i) <= a || static_cast<std::int64_t>(i) > b) {
-        dims[j++] = s[i];
-      } else {
-        dims[j - 1] *= s[i];
-      }
-    }
-    return reshape<D2>(dims);
+    return Tensor<B, D2, K>(Ops::reshape(prim_, plan.shape.dims()));
   }
   /// Inserts a size-1 dim at `dim` (in the output, -1 = last): [2, 3] -> [2, 1, 3] for dim 1.
+  /// Throws IndexError if dim is out of range (derived::unsqueeze_dim_shape).
   template <std::size_t D2>
   Tensor<B, D2, K> unsqueeze_dim(std::int64_t dim) const {
     static_assert(D2 == D + 1, "unsqueeze_dim: the output rank must be D + 1");
-    const std::int64_t d = check::dim("unsqueeze_dim", dim, D2);
-    const Shape s = shape();
-    std::array<std::int64_t, D2> dims{};
-    for (std::size_t i = 0, j = 0; i < D2; ++i) {
-      dims[i] = static_cast<std::int64_t>(i) == d ? 1 : s[j++];
-    }
-    return reshape<D2>(dims);
+    const Shape out = derived::unsqueeze_dim_shape(shape(), dim);
+    return Tensor<B, D2, K>(Ops::reshape(prim_, out.dims()));
   }
   /// Leading size-1 dims up to rank D2 (Burn's `unsqueeze`): [3] -> [1, 1, 3].
   template <std::size_t D2>
   Tensor<B, D2, K> unsqueeze() const {
     static_assert(D2 >= D, "unsqueeze: the output rank must be >= D");
-    const Shape s = shape();
-    std::array<std::int64_t, D2> dims{};
-    for (std::size_t i = 0; i < D2; ++i) dims[i] = i < D2 - D ? 1 : s[i - (D2 - D)];
-    return reshape<D2>(dims);
+    const Shape out = derived::unsqueeze_shape(shape(), D2);
+    return Tensor<B, D2, K>(Ops::reshape(prim_, out.dims()));
   }
-  /// Removes the size-1 dim `dim`. Throws ShapeError if that dim is not 1.
+  /// Removes the size-1 dim `dim`. Throws IndexError if dim is out of range, ShapeError if
+  /// that dim is not 1 (derived::squeeze_dim_shape).
   template <std::size_t D2>
   Tensor<B, D2, K> squeeze_dim(std::int64_t dim) const {
     static_assert(D2 + 1 == D, "squeeze_dim: the output rank must be D - 1");
-    const std::int64_t d = check::dim("squeeze_dim", dim, D);
-    const Shape s = shape();
-    if (s[static_cast<std::size_t>(d)] != 1) {
-      throw ShapeError(str_cat("squeeze_dim: dim ", dim, " has size ", s[static_cast<std::size_t>(d)],
-                               ", expected 1 (shape ", s, ")"));
-    }
-    std::array<std::int64_t, D2> dims{};
-    for (std::size_t i = 0, j = 0; i < D; ++i) {
-      if (static_cast<std::int64_t>(i) != d) dims[j++] = s[i];
-    }
-    return reshape<D2>(dims);
+    const Shape out = derived::squeeze_dim_shape(shape(), dim);
+    return Tensor<B, D2, K>(Ops::reshape(prim_, out.dims()));
   }
   /// Burn's `squeeze(dim)`: same as squeeze_dim.
   template <std::size_t D2>
   Tensor<B, D2, K> squeeze(std::int64_t dim) const {
     return squeeze_dim<D2>(dim);
   }
-  /// Exchanges two dims (copies into the new layout).
+  /// Exchanges two dims (copies into the new layout). Throws IndexError if a dim is out of
+  /// range (derived::swap_dims_axes).
   Tensor swap_dims(std::int64_t dim1, std::int64_t dim2) const {
-    const std::int64_t a = check::dim("swap_dims", dim1, D);
-    const std::int64_t b = check::dim("swap_dims", dim2, D);
-    std::array<std::int64_t, D> axes{};
-    for (std::size_t i = 0; i < D; ++i) axes[i] = static_cast<std::int64_t>(i);
-    std::swap(axes[static_cast<std::size_t>(a)], axes[static_cast<std::size_t>(b)]);
-    return Tensor(Ops::permute(prim_, axes));
+    return Tensor(Ops::permute(prim_, derived::swap_dims_axes(shape(), dim1, dim2)));
   }
   /// Swaps the last two dims (Burn's `transpose`). [..., m, n] -> [..., n, m].
   Tensor transpose() const requires(D >= 2) {
-    return swap_dims(static_cast<std::int64_t>(D) - 2, static_cast<std::int64_t>(D) - 1);
+    return Tensor(Ops::permute(prim_, derived::transpose_axes(shape())));
   }
   /// Output dim i is input dim axes[i] (negative allowed). Throws IndexError unless axes is
-  /// a permutation of 0..D-1.
+  /// a permutation of 0..D-1 (derived::permute_axes).
   Tensor permute(const std::array<std::int64_t, D>& axes) const {
-    std::array<std::int64_t, D> norm{};
-    std::array<bool, D> seen{};
-    for (std::size_t i = 0; i < D; ++i) {
-      norm[i] = check::dim("permute", axes[i], D);
-      if (seen[static_cast<std::size_t>(norm[i])]) {
-        throw IndexError(str_cat("permute: dim ", axes[i], " appears twice in the axes"));
-      }
-      seen[static_cast<std::size_t>(norm[i])] = true;
-    }
-    return Tensor(Ops::permute(prim_, norm));
+    return Tensor(Ops::permute(prim_, derived::permute_axes(shape(), axes)));
   }
   /// Broadcasts to `dims` of rank D2 >= D (a -1 keeps the dim; size-1 dims stretch; new
   /// dims lead). Throws ShapeError if a non-1 dim would change.
@@ -768,78 +728,39 @@ class Tensor {
   Tensor repeat_dim(std::int64_t dim, std::int64_t times) const {
     return Tensor(Ops::repeat_dim(prim_, dim, times));
   }
-  /// Repeats along every dim (torch.Tensor.repeat with D sizes).
+  /// Repeats along every dim (torch.Tensor.repeat with D sizes): [2, 3].repeat({2, 1}) ->
+  /// [4, 3]. Throws ValueError for a negative count (derived::repeat_plan).
   Tensor repeat(const std::array<std::int64_t, D>& times) const {
     Tensor out = *this;
-    for (std::size_t i = 0; i < D; ++i) {
-      if (times[i] != 1) out = out.repeat_dim(static_cast<std::int64_t>(i), times[i]);
+    for (const derived::RepeatStep step : derived::repeat_plan(shape(), times)) {
+      out = out.repeat_dim(step.dim, step.times);
     }
     return out;
   }
-  /// Reverses the order along each of `dims`.
+  /// Reverses the order along each of `dims`. Throws IndexError for a dim out of range.
   Tensor flip(const std::vector<std::int64_t>& dims) const {
-    std::vector<std::int64_t> norm;
-    for (auto d : dims) norm.push_back(check::dim("flip", d, D));
-    return Tensor(Ops::flip(prim_, norm));
+    return Tensor(Ops::flip(prim_, derived::flip_dims(shape(), dims)));
   }
-  /// `length` elements of dim from `start` (torch.narrow). Throws IndexError if out of range.
+  /// `length` elements of dim from `start` (torch.narrow). Throws IndexError if out of range
+  /// (derived::narrow_ranges).
   Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const {
-    const std::int64_t d = check::dim("narrow", dim, D);
-    const std::int64_t size = shape()[static_cast<std::size_t>(d)];
-    if (start < 0 || length < 0 || start > size || length > size - start) {
-      throw IndexError(str_cat("narrow: start ", start, " and length ", length,
-                               " are out of bounds for dim ", dim, " of size ", size));
-    }
-    std::vector<Slice> ranges(static_cast<std::size_t>(d) + 1);
-    ranges.back() = Slice(start, start + length);
-    return Tensor(Ops::slice(prim_, ranges));
+    return Tensor(Ops::slice(prim_, derived::narrow_ranges(shape(), dim, start, length)));
   }
   /// Splits into `chunks` pieces of size ceil(n / chunks) along dim, the last smaller
   /// (torch.chunk: may return fewer pieces). Throws ValueError if chunks < 1.
   std::vector<Tensor> chunk(std::int64_t chunks, std::int64_t dim) const {
-    if (chunks < 1) throw ValueError(str_cat("chunk: chunks must be >= 1, got ", chunks));
-    const std::int64_t d = check::dim("chunk", dim, D);
-    const std::int64_t size = shape()[static_cast<std::size_t>(d)];
-    const std::int64_t piece = size == 0 ? 0 : (size + chunks - 1) / chunks;
-    if (piece == 0) return {*this};
-    return split(piece, d);
+    return pieces(derived::chunk_plan(shape(), chunks, dim));
   }
-  /// Pieces of `split_size` along dim, the last smaller (torch.split).
+  /// Pieces of `split_size` along dim, the last smaller (torch.split). Throws ValueError if
+  /// split_size < 1.
   std::vector<Tensor> split(std::int64_t split_size, std::int64_t dim) const {
-    if (split_size < 1) throw ValueError(str_cat("split: split_size must be >= 1, got ", split_size));
-    const std::int64_t d = check::dim("split", dim, D);
-    const std::int64_t size = shape()[static_cast<std::size_t>(d)];
-    std::vector<Tensor> out;
-    for (std::int64_t start = 0; start < size; start += split_size) {
-      out.push_back(narrow(d, start, std::min(split_size, size - start)));
-    }
-    if (out.empty()) out.push_back(*this);
-    return out;
+    return pieces(derived::split_plan(shape(), split_size, dim));
   }
-  /// Pieces with the given sizes along dim. Throws ShapeError unless they sum to the size.
+  /// Pieces with the given sizes along dim. Throws ValueError for a size outside [0, n],
+  /// ShapeError unless they sum to n (derived::split_with_sizes_plan).
   std::vector<Tensor> split_with_sizes(const std::vector<std::int64_t>& sizes,
                                        std::int64_t dim) const {
-    const std::int64_t d = check::dim("split_with_sizes", dim, D);
-    const std::int64_t size = shape()[static_cast<std::size_t>(d)];
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      if (sizes[i] < 0 || sizes[i] > size) {
-        throw ValueError(str_cat("split_with_sizes: size ", i, " is ", sizes[i],
-                                 ", expected 0..", size, " (dim ", dim, ")"));
-      }
-      total += sizes[i];
-    }
-    if (total != size) {
-      throw ShapeError(str_cat("split_with_sizes: sizes sum to ", total, ", dim ", dim,
-                               " has size ", size));
-    }
-    std::vector<Tensor> out;
-    std::int64_t start = 0;
-    for (auto s : sizes) {
-      out.push_back(narrow(d, start, s));
-      start += s;
-    }
-    return out;
+    return pieces(derived::split_with_sizes_plan(shape(), sizes, dim));
   }
 
   // ------------------------------------------------------------------ joining, indexing
@@ -854,22 +775,21 @@ class Tensor {
     return Tensor(Ops::cat(prims, check::dim("cat", dim, D)));
   }
   /// Stacks tensors of equal shape along a new dim (torch.stack); D2 = D + 1.
+  /// Throws: ValueError for no tensors, ShapeError if shapes differ, IndexError if dim is
+  ///         out of range (derived::stack_plan).
   template <std::size_t D2>
   static Tensor<B, D2, K> stack(const std::vector<Tensor>& tensors, std::int64_t dim) {
     static_assert(D2 == D + 1, "stack: the output rank must be D + 1");
-    if (tensors.empty()) throw ValueError("stack: expected at least one tensor, got none");
-    const std::int64_t d = check::dim("stack", dim, D2);
-    const Shape first = tensors.front().shape();
-    std::vector<Tensor<B, D2, K>> expanded;
-    expanded.reserve(tensors.size());
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-      if (!(tensors[i].shape() == first)) {
-        throw ShapeError(str_cat("stack: all tensors must have the same shape: tensor 0 is ",
-                                 first, ", tensor ", i, " is ", tensors[i].shape()));
-      }
-      expanded.push_back(tensors[i].template unsqueeze_dim<D2>(d));
+    std::vector<Shape> shapes;
+    shapes.reserve(tensors.size());
+    for (const auto& t : tensors) shapes.push_back(t.shape());
+    const derived::StackPlan plan = derived::stack_plan(shapes, dim);
+    std::vector<Tensor<B, D2, K>> lifted;
+    lifted.reserve(tensors.size());
+    for (const auto& t : tensors) {
+      lifted.push_back(Tensor<B, D2, K>(Ops::reshape(t.prim_, plan.unsqueezed.dims())));
     }
-    return Tensor<B, D2, K>::cat(expanded, d);
+    return Tensor<B, D2, K>::cat(lifted, plan.dim);
   }
 
   /// Sub-tensor by ranges, one per leading dim (Burn's `slice` / `s![]`):
@@ -930,6 +850,15 @@ class Tensor {
   }
 
  private:
+  /// The pieces of a split plan, each a slice of this tensor.
+  std::vector<Tensor> pieces(const derived::SplitPlan& plan) const {
+    std::vector<Tensor> out;
+    out.reserve(plan.pieces.size());
+    for (const derived::Piece piece : plan.pieces) {
+      out.push_back(Tensor(Ops::slice(prim_, derived::piece_ranges(plan.dim, piece))));
+    }
+    return out;
+  }
   Tensor binary(BinaryOp op, Tensor rhs) {
     return Tensor(Ops::binary(op, std::move(prim_), std::move(rhs.prim_)));
   }

@@ -11,7 +11,7 @@
 
 #include "cpu/ops/visit_dtype.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/tensor/check.hpp"
+#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {

@@ -21,7 +21,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/tensor/check.hpp"
+#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {

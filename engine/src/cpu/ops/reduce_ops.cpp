@@ -23,7 +23,7 @@
 
 #include "cpu/kernels/reduce.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/tensor/check.hpp"
+#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {

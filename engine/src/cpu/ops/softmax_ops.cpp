@@ -6,7 +6,7 @@
 #include "cpu/kernels/softmax.hpp"
 #include "cpu/ops/elementwise_common.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/tensor/check.hpp"
+#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/tensor/check.hpp"
+#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {

@@ -1,0 +1,229 @@
+// Derived shape ops, rank-erased (kiln/tensor/derived.hpp): shape logic, checks, messages.
+#include "kiln/tensor/derived.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "kiln/core/check.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+
+namespace kiln::derived {
+namespace {
+
+std::int64_t size_of(const Shape& shape, std::int64_t dim) {
+  return shape[static_cast<std::size_t>(dim)];
+}
+
+/// Consecutive pieces of `piece` entries (the last smaller) covering a dim of `size`; one
+/// empty piece for an empty dim.
+SplitPlan even_pieces(std::int64_t dim, std::int64_t size, std::int64_t piece) {
+  SplitPlan plan;
+  plan.dim = dim;
+  for (std::int64_t start = 0; start < size; start += piece) {
+    plan.pieces.push_back(Piece{start, std::min(piece, size - start)});
+  }
+  if (plan.pieces.empty()) plan.pieces.push_back(Piece{0, 0});
+  return plan;
+}
+
+}  // namespace
+
+std::vector<Slice> piece_ranges(std::int64_t dim, Piece piece) {
+  std::vector<Slice> ranges(static_cast<std::size_t>(dim) + 1);
+  ranges.back() = Slice(piece.start, piece.start + piece.length);
+  return ranges;
+}
+
+std::vector<Slice> narrow_ranges(const Shape& shape, std::int64_t dim, std::int64_t start,
+                                 std::int64_t length, const char* op) {
+  const std::int64_t d = check::dim(op, dim, shape.rank());
+  const std::int64_t size = size_of(shape, d);
+  if (start < 0 || length < 0 || start > size || length > size - start) {
+    throw IndexError(str_cat(op, ": start ", start, " and length ", length,
+                             " are out of bounds for dim ", dim, " of size ", size));
+  }
+  return piece_ranges(d, Piece{start, length});
+}
+
+SplitPlan chunk_plan(const Shape& shape, std::int64_t chunks, std::int64_t dim, const char* op) {
+  if (chunks < 1) throw ValueError(str_cat(op, ": chunks must be >= 1, got ", chunks));
+  const std::int64_t d = check::dim(op, dim, shape.rank());
+  const std::int64_t size = size_of(shape, d);
+  // ceil(size / chunks) without overflow.
+  const std::int64_t piece = size / chunks + (size % chunks != 0 ? 1 : 0);
+  return even_pieces(d, size, std::max<std::int64_t>(piece, 1));
+}
+
+SplitPlan split_plan(const Shape& shape, std::int64_t split_size, std::int64_t dim,
+                     const char* op) {
+  if (split_size < 1) {
+    throw ValueError(str_cat(op, ": split_size must be >= 1, got ", split_size));
+  }
+  const std::int64_t d = check::dim(op, dim, shape.rank());
+  return even_pieces(d, size_of(shape, d), split_size);
+}
+
+SplitPlan split_with_sizes_plan(const Shape& shape, std::span<const std::int64_t> sizes,
+                                std::int64_t dim, const char* op) {
+  const std::int64_t d = check::dim(op, dim, shape.rank());
+  const std::int64_t size = size_of(shape, d);
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < 0 || sizes[i] > size) {
+      throw ValueError(
+          str_cat(op, ": size ", i, " is ", sizes[i], ", expected 0..", size, " (dim ", dim, ")"));
+    }
+    total += sizes[i];  // each <= size <= 2^31: no overflow for any realistic count
+  }
+  if (total != size) {
+    throw ShapeError(str_cat(op, ": sizes sum to ", total, ", dim ", dim, " has size ", size));
+  }
+  SplitPlan plan;
+  plan.dim = d;
+  std::int64_t start = 0;
+  for (const std::int64_t s : sizes) {
+    plan.pieces.push_back(Piece{start, s});
+    start += s;
+  }
+  return plan;
+}
+
+std::int64_t topk_dim(const Shape& shape, std::int64_t k, std::int64_t dim, const char* op) {
+  const std::int64_t d = check::dim(op, dim, shape.rank());
+  const std::int64_t size = size_of(shape, d);
+  if (k < 0 || k > size) {
+    throw IndexError(str_cat(op, ": k = ", k, " is out of range for dim ", dim, " of size ", size,
+                             " (shape ", shape, ")"));
+  }
+  return d;
+}
+
+FlattenPlan flatten_plan(const Shape& shape, std::int64_t start, std::int64_t end, const char* op) {
+  const std::size_t rank = shape.rank();
+  const std::int64_t a = check::dim(op, start, std::max<std::size_t>(rank, 1));
+  const std::int64_t b = check::dim(op, end, std::max<std::size_t>(rank, 1));
+  if (a > b) throw IndexError(str_cat(op, ": start dim ", start, " is after end dim ", end));
+  if (rank == 0) return FlattenPlan{0, 0, Shape{1}};
+  std::vector<std::int64_t> dims;
+  for (std::size_t i = 0; i < rank; ++i) {
+    const auto s = static_cast<std::int64_t>(i);
+    if (s <= a || s > b) {
+      dims.push_back(shape[i]);
+    } else {
+      dims.back() *= shape[i];
+    }
+  }
+  return FlattenPlan{a, b, Shape(dims)};
+}
+
+Shape unsqueeze_dim_shape(const Shape& shape, std::int64_t dim, const char* op) {
+  const std::int64_t d = check::dim(op, dim, shape.rank() + 1);
+  std::vector<std::int64_t> dims = shape.to_vector();
+  dims.insert(dims.begin() + d, 1);
+  return Shape(dims);
+}
+
+Shape unsqueeze_shape(const Shape& shape, std::size_t rank, const char* op) {
+  if (rank < shape.rank()) {
+    throw RankError(str_cat(op, ": cannot unsqueeze shape ", shape, " (rank ", shape.rank(),
+                            ") to rank ", rank, " (expected a rank >= ", shape.rank(), ")"));
+  }
+  std::vector<std::int64_t> dims(rank - shape.rank(), 1);
+  dims.insert(dims.end(), shape.begin(), shape.end());
+  return Shape(dims);
+}
+
+Shape squeeze_dim_shape(const Shape& shape, std::int64_t dim, const char* op) {
+  const std::int64_t d = check::dim(op, dim, shape.rank());
+  if (size_of(shape, d) != 1) {
+    throw ShapeError(str_cat(op, ": dim ", dim, " has size ", size_of(shape, d),
+                             ", expected 1 (shape ", shape, ")"));
+  }
+  std::vector<std::int64_t> dims = shape.to_vector();
+  dims.erase(dims.begin() + d);
+  return Shape(dims);
+}
+
+Shape squeeze_shape(const Shape& shape) {
+  std::vector<std::int64_t> dims;
+  for (const std::int64_t s : shape) {
+    if (s != 1) dims.push_back(s);
+  }
+  return Shape(dims);
+}
+
+std::vector<std::int64_t> swap_dims_axes(const Shape& shape, std::int64_t dim1, std::int64_t dim2,
+                                         const char* op) {
+  const std::int64_t a = check::dim(op, dim1, shape.rank());
+  const std::int64_t b = check::dim(op, dim2, shape.rank());
+  std::vector<std::int64_t> axes(shape.rank());
+  for (std::size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<std::int64_t>(i);
+  std::swap(axes[static_cast<std::size_t>(a)], axes[static_cast<std::size_t>(b)]);
+  return axes;
+}
+
+std::vector<std::int64_t> transpose_axes(const Shape& shape, const char* op) {
+  const std::size_t rank = shape.rank();
+  if (rank < 2) throw RankError(str_cat(op, ": needs rank >= 2, got shape ", shape));
+  return swap_dims_axes(shape, static_cast<std::int64_t>(rank) - 2,
+                        static_cast<std::int64_t>(rank) - 1, op);
+}
+
+std::vector<std::int64_t> permute_axes(const Shape& shape, std::span<const std::int64_t> axes,
+                                       const char* op) {
+  const std::size_t rank = shape.rank();
+  if (axes.size() != rank) {
+    throw RankError(
+        str_cat(op, ": expected ", rank, " axes for shape ", shape, ", got ", axes.size()));
+  }
+  std::vector<std::int64_t> norm(rank);
+  std::vector<bool> seen(rank, false);
+  for (std::size_t i = 0; i < rank; ++i) {
+    norm[i] = check::dim(op, axes[i], rank);
+    if (seen[static_cast<std::size_t>(norm[i])]) {
+      throw IndexError(str_cat(op, ": dim ", axes[i], " appears twice in the axes"));
+    }
+    seen[static_cast<std::size_t>(norm[i])] = true;
+  }
+  return norm;
+}
+
+std::vector<RepeatStep> repeat_plan(const Shape& shape, std::span<const std::int64_t> times,
+                                    const char* op) {
+  const std::size_t rank = shape.rank();
+  if (times.size() != rank) {
+    throw RankError(str_cat(op, ": expected ", rank, " repeat counts, got ", times.size()));
+  }
+  std::vector<RepeatStep> steps;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (times[i] < 0) {
+      throw ValueError(str_cat(op, ": times[", i, "] must be >= 0, got ", times[i]));
+    }
+    if (times[i] != 1) steps.push_back(RepeatStep{static_cast<std::int64_t>(i), times[i]});
+  }
+  return steps;
+}
+
+std::vector<std::int64_t> flip_dims(const Shape& shape, std::span<const std::int64_t> dims,
+                                    const char* op) {
+  std::vector<std::int64_t> norm;
+  norm.reserve(dims.size());
+  for (const std::int64_t d : dims) norm.push_back(check::dim(op, d, shape.rank()));
+  return norm;
+}
+
+StackPlan stack_plan(std::span<const Shape> shapes, std::int64_t dim, const char* op) {
+  if (shapes.empty()) throw ValueError(str_cat(op, ": expected at least one tensor, got none"));
+  const Shape& first = shapes.front();
+  for (std::size_t i = 1; i < shapes.size(); ++i) {
+    if (!(shapes[i] == first)) {
+      throw ShapeError(str_cat(op, ": all tensors must have the same shape: tensor 0 is ", first,
+                               ", tensor ", i, " is ", shapes[i]));
+    }
+  }
+  const std::int64_t d = check::dim(op, dim, first.rank() + 1);
+  return StackPlan{d, unsqueeze_dim_shape(first, d, op)};
+}
+
+}  // namespace kiln::derived
