@@ -17,6 +17,7 @@
 namespace kiln::train {
 namespace {
 
+using module::Param;
 using test::AD;
 using test::values;
 using testing::ElementsAre;
