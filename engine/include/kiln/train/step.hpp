@@ -33,7 +33,11 @@
 /// Cost of the guard: one Sum reduction per gradient and per updated parameter. A sum is
 /// finite only if every term is, so only a tensor whose sum is not finite (a nan or inf
 /// element, or finite elements whose sum overflows) is scanned on the host, to count its
-/// nan and inf elements for the message.
+/// nan and inf elements for the message. Keeping the old state costs more than the checks:
+/// Adam can no longer update its moments in place. Measured on the MNIST MLP of
+/// bench/native/bench_mnist_epoch.cpp (Adam, batch 64, 1 thread; `--step guarded`):
+/// ~0.30 s of CPU per epoch against ~0.27 s for the bare manual step (~30 µs per step,
+/// about 2/3 of it the state kept for the rollback, 1/3 the sums).
 ///
 /// PyTorch and Burn apply non-finite steps (PyTorch's clip_grad_norm_(error_if_nonfinite)
 /// only checks the gradient norm); Kiln refuses them so that a run never continues from a
