@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "kiln/nn/sequential.hpp"
 #include "kiln/optim/grads.hpp"
 #include "kiln/optim/lr_scheduler.hpp"
+#include "kiln/train/step.hpp"
 
 namespace kiln_js {
 
@@ -74,10 +76,28 @@ struct JsOptimizer {
   std::shared_ptr<OptimizerState> state;
 };
 
-/// One optimizer step on `model` with `grads`, at the schedule's next rate (train_optim.cpp).
+/// One optimizer step on `model` with `grads`, at the schedule's next rate (train_optim.cpp):
+/// the JS optimizer.step(model, grads) of a hand-written loop (no guard, as PyTorch's).
 /// Throws: as OptimizerAdaptor::step.
 void optimizer_step(OptimizerState& optimizer, ModelState& model,
                     kiln::optim::GradientsParams<AD> grads);
+
+/// A Learner step's outputs: the batch's loss [1] (its graph is what the step's backward
+/// runs) and its number of correct predictions (NaN when accuracy is not defined).
+struct StepItem {
+  kiln::Tensor<AD, 1> loss;
+  double correct = 0;
+};
+
+/// One guarded training step of the Learner (kiln::train::train_step with the loss callback
+/// `loss_fn`: forward and loss) at the schedule's next rate (train_optim.cpp). The schedule,
+/// the step count and the last rate advance only when the step is applied.
+/// Throws: NonFiniteError naming `at` when the loss, a gradient or an updated parameter is
+///         not finite; then the model, the optimizer's state and its schedule are unchanged.
+///         Whatever loss_fn and the optimizer throw (also leaving them unchanged).
+StepItem learner_step(OptimizerState& optimizer, ModelState& model,
+                      const std::function<StepItem(const Model&)>& loss_fn,
+                      const kiln::train::StepPosition& at);
 
 // ---------------------------------------------------------------- data
 

@@ -1,7 +1,9 @@
 // Training in JS: the Embind class RawLearner. Each bound call runs whole steps in C++:
 // gather the batch from the dataset's arrays in WebAssembly memory (or copy the typed arrays
-// of trainBatch once), forward, loss, backward, optimizer step, loss and accuracy, so a JS
-// training loop costs one call per batch (or per `batchesPerCall` batches). Also the loss
+// of trainBatch once), then kiln::train::train_step (forward, loss, the non-finite guard,
+// backward, clipping, optimizer step: the step C++'s SupervisedTraining runs), loss and
+// accuracy, so a JS training loop costs one call per batch (or per `batchesPerCall`
+// batches). A step that is not finite is refused (NonFinite) and changes nothing. Also the loss
 // functions of kiln.loss (forward on JS tensors) and evaluation / prediction in inference
 // mode (the model's valid(): dropout off, batch_norm on running statistics).
 #include <emscripten/bind.h>
@@ -258,16 +260,21 @@ LearnerState& state_of(const JsLearner& l) {
   return *l.state;
 }
 
-/// One training step: forward (training mode), loss, backward, optimizer step.
-void train_step(LearnerState& s, kiln::CpuTensor x, const HostTargets& t, Totals& totals) {
+/// One training step: kiln::train::train_step (forward in training mode, loss, the
+/// non-finite guard, backward, clipping, optimizer step) through learner_step. `at` names the
+/// step in the NonFiniteError of a refused step, after which nothing has changed.
+void train_step(LearnerState& s, kiln::CpuTensor x, const HostTargets& t, Totals& totals,
+                const kiln::train::StepPosition& at) {
   const std::size_t n = static_cast<std::size_t>(x.shape()[0]);
-  Activation out = s.model->model.forward_any(activation_from(std::move(x)));
-  LossOut<AD> r = compute_loss<AD>(s.loss, out, t);
-  const double loss = static_cast<double>(r.loss.inner().into_scalar());
-  auto grads = r.loss.backward();
-  auto params = kiln::optim::GradientsParams<AD>::from_grads(std::move(grads), s.model->model);
-  optimizer_step(*s.optimizer, *s.model, std::move(params));
-  totals.add(loss, r.correct, n);
+  const Activation input = activation_from(std::move(x));
+  const StepItem item = learner_step(
+      *s.optimizer, *s.model,
+      [&](const Model& model) {
+        LossOut<AD> r = compute_loss<AD>(s.loss, model.forward_any(input), t);
+        return StepItem{std::move(r.loss), r.correct};
+      },
+      at);
+  totals.add(static_cast<double>(item.loss.inner().into_scalar()), item.correct, n);
 }
 
 /// The loss and correct predictions of one batch in inference mode.
@@ -408,7 +415,9 @@ val learner_train_batch(const JsLearner& l, val x, val y, double n_hint) {
       t.shape = kiln::Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(ny / n)};
     }
     Totals totals;
-    train_step(s, std::move(input), t, totals);
+    // Outside fit's epochs: the message names the optimizer's step.
+    train_step(s, std::move(input), t, totals,
+               kiln::train::StepPosition{op, 0, s.optimizer->steps + 1});
     return totals.to_js();
   });
 }
@@ -449,8 +458,9 @@ val learner_train_batches(const JsLearner& l, double count) {
     for (std::size_t b = 0; b < k && s.cursor < len; ++b) {
       const std::size_t end = std::min(len, s.cursor + s.batch_size);
       auto [x, t] = gather(s.epoch_data, s.cursor, end);
+      const auto batch = static_cast<std::int64_t>(s.cursor / s.batch_size) + 1;
+      train_step(s, std::move(x), t, totals, kiln::train::StepPosition{"Learner.fit", s.epoch, batch});
       s.cursor = end;
-      train_step(s, std::move(x), t, totals);
     }
     const bool done = s.cursor >= len;
     if (done) s.epoch_data = JsDataset{};

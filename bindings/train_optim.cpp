@@ -1,6 +1,7 @@
 // Optimizers and learning-rate schedules in JS: the Embind class RawOptimizer over the
 // engine's OptimizerAdaptor<Sgd | Adam | AdamW | RmsProp, Autodiff<Cpu>> with a scheduler,
-// and the one function that steps a Sequential with them (used by the Learner too).
+// the step of a Sequential with them (optimizer.step), and the Learner's guarded training
+// step (kiln::train::train_step), so that these templates are compiled in this TU only.
 // Configs arrive as the C++ configs' JSON (snake_case), made by bindings/js/train.js.
 #include <emscripten/bind.h>
 
@@ -83,6 +84,20 @@ void optimizer_step(OptimizerState& optimizer, ModelState& model,
              optimizer.impl->optim);
   optimizer.last_lr = lr;
   ++optimizer.steps;
+}
+
+StepItem learner_step(OptimizerState& optimizer, ModelState& model,
+                      const std::function<StepItem(const Model&)>& loss_fn,
+                      const kiln::train::StepPosition& at) {
+  Schedule schedule = optimizer.schedule;  // committed with the step
+  const double lr = schedule.step();
+  StepItem item = std::visit(
+      [&](auto& o) { return kiln::train::train_step(model.model, o, lr, loss_fn, at); },
+      optimizer.impl->optim);
+  optimizer.schedule = std::move(schedule);
+  optimizer.last_lr = lr;
+  ++optimizer.steps;
+  return item;
 }
 
 namespace {

@@ -9,10 +9,13 @@
 // made up front (MnistBatcher: normalised floats and Int targets) so that data loading is not
 // timed, as in bench/native/torch_mnist_epoch.py, which runs the same models on the same
 // batches. Each step is the manual loop: forward, loss.backward(), GradientsParams::from_grads,
-// optim.step.
+// optim.step; with `--step guarded`, kiln::train::train_step (the step SupervisedTraining and
+// the JS Learner run: the same, plus the non-finite guard on the loss, the gradients and the
+// updated parameters, and the optimizer copy that lets it refuse a step).
 //
 //   build/native/bench/bench_mnist_epoch [--items N] [--epochs E] [--threads 1,2]
 //                                        [--models mlp,cnn] [--data-dir DIR]
+//                                        [--step manual|guarded]
 //
 // For each model and thread count (kiln::set_num_threads) one untimed warm-up epoch on the
 // first 10 batches, then E timed epochs; prints one line per epoch:
@@ -85,9 +88,14 @@ double cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
+/// The item of a guarded step: its loss.
+struct StepLoss {
+  Tensor<B, 1> loss;
+};
+
 template <class M>
 void run(const char* name, const std::vector<vision::MnistBatch<B>>& batches, std::size_t items,
-         int threads, int epochs) {
+         int threads, int epochs, bool guarded) {
   kiln::set_num_threads(threads);
   B::seed(1);
   M model = M::make();
@@ -95,6 +103,13 @@ void run(const char* name, const std::vector<vision::MnistBatch<B>>& batches, st
   const auto loss_fn = nn::loss::CrossEntropyLossConfig().init<B>();
   float last_loss = 0.0f;
   auto step = [&](const vision::MnistBatch<B>& batch) {
+    if (guarded) {
+      return kiln::train::train_step(
+                 model, optim, 1e-3,
+                 [&](const M& m) { return StepLoss{loss_fn.forward(m.forward(batch.images), batch.targets)}; },
+                 kiln::train::StepPosition{"bench_mnist_epoch", 1, 1})
+          .loss;
+    }
     auto loss = loss_fn.forward(model.forward(batch.images), batch.targets);
     auto grads = loss.backward();
     auto grads_params = kiln::optim::GradientsParams<B>::from_grads(std::move(grads), model);
@@ -111,8 +126,10 @@ void run(const char* name, const std::vector<vision::MnistBatch<B>>& batches, st
     }
     const double cpu = cpu_seconds() - c0;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    std::printf("kiln model=%s threads=%d items=%zu wall_s=%.3f cpu_s=%.3f last_loss=%.4f\n", name,
-                threads, items, wall, cpu, static_cast<double>(last_loss));
+    // (bench/run_native.sh parses these lines: the default format stays as it was)
+    std::printf("kiln model=%s threads=%d items=%zu wall_s=%.3f cpu_s=%.3f last_loss=%.4f%s\n", name,
+                threads, items, wall, cpu, static_cast<double>(last_loss),
+                guarded ? " step=guarded" : "");
     std::fflush(stdout);
   }
 }
@@ -130,6 +147,7 @@ int main(int argc, char** argv) {
   std::size_t items = 60000;
   int epochs = 1;
   std::string threads_list = "1,2", models = "mlp,cnn", dir = vision::default_mnist_dir();
+  bool guarded = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
     if (key == "--items") items = std::stoul(value);
@@ -137,6 +155,7 @@ int main(int argc, char** argv) {
     else if (key == "--threads") threads_list = value;
     else if (key == "--models") models = value;
     else if (key == "--data-dir") dir = value;
+    else if (key == "--step" && (value == "manual" || value == "guarded")) guarded = value == "guarded";
     else {
       std::cerr << "bench_mnist_epoch: unknown option " << key << "\n";
       return 2;
@@ -154,8 +173,8 @@ int main(int argc, char** argv) {
     }
     for (const auto& threads : split(threads_list)) {
       for (const auto& model : split(models)) {
-        if (model == "mlp") run<Mlp<B>>("mlp", batches, items, std::stoi(threads), epochs);
-        else if (model == "cnn") run<Cnn<B>>("cnn", batches, items, std::stoi(threads), epochs);
+        if (model == "mlp") run<Mlp<B>>("mlp", batches, items, std::stoi(threads), epochs, guarded);
+        else if (model == "cnn") run<Cnn<B>>("cnn", batches, items, std::stoi(threads), epochs, guarded);
         else throw std::invalid_argument("unknown model " + model);
       }
     }

@@ -55,6 +55,21 @@ export function scorePredictions(probs, y, classes) {
   return { loss: loss / n, accuracy: correct / n, predicted, confusion };
 }
 
+/**
+ * The playground's message for a step the engine refused (a KilnError of code NonFinite,
+ * "<op>: loss is NaN at step 3 (the step was not applied: ...)" or naming the gradient or
+ * the updated weight that is not finite): what became non-finite, at which step, and the
+ * usual remedy. Keeps the code NonFinite.
+ */
+export function refusedStep(error, step) {
+  const loss = /: loss is (\S+) at /.exec(error.message);
+  const what = /^[^:]*: (.*) at (?:step \d+|epoch \d+, batch \d+) \(/.exec(error.message);
+  const message = loss
+    ? `the loss became ${loss[1]} at step ${step}: lower the learning rate`
+    : `step ${step} was not applied: ${what ? what[1] : error.message}: lower the learning rate`;
+  return Object.assign(new Error(message), { code: 'NonFinite' });
+}
+
 export class Trainer {
   /**
    * @param {import('./engine.js').Session} session
@@ -108,11 +123,15 @@ export class Trainer {
     const x = count === this.batch ? this.x : this.x.subarray(0, count * train.itemSize);
     const y = count === this.batch ? this.y : this.y.subarray(0, count);
     const t0 = performance.now();
-    const r = this.session.trainBatch(x, y, count);
-    this.window.time += performance.now() - t0;
-    if (!Number.isFinite(r.loss)) {
-      throw Object.assign(new Error(`the loss became ${r.loss} at step ${this.step + 1}: lower the learning rate`), { code: 'NonFinite' });
+    let r;
+    try {
+      r = this.session.trainBatch(x, y, count);
+    } catch (e) {
+      // The engine refuses a step whose loss, gradients or updated weights are not finite
+      // (kiln::train::train_step): the model keeps the weights of the step before.
+      throw e?.code === 'NonFinite' ? refusedStep(e, this.step + 1) : e;
     }
+    this.window.time += performance.now() - t0;
     this.window.loss += r.loss * count;
     this.window.correct += r.accuracy * count;
     this.window.items += count;

@@ -29,6 +29,11 @@ function recordingSession() {
   };
 }
 
+/** An error as kiln-dl's Learner throws for a refused step (a KilnError of code NonFinite). */
+function refused(what) {
+  return Object.assign(new Error(`${what} (the step was not applied: the model is that of the previous step)`), { code: 'NonFinite' });
+}
+
 // item i has features [i % 3, i] (the second feature identifies it) and label i % 2
 function data(n) {
   const x = new Float32Array(n * 2);
@@ -92,9 +97,37 @@ describe('Trainer', () => {
   });
 
   it('a non-finite loss stops with a clear message', () => {
-    const s = { trainBatch: () => ({ loss: NaN, accuracy: 0 }) };
+    // The engine refuses the step (kiln-dl's Learner.trainBatch throws a KilnError NonFinite).
+    const s = { trainBatch: () => { throw refused('Learner.trainBatch: loss is NaN at step 1'); } };
     const t = new Trainer(s, { train: data(10), test: data(4), classes: 2 }, { batch: 4, epochs: 1, seed: 1 });
     expect(() => t.trainStep()).toThrow(/the loss became NaN at step 1: lower the learning rate/);
+  });
+
+  it('a refused update is reported with its reason, and the step is not counted', () => {
+    const s = recordingSession();
+    const t = new Trainer(s, { train: data(10), test: data(4), classes: 2 }, { batch: 4, epochs: 1, seed: 1 });
+    t.trainStep();
+    s.trainBatch = () => {
+      throw refused('Learner.trainBatch: the update of parameter 0.weight with learning rate 1e+30 is not finite (6 -inf of 6 values) at step 2');
+    };
+    let error = null;
+    try {
+      t.trainStep();
+    } catch (e) {
+      error = e;
+    }
+    expect(error.code).toBe('NonFinite');
+    expect(error.message).toBe(
+      'step 2 was not applied: the update of parameter 0.weight with learning rate 1e+30 is not finite (6 -inf of 6 values): lower the learning rate',
+    );
+    expect(t.step).toBe(1);
+    expect(t.progress).toBeCloseTo(0.4);
+    // other errors pass through unchanged
+    const other = Object.assign(new Error('Learner.trainBatch: it was disposed'), { code: 'State' });
+    s.trainBatch = () => {
+      throw other;
+    };
+    expect(() => t.trainStep()).toThrow(other);
   });
 
   it('evaluate predicts the whole test part', () => {

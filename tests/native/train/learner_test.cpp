@@ -587,6 +587,66 @@ TEST_F(LearnerTest, NonFiniteLossStopsWithAClearError) {
   }
 }
 
+/// A train loader over `items` in file order, in batches of 16.
+TrainLoader loader_of(std::vector<Point> items) {
+  return data::DataLoaderBuilder<AD, Point, PointBatch<AD>>(PointBatcher<AD>{})
+      .batch_size(16)
+      .build(data::InMemDataset(std::move(items)));
+}
+
+/// Runs `training` expecting a NonFiniteError; returns its message and the train batches
+/// that ended (steps applied) before it, and checks the TrainingEnd event.
+std::pair<std::string, std::size_t> refused_run(const Training& training, double lr) {
+  std::size_t batches = 0;
+  std::optional<TrainingEvent> end;
+  try {
+    (void)training
+        .on_event([&](const TrainingEvent& e) {
+          if (e.kind == TrainingEvent::Kind::BatchEnd && e.split == Split::Train) ++batches;
+          if (e.kind == TrainingEvent::Kind::TrainingEnd) end = e;
+        })
+        .launch(Learner(classifier(), optim::SgdConfig().init<AD>(), lr));
+  } catch (const NonFiniteError& e) {
+    EXPECT_TRUE(end.has_value());
+    if (end) {
+      EXPECT_EQ(end->end_reason, TrainingEvent::EndReason::Failed);
+      EXPECT_EQ(end->error, e.what());
+    }
+    return {e.what(), batches};
+  }
+  ADD_FAILURE() << "expected a NonFiniteError";
+  return {"", batches};
+}
+
+TEST_F(LearnerTest, ANaNInTheDataRefusesThatStep) {
+  auto items = points(96, 1);
+  items[20].x0 = std::numeric_limits<float>::quiet_NaN();  // item 20: batch 2 of 16
+  const auto [message, applied] = refused_run(
+      SupervisedTraining(dir_.string(), loader_of(items), valid_).quiet().num_epochs(2), 0.01);
+  EXPECT_EQ(message,
+            "SupervisedTraining: loss is NaN at epoch 1, batch 2 (the step was not applied: the "
+            "model is that of the previous step)");
+  EXPECT_EQ(applied, 1u);
+}
+
+TEST_F(LearnerTest, AnUpdateThatOverflowsTheWeightsIsRefused) {
+  // Inputs of size ~1e10 give gradients of ~1e9: SGD with lr 1e30 would move the weights by
+  // ~1e39, past float32's 3.4e38, on the very first step, whose loss is finite.
+  auto items = points(96, 1);
+  for (Point& p : items) {
+    p.x0 *= 1e10f;
+    p.x1 *= 1e10f;
+  }
+  const auto [message, applied] = refused_run(
+      SupervisedTraining(dir_.string(), loader_of(items), valid_).quiet(), 1e30);
+  EXPECT_THAT(message, testing::MatchesRegex(
+                           "SupervisedTraining: the update of parameter fc[12]\\.(weight|bias) with "
+                           "learning rate 1e\\+30 is not finite \\([0-9]+ .*of [0-9]+ values\\) at "
+                           "epoch 1, batch 1 \\(the step was not applied: the model is that of the "
+                           "previous step\\)"));
+  EXPECT_EQ(applied, 0u);
+}
+
 TEST(LearnerDetail, NonFiniteValuesReadWell) {
   // The C library prints a nan with its sign bit set as "-nan".
   EXPECT_EQ(detail::describe_non_finite(-std::numeric_limits<double>::quiet_NaN()), "NaN");

@@ -11,9 +11,10 @@
 ///
 /// Each epoch e = 1..num_epochs:
 ///   1. train: for every batch of the train loader (a DataLoader<B, TI>, B an AutodiffBackend)
-///      `model.train_step(batch)` gives gradients and outputs; the learning rate is the
-///      scheduler's next `step()` (a constant for `Learner(model, optim, 1e-3)`); the
-///      optimizer steps the model; each metric is updated with the outputs.
+///      train_step (step.hpp) runs `model.train_step(batch)` (gradients and outputs) and the
+///      optimizer's step at the scheduler's next learning rate (a constant for
+///      `Learner(model, optim, 1e-3)`), refusing a step that is not finite (NonFiniteError);
+///      each metric is updated with the outputs.
 ///   2. valid: `model.valid()` (no autodiff) runs `inference_step(batch)` on every batch of
 ///      the valid loader (a DataLoader<B::Inner, VI>); the metrics are updated. An empty
 ///      valid loader skips this pass: no valid events, and the epoch's `valid` metrics are
@@ -23,6 +24,9 @@
 ///      checkpointer the model, the optimizer's state and the training state are written to
 ///      `artifact_dir/checkpoint/` (the last two epochs are kept); history.json is rewritten;
 ///      early stopping may end the run.
+/// The parts live in their own headers, all included here: step.hpp (the training step),
+/// event.hpp (events, history), early_stopping.hpp (EarlyStopping, Interrupter),
+/// checkpoint.hpp (files), metric.hpp and output.hpp.
 /// Events (batch ends, epoch ends, the end) go to the `on_event` callbacks and, unless
 /// `quiet()`, to a terminal renderer on stderr: a progress bar per epoch with items/s and the
 /// metrics, and with `summary()` a table of every metric's best and worst epoch at the end.
@@ -48,7 +52,6 @@
 /// Differences from Burn: metrics are chosen from the built-in `train::Metric` variant and
 /// apply to both splits; Burn's checkpointer does not restore the data loaders' shuffles,
 /// Kiln's does (DataLoader::set_epochs_started).
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstddef>
@@ -72,93 +75,14 @@
 #include "kiln/optim/lr_scheduler.hpp"
 #include "kiln/optim/optimizer.hpp"
 #include "kiln/record/recorder.hpp"
+#include "kiln/train/checkpoint.hpp"
+#include "kiln/train/early_stopping.hpp"
+#include "kiln/train/event.hpp"
 #include "kiln/train/metric.hpp"
 #include "kiln/train/output.hpp"
+#include "kiln/train/step.hpp"
 
 namespace kiln::train {
-
-/// Which pass of an epoch: training batches or validation batches.
-enum class Split { Train, Valid };
-/// "train" / "valid".
-std::string_view split_name(Split split);
-
-/// A metric's value at some point of the run.
-struct MetricValue {
-  std::string name;       ///< "Accuracy", "Loss"
-  double value = 0;       ///< accuracy as a fraction in [0, 1], loss as is
-  std::string formatted;  ///< "97.52 %", "0.1234"
-};
-
-/// What happened (Burn's `LearnerEvent`); the playground draws these.
-struct TrainingEvent {
-  enum class Kind {
-    BatchEnd,    ///< a batch of `split` finished; metrics are the epoch's running means
-    EpochEnd,    ///< `split`'s pass of `epoch` finished; metrics are the epoch's values
-    TrainingEnd  ///< the run ended: see `end_reason`
-  };
-  /// Why the run ended (TrainingEnd only).
-  enum class EndReason {
-    Completed,     ///< all epochs ran
-    StoppedEarly,  ///< by the EarlyStopping rule
-    Interrupted,   ///< by the Interrupter
-    Failed         ///< by an exception (`error` holds its message); launch rethrows it
-  };
-  Kind kind = Kind::BatchEnd;
-  EndReason end_reason = EndReason::Completed;  ///< TrainingEnd only
-  std::string error;                            ///< TrainingEnd with Failed: what() of the exception
-  Split split = Split::Train;
-  std::int64_t epoch = 0;           ///< 1-based
-  std::int64_t num_epochs = 0;
-  std::size_t iteration = 0;        ///< batches of this split done in this epoch
-  std::size_t num_batches = 0;      ///< batches of this split per epoch
-  std::size_t items_processed = 0;  ///< items of this split done in this epoch
-  std::size_t items_total = 0;      ///< items of this split per epoch
-  double items_per_second = 0;      ///< over this split's pass so far
-  double elapsed_seconds = 0;       ///< of this split's pass so far
-  double learning_rate = 0;         ///< the last training step's
-  std::vector<MetricValue> metrics;
-};
-
-/// One finished epoch.
-struct EpochSummary {
-  std::int64_t epoch = 0;
-  std::vector<MetricValue> train, valid;
-  double train_seconds = 0, valid_seconds = 0;
-  double train_items_per_second = 0;
-  /// The Interrupter cut this epoch short: its metrics cover the batches done (`valid` is
-  /// empty if the train pass was cut), and no checkpoint was written for it.
-  bool interrupted = false;
-};
-
-/// Stops the run when `metric` on `split` has not improved by more than `min_delta` for
-/// `patience` epochs in a row (Burn's MetricEarlyStoppingStrategy with
-/// StoppingCondition::NoImprovementSince { n_epochs: patience }); "improved" follows the
-/// metric's direction (accuracy up, loss down).
-struct EarlyStopping {
-  Metric metric = LossMetric{};  ///< must be registered with SupervisedTraining::metrics
-  Split split = Split::Valid;    ///< Valid needs a non-empty valid loader
-  std::int64_t patience = 1;     ///< epochs without improvement before stopping, >= 1
-  double min_delta = 0;          ///< smallest change that counts as improvement, finite, >= 0
-};
-
-/// Asks a running training to stop after the current batch (Burn's `Interrupter`): share it
-/// with `SupervisedTraining::with_interrupter` and call `stop()` from any thread.
-/// A stop request stays set until `reset()`: launch never clears it, so a request made
-/// before launch (a Ctrl-C handler during set-up, say) is not lost, and a launch with a set
-/// interrupter returns at once, interrupted, before any batch. Call reset() before reusing
-/// an interrupter for another run.
-class Interrupter {
- public:
-  /// Requests the stop (thread-safe).
-  void stop() noexcept { stop_.store(true); }
-  /// Clears the request.
-  void reset() noexcept { stop_.store(false); }
-  /// Whether a stop was requested and not reset.
-  bool should_stop() const noexcept { return stop_.load(); }
-
- private:
-  std::atomic<bool> stop_{false};
-};
 
 /// The model, its optimizer and the learning rate (a number, or an LrScheduler giving one
 /// per step) for SupervisedTraining::launch (Burn's `Learner::new(model, optim, lr)`).
@@ -217,58 +141,6 @@ class MetricState {
   const std::vector<Metric>* metrics_;
   std::vector<double> sums_, weights_;
 };
-
-/// The terminal renderer (engine/src/train/render.cpp): progress bars on stderr.
-void render_event(const TrainingEvent& event);
-/// The end-of-training table of every metric's min and max with their epochs (Burn's
-/// `.summary()`), as text.
-std::string summary_table(const std::vector<EpochSummary>& history);
-/// The history as JSON text (written to artifact_dir/history.json and in checkpoints): an
-/// array of {epoch, train: {metric: value}, valid: {...}, train_seconds, valid_seconds,
-/// train_items_per_second, interrupted}; a nan metric value is null.
-std::string history_to_json(const std::vector<EpochSummary>& history);
-/// Parses history_to_json's output ("interrupted" may be absent: false). Throws FormatError
-/// naming `path`.
-std::vector<EpochSummary> history_from_json(const std::string& text, const std::string& path);
-
-/// What state-<epoch>.json holds besides the model and the optimizer.
-struct TrainingState {
-  std::int64_t epoch = 0;                  ///< the last epoch done
-  std::uint64_t scheduler_steps = 0;       ///< learning-rate scheduler steps taken
-  std::uint64_t train_loader_epochs = 0;   ///< the train loader's epochs_started()
-  std::uint64_t valid_loader_epochs = 0;   ///< the valid loader's epochs_started()
-  std::vector<EpochSummary> history;       ///< epochs 1..epoch
-};
-/// Writes `dir/state-<state.epoch>.json` atomically.
-/// Throws: IoError if it cannot be written.
-void write_training_state(const std::filesystem::path& dir, const TrainingState& state);
-/// Reads `dir/state-<epoch>.json`. Throws IoError if it cannot be read, FormatError if it is
-/// malformed or of another epoch.
-TrainingState read_training_state(const std::filesystem::path& dir, std::int64_t epoch);
-/// `dir/model-<epoch>.safetensors`.
-std::string model_checkpoint_path(const std::filesystem::path& dir, std::int64_t epoch);
-/// `dir/optim-<epoch>.safetensors`.
-std::string optimizer_checkpoint_path(const std::filesystem::path& dir, std::int64_t epoch);
-/// Writes an optimizer state record as SafeTensors at `path` atomically: tensors as F32,
-/// counts as I64 of shape [1]. Throws: IoError if it cannot be written.
-void write_optimizer_state(const std::string& path, const optim::NamedStateRecord& record);
-/// Reads write_optimizer_state's file: F32 (also F16, BF16) tensors as f32 data, I64 [1] or
-/// scalar entries as counts. Throws: IoError if it cannot be read; FormatError if it is not
-/// SafeTensors or holds another dtype or an I64 entry of another shape.
-optim::NamedStateRecord read_optimizer_state(const std::string& path);
-/// The checkpoint epochs in `dir` that have a state file (complete checkpoints), ascending;
-/// empty if `dir` does not exist.
-std::vector<std::int64_t> checkpoint_epochs(const std::filesystem::path& dir);
-/// Removes the checkpoint files (model-N.safetensors, optim-N.safetensors, state-N.json) of
-/// every epoch N outside [keep_first, keep_last] from `dir` (nothing if it does not exist);
-/// other files are left alone. Throws: IoError if one cannot be removed.
-void prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep_first,
-                       std::int64_t keep_last);
-/// "NaN", "inf" or "-inf" for a non-finite value (its number otherwise).
-std::string describe_non_finite(double value);
-/// Whether an item type carries a loss to check for nan/inf.
-template <class T>
-concept HasLoss = requires(const T& t) { t.loss.into_scalar(); };
 
 }  // namespace detail
 
@@ -400,9 +272,10 @@ class SupervisedTraining {
   /// Throws: ConfigError, before anything is written or any event, for: checkpoint() or
   ///         resume_latest() without a checkpointer; a resume epoch >= num_epochs; an
   ///         early-stopping metric that is not registered, or on an empty valid loader; an
-  ///         empty train loader. NonFiniteError ("loss is NaN at epoch e, batch b") before
-  ///         the optimizer would apply a step whose loss is nan or ±inf (the model of the
-  ///         previous step is in the last checkpoint). IoError / FormatError from
+  ///         empty train loader. NonFiniteError ("loss is NaN at epoch e, batch b", or naming
+  ///         the gradient or updated parameter that is not finite) instead of applying a step
+  ///         whose loss, gradients or updated parameters are not all finite (train_step,
+  ///         step.hpp); the last checkpoint holds the model of the last finished epoch. IoError / FormatError from
   ///         checkpoints (a missing or mismatched model, optimizer state or state file);
   ///         whatever the model's steps, the loaders and the callbacks throw.
   template <class M, class O, class LR>
@@ -524,23 +397,19 @@ class SupervisedTraining {
       TrainingEvent event = start_event(Split::Train, epoch, *train_);
       const auto train_start = std::chrono::steady_clock::now();
       for (const TI& batch : *train_) {
-        auto output = model.train_step(batch);
-        if constexpr (detail::HasLoss<decltype(output.item)>) {
-          const double loss = output.item.loss.into_scalar();
-          if (!std::isfinite(loss)) {
-            throw NonFiniteError(str_cat("SupervisedTraining: loss is ",
-                                         detail::describe_non_finite(loss), " at epoch ", epoch,
-                                         ", batch ", event.iteration + 1,
-                                         " (the step was not applied: the model is that of the "
-                                         "previous step)"));
-          }
-        }
-        lr = learner.scheduler.step();
+        // The scheduler advances only with a step that is applied (train_step's guard).
+        LR scheduler = learner.scheduler;
+        const double step_lr = scheduler.step();
+        const auto item = train_step(
+            model, learner.optimizer, step_lr, batch,
+            StepPosition{"SupervisedTraining", epoch,
+                         static_cast<std::int64_t>(event.iteration) + 1});
+        learner.scheduler = std::move(scheduler);
+        lr = step_lr;
         ++scheduler_steps;
-        model = learner.optimizer.step(lr, model, std::move(output.grads));
-        train_metrics.update(output.item);
+        train_metrics.update(item);
         event.learning_rate = lr;
-        advance(event, batch_items(output.item), train_start, train_metrics);
+        advance(event, batch_items(item), train_start, train_metrics);
         emit(event);
         if (interrupted()) break;
       }
@@ -677,27 +546,7 @@ class SupervisedTraining {
   bool interrupted() const { return interrupter_ && interrupter_->should_stop(); }
 
   bool should_stop_early(const std::vector<EpochSummary>& history) const {
-    if (!early_stopping_) return false;
-    const auto name = metric_name(early_stopping_->metric);
-    const bool higher = metric_higher_is_better(early_stopping_->metric);
-    std::optional<double> best;
-    std::int64_t since_best = 0;
-    for (const EpochSummary& s : history) {
-      if (s.interrupted) continue;
-      const auto& values = early_stopping_->split == Split::Train ? s.train : s.valid;
-      for (const MetricValue& v : values) {
-        if (v.name != name) continue;
-        const bool improved = !best || (higher ? v.value > *best + early_stopping_->min_delta
-                                               : v.value < *best - early_stopping_->min_delta);
-        if (improved) {
-          best = v.value;
-          since_best = 0;
-        } else {
-          ++since_best;
-        }
-      }
-    }
-    return since_best >= early_stopping_->patience;
+    return early_stopping_ && detail::should_stop_early(*early_stopping_, history);
   }
 
   std::string artifact_dir_;
