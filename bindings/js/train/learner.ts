@@ -58,8 +58,13 @@ export class Learner extends HandleOwner<RawLearner> {
 
   /**
    * One step on a batch: x `[n·itemSize]`, y Int32Array `[n]` labels or Float32Array targets.
+   * The step is the engine's one guarded training step (forward, loss, non-finite guard,
+   * backward, clipping, optimizer step: C++ `kiln::train::train_step`, as SupervisedTraining).
    * Accuracy: argmax matches the label (mse: argmax of output and target, or |out - t| < 0.5 for one output).
-   * @throws KilnError `Type`, `Shape` (lengths, the model's input), `DType` (float targets for crossEntropy), `Index` (label out of range), `Busy` (fit running), `Disposed`.
+   * @throws KilnError `Type`, `Shape` (lengths, the model's input), `DType` (float targets for crossEntropy), `Index` (label out of range), `Busy` (fit running), `Disposed`;
+   *   `NonFinite` when the step's loss, a gradient or an updated weight is not finite: the step is
+   *   refused (the model, the optimizer's state and its schedule are unchanged) and the message
+   *   names the step, e.g. "Learner.fit: loss is NaN at epoch 1, batch 2 (...)".
    */
   trainBatch(x: Float32Array, y: Int32Array | Float32Array, n?: number): { loss: number; accuracy: number } {
     const op = 'Learner.trainBatch';
