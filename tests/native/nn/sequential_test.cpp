@@ -158,7 +158,7 @@ TEST(SequentialSpecErrorsTest, UnknownOrMissingType) {
                     "SequentialConfig: layers[2]: unknown layer type \"lineer\" (types: linear, "
                     "dropout, relu, gelu, sigmoid, tanh, leaky_relu, silu, reshape, flatten, "
                     "conv2d, conv1d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, "
-                    "layer_norm)");
+                    "layer_norm, group_norm)");
   expect_spec_error(R"({"d_input": 2, "d_output": 3})",
                     "SequentialConfig: layers[0]: missing required field \"type\"");
   expect_spec_error(R"({"type": 3})",
