@@ -295,6 +295,30 @@ val model_output_item_shape(const JsModel& m, val item) {
 
 void model_dispose(JsModel& m) { m.state.reset(); }
 
+/// The layer types of the engine's registry, in registry order (the order of the types in
+/// SequentialConfig's messages): [{type: 'linear', fields: [{name: 'd_input', required:
+/// true}, {name: 'd_output', required: true}, {name: 'bias', required: false}, ...]}, ...],
+/// names in the spec's snake_case. bindings/js/nn.js builds kiln.nn's layer functions from it.
+val layer_types() {
+  return guarded([] {
+    val out = val::array();
+    for (const auto& entry : kiln::nn::SequentialRegistry::instance().entries()) {
+      val fields = val::array();
+      for (const auto& f : entry.fields) {
+        val field = val::object();
+        field.set("name", f.name);
+        field.set("required", f.required);
+        fields.call<void>("push", field);
+      }
+      val type = val::object();
+      type.set("type", entry.type);
+      type.set("fields", fields);
+      out.call<void>("push", type);
+    }
+    return out;
+  });
+}
+
 }  // namespace
 }  // namespace kiln_js
 
@@ -316,4 +340,5 @@ EMSCRIPTEN_BINDINGS(kiln_nn_sequential) {
       .function("release", &model_dispose);
   emscripten::function("modelCreate", &model_create);
   emscripten::function("modelConcat", &model_concat);
+  emscripten::function("layerTypes", &layer_types);
 }

@@ -117,7 +117,7 @@ TEST(SequentialConvForwardTest, BatchNormTrainsOnAutodiffAndUsesRunningStatsInVa
   const auto y = model.forward(x);
   y.to_data().assert_approx_eq(TensorData::from<float>({{-1.f, -1.f}, {1.f, 1.f}}),
                                Tolerance::rel_abs(1e-4, 1e-4));
-  const auto& bn = std::get<nn::BatchNorm<AD>>(model.layers[0]);
+  const auto& bn = model.layers[0].get<nn::BatchNorm<AD>>();
   // running = 0.5·initial + 0.5·batch (unbiased var).
   EXPECT_EQ(values(bn.running_mean.val()), (std::vector<float>{1.f, 0.f}));
   EXPECT_EQ(values(bn.running_var.val()), (std::vector<float>{1.5f, 4.5f}));
@@ -288,12 +288,12 @@ TEST(SequentialConvSpecTest, JsonRoundTripInTheSpecsForm) {
       {"type": "flatten"}]})");
   ASSERT_EQ(c.layers.size(), 11u);
   EXPECT_EQ(nn::layer_type(c.layers[6]), "adaptive_avg_pool2d");
-  EXPECT_EQ(std::get<nn::Conv2dConfig>(c.layers[1]).padding, nn::PaddingConfig2d::same());
-  EXPECT_EQ(std::get<nn::Conv2dConfig>(c.layers[2]).padding,
+  EXPECT_EQ(c.layers[1].get<nn::Conv2dConfig>().padding, nn::PaddingConfig2d::same());
+  EXPECT_EQ(c.layers[2].get<nn::Conv2dConfig>().padding,
             nn::PaddingConfig2d::explicit_({1, 1}));
-  EXPECT_EQ(std::get<nn::MaxPool2dConfig>(c.layers[4]).strides,
+  EXPECT_EQ(c.layers[4].get<nn::MaxPool2dConfig>().strides,
             (std::array<std::int64_t, 2>{2, 2}));
-  EXPECT_EQ(std::get<nn::Flatten>(c.layers[7]), (nn::Flatten{1, 2}));
+  EXPECT_EQ(c.layers[7].get<nn::Flatten>(), (nn::Flatten{1, 2}));
   EXPECT_EQ(SequentialConfig::from_json_string(c.to_json_string()), c);
   const auto j = c.to_json();
   EXPECT_EQ(j["layers"][0].dump(), R"({"shape":[1,8,8],"type":"reshape"})");

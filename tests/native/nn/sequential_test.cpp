@@ -103,10 +103,10 @@ TEST(SequentialBuildTest, AllLayerTypesFromJsonAndBack) {
       {"type": "gelu"}, {"type": "dropout", "prob": 0.5}, {"type": "relu"},
       {"type": "linear", "d_input": 8, "d_output": 2, "bias": false}]})");
   ASSERT_EQ(c.layers.size(), 11u);
-  EXPECT_EQ(std::get<nn::Gelu>(c.layers[1]), nn::Gelu{true});
-  EXPECT_EQ(std::get<nn::LeakyReluConfig>(c.layers[5]).negative_slope, 0.2);
-  EXPECT_EQ(std::get<nn::LeakyReluConfig>(c.layers[6]).negative_slope, 0.01);
-  EXPECT_EQ(std::get<nn::Gelu>(c.layers[7]), nn::Gelu{false});
+  EXPECT_EQ(c.layers[1].get<nn::Gelu>(), nn::Gelu{true});
+  EXPECT_EQ(c.layers[5].get<nn::LeakyReluConfig>().negative_slope, 0.2);
+  EXPECT_EQ(c.layers[6].get<nn::LeakyReluConfig>().negative_slope, 0.01);
+  EXPECT_EQ(c.layers[7].get<nn::Gelu>(), nn::Gelu{false});
   EXPECT_EQ(nn::layer_type(c.layers[8]), "dropout");
   EXPECT_EQ(SequentialConfig::from_json_string(c.to_json_string()), c);
   const auto j = c.to_json();
@@ -118,7 +118,7 @@ TEST(SequentialBuildTest, AllLayerTypesFromJsonAndBack) {
   const auto model = c.init<Cpu>();
   EXPECT_EQ(model.param_paths(), (std::vector<std::string>{"0.weight", "0.bias", "10.weight"}));
   EXPECT_EQ(model.forward(Tensor<Cpu, 2>::zeros(Shape{5, 4})).shape(), (Shape{5, 2}));
-  EXPECT_EQ(std::get<nn::LeakyRelu>(model.layers[5]), nn::LeakyRelu{0.2});
+  EXPECT_EQ(model.layers[5].get<nn::LeakyRelu>(), nn::LeakyRelu{0.2});
 }
 
 TEST(SequentialConfigTest, BuiltInCodeSavedAndLoaded) {
@@ -158,7 +158,7 @@ TEST(SequentialSpecErrorsTest, UnknownOrMissingType) {
                     "SequentialConfig: layers[2]: unknown layer type \"lineer\" (types: linear, "
                     "dropout, relu, gelu, sigmoid, tanh, leaky_relu, silu, reshape, flatten, "
                     "conv2d, conv1d, max_pool2d, avg_pool2d, adaptive_avg_pool2d, batch_norm, "
-                    "layer_norm)");
+                    "layer_norm, group_norm)");
   expect_spec_error(R"({"d_input": 2, "d_output": 3})",
                     "SequentialConfig: layers[0]: missing required field \"type\"");
   expect_spec_error(R"({"type": 3})",
@@ -271,17 +271,17 @@ TEST(SequentialModuleTest, ValidFromInnerNoGradKeepIdsAndValues) {
   const Sequential<Cpu> inference = model.valid();
   EXPECT_EQ(inference.len(), 4u);
   EXPECT_EQ(inference.param_paths(), model.param_paths());
-  EXPECT_EQ(std::get<nn::Linear<Cpu>>(inference.layers[0]).weight.id(),
-            std::get<nn::Linear<AD>>(model.layers[0]).weight.id());
-  EXPECT_EQ(std::get<nn::Dropout>(inference.layers[3]), nn::Dropout{0.5});
+  EXPECT_EQ(inference.layers[0].get<nn::Linear<Cpu>>().weight.id(),
+            model.layers[0].get<nn::Linear<AD>>().weight.id());
+  EXPECT_EQ(inference.layers[3].get<nn::Dropout>(), nn::Dropout{0.5});
   // Dropout is the identity on Cpu: the values of the model without it.
   const auto x = Tensor<Cpu, 2>::from_floats({{1.f, 2.f}, {3.f, -1.f}});
   EXPECT_EQ(values(inference.forward(x)), (std::vector<float>{4.75f, 4.25f}));
 
   const Sequential<AD> back = inference.from_inner<AD>();
-  EXPECT_TRUE(std::get<nn::Linear<AD>>(back.layers[2]).weight.val().is_require_grad());
+  EXPECT_TRUE(back.layers[2].get<nn::Linear<AD>>().weight.val().is_require_grad());
   const Sequential<AD> frozen = model.no_grad();
-  EXPECT_FALSE(std::get<nn::Linear<AD>>(frozen.layers[0]).weight.is_require_grad());
+  EXPECT_FALSE(frozen.layers[0].get<nn::Linear<AD>>().weight.is_require_grad());
   EXPECT_EQ(model.clone().num_params(), 13);
 }
 
@@ -300,7 +300,7 @@ TEST(SequentialModuleTest, GradientsReachEveryLinear) {
   model.visit(collect);
   EXPECT_EQ(with_grad, model.param_paths());
   // d sum(y)/d b2 = number of rows; d/d W2 = Σ_rows relu(h) = [0 + 4, 3 + 0, 1.5 + 0].
-  const auto& last = std::get<nn::Linear<AD>>(model.layers[2]);
+  const auto& last = model.layers[2].get<nn::Linear<AD>>();
   EXPECT_EQ(values(*last.bias->val().grad(grads)), (std::vector<float>{2.f}));
   EXPECT_EQ(values(*last.weight.val().grad(grads)), (std::vector<float>{4.f, 3.f, 1.5f}));
 }

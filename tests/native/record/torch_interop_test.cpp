@@ -333,7 +333,7 @@ TEST_F(TorchInterop, SequentialCnnLoadsBothWays) {
   loaded.forward(tensor_from_json(expected["inputs"]))
       .to_data()
       .assert_approx_eq(tensor_from_json(expected["logits"]).to_data(), Tolerance::absolute(1e-4));
-  const auto& bn = std::get<nn::BatchNorm<Cpu>>(loaded.layers[2]);
+  const auto& bn = loaded.layers[2].get<nn::BatchNorm<Cpu>>();
   EXPECT_EQ(bn.num_batches_tracked.val().to_data().to_vec<std::int32_t>(),
             std::vector<std::int32_t>{expected["num_batches_tracked"].get<std::int32_t>()});
 }

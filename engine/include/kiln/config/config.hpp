@@ -48,6 +48,29 @@ concept IsConfig = requires(const T& c, const Json& j) {
   { T::from_json(j) } -> std::same_as<T>;
 };
 
+/// One field of a config, as KILN_CONFIG lists it (and nn::Sequential's spec, for the JS
+/// layer and messages): its JSON name and whether it must be given.
+struct Field {
+  std::string name;
+  bool required = false;
+  friend bool operator==(const Field&, const Field&) = default;
+};
+
+/// A ConfigError about one field of a config, with two wordings of the same problem:
+/// what() is the config's own message ("LinearConfig::init: d_input and d_output must be
+/// >= 1, got d_input = 0, d_output = 3"), field_message() the problem alone ("d_input must
+/// be >= 1, got 0") for a container that names the config itself (nn::SequentialConfig:
+/// "layers[0] (linear): d_input must be >= 1, got 0"). Thrown by a config's check().
+class FieldError : public ConfigError {
+ public:
+  FieldError(const std::string& message, std::string field_message)
+      : ConfigError(message), field_message_(std::move(field_message)) {}
+  const std::string& field_message() const noexcept { return field_message_; }
+
+ private:
+  std::string field_message_;
+};
+
 /// "an integer", "a string", ... for error messages.
 inline std::string describe(const Json& v) {
   switch (v.type()) {
@@ -212,6 +235,8 @@ inline Json parse(std::string_view text, std::string_view source) {
 
 #define KILN_CONFIG_WRITE_(j, field) j[#field] = ::kiln::config::encode(field);
 #define KILN_CONFIG_NAME_(ctx, field) #field,
+#define KILN_CONFIG_FIELD_REQ_(ctx, field) ::kiln::config::Field{#field, true},
+#define KILN_CONFIG_FIELD_DEF_(ctx, field) ::kiln::config::Field{#field, false},
 #define KILN_CONFIG_REQ_(ctx, field) \
   ::kiln::config::read_required<decltype(ctx::field)>(j, #ctx, #field)
 #define KILN_CONFIG_DEF_(ctx, field) \
@@ -228,9 +253,17 @@ inline Json parse(std::string_view text, std::string_view source) {
 
 /// Registers a config's fields (inside the struct): KILN_CONFIG(Type, (required...), (defaulted...)).
 /// Generates to_json / from_json / to_json_string / from_json_string / save / load, with_*
-/// for the defaulted fields, operator== and operator<< (see kiln/config/config.hpp).
+/// for the defaulted fields, config_name() ("Type"), config_fields() (the fields in order,
+/// required first), operator== and operator<< (see kiln/config/config.hpp).
 #define KILN_CONFIG(Type, required, defaulted)                                                \
  public:                                                                                     \
+  /** The config's name in messages ("LinearConfig"). */                                     \
+  static constexpr std::string_view config_name() { return #Type; }                          \
+  /** Every field by name, required ones first (in the constructor's order). */              \
+  static std::vector<::kiln::config::Field> config_fields() {                                \
+    return {KILN_CONFIG_EACH_(KILN_CONFIG_FIELD_REQ_, Type, KILN_UNPAREN required)           \
+                KILN_CONFIG_EACH_(KILN_CONFIG_FIELD_DEF_, Type, KILN_UNPAREN defaulted)};    \
+  }                                                                                          \
   /** Every field by name. */                                                                \
   ::kiln::config::Json to_json() const {                                                     \
     ::kiln::config::Json j = ::kiln::config::Json::object();                                 \

@@ -20,6 +20,7 @@
 #include <ostream>
 
 #include "kiln/config/config.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/activation.hpp"
 #include "kiln/tensor/tensor.hpp"
 
@@ -34,6 +35,9 @@ struct Relu {
   friend bool operator==(const Relu&, const Relu&) = default;
   friend std::ostream& operator<<(std::ostream& out, const Relu&) { return out << "Relu"; }
 };
+template <>
+struct SequentialRules<Relu> : SequentialKeepsShape {};
+KILN_REGISTER_LAYER(Relu, "relu");
 
 /// x·Φ(x) (torch.nn.GELU): exact erf form, or the tanh approximation when `approximate`
 /// (PyTorch's approximate="tanh").
@@ -49,6 +53,26 @@ struct Gelu {
     return out << (g.approximate ? "Gelu {approximate: true}" : "Gelu");
   }
 };
+/// In a Sequential: {"type": "gelu", "approximate": false}, the field optional.
+template <>
+struct SequentialRules<Gelu> : SequentialKeepsShape {
+  static Gelu parse(const config::Json& body, std::string_view at) {
+    Gelu gelu;
+    for (auto f = body.begin(); f != body.end(); ++f) {
+      if (f.key() != "approximate") {
+        throw ConfigError(str_cat(at, "unknown field \"", f.key(), "\" (fields: approximate)"));
+      }
+      if (!f->is_boolean()) {
+        throw ConfigError(str_cat(at, "approximate: expected a boolean, got ", config::describe(*f)));
+      }
+      gelu.approximate = f->get<bool>();
+    }
+    return gelu;
+  }
+  static config::Json to_json(const Gelu& g) { return config::Json{{"approximate", g.approximate}}; }
+  static std::vector<config::Field> fields() { return {{"approximate", false}}; }
+};
+KILN_REGISTER_LAYER(Gelu, "gelu");
 
 /// 1 / (1 + exp(-x)) (torch.nn.Sigmoid).
 struct Sigmoid {
@@ -59,6 +83,9 @@ struct Sigmoid {
   friend bool operator==(const Sigmoid&, const Sigmoid&) = default;
   friend std::ostream& operator<<(std::ostream& out, const Sigmoid&) { return out << "Sigmoid"; }
 };
+template <>
+struct SequentialRules<Sigmoid> : SequentialKeepsShape {};
+KILN_REGISTER_LAYER(Sigmoid, "sigmoid");
 
 /// tanh(x) (torch.nn.Tanh).
 struct Tanh {
@@ -69,6 +96,9 @@ struct Tanh {
   friend bool operator==(const Tanh&, const Tanh&) = default;
   friend std::ostream& operator<<(std::ostream& out, const Tanh&) { return out << "Tanh"; }
 };
+template <>
+struct SequentialRules<Tanh> : SequentialKeepsShape {};
+KILN_REGISTER_LAYER(Tanh, "tanh");
 
 /// x·sigmoid(x) (torch.nn.SiLU).
 struct Silu {
@@ -86,7 +116,14 @@ struct LeakyRelu;
 struct LeakyReluConfig {
   double negative_slope = 0.01;  ///< slope for x < 0 (torch's default 0.01)
   KILN_CONFIG(LeakyReluConfig, (), (negative_slope))
-  /// The layer. Throws: ConfigError if negative_slope is not finite.
+  /// Throws: ConfigError if negative_slope is not finite.
+  void check() const {
+    if (!std::isfinite(negative_slope)) {
+      throw ConfigError(
+          str_cat("LeakyReluConfig::init: negative_slope must be finite, got ", negative_slope));
+    }
+  }
+  /// The layer. Throws: ConfigError as check().
   LeakyRelu init() const;
 };
 
@@ -105,11 +142,16 @@ struct LeakyRelu {
 };
 
 inline LeakyRelu LeakyReluConfig::init() const {
-  if (!std::isfinite(negative_slope)) {
-    throw ConfigError(
-        str_cat("LeakyReluConfig::init: negative_slope must be finite, got ", negative_slope));
-  }
+  check();
   return LeakyRelu{negative_slope};
 }
+
+// In a Sequential, in the spec's order of type names (leaky_relu before silu).
+template <>
+struct SequentialRules<LeakyReluConfig> : SequentialKeepsShape {};
+KILN_REGISTER_LAYER(LeakyReluConfig, "leaky_relu");
+template <>
+struct SequentialRules<Silu> : SequentialKeepsShape {};
+KILN_REGISTER_LAYER(Silu, "silu");
 
 }  // namespace kiln::nn

@@ -31,6 +31,7 @@
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -47,11 +48,52 @@ struct BatchNormConfig {
   explicit BatchNormConfig(std::int64_t num_features) : num_features(num_features) {}
   KILN_CONFIG(BatchNormConfig, (num_features), (epsilon, momentum))
 
+  /// Throws: config::FieldError if num_features < 1, epsilon < 0 (or NaN) or momentum
+  /// outside [0, 1].
+  void check() const {
+    std::string problem;
+    if (num_features < 1) {
+      problem = str_cat("num_features must be >= 1, got ", num_features);
+    } else if (!(epsilon >= 0.0)) {
+      problem = str_cat("epsilon must be >= 0, got ", epsilon);
+    } else if (!(momentum >= 0.0 && momentum <= 1.0)) {
+      problem = str_cat("momentum must be in [0, 1], got ", momentum);
+    } else {
+      return;
+    }
+    throw config::FieldError(
+        str_cat("BatchNormConfig::init: need num_features >= 1, epsilon >= 0 and momentum in "
+                "[0, 1], got num_features = ", num_features, ", epsilon = ", epsilon,
+                ", momentum = ", momentum),
+        problem);
+  }
+
   /// weight = 1, bias = 0, running_mean = 0, running_var = 1, num_batches_tracked = 0.
-  /// Throws: ConfigError if num_features < 1, epsilon < 0 or momentum outside [0, 1].
+  /// Throws: ConfigError as check().
   template <Backend B>
   BatchNorm<B> init(const Device<B>& device = {}) const;
 };
+
+/// In a Sequential: over dim 1 of [batch_size, C] or [batch_size, C, ...] (items of rank 1
+/// to 3), C = num_features.
+template <>
+struct SequentialRules<BatchNormConfig> {
+  static SequentialItem item_shape(const BatchNormConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    if (in.dims && (in.dims->empty() || in.dims->size() > 3)) {
+      throw ConfigError(str_cat(at, "expects input [batch_size, num_features, ...] (items of "
+                                    "rank 1 to 3) but the previous layer outputs ",
+                                in.describe()));
+    }
+    if (in.dims && (*in.dims)[0] >= 0 && (*in.dims)[0] != c.num_features) {
+      throw ConfigError(str_cat(at, "num_features is ", c.num_features,
+                                " but the previous layer outputs ", in.describe(), " (",
+                                (*in.dims)[0], " features in dim 1)"));
+    }
+    return in;  // items of unknown rank: dim 1 is unknown (the last dim may not be it)
+  }
+};
+KILN_REGISTER_LAYER(BatchNormConfig, "batch_norm");
 
 /// Batch normalisation over the channel dim 1 of [batch_size, channels, ...] (rank 2 to 5):
 ///   y = (x - mean) / sqrt(var + epsilon) · weight + bias,
@@ -173,11 +215,7 @@ struct BatchNorm {
 
 template <Backend B>
 BatchNorm<B> BatchNormConfig::init(const Device<B>& device) const {
-  if (num_features < 1 || !(epsilon >= 0.0) || !(momentum >= 0.0 && momentum <= 1.0)) {
-    throw ConfigError(str_cat("BatchNormConfig::init: need num_features >= 1, epsilon >= 0 and "
-                              "momentum in [0, 1], got num_features = ", num_features,
-                              ", epsilon = ", epsilon, ", momentum = ", momentum));
-  }
+  check();
   BatchNorm<B> out;
   const Shape shape{num_features};
   out.weight = module::Param<Tensor<B, 1>>(Tensor<B, 1>::ones(shape, device));

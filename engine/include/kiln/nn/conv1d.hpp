@@ -36,7 +36,10 @@ struct Conv1dConfig {
   KILN_CONFIG(Conv1dConfig, (channels, kernel_size),
               (stride, dilation, groups, padding, bias, initializer))
 
-  /// A new layer. Throws: ConfigError as Conv2dConfig::init (naming Conv1dConfig::init).
+  /// Throws: ConfigError as Conv2dConfig::check (naming Conv1dConfig::init).
+  void check() const;
+
+  /// A new layer. Throws: ConfigError as check().
   template <Backend B>
   Conv1d<B> init(const Device<B>& device = {}) const;
 };
@@ -86,14 +89,52 @@ struct Conv1d {
   }
 };
 
-template <Backend B>
-Conv1d<B> Conv1dConfig::init(const Device<B>& device) const {
+inline void Conv1dConfig::check() const {
   const char* op = "Conv1dConfig::init";
   check_conv_config(op, channels[0], channels[1], groups);
   check_positive<1>(op, "kernel_size", {kernel_size});
   check_positive<1>(op, "stride", {stride});
   check_positive<1>(op, "dilation", {dilation});
   padding.resolve(op, {kernel_size}, {stride}, {dilation});
+  try {
+    (void)initializer.sampling(channels[0] / groups * kernel_size, channels[1] * kernel_size);
+  } catch (const ConfigError& e) {
+    throw ConfigError(str_cat(op, ": initializer: ", e.what()));
+  }
+}
+
+/// In a Sequential: {"type": "conv1d", "channels": [4, 8], "kernel_size": 3, "padding":
+/// "valid" | "same" | 1, ...}; items [channels, length].
+template <>
+struct SequentialRules<Conv1dConfig> {
+  static void spec_to_config(config::Json& body, std::string_view at) {
+    sequential::spec_padding_to_config(body, at, false);
+  }
+  static void config_to_spec(config::Json& j) { sequential::config_padding_to_spec(j); }
+  static SequentialItem item_shape(const Conv1dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    sequential::need_item_rank(in, 2, at, "[batch_size, channels, length]");
+    const auto [begin, end] =
+        c.padding.resolve("Conv1dConfig::init", {c.kernel_size}, {c.stride}, {c.dilation});
+    std::vector<std::int64_t> out{c.channels[1], -1};
+    if (in.dims) {
+      const auto& d = *in.dims;
+      if (d[0] >= 0 && d[0] != c.channels[0]) {
+        throw ConfigError(str_cat(at, "channels[0] is ", c.channels[0],
+                                  " but the previous layer outputs ", in.describe(), " (", d[0],
+                                  " channels)"));
+      }
+      out[1] = sequential::conv_out(d[1], c.kernel_size, c.stride, begin[0] + end[0], c.dilation,
+                                    at, "length", in);
+    }
+    return SequentialItem{out, std::nullopt};
+  }
+};
+KILN_REGISTER_LAYER(Conv1dConfig, "conv1d");
+
+template <Backend B>
+Conv1d<B> Conv1dConfig::init(const Device<B>& device) const {
+  check();
   const std::int64_t fan_in = channels[0] / groups * kernel_size;
   const std::int64_t fan_out = channels[1] * kernel_size;
   Conv1d<B> out;

@@ -19,6 +19,7 @@
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/padding.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/conv.hpp"
 #include "kiln/tensor/tensor.hpp"
 
@@ -47,10 +48,14 @@ struct Conv2dConfig {
   KILN_CONFIG(Conv2dConfig, (channels, kernel_size),
               (stride, dilation, groups, padding, bias, initializer))
 
-  /// A new layer with freshly initialized parameters on `device`.
   /// Throws: ConfigError if a channel count, kernel size, stride, dilation or groups is < 1,
   /// a channel count is not divisible by groups, the padding is Same with a stride other
-  /// than 1 or Explicit and negative; or as Initializer::init.
+  /// than 1 or Explicit and negative; `Conv2dConfig::init: initializer: ...` as
+  /// Initializer::sampling.
+  void check() const;
+
+  /// A new layer with freshly initialized parameters on `device`.
+  /// Throws: ConfigError as check().
   template <Backend B>
   Conv2d<B> init(const Device<B>& device = {}) const;
 };
@@ -141,14 +146,57 @@ void check_positive(const char* op, const char* field, const std::array<std::int
   }
 }
 
-template <Backend B>
-Conv2d<B> Conv2dConfig::init(const Device<B>& device) const {
+inline void Conv2dConfig::check() const {
   const char* op = "Conv2dConfig::init";
   check_conv_config(op, channels[0], channels[1], groups);
   check_positive(op, "kernel_size", kernel_size);
   check_positive(op, "stride", stride);
   check_positive(op, "dilation", dilation);
   padding.resolve(op, kernel_size, stride, dilation);  // Same with stride != 1, negative sizes
+  try {
+    (void)initializer.sampling(channels[0] / groups * kernel_size[0] * kernel_size[1],
+                               channels[1] * kernel_size[0] * kernel_size[1]);
+  } catch (const ConfigError& e) {
+    throw ConfigError(str_cat(op, ": initializer: ", e.what()));
+  }
+}
+
+/// In a Sequential: {"type": "conv2d", "channels": [1, 8], "kernel_size": [3, 3], "stride":
+/// [1, 1], "padding": "valid" | "same" | [1, 1], ...}, pairs also as one integer; items
+/// [channels, height, width].
+template <>
+struct SequentialRules<Conv2dConfig> {
+  static void spec_to_config(config::Json& body, std::string_view at) {
+    for (const char* f : {"kernel_size", "stride", "dilation"}) sequential::widen_pair(body, f);
+    sequential::spec_padding_to_config(body, at, true);
+  }
+  static void config_to_spec(config::Json& j) { sequential::config_padding_to_spec(j); }
+  static SequentialItem item_shape(const Conv2dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    sequential::need_item_rank(in, 3, at, "[batch_size, channels, height, width]");
+    const auto [begin, end] =
+        c.padding.resolve("Conv2dConfig::init", c.kernel_size, c.stride, c.dilation);
+    std::vector<std::int64_t> out{c.channels[1], -1, -1};
+    if (in.dims) {
+      const auto& d = *in.dims;
+      if (d[0] >= 0 && d[0] != c.channels[0]) {
+        throw ConfigError(str_cat(at, "channels[0] is ", c.channels[0],
+                                  " but the previous layer outputs ", in.describe(), " (", d[0],
+                                  " channels)"));
+      }
+      out[1] = sequential::conv_out(d[1], c.kernel_size[0], c.stride[0], begin[0] + end[0],
+                                    c.dilation[0], at, "height", in);
+      out[2] = sequential::conv_out(d[2], c.kernel_size[1], c.stride[1], begin[1] + end[1],
+                                    c.dilation[1], at, "width", in);
+    }
+    return SequentialItem{out, std::nullopt};
+  }
+};
+KILN_REGISTER_LAYER(Conv2dConfig, "conv2d");
+
+template <Backend B>
+Conv2d<B> Conv2dConfig::init(const Device<B>& device) const {
+  check();
   const std::int64_t receptive = kernel_size[0] * kernel_size[1];
   const std::int64_t fan_in = channels[0] / groups * receptive;
   const std::int64_t fan_out = channels[1] * receptive;  // torch: weight.size(0)·receptive

@@ -18,6 +18,7 @@
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -31,9 +32,20 @@ struct DropoutConfig {
   explicit DropoutConfig(double prob) : prob(prob) {}
   KILN_CONFIG(DropoutConfig, (prob), ())
 
-  /// The layer. Throws: ConfigError unless 0 <= prob <= 1.
+  /// Throws: ConfigError unless 0 <= prob <= 1.
+  void check() const {
+    if (!(prob >= 0.0 && prob <= 1.0)) {
+      throw ConfigError(str_cat("DropoutConfig::init: prob must be in [0, 1], got ", prob));
+    }
+  }
+  /// The layer. Throws: ConfigError as check().
   Dropout init() const;
 };
+
+/// In a Sequential: keeps the item's shape.
+template <>
+struct SequentialRules<DropoutConfig> : SequentialKeepsShape {};
+KILN_REGISTER_LAYER(DropoutConfig, "dropout");
 
 /// Inverted dropout: while training each element is zeroed with probability `prob` and the
 /// kept ones are scaled by 1/(1 - prob), so the expected output equals the input; at
@@ -92,9 +104,7 @@ struct Dropout {
 };
 
 inline Dropout DropoutConfig::init() const {
-  if (!(prob >= 0.0 && prob <= 1.0)) {
-    throw ConfigError(str_cat("DropoutConfig::init: prob must be in [0, 1], got ", prob));
-  }
+  check();
   return Dropout{prob};
 }
 

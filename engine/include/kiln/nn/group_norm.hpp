@@ -13,6 +13,7 @@
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -64,10 +65,41 @@ struct GroupNormConfig {
   KILN_CONFIG(GroupNormConfig, (num_groups, num_channels), (epsilon, affine))
 
   /// Throws: ConfigError if num_groups < 1, num_channels is not a positive multiple of
-  ///         num_groups, or epsilon < 0.
+  ///         num_groups, or epsilon < 0 (or NaN).
+  void check() const {
+    if (num_groups < 1 || num_channels < 1 || num_channels % num_groups != 0 ||
+        !(epsilon >= 0.0)) {
+      throw ConfigError(str_cat("GroupNormConfig::init: num_channels must be a positive multiple "
+                                "of num_groups and epsilon >= 0, got num_groups = ", num_groups,
+                                ", num_channels = ", num_channels, ", epsilon = ", epsilon));
+    }
+  }
+
+  /// Throws: ConfigError as check().
   template <Backend B>
   GroupNorm<B> init(const Device<B>& device = {}) const;
 };
+
+/// In a Sequential ("group_norm"): over dim 1 of [batch_size, C, ...] (items of rank 1 to
+/// 3), C = num_channels; the items keep their shape.
+template <>
+struct SequentialRules<GroupNormConfig> {
+  static SequentialItem item_shape(const GroupNormConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    if (in.dims && (in.dims->empty() || in.dims->size() > 3)) {
+      throw ConfigError(str_cat(at, "expects input [batch_size, num_channels, ...] (items of "
+                                    "rank 1 to 3) but the previous layer outputs ",
+                                in.describe()));
+    }
+    if (in.dims && (*in.dims)[0] >= 0 && (*in.dims)[0] != c.num_channels) {
+      throw ConfigError(str_cat(at, "num_channels is ", c.num_channels,
+                                " but the previous layer outputs ", in.describe(), " (",
+                                (*in.dims)[0], " channels in dim 1)"));
+    }
+    return in;
+  }
+};
+KILN_REGISTER_LAYER(GroupNormConfig, "group_norm");
 
 /// Group normalisation (Wu & He 2018, torch.nn.GroupNorm): per sample and group of
 /// num_channels/num_groups channels, y = (x - mean)/sqrt(var + epsilon) (biased var over
@@ -100,12 +132,7 @@ struct GroupNorm {
 
 template <Backend B>
 GroupNorm<B> GroupNormConfig::init(const Device<B>& device) const {
-  if (num_groups < 1 || num_channels < 1 || num_channels % num_groups != 0 ||
-      !(epsilon >= 0.0)) {
-    throw ConfigError(str_cat("GroupNormConfig::init: num_channels must be a positive multiple "
-                              "of num_groups and epsilon >= 0, got num_groups = ", num_groups,
-                              ", num_channels = ", num_channels, ", epsilon = ", epsilon));
-  }
+  check();
   GroupNorm<B> out;
   out.num_groups = num_groups;
   out.num_channels = num_channels;

@@ -12,6 +12,7 @@
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -28,10 +29,35 @@ struct LayerNormConfig {
   explicit LayerNormConfig(std::int64_t d_model) : d_model(d_model) {}
   KILN_CONFIG(LayerNormConfig, (d_model), (epsilon, elementwise_affine))
 
-  /// Throws: ConfigError if d_model < 1 or epsilon < 0.
+  /// Throws: ConfigError if d_model < 1 or epsilon < 0 (or NaN).
+  void check() const {
+    if (d_model < 1) {
+      throw ConfigError(str_cat("LayerNormConfig::init: d_model must be >= 1, got ", d_model));
+    }
+    if (!(epsilon >= 0.0)) {
+      throw ConfigError(str_cat("LayerNormConfig::init: epsilon must be >= 0, got ", epsilon));
+    }
+  }
+
+  /// Throws: ConfigError as check().
   template <Backend B>
   LayerNorm<B> init(const Device<B>& device = {}) const;
 };
+
+/// In a Sequential: over the last dim, which must be d_model.
+template <>
+struct SequentialRules<LayerNormConfig> {
+  static SequentialItem item_shape(const LayerNormConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    const auto features = in.last_dim();
+    if (features && *features != c.d_model) {
+      throw ConfigError(str_cat(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                                in.describe()));
+    }
+    return in;
+  }
+};
+KILN_REGISTER_LAYER(LayerNormConfig, "layer_norm");
 
 /// y = (x - mean) / sqrt(var + epsilon) · weight + bias over the last dim, var biased
 /// (torch.nn.LayerNorm with normalized_shape = [d_model]). Composed of tensor ops, so
@@ -72,10 +98,7 @@ struct LayerNorm {
 
 template <Backend B>
 LayerNorm<B> LayerNormConfig::init(const Device<B>& device) const {
-  if (d_model < 1 || !(epsilon >= 0.0)) {
-    throw ConfigError(str_cat("LayerNormConfig::init: need d_model >= 1 and epsilon >= 0, got "
-                              "d_model = ", d_model, ", epsilon = ", epsilon));
-  }
+  check();
   LayerNorm<B> out;
   out.d_model = d_model;
   out.epsilon = epsilon;

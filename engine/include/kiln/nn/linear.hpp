@@ -16,6 +16,7 @@
 #include "kiln/module/initializer.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -38,11 +39,56 @@ struct LinearConfig {
       : d_input(d_input), d_output(d_output) {}
   KILN_CONFIG(LinearConfig, (d_input, d_output), (bias, initializer))
 
+  /// Throws: config::FieldError if d_input < 1 or d_output < 1; ConfigError
+  /// `LinearConfig::init: initializer: ...` as Initializer::sampling.
+  void check() const {
+    if (d_input < 1 || d_output < 1) {
+      throw config::FieldError(
+          str_cat("LinearConfig::init: d_input and d_output must be >= 1, got d_input = ", d_input,
+                  ", d_output = ", d_output),
+          d_input < 1 ? str_cat("d_input must be >= 1, got ", d_input)
+                      : str_cat("d_output must be >= 1, got ", d_output));
+    }
+    try {
+      (void)initializer.sampling(d_input, d_output);
+    } catch (const ConfigError& e) {
+      throw ConfigError(str_cat("LinearConfig::init: initializer: ", e.what()));
+    }
+  }
+
   /// A new layer with freshly initialized parameters on `device`.
-  /// Throws: ConfigError if d_input < 1 or d_output < 1, or as Initializer::sampling.
+  /// Throws: ConfigError as check().
   template <Backend B>
   Linear<B> init(const Device<B>& device = {}) const;
 };
+
+/// In a Sequential: acts on the last dim, so it fixes the item's last dim (its d_input must
+/// be the previous layer's) and, placed first, the model's input size.
+template <>
+struct SequentialRules<LinearConfig> {
+  static SequentialItem item_shape(const LinearConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    const auto features = in.last_dim();
+    if (features && *features != c.d_input) {
+      throw ConfigError(str_cat(at, "d_input is ", c.d_input, " but the previous layer outputs ",
+                                *features,
+                                in.dims && in.dims->size() > 1 ? str_cat(" (", in.describe(), ")")
+                                                               : std::string()));
+    }
+    SequentialItem out = in;
+    if (out.dims) {
+      if (out.dims->empty()) out.dims->push_back(-1);
+      out.dims->back() = c.d_output;
+    } else {
+      out.last = c.d_output;
+    }
+    return out;
+  }
+  static SequentialInputSize input_item_size(const LinearConfig& c) {
+    return SequentialInputSize::fixed(c.d_input);
+  }
+};
+KILN_REGISTER_LAYER(LinearConfig, "linear");
 
 /// y = x·Wᵀ + b (PyTorch nn.Linear, Burn nn::Linear).
 ///
@@ -113,11 +159,7 @@ struct Linear {
 
 template <Backend B>
 Linear<B> LinearConfig::init(const Device<B>& device) const {
-  if (d_input < 1 || d_output < 1) {
-    throw ConfigError(
-        str_cat("LinearConfig::init: d_input and d_output must be >= 1, got d_input = ", d_input,
-                ", d_output = ", d_output));
-  }
+  check();
   Linear<B> out;
   out.weight = module::Param<Tensor<B, 2>>(
       initializer.init<B, 2>(Shape{d_output, d_input}, d_input, d_output, device));

@@ -20,6 +20,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/nn/functional/pool.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -70,6 +71,14 @@ struct MaxPool2dConfig {
 
   /// Throws: ConfigError if a kernel size, stride or dilation is < 1, or a padding is
   ///         negative or > kernel_size / 2.
+  void check() const {
+    const char* op = "MaxPool2dConfig::init";
+    detail::check_at_least(op, "kernel_size", kernel_size, 1);
+    detail::check_at_least(op, "strides", strides, 1);
+    detail::check_at_least(op, "dilation", dilation, 1);
+    detail::check_padding(op, padding, kernel_size);
+  }
+  /// Throws: ConfigError as check().
   MaxPool2d init() const;
 };
 
@@ -101,13 +110,50 @@ struct MaxPool2d {
 };
 
 inline MaxPool2d MaxPool2dConfig::init() const {
-  const char* op = "MaxPool2dConfig::init";
-  detail::check_at_least(op, "kernel_size", kernel_size, 1);
-  detail::check_at_least(op, "strides", strides, 1);
-  detail::check_at_least(op, "dilation", dilation, 1);
-  detail::check_padding(op, padding, kernel_size);
+  check();
   return MaxPool2d{MaxPool2dOptions{kernel_size, strides, padding, dilation, ceil_mode}};
 }
+
+namespace detail {
+/// The items after a 2-D pool (rank 3, [channels, height, width]) in a Sequential spec.
+inline SequentialItem pool2d_item_shape(const std::array<std::int64_t, 2>& kernel_size,
+                                        const std::array<std::int64_t, 2>& strides,
+                                        const std::array<std::int64_t, 2>& padding,
+                                        const std::array<std::int64_t, 2>& dilation,
+                                        bool ceil_mode, const SequentialItem& in,
+                                        std::string_view at) {
+  sequential::need_item_rank(in, 3, at, "[batch_size, channels, height, width]");
+  if (!in.dims) return SequentialItem{std::vector<std::int64_t>{-1, -1, -1}, std::nullopt};
+  const auto& d = *in.dims;
+  return SequentialItem{
+      std::vector<std::int64_t>{d[0],
+                                sequential::pool_out(d[1], kernel_size[0], strides[0], padding[0],
+                                                     dilation[0], ceil_mode, at, "height", in),
+                                sequential::pool_out(d[2], kernel_size[1], strides[1], padding[1],
+                                                     dilation[1], ceil_mode, at, "width", in)},
+      std::nullopt};
+}
+}  // namespace detail
+
+/// In a Sequential: {"type": "max_pool2d", "kernel_size": [2, 2], "stride": [2, 2], ...}:
+/// the spec says "stride" (as conv2d and PyTorch) for the config's "strides"; pairs also as
+/// one integer; items [channels, height, width].
+template <>
+struct SequentialRules<MaxPool2dConfig> {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 1> renames{
+      {{"stride", "strides"}}};
+  static void spec_to_config(config::Json& body, std::string_view) {
+    for (const char* f : {"kernel_size", "stride", "padding", "dilation"}) {
+      sequential::widen_pair(body, f);
+    }
+  }
+  static SequentialItem item_shape(const MaxPool2dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    return detail::pool2d_item_shape(c.kernel_size, c.strides, c.padding, c.dilation, c.ceil_mode,
+                                     in, at);
+  }
+};
+KILN_REGISTER_LAYER(MaxPool2dConfig, "max_pool2d");
 
 // ------------------------------------------------------------------ MaxPool1d
 
@@ -175,6 +221,13 @@ struct AvgPool2dConfig {
 
   /// Throws: ConfigError if a kernel size or stride is < 1, or a padding is negative or
   ///         > kernel_size / 2.
+  void check() const {
+    const char* op = "AvgPool2dConfig::init";
+    detail::check_at_least(op, "kernel_size", kernel_size, 1);
+    detail::check_at_least(op, "strides", strides, 1);
+    detail::check_padding(op, padding, kernel_size);
+  }
+  /// Throws: ConfigError as check().
   AvgPool2d init() const;
 };
 
@@ -201,12 +254,27 @@ struct AvgPool2d {
 };
 
 inline AvgPool2d AvgPool2dConfig::init() const {
-  const char* op = "AvgPool2dConfig::init";
-  detail::check_at_least(op, "kernel_size", kernel_size, 1);
-  detail::check_at_least(op, "strides", strides, 1);
-  detail::check_padding(op, padding, kernel_size);
+  check();
   return AvgPool2d{AvgPool2dOptions{kernel_size, strides, padding, count_include_pad, ceil_mode}};
 }
+
+/// In a Sequential: as max_pool2d ("stride" for "strides"), without dilation.
+template <>
+struct SequentialRules<AvgPool2dConfig> {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 1> renames{
+      {{"stride", "strides"}}};
+  static void spec_to_config(config::Json& body, std::string_view) {
+    for (const char* f : {"kernel_size", "stride", "padding", "dilation"}) {
+      sequential::widen_pair(body, f);
+    }
+  }
+  static SequentialItem item_shape(const AvgPool2dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    return detail::pool2d_item_shape(c.kernel_size, c.strides, c.padding, {1, 1}, c.ceil_mode, in,
+                                     at);
+  }
+};
+KILN_REGISTER_LAYER(AvgPool2dConfig, "avg_pool2d");
 
 // ------------------------------------------------------------------ AvgPool1d
 
@@ -268,6 +336,10 @@ struct AdaptiveAvgPool2dConfig {
   KILN_CONFIG(AdaptiveAvgPool2dConfig, (output_size), ())
 
   /// Throws: ConfigError if an output size is < 1.
+  void check() const {
+    detail::check_at_least("AdaptiveAvgPool2dConfig::init", "output_size", output_size, 1);
+  }
+  /// Throws: ConfigError as check().
   AdaptiveAvgPool2d init() const;
 };
 
@@ -289,9 +361,26 @@ struct AdaptiveAvgPool2d {
 };
 
 inline AdaptiveAvgPool2d AdaptiveAvgPool2dConfig::init() const {
-  detail::check_at_least("AdaptiveAvgPool2dConfig::init", "output_size", output_size, 1);
+  check();
   return AdaptiveAvgPool2d{output_size};
 }
+
+/// In a Sequential: {"type": "adaptive_avg_pool2d", "output_size": [1, 1]} (or one integer);
+/// items [channels, out_h, out_w].
+template <>
+struct SequentialRules<AdaptiveAvgPool2dConfig> {
+  static void spec_to_config(config::Json& body, std::string_view) {
+    sequential::widen_pair(body, "output_size");
+  }
+  static SequentialItem item_shape(const AdaptiveAvgPool2dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    sequential::need_item_rank(in, 3, at, "[batch_size, channels, height, width]");
+    return SequentialItem{
+        std::vector<std::int64_t>{in.dims ? (*in.dims)[0] : -1, c.output_size[0], c.output_size[1]},
+        std::nullopt};
+  }
+};
+KILN_REGISTER_LAYER(AdaptiveAvgPool2dConfig, "adaptive_avg_pool2d");
 
 /// Configuration of 1-D adaptive average pooling (Burn's AdaptiveAvgPool1dConfig).
 struct AdaptiveAvgPool1dConfig {

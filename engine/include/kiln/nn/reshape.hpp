@@ -19,6 +19,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -114,6 +115,73 @@ struct Reshape {
   }
 };
 
+/// In a Sequential: {"type": "reshape", "shape": [1, 28, 28]}; the items become `shape`
+/// (1 to 3 dims, as activations are [batch_size] plus 1 to 3 dims), whose element count must
+/// be the previous layer's.
+template <>
+struct SequentialRules<Reshape> {
+  static constexpr std::string_view config_name = "Reshape";
+  static Reshape parse(const config::Json& body, std::string_view at) {
+    sequential::known_fields(body, at, {"shape"});
+    auto it = body.find("shape");
+    if (it == body.end()) throw ConfigError(str_cat(at, "missing required field \"shape\""));
+    if (!it->is_array()) {
+      throw ConfigError(
+          str_cat(at, "shape: expected an array of integers, got ", config::describe(*it)));
+    }
+    Reshape r;
+    for (std::size_t d = 0; d < it->size(); ++d) {
+      r.shape.push_back(sequential::read_int((*it)[d], at, str_cat("shape[", d, "]")));
+    }
+    return r;
+  }
+  static config::Json to_json(const Reshape& r) { return config::Json{{"shape", r.shape}}; }
+  static std::vector<config::Field> fields() { return {{"shape", true}}; }
+  static SequentialItem item_shape(const Reshape& c, const SequentialItem& in,
+                                   std::string_view at) {
+    if (c.shape.size() > 3) {
+      throw ConfigError(str_cat(at, "shape must have 1 to 3 dims (activations are ",
+                                "[batch_size] plus 1 to 3 dims), got ",
+                                detail::dims_string(c.shape)));
+    }
+    std::vector<std::int64_t> dims = c.shape;
+    const auto count = in.dims ? sequential::product(*in.dims) : std::nullopt;
+    std::int64_t known = 1;
+    std::size_t inferred = dims.size();
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] == -1) {
+        inferred = d;
+      } else {
+        known *= dims[d];
+      }
+    }
+    if (count) {
+      if (inferred < dims.size()) {
+        if (*count % known != 0) {
+          throw ConfigError(str_cat(at, "shape ", detail::dims_string(c.shape),
+                                    " does not divide the previous layer's ", in.describe(), " (",
+                                    *count, " elements)"));
+        }
+        dims[inferred] = *count / known;
+      } else if (known != *count) {
+        throw ConfigError(str_cat(at, "shape ", detail::dims_string(c.shape), " has ", known,
+                                  " elements but the previous layer outputs ", in.describe(), " (",
+                                  *count, " elements)"));
+      }
+    }
+    return SequentialItem{dims, std::nullopt};
+  }
+  static SequentialInputSize input_item_size(const Reshape& r) {
+    std::int64_t n = 1;
+    for (auto d : r.shape) {
+      if (d < 1) return SequentialInputSize::opaque();
+      n *= d;
+    }
+    return SequentialInputSize::fixed(n);
+  }
+};
+KILN_REGISTER_LAYER(Reshape, "reshape");
+
 /// Flattens dims start_dim..end_dim (inclusive; negative end_dim counts from the end) into
 /// one (PyTorch's nn.Flatten, same defaults: everything but the batch dim).
 struct Flatten {
@@ -176,5 +244,52 @@ struct Flatten {
     return out << "Flatten {start_dim: " << f.start_dim << ", end_dim: " << f.end_dim << "}";
   }
 };
+
+/// In a Sequential: {"type": "flatten", "start_dim": 1, "end_dim": -1}, both optional.
+template <>
+struct SequentialRules<Flatten> {
+  static constexpr std::string_view config_name = "Flatten";
+  static Flatten parse(const config::Json& body, std::string_view at) {
+    sequential::known_fields(body, at, {"start_dim", "end_dim"});
+    Flatten f;
+    if (auto it = body.find("start_dim"); it != body.end()) {
+      f.start_dim = sequential::read_int(*it, at, "start_dim");
+    }
+    if (auto it = body.find("end_dim"); it != body.end()) {
+      f.end_dim = sequential::read_int(*it, at, "end_dim");
+    }
+    return f;
+  }
+  static config::Json to_json(const Flatten& f) {
+    return config::Json{{"start_dim", f.start_dim}, {"end_dim", f.end_dim}};
+  }
+  static std::vector<config::Field> fields() { return {{"start_dim", false}, {"end_dim", false}}; }
+  static SequentialItem item_shape(const Flatten& c, const SequentialItem& in,
+                                   std::string_view at) {
+    using Dims = std::vector<std::int64_t>;
+    if (!in.dims) {
+      if (c.start_dim == 1 && c.end_dim == -1) return SequentialItem{Dims{-1}, std::nullopt};
+      return SequentialItem{};
+    }
+    const std::size_t rank = in.dims->size() + 1;  // with the batch dim
+    std::pair<std::size_t, std::size_t> range;
+    try {
+      range = c.resolve(rank);
+    } catch (const ShapeError&) {
+      throw ConfigError(str_cat(at, "start_dim ", c.start_dim, " and end_dim ", c.end_dim,
+                                " do not fit the previous layer's ", in.describe(), " (input rank ",
+                                rank, ")"));
+    }
+    const Dims& d = *in.dims;
+    Dims out;
+    for (std::size_t i = 1; i < range.first; ++i) out.push_back(d[i - 1]);
+    const Dims merged(d.begin() + static_cast<std::ptrdiff_t>(range.first - 1),
+                      d.begin() + static_cast<std::ptrdiff_t>(range.second));
+    out.push_back(sequential::product(merged).value_or(-1));
+    for (std::size_t i = range.second + 1; i < rank; ++i) out.push_back(d[i - 1]);
+    return SequentialItem{out, std::nullopt};
+  }
+};
+KILN_REGISTER_LAYER(Flatten, "flatten");
 
 }  // namespace kiln::nn

@@ -57,24 +57,24 @@
 ///       items [8, 26, 26] (8 channels)
 /// validate() follows the per-item shape as far as the spec determines it (from the first
 /// linear or reshape on), so mismatches between layers are caught before any data.
-#include <array>
+///
+/// The layer types are an open registry (kiln/nn/sequential_layer.hpp): each layer header
+/// registers its config with KILN_REGISTER_LAYER, and SequentialConfig reads, checks (with
+/// the config's own check()) and follows the shapes of any registered type. The headers of
+/// the built-in types are included here, so `SequentialConfig().add(LinearConfig(2, 16))`
+/// needs nothing else.
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
-#include "kiln/autodiff/autodiff.hpp"
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
-#include "kiln/cpu/cpu.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/nn/activation.hpp"
 #include "kiln/nn/batch_norm.hpp"
@@ -85,51 +85,9 @@
 #include "kiln/nn/linear.hpp"
 #include "kiln/nn/pool.hpp"
 #include "kiln/nn/reshape.hpp"
+#include "kiln/nn/sequential_layer.hpp"
 
 namespace kiln::nn {
-
-/// One layer of a Sequential. The order of the alternatives is the order of the spec's type
-/// names in `layer_type` (and of SequentialLayerConfig).
-template <Backend B>
-using SequentialLayer =
-    std::variant<Linear<B>, Dropout, Relu, Gelu, Sigmoid, Tanh, LeakyRelu, Silu, Reshape, Flatten,
-                 Conv2d<B>, Conv1d<B>, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d, BatchNorm<B>,
-                 LayerNorm<B>>;
-
-/// The configuration of one layer of a SequentialConfig (parameterless layers without
-/// options are their own config).
-using SequentialLayerConfig =
-    std::variant<LinearConfig, DropoutConfig, Relu, Gelu, Sigmoid, Tanh, LeakyReluConfig, Silu,
-                 Reshape, Flatten, Conv2dConfig, Conv1dConfig, MaxPool2dConfig, AvgPool2dConfig,
-                 AdaptiveAvgPool2dConfig, BatchNormConfig, LayerNormConfig>;
-
-/// The value between two layers of a Sequential: a tensor of rank 2, 3 or 4 (the rank is a
-/// run-time property of a spec-built model).
-template <Backend B>
-using SequentialActivation = std::variant<Tensor<B, 2>, Tensor<B, 3>, Tensor<B, 4>>;
-
-/// The spec's type names, in the variants' order: "linear", "dropout", "relu", "gelu",
-/// "sigmoid", "tanh", "leaky_relu", "silu", "reshape", "flatten", "conv2d", "conv1d",
-/// "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm".
-inline constexpr std::string_view kSequentialLayerTypes[] = {
-    "linear",  "dropout", "relu",   "gelu",       "sigmoid",    "tanh",
-    "leaky_relu", "silu", "reshape", "flatten",   "conv2d",     "conv1d",
-    "max_pool2d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm", "layer_norm"};
-static_assert(std::size(kSequentialLayerTypes) == std::variant_size_v<SequentialLayerConfig>);
-
-/// The spec's "type" of a layer config ("linear", "conv2d", ...).
-std::string_view layer_type(const SequentialLayerConfig& layer);
-
-/// The rank of a Sequential activation (2, 3 or 4).
-template <Backend B>
-std::size_t activation_rank(const SequentialActivation<B>& a) {
-  return a.index() + 2;
-}
-/// The shape of a Sequential activation.
-template <Backend B>
-Shape activation_shape(const SequentialActivation<B>& a) {
-  return std::visit([](const auto& t) { return t.shape(); }, a);
-}
 
 template <Backend B>
 struct Sequential;
@@ -344,21 +302,18 @@ struct Sequential {
   }
 
   /// The spec's type name of a layer ("linear", "conv2d", ...).
-  static std::string_view type_of(const Layer& layer) { return kSequentialLayerTypes[layer.index()]; }
+  static std::string_view type_of(const Layer& layer) { return layer.type(); }
 
  private:
-  template <class L, std::size_t D>
-  static Activation apply(const L& layer, Tensor<B, D> x);
-
   void check_next(const Layer& layer) const {
-    const auto* next = std::get_if<Linear<B>>(&layer);
-    if (!next || !next->weight.is_initialized()) return;
+    const auto next = layer.feature_dims();
+    if (!next) return;
     for (std::size_t i = layers.size(); i-- > 0;) {
-      if (const auto* prev = std::get_if<Linear<B>>(&layers[i])) {
-        if (prev->weight.is_initialized() && prev->d_output() != next->d_input()) {
-          throw ConfigError(str_cat("Sequential::add: layer ", layers.size(),
-                                    " (linear): d_input is ", next->d_input(),
-                                    " but the previous layer outputs ", prev->d_output()));
+      if (const auto prev = layers[i].feature_dims()) {
+        if (prev->second != next->first) {
+          throw ConfigError(str_cat("Sequential::add: layer ", layers.size(), " (", layer.type(),
+                                    "): d_input is ", next->first,
+                                    " but the previous layer outputs ", prev->second));
         }
         return;
       }
@@ -366,62 +321,11 @@ struct Sequential {
   }
 };
 
-namespace detail {
-/// `expected input [batch_size, channels, height, width] (rank 4), got [64, 784]`.
-[[noreturn]] void throw_sequential_rank(std::string_view expected, std::size_t rank,
-                                        const Shape& got);
-/// Rank of the output of reshape / flatten, checked to be 2..4 (ShapeError otherwise).
-std::size_t sequential_reshape_rank(const Reshape& r, const Shape& input);
-std::size_t sequential_flatten_rank(const Flatten& f, const Shape& input);
-}  // namespace detail
-
-template <Backend B>
-template <class L, std::size_t D>
-typename Sequential<B>::Activation Sequential<B>::apply(const L& layer, Tensor<B, D> x) {
-  if constexpr (std::is_same_v<L, Conv2d<B>> || std::is_same_v<L, MaxPool2d> ||
-                std::is_same_v<L, AvgPool2d> || std::is_same_v<L, AdaptiveAvgPool2d>) {
-    if constexpr (D == 4) {
-      if constexpr (std::is_same_v<L, Conv2d<B>>) {
-        return layer.forward(x);
-      } else {
-        return layer.template forward<B>(x);
-      }
-    } else {
-      detail::throw_sequential_rank("[batch_size, channels, height, width]", 4, x.shape());
-    }
-  } else if constexpr (std::is_same_v<L, Conv1d<B>>) {
-    if constexpr (D == 3) {
-      return layer.forward(x);
-    } else {
-      detail::throw_sequential_rank("[batch_size, channels, length]", 3, x.shape());
-    }
-  } else if constexpr (std::is_same_v<L, Reshape>) {
-    switch (detail::sequential_reshape_rank(layer, x.shape())) {
-      case 2: return layer.template forward<B, D, 2>(x);
-      case 3: return layer.template forward<B, D, 3>(x);
-      default: return layer.template forward<B, D, 4>(x);
-    }
-  } else if constexpr (std::is_same_v<L, Flatten>) {
-    switch (detail::sequential_flatten_rank(layer, x.shape())) {
-      case 2: return layer.template forward<B, D, 2>(x);
-      case 3: return layer.template forward<B, D, 3>(x);
-      default: return layer.template forward<B, D, 4>(x);
-    }
-  } else if constexpr (std::is_same_v<L, Linear<B>> || std::is_same_v<L, BatchNorm<B>> ||
-                       std::is_same_v<L, LayerNorm<B>>) {
-    return layer.forward(x);
-  } else {
-    return layer.forward(std::move(x));  // activations and dropout: any rank
-  }
-}
-
 template <Backend B>
 typename Sequential<B>::Activation Sequential<B>::forward_any(Activation input) const {
   for (std::size_t i = 0; i < layers.size(); ++i) {
     try {
-      input = std::visit(
-          [](const auto& layer, auto& x) -> Activation { return apply(layer, std::move(x)); },
-          layers[i], input);
+      input = layers[i].forward(std::move(input));
     } catch (const ShapeError& e) {
       throw ShapeError(
           str_cat("Sequential::forward: layer ", i, " (", type_of(layers[i]), "): ", e.what()));
@@ -438,31 +342,8 @@ Sequential<B> SequentialConfig::init(const Device<B>& device) const {
   validate();
   Sequential<B> out;
   out.layers.reserve(layers.size());
-  for (const auto& layer : layers) {
-    std::visit(
-        [&](const auto& c) {
-          using C = std::decay_t<decltype(c)>;
-          if constexpr (std::is_same_v<C, LinearConfig> || std::is_same_v<C, Conv2dConfig> ||
-                        std::is_same_v<C, Conv1dConfig> || std::is_same_v<C, BatchNormConfig> ||
-                        std::is_same_v<C, LayerNormConfig>) {
-            out.layers.emplace_back(c.template init<B>(device));
-          } else if constexpr (std::is_same_v<C, DropoutConfig> ||
-                               std::is_same_v<C, LeakyReluConfig> ||
-                               std::is_same_v<C, MaxPool2dConfig> ||
-                               std::is_same_v<C, AvgPool2dConfig> ||
-                               std::is_same_v<C, AdaptiveAvgPool2dConfig>) {
-            out.layers.emplace_back(c.init());
-          } else {
-            out.layers.emplace_back(c);
-          }
-        },
-        layer);
-  }
+  for (const auto& layer : layers) out.layers.push_back(build_sequential_layer<B>(layer, device));
   return out;
 }
-
-// The two backends of the engine are instantiated once, in engine/src/nn/sequential_forward.cpp.
-extern template struct Sequential<Cpu>;
-extern template struct Sequential<Autodiff<Cpu>>;
 
 }  // namespace kiln::nn

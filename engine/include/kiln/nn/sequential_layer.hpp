@@ -1,0 +1,820 @@
+#pragma once
+/// The open layer registry of nn::Sequential: what a layer type needs to be one of a
+/// Sequential's layers, the type-erased layer (`SequentialLayer<B>`) and layer config
+/// (`SequentialLayerConfig`) a Sequential holds, and the registry of spec types.
+///
+/// A layer registers itself in its own header, next to its config, with one line:
+///
+///   KILN_REGISTER_LAYER(LinearConfig, "linear");
+///
+/// The config is the layer's spec: its KILN_CONFIG fields are the spec's fields (snake_case),
+/// its `check()` is the only validator (called by its `init` and by SequentialConfig), and
+/// `init<B>(device)` (or `init()`, or the config itself for a parameterless layer such as
+/// nn::Relu) builds the layer. What Sequential needs beyond that goes in an optional
+/// specialization of SequentialRules<Config> beside the config (every member optional):
+///
+///   template <> struct SequentialRules<LinearConfig> {
+///     // the per-item shape after the layer, from the shape before it (default: unchanged);
+///     // throws ConfigError prefixed by `at` ("SequentialConfig: layers[2] (linear): ")
+///     static SequentialItem item_shape(const LinearConfig& c, const SequentialItem& in,
+///                                      std::string_view at);
+///     // the per-item input size the layer fixes when first (default: opaque)
+///     static SequentialInputSize input_item_size(const LinearConfig& c);
+///   };
+///
+/// and, for spec forms that differ from the config's JSON: `renames` (spec name, config
+/// name) pairs, `spec_to_config(Json& body, at)` / `config_to_spec(Json& j)` (e.g. conv2d's
+/// "padding": "same"), or `parse(body, at)`, `to_json(c)`, `fields()` and `config_name` for a
+/// layer whose config is not a KILN_CONFIG (nn::Gelu, nn::Reshape).
+///
+/// The registration line is empty except in the one engine TU that defines
+/// KILN_SEQUENTIAL_BACKENDS (engine/src/nn/sequential_layers.cpp): there it adds the layer's
+/// entry to the registry and instantiates its builders for the engine's backends (Cpu and
+/// Autodiff<Cpu>), so that no public header depends on a concrete backend. That TU includes
+/// every public header (kiln/kiln.hpp); the registry's order (messages, the JS
+/// `layerTypes()`) is the order in which it meets the registrations.
+///
+/// At run time a layer is applied with one virtual call (`SequentialLayer::forward`); the
+/// activation between layers is a tensor of rank 2, 3 or 4 (`SequentialActivation<B>`).
+#include <any>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <typeindex>
+#include <typeinfo>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "kiln/config/config.hpp"
+#include "kiln/core/device.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/module/module.hpp"
+#include "kiln/module/param.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn {
+
+// ---------------------------------------------------------------- activations
+
+/// The value between two layers of a Sequential: a tensor of rank 2, 3 or 4 (the rank is a
+/// run-time property of a spec-built model).
+template <Backend B>
+using SequentialActivation = std::variant<Tensor<B, 2>, Tensor<B, 3>, Tensor<B, 4>>;
+
+/// The rank of a Sequential activation (2, 3 or 4).
+template <Backend B>
+std::size_t activation_rank(const SequentialActivation<B>& a) {
+  return a.index() + 2;
+}
+/// The shape of a Sequential activation.
+template <Backend B>
+Shape activation_shape(const SequentialActivation<B>& a) {
+  return std::visit([](const auto& t) { return t.shape(); }, a);
+}
+
+// ---------------------------------------------------------------- per-item shapes
+
+/// What a spec knows of the items (a batch's elements) between two layers: their dims (rank
+/// known, -1 where a dim is not), or only their last dim (after a linear on items of
+/// unknown rank), or nothing. SequentialConfig follows it from layer to layer so that
+/// mismatches between layers are caught before any data.
+struct SequentialItem {
+  std::optional<std::vector<std::int64_t>> dims;
+  std::optional<std::int64_t> last;
+
+  /// The last dim when known.
+  std::optional<std::int64_t> last_dim() const {
+    if (dims) {
+      if (!dims->empty() && dims->back() >= 0) return dims->back();
+      return std::nullopt;
+    }
+    return last;
+  }
+  /// `items [8, 26, 26]`, `items [..., 16]` or `items of unknown shape` (`?` for unknown dims).
+  std::string describe() const;
+};
+
+/// What a layer placed first tells of the model's per-item input size
+/// (SequentialConfig::input_item_size): nothing (`opaque`, the default), nothing but the
+/// next layer decides (`transparent`: activations, dropout), or a size (`fixed`: linear's
+/// d_input, a reshape's element count).
+struct SequentialInputSize {
+  enum class Kind { Opaque, Transparent, Fixed };
+  Kind kind = Kind::Opaque;
+  std::int64_t size = 0;
+  static SequentialInputSize opaque() { return {}; }
+  static SequentialInputSize transparent() { return {Kind::Transparent, 0}; }
+  static SequentialInputSize fixed(std::int64_t n) { return {Kind::Fixed, n}; }
+};
+
+/// Helpers for the shape rules and spec forms of the layers (engine/src/nn/sequential.cpp).
+namespace sequential {
+/// `[8, 26, 26]` with `?` for dims the spec does not fix.
+std::string item_string(const std::vector<std::int64_t>& dims);
+/// The product of dims, nullopt if one is unknown (-1).
+std::optional<std::int64_t> product(const std::vector<std::int64_t>& dims);
+/// Throws ConfigError `<at>expects input <expected_input> (items of rank <rank>) but the
+/// previous layer outputs ...` when the item's rank is known and is not `rank`.
+void need_item_rank(const SequentialItem& item, std::size_t rank, std::string_view at,
+                    std::string_view expected_input);
+/// out = floor((in + pad_total - dilation·(kernel - 1) - 1) / stride) + 1 (-1 for an unknown
+/// in). Throws ConfigError naming `dim_name` when the kernel does not fit the padded input.
+std::int64_t conv_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                      std::int64_t pad_total, std::int64_t dilation, std::string_view at,
+                      std::string_view dim_name, const SequentialItem& item);
+/// PyTorch's pooling output size (-1 for an unknown in). Throws ConfigError when the window
+/// does not fit the padded input.
+std::int64_t pool_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
+                      std::int64_t padding, std::int64_t dilation, bool ceil_mode,
+                      std::string_view at, std::string_view dim_name, const SequentialItem& item);
+/// `SequentialConfig: layers[2] (linear): `.
+std::string where(std::size_t index, std::string_view type);
+/// "LinearConfig: missing ..." -> "missing ...", "LinearConfig.bias: ..." -> "bias: ...",
+/// "Conv2dConfig::init: ..." -> "...": the layer's position already names the config.
+std::string strip_config_name(std::string_view message, std::string_view config_name);
+/// Replaces every `from` in `text` by `to`.
+std::string replace_all(std::string text, std::string_view from, std::string_view to);
+/// Throws ConfigError `<at>unknown field "x" (fields: a, b)` unless every key is in `fields`.
+void known_fields(const config::Json& body, std::string_view at,
+                  std::initializer_list<std::string_view> fields);
+/// Reads an integer field value. Throws ConfigError `<at><field>: expected an integer, ...`.
+std::int64_t read_int(const config::Json& v, std::string_view at, std::string_view field);
+/// An integer given for a {height, width} field becomes [n, n] (PyTorch's int-or-tuple).
+void widen_pair(config::Json& body, const char* field);
+/// The spec's padding of a convolution ("valid", "same", [h, w] / n) -> Burn's JSON form
+/// ("Valid", "Same", {"Explicit": [h, w]} / {"Explicit": n}) that PaddingConfig reads.
+void spec_padding_to_config(config::Json& body, std::string_view at, bool two_d);
+/// The reverse of spec_padding_to_config, for to_json.
+void config_padding_to_spec(config::Json& j);
+}  // namespace sequential
+
+/// What Sequential needs of a layer type beyond its config (see the file comment). The
+/// primary template is empty: every rule has a default.
+template <class Config>
+struct SequentialRules {};
+
+/// SequentialRules base of layers that keep the item's shape and let the next layer decide
+/// the model's input size (activations, dropout).
+struct SequentialKeepsShape {
+  template <class C>
+  static SequentialInputSize input_item_size(const C&) {
+    return SequentialInputSize::transparent();
+  }
+};
+
+// ---------------------------------------------------------------- type-erased config
+
+/// One layer's config in a SequentialConfig: any registered config type (LinearConfig,
+/// nn::Relu, ...), held by value. Converts implicitly from a config:
+/// `SequentialConfig().add(LinearConfig(2, 16)).add(Relu{})`.
+class SequentialLayerConfig {
+ public:
+  template <class C>
+    requires(!std::is_same_v<std::decay_t<C>, SequentialLayerConfig>)
+  SequentialLayerConfig(C config)  // NOLINT: implicit, as a variant's alternative
+      : impl_(std::make_unique<Model<std::decay_t<C>>>(std::move(config))) {}
+  SequentialLayerConfig(const SequentialLayerConfig& other) : impl_(other.impl_->clone()) {}
+  SequentialLayerConfig(SequentialLayerConfig&&) noexcept = default;
+  SequentialLayerConfig& operator=(const SequentialLayerConfig& other) {
+    if (this != &other) impl_ = other.impl_->clone();
+    return *this;
+  }
+  SequentialLayerConfig& operator=(SequentialLayerConfig&&) noexcept = default;
+
+  /// The config's C++ type.
+  std::type_index type() const { return impl_->type(); }
+  /// Whether the config is a C.
+  template <class C>
+  bool holds() const {
+    return impl_->type() == std::type_index(typeid(C));
+  }
+  /// The config as a C, or nullptr.
+  template <class C>
+  const C* get_if() const {
+    return holds<C>() ? static_cast<const C*>(impl_->get()) : nullptr;
+  }
+  /// The config as a C. Throws: StateError if it is another type.
+  template <class C>
+  const C& get() const {
+    if (const C* c = get_if<C>()) return *c;
+    throw StateError(str_cat("SequentialLayerConfig::get: the config is a ", impl_->type().name(),
+                             ", not a ", typeid(C).name()));
+  }
+
+  /// Same type and equal configs.
+  friend bool operator==(const SequentialLayerConfig& a, const SequentialLayerConfig& b) {
+    return a.impl_->equals(*b.impl_);
+  }
+
+ private:
+  struct Concept {
+    virtual ~Concept() = default;
+    virtual std::unique_ptr<Concept> clone() const = 0;
+    virtual std::type_index type() const = 0;
+    virtual const void* get() const = 0;
+    virtual bool equals(const Concept& other) const = 0;
+  };
+  template <class C>
+  struct Model final : Concept {
+    C config;
+    explicit Model(C c) : config(std::move(c)) {}
+    std::unique_ptr<Concept> clone() const override { return std::make_unique<Model>(config); }
+    std::type_index type() const override { return typeid(C); }
+    const void* get() const override { return &config; }
+    bool equals(const Concept& other) const override {
+      return other.type() == type() && *static_cast<const C*>(other.get()) == config;
+    }
+  };
+  std::unique_ptr<Concept> impl_;
+};
+
+// ---------------------------------------------------------------- type-erased layer
+
+/// The parameter types a Sequential layer may hold, one visitor/mapper overload each: float
+/// tensors of rank 1 to 4 and BatchNorm's Int num_batches_tracked. A layer holding another
+/// type fails to compile at its registration (add the type here).
+#define KILN_SEQUENTIAL_PARAM_TYPES(X) X(1, Float) X(2, Float) X(3, Float) X(4, Float) X(1, Int)
+
+namespace sequential {
+
+#define KILN_SEQUENTIAL_VISIT_(D, K) \
+  virtual void operator()(const std::string& path, const module::Param<Tensor<B, D, K>>& p) = 0;
+#define KILN_SEQUENTIAL_VISIT_MUT_(D, K) \
+  virtual void operator()(const std::string& path, module::Param<Tensor<B, D, K>>& p) = 0;
+#define KILN_SEQUENTIAL_MAP_(D, K)                                  \
+  virtual module::Param<Tensor<B, D, K>> operator()(                \
+      const module::Param<Tensor<B, D, K>>& p) = 0;
+#define KILN_SEQUENTIAL_VISIT_FOR_(D, K)                                                     \
+  void operator()(const std::string& path, const module::Param<Tensor<B, D, K>>& p) override { \
+    visitor(path, p);                                                                        \
+  }
+#define KILN_SEQUENTIAL_VISIT_MUT_FOR_(D, K)                                           \
+  void operator()(const std::string& path, module::Param<Tensor<B, D, K>>& p) override { \
+    visitor(path, p);                                                                  \
+  }
+#define KILN_SEQUENTIAL_MAP_FOR_(D, K)                                                        \
+  module::Param<Tensor<B, D, K>> operator()(const module::Param<Tensor<B, D, K>>& p) override { \
+    return mapper(p);                                                                         \
+  }
+
+/// A visitor of every parameter type a layer may hold (the erased form of a module visitor).
+template <Backend B>
+struct ParamVisitor {
+  virtual ~ParamVisitor() = default;
+  KILN_SEQUENTIAL_PARAM_TYPES(KILN_SEQUENTIAL_VISIT_)
+};
+template <Backend B>
+struct ParamVisitorMut {
+  virtual ~ParamVisitorMut() = default;
+  KILN_SEQUENTIAL_PARAM_TYPES(KILN_SEQUENTIAL_VISIT_MUT_)
+};
+/// A same-backend parameter mapper (no_grad, to_device, ...), erased.
+template <Backend B>
+struct ParamMapper {
+  template <class> using Target = B;
+  virtual ~ParamMapper() = default;
+  KILN_SEQUENTIAL_PARAM_TYPES(KILN_SEQUENTIAL_MAP_)
+};
+
+template <Backend B, class V>
+struct ParamVisitorFor final : ParamVisitor<B> {
+  V& visitor;
+  explicit ParamVisitorFor(V& v) : visitor(v) {}
+  KILN_SEQUENTIAL_PARAM_TYPES(KILN_SEQUENTIAL_VISIT_FOR_)
+};
+template <Backend B, class V>
+struct ParamVisitorMutFor final : ParamVisitorMut<B> {
+  V& visitor;
+  explicit ParamVisitorMutFor(V& v) : visitor(v) {}
+  KILN_SEQUENTIAL_PARAM_TYPES(KILN_SEQUENTIAL_VISIT_MUT_FOR_)
+};
+template <Backend B, class M>
+struct ParamMapperFor final : ParamMapper<B> {
+  M& mapper;
+  explicit ParamMapperFor(M& m) : mapper(m) {}
+  KILN_SEQUENTIAL_PARAM_TYPES(KILN_SEQUENTIAL_MAP_FOR_)
+};
+
+#undef KILN_SEQUENTIAL_VISIT_
+#undef KILN_SEQUENTIAL_VISIT_MUT_
+#undef KILN_SEQUENTIAL_MAP_
+#undef KILN_SEQUENTIAL_VISIT_FOR_
+#undef KILN_SEQUENTIAL_VISIT_MUT_FOR_
+#undef KILN_SEQUENTIAL_MAP_FOR_
+
+/// `expected input [batch_size, channels, height, width] (rank 4), got [64, 784]`.
+[[noreturn]] void throw_rank(std::string_view expected, std::size_t rank, const Shape& got);
+/// `[batch_size, features]`, `[batch_size, channels, length]`,
+/// `[batch_size, channels, height, width]` for ranks 2, 3, 4.
+std::string_view rank_dims(std::size_t rank);
+/// Throws ShapeError unless `out` (a reshaping layer's output for `in`) has rank 2 to 4.
+void check_output_rank(const Shape& out, const Shape& in);
+
+/// Whether To is the inner backend of autodiff backend B.
+template <Backend B, class To>
+constexpr bool is_inner_of() {
+  if constexpr (requires { typename B::Inner; }) {
+    return std::is_same_v<To, typename B::Inner>;
+  } else {
+    return false;
+  }
+}
+
+/// The registered type name of layer type `layer` ("linear"), or "unregistered".
+std::string_view layer_type_name(std::type_index layer);
+/// The registry's from_inner conversion (Inner -> AD) of a layer of type `layer`, or nullptr.
+void (*find_from_inner(std::type_index layer, std::type_index target))();
+
+/// layer applied to x, the output's rank chosen by the layer: forward(x) when the layer
+/// takes rank D, a reshaping layer's output rank at run time (nn::Reshape, nn::Flatten).
+template <Backend B, class L, std::size_t D>
+SequentialActivation<B> apply_layer(const L& layer, Tensor<B, D> x) {
+  if constexpr (requires {
+                  layer.output_shape(x.shape());
+                  layer.template forward<B, D, 2>(x);
+                }) {
+    const Shape out = layer.output_shape(x.shape());
+    check_output_rank(out, x.shape());
+    switch (out.rank()) {
+      case 2: return layer.template forward<B, D, 2>(x);
+      case 3: return layer.template forward<B, D, 3>(x);
+      default: return layer.template forward<B, D, 4>(x);
+    }
+  } else if constexpr (requires { layer.forward(std::move(x)); }) {
+    return layer.forward(std::move(x));
+  } else {
+    // The rank the layer takes (conv2d and the 2-D pools 4, conv1d 3).
+    constexpr std::size_t rank = requires { layer.forward(std::declval<Tensor<B, 4>>()); } ? 4
+                                 : requires { layer.forward(std::declval<Tensor<B, 3>>()); } ? 3
+                                                                                               : 2;
+    throw_rank(rank_dims(rank), rank, x.shape());
+  }
+}
+}  // namespace sequential
+
+/// One layer of a Sequential on backend B: any layer module (nn::Linear<B>, nn::Relu, ...),
+/// held by value (copies share parameter buffers, as the modules' own copies). A module
+/// (KILN_MODULE's interface: visit, visit_mut, map, describe) whose parameters have the
+/// layer's own keys ("weight"); Sequential prefixes its index.
+template <Backend B>
+class SequentialLayer {
+ public:
+  using kiln_module_tag = void;
+
+  template <class L>
+    requires(!std::is_same_v<std::decay_t<L>, SequentialLayer>)
+  SequentialLayer(L layer)  // NOLINT: implicit, as a variant's alternative
+      : impl_(std::make_unique<Model<std::decay_t<L>>>(std::move(layer))) {}
+  SequentialLayer(const SequentialLayer& other) : impl_(other.impl_->clone()) {}
+  SequentialLayer(SequentialLayer&&) noexcept = default;
+  SequentialLayer& operator=(const SequentialLayer& other) {
+    if (this != &other) impl_ = other.impl_->clone();
+    return *this;
+  }
+  SequentialLayer& operator=(SequentialLayer&&) noexcept = default;
+
+  /// The layer applied to `input` (one virtual call).
+  /// Throws: ShapeError / RankError from the layer, or for a rank it does not take.
+  SequentialActivation<B> forward(SequentialActivation<B> input) const {
+    return impl_->forward(std::move(input));
+  }
+  /// The spec's type name of the layer ("linear"; "unregistered" for a layer type that no
+  /// registration names).
+  std::string_view type() const { return sequential::layer_type_name(impl_->type()); }
+  /// The layer's C++ type.
+  std::type_index type_index() const { return impl_->type(); }
+
+  template <class L>
+  bool holds() const {
+    return impl_->type() == std::type_index(typeid(L));
+  }
+  template <class L>
+  const L* get_if() const {
+    return holds<L>() ? static_cast<const L*>(impl_->get()) : nullptr;
+  }
+  template <class L>
+  L* get_if() {
+    return holds<L>() ? static_cast<L*>(impl_->get_mut()) : nullptr;
+  }
+  /// The layer as an L. Throws: StateError if it is another type.
+  template <class L>
+  const L& get() const {
+    if (const L* l = get_if<L>()) return *l;
+    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", typeid(L).name()));
+  }
+  template <class L>
+  L& get() {
+    if (L* l = get_if<L>()) return *l;
+    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", typeid(L).name()));
+  }
+
+  /// (d_input, d_output) of an initialized layer that has them (nn::Linear), for
+  /// Sequential::add's check.
+  std::optional<std::pair<std::int64_t, std::int64_t>> feature_dims() const {
+    return impl_->feature_dims();
+  }
+
+  template <class V>
+  void visit(V& visitor, const std::string& prefix = "") const {
+    sequential::ParamVisitorFor<B, V> erased(visitor);
+    impl_->visit(erased, prefix);
+  }
+  template <class V>
+  void visit_mut(V& visitor, const std::string& prefix = "") {
+    sequential::ParamVisitorMutFor<B, V> erased(visitor);
+    impl_->visit_mut(erased, prefix);
+  }
+  /// The layer with `mapper` applied to every parameter: same-backend mappers (no_grad,
+  /// to_device), ValidMapper (Autodiff<B> -> B) and FromInnerMapper (B -> Autodiff<B>; needs
+  /// the layer type registered, as every spec layer is).
+  template <class M>
+  auto map(M& mapper) const {
+    using To = typename M::template Target<B>;
+    if constexpr (std::is_same_v<To, B>) {
+      sequential::ParamMapperFor<B, M> erased(mapper);
+      return SequentialLayer(impl_->map_same(erased));
+    } else if constexpr (sequential::is_inner_of<B, To>()) {
+      static_assert(std::is_same_v<M, module::ValidMapper>,
+                    "SequentialLayer::map: to the inner backend only with ValidMapper");
+      return std::any_cast<SequentialLayer<To>>(impl_->valid());
+    } else {
+      static_assert(std::is_same_v<M, module::FromInnerMapper<To>>,
+                    "SequentialLayer::map: to another backend only with FromInnerMapper");
+      using Convert = SequentialLayer<To> (*)(const void*);
+      const auto f = sequential::find_from_inner(impl_->type(), typeid(To));
+      if (!f) {
+        throw StateError(str_cat("SequentialLayer::from_inner: layer type ", type(),
+                                 " has no registered conversion to the autodiff backend"));
+      }
+      return reinterpret_cast<Convert>(f)(impl_->get());
+    }
+  }
+  /// The layer's own printing (`Linear {d_input: 2, ...}`, `Relu`).
+  void describe(std::ostream& out) const { impl_->describe(out); }
+  friend std::ostream& operator<<(std::ostream& out, const SequentialLayer& l) {
+    l.describe(out);
+    return out;
+  }
+
+ private:
+  struct Concept {
+    virtual ~Concept() = default;
+    virtual std::unique_ptr<Concept> clone() const = 0;
+    virtual std::type_index type() const = 0;
+    virtual const void* get() const = 0;
+    virtual void* get_mut() = 0;
+    virtual SequentialActivation<B> forward(SequentialActivation<B> input) const = 0;
+    virtual void visit(sequential::ParamVisitor<B>& v, const std::string& path) const = 0;
+    virtual void visit_mut(sequential::ParamVisitorMut<B>& v, const std::string& path) = 0;
+    virtual std::unique_ptr<Concept> map_same(sequential::ParamMapper<B>& m) const = 0;
+    virtual std::any valid() const = 0;  // SequentialLayer<B::Inner> (autodiff B only)
+    virtual void describe(std::ostream& out) const = 0;
+    virtual std::optional<std::pair<std::int64_t, std::int64_t>> feature_dims() const = 0;
+  };
+  template <class L>
+  struct Model final : Concept {
+    L layer;
+    explicit Model(L l) : layer(std::move(l)) {}
+    std::unique_ptr<Concept> clone() const override { return std::make_unique<Model>(layer); }
+    std::type_index type() const override { return typeid(L); }
+    const void* get() const override { return &layer; }
+    void* get_mut() override { return &layer; }
+    SequentialActivation<B> forward(SequentialActivation<B> input) const override {
+      return std::visit(
+          [this](auto& x) -> SequentialActivation<B> {
+            return sequential::apply_layer<B>(layer, std::move(x));
+          },
+          input);
+    }
+    void visit(sequential::ParamVisitor<B>& v, const std::string& path) const override {
+      module::visit_field(v, path, layer);
+    }
+    void visit_mut(sequential::ParamVisitorMut<B>& v, const std::string& path) override {
+      module::visit_field_mut(v, path, layer);
+    }
+    std::unique_ptr<Concept> map_same(sequential::ParamMapper<B>& m) const override {
+      return std::make_unique<Model>(module::map_field(m, layer));
+    }
+    std::any valid() const override {
+      if constexpr (AutodiffBackend<B>) {
+        module::ValidMapper mapper;
+        return SequentialLayer<typename B::Inner>(module::map_field(mapper, layer));
+      } else {
+        throw StateError("SequentialLayer::valid: the layer is not on an autodiff backend");
+      }
+    }
+    void describe(std::ostream& out) const override { module::describe_field(out, layer); }
+    std::optional<std::pair<std::int64_t, std::int64_t>> feature_dims() const override {
+      if constexpr (requires {
+                      layer.weight.is_initialized();
+                      layer.d_input();
+                      layer.d_output();
+                    }) {
+        if (layer.weight.is_initialized()) return std::pair{layer.d_input(), layer.d_output()};
+      }
+      return std::nullopt;
+    }
+  };
+  template <Backend> friend class SequentialLayer;
+  explicit SequentialLayer(std::unique_ptr<Concept> impl) : impl_(std::move(impl)) {}
+  std::unique_ptr<Concept> impl_;
+};
+
+// ---------------------------------------------------------------- the registry
+
+/// A registered layer type: its spec name and fields, and the functions (instantiated in
+/// engine/src/nn/sequential_layers.cpp) that read, write, check and follow its config and
+/// build its layer on each of the engine's backends.
+struct SequentialLayerEntry {
+  std::string type;                   ///< the spec's "type": "linear", "max_pool2d", ...
+  std::vector<config::Field> fields;  ///< the spec's fields (snake_case), required first
+  std::type_index config_type = typeid(void);
+  /// The config from the spec's object without "type". Throws ConfigError prefixed `at`.
+  SequentialLayerConfig (*parse)(const config::Json& body, std::string_view at,
+                                 std::string_view type) = nullptr;
+  /// The spec's object without "type".
+  config::Json (*to_json)(const SequentialLayerConfig& c) = nullptr;
+  /// The config's check(). Throws ConfigError prefixed `at`.
+  void (*check)(const SequentialLayerConfig& c, std::string_view at) = nullptr;
+  /// The items after the layer from the items before it. Throws ConfigError prefixed `at`.
+  SequentialItem (*item_shape)(const SequentialLayerConfig& c, const SequentialItem& in,
+                               std::string_view at) = nullptr;
+  SequentialInputSize (*input_item_size)(const SequentialLayerConfig& c) = nullptr;
+  /// Per backend (typeid(B)): SequentialLayer<B> (*)(const SequentialLayerConfig&,
+  /// const Device<B>&), stored as void (*)().
+  std::map<std::type_index, void (*)()> builders;
+  /// The layer types it builds (typeid(L) for each backend), for their names.
+  std::vector<std::type_index> layer_types;
+  /// (typeid(L on B::Inner), typeid(B)) -> SequentialLayer<B> (*)(const void* inner_layer).
+  std::map<std::pair<std::type_index, std::type_index>, void (*)()> from_inner;
+};
+
+/// The registered layer types, in registration order. Filled once, before main, by the
+/// registrations (KILN_REGISTER_LAYER) in engine/src/nn/sequential_layers.cpp; a program may
+/// add its own with add(make_sequential_entry<Config, Backends...>("name")) in a TU that
+/// includes the backends.
+class SequentialRegistry {
+ public:
+  /// The one registry (defined in engine/src/nn/sequential_layers.cpp).
+  static SequentialRegistry& instance();
+
+  /// Adds an entry. Throws ConfigError if its type name is taken.
+  bool add(SequentialLayerEntry entry);
+  const std::vector<SequentialLayerEntry>& entries() const noexcept { return entries_; }
+  /// The entry of a spec type name, or nullptr.
+  const SequentialLayerEntry* find(std::string_view type) const;
+  /// The entry of a config type, or nullptr.
+  const SequentialLayerEntry* find(std::type_index config_type) const;
+  /// The type name of a layer type ("linear" for Linear<Cpu>), or nullptr.
+  const std::string* layer_name(std::type_index layer_type) const;
+  /// `linear, dropout, relu, ...`.
+  std::string type_list() const;
+
+ private:
+  std::vector<SequentialLayerEntry> entries_;
+};
+
+/// The entry of a config's registered type. Throws ConfigError naming the type if the
+/// config type is not registered.
+const SequentialLayerEntry& sequential_entry(const SequentialLayerConfig& layer);
+
+/// The spec's "type" of a layer config ("linear", "conv2d", ...).
+/// Throws: ConfigError if its type is not registered.
+std::string_view layer_type(const SequentialLayerConfig& layer);
+
+namespace sequential {
+
+/// The layer a config builds on backend B: init<B>(device), init(), or the config itself.
+template <Backend B, class C>
+auto make_layer(const C& c, const Device<B>& device) {
+  if constexpr (requires { c.template init<B>(device); }) {
+    return c.template init<B>(device);
+  } else if constexpr (requires { c.init(); }) {
+    return c.init();
+  } else {
+    return c;
+  }
+}
+
+template <class C>
+constexpr std::string_view config_name() {
+  if constexpr (requires { SequentialRules<C>::config_name; }) {
+    return SequentialRules<C>::config_name;
+  } else if constexpr (requires { C::config_name(); }) {
+    return C::config_name();
+  } else {
+    return std::string_view();
+  }
+}
+
+/// A config message in the spec's words: config field names renamed to the spec's.
+template <class C>
+std::string spec_message(std::string message) {
+  if constexpr (requires { SequentialRules<C>::renames; }) {
+    for (const auto& [spec, cfg] : SequentialRules<C>::renames) {
+      message = replace_all(std::move(message), cfg, spec);
+    }
+  }
+  return message;
+}
+
+template <class C>
+SequentialLayerConfig parse(const config::Json& j, std::string_view at, std::string_view type) {
+  using R = SequentialRules<C>;
+  if constexpr (requires { R::parse(j, at); }) {
+    return R::parse(j, at);
+  } else if constexpr (config::IsConfig<C>) {
+    config::Json body = j;
+    if constexpr (requires { R::renames; }) {
+      for (const auto& [spec, cfg] : R::renames) {
+        if (body.contains(std::string(cfg))) {
+          throw ConfigError(str_cat(at, "unknown field \"", cfg, "\" (the spec's name is \"", spec,
+                                    "\")"));
+        }
+      }
+    }
+    if constexpr (requires { R::spec_to_config(body, at); }) R::spec_to_config(body, at);
+    if constexpr (requires { R::renames; }) {
+      for (const auto& [spec, cfg] : R::renames) {
+        auto it = body.find(std::string(spec));
+        if (it == body.end()) continue;
+        config::Json value = *it;
+        body.erase(std::string(spec));
+        body[std::string(cfg)] = std::move(value);
+      }
+    }
+    try {
+      return C::from_json(body);
+    } catch (const ConfigError& e) {
+      throw ConfigError(spec_message<C>(str_cat(at, strip_config_name(e.what(), config_name<C>()))));
+    }
+  } else {
+    // A layer without fields: anything besides "type" is an error.
+    if (!j.empty()) {
+      throw ConfigError(str_cat(at, "unknown field \"", j.begin().key(), "\" (", type,
+                                " takes no fields)"));
+    }
+    return C{};
+  }
+}
+
+template <class C>
+config::Json to_json(const SequentialLayerConfig& layer) {
+  using R = SequentialRules<C>;
+  const C& c = layer.get<C>();
+  if constexpr (requires { R::to_json(c); }) {
+    return R::to_json(c);
+  } else if constexpr (config::IsConfig<C>) {
+    config::Json j = c.to_json();
+    if constexpr (requires { R::config_to_spec(j); }) R::config_to_spec(j);
+    if constexpr (requires { R::renames; }) {
+      for (const auto& [spec, cfg] : R::renames) {
+        auto it = j.find(std::string(cfg));
+        if (it == j.end()) continue;
+        config::Json value = *it;
+        j.erase(std::string(cfg));
+        j[std::string(spec)] = std::move(value);
+      }
+    }
+    return j;
+  } else {
+    return config::Json::object();
+  }
+}
+
+template <class C>
+std::vector<config::Field> fields() {
+  using R = SequentialRules<C>;
+  if constexpr (requires { R::fields(); }) {
+    return R::fields();
+  } else if constexpr (requires { C::config_fields(); }) {
+    auto out = C::config_fields();
+    if constexpr (requires { R::renames; }) {
+      for (auto& f : out) {
+        for (const auto& [spec, cfg] : R::renames) {
+          if (f.name == cfg) f.name = std::string(spec);
+        }
+      }
+    }
+    return out;
+  } else {
+    return {};
+  }
+}
+
+template <class C>
+void check(const SequentialLayerConfig& layer, std::string_view at) {
+  if constexpr (requires(const C& c) { c.check(); }) {
+    try {
+      layer.get<C>().check();
+    } catch (const config::FieldError& e) {
+      throw ConfigError(spec_message<C>(str_cat(at, e.field_message())));
+    } catch (const ConfigError& e) {
+      throw ConfigError(spec_message<C>(str_cat(at, strip_config_name(e.what(), config_name<C>()))));
+    }
+  }
+}
+
+template <class C>
+SequentialItem item_shape(const SequentialLayerConfig& layer, const SequentialItem& in,
+                          std::string_view at) {
+  if constexpr (requires(const C& c) { SequentialRules<C>::item_shape(c, in, at); }) {
+    return SequentialRules<C>::item_shape(layer.get<C>(), in, at);
+  } else {
+    return in;
+  }
+}
+
+template <class C>
+SequentialInputSize input_item_size(const SequentialLayerConfig& layer) {
+  if constexpr (requires(const C& c) { SequentialRules<C>::input_item_size(c); }) {
+    return SequentialRules<C>::input_item_size(layer.get<C>());
+  } else {
+    return SequentialInputSize::opaque();
+  }
+}
+
+template <class C, Backend B>
+SequentialLayer<B> build(const SequentialLayerConfig& layer, const Device<B>& device) {
+  return SequentialLayer<B>(make_layer<B>(layer.get<C>(), device));
+}
+
+template <class L, Backend AD>
+SequentialLayer<AD> from_inner(const void* inner) {
+  module::FromInnerMapper<AD> mapper;
+  return SequentialLayer<AD>(module::map_field(mapper, *static_cast<const L*>(inner)));
+}
+
+template <class C, Backend B>
+void add_backend(SequentialLayerEntry& e) {
+  using L = decltype(make_layer<B>(std::declval<const C&>(), std::declval<const Device<B>&>()));
+  e.builders[typeid(B)] = reinterpret_cast<void (*)()>(&build<C, B>);
+  e.layer_types.emplace_back(typeid(L));
+  if constexpr (AutodiffBackend<B>) {
+    using I = typename B::Inner;
+    using LI =
+        decltype(make_layer<I>(std::declval<const C&>(), std::declval<const Device<I>&>()));
+    e.from_inner[{std::type_index(typeid(LI)), std::type_index(typeid(B))}] =
+        reinterpret_cast<void (*)()>(&from_inner<LI, B>);
+  }
+}
+
+}  // namespace sequential
+
+/// The registry entry of config type C named `type`, with builders for `Backends`.
+template <class C, Backend... Backends>
+SequentialLayerEntry make_sequential_entry(std::string_view type) {
+  SequentialLayerEntry e;
+  e.type = std::string(type);
+  e.fields = sequential::fields<C>();
+  e.config_type = typeid(C);
+  e.parse = &sequential::parse<C>;
+  e.to_json = &sequential::to_json<C>;
+  e.check = &sequential::check<C>;
+  e.item_shape = &sequential::item_shape<C>;
+  e.input_item_size = &sequential::input_item_size<C>;
+  (sequential::add_backend<C, Backends>(e), ...);
+  return e;
+}
+
+/// The layer `layer` builds on backend B. Throws: ConfigError if its type is not registered
+/// or not instantiated for B (the engine instantiates Cpu and Autodiff<Cpu>).
+template <Backend B>
+SequentialLayer<B> build_sequential_layer(const SequentialLayerConfig& layer,
+                                          const Device<B>& device) {
+  const SequentialLayerEntry& e = sequential_entry(layer);
+  auto it = e.builders.find(typeid(B));
+  if (it == e.builders.end()) {
+    throw ConfigError(str_cat("SequentialConfig::init: layer type ", e.type,
+                              " is not instantiated for this backend (the engine instantiates "
+                              "Cpu and Autodiff<Cpu>)"));
+  }
+  using Build = SequentialLayer<B> (*)(const SequentialLayerConfig&, const Device<B>&);
+  return reinterpret_cast<Build>(it->second)(layer, device);
+}
+
+}  // namespace kiln::nn
+
+#define KILN_SEQUENTIAL_CAT2_(a, b) a##b
+#define KILN_SEQUENTIAL_CAT_(a, b) KILN_SEQUENTIAL_CAT2_(a, b)
+
+/// Registers config type `Config` as the Sequential spec type `type` (at namespace scope,
+/// after the config and its SequentialRules; see the file comment).
+#if defined(KILN_SEQUENTIAL_BACKENDS)
+#define KILN_REGISTER_LAYER(Config, type)                                                   \
+  [[maybe_unused]] static const bool KILN_SEQUENTIAL_CAT_(kiln_sequential_registered_,      \
+                                                          __COUNTER__) =                    \
+      ::kiln::nn::SequentialRegistry::instance().add(                                       \
+          ::kiln::nn::make_sequential_entry<Config, KILN_SEQUENTIAL_BACKENDS>(type))
+#else
+#define KILN_REGISTER_LAYER(Config, type) static_assert(true, "")
+#endif

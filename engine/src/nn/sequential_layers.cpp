@@ -1,0 +1,31 @@
+// The layer registry of nn::Sequential, filled here: the one TU that defines
+// KILN_SEQUENTIAL_BACKENDS, so that each KILN_REGISTER_LAYER line of a layer header adds its
+// entry to the registry and instantiates its builders for the engine's backends (Cpu and
+// Autodiff<Cpu>). The registry's order is the order in which this TU meets the
+// registrations: the built-in types first, in their historical order (the order of the
+// type list in messages), then every other layer of kiln/kiln.hpp in its order.
+#define KILN_SEQUENTIAL_BACKENDS ::kiln::Cpu, ::kiln::Autodiff<::kiln::Cpu>
+
+#include "kiln/autodiff/autodiff.hpp"
+#include "kiln/cpu/cpu.hpp"
+// The built-in types in their historical order.
+#include "kiln/nn/linear.hpp"
+#include "kiln/nn/dropout.hpp"
+#include "kiln/nn/activation.hpp"
+#include "kiln/nn/reshape.hpp"
+#include "kiln/nn/conv2d.hpp"
+#include "kiln/nn/conv1d.hpp"
+#include "kiln/nn/pool.hpp"
+#include "kiln/nn/batch_norm.hpp"
+#include "kiln/nn/layer_norm.hpp"
+// Every other public layer header: a layer registered there is registered here.
+#include "kiln/kiln.hpp"
+
+namespace kiln::nn {
+
+SequentialRegistry& SequentialRegistry::instance() {
+  static SequentialRegistry registry;
+  return registry;
+}
+
+}  // namespace kiln::nn
