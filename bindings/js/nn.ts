@@ -57,16 +57,12 @@ export function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * The layer types of Sequential specs, camelCase. The one list of them in the JS layer: to
- * be read from the engine (`raw.layerTypes().map((t) => snakeToCamel(t.type))`) once it
- * exports them.
+ * The layer types of Sequential specs, camelCase, in the engine's registry order: read from
+ * the engine (C++ `nn::SequentialRegistry`, each layer header's `KILN_REGISTER_LAYER` line), so
+ * a layer registered in C++ is a `kiln.nn` factory with no JS edit.
  */
-export function layerTypeNames(_raw: RawModule): string[] {
-  return [
-    'linear', 'conv2d', 'conv1d', 'maxPool2d', 'avgPool2d', 'adaptiveAvgPool2d', 'batchNorm',
-    'layerNorm', 'dropout', 'relu', 'gelu', 'sigmoid', 'tanh', 'silu', 'leakyRelu', 'reshape',
-    'flatten',
-  ];
+export function layerTypeNames(raw: RawModule): string[] {
+  return raw.layerTypes().map((t) => snakeToCamel(t.type));
 }
 
 /** One layer of the package's spec -> the C++ spec's object. */

@@ -179,6 +179,8 @@ export interface RawModule {
   tGradReplace(a: RawTensor, grads: RawGradients, grad: RawTensor): void;
   // ---- models, training, data (nn_sequential.cpp, train_*.cpp)
   modelCreate(specJson: string, seed: number, single: boolean): RawModel;
+  /** The engine's Sequential layer registry: snake_case type names and their spec fields. */
+  layerTypes(): { type: string; fields: { name: string; required: boolean }[] }[];
   modelConcat(parts: RawModel[]): RawModel;
   optimizerCreate(kind: string, configJson: string, lrJson: string): RawOptimizer;
   scheduleValues(scheduleJson: string, n: number): Float64Array;

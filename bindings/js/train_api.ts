@@ -72,12 +72,17 @@ export interface AdaptiveAvgPool2dSpec { type: 'adaptiveAvgPool2d'; outputSize: 
 export interface BatchNormSpec { type: 'batchNorm'; numFeatures: number; epsilon?: number; momentum?: number }
 /** Normalises the last dim (size dModel). torch.nn.LayerNorm([dModel]). */
 export interface LayerNormSpec { type: 'layerNorm'; dModel: number; epsilon?: number; elementwiseAffine?: boolean }
+/**
+ * Normalises dim 1 ([batchSize, numChannels, ...]) in numGroups groups of channels, with a
+ * per-channel affine when `affine` (default true). torch.nn.GroupNorm(numGroups, numChannels, eps).
+ */
+export interface GroupNormSpec { type: 'groupNorm'; numGroups: number; numChannels: number; epsilon?: number; affine?: boolean }
 
 /** One layer of a Sequential spec. */
 export type LayerSpec =
   | LinearSpec | DropoutSpec | ActivationSpec | GeluSpec | LeakyReluSpec | ReshapeSpec
   | FlattenSpec | Conv2dSpec | Conv1dSpec | MaxPool2dSpec | AvgPool2dSpec | AdaptiveAvgPool2dSpec
-  | BatchNormSpec | LayerNormSpec;
+  | BatchNormSpec | LayerNormSpec | GroupNormSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -109,6 +114,7 @@ export interface Nn {
   adaptiveAvgPool2d(config: LayerConfig<AdaptiveAvgPool2dSpec>): Layer;
   batchNorm(config: LayerConfig<BatchNormSpec>): Layer;
   layerNorm(config: LayerConfig<LayerNormSpec>): Layer;
+  groupNorm(config: LayerConfig<GroupNormSpec>): Layer;
   dropout(config: LayerConfig<DropoutSpec>): Layer;
   relu(): Layer;
   sigmoid(): Layer;
