@@ -171,6 +171,26 @@ export interface RawModule {
   tGather(a: RawTensor, dim: number, indices: RawTensor): RawTensor;
   tScatter(a: RawTensor, dim: number, indices: RawTensor, values: RawTensor): RawTensor;
   tOneHot(a: RawTensor, numClasses: number): RawTensor;
+  // Derived shape ops (tensor_shape.cpp; plans in kiln/tensor/derived.hpp, shared with the
+  // typed C++ Tensor). Dims may be negative; `op` names the op in messages. Each returned
+  // RawTensor, those in arrays included, is owned by the caller.
+  tNarrow(a: RawTensor, dim: number, start: number, length: number, op: string): RawTensor;
+  tChunk(a: RawTensor, chunks: number, dim: number, op: string): RawTensor[];
+  tSplit(a: RawTensor, splitSize: number, dim: number, op: string): RawTensor[];
+  tSplitWithSizes(a: RawTensor, sizes: readonly number[], dim: number, op: string): RawTensor[];
+  tTopk(a: RawTensor, k: number, dim: number, op: string): RawTensor;
+  /** [values, int32 indices]. */
+  tTopkWithIndices(a: RawTensor, k: number, dim: number, op: string): [RawTensor, RawTensor];
+  tFlatten(a: RawTensor, start: number, end: number, op: string): RawTensor;
+  /** Every size-1 dim removed. */
+  tSqueeze(a: RawTensor): RawTensor;
+  tSqueezeDim(a: RawTensor, dim: number, op: string): RawTensor;
+  tUnsqueezeDim(a: RawTensor, dim: number, op: string): RawTensor;
+  tSwapDims(a: RawTensor, dim1: number, dim2: number, op: string): RawTensor;
+  tTranspose(a: RawTensor, op: string): RawTensor;
+  tRepeat(a: RawTensor, times: readonly number[], op: string): RawTensor;
+  /** tensors: one dtype and shape, at least one. */
+  tStack(tensors: RawTensor[], dim: number, op: string): RawTensor;
   tSetRequireGrad(a: RawTensor, require: boolean): RawTensor;
   tDetach(a: RawTensor): RawTensor;
   tBackward(a: RawTensor): RawGradients;

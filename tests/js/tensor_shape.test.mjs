@@ -205,3 +205,100 @@ describe('joining and indexing', () => {
     });
   });
 });
+
+// The derived ops are the engine's (kiln/tensor/derived.hpp via bindings/tensor_shape.cpp):
+// JS checks argument types first, engine messages read in camelCase, and every tensor the
+// engine returns in an array is wrapped once, none left behind when wrapping fails.
+describe('derived ops over the engine', () => {
+  it('checks argument types in JS, before the engine', () => {
+    run(() => {
+      const v = T.arange(6);
+      expectKilnError(kiln, () => v.narrow(0.5, 0, 1), 'Type', 'narrow: dim must be an integer, got the number 0.5');
+      expectKilnError(kiln, () => v.chunk(2, '0'), 'Type', 'chunk: dim must be an integer, got the string "0"');
+      expectKilnError(kiln, () => v.split(null), 'Type', 'split: splitSize must be an integer, got null');
+      expectKilnError(kiln, () => v.splitWithSizes([1, 2.5]), 'Type', 'splitWithSizes: sizes[1] must be an integer, got the number 2.5');
+      expectKilnError(kiln, () => v.topk(true), 'Type', 'topk: k must be an integer, got the boolean true');
+      expectKilnError(kiln, () => v.flatten(0, '1'), 'Type', 'flatten: end must be an integer, got the string "1"');
+      expectKilnError(kiln, () => v.squeeze('0'), 'Type', 'squeeze: dim must be an integer, got the string "0"');
+      expectKilnError(kiln, () => v.unsqueeze(undefined), 'Type', 'unsqueeze: dim must be an integer, got undefined');
+      expectKilnError(kiln, () => v.repeat(2), 'Type', 'repeat: times must be an array of integers, got the number 2');
+      expectKilnError(kiln, () => T.stack([v], 1.5), 'Type', 'stack: dim must be an integer, got the number 1.5');
+      expectKilnError(kiln, () => T.stack('ab'), 'Type', 'stack: tensors must be an array of Tensors, got the string "ab"');
+    });
+  });
+
+  it('engine messages name the JS method, in camelCase', () => {
+    run(() => {
+      const v = T.arange(6);
+      // The engine says split_size; JS says splitSize.
+      expectKilnError(kiln, () => v.split(0), 'Value', 'split: splitSize must be >= 1, got 0');
+      expectKilnError(kiln, () => v.squeeze(0), 'Shape', /^squeeze: dim 0 has size 6, expected 1/);
+      expectKilnError(kiln, () => v.topkWithIndices(7), 'Index', /^topkWithIndices: k = 7 is out of range/);
+      expectKilnError(kiln, () => v.narrow(1, 0, 1), 'Index', /^narrow: dim 1 is out of range/);
+      expectKilnError(kiln, () => v.swapDims(0, 1), 'Index', /^swapDims: dim 1 is out of range/);
+    });
+  });
+
+  it('negative dims, int and bool tensors', () => {
+    run(() => {
+      const m = T.arange(8).reshape([2, 4]); // [[0, 1, 2, 3], [4, 5, 6, 7]] int32
+      const pieces = m.split(3, -1);
+      expect(pieces.map((t) => t.toArray())).toEqual([[[0, 1, 2], [4, 5, 6]], [[3], [7]]]);
+      expect(pieces[0].dtype).toBe('int32');
+      expect(m.chunk(2, -2).map((t) => t.toArray())).toEqual([[[0, 1, 2, 3]], [[4, 5, 6, 7]]]);
+      expect(m.splitWithSizes([1, 3], -1).map((t) => t.shape)).toEqual([[2, 1], [2, 3]]);
+      expect(m.narrow(-1, 2, 2).toArray()).toEqual([[2, 3], [6, 7]]);
+      expect(m.swapDims(-1, 0).toArray()).toEqual([[0, 4], [1, 5], [2, 6], [3, 7]]);
+      expect(m.unsqueeze(-1).shape).toEqual([2, 4, 1]);
+      expect(m.unsqueeze(-1).squeeze(-1).toArray()).toEqual([[0, 1, 2, 3], [4, 5, 6, 7]]);
+      expect(m.flatten().toArray()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      const [values, indices] = T.fromData([[1, 9, 4], [8, 2, 8]], { dtype: 'int32' }).topkWithIndices(2, -1);
+      expect(values.toArray()).toEqual([[9, 4], [8, 8]]);
+      expect(indices.toArray()).toEqual([[1, 2], [0, 2]]); // stable: the first 8 first
+      const b = T.fromData([true, false]);
+      expect(b.repeat([2]).toArray()).toEqual([true, false, true, false]);
+      expect(T.stack([b, b], -1).toArray()).toEqual([[true, true], [false, false]]);
+      expect(b.unsqueeze(0).transpose().toArray()).toEqual([[true], [false]]);
+    });
+  });
+
+  it('each returned piece is wrapped once and owned by the caller', () => {
+    const v = T.arange(7);
+    const pieces = v.chunk(3);
+    expect(kiln.memory().tensors).toBe(4);
+    pieces.forEach((p) => p.dispose());
+    const [values, indices] = v.topkWithIndices(2);
+    expect(kiln.memory().tensors).toBe(3);
+    values.dispose();
+    indices.dispose();
+    v.dispose();
+  });
+
+  it('leaves nothing behind when wrapping a piece fails', () => {
+    const { engine } = kiln._internals;
+    const v = T.arange(7);
+    // tensors counts JS Tensors; bytes and buffers count the engine's (a leaked handle).
+    const { tensors, bytes, buffers } = kiln.memory();
+    const base = { tensors, bytes, buffers };
+    const now = () => {
+      const m = kiln.memory();
+      return { tensors: m.tensors, bytes: m.bytes, buffers: m.buffers };
+    };
+    let calls = 0;
+    engine.wrap = function wrapFailingSecond(handle) {
+      if (++calls === 2) throw new Error('wrap failed');
+      return Object.getPrototypeOf(this).wrap.call(this, handle);
+    };
+    try {
+      expect(() => v.split(2)).toThrow('wrap failed'); // 4 pieces: 1 wrapped, 3 not
+      expect(calls).toBe(2);
+      expect(now()).toEqual(base);
+      calls = 0;
+      expect(() => v.topkWithIndices(3)).toThrow('wrap failed');
+      expect(now()).toEqual(base);
+    } finally {
+      delete engine.wrap;
+    }
+    v.dispose();
+  });
+});

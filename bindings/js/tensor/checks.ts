@@ -1,6 +1,6 @@
 // Internal: the argument checks of the package's JS layer. Each throws KilnError `Type`
-// (or `Index` for a dim out of range) naming the op and the argument, and describes what it
-// was given (`the string "x"`, `an array`, `a Float64Array`, ...).
+// naming the op and the argument, and describes what it was given (`the string "x"`,
+// `an array`, `a Float64Array`, ...). Dims are checked by the engine (check::dim).
 import { KilnError, type ErrorCode } from '../errors.js';
 
 /** Element types: float32 (kind Float), int32 (kind Int), bool (kind Bool, 0/1). */
@@ -91,15 +91,6 @@ export function dtypeCode(dtype: unknown, op: string): number {
   return code;
 }
 
-/** Maps dim in [-rank, rank) to [0, rank) (the engine's check::dim message). */
-export function normDim(dim: unknown, rank: number, op: string): number {
-  const d = checkInt(dim, op, 'dim');
-  if (d < -rank || d >= rank) {
-    throw fail('Index', `${op}: dim ${d} is out of range for a tensor of rank ${rank} (expected ${-rank} <= dim < ${rank})`);
-  }
-  return d < 0 ? d + rank : d;
-}
-
 /** Scalars as operands: numbers, or booleans (as 0/1). */
 export function isScalar(v: unknown): v is number | boolean {
   return typeof v === 'number' || typeof v === 'boolean';
@@ -107,5 +98,5 @@ export function isScalar(v: unknown): v is number | boolean {
 
 /** What installTensor hands the other parts of the package (nn.ts, train.ts). */
 export const checks = {
-  describe, checkNumber, checkInt, checkBool, checkIntArray, checkShape, checkOptions, dtypeCode, normDim,
+  describe, checkNumber, checkInt, checkBool, checkIntArray, checkShape, checkOptions, dtypeCode,
 };

@@ -1,7 +1,8 @@
 // Tensor factories: fromData, zeros, ones, full, random, arange, eye, the *Like forms,
 // cat and stack (static methods of kiln.Tensor).
+import { camelErrors } from '../nn.js';
 import {
-  checkInt, checkNumber, checkOptions, checkShape, describe, dtypeCode, fail, isScalar, normDim, type DType,
+  checkInt, checkNumber, checkOptions, checkShape, describe, dtypeCode, fail, isScalar, type DType,
 } from './checks.js';
 import { flattenNested, inferNested, toTypedArray, TYPED_DEFAULT_DTYPE, type NestedArray } from './data.js';
 import type { Engine } from './engine.js';
@@ -237,28 +238,17 @@ export class TensorCreation extends TensorCore {
     return e.wrap(e.raw.tCat(handles, dim));
   }
 
-  /** Stacks equal shapes along a new dim (torch.stack): n x [a, b] -> [n, a, b] for dim 0. */
+  /**
+   * Stacks equal shapes along a new dim (torch.stack): n x [a, b] -> [n, a, b] for dim 0.
+   * The engine's (kiln/tensor/derived.hpp). @throws `Value` for an empty list; `Shape`
+   * naming the first shape that differs; `DType` for mixed dtypes.
+   */
   static stack(tensors: readonly Tensor[], dim: number = 0): Tensor {
     const e = engineOfClass(this);
     const op = 'stack';
     if (!Array.isArray(tensors)) throw fail('Type', `${op}: tensors must be an array of Tensors, got ${describe(tensors)}`);
-    if (tensors.length === 0) throw fail('Value', `${op}: expected at least one tensor, got none`);
     checkInt(dim, op, 'dim');
     const handles = tensors.map((t, i) => e.unwrap(t, op, `tensors[${i}]`));
-    const first = tensors[0]._dims();
-    for (let i = 1; i < tensors.length; i++) {
-      const s = tensors[i]._dims();
-      if (s.length !== first.length || s.some((d: number, j: number) => d !== first[j])) {
-        throw fail('Shape', `${op}: all tensors must have the same shape: tensor 0 is [${first.join(', ')}], tensor ${i} is [${s.join(', ')}]`);
-      }
-    }
-    const d = normDim(dim, first.length + 1, op);
-    const shape = [...first.slice(0, d), 1, ...first.slice(d)];
-    const lifted = handles.map((h) => e.raw.tReshape(h, shape));
-    try {
-      return e.wrap(e.raw.tCat(lifted, d));
-    } finally {
-      for (const h of lifted) h.delete();
-    }
+    return e.wrap(camelErrors(() => e.raw.tStack(handles, dim, op)));
   }
 }

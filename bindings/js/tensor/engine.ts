@@ -82,11 +82,26 @@ export class Engine {
     return t;
   }
 
-  /** [RawTensor, RawTensor] -> [Tensor, Tensor]. */
+  /**
+   * RawTensors the caller owns (an engine call's array) -> Tensors, each wrapped once. If a
+   * wrap throws, the Tensors made so far are disposed and the handles not yet wrapped are
+   * deleted before the error propagates: nothing leaks.
+   */
+  wrapAll(handles: readonly RawTensor[]): Tensor[] {
+    const out: Tensor[] = [];
+    try {
+      for (const h of handles) out.push(this.wrap(h));
+      return out;
+    } catch (err) {
+      for (const t of out) t.dispose();
+      for (let i = out.length; i < handles.length; i++) handles[i].delete();
+      throw err;
+    }
+  }
+
+  /** [RawTensor, RawTensor] -> [Tensor, Tensor] (as wrapAll). */
   wrapPair(pair: [RawTensor, RawTensor]): [Tensor, Tensor] {
-    const values = this.wrap(pair[0]);
-    const indices = this.wrap(pair[1]);
-    return [values, indices];
+    return this.wrapAll(pair) as [Tensor, Tensor];
   }
 
   /** Tensor -> its RawTensor; Type for anything else, Disposed after dispose(). */

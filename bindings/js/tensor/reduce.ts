@@ -2,8 +2,9 @@
 // and topk. The plain reductions (sum, mean, prod, max, min, any, all and their *Dim forms)
 // are generated from ops.def's rows (ops.ts). Whole-tensor forms return shape [1] (as Burn
 // and Kiln's C++ API, where PyTorch returns a scalar []); with a `dim` they reduce along it
-// keeping it with size 1.
-import { checkBool, checkInt, fail, normDim } from './checks.js';
+// keeping it with size 1. topk is the engine's (kiln/tensor/derived.hpp, one call).
+import { camelErrors } from '../nn.js';
+import { checkBool, checkInt } from './checks.js';
 import { TensorIndexing } from './indexing.js';
 import type { Dim } from './shape.js';
 import type { Tensor } from './tensor.js';
@@ -90,31 +91,19 @@ export class TensorReduce extends TensorIndexing {
 
   /** The k largest along dim (default -1), largest first. @throws `Index` if k > size. */
   topk(k: number, dim: Dim = -1): Tensor {
-    const [v, i] = this._topkWithIndices(k, dim, 'topk');
-    i.dispose();
-    return v;
+    const op = 'topk';
+    const h = this._raw(op);
+    checkInt(k, op, 'k');
+    checkInt(dim, op, 'dim');
+    return this._e.wrap(camelErrors(() => this._e.raw.tTopk(h, k, dim, op)));
   }
 
-  /** [the k largest values, their int32 indices] along dim (default -1). @throws `Index` if k > size. */
+  /** [the k largest values, their int32 indices] along dim (default -1), stable. @throws `Index` if k > size. */
   topkWithIndices(k: number, dim: Dim = -1): [Tensor, Tensor] {
-    return this._topkWithIndices(k, dim, 'topkWithIndices');
-  }
-
-  /** @internal */
-  _topkWithIndices(k: number, dim: Dim, opName: string): [Tensor, Tensor] {
-    this._raw(opName);
-    checkInt(k, opName, 'k');
-    const shape = this._dims();
-    const d = normDim(dim, shape.length, opName);
-    if (k < 0 || k > shape[d]) {
-      throw fail('Index', `${opName}: k = ${k} is out of range for dim ${dim} of size ${shape[d]} (shape [${shape.join(', ')}])`);
-    }
-    const [v, i] = this._sortWithIndices(d, true, opName);
-    try {
-      return [v.narrow(d, 0, k), i.narrow(d, 0, k)];
-    } finally {
-      v.dispose();
-      i.dispose();
-    }
+    const op = 'topkWithIndices';
+    const h = this._raw(op);
+    checkInt(k, op, 'k');
+    checkInt(dim, op, 'dim');
+    return this._e.wrapPair(camelErrors(() => this._e.raw.tTopkWithIndices(h, k, dim, op)));
   }
 }

@@ -1,7 +1,11 @@
 // Shape methods: reshape, flatten, squeeze/unsqueeze, swapDims/transpose/permute, expand,
 // repeat, flip, narrow, chunk, split. Results share nothing observable with the input
-// (tensors are immutable).
-import { checkInt, checkIntArray, fail, normDim } from './checks.js';
+// (tensors are immutable). The derived ops (flatten, squeeze*, unsqueeze*, swapDims,
+// transpose, repeat, narrow, chunk, split*) are the engine's (kiln/tensor/derived.hpp,
+// shared with the typed C++ Tensor: one set of checks and messages); JS checks only the
+// types of its arguments, then makes one call (bindings/tensor_shape.cpp).
+import { camelErrors } from '../nn.js';
+import { checkInt, checkIntArray } from './checks.js';
 import { TensorElementwise } from './elementwise.js';
 import type { Tensor } from './tensor.js';
 
@@ -20,22 +24,17 @@ export class TensorShape extends TensorElementwise {
   /** Merges dims start..=end (default 0..=-1) into one: [2, 3, 4].flatten(1, 2) -> [2, 12]. */
   flatten(start: Dim = 0, end: Dim = -1): Tensor {
     const op = 'flatten';
-    this._raw(op);
-    const s = this._dims();
-    if (s.length === 0) return this.reshape([1]);
-    const a = normDim(start, s.length, op);
-    const b = normDim(end, s.length, op);
-    if (a > b) throw fail('Index', `${op}: start dim ${start} is after end dim ${end}`);
-    const merged = s.slice(a, b + 1).reduce((x, y) => x * y, 1);
-    return this.reshape([...s.slice(0, a), merged, ...s.slice(b + 1)]);
+    const h = this._raw(op);
+    checkInt(start, op, 'start');
+    checkInt(end, op, 'end');
+    return this._e.wrap(camelErrors(() => this._e.raw.tFlatten(h, start, end, op)));
   }
 
   /** Removes the size-1 dim `dim`, or every size-1 dim without `dim` (PyTorch). @throws `Shape` if that dim is not 1. */
   squeeze(dim?: Dim): Tensor {
     const op = 'squeeze';
-    this._raw(op);
-    const s = this._dims();
-    if (dim === undefined) return this.reshape(s.filter((d) => d !== 1));
+    const h = this._raw(op);
+    if (dim === undefined) return this._e.wrap(this._e.raw.tSqueeze(h));
     return this._squeezeDim(dim, op);
   }
 
@@ -46,13 +45,9 @@ export class TensorShape extends TensorElementwise {
 
   /** @internal */
   _squeezeDim(dim: Dim, opName: string): Tensor {
-    this._raw(opName);
-    const s = this._dims();
-    const d = normDim(dim, s.length, opName);
-    if (s[d] !== 1) {
-      throw fail('Shape', `${opName}: dim ${dim} has size ${s[d]}, expected 1 (shape [${s.join(', ')}])`);
-    }
-    return this.reshape([...s.slice(0, d), ...s.slice(d + 1)]);
+    const h = this._raw(opName);
+    checkInt(dim, opName, 'dim');
+    return this._e.wrap(camelErrors(() => this._e.raw.tSqueezeDim(h, dim, opName)));
   }
 
   /** Inserts a size-1 dim at `dim` of the output (-1 = last): [2, 3] -> [2, 1, 3] for dim 1. */
@@ -67,32 +62,25 @@ export class TensorShape extends TensorElementwise {
 
   /** @internal */
   _unsqueezeDim(dim: Dim, opName: string): Tensor {
-    this._raw(opName);
-    const s = this._dims();
-    const d = normDim(dim, s.length + 1, opName);
-    return this.reshape([...s.slice(0, d), 1, ...s.slice(d)]);
+    const h = this._raw(opName);
+    checkInt(dim, opName, 'dim');
+    return this._e.wrap(camelErrors(() => this._e.raw.tUnsqueezeDim(h, dim, opName)));
   }
 
   /** Exchanges two dims. */
   swapDims(dim1: Dim, dim2: Dim): Tensor {
     const op = 'swapDims';
     const h = this._raw(op);
-    const r = this._dims().length;
-    const a = normDim(dim1, r, op);
-    const b = normDim(dim2, r, op);
-    const axes = [...Array(r).keys()];
-    axes[a] = b;
-    axes[b] = a;
-    return this._e.wrap(this._e.raw.tPermute(h, axes));
+    checkInt(dim1, op, 'dim');
+    checkInt(dim2, op, 'dim');
+    return this._e.wrap(camelErrors(() => this._e.raw.tSwapDims(h, dim1, dim2, op)));
   }
 
   /** Swaps the last two dims: [..., m, n] -> [..., n, m]. @throws `Rank` below rank 2. */
   transpose(): Tensor {
     const op = 'transpose';
-    this._raw(op);
-    const r = this._dims().length;
-    if (r < 2) throw fail('Rank', `${op}: needs rank >= 2, got shape [${this._dims().join(', ')}]`);
-    return this.swapDims(r - 2, r - 1);
+    const h = this._raw(op);
+    return this._e.wrap(camelErrors(() => this._e.raw.tTranspose(h, op)));
   }
 
   /** Output dim i is input dim axes[i]. @throws `Index` unless axes is a permutation; `Rank` for a wrong count. */
@@ -123,24 +111,9 @@ export class TensorShape extends TensorElementwise {
   /** Repeats along every dim (torch.Tensor.repeat with rank counts). */
   repeat(times: readonly number[]): Tensor {
     const op = 'repeat';
-    const self = this._raw(op);
+    const h = this._raw(op);
     checkIntArray(times, op, 'times');
-    const r = this._dims().length;
-    if (times.length !== r) throw fail('Rank', `${op}: expected ${r} repeat counts, got ${times.length}`);
-    const raw = this._e.raw;
-    let h = self;
-    const temps = [];
-    try {
-      for (let i = 0; i < r; i++) {
-        if (times[i] !== 1) {
-          h = raw.tRepeatDim(h, i, times[i]);
-          temps.push(h);
-        }
-      }
-      return this._e.wrap(temps.pop() ?? self.clone());
-    } finally {
-      for (const t of temps) t.delete();
-    }
+    return this._e.wrap(camelErrors(() => this._e.raw.tRepeat(h, times, op)));
   }
 
   /** Reverses the order along each of dims. */
@@ -155,70 +128,36 @@ export class TensorShape extends TensorElementwise {
   narrow(dim: Dim, start: number, length: number): Tensor {
     const op = 'narrow';
     const h = this._raw(op);
-    const s = this._dims();
-    const d = normDim(dim, s.length, op);
+    checkInt(dim, op, 'dim');
     checkInt(start, op, 'start');
     checkInt(length, op, 'length');
-    if (start < 0 || length < 0 || start > s[d] || length > s[d] - start) {
-      throw fail('Index', `${op}: start ${start} and length ${length} are out of bounds for dim ${dim} of size ${s[d]}`);
-    }
-    const ranges: [number, number | null, number][] = [];
-    for (let i = 0; i < d; i++) ranges.push([0, null, 1]);
-    ranges.push([start, start + length, 1]);
-    return this._e.wrap(this._e.raw.tSlice(h, ranges));
+    return this._e.wrap(camelErrors(() => this._e.raw.tNarrow(h, dim, start, length, op)));
   }
 
-  /** `chunks` pieces of ceil(n / chunks) along dim (torch.chunk: may be fewer). */
+  /** `chunks` pieces of ceil(n / chunks) along dim (torch.chunk: may be fewer). @throws `Value` for chunks < 1. */
   chunk(chunks: number, dim: Dim = 0): Tensor[] {
     const op = 'chunk';
-    this._raw(op);
+    const h = this._raw(op);
     checkInt(chunks, op, 'chunks');
-    if (chunks < 1) throw fail('Value', `${op}: chunks must be >= 1, got ${chunks}`);
-    const s = this._dims();
-    const d = normDim(dim, s.length, op);
-    const piece = s[d] === 0 ? 0 : Math.ceil(s[d] / chunks);
-    if (piece === 0) return [this.clone()];
-    return this._split(piece, d, op);
+    checkInt(dim, op, 'dim');
+    return this._e.wrapAll(camelErrors(() => this._e.raw.tChunk(h, chunks, dim, op)));
   }
 
-  /** Pieces of splitSize along dim, the last smaller (torch.split). */
+  /** Pieces of splitSize along dim, the last smaller (torch.split). @throws `Value` for splitSize < 1. */
   split(splitSize: number, dim: Dim = 0): Tensor[] {
-    return this._split(splitSize, dim, 'split');
-  }
-
-  /** @internal */
-  _split(splitSize: number, dim: Dim, opName: string): Tensor[] {
-    this._raw(opName);
-    checkInt(splitSize, opName, 'splitSize');
-    if (splitSize < 1) throw fail('Value', `${opName}: splitSize must be >= 1, got ${splitSize}`);
-    const s = this._dims();
-    const d = normDim(dim, s.length, opName);
-    const out: Tensor[] = [];
-    for (let start = 0; start < s[d]; start += splitSize) {
-      out.push(this.narrow(d, start, Math.min(splitSize, s[d] - start)));
-    }
-    if (out.length === 0) out.push(this.clone());
-    return out;
+    const op = 'split';
+    const h = this._raw(op);
+    checkInt(splitSize, op, 'splitSize');
+    checkInt(dim, op, 'dim');
+    return this._e.wrapAll(camelErrors(() => this._e.raw.tSplit(h, splitSize, dim, op)));
   }
 
   /** Pieces with the given sizes along dim. @throws `Shape` unless they sum to the size. */
   splitWithSizes(sizes: readonly number[], dim: Dim = 0): Tensor[] {
     const op = 'splitWithSizes';
-    this._raw(op);
+    const h = this._raw(op);
     checkIntArray(sizes, op, 'sizes');
-    const s = this._dims();
-    const d = normDim(dim, s.length, op);
-    const total = sizes.reduce((a, b) => a + b, 0);
-    sizes.forEach((v, i) => {
-      if (v < 0) throw fail('Value', `${op}: sizes[${i}] is ${v}, expected >= 0`);
-    });
-    if (total !== s[d]) throw fail('Shape', `${op}: sizes sum to ${total}, dim ${dim} has size ${s[d]}`);
-    const out: Tensor[] = [];
-    let start = 0;
-    for (const v of sizes) {
-      out.push(this.narrow(d, start, v));
-      start += v;
-    }
-    return out;
+    checkInt(dim, op, 'dim');
+    return this._e.wrapAll(camelErrors(() => this._e.raw.tSplitWithSizes(h, sizes, dim, op)));
   }
 }
