@@ -16,16 +16,15 @@ AutodiffTensor<B> AutodiffOps<B>::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
   using M = autodiff::detail::Math<B>;
   using Sink = autodiff::GradSink<B>;
   using autodiff::detail::apply;
-  // The inner op consuming the operands (their buffers may hold the result) or sharing them
-  // (when the step keeps them).
-  auto consume = [&] {
+  // The inner op consuming the operands: an operand's buffer may hold the result, unless the
+  // step has kept a copy of it (make_step runs first), which makes it shared.
+  auto forward = [&] {
     return Inner::binary(op, std::move(lhs.primitive), std::move(rhs.primitive));
   };
-  auto share = [&] { return Inner::binary(op, lhs.primitive, rhs.primitive); };
   switch (op) {
     case BinaryOp::Add:
     case BinaryOp::Sub:
-      return apply<B>({&lhs, &rhs}, consume, [&] {
+      return apply<B>({&lhs, &rhs}, forward, [&] {
         const Shape ls = shape(lhs), rs = shape(rhs);
         return [ls, rs, sub = op == BinaryOp::Sub](P g, Sink& s) {
           if (s.needs(1)) s.add(1, M::sum_to(sub ? M::neg(g) : g, rs));
@@ -33,7 +32,7 @@ AutodiffTensor<B> AutodiffOps<B>::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
         };
       });
     case BinaryOp::Mul:
-      return apply<B>({&lhs, &rhs}, share, [&] {
+      return apply<B>({&lhs, &rhs}, forward, [&] {
         const Shape ls = shape(lhs), rs = shape(rhs);
         // Save only what the tracked inputs' gradients need.
         std::optional<P> sa, sb;
@@ -45,7 +44,7 @@ AutodiffTensor<B> AutodiffOps<B>::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
         };
       });
     case BinaryOp::Div:
-      return apply<B>({&lhs, &rhs}, share, [&] {
+      return apply<B>({&lhs, &rhs}, forward, [&] {
         const Shape ls = shape(lhs), rs = shape(rhs);
         std::optional<P> sa;
         if (rhs.node) sa = lhs.primitive;
@@ -58,7 +57,7 @@ AutodiffTensor<B> AutodiffOps<B>::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
         };
       });
     case BinaryOp::Pow:
-      return apply<B>({&lhs, &rhs}, share, [&] {
+      return apply<B>({&lhs, &rhs}, forward, [&] {
         const Shape ls = shape(lhs), rs = shape(rhs);
         return [ls, rs, a = lhs.primitive, b = rhs.primitive](P g, Sink& s,
                                                                           const P& y) {
@@ -80,7 +79,7 @@ AutodiffTensor<B> AutodiffOps<B>::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
       });
     case BinaryOp::Max:
     case BinaryOp::Min:
-      return apply<B>({&lhs, &rhs}, share, [&] {
+      return apply<B>({&lhs, &rhs}, forward, [&] {
         const Shape ls = shape(lhs), rs = shape(rhs);
         return [ls, rs, a = lhs.primitive, b = rhs.primitive,
                 is_max = op == BinaryOp::Max](P g, Sink& s) {
@@ -97,7 +96,7 @@ AutodiffTensor<B> AutodiffOps<B>::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
       });
     case BinaryOp::Rem:
     case BinaryOp::Fmod:
-      return apply<B>({&lhs, &rhs}, share, [&] {
+      return apply<B>({&lhs, &rhs}, forward, [&] {
         const Shape ls = shape(lhs), rs = shape(rhs);
         return [ls, rs, a = lhs.primitive, b = rhs.primitive,
                 floor = op == BinaryOp::Rem](P g, Sink& s) {
@@ -114,7 +113,7 @@ AutodiffTensor<B> AutodiffOps<B>::binary(BinaryOp op, Tensor lhs, Tensor rhs) {
       break;
   }
   // DivTrunc: piecewise constant, gradient 0 (torch.div with a rounding mode).
-  return apply<B>({&lhs, &rhs}, consume, [&] {
+  return apply<B>({&lhs, &rhs}, forward, [&] {
     const Shape ls = shape(lhs), rs = shape(rhs);
     return [ls, rs](P g, Sink& s) {
       if (s.needs(0)) s.add(0, M::zeros(ls, g));
