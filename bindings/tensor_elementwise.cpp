@@ -19,19 +19,19 @@ using kiln::UnaryOp;
 using Ops = AD::FloatOps;
 
 BinaryOp binary_op(int op) {
-  if (op < 0 || op > static_cast<int>(BinaryOp::Min)) {
+  if (op < 0 || op >= kiln::binary_op_count) {
     throw kiln::TypeError(kiln::str_cat("binary: unknown op code ", op));
   }
   return static_cast<BinaryOp>(op);
 }
 UnaryOp unary_op(int op) {
-  if (op < 0 || op > static_cast<int>(UnaryOp::Silu)) {
+  if (op < 0 || op >= kiln::unary_op_count) {
     throw kiln::TypeError(kiln::str_cat("unary: unknown op code ", op));
   }
   return static_cast<UnaryOp>(op);
 }
 CompareOp compare_op(int op) {
-  if (op < 0 || op > static_cast<int>(CompareOp::LowerEqual)) {
+  if (op < 0 || op >= kiln::compare_op_count) {
     throw kiln::TypeError(kiln::str_cat("compare: unknown op code ", op));
   }
   return static_cast<CompareOp>(op);

@@ -14,7 +14,7 @@ using kiln::ReduceOp;
 using Ops = AD::FloatOps;
 
 ReduceOp reduce_op(int op) {
-  if (op < 0 || op > static_cast<int>(ReduceOp::All)) {
+  if (op < 0 || op >= kiln::reduce_op_count) {
     throw kiln::TypeError(kiln::str_cat("reduce: unknown op code ", op));
   }
   return static_cast<ReduceOp>(op);

@@ -1,13 +1,12 @@
-// AutodiffOps pooling: forward on the inner backend and the backward steps (PyTorch's
+// AutodiffOps pooling family: forward on the inner backend and the backward steps (PyTorch's
 // derivatives.yaml: max_pool2d_with_indices_backward, avg_pool2d_backward,
-// _adaptive_avg_pool2d_backward). Instantiated here for Cpu, beside autodiff_cpu.cpp, so
-// that the pooling family compiles in its own translation unit.
+// _adaptive_avg_pool2d_backward). Instantiated here for Autodiff<Cpu>.
 #include <array>
 #include <memory>
 #include <utility>
 #include <vector>
 
-#include "kiln/autodiff/ops_impl.hpp"
+#include "autodiff/rule.hpp"
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
@@ -36,25 +35,25 @@ AutodiffTensor<B> AutodiffOps<B>::max_pool2d(const Tensor& x, const MaxPool2dOpt
 
 template <Backend B>
 AutodiffTensor<B> AutodiffOps<B>::avg_pool2d(const Tensor& x, const AvgPool2dOptions& options) {
-  P out = Inner::avg_pool2d(x.primitive, options);
-  if (!x.node) return Tensor(std::move(out));
-  const Shape xs = shape(x);
-  return autodiff::detail::record<B>(std::move(out), {x.node},
-                                     [xs, options](P g, autodiff::GradSink<B>& sink) {
-                                       sink.add(0, Inner::avg_pool2d_backward(xs, g, options));
-                                     });
+  return autodiff::detail::apply<B>(
+      {&x}, [&] { return Inner::avg_pool2d(x.primitive, options); },
+      [&](const P&) {
+        return [xs = shape(x), options](P g, autodiff::GradSink<B>& sink) {
+          sink.add(0, Inner::avg_pool2d_backward(xs, g, options));
+        };
+      });
 }
 
 template <Backend B>
 AutodiffTensor<B> AutodiffOps<B>::adaptive_avg_pool2d(
     const Tensor& x, const std::array<std::int64_t, 2>& output_size) {
-  P out = Inner::adaptive_avg_pool2d(x.primitive, output_size);
-  if (!x.node) return Tensor(std::move(out));
-  const Shape xs = shape(x);
-  return autodiff::detail::record<B>(std::move(out), {x.node},
-                                     [xs](P g, autodiff::GradSink<B>& sink) {
-                                       sink.add(0, Inner::adaptive_avg_pool2d_backward(xs, g));
-                                     });
+  return autodiff::detail::apply<B>(
+      {&x}, [&] { return Inner::adaptive_avg_pool2d(x.primitive, output_size); },
+      [&](const P&) {
+        return [xs = shape(x)](P g, autodiff::GradSink<B>& sink) {
+          sink.add(0, Inner::adaptive_avg_pool2d_backward(xs, g));
+        };
+      });
 }
 
 template std::pair<AutodiffTensor<Cpu>, CpuTensor> AutodiffOps<Cpu>::max_pool2d_with_indices(

@@ -53,7 +53,9 @@ struct AutodiffTensor {
 };
 
 /// The float ops of `Autodiff<B>`: each computes the inner op and, when an input is
-/// tracked, records a node with the op's backward step. Signatures mirror the inner ops
+/// tracked, records a node with the op's backward step. Defined and instantiated for
+/// `Autodiff<Cpu>` in engine/src/autodiff/ (one file per op family: the element-wise unary
+/// rules come from the op table, kiln/backend/ops.def), so user code does not recompile them. Signatures mirror the inner ops
 /// (see CpuOps for the forward semantics and errors); ops whose result is Int or Bool
 /// return the inner primitive and pass no gradient.
 template <Backend B>
@@ -187,8 +189,7 @@ struct AutodiffOps {
     return Tensor(Inner::one_hot(x.primitive, num_classes));
   }
 
-  // ---- convolution (definitions: kiln/autodiff/conv_impl.hpp, instantiated for Cpu in
-  // engine/src/autodiff/conv_cpu.cpp). Gradients: x by the adjoint convolution (col2im of
+  // ---- convolution (engine/src/autodiff/conv.cpp). Gradients: x by the adjoint convolution (col2im of
   // Wᵀ·G), weight by G·im2col(x)ᵀ, bias by summing G over all dims but 1 (PyTorch's
   // convolution_backward). First derivatives only.
   static Tensor conv1d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,

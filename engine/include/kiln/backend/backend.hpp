@@ -66,29 +66,72 @@ struct Slice {
       : start(start), end(end), step(step) {}
 };
 
-/// Element-wise binary ops of `*Ops::binary` (NumPy broadcasting).
+// The enums of the op table (kiln/backend/ops.def, one row per op with its doc): their
+// enumerators are the rows' first arguments in row order, and `*_op_count` is their number.
+//   BinaryOp   `*Ops::binary` / `binary_scalar` (NumPy broadcasting). Div is IEEE division
+//              for Float and floor division for Int (Python //); DivTrunc truncates toward
+//              zero; Rem takes the sign of the divisor (Python %), Fmod that of the dividend;
+//              Pow is std::pow for Float and exact for Int (negative exponent: ValueError);
+//              Max / Min propagate nan (torch.maximum / minimum).
+//   UnaryOp    `*Ops::unary`: Float only except the NUMERIC rows (Neg, Abs, Sign).
+//   CompareOp  `*Ops::compare` / `compare_scalar` (result kind Bool).
+//   ReduceOp   `*Ops::reduce` / `reduce_dim`.
+
+/// Element-wise binary ops of `*Ops::binary` (rows KILN_BINARY_OP of ops.def).
 enum class BinaryOp {
-  Add, Sub, Mul,
-  Div,       ///< Float: IEEE division. Int: floor division (Python `//`, torch.floor_divide).
-  DivTrunc,  ///< Int: division truncating toward zero (C++, torch.div rounding_mode="trunc").
-  Rem,       ///< remainder whose sign follows the divisor (Python `%`, torch.remainder).
-  Fmod,      ///< remainder whose sign follows the dividend (C fmod, torch.fmod).
-  Pow,       ///< lhs ^ rhs (Float: std::pow semantics; Int: exact, negative exponent error)
-  Max,       ///< element-wise maximum; nan propagates (torch.maximum)
-  Min,       ///< element-wise minimum; nan propagates (torch.minimum)
+#define KILN_BINARY_OP(Name, ...) Name,
+#include "kiln/backend/ops.def"
 };
 
-/// Element-wise unary ops of `*Ops::unary`. All are Float only except Neg, Abs, Sign.
+/// Element-wise unary ops of `*Ops::unary` (rows KILN_UNARY_OP of ops.def).
 enum class UnaryOp {
-  Neg, Abs, Sign, Exp, Log, Log1p, Sqrt, Sin, Cos, Tanh, Ceil, Floor, Round, Recip, Erf,
-  Sigmoid, Relu, Gelu, GeluTanh, Silu,
+#define KILN_UNARY_OP(Name, ...) Name,
+#include "kiln/backend/ops.def"
 };
 
-/// Comparisons of `*Ops::compare` (result kind Bool).
-enum class CompareOp { Equal, NotEqual, Greater, GreaterEqual, Lower, LowerEqual };
+/// Comparisons of `*Ops::compare` (rows KILN_COMPARE_OP of ops.def; result kind Bool).
+enum class CompareOp {
+#define KILN_COMPARE_OP(Name, ...) Name,
+#include "kiln/backend/ops.def"
+};
 
-/// Reductions of `*Ops::reduce` / `reduce_dim`.
-enum class ReduceOp { Sum, Mean, Prod, Max, Min, Any, All };
+/// Reductions of `*Ops::reduce` / `reduce_dim` (rows KILN_REDUCE_OP of ops.def).
+enum class ReduceOp {
+#define KILN_REDUCE_OP(Name, ...) Name,
+#include "kiln/backend/ops.def"
+};
+
+/// Number of enumerators of each op enum (the op codes the bindings accept are 0 .. count-1).
+inline constexpr int binary_op_count = 0
+#define KILN_BINARY_OP(...) +1
+#include "kiln/backend/ops.def"
+    ;
+inline constexpr int unary_op_count = 0
+#define KILN_UNARY_OP(...) +1
+#include "kiln/backend/ops.def"
+    ;
+inline constexpr int compare_op_count = 0
+#define KILN_COMPARE_OP(...) +1
+#include "kiln/backend/ops.def"
+    ;
+inline constexpr int reduce_op_count = 0
+#define KILN_REDUCE_OP(...) +1
+#include "kiln/backend/ops.def"
+    ;
+
+/// Whether a unary op also has an Int kernel (its row's KINDS is NUMERIC): Neg, Abs, Sign.
+constexpr bool unary_op_is_numeric(UnaryOp op) {
+  switch (op) {
+#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, ...) \
+  case UnaryOp::Name: return KILN_OPS_IS_NUMERIC_##KINDS;
+#define KILN_OPS_IS_NUMERIC_NUMERIC true
+#define KILN_OPS_IS_NUMERIC_FLOAT false
+#include "kiln/backend/ops.def"
+#undef KILN_OPS_IS_NUMERIC_NUMERIC
+#undef KILN_OPS_IS_NUMERIC_FLOAT
+  }
+  return false;
+}
 
 /// A backend: three primitive types, their ops structs and a device type.
 template <class B>

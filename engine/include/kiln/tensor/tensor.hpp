@@ -362,27 +362,21 @@ class Tensor {
     return Tensor(*this).binary_scalar(BinaryOp::Fmod, rhs, false);
   }
 
-  KILN_UNARY(neg, is_numeric, UnaryOp::Neg)
-  KILN_UNARY(abs, is_numeric, UnaryOp::Abs)
-  /// -1, 0 or 1 (0 for ±0; nan stays nan).
-  KILN_UNARY(sign, is_numeric, UnaryOp::Sign)
-  KILN_UNARY(exp, is_float, UnaryOp::Exp)
-  /// Natural log; log(0) = -inf, log(x < 0) = nan.
-  KILN_UNARY(log, is_float, UnaryOp::Log)
-  /// log(1 + x), accurate for small x.
-  KILN_UNARY(log1p, is_float, UnaryOp::Log1p)
-  KILN_UNARY(sqrt, is_float, UnaryOp::Sqrt)
-  KILN_UNARY(sin, is_float, UnaryOp::Sin)
-  KILN_UNARY(cos, is_float, UnaryOp::Cos)
-  KILN_UNARY(tanh, is_float, UnaryOp::Tanh)
-  KILN_UNARY(ceil, is_float, UnaryOp::Ceil)
-  KILN_UNARY(floor, is_float, UnaryOp::Floor)
-  /// Rounds half to even (torch.round).
-  KILN_UNARY(round, is_float, UnaryOp::Round)
-  /// 1 / x.
-  KILN_UNARY(recip, is_float, UnaryOp::Recip)
-  /// Gauss error function.
-  KILN_UNARY(erf, is_float, UnaryOp::Erf)
+  /// The element-wise unary ops of the op table (kiln/backend/ops.def, one row each with its
+  /// doc and PyTorch reference): `x.name()` for every row, Float only unless the row's KINDS
+  /// is NUMERIC (then Int too). An rvalue (`std::move(x).exp()`) lends its buffer to the
+  /// result. Notes: sign(±0) = 0 and nan stays nan; log(0) = -inf, log(x < 0) = nan; log1p
+  /// is accurate for small x; round is half to even (torch.round); recip is 1 / x; gelu is
+  /// the erf form, gelu_tanh its tanh approximation (kiln::activation::gelu picks either).
+  ///   neg abs sign exp log log1p sqrt sin cos tanh ceil floor round recip erf sigmoid relu
+  ///   gelu gelu_tanh silu ...
+#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, ...) \
+  KILN_UNARY(snake, KILN_TENSOR_KINDS_##KINDS, UnaryOp::Name)
+#define KILN_TENSOR_KINDS_NUMERIC is_numeric
+#define KILN_TENSOR_KINDS_FLOAT is_float
+#include "kiln/backend/ops.def"
+#undef KILN_TENSOR_KINDS_NUMERIC
+#undef KILN_TENSOR_KINDS_FLOAT
 
   /// x ^ exponent element-wise (broadcast), std::pow semantics.
   Tensor powf(const Tensor& exponent) const requires(is_float) {

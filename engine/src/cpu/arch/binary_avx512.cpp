@@ -4,4 +4,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "cpu/kernels/binary.hpp"
 
-KILN_BINARY_KERNELS(, ::kiln::cpu::Avx512)
+#define KILN_INSTANCE_PREFIX
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
+#include "cpu/kernels/binary_instances.inc"

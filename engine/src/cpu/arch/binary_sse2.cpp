@@ -2,4 +2,6 @@
 // nothing else belongs here.
 #include "cpu/kernels/binary.hpp"
 
-KILN_BINARY_KERNELS(, ::kiln::cpu::Sse2)
+#define KILN_INSTANCE_PREFIX
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Sse2
+#include "cpu/kernels/binary_instances.inc"

@@ -4,4 +4,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "cpu/kernels/compare.hpp"
 
-KILN_COMPARE_KERNELS(, ::kiln::cpu::Avx512)
+#define KILN_INSTANCE_PREFIX
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
+#include "cpu/kernels/compare_instances.inc"

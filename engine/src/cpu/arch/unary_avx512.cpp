@@ -4,4 +4,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "cpu/kernels/unary.hpp"
 
-KILN_UNARY_KERNELS(, ::kiln::cpu::Avx512)
+#define KILN_INSTANCE_PREFIX
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
+#include "cpu/kernels/unary_instances.inc"

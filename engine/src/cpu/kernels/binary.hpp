@@ -356,27 +356,22 @@ void BinaryI32<Op>::operator()(Arch, const Plan<2>& plan, const std::int32_t* lh
 
 }  // namespace kiln::cpu::kernels
 
-// Explicit instantiations: declared extern here, defined in engine/src/cpu/arch/binary_*.cpp.
+// Explicit instantiations: declared extern here, defined in engine/src/cpu/arch/binary_*.cpp;
+// one BinaryF32 and one BinaryI32 per row of the op table (cpu/kernels/binary_instances.inc).
 #define KILN_BINARY_INSTANCE(PREFIX, Arch, Op)                                                   \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BinaryF32<::kiln::BinaryOp::Op>, Arch,      \
                        const ::kiln::cpu::kernels::Plan<2>&, const float*, const float*, float*) \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BinaryI32<::kiln::BinaryOp::Op>, Arch,      \
                        const ::kiln::cpu::kernels::Plan<2>&, const std::int32_t*,                \
                        const std::int32_t*, std::int32_t*)
-#define KILN_BINARY_KERNELS(PREFIX, Arch)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Add)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Sub)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Mul)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Div)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, DivTrunc) \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Rem)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Fmod)     \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Pow)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Max)      \
-  KILN_BINARY_INSTANCE(PREFIX, Arch, Min)
-
 #if !defined(__EMSCRIPTEN__)
-KILN_BINARY_KERNELS(extern, ::kiln::cpu::Sse2)
-KILN_BINARY_KERNELS(extern, ::kiln::cpu::Avx2)
-KILN_BINARY_KERNELS(extern, ::kiln::cpu::Avx512)
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Sse2
+#include "cpu/kernels/binary_instances.inc"
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx2
+#include "cpu/kernels/binary_instances.inc"
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
+#include "cpu/kernels/binary_instances.inc"
 #endif

@@ -22,74 +22,19 @@ enum class BoolOp { And, Or, Xor };
 
 namespace compare_detail {
 
+/// The comparison of each op for scalars (`scalar`) and batches (`apply`), generated from the
+/// rows of the op table (kiln/backend/ops.def: the expression of a and b).
 template <CompareOp Op>
 struct Cmp;
-template <>
-struct Cmp<CompareOp::Equal> {
-  template <class Arch, class T>
-  static bool scalar(T a, T b) {
-    return a == b;
-  }
-  template <class V>
-  static auto apply(const V& a, const V& b) {
-    return a == b;
-  }
-};
-template <>
-struct Cmp<CompareOp::NotEqual> {
-  template <class Arch, class T>
-  static bool scalar(T a, T b) {
-    return !(a == b);
-  }
-  template <class V>
-  static auto apply(const V& a, const V& b) {
-    return !(a == b);
-  }
-};
-template <>
-struct Cmp<CompareOp::Greater> {
-  template <class Arch, class T>
-  static bool scalar(T a, T b) {
-    return a > b;
-  }
-  template <class V>
-  static auto apply(const V& a, const V& b) {
-    return a > b;
-  }
-};
-template <>
-struct Cmp<CompareOp::GreaterEqual> {
-  template <class Arch, class T>
-  static bool scalar(T a, T b) {
-    return a >= b;
-  }
-  template <class V>
-  static auto apply(const V& a, const V& b) {
-    return a >= b;
-  }
-};
-template <>
-struct Cmp<CompareOp::Lower> {
-  template <class Arch, class T>
-  static bool scalar(T a, T b) {
-    return a < b;
-  }
-  template <class V>
-  static auto apply(const V& a, const V& b) {
-    return a < b;
-  }
-};
-template <>
-struct Cmp<CompareOp::LowerEqual> {
-  template <class Arch, class T>
-  static bool scalar(T a, T b) {
-    return a <= b;
-  }
-  template <class V>
-  static auto apply(const V& a, const V& b) {
-    return a <= b;
-  }
-};
+// clang-format off
+#define KILN_COMPARE_OP(Name, snake, jsMethod, KINDS, doc, expr)             \
+  template <>                                                               \
+  struct Cmp<CompareOp::Name> {                                             \
+    template <class Arch, class T> static bool scalar(T a, T b) { return expr; } \
+    template <class V> static auto apply(const V& a, const V& b) { return expr; } \
+  };
+#include "kiln/backend/ops.def"
+// clang-format on
 
 /// Stores a comparison mask as Batch::size bytes: f32/i32 through the lane bitmask, u8
 /// directly.
@@ -304,13 +249,7 @@ void Where<T>::operator()(Arch, const Plan<3>& plan, const T* x, const std::uint
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::Where<T>, Arch,                        \
                        const ::kiln::cpu::kernels::Plan<3>&, const T*, const std::uint8_t*, \
                        const T*, T*)
-#define KILN_COMPARE_KERNELS(PREFIX, Arch)                                                     \
-  KILN_COMPARE_TYPES(PREFIX, Arch, Equal)                                                      \
-  KILN_COMPARE_TYPES(PREFIX, Arch, NotEqual)                                                   \
-  KILN_COMPARE_TYPES(PREFIX, Arch, Greater)                                                    \
-  KILN_COMPARE_TYPES(PREFIX, Arch, GreaterEqual)                                               \
-  KILN_COMPARE_TYPES(PREFIX, Arch, Lower)                                                      \
-  KILN_COMPARE_TYPES(PREFIX, Arch, LowerEqual)                                                 \
+#define KILN_COMPARE_OTHER_KERNELS(PREFIX, Arch)                                               \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::FloatClassF32<false>, Arch, const float*, \
                        std::uint8_t*, std::size_t)                                             \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::FloatClassF32<true>, Arch, const float*,  \
@@ -325,7 +264,13 @@ void Where<T>::operator()(Arch, const Plan<3>& plan, const T* x, const std::uint
   KILN_WHERE_INSTANCE(PREFIX, Arch, std::uint8_t)
 
 #if !defined(__EMSCRIPTEN__)
-KILN_COMPARE_KERNELS(extern, ::kiln::cpu::Sse2)
-KILN_COMPARE_KERNELS(extern, ::kiln::cpu::Avx2)
-KILN_COMPARE_KERNELS(extern, ::kiln::cpu::Avx512)
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Sse2
+#include "cpu/kernels/compare_instances.inc"
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx2
+#include "cpu/kernels/compare_instances.inc"
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
+#include "cpu/kernels/compare_instances.inc"
 #endif

@@ -40,75 +40,29 @@ inline V sigmoid(const V& x) {
   return xsimd::select(x >= V(0.f), V(1.f), e) / (V(1.f) + e);
 }
 
+/// The f32 and i32 element functions of each op, generated from the rows of the op table
+/// (kiln/backend/ops.def: the f32 and i32 kernel expressions of x; notes on each there).
 template <UnaryOp Op>
 struct F32;
-// clang-format off
-#define KILN_UNARY_F32(Op, expr)                                   \
-  template <>                                                      \
-  struct F32<UnaryOp::Op> {                                        \
-    template <class V> static V apply(const V& x) { return expr; } \
-  };
-// Flips the sign bit: xsimd 8.1 computes AVX-512 neg as 0 - x, which maps 0 to +0, not -0.
-KILN_UNARY_F32(Neg, x ^ V(-0.f))
-KILN_UNARY_F32(Abs, xsimd::abs(x))
-// -1, 0, 1; ±0 -> 0, nan -> nan (as the front end documents).
-KILN_UNARY_F32(Sign, xsimd::select(x > V(0.f), V(1.f),
-                                   xsimd::select(x < V(0.f), V(-1.f),
-                                                 xsimd::select(xsimd::isnan(x), x, V(0.f)))))
-KILN_UNARY_F32(Exp, xsimd::exp(x))
-KILN_UNARY_F32(Log, xsimd::log(x))
-KILN_UNARY_F32(Log1p, xsimd::log1p(x))
-KILN_UNARY_F32(Sqrt, xsimd::sqrt(x))
-KILN_UNARY_F32(Sin, xsimd::sin(x))
-KILN_UNARY_F32(Cos, xsimd::cos(x))
-KILN_UNARY_F32(Tanh, xsimd::tanh(x))
-// A rounded value has the sign of its input, also when it is zero (ceil(-0.5) = -0);
-// xsimd 8.1's SSE2 ceil/floor/round go through an integer conversion that loses it.
-KILN_UNARY_F32(Ceil, xsimd::copysign(xsimd::ceil(x), x))
-KILN_UNARY_F32(Floor, xsimd::copysign(xsimd::floor(x), x))
-// Half to even (torch.round): nearbyint in the default rounding mode.
-KILN_UNARY_F32(Round, xsimd::copysign(xsimd::nearbyint(x), x))
-// An exact division, not the ~12-bit rcpps estimate.
-KILN_UNARY_F32(Recip, V(1.f) / x)
-KILN_UNARY_F32(Erf, xsimd::erf(x))
-KILN_UNARY_F32(Sigmoid, sigmoid(x))
-// max(0, x) keeping nan (torch.relu); -0 stays -0.
-KILN_UNARY_F32(Relu, xsimd::select(x < V(0.f), V(0.f), x))
-// x·Φ(x) = 0.5·x·erfc(-x/√2): the erf form of torch's gelu, written with erfc so that the
-// negative tail keeps its relative precision (1 + erf(t) cancels there).
-KILN_UNARY_F32(Gelu, V(0.5f) * x * xsimd::erfc(x * V(-0.70710678118654752f)))
-// 0.5·x·(1 + tanh(u)) = x·sigmoid(2u), u = √(2/π)·(x + 0.044715·x³)
-// (torch's approximate="tanh").
-KILN_UNARY_F32(GeluTanh,
-               x * sigmoid(V(2.f * 0.79788456080286536f) * (x + V(0.044715f) * x * x * x)))
-// x·sigmoid(x) (torch.nn.functional.silu).
-KILN_UNARY_F32(Silu, x * sigmoid(x))
-#undef KILN_UNARY_F32
-// clang-format on
-
 template <UnaryOp Op>
 struct I32;
-template <>
-struct I32<UnaryOp::Neg> {  // wraps: -INT_MIN = INT_MIN
-  template <class V>
-  static V apply(const V& x) {
-    return V(0) - x;
-  }
-};
-template <>
-struct I32<UnaryOp::Abs> {  // wraps: |INT_MIN| = INT_MIN (as PyTorch)
-  template <class V>
-  static V apply(const V& x) {
-    return xsimd::select(x < V(0), V(0) - x, x);
-  }
-};
-template <>
-struct I32<UnaryOp::Sign> {
-  template <class V>
-  static V apply(const V& x) {
-    return xsimd::select(x > V(0), V(1), xsimd::select(x < V(0), V(-1), V(0)));
-  }
-};
+// clang-format off
+#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, doc, message, f32, i32, ...) \
+  template <>                                                                   \
+  struct F32<UnaryOp::Name> {                                                   \
+    template <class V> static V apply(const V& x) { return f32; }               \
+  };                                                                            \
+  KILN_UNARY_I32_##KINDS(Name, i32)
+#define KILN_UNARY_I32_NUMERIC(Name, i32)                                       \
+  template <>                                                                   \
+  struct I32<UnaryOp::Name> {                                                   \
+    template <class V> static V apply(const V& x) { return i32; }               \
+  };
+#define KILN_UNARY_I32_FLOAT(Name, i32)
+#include "kiln/backend/ops.def"
+#undef KILN_UNARY_I32_NUMERIC
+#undef KILN_UNARY_I32_FLOAT
+// clang-format on
 
 }  // namespace unary_detail
 
@@ -125,7 +79,7 @@ void UnaryF32<Op>::operator()(Arch, const float* x, float* out, std::size_t n) c
                                  [](const auto& v) { return unary_detail::F32<Op>::apply(v); });
 }
 
-/// out[i] = op(x[i]), i32 (Neg, Abs, Sign).
+/// out[i] = op(x[i]), i32 (the NUMERIC rows of the op table: Neg, Abs, Sign).
 template <UnaryOp Op>
 struct UnaryI32 {
   template <class Arch>
@@ -203,36 +157,16 @@ void ClampI32::operator()(Arch, const std::int32_t* x, std::int32_t* out, std::s
 
 }  // namespace kiln::cpu::kernels
 
+// Explicit instantiations: every kernel of this file for one Arch. Declared extern here
+// (native), defined in cpu/arch/unary_*.cpp; the per-op list comes from the op table
+// (cpu/kernels/unary_instances.inc), the others are listed here.
 #define KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Op)                                         \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::UnaryF32<::kiln::UnaryOp::Op>, Arch, \
                        const float*, float*, std::size_t)
 #define KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Op)                                         \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::UnaryI32<::kiln::UnaryOp::Op>, Arch, \
                        const std::int32_t*, std::int32_t*, std::size_t)
-#define KILN_UNARY_KERNELS(PREFIX, Arch)                                                       \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Neg)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Abs)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sign)                                                  \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Exp)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Log)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Log1p)                                                 \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sqrt)                                                  \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sin)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Cos)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Tanh)                                                  \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Ceil)                                                  \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Floor)                                                 \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Round)                                                 \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Recip)                                                 \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Erf)                                                   \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Sigmoid)                                               \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Relu)                                                  \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Gelu)                                                  \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, GeluTanh)                                              \
-  KILN_UNARY_F32_INSTANCE(PREFIX, Arch, Silu)                                                  \
-  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Neg)                                                   \
-  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Abs)                                                   \
-  KILN_UNARY_I32_INSTANCE(PREFIX, Arch, Sign)                                                  \
+#define KILN_UNARY_OTHER_KERNELS(PREFIX, Arch)                                                 \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::LeakyReluF32, Arch, const float*, float*, \
                        std::size_t, float)                                                     \
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::SoftplusF32, Arch, const float*, float*,  \
@@ -243,7 +177,13 @@ void ClampI32::operator()(Arch, const std::int32_t* x, std::int32_t* out, std::s
                        std::int32_t*, std::size_t, std::int32_t, std::int32_t)
 
 #if !defined(__EMSCRIPTEN__)
-KILN_UNARY_KERNELS(extern, ::kiln::cpu::Sse2)
-KILN_UNARY_KERNELS(extern, ::kiln::cpu::Avx2)
-KILN_UNARY_KERNELS(extern, ::kiln::cpu::Avx512)
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Sse2
+#include "cpu/kernels/unary_instances.inc"
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx2
+#include "cpu/kernels/unary_instances.inc"
+#define KILN_INSTANCE_PREFIX extern
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
+#include "cpu/kernels/unary_instances.inc"
 #endif

@@ -20,17 +20,11 @@ template <class T>
 void run_compare(CompareOp op, const kernels::Plan<2>& plan, const T* lhs, const T* rhs,
                  std::uint8_t* out) {
   switch (op) {
-#define KILN_CASE(Op)                                                         \
-  case CompareOp::Op:                                                         \
-    cpu::dispatch(kernels::Compare<CompareOp::Op, T>{}, plan, lhs, rhs, out); \
+#define KILN_COMPARE_OP(Name, ...)                                              \
+  case CompareOp::Name:                                                         \
+    cpu::dispatch(kernels::Compare<CompareOp::Name, T>{}, plan, lhs, rhs, out); \
     return;
-    KILN_CASE(Equal)
-    KILN_CASE(NotEqual)
-    KILN_CASE(Greater)
-    KILN_CASE(GreaterEqual)
-    KILN_CASE(Lower)
-    KILN_CASE(LowerEqual)
-#undef KILN_CASE
+#include "kiln/backend/ops.def"
   }
 }
 
@@ -54,12 +48,9 @@ void run_compare_any(CompareOp op, DType dtype, const kernels::Plan<2>& plan, co
 
 bool compare_double(CompareOp op, double a, double b) {
   switch (op) {
-    case CompareOp::Equal: return a == b;
-    case CompareOp::NotEqual: return !(a == b);
-    case CompareOp::Greater: return a > b;
-    case CompareOp::GreaterEqual: return a >= b;
-    case CompareOp::Lower: return a < b;
-    case CompareOp::LowerEqual: return a <= b;
+#define KILN_COMPARE_OP(Name, snake, jsMethod, KINDS, doc, expr) \
+  case CompareOp::Name: return expr;
+#include "kiln/backend/ops.def"
   }
   return false;
 }

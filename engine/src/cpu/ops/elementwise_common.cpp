@@ -9,59 +9,40 @@
 
 namespace kiln::cpu::ops {
 
+// The names come from the op table (kiln/backend/ops.def): a row's message column when it is
+// not "" (Pow: "powf" / "powi" by dtype; GeluTanh: "gelu"), else its snake name.
+#define KILN_OPS_MESSAGE(message, snake) (sizeof(message) > 1 ? (message) : #snake)
+
 const char* op_name(BinaryOp op, DType dtype) {
   switch (op) {
-    case BinaryOp::Add: return "add";
-    case BinaryOp::Sub: return "sub";
-    case BinaryOp::Mul: return "mul";
-    case BinaryOp::Div: return "div";
-    case BinaryOp::DivTrunc: return "div_trunc";
-    case BinaryOp::Rem: return "remainder";
-    case BinaryOp::Fmod: return "fmod";
-    case BinaryOp::Pow: return dtype == DType::I32 ? "powi" : "powf";
-    case BinaryOp::Max: return "max_pair";
-    case BinaryOp::Min: return "min_pair";
+#define KILN_BINARY_OP(Name, snake, jsMethod, KINDS, doc, f32_message, i32_message) \
+  case BinaryOp::Name:                                                             \
+    return dtype == DType::I32 ? KILN_OPS_MESSAGE(i32_message, snake)              \
+                               : KILN_OPS_MESSAGE(f32_message, snake);
+#include "kiln/backend/ops.def"
   }
   return "binary";
 }
 
 const char* op_name(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Sign: return "sign";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Log1p: return "log1p";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Sin: return "sin";
-    case UnaryOp::Cos: return "cos";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Ceil: return "ceil";
-    case UnaryOp::Floor: return "floor";
-    case UnaryOp::Round: return "round";
-    case UnaryOp::Recip: return "recip";
-    case UnaryOp::Erf: return "erf";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Gelu: return "gelu";
-    case UnaryOp::GeluTanh: return "gelu";
-    case UnaryOp::Silu: return "silu";
+#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, doc, message, ...) \
+  case UnaryOp::Name: return KILN_OPS_MESSAGE(message, snake);
+#include "kiln/backend/ops.def"
   }
   return "unary";
 }
 
 const char* op_name(CompareOp op) {
   switch (op) {
-    case CompareOp::Equal: return "equal";
-    case CompareOp::NotEqual: return "not_equal";
-    case CompareOp::Greater: return "greater";
-    case CompareOp::GreaterEqual: return "greater_equal";
-    case CompareOp::Lower: return "lower";
-    case CompareOp::LowerEqual: return "lower_equal";
+#define KILN_COMPARE_OP(Name, snake, ...) \
+  case CompareOp::Name: return #snake;
+#include "kiln/backend/ops.def"
   }
   return "compare";
 }
+
+#undef KILN_OPS_MESSAGE
 
 Shape broadcast_shapes(const char* op, std::initializer_list<NamedShape> shapes) {
   std::size_t rank = 0;

@@ -22,19 +22,9 @@ namespace kernels = cpu::kernels;
 template <template <BinaryOp> class K, class T>
 void run_binary(BinaryOp op, const kernels::Plan<2>& plan, const T* lhs, const T* rhs, T* out) {
   switch (op) {
-#define KILN_CASE(Op) \
-  case BinaryOp::Op: cpu::dispatch(K<BinaryOp::Op>{}, plan, lhs, rhs, out); return;
-    KILN_CASE(Add)
-    KILN_CASE(Sub)
-    KILN_CASE(Mul)
-    KILN_CASE(Div)
-    KILN_CASE(DivTrunc)
-    KILN_CASE(Rem)
-    KILN_CASE(Fmod)
-    KILN_CASE(Pow)
-    KILN_CASE(Max)
-    KILN_CASE(Min)
-#undef KILN_CASE
+#define KILN_BINARY_OP(Name, ...) \
+  case BinaryOp::Name: cpu::dispatch(K<BinaryOp::Name>{}, plan, lhs, rhs, out); return;
+#include "kiln/backend/ops.def"
   }
 }
 
@@ -67,29 +57,23 @@ void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const S
 /// Runs the unary kernel UnaryF32<op> for the run-time op.
 void run_unary_f32(UnaryOp op, const float* x, float* out, std::size_t n) {
   switch (op) {
-#define KILN_CASE(Op) \
-  case UnaryOp::Op: cpu::dispatch(kernels::UnaryF32<UnaryOp::Op>{}, x, out, n); return;
-    KILN_CASE(Neg)
-    KILN_CASE(Abs)
-    KILN_CASE(Sign)
-    KILN_CASE(Exp)
-    KILN_CASE(Log)
-    KILN_CASE(Log1p)
-    KILN_CASE(Sqrt)
-    KILN_CASE(Sin)
-    KILN_CASE(Cos)
-    KILN_CASE(Tanh)
-    KILN_CASE(Ceil)
-    KILN_CASE(Floor)
-    KILN_CASE(Round)
-    KILN_CASE(Recip)
-    KILN_CASE(Erf)
-    KILN_CASE(Sigmoid)
-    KILN_CASE(Relu)
-    KILN_CASE(Gelu)
-    KILN_CASE(GeluTanh)
-    KILN_CASE(Silu)
-#undef KILN_CASE
+#define KILN_UNARY_OP(Name, ...) \
+  case UnaryOp::Name: cpu::dispatch(kernels::UnaryF32<UnaryOp::Name>{}, x, out, n); return;
+#include "kiln/backend/ops.def"
+  }
+}
+
+/// Runs the unary kernel UnaryI32<op> for the run-time op (a NUMERIC row of the op table).
+void run_unary_i32(UnaryOp op, const std::int32_t* x, std::int32_t* out, std::size_t n) {
+  switch (op) {
+#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, ...) KILN_UNARY_I32_CASE_##KINDS(Name)
+#define KILN_UNARY_I32_CASE_NUMERIC(Name) \
+  case UnaryOp::Name: cpu::dispatch(kernels::UnaryI32<UnaryOp::Name>{}, x, out, n); return;
+#define KILN_UNARY_I32_CASE_FLOAT(Name)
+#include "kiln/backend/ops.def"
+#undef KILN_UNARY_I32_CASE_NUMERIC
+#undef KILN_UNARY_I32_CASE_FLOAT
+    default: return;  // not reached: CpuOps::unary rejects i32 for FLOAT ops
   }
 }
 
@@ -183,7 +167,7 @@ CpuTensor CpuOps::binary_scalar(BinaryOp op, CpuTensor lhs, double scalar, bool 
 CpuTensor CpuOps::unary(UnaryOp op, CpuTensor x) {
   const char* name = op_name(op);
   const DType dtype = x.dtype();
-  const bool numeric_op = op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign;
+  const bool numeric_op = unary_op_is_numeric(op);
   if (dtype == DType::Bool) {
     cpu::ops::throw_dtype(name, numeric_op ? "a f32 or i32 tensor" : "a f32 tensor", dtype);
   }
@@ -194,13 +178,7 @@ CpuTensor CpuOps::unary(UnaryOp op, CpuTensor x) {
   if (dtype == DType::F32) {
     run_unary_f32(op, static_cast<const float*>(in), out.data<float>(), n);
   } else {
-    const auto* xi = static_cast<const std::int32_t*>(in);
-    auto* oi = out.data<std::int32_t>();
-    switch (op) {
-      case UnaryOp::Neg: cpu::dispatch(kernels::UnaryI32<UnaryOp::Neg>{}, xi, oi, n); break;
-      case UnaryOp::Abs: cpu::dispatch(kernels::UnaryI32<UnaryOp::Abs>{}, xi, oi, n); break;
-      default: cpu::dispatch(kernels::UnaryI32<UnaryOp::Sign>{}, xi, oi, n); break;
-    }
+    run_unary_i32(op, static_cast<const std::int32_t*>(in), out.data<std::int32_t>(), n);
   }
   return out;
 }

@@ -64,13 +64,9 @@ Shape keep_dim(Shape s, std::size_t d) {
 
 const char* op_name(ReduceOp op, bool along_dim) {
   switch (op) {
-    case ReduceOp::Sum: return along_dim ? "sum_dim" : "sum";
-    case ReduceOp::Mean: return along_dim ? "mean_dim" : "mean";
-    case ReduceOp::Prod: return along_dim ? "prod_dim" : "prod";
-    case ReduceOp::Max: return along_dim ? "max_dim" : "max";
-    case ReduceOp::Min: return along_dim ? "min_dim" : "min";
-    case ReduceOp::Any: return along_dim ? "any_dim" : "any";
-    case ReduceOp::All: return along_dim ? "all_dim" : "all";
+#define KILN_REDUCE_OP(Name, snake, ...) \
+  case ReduceOp::Name: return along_dim ? #snake "_dim" : #snake;
+#include "kiln/backend/ops.def"
   }
   return "reduce";
 }
