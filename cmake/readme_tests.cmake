@@ -1,12 +1,20 @@
-# README.md's C++ examples are tests: each ```cpp block that follows a line
-# `<!-- readme-test -->` is written to <build>/readme/readme_example_<n>.cpp at configure
-# time, compiled against kiln and run by ctest (it must exit 0). Editing README.md makes
-# the next build reconfigure. A marker without a ```cpp block right after it is an error.
+# The C++ examples of a Markdown file are tests: kiln_add_readme_tests(<file> [<prefix>])
+# writes each ```cpp block that follows a line `<!-- <prefix>-test -->` to
+# <build>/<prefix>/<prefix>_example_<n>.cpp at configure time, compiles it against kiln and
+# runs it with ctest (it must exit 0). <prefix> defaults to `readme` (README.md:
+# `<!-- readme-test -->`, tests readme_example_<n>); CONTRIBUTING.md uses `contributing`.
+# Editing the file makes the next build reconfigure. A marker without a ```cpp block right
+# after it is an error, and so is a file without any marker.
 function(kiln_add_readme_tests readme)
+  set(prefix readme)
+  if(ARGC GREATER 1)
+    set(prefix ${ARGV1})
+  endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${readme})
+  get_filename_component(readme_name ${readme} NAME)
   file(READ ${readme} text)
-  set(marker "<!-- readme-test -->")
-  set(out_dir ${CMAKE_BINARY_DIR}/readme)
+  set(marker "<!-- ${prefix}-test -->")
+  set(out_dir ${CMAKE_BINARY_DIR}/${prefix})
   file(MAKE_DIRECTORY ${out_dir})
   set(n 0)
   while(TRUE)
@@ -31,10 +39,10 @@ function(kiln_add_readme_tests readme)
     string(SUBSTRING "${text}" 0 ${end} code)
     string(SUBSTRING "${text}" ${end} -1 text)
     math(EXPR n "${n} + 1")
-    set(name readme_example_${n})
-    # Rewritten only when the code changed, so an unrelated README edit rebuilds nothing.
+    set(name ${prefix}_example_${n})
+    # Rewritten only when the code changed, so an unrelated edit of the file rebuilds nothing.
     file(CONFIGURE OUTPUT ${out_dir}/${name}.cpp
-         CONTENT "// Extracted from README.md by cmake/readme_tests.cmake: edit README.md.\n@code@\n"
+         CONTENT "// Extracted from ${readme_name} by cmake/readme_tests.cmake: edit ${readme_name}.\n@code@\n"
          @ONLY)
     add_executable(${name} ${out_dir}/${name}.cpp)
     target_link_libraries(${name} PRIVATE kiln)
