@@ -27,8 +27,11 @@ describe('expm1', () => {
       for (let i = 0; i < torch.length; ++i) {
         expect(Math.abs(y[i] - torch[i])).toBeLessThanOrEqual(2e-6 * Math.abs(torch[i]) + 1e-12);
       }
-      // exp(x) - 1 in f32 loses 1e-7 entirely; expm1 keeps it to ~1 ulp.
-      expect(x.exp().sub(1).toArray()[3]).toBe(0);
+      // At 1e-10, exp(x) - 1 in f32 loses x entirely (torch: 0.0); expm1 keeps it
+      // (torch.expm1(torch.tensor([1e-10])) = 1.000000013351432e-10).
+      const tiny = kiln.Tensor.fromData([1e-10]);
+      expect(tiny.exp().sub(1).toArray()[0]).toBe(0);
+      expect(Math.abs(tiny.expm1().toArray()[0] - 1.000000013351432e-10)).toBeLessThan(1e-16);
     });
   });
 
