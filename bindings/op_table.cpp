@@ -18,7 +18,9 @@
 #include <cstring>
 #include <string>
 
+#include "js_tensor.hpp"
 #include "kiln/backend/backend.hpp"
+#include "kiln/core/dtype.hpp"
 
 namespace kiln_js {
 namespace {
@@ -69,7 +71,23 @@ val op_table() {
   return out;
 }
 
+/// The dtypes with their enum values (kiln::DType) and package names ('float32', ...): the JS
+/// layer's dtype codes come from here, never from a copy.
+val dtype_table() {
+  val dtypes = val::array();
+  for (const kiln::DType d : {kiln::DType::F32, kiln::DType::I32, kiln::DType::Bool}) {
+    val entry = val::object();
+    entry.set("code", static_cast<int>(d));
+    entry.set("name", text(js_dtype_name(d)));
+    dtypes.call<void>("push", entry);
+  }
+  return dtypes;
+}
+
 }  // namespace
 }  // namespace kiln_js
 
-EMSCRIPTEN_BINDINGS(kiln_op_table) { emscripten::function("opTable", &kiln_js::op_table); }
+EMSCRIPTEN_BINDINGS(kiln_op_table) {
+  emscripten::function("opTable", &kiln_js::op_table);
+  emscripten::function("dtypeTable", &kiln_js::dtype_table);
+}

@@ -117,6 +117,8 @@ export interface RawModule {
   /** Set by finishModule: the class the C++ side throws. */
   KilnError: unknown;
   opTable(): RawOpTable;
+  /** The dtypes: their kiln::DType enum values and package names ('float32', ...). */
+  dtypeTable(): { code: number; name: string }[];
   // ---- tensors (js_tensor.cpp, tensor_*.cpp)
   tFromTypedArray(values: Float32Array | Int32Array | Uint8Array, shape: readonly number[], dtype: number): RawTensor;
   tFull(shape: readonly number[], value: number, dtype: number): RawTensor;

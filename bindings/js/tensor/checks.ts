@@ -7,8 +7,20 @@ import { KilnError, type ErrorCode } from '../errors.js';
 export type DType = 'float32' | 'int32' | 'bool';
 
 /** The engine's dtype codes (bindings/js_tensor.cpp): the index in this list. */
-export const DTYPES: readonly DType[] = ['float32', 'int32', 'bool'];
-const DTYPE_CODE: Readonly<Record<string, number>> = { float32: 0, int32: 1, bool: 2 };
+/**
+ * The dtypes by engine code (`DTYPES[code]`) and their codes by name: filled from the engine's
+ * op table at init (`installDtypes`; C++ kiln::DType), never copied by hand.
+ */
+export const DTYPES: DType[] = [];
+const DTYPE_CODE: Record<string, number> = Object.create(null) as Record<string, number>;
+
+/** Records the engine's dtype codes (bindings/op_table.cpp's `dtypes`); the same for every instance. */
+export function installDtypes(dtypes: readonly { code: number; name: string }[]): void {
+  for (const { code, name } of dtypes) {
+    DTYPES[code] = name as DType;
+    DTYPE_CODE[name] = code;
+  }
+}
 
 /** A KilnError to throw. */
 export function fail(code: ErrorCode, message: string): KilnError {
@@ -82,7 +94,7 @@ export function checkOptions<T extends object = Record<string, unknown>>(v: unkn
   return v as Partial<T>;
 }
 
-/** 'float32' -> 0, 'int32' -> 1, 'bool' -> 2; `Type` for anything else. */
+/** The engine's code of a dtype name ('float32', 'int32', 'bool'); `Type` for anything else. */
 export function dtypeCode(dtype: unknown, op: string): number {
   const code = typeof dtype === 'string' ? DTYPE_CODE[dtype] : undefined;
   if (code === undefined || !Object.prototype.hasOwnProperty.call(DTYPE_CODE, dtype as string)) {

@@ -5,7 +5,7 @@
 // prototype carries the engine, so `x instanceof kiln.Tensor` and the checks below reject a
 // tensor of another module instance, as they always did.
 import type { RawGradients, RawModule, RawTensor } from '../raw.js';
-import { checkIntArray, describe, fail } from './checks.js';
+import { checkIntArray, describe, fail, installDtypes } from './checks.js';
 import { toTypedArray } from './data.js';
 import type { Gradients } from './gradients.js';
 import { OpIds } from './ops.js';
@@ -47,6 +47,7 @@ export class Engine {
 
   constructor(raw: RawModule, options: { autoDispose?: boolean }) {
     this.raw = raw;
+    installDtypes(raw.dtypeTable());
     this.ops = new OpIds(raw.opTable());
     this.registry =
       options.autoDispose === true && typeof FinalizationRegistry === 'function'
