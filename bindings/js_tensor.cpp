@@ -1,6 +1,6 @@
 // The core of the JS tensor API: the Embind classes RawTensor (JsTensor) and RawGradients,
 // creation, data out, printing, memory and backend info. The ops live in tensor_*.cpp; the
-// JS class `Tensor` (bindings/js/tensor.js) wraps all of it.
+// JS class `Tensor` (bindings/js/tensor/, TypeScript) wraps all of it.
 #include "js_tensor.hpp"
 
 #include <emscripten.h>
@@ -296,7 +296,7 @@ val memory() {
 }
 
 /// kiln::set_num_threads (the JS layer checks n against the Web Workers the threaded build
-/// started: bindings/js/index.js).
+/// started: bindings/js/index.ts).
 void set_num_threads(int n) {
   guarded([&] { kiln::set_num_threads(n); });
 }

@@ -4,8 +4,8 @@
 /// points. Stable interface: other TUs (nn_*.cpp) build on exactly what is declared here.
 ///
 /// JS side: the Embind class "RawTensor" (registered once, in js_tensor.cpp) is internal;
-/// the package's JS class `Tensor` (bindings/js/tensor.js) owns one RawTensor handle and
-/// unwraps/wraps it around every call (`tensor.js`: `unwrap(t, op)` / `wrapRaw(raw)`).
+/// the package's JS class `Tensor` (bindings/js/tensor/, TypeScript) owns one RawTensor handle and
+/// unwraps/wraps it around every call (bindings/js/tensor/engine.ts: `unwrap` / `wrap`).
 /// A bound function that takes or returns tensors therefore takes `const JsTensor&` and
 /// returns `JsTensor` by value (Embind allocates the returned copy; the JS wrapper owns it).
 ///
@@ -129,7 +129,7 @@ std::int64_t int_from_js(const emscripten::val& value, const char* op, const cha
 emscripten::val shape_to_js(const kiln::Shape& shape);
 
 /// Throws the JS error `new KilnError(code, message)` (the package's class, set on the
-/// module as `Module.KilnError` by bindings/js/module.js; a plain Error with `.code` before
+/// module as `Module.KilnError` by bindings/js/module.ts; a plain Error with `.code` before
 /// that). Never returns.
 [[noreturn]] void throw_js_error(const std::string& code, const std::string& message);
 

@@ -1,5 +1,5 @@
 // Models in JS: the Embind class RawModel over nn::Sequential<Autodiff<Cpu>> built from the
-// C++ JSON spec (snake_case; bindings/js/nn.js translates the package's camelCase), its
+// C++ JSON spec (snake_case; bindings/js/nn.ts translates the package's camelCase), its
 // forward in training and inference mode, records (SafeTensors bytes with PyTorch's keys),
 // parameters and the summary; plus the tensor helpers of train_common.hpp.
 #include <emscripten/bind.h>
@@ -184,7 +184,7 @@ std::string dims_text(const std::optional<std::vector<std::int64_t>>& dims) {
 /// The summary's data: {rows: [[index, type, output shape, params], ...], input (shape text
 /// or null), total, trainable}; output shapes as far as the spec fixes them, from
 /// `input_item` when given, else from flat items of the size a first linear or reshape
-/// takes. bindings/js/nn.js formats the table.
+/// takes. bindings/js/nn.ts formats the table.
 val model_summary(const JsModel& m, val input_item) {
   return guarded([&] {
     const ModelState& s = state_of(m);
@@ -298,7 +298,7 @@ void model_dispose(JsModel& m) { m.state.reset(); }
 /// The layer types of the engine's registry, in registry order (the order of the types in
 /// SequentialConfig's messages): [{type: 'linear', fields: [{name: 'd_input', required:
 /// true}, {name: 'd_output', required: true}, {name: 'bias', required: false}, ...]}, ...],
-/// names in the spec's snake_case. bindings/js/nn.js builds kiln.nn's layer functions from it.
+/// names in the spec's snake_case. bindings/js/nn.ts builds kiln.nn's layer functions from it.
 val layer_types() {
   return guarded([] {
     val out = val::array();

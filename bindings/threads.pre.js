@@ -2,7 +2,7 @@
 // factory, where `Module` is the object given to createKilnModule. kilnPoolSize is the
 // number of Web Workers Emscripten starts (and waits for) before the module runs:
 // -sPTHREAD_POOL_SIZE=kilnPoolSize. The engine uses kilnThreads - 1 of them plus the
-// calling thread; bindings/js/index.js sets Module.kilnThreads and calls setNumThreads
+// calling thread; bindings/js/index.ts sets Module.kilnThreads and calls setNumThreads
 // once the module is ready. At least one worker: with an empty pool, Emscripten 3.1.6
 // never releases its 'wasm-instantiate' run dependency (preamble.js), and the module would
 // never finish loading.

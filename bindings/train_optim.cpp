@@ -2,7 +2,7 @@
 // engine's OptimizerAdaptor<Sgd | Adam | AdamW | RmsProp, Autodiff<Cpu>> with a scheduler,
 // the step of a Sequential with them (optimizer.step), and the Learner's guarded training
 // step (kiln::train::train_step), so that these templates are compiled in this TU only.
-// Configs arrive as the C++ configs' JSON (snake_case), made by bindings/js/train.js.
+// Configs arrive as the C++ configs' JSON (snake_case), made by bindings/js/train/ (TypeScript).
 #include <emscripten/bind.h>
 
 #include <cmath>
