@@ -309,6 +309,9 @@ val split_with_sizes(const JsTensor& x, val sizes, double dim, std::string op) {
 
 /// (values, indices) of the k largest entries along dim (sorted descending, stable).
 std::pair<JsTensor, JsTensor> topk_pair(const JsTensor& x, double k, double dim, const char* op) {
+  if (x.dtype() == kiln::DType::Bool) {
+    throw kiln::DTypeError(kiln::str_cat(op, ": expected a float32 or int32 tensor, got bool"));
+  }
   const std::int64_t kk = int_arg(k, op, "k");
   const std::int64_t d = kiln::derived::topk_dim(x.shape(), kk, int_arg(dim, op, "dim"), op);
   const std::vector<kiln::Slice> first_k = kiln::derived::piece_ranges(d, {0, kk});

@@ -239,7 +239,8 @@ struct LearnerState {
   LossSpec loss;
   std::vector<std::int64_t> input_shape;  ///< per item; empty: [x.length / n]
   std::uint64_t seed = 0;
-  std::int64_t epoch = 0;
+  std::int64_t epoch = 0;  ///< epochs begun over the learner's life (the shuffle seeds)
+  std::int64_t fit_epoch = 0;  ///< the epoch of the fit() in progress, 1-based (messages)
   // The epoch in progress (beginEpoch / trainBatches).
   JsDataset epoch_data;
   std::size_t batch_size = 32;
@@ -423,9 +424,11 @@ val learner_train_batch(const JsLearner& l, val x, val y, double n_hint) {
 }
 
 /// Starts an epoch over `data` (shuffled with a seed derived from the learner's seed and the
-/// epoch number when `shuffle`); returns the number of batches.
+/// learner's epoch count when `shuffle`); `fit_epoch` is that epoch's number within the fit()
+/// in progress (1-based), as the fit's callbacks and history count it, for messages.
+/// Returns the number of batches.
 double learner_begin_epoch(const JsLearner& l, const JsDataset& data, double batch_size,
-                           bool shuffle) {
+                           bool shuffle, double fit_epoch) {
   return guarded([&] {
     LearnerState& s = state_of(l);
     const char* op = "Learner.fit";
@@ -434,6 +437,7 @@ double learner_begin_epoch(const JsLearner& l, const JsDataset& data, double bat
     if (s.batch_size == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
     if (data.len() == 0) throw kiln::ShapeError(kiln::str_cat(op, ": the dataset is empty"));
     ++s.epoch;
+    s.fit_epoch = fit_epoch >= 1 && fit_epoch <= 9e15 ? static_cast<std::int64_t>(fit_epoch) : s.epoch;
     s.epoch_data = data;
     if (shuffle) {
       const auto perm = kiln::data::permutation(
@@ -459,7 +463,7 @@ val learner_train_batches(const JsLearner& l, double count) {
       const std::size_t end = std::min(len, s.cursor + s.batch_size);
       auto [x, t] = gather(s.epoch_data, s.cursor, end);
       const auto batch = static_cast<std::int64_t>(s.cursor / s.batch_size) + 1;
-      train_step(s, std::move(x), t, totals, kiln::train::StepPosition{"Learner.fit", s.epoch, batch});
+      train_step(s, std::move(x), t, totals, kiln::train::StepPosition{"Learner.fit", s.fit_epoch, batch});
       s.cursor = end;
     }
     const bool done = s.cursor >= len;

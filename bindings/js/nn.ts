@@ -6,7 +6,7 @@
 import { KilnError } from './errors.js';
 import { HandleOwner } from './handle.js';
 import type { RawModel, RawModule } from './raw.js';
-import { checkIntArray, checkOptions, describe, fail } from './tensor/checks.js';
+import { checkIntArray, checkOptions, describe, engineJson, fail } from './tensor/checks.js';
 import { bindClass, type Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { LayerSpec, Nn, SequentialSpec } from './train_api.js';
@@ -79,6 +79,8 @@ function layerToCpp(layer: unknown, where: string): Record<string, unknown> {
     }
     out[k] = key === 'type' && typeof value === 'string' ? camelToSnake(value) : value;
   }
+  // JSON cannot carry NaN or ±Infinity: name the field here rather than let it arrive as null.
+  engineJson(out, `${where}${typeof layer.type === 'string' ? ` (${layer.type})` : ''}`);
   return out;
 }
 

@@ -85,7 +85,8 @@ export interface RawBatchesResult {
 
 export interface RawLearner extends RawOwned {
   trainBatch(x: Float32Array, y: Int32Array | Float32Array, n: number): { loss: number; accuracy: number };
-  beginEpoch(data: RawDataset, batchSize: number, shuffle: boolean): number;
+  /** fitEpoch: the epoch's number within the fit() in progress (1-based), for messages. */
+  beginEpoch(data: RawDataset, batchSize: number, shuffle: boolean, fitEpoch: number): number;
   trainBatches(count: number): RawBatchesResult;
   evalBatches(data: RawDataset, batchSize: number, first: number, count: number): RawBatchesResult;
   predict(x: Float32Array, n: number, batchSize: number): Float32Array;

@@ -153,4 +153,13 @@ describe('derived ops on the raw module', () => {
       expectKilnError(kiln, () => raw.tSplit(v._h, 0, 0, 'split'), 'Value', 'split: split_size must be >= 1, got 0');
     });
   });
+
+  it('topk of a bool tensor is refused naming topk (torch.topk has no bool kernel), not the sort it uses', () => {
+    run(() => {
+      const b = T.fromData([true, false, true], { dtype: 'bool' });
+      expectKilnError(kiln, () => b.topk(1), 'DType', 'topk: expected a float32 or int32 tensor, got bool');
+      expectKilnError(kiln, () => b.topkWithIndices(1), 'DType',
+        'topkWithIndices: expected a float32 or int32 tensor, got bool');
+    });
+  });
 });

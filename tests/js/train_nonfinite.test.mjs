@@ -150,4 +150,22 @@ describe('Learner.fit refuses a non-finite step', () => {
     expect(learner.steps).toBe(1);
     for (const d of [learner, optimizer, model]) d.dispose();
   });
+
+  it('names the epoch as the fit() in progress counts it (1 in a second fit), as its callbacks do', async () => {
+    const { x, y } = xorData();
+    const good = kiln.data.fromArrays(x, y, { itemShape: [2] });
+    const badX = x.slice();
+    badX[0] = NaN; // item 0: batch 1
+    const bad = kiln.data.fromArrays(badX, y, { itemShape: [2] });
+    const model = kiln.nn.sequential(SPEC, { seed: 5 });
+    const optimizer = kiln.optim.adam({ lr: 0.01 });
+    const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy' });
+    const epochsSeen = [];
+    await learner.fit(good, { epochs: 3, batchSize: 16, onEpochEnd: (log) => epochsSeen.push(log.epoch) });
+    expect(epochsSeen).toEqual([1, 2, 3]);
+    const error = await rejection(learner.fit(bad, { epochs: 1, batchSize: 16, shuffle: false }));
+    expect(error.code).toBe('NonFinite');
+    expect(error.message).toMatch(/^Learner\.fit: loss is NaN at epoch 1, batch 1 \(/);
+    for (const d of [learner, optimizer, model, good, bad]) d.dispose();
+  });
 });

@@ -112,3 +112,19 @@ export function isScalar(v: unknown): v is number | boolean {
 export const checks = {
   describe, checkNumber, checkInt, checkBool, checkIntArray, checkShape, checkOptions, dtypeCode,
 };
+
+/**
+ * JSON.stringify for the engine's configs and specs. JSON has no NaN or ±Infinity (stringify
+ * writes null, which the engine would report as "got null"), so a non-finite number is a
+ * `Config` error naming its field (camelCase) and value instead.
+ * @throws KilnError `Config` "<op>: <field>: expected a finite number, got NaN".
+ */
+export function engineJson(value: unknown, op: string): string {
+  return JSON.stringify(value, function replacer(key: string, v: unknown): unknown {
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      const field = /^\d+$/.test(key) ? `element ${key}` : key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+      throw fail('Config', `${op}: ${field}: expected a finite number, got ${v}`);
+    }
+    return v;
+  });
+}

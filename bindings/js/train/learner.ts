@@ -110,7 +110,7 @@ export class Learner extends HandleOwner<RawLearner> {
     try {
       for (let epoch = 1; epoch <= epochs; epoch++) {
         checkAbort();
-        const numBatches = camelErrors(() => h.beginEpoch(data, batchSize, shuffle));
+        const numBatches = camelErrors(() => h.beginEpoch(data, batchSize, shuffle, epoch));
         const start = now();
         let lossSum = 0;
         let correct = 0;

@@ -1,7 +1,7 @@
 // kiln.loss: loss function objects (cross-entropy, binary cross-entropy, MSE) over the
 // engine's losses (bindings/train_learner.cpp: lossForward, lossValidate).
 import { camelErrors } from '../nn.js';
-import { describe, fail } from '../tensor/checks.js';
+import { describe, engineJson, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { bool, int, num, options, TOKEN, type Options } from './common.js';
@@ -63,7 +63,7 @@ export function crossEntropy(e: Engine, config?: unknown): Loss {
   }
   if (c.ignoreIndex !== undefined) json.ignore_index = int(c.ignoreIndex, op, 'ignoreIndex', 0, -2147483648);
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = JSON.stringify(json);
+  const text = engineJson(json, op);
   validateLoss(e, text);
   return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'crossEntropy', text, { ...c });
 }
@@ -80,7 +80,7 @@ export function binaryCrossEntropy(e: Engine, config?: unknown): Loss {
     json.weights = Array.from(c.weights as ArrayLike<unknown>, (w, i) => num(w, op, `weights[${i}]`));
   }
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = JSON.stringify(json);
+  const text = engineJson(json, op);
   validateLoss(e, text);
   return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'binaryCrossEntropy', text, { ...c });
 }
@@ -90,7 +90,7 @@ export function mse(e: Engine, config?: unknown): Loss {
   const c = options(config, op, ['reduction']);
   const json: Options = { kind: 'mse' };
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = JSON.stringify(json);
+  const text = engineJson(json, op);
   validateLoss(e, text);
   return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'mse', text, { ...c });
 }

@@ -3,7 +3,7 @@
 import { HandleOwner } from '../handle.js';
 import { camelErrors, isPlainObject, unwrapModel, type Model } from '../nn.js';
 import type { RawOptimizer } from '../raw.js';
-import { describe, fail } from '../tensor/checks.js';
+import { describe, engineJson, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
 import type { Gradients } from '../tensor/gradients.js';
 import { bool, int, num, options, TOKEN, type Options } from './common.js';
@@ -99,7 +99,7 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
         if (c[f] === undefined) continue;
         json[f.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)] = c[f];
       }
-      const text = JSON.stringify(json);
+      const text = engineJson(json, op);
       camelErrors(() => raw.scheduleValues(text, 0));
       return new S(TOKEN, kind, text, { ...c });
     };
@@ -125,7 +125,7 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     if (typeof lr !== 'number' || Number.isNaN(lr)) {
       throw fail('Type', `${op}: lr must be a number or a kiln.optim.schedule, got ${describe(lr)}`);
     }
-    return JSON.stringify({ kind: 'constant', lr });
+    return engineJson({ kind: 'constant', lr }, op);
   }
 
   function clipping(v: unknown, op: string): Options | undefined {
@@ -143,7 +143,8 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
 
   function makeOptimizer(kind: string, op: string, c: Options, config: Options, lrDefault: Options | undefined): Optimizer {
     const lr = lrJson(c.lr, op, lrDefault);
-    const handle = camelErrors(() => raw.optimizerCreate(kind, JSON.stringify(config), lr));
+    const text = engineJson(config, op);
+    const handle = camelErrors(() => raw.optimizerCreate(kind, text, lr));
     return new O(TOKEN, kind, handle, { ...c });
   }
 
