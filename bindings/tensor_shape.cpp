@@ -113,7 +113,11 @@ JsTensor repeat_dim(const JsTensor& x, double dim, double times) {
   return guarded([&] {
     const std::int64_t d = norm_dim(dim, x.shape().rank(), "repeatDim");
     if (!(times >= 0) || std::floor(times) != times || times > 2147483647.0) {
-      throw kiln::ValueError(kiln::str_cat("repeatDim: times must be an integer >= 0, got ", times));
+      // Whole numbers printed in full (2^40 as 1099511627776, not 1.09951e+12).
+      const bool whole = std::floor(times) == times && std::abs(times) < 9.0e15;
+      throw kiln::ValueError(kiln::str_cat(
+          "repeatDim: times must be an integer in [0, 2147483647], got ",
+          whole ? kiln::str_cat(static_cast<std::int64_t>(times)) : kiln::str_cat(times)));
     }
     const auto t = static_cast<std::int64_t>(times);
     if (x.is_float()) return JsTensor(Ops::repeat_dim(op_input(x), d, t));

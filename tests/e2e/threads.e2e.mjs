@@ -77,8 +77,10 @@ function timeProducts(kiln, reps) {
 }
 // A product whose operands outgrow the initial 32 MiB heap: the memory grows while the pool's
 // workers share it. Returns the heap sizes and 16 sampled entries with their double sums.
+// n = 2048: a, b and c take 16 MiB each (48 MiB), so the heap must grow whatever else it holds
+// (at 1536 they took 27 MiB, and the growth depended on what earlier checks had left).
 function grownProduct(kiln) {
-  const n = 1536, a = new Float32Array(n * n), b = new Float32Array(n * n);
+  const n = 2048, a = new Float32Array(n * n), b = new Float32Array(n * n);
   for (let i = 0; i < a.length; i++) { a[i] = ((i * 7919) % 1009) / 512 - 1; b[i] = ((i * 104729) % 997) / 512 - 1; }
   const heapBefore = kiln.memory().heapBytes;
   const c = kiln.tidy(() => kiln.Tensor.fromData(a, { shape: [n, n] }).matmul(kiln.Tensor.fromData(b, { shape: [n, n] })).dataSync());

@@ -162,4 +162,12 @@ describe('derived ops on the raw module', () => {
         'topkWithIndices: expected a float32 or int32 tensor, got bool');
     });
   });
+
+  it('repeatDim beyond int32 names the bound and prints the count in full', () => {
+    run(() => {
+      const t = T.fromData([1, 2]);
+      expectKilnError(kiln, () => t.repeatDim(0, 2 ** 40), 'Value',
+        'repeatDim: times must be an integer in [0, 2147483647], got 1099511627776');
+    });
+  });
 });
