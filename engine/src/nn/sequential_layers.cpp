@@ -8,6 +8,8 @@
 
 #include "kiln/autodiff/autodiff.hpp"
 #include "kiln/cpu/cpu.hpp"
+// The registry and make_sequential_entry, which the registration lines below expand to.
+#include "kiln/nn/sequential_layer.hpp"
 // The built-in types in their historical order.
 #include "kiln/nn/linear.hpp"
 #include "kiln/nn/dropout.hpp"

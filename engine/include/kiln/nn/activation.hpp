@@ -20,7 +20,7 @@
 #include <ostream>
 
 #include "kiln/config/config.hpp"
-#include "kiln/nn/sequential_layer.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/activation.hpp"
 #include "kiln/tensor/tensor.hpp"
 

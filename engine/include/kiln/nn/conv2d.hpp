@@ -19,7 +19,7 @@
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/padding.hpp"
-#include "kiln/nn/sequential_layer.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/conv.hpp"
 #include "kiln/tensor/tensor.hpp"
 

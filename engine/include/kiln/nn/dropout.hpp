@@ -18,7 +18,7 @@
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
-#include "kiln/nn/sequential_layer.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {

@@ -13,7 +13,7 @@
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
-#include "kiln/nn/sequential_layer.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {

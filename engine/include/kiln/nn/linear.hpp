@@ -16,7 +16,7 @@
 #include "kiln/module/initializer.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
-#include "kiln/nn/sequential_layer.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {

@@ -20,7 +20,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/nn/functional/pool.hpp"
-#include "kiln/nn/sequential_layer.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
