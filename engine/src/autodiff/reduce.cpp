@@ -31,16 +31,25 @@ typename B::FloatTensor prod_factor(const typename B::FloatTensor& x, Reduce&& r
   return M::where(std::move(one_zero), M::cmp_s(CompareOp::Equal, count, 0.0), no_zero);
 }
 
-/// Values whose gradient goes back to the positions `indices` along dim of x.
+/// (values, indices) of an op that picks elements of x along dim (max/min_dim_with_indices,
+/// sort_with_indices): untracked when x is; otherwise the values' gradient goes back to the
+/// positions `indices` along dim of x.
 template <Backend B>
-AutodiffTensor<B> record_indexed(typename B::FloatTensor values, const AutodiffTensor<B>& x,
-                                 std::int64_t dim, const typename B::IntTensor& indices) {
+std::pair<AutodiffTensor<B>, typename B::IntTensor> indexed(
+    std::pair<typename B::FloatTensor, typename B::IntTensor> picked, const AutodiffTensor<B>& x,
+    std::int64_t dim) {
   using P = typename B::FloatTensor;
+  // (not a structured binding: clang 14, em++'s, cannot capture one in a lambda)
+  P& values = picked.first;
+  typename B::IntTensor& indices = picked.second;
+  if (!x.node) return {AutodiffTensor<B>(std::move(values)), std::move(indices)};
   const Shape xs = B::FloatOps::shape(x.primitive);
   const std::int64_t d = check::dim("max_dim", dim, xs.rank());
-  return record<B>(std::move(values), {x.node}, [xs, d, indices](P g, GradSink<B>& s) {
-    s.add(0, Math<B>::scatter_to(g, xs, d, indices));
-  });
+  auto out = record<B>(std::move(values), {x.node},
+                       [xs, d, positions = indices](P g, GradSink<B>& s) {
+                         s.add(0, Math<B>::scatter_to(g, xs, d, positions));
+                       });
+  return {std::move(out), std::move(indices)};
 }
 
 }  // namespace autodiff::detail
@@ -141,28 +150,19 @@ AutodiffTensor<B> AutodiffOps<B>::reduce_dim(ReduceOp op, const Tensor& x, std::
 template <Backend B>
 std::pair<AutodiffTensor<B>, typename B::IntTensor> AutodiffOps<B>::max_dim_with_indices(
     const Tensor& x, std::int64_t dim) {
-  auto [values, indices] = Inner::max_dim_with_indices(x.primitive, dim);
-  if (!x.node) return {Tensor(std::move(values)), std::move(indices)};
-  return {autodiff::detail::record_indexed<B>(std::move(values), x, dim, indices),
-          std::move(indices)};
+  return autodiff::detail::indexed<B>(Inner::max_dim_with_indices(x.primitive, dim), x, dim);
 }
 
 template <Backend B>
 std::pair<AutodiffTensor<B>, typename B::IntTensor> AutodiffOps<B>::min_dim_with_indices(
     const Tensor& x, std::int64_t dim) {
-  auto [values, indices] = Inner::min_dim_with_indices(x.primitive, dim);
-  if (!x.node) return {Tensor(std::move(values)), std::move(indices)};
-  return {autodiff::detail::record_indexed<B>(std::move(values), x, dim, indices),
-          std::move(indices)};
+  return autodiff::detail::indexed<B>(Inner::min_dim_with_indices(x.primitive, dim), x, dim);
 }
 
 template <Backend B>
 std::pair<AutodiffTensor<B>, typename B::IntTensor> AutodiffOps<B>::sort_with_indices(
     const Tensor& x, std::int64_t dim, bool descending) {
-  auto [values, indices] = Inner::sort_with_indices(x.primitive, dim, descending);
-  if (!x.node) return {Tensor(std::move(values)), std::move(indices)};
-  return {autodiff::detail::record_indexed<B>(std::move(values), x, dim, indices),
-          std::move(indices)};
+  return autodiff::detail::indexed<B>(Inner::sort_with_indices(x.primitive, dim, descending), x, dim);
 }
 
 template <Backend B>

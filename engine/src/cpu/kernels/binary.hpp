@@ -364,14 +364,5 @@ void BinaryI32<Op>::operator()(Arch, const Plan<2>& plan, const std::int32_t* lh
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::BinaryI32<::kiln::BinaryOp::Op>, Arch,      \
                        const ::kiln::cpu::kernels::Plan<2>&, const std::int32_t*,                \
                        const std::int32_t*, std::int32_t*)
-#if !defined(__EMSCRIPTEN__)
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Sse2
-#include "cpu/kernels/binary_instances.inc"
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx2
-#include "cpu/kernels/binary_instances.inc"
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
-#include "cpu/kernels/binary_instances.inc"
-#endif
+#define KILN_INSTANCES_FILE "cpu/kernels/binary_instances.inc"
+#include "cpu/kernels/extern_instances.inc"

@@ -263,14 +263,5 @@ void Where<T>::operator()(Arch, const Plan<3>& plan, const T* x, const std::uint
   KILN_WHERE_INSTANCE(PREFIX, Arch, std::int32_t)                                              \
   KILN_WHERE_INSTANCE(PREFIX, Arch, std::uint8_t)
 
-#if !defined(__EMSCRIPTEN__)
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Sse2
-#include "cpu/kernels/compare_instances.inc"
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx2
-#include "cpu/kernels/compare_instances.inc"
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
-#include "cpu/kernels/compare_instances.inc"
-#endif
+#define KILN_INSTANCES_FILE "cpu/kernels/compare_instances.inc"
+#include "cpu/kernels/extern_instances.inc"

@@ -176,14 +176,5 @@ void ClampI32::operator()(Arch, const std::int32_t* x, std::int32_t* out, std::s
   KILN_KERNEL_INSTANCE(PREFIX, ::kiln::cpu::kernels::ClampI32, Arch, const std::int32_t*,      \
                        std::int32_t*, std::size_t, std::int32_t, std::int32_t)
 
-#if !defined(__EMSCRIPTEN__)
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Sse2
-#include "cpu/kernels/unary_instances.inc"
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx2
-#include "cpu/kernels/unary_instances.inc"
-#define KILN_INSTANCE_PREFIX extern
-#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
-#include "cpu/kernels/unary_instances.inc"
-#endif
+#define KILN_INSTANCES_FILE "cpu/kernels/unary_instances.inc"
+#include "cpu/kernels/extern_instances.inc"
