@@ -112,16 +112,41 @@ val shape_to_js(const kiln::Shape& shape) {
   return out;
 }
 
-void throw_js_error(const std::string& code, const std::string& message) {
-  val ctor = val::module_property("KilnError");
-  val error = val::undefined();
-  if (ctor.typeOf().as<std::string>() == "function") {
-    error = ctor.new_(code, message);
-  } else {
-    error = val::global("Error").new_(message);
-    error.set("code", code);
+namespace {
+/// This thread's error slot (see js_tensor.hpp, "The error boundary").
+struct PendingError {
+  bool set = false;
+  std::string code;
+  std::string message;
+};
+thread_local PendingError t_pending;
+thread_local int t_guarded_depth = 0;
+}  // namespace
+
+void set_pending_error(std::string_view code, const char* message) noexcept {
+  try {
+    t_pending.code = code;
+    t_pending.message = message;
+  } catch (...) {
+    // No memory for the message: the code alone still reaches JS.
+    t_pending.message.clear();
   }
-  error.throw_();
+  t_pending.set = true;
+}
+
+int& guarded_depth() noexcept { return t_guarded_depth; }
+
+/// The pending error as {code, message}, cleared (null if none): called by the JS wrapper
+/// after an entry point returned with the slot set.
+val take_error() {
+  if (!t_pending.set) return val::null();
+  val out = val::object();
+  out.set("code", t_pending.code);
+  out.set("message", t_pending.message);
+  t_pending.set = false;
+  t_pending.code.clear();
+  t_pending.message.clear();
+  return out;
 }
 
 namespace {
@@ -362,4 +387,9 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_core) {
   function("setNumThreads", &set_num_threads);
   function("_typedRoundTrip", &typed_round_trip);
   function("_innerRoundTrip", &inner_round_trip);
+  function("takeError", &take_error);
 }
+
+/// 1 if the last guarded entry point on this thread failed (its error not yet taken): the
+/// JS wrapper's check after every call, a plain wasm export (no Embind marshalling).
+extern "C" EMSCRIPTEN_KEEPALIVE int kiln_error_pending() { return kiln_js::t_pending.set ? 1 : 0; }

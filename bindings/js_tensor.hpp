@@ -22,6 +22,8 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -128,32 +130,65 @@ std::int64_t int_from_js(const emscripten::val& value, const char* op, const cha
 /// A Shape -> a fresh JS array of numbers.
 emscripten::val shape_to_js(const kiln::Shape& shape);
 
-/// Throws the JS error `new KilnError(code, message)` (the package's class, set on the
-/// module as `Module.KilnError` by bindings/js/module.ts; a plain Error with `.code` before
-/// that). Never returns.
-[[noreturn]] void throw_js_error(const std::string& code, const std::string& message);
+/// The error boundary (bindings/js/boundary.ts has the JS half). No exception ever
+/// unwinds out of a bound entry point: with -fwasm-exceptions under Emscripten 3.1.6 a
+/// throw that leaves a wasm export into JS runs no wasm code on its way out, so the shadow
+/// stack pointer (__stack_pointer) keeps the frames of the call (100–900 bytes per error,
+/// 1 MiB in all) and the destructors of the Embind invoker's arguments never run (a JSON
+/// config std::string: the 64 bytes a caught Config error leaked). Instead `guarded` catches
+/// every exception inside C++, records it in this thread's error slot and returns normally;
+/// the JS wrapper of every entry point sees the slot set (`_kiln_error_pending`), takes the
+/// record (`takeError`) and throws the KilnError in JS, where nothing needs unwinding.
+/// Per thread (thread_local): the threaded build's calling thread has its own slot.
 
-/// Runs `f`; a C++ exception becomes a JS KilnError with the same `code` and message
-/// (kiln::Error: its code; std::bad_alloc: OutOfMemory; anything else: Internal). The JS
-/// throw happens after the C++ exception is fully handled (outside the catch block), so
-/// nothing is leaked and the module keeps working. Wrap the body of EVERY bound entry point.
+/// Records `code` and `message` as this thread's pending error (replacing any earlier one).
+void set_pending_error(std::string_view code, const char* message) noexcept;
+
+/// How deep this thread is in guarded calls (an inner guarded rethrows to the outer one).
+int& guarded_depth() noexcept;
+
+/// The value a failed entry point returns (the JS wrapper discards it and throws): a
+/// default R, or `undefined` for emscripten::val.
+template <class R>
+R failed_result() {
+  if constexpr (std::is_same_v<R, emscripten::val>) {
+    return emscripten::val::undefined();
+  } else {
+    return R{};
+  }
+}
+
+/// Runs `f`; a C++ exception becomes this thread's pending error, with the code and message
+/// the JS KilnError will carry (kiln::Error: its code; std::bad_alloc: OutOfMemory;
+/// anything else: Internal), and a placeholder result (failed_result) is returned.
+/// Wrap the body of EVERY bound entry point that can throw; a guarded call inside another
+/// lets its exception through to the outer one.
 template <class F>
 auto guarded(F&& f) -> decltype(f()) {
-  std::string code;
-  std::string message;
+  using R = decltype(f());
+  int& depth = guarded_depth();
+  if (depth > 0) return f();
+  struct Depth {
+    int& d;
+    explicit Depth(int& d) : d(d) { ++d; }
+    ~Depth() { --d; }
+  };
   try {
+    Depth scope(depth);
     return f();
   } catch (const kiln::Error& e) {
-    code = kiln::error_code_name(e.code());
-    message = e.what();
+    set_pending_error(kiln::error_code_name(e.code()), e.what());
   } catch (const std::bad_alloc&) {
-    code = kiln::error_code_name(kiln::ErrorCode::OutOfMemory);
-    message = "out of memory (the WebAssembly heap cannot grow further)";
+    set_pending_error(kiln::error_code_name(kiln::ErrorCode::OutOfMemory),
+                      "out of memory (the WebAssembly heap cannot grow further)");
   } catch (const std::exception& e) {
-    code = "Internal";
-    message = e.what();
+    set_pending_error("Internal", e.what());
+  } catch (...) {
+    // A JS exception thrown inside an emscripten::val operation (a conversion Embind
+    // rejected): the JS layer validates arguments before they get here, so this is a bug.
+    set_pending_error("Internal", "the engine met a JavaScript exception inside a call");
   }
-  throw_js_error(code, message);
+  if constexpr (!std::is_void_v<R>) return failed_result<R>();
 }
 
 }  // namespace kiln_js

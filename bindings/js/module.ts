@@ -6,6 +6,7 @@
 // where internals = { raw, engine, Tensor, Gradients, wrap, unwrap, wrapGradients,
 // unwrapGradients, fail, checks } (see tensor/install.ts).
 import type { Kiln } from './api.js';
+import { installBoundary } from './boundary.js';
 import { KilnError } from './errors.js';
 import type { RawModule } from './raw.js';
 import { installTensor } from './tensor/install.js';
@@ -20,7 +21,9 @@ import { installTrain } from './train.js';
  *   the Web Workers started + 1 for the threaded one)
  */
 export function finishModule(raw: RawModule, options: { autoDispose?: boolean } = {}, build = { maxThreads: 1 }): Kiln {
-  // C++ errors are thrown as `new Module.KilnError(code, message)` (js_tensor.cpp).
+  // Every engine entry point reports its errors as KilnErrors thrown from JS, and no error
+  // costs the instance stack or heap (boundary.ts; C++ half: `guarded`, js_tensor.hpp).
+  installBoundary(raw);
   raw.KilnError = KilnError;
   const kiln: Record<string, unknown> = { KilnError };
   const internals = installTensor(kiln, raw, options);

@@ -2,7 +2,8 @@
 // hand-written declaration of the engine's JS surface (Emscripten 3.1.6 cannot emit one,
 // TOOLCHAIN.md). Internal: none of these types is part of the package's public API.
 // Tensor entry points take and return RawTensor handles (bindings/js_tensor.hpp); every
-// one of them throws `new Module.KilnError(code, message)` on bad input.
+// one of them throws a KilnError on bad input (once finishModule has wrapped it in the error
+// boundary, boundary.ts: the C++ side records the error, the wrapper throws it from JS).
 
 /** An Embind object: deleted explicitly (its C++ destructor runs). */
 export interface EmbindHandle {
@@ -115,8 +116,15 @@ export interface RawOpTable {
 
 /** The instantiated Emscripten module (kiln.mjs / kiln-mt.mjs). */
 export interface RawModule {
-  /** Set by finishModule: the class the C++ side throws. */
+  /** Set by finishModule: the package's error class. */
   KilnError: unknown;
+  /** The boundary's (boundary.ts): the calling thread's shadow stack pointer, saved and restored. */
+  stackSave(): number;
+  stackRestore(sp: number): void;
+  /** 1 if the last entry point failed and its error is not taken yet (js_tensor.cpp). */
+  _kiln_error_pending(): number;
+  /** The pending error, cleared (null if none). */
+  takeError(): { code: string; message: string } | null;
   opTable(): RawOpTable;
   /** The dtypes: their kiln::DType enum values and package names ('float32', ...). */
   dtypeTable(): { code: number; name: string }[];

@@ -82,7 +82,7 @@ export class Learner extends HandleOwner<RawLearner> {
   async fit(train: Dataset, config?: FitOptions): Promise<History> {
     const op = 'Learner.fit';
     const h = this._raw(op);
-    const data = unwrapDataset(this._e, train, op, 'train');
+    unwrapDataset(this._e, train, op, 'train');
     const c = options(config, op, [
       'epochs', 'batchSize', 'shuffle', 'validationData', 'batchesPerCall', 'onBatchEnd',
       'onEpochEnd', 'signal', 'validationBatchSize',
@@ -92,7 +92,10 @@ export class Learner extends HandleOwner<RawLearner> {
     const shuffle = bool(c.shuffle, op, 'shuffle', true);
     const perCall = int(c.batchesPerCall, op, 'batchesPerCall', 1, 1);
     const validBatch = int(c.validationBatchSize, op, 'validationBatchSize', 256, 1);
-    const valid = c.validationData === undefined ? null : unwrapDataset(this._e, c.validationData, op, 'validationData');
+    if (c.validationData !== undefined) unwrapDataset(this._e, c.validationData, op, 'validationData');
+    // The datasets are unwrapped again where they are used: disposing one while fit() awaits
+    // (in a callback, or between event-loop turns) makes fit reject with `Disposed`.
+    const valid = c.validationData === undefined ? null : () => unwrapDataset(this._e, c.validationData, op, 'validationData');
     for (const f of ['onBatchEnd', 'onEpochEnd']) {
       if (c[f] !== undefined && typeof c[f] !== 'function') throw fail('Type', `${op}: ${f} must be a function, got ${describe(c[f])}`);
     }
@@ -110,6 +113,7 @@ export class Learner extends HandleOwner<RawLearner> {
     try {
       for (let epoch = 1; epoch <= epochs; epoch++) {
         checkAbort();
+        const data = unwrapDataset(this._e, train, op, 'train');
         const numBatches = camelErrors(() => h.beginEpoch(data, batchSize, shuffle, epoch));
         const start = now();
         let lossSum = 0;
@@ -157,7 +161,7 @@ export class Learner extends HandleOwner<RawLearner> {
   }
 
   /** @internal */
-  async _evaluateAsync(data: RawDataset, batchSize: number, checkAbort: () => void): Promise<{ loss: number; accuracy: number }> {
+  async _evaluateAsync(dataOf: () => RawDataset, batchSize: number, checkAbort: () => void): Promise<{ loss: number; accuracy: number }> {
     const h = this._raw('Learner.fit', true);
     let lossSum = 0;
     let correct = 0;
@@ -165,6 +169,7 @@ export class Learner extends HandleOwner<RawLearner> {
     const perCall = Math.max(1, Math.floor(4096 / batchSize));
     for (let first = 0; ; first += perCall) {
       checkAbort();
+      const data = dataOf();
       const r = camelErrors(() => h.evalBatches(data, batchSize, first, perCall));
       lossSum += r.lossSum;
       correct += r.correct;

@@ -1,0 +1,145 @@
+// Internal: the JS half of the engine's error boundary (the C++ half: `guarded` in
+// bindings/js_tensor.hpp). Every Embind entry point of the raw module (its functions and
+// the methods of its classes) is replaced, once per instance, by a wrapper that
+//   1. calls the entry point; a C++ error never unwinds out of wasm: `guarded` catches it,
+//      stores {code, message} in the calling thread's error slot and returns a placeholder;
+//   2. checks the slot (`_kiln_error_pending`, a plain wasm export); if set, deletes the
+//      placeholder, takes the record (`takeError`) and throws the KilnError from JS;
+//   3. if anything is thrown anyway (Embind's own BindingError / TypeError for a deleted
+//      handle or a wrong argument, a wasm trap such as `RuntimeError: divide by zero`, a
+//      JS exception from inside wasm), restores the shadow stack pointer saved before the
+//      call (no wasm code restores it when an exception leaves an export under
+//      -fwasm-exceptions, TOOLCHAIN.md "Exceptions and the stack") and rethrows the error
+//      as a KilnError: `Disposed` for a deleted handle, `Type` for a rejected argument,
+//      `Internal` for anything else (a bug).
+// So no error, of any kind, costs the instance stack or heap, and every error leaving the
+// engine is a KilnError. The stack pointer is per thread: the wrapper saves and restores
+// the calling thread's (the only one that calls into the engine from JS).
+import { KilnError, type ErrorCode } from './errors.js';
+import type { RawModule } from './raw.js';
+
+/** What the boundary needs of the Emscripten module beyond the Embind API. */
+interface BoundaryModule {
+  stackSave(): number;
+  stackRestore(sp: number): void;
+  _kiln_error_pending(): number;
+  takeError(): { code: ErrorCode; message: string } | null;
+}
+
+type AnyFn = (...args: unknown[]) => unknown;
+
+/** Embind's own members of every class prototype: not engine entry points. */
+const EMBIND_BUILTINS = new Set([
+  'constructor', 'delete', 'isDeleted', 'clone', 'isAliasOf', 'deleteLater',
+]);
+
+/** Names of the raw module that are not Embind entry points (already safe, or the boundary's own). */
+const NOT_WRAPPED = new Set(['takeError', 'KilnError']);
+
+const WRAPPED = Symbol('kiln.boundary.wrapped');
+
+/**
+ * An error thrown past the boundary -> the KilnError the user sees. `name` is the raw
+ * entry point's name, for messages of errors that the package's own checks should have
+ * caught first (each such case is a bug; the message says which call).
+ */
+export function toKilnError(err: unknown, name: string): KilnError {
+  if (err instanceof KilnError) return err;
+  const e = err as { name?: unknown; message?: unknown } | null;
+  const errName = typeof e?.name === 'string' ? e.name : typeof err;
+  const text = typeof e?.message === 'string' ? e.message : String(err);
+  if (errName === 'BindingError' && /deleted object|already deleted|scheduled for deletion/.test(text)) {
+    return new KilnError('Disposed', `${name}: an object passed to the engine was disposed (${text})`);
+  }
+  if (errName === 'BindingError' || errName === 'TypeError') {
+    return new KilnError('Type', `${name}: the engine rejected an argument: ${text}`);
+  }
+  if (errName === 'RangeError' && /call stack/i.test(text)) {
+    return new KilnError('Limit', `${name}: the JavaScript call stack overflowed (${text})`);
+  }
+  return new KilnError('Internal', `${name}: ${errName}: ${text} (a bug in the engine: please report it)`);
+}
+
+/** The wrapper of one entry point (a function of the module or a method of a class). */
+function wrap(fn: AnyFn, name: string, m: BoundaryModule): AnyFn {
+  const wrapped = function (this: unknown, ...args: unknown[]): unknown {
+    const sp = m.stackSave();
+    let result: unknown;
+    try {
+      result = fn.apply(this, args);
+    } catch (err) {
+      m.stackRestore(sp);
+      // A JS error thrown inside wasm may have left a record behind: drop it.
+      if (m._kiln_error_pending() !== 0) m.takeError();
+      throw toKilnError(err, name);
+    }
+    if (m._kiln_error_pending() !== 0) {
+      discard(result);
+      const record = m.takeError();
+      if (record !== null) throw new KilnError(record.code, record.message);
+    }
+    return result;
+  };
+  Object.defineProperty(wrapped, 'name', { value: name });
+  (wrapped as unknown as Record<symbol, boolean>)[WRAPPED] = true;
+  return wrapped;
+}
+
+/** Frees the placeholder a failed entry point returned (an Embind handle, or arrays of them). */
+function discard(v: unknown): void {
+  if (v === null || typeof v !== 'object') return;
+  if (Array.isArray(v)) {
+    for (const x of v) discard(x);
+    return;
+  }
+  const h = v as { delete?: unknown; isDeleted?: unknown };
+  if (typeof h.delete === 'function' && typeof h.isDeleted === 'function') {
+    try {
+      if (!(h.isDeleted as () => boolean)()) (h.delete as () => void)();
+    } catch {
+      /* not ours to free */
+    }
+  }
+}
+
+/** Whether v is an Embind class constructor (its prototype has Embind's isAliasOf). */
+function isEmbindClass(v: unknown): v is { prototype: Record<string, unknown>; name: string } {
+  return typeof v === 'function' && typeof (v as { prototype?: { isAliasOf?: unknown } }).prototype?.isAliasOf === 'function';
+}
+
+/**
+ * Wraps every Embind entry point of `raw` (module functions whose name starts with a
+ * letter, and the methods of its Embind classes) in the boundary. Idempotent.
+ */
+export function installBoundary(raw: RawModule): void {
+  const m = raw as unknown as BoundaryModule & Record<string, unknown>;
+  for (const need of ['stackSave', 'stackRestore', '_kiln_error_pending', 'takeError'] as const) {
+    if (typeof m[need] !== 'function') {
+      throw new KilnError('Internal', `kiln: the engine build lacks ${need} (rebuild dist/ with scripts/build.sh)`);
+    }
+  }
+  const names = Object.keys(m);
+  for (const name of names) {
+    const v = m[name];
+    if (isEmbindClass(v)) {
+      const proto = v.prototype;
+      for (const method of Object.getOwnPropertyNames(proto)) {
+        if (EMBIND_BUILTINS.has(method)) continue;
+        const f = proto[method];
+        if (typeof f !== 'function' || (f as unknown as Record<symbol, boolean>)[WRAPPED]) continue;
+        proto[method] = wrap(f as AnyFn, `${v.name}.${method}`, m);
+      }
+      continue;
+    }
+    if (typeof v !== 'function' || NOT_WRAPPED.has(name) || !/^[a-zA-Z]/.test(name)) continue;
+    if (!isEmbindFunction(v)) continue;
+    if ((v as unknown as Record<symbol, boolean>)[WRAPPED]) continue;
+    m[name] = wrap(v as AnyFn, name, m);
+  }
+}
+
+/** Embind's free functions carry `argCount` (set when exposed) or an overload table. */
+function isEmbindFunction(v: unknown): boolean {
+  const f = v as { argCount?: unknown; overloadTable?: unknown };
+  return 'argCount' in (f as object) || f.overloadTable !== undefined;
+}
