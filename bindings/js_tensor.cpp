@@ -8,6 +8,7 @@
 #include <emscripten/heap.h>
 #include <malloc.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <iomanip>
@@ -112,6 +113,29 @@ val shape_to_js(const kiln::Shape& shape) {
   return out;
 }
 
+std::string without_cpp_prefix(std::string_view message) {
+  for (;;) {
+    // One leading token: [A-Z][A-Za-z0-9]* then either `::member` or a name ending in
+    // "Config", then ": ".
+    std::size_t i = 0;
+    if (message.empty() || !(message[0] >= 'A' && message[0] <= 'Z')) break;
+    while (i < message.size() && std::isalnum(static_cast<unsigned char>(message[i]))) ++i;
+    const std::string_view name = message.substr(0, i);
+    bool drop = name.size() > 6 && name.substr(name.size() - 6) == "Config";
+    if (message.substr(i, 2) == "::") {
+      i += 2;
+      while (i < message.size() &&
+             (std::isalnum(static_cast<unsigned char>(message[i])) || message[i] == '_')) {
+        ++i;
+      }
+      drop = true;
+    }
+    if (!drop || message.substr(i, 2) != ": ") break;
+    message.remove_prefix(i + 2);
+  }
+  return std::string(message);
+}
+
 namespace {
 /// This thread's error slot (see js_tensor.hpp, "The error boundary").
 struct PendingError {
@@ -144,8 +168,9 @@ val take_error() {
   out.set("code", t_pending.code);
   out.set("message", t_pending.message);
   t_pending.set = false;
-  t_pending.code.clear();
-  t_pending.message.clear();
+  // Freed, not just cleared: after an error the heap is exactly where it was before it.
+  std::string().swap(t_pending.code);
+  std::string().swap(t_pending.message);
   return out;
 }
 

@@ -130,6 +130,11 @@ std::int64_t int_from_js(const emscripten::val& value, const char* op, const cha
 /// A Shape -> a fresh JS array of numbers.
 emscripten::val shape_to_js(const kiln::Shape& shape);
 
+/// A message of the C++ API without the C++ types it starts with, for a JS caller whose
+/// own op the binding prefixes instead: `SgdConfig::init: lr must be ...` -> `lr must be ...`
+/// (leading `Name::member: ` and `NameConfig: ` tokens are dropped; the rest is kept).
+std::string without_cpp_prefix(std::string_view message);
+
 /// The error boundary (bindings/js/boundary.ts has the JS half). No exception ever
 /// unwinds out of a bound entry point: with -fwasm-exceptions under Emscripten 3.1.6 a
 /// throw that leaves a wasm export into JS runs no wasm code on its way out, so the shadow
@@ -184,9 +189,11 @@ auto guarded(F&& f) -> decltype(f()) {
   } catch (const std::exception& e) {
     set_pending_error("Internal", e.what());
   } catch (...) {
-    // A JS exception thrown inside an emscripten::val operation (a conversion Embind
-    // rejected): the JS layer validates arguments before they get here, so this is a bug.
-    set_pending_error("Internal", "the engine met a JavaScript exception inside a call");
+    // Any other C++ exception. (A JS exception thrown inside an emscripten::val operation is
+    // no C++ exception and is not caught here under Emscripten 3.1.6: it leaves the export,
+    // and the JS wrapper restores the stack pointer and reports it; the JS layer checks
+    // arguments before they get here, so that path is a bug.)
+    set_pending_error("Internal", "the engine threw an unknown C++ exception");
   }
   if constexpr (!std::is_void_v<R>) return failed_result<R>();
 }

@@ -61,7 +61,7 @@ LossSpec loss_from_json(const std::string& text) {
       out.ce = CrossEntropyLossConfig::from_json(body);
       (void)out.ce.init<kiln::Cpu>();  // checks smoothing and weights
     } catch (const kiln::ConfigError& e) {
-      throw kiln::ConfigError(kiln::str_cat("loss.crossEntropy: ", e.what()));
+      throw kiln::ConfigError(kiln::str_cat("loss.crossEntropy: ", without_cpp_prefix(e.what())));
     }
     out.reduction = out.ce.reduction;
   } else if (kind == "binary_cross_entropy") {
@@ -71,7 +71,7 @@ LossSpec loss_from_json(const std::string& text) {
       out.bce = kiln::nn::loss::BinaryCrossEntropyLossConfig::from_json(body);
       (void)out.bce.init<kiln::Cpu>();
     } catch (const kiln::ConfigError& e) {
-      throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", e.what()));
+      throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", without_cpp_prefix(e.what())));
     }
     out.reduction = out.bce.reduction;
   } else if (kind == "mse") {

@@ -37,7 +37,7 @@ C parse(const Json& j, const char* op) {
   try {
     return C::from_json(j);
   } catch (const kiln::ConfigError& e) {
-    throw kiln::ConfigError(kiln::str_cat(op, ": ", e.what()));
+    throw kiln::ConfigError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
   }
 }
 
@@ -134,7 +134,7 @@ JsOptimizer optimizer_create(const std::string& kind, const std::string& config_
     try {
       state->schedule = schedule_from_json(lr_json);
     } catch (const kiln::ConfigError& e) {
-      throw kiln::ConfigError(kiln::str_cat("optim.", kind, ": lr: ", e.what()));
+      throw kiln::ConfigError(kiln::str_cat("optim.", kind, ": lr: ", without_cpp_prefix(e.what())));
     }
     state->kind = kind;
     state->last_lr = std::numeric_limits<double>::quiet_NaN();

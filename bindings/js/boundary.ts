@@ -36,7 +36,8 @@ const EMBIND_BUILTINS = new Set([
 /** Names of the raw module that are not Embind entry points (already safe, or the boundary's own). */
 const NOT_WRAPPED = new Set(['takeError', 'KilnError']);
 
-const WRAPPED = Symbol('kiln.boundary.wrapped');
+/** Marks a wrapper (tests/js/error_boundary.test.mjs checks every entry point has one). */
+const WRAPPED = 'kilnBoundary';
 
 /**
  * An error thrown past the boundary -> the KilnError the user sees. `name` is the raw
@@ -76,13 +77,23 @@ function wrap(fn: AnyFn, name: string, m: BoundaryModule): AnyFn {
     if (m._kiln_error_pending() !== 0) {
       discard(result);
       const record = m.takeError();
-      if (record !== null) throw new KilnError(record.code, record.message);
+      if (record !== null) throw new KilnError(record.code, jsNumbers(record.message));
     }
     return result;
   };
   Object.defineProperty(wrapped, 'name', { value: name });
-  (wrapped as unknown as Record<symbol, boolean>)[WRAPPED] = true;
+  Object.defineProperty(wrapped, WRAPPED, { value: true });
   return wrapped;
+}
+
+/**
+ * C++ prints non-finite doubles as `nan`, `inf`, `-inf`; a JS user reads NaN, Infinity,
+ * -Infinity (what they passed). Standalone tokens only (`info`, `nanos` stay).
+ */
+export function jsNumbers(message: string): string {
+  return message
+    .replace(/(?<![\w.])-?nan(?![\w])/g, 'NaN')
+    .replace(/(?<![\w.])(-?)inf(?![\w])/g, '$1Infinity');
 }
 
 /** Frees the placeholder a failed entry point returned (an Embind handle, or arrays of them). */
@@ -108,8 +119,8 @@ function isEmbindClass(v: unknown): v is { prototype: Record<string, unknown>; n
 }
 
 /**
- * Wraps every Embind entry point of `raw` (module functions whose name starts with a
- * letter, and the methods of its Embind classes) in the boundary. Idempotent.
+ * Wraps every Embind entry point of `raw` (its Embind functions, and the methods of its
+ * Embind classes) in the boundary. Idempotent.
  */
 export function installBoundary(raw: RawModule): void {
   const m = raw as unknown as BoundaryModule & Record<string, unknown>;
@@ -126,14 +137,14 @@ export function installBoundary(raw: RawModule): void {
       for (const method of Object.getOwnPropertyNames(proto)) {
         if (EMBIND_BUILTINS.has(method)) continue;
         const f = proto[method];
-        if (typeof f !== 'function' || (f as unknown as Record<symbol, boolean>)[WRAPPED]) continue;
+        if (typeof f !== 'function' || (f as unknown as Record<string, boolean>)[WRAPPED]) continue;
         proto[method] = wrap(f as AnyFn, `${v.name}.${method}`, m);
       }
       continue;
     }
-    if (typeof v !== 'function' || NOT_WRAPPED.has(name) || !/^[a-zA-Z]/.test(name)) continue;
+    if (typeof v !== 'function' || NOT_WRAPPED.has(name)) continue;
     if (!isEmbindFunction(v)) continue;
-    if ((v as unknown as Record<symbol, boolean>)[WRAPPED]) continue;
+    if ((v as unknown as Record<string, boolean>)[WRAPPED]) continue;
     m[name] = wrap(v as AnyFn, name, m);
   }
 }

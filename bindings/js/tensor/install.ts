@@ -7,7 +7,7 @@
 // message), checks: {...} }.
 import type { RawGradients, RawModule, RawTensor } from '../raw.js';
 import { activationApi } from './activation.js';
-import { checks, fail } from './checks.js';
+import { checks, describe, fail } from './checks.js';
 import { bindClass, Engine } from './engine.js';
 import { Gradients, Gradients as GradientsBase } from './gradients.js';
 import { memoryApi } from './memory.js';
@@ -37,6 +37,7 @@ export function installTensor(kiln: Record<string, unknown>, raw: RawModule, opt
   const e = new Engine(raw, options);
   const T = bindClass(class Tensor extends TensorBase {}, e);
   installOps(T.prototype, e.ops.table);
+  guardReceivers(T.prototype, TensorBase, 'Tensor');
   e.Tensor = T as unknown as Engine['Tensor'];
   e.Gradients = bindClass(class Gradients extends GradientsBase {}, e) as unknown as Engine['Gradients'];
   const mem = memoryApi(e);
@@ -59,4 +60,32 @@ export function installTensor(kiln: Record<string, unknown>, raw: RawModule, opt
     fail,
     checks,
   };
+}
+
+/**
+ * Makes every method of `proto` (own and inherited, up to Object.prototype) check its
+ * receiver: a method called on something that is not a `Base` (`const f = t.exp; f()`,
+ * `xs.map(t.add)`, `Tensor.prototype.sum.call(5)`) throws KilnError `Type` naming the
+ * method, instead of a TypeError from inside the package. Receivers that are a Base of
+ * another module instance keep their own checks (engineOf / unwrap).
+ */
+function guardReceivers(proto: object, Base: abstract new (...args: never[]) => unknown, what: string): void {
+  const seen = new Set<string>();
+  for (let o: object | null = proto; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+    for (const name of Object.getOwnPropertyNames(o)) {
+      if (name === 'constructor' || seen.has(name)) continue;
+      seen.add(name);
+      const d = Object.getOwnPropertyDescriptor(o, name);
+      if (d === undefined || typeof d.value !== 'function') continue;
+      const method = d.value as (...args: unknown[]) => unknown;
+      const guarded = function (this: unknown, ...args: unknown[]): unknown {
+        if (!(this instanceof Base)) {
+          throw fail('Type', `${name}: must be called on a kiln ${what} (as x.${name}(...)), got ${describe(this)}`);
+        }
+        return method.apply(this, args);
+      };
+      Object.defineProperty(guarded, 'name', { value: name });
+      Object.defineProperty(proto, name, { ...d, value: guarded });
+    }
+  }
 }

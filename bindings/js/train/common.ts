@@ -45,7 +45,10 @@ export function options(value: unknown, op: string, allowed: string[]): Options 
 
 export function num(v: unknown, op: string, what: string, dflt?: number): number {
   if (v === undefined) return dflt as number;
-  if (typeof v !== 'number' || Number.isNaN(v)) throw fail('Type', `${op}: ${what} must be a number, got ${describe(v)}`);
+  if (typeof v !== 'number') throw fail('Type', `${op}: ${what} must be a number, got ${describe(v)}`);
+  // A number, but not one a config can hold: a Config error naming the field, as
+  // engineJson's for ±Infinity (documented: optim.sgd({lr: NaN}) is Config).
+  if (Number.isNaN(v)) throw fail('Config', `${op}: ${what}: expected a finite number, got NaN`);
   return v;
 }
 

@@ -67,7 +67,8 @@ export class Dataset extends HandleOwner<RawDataset> {
   /** [the first round(fraction·length) items, the rest]. @throws KilnError `Value` for fraction outside [0, 1]. */
   split(fraction: number): [Dataset, Dataset] {
     const op = 'Dataset.split';
-    const f = num(fraction, op, 'fraction');
+    // NaN is a number outside [0, 1] here (Value), not a config field (num's Config).
+    const f = typeof fraction === 'number' && Number.isNaN(fraction) ? NaN : num(fraction, op, 'fraction');
     if (!(f >= 0 && f <= 1)) throw fail('Value', `${op}: fraction must be in [0, 1], got ${f}`);
     const h = this._raw(op);
     const n = this.length;

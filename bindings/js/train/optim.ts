@@ -122,10 +122,10 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
       return JSON.stringify(dflt);
     }
     if (lr instanceof S) return lr._json;
-    if (typeof lr !== 'number' || Number.isNaN(lr)) {
+    if (typeof lr !== 'number') {
       throw fail('Type', `${op}: lr must be a number or a kiln.optim.schedule, got ${describe(lr)}`);
     }
-    return engineJson({ kind: 'constant', lr }, op);
+    return engineJson({ kind: 'constant', lr }, op); // NaN, ±Infinity: Config naming lr
   }
 
   function clipping(v: unknown, op: string): Options | undefined {

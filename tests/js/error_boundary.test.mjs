@@ -1,0 +1,238 @@
+// The error boundary (bindings/js/boundary.ts + `guarded` in bindings/js_tensor.hpp): a
+// caught error of any kind leaves the instance exactly as it was. Before the boundary each
+// caught engine error kept its call's stack frames (with -fwasm-exceptions nothing restores
+// the shadow stack pointer when an exception leaves a wasm export: 880 bytes per matmul
+// shape error, 576 per dtype error, ...) and a caught Config error leaked the 64-72 bytes
+// of its JSON argument; after ~1,200 errors the 1 MiB stack ran into the heap.
+//
+// For every kind of error the API can raise (each code; C++-side and JS-side checks;
+// Embind's own errors; a JS exception thrown inside wasm), this checks that after EACH of
+// the first EXACT errors the stack pointer, the heap size, the malloc'd bytes, the engine's
+// buffers and graph nodes are exactly where they were, that after COUNT errors (default
+// 100,000 per kind; KILN_ERRORS=1000000 for the million) they still are, and that a fixed
+// computation keeps its exact result.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { init } from 'kiln-dl';
+
+const COUNT = Number(process.env.KILN_ERRORS ?? 100_000);
+const EXACT = Math.min(COUNT, 1_000);
+
+let kiln;
+let T;
+let raw;
+let unwrap;
+let fixed; // per-kind fixtures, made once
+beforeAll(async () => {
+  kiln = await init();
+  T = kiln.Tensor;
+  raw = kiln._internals.raw;
+  unwrap = kiln._internals.unwrap;
+  const model = kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 2 }]);
+  const disposedModel = kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 2 }]);
+  disposedModel.dispose();
+  const disposedTensor = T.ones([2]);
+  disposedTensor.dispose();
+  const deletedHandle = raw.tFull([2], 1, 0);
+  deletedHandle.delete();
+  const learner = new kiln.Learner(kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 2 }]),
+    { optimizer: kiln.optim.sgd({ lr: 0.1 }) });
+  fixed = {
+    a23: T.ones([2, 3]), b45: T.ones([4, 5]), b4: T.ones([4]), v2: T.ones([2]),
+    int2: T.fromData([1, 2], { dtype: 'int32' }), int0: T.fromData([0, 0], { dtype: 'int32' }),
+    model, disposedModel, disposedTensor, deletedHandle, learner,
+    x22: T.ones([1, 2]),
+    nanX: Float32Array.from([NaN, 1]), label: Int32Array.from([0]),
+    tracked: null,
+  };
+  const x = T.fromData([1, 2]).requireGrad();
+  const loss = x.mul(x).sum();
+  loss.backward().dispose();
+  fixed.tracked = loss; // its graph was released by the backward above
+});
+
+/** Every kind: [name, code, the call that must throw]. */
+const KINDS = [
+  ['matmul shape (C++)', 'Shape', () => fixed.a23.matmul(fixed.b45)],
+  ['broadcast shape (C++)', 'Shape', () => fixed.a23.add(fixed.b4)],
+  ['reshape (C++)', 'Shape', () => fixed.a23.reshape([7])],
+  ['rank (C++)', 'Rank', () => fixed.v2.transpose()],
+  ['dtype (C++)', 'DType', () => fixed.int2.exp()],
+  ['dim out of range (C++)', 'Index', () => fixed.v2.sumDim(5)],
+  ['integer division by zero (C++)', 'Value', () => fixed.int2.div(fixed.int0)],
+  ['optimizer config through JSON (C++, was 64-72 bytes leaked)', 'Config', () => kiln.optim.sgd({ lr: -1 })],
+  ['optimizer NaN (JS)', 'Config', () => kiln.optim.sgd({ lr: NaN })],
+  ['layer spec (C++)', 'Config', () => kiln.nn.sequential([{ type: 'linear', dInput: 0, dOutput: 2 }])],
+  ['size limit (C++)', 'Limit', () => T.zeros([100000, 100000])],
+  ['malformed SafeTensors (C++)', 'Format', () => fixed.model.loadSafetensors(new Uint8Array([1, 2, 3]))],
+  ['backward twice (C++)', 'State', () => fixed.tracked.backward()],
+  ['non-finite training step (C++)', 'NonFinite', () => fixed.learner.trainBatch(fixed.nanX, fixed.label, 1)],
+  ['disposed tensor (JS)', 'Disposed', () => fixed.disposedTensor.add(1)],
+  ['disposed model (JS)', 'Disposed', () => fixed.disposedModel.forward(fixed.x22)],
+  ['bad argument (JS)', 'Type', () => T.fromData('abc')],
+  ['bad shape entry (C++ check of a JS value)', 'Type', () => raw.tFull(['x'], 0, 0)],
+  ['Embind: deleted handle', 'Disposed', () => raw.tUnary(0, fixed.deletedHandle)],
+  ['Embind: wrong argument count', 'Type', () => raw.tMatmul(unwrap(fixed.v2, 'test'))],
+  ['Embind: wrong class', 'Type', () => raw.tMatmul({}, {})],
+  ['JS exception inside wasm', 'Type', () => raw.tFromTypedArray(null, [2], 0)],
+];
+
+/** Everything an error could wear down. */
+function state() {
+  const m = raw.memoryStats();
+  return {
+    stackPointer: raw.stackSave(), heapBytes: m.heapBytes, mallocBytes: m.mallocBytes,
+    bytes: m.bytes, buffers: m.buffers, graphNodes: m.graphNodes, tensors: kiln.memory().tensors,
+  };
+}
+
+/** The fixed computation: exact values known by hand, plus float bits of exp/softmax. */
+function compute() {
+  return kiln.tidy(() => {
+    const a = T.fromData([[1, 2], [3, 4]]);
+    const b = T.fromData([[5, 6], [7, 8]]);
+    const out = {
+      matmul: Array.from(a.matmul(b).dataSync()), // [[19, 22], [43, 50]]
+      add: Array.from(T.fromData([1, 2]).add(1).dataSync()), // [2, 3]
+      ints: Array.from(T.arange(0, 5).mul(3).dataSync()), // [0, 3, 6, 9, 12]
+      expBits: Array.from(new Uint32Array(T.fromData([0.5, -1.25, 3]).exp().softmax(0).dataSync().buffer)),
+      forward: Array.from(fixed.model.forward(fixed.x22).dataSync()),
+    };
+    return out;
+  });
+}
+
+/** Runs fn, which must throw a KilnError of `code`; returns nothing (fast path). */
+function expectThrows(fn, code, name, i) {
+  try {
+    fn();
+  } catch (e) {
+    if (!(e instanceof kiln.KilnError) || e.code !== code) {
+      throw new Error(`${name}, error ${i}: expected KilnError ${code}, got ${e?.name} ${e?.code}: ${e?.message}`);
+    }
+    return e;
+  }
+  throw new Error(`${name}, error ${i}: did not throw`);
+}
+
+describe('caught errors leave the instance exactly as it was', () => {
+  let reference;
+  beforeAll(() => {
+    reference = compute();
+    expect(reference.matmul).toEqual([19, 22, 43, 50]);
+    expect(reference.add).toEqual([2, 3]);
+    expect(reference.ints).toEqual([0, 3, 6, 9, 12]);
+  });
+
+  for (const [name, code, fn] of KINDS) {
+    it(`${name}: ${code}, ${COUNT} errors`, () => {
+      // Warm-up: first-use allocations (static tables, the type-name cache of Embind).
+      for (let i = 0; i < 3; i++) expectThrows(fn, code, name, i);
+      const before = state();
+      // Capturing JS stack traces is most of an error's cost here; the errors are the same.
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 0;
+      try {
+        for (let i = 0; i < EXACT; i++) {
+          expectThrows(fn, code, name, i);
+          const now = state();
+          if (JSON.stringify(now) !== JSON.stringify(before)) {
+            expect({ error: i, ...now }).toEqual({ error: i, ...before });
+          }
+        }
+        const sp = before.stackPointer;
+        for (let i = EXACT; i < COUNT; i++) {
+          expectThrows(fn, code, name, i);
+          if (raw.stackSave() !== sp) expect({ error: i, stackPointer: raw.stackSave() }).toEqual({ error: i, stackPointer: sp });
+          if (i % 10_000 === 0) expect(state()).toEqual(before);
+        }
+      } finally {
+        Error.stackTraceLimit = limit;
+      }
+      expect(state()).toEqual(before);
+      expect(compute()).toEqual(reference);
+    }, 120_000);
+  }
+
+  it('an error thrown by a fit() callback is the caller\'s own error, and costs nothing', async () => {
+    const model = kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 2 }]);
+    const learner = new kiln.Learner(model, { optimizer: kiln.optim.sgd({ lr: 0.1 }) });
+    const data = kiln.data.fromArrays(Float32Array.from([0, 0, 0, 1, 1, 0, 1, 1]), Int32Array.from([0, 1, 1, 0]), { itemShape: [2] });
+    const mine = new Error('mine');
+    await learner.fit(data, { epochs: 1, batchSize: 2, onBatchEnd: () => { throw mine; } }).catch(() => {});
+    const before = state();
+    for (let i = 0; i < 50; i++) {
+      await expect(learner.fit(data, { epochs: 1, batchSize: 2, onBatchEnd: () => { throw mine; } })).rejects.toBe(mine);
+    }
+    // The stack exactly; the heap within one small allocation over the 50 rejected fits (the
+    // learner's own state may grow a vector once; a leak per rejected fit would be >= 400).
+    const after = state();
+    expect(after.stackPointer).toBe(before.stackPointer);
+    expect({ ...after, mallocBytes: 0 }).toEqual({ ...before, mallocBytes: 0 });
+    expect(after.mallocBytes - before.mallocBytes).toBeLessThanOrEqual(16);
+    learner.dispose();
+    data.dispose();
+    model.dispose();
+  });
+
+  it('disposing a dataset while fit() runs makes fit reject with Disposed (was an Embind BindingError)', async () => {
+    const model = kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 2 }]);
+    const learner = new kiln.Learner(model, { optimizer: kiln.optim.sgd({ lr: 0.1 }) });
+    const x = Float32Array.from([0, 0, 0, 1, 1, 0, 1, 1]);
+    const y = Int32Array.from([0, 1, 1, 0]);
+    for (const which of ['train', 'validation']) {
+      const train = kiln.data.fromArrays(x, y, { itemShape: [2] });
+      const valid = kiln.data.fromArrays(x, y, { itemShape: [2] });
+      const before = state();
+      const victim = which === 'train' ? train : valid;
+      const run = learner.fit(train, {
+        epochs: 3, batchSize: 2, validationData: valid,
+        onBatchEnd: () => { if (!victim.isDisposed) victim.dispose(); },
+      });
+      const e = await run.then(() => null, (err) => err);
+      expect(e).toBeInstanceOf(kiln.KilnError);
+      expect({ code: e.code, message: e.message }).toEqual({
+        code: 'Disposed',
+        message: `Learner.fit: the dataset was disposed`,
+      });
+      if (!train.isDisposed) train.dispose();
+      if (!valid.isDisposed) valid.dispose();
+      // The learner's last epoch keeps its data until the next beginEpoch: compare the stack only.
+      expect(raw.stackSave()).toBe(before.stackPointer);
+    }
+    learner.dispose();
+    model.dispose();
+  });
+});
+
+describe('every engine entry point is behind the boundary', () => {
+  it('wraps each Embind function and class method of the module', () => {
+    const unwrapped = [];
+    let wrapped = 0;
+    for (const [name, v] of Object.entries(raw)) {
+      if (typeof v !== 'function') continue;
+      if (typeof v.prototype?.isAliasOf === 'function') {
+        for (const m of Object.getOwnPropertyNames(v.prototype)) {
+          if (['constructor', 'delete', 'isDeleted', 'clone', 'isAliasOf', 'deleteLater'].includes(m)) continue;
+          if (v.prototype[m].kilnBoundary === true) wrapped++;
+          else unwrapped.push(`${v.name}.${m}`);
+        }
+      } else if (v.kilnBoundary === true) {
+        wrapped++;
+      } else if ('argCount' in v && name !== 'takeError') {
+        unwrapped.push(name); // an Embind function (Embind sets argCount) left unwrapped
+      }
+    }
+    expect(unwrapped).toEqual([]);
+    // RawTensor, RawGradients, RawModel, RawOptimizer, RawDataset, RawLearner methods and
+    // the t*/model*/optimizer*/dataset*/learner*/loss* functions: well over a hundred.
+    expect(wrapped).toBeGreaterThan(100);
+  });
+
+  it('shows NaN and Infinity as JavaScript writes them, not nan/inf', () => {
+    for (const [end, shown] of [[NaN, 'NaN'], [Infinity, 'Infinity'], [-Infinity, '-Infinity']]) {
+      const e = (() => { try { T.arange(0, end); } catch (err) { return err; } return null; })();
+      expect(e).toBeInstanceOf(kiln.KilnError);
+      expect(e.message).toBe(`arange: expected finite start, end and a non-zero step, got start 0, end ${shown}, step 1`);
+    }
+  });
+});
