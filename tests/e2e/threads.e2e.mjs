@@ -10,7 +10,8 @@
 //      isolated page, main thread and worker: backendInfo().build === 'simd-threads' with
 //      2+ threads, a 64x784 · 784x128 product (the MNIST layer) within the f32 bound of a
 //      double sum computed here, and bit-identical to the single-threaded build's result
-//      (init({threads: false}) in the same page) and to itself with 1 thread;
+//      (init({threads: false}) in the same page) and to itself with 1 thread; 10,000 caught
+//      errors leave the stack pointer and malloc'd bytes exactly as they were;
 //      plain page: 'simd', and init({threads: true}) rejects with KilnError `Config`;
 //      dev server and unbundled page (main thread): 'simd-threads' and the product right.
 // Prints one line per check and the main thread's product times with 1 and all threads
@@ -93,10 +94,32 @@ function grownProduct(kiln) {
   }
   return { heapBefore, heapAfter: kiln.memory().heapBytes, samples, n };
 }
+// 5,000 caught shape errors of a product the pool would run and 5,000 Config errors of a
+// JSON config: the calling thread's stack pointer and the malloc'd bytes must be exactly
+// where they were (the error boundary, bindings/js/boundary.ts; the stack pointer is per
+// thread, the boundary restores the calling thread's).
+function errorLoop(kiln) {
+  const raw = kiln._internals.raw;
+  const a = kiln.Tensor.ones([${M}, ${K}]), b = kiln.Tensor.ones([${N}, ${K}]);
+  const codes = new Set();
+  const once = () => {
+    try { a.matmul(b); } catch (e) { codes.add(e instanceof KilnError ? e.code : 'not a KilnError: ' + e); }
+    try { kiln.optim.sgd({ lr: -1 }); } catch (e) { codes.add(e instanceof KilnError ? e.code : 'not a KilnError: ' + e); }
+  };
+  for (let i = 0; i < 3; i++) once();
+  const before = { sp: raw.stackSave(), malloc: raw.memoryStats().mallocBytes };
+  for (let i = 0; i < 5000; i++) once();
+  const after = { sp: raw.stackSave(), malloc: raw.memoryStats().mallocBytes };
+  a.dispose();
+  b.dispose();
+  return { before, after, codes: [...codes].sort() };
+}
 export async function run(opts) {
   const kiln = await init(opts);
   const info = kiln.backendInfo();
   const out = { info, values: product(kiln), crossOriginIsolated: globalThis.crossOriginIsolated === true };
+  out.errors = errorLoop(kiln);
+  out.afterErrors = product(kiln);
   if (opts && opts.grow) out.grown = grownProduct(kiln);
   if (info.maxThreads > 1) {
     kiln.setNumThreads(1);
@@ -188,6 +211,10 @@ function checkIsolated(where, r) {
         `${where}: init({threads: false}) loads 'simd' next to it`);
   check(sameBits(r.values, r.singleValues), `${where}: bit-identical to the single-threaded build`);
   check(r.forcedThreads === 'loaded', `${where}: init({threads: true}) loads`);
+  check(JSON.stringify(r.errors.codes) === '["Config","Shape"]' &&
+        r.errors.after.sp === r.errors.before.sp && r.errors.after.malloc === r.errors.before.malloc,
+        `${where}: 10,000 caught errors leave the stack pointer and malloc'd bytes as they were ${JSON.stringify(r.errors)}`);
+  check(sameBits(r.values, r.afterErrors), `${where}: the product is bit-identical after the errors`);
   check(r.threadsAfter === r.info.maxThreads, `${where}: setNumThreads(${r.info.maxThreads}) read back`);
   log(`${where}: 256x256 matmul ${r.msOneThread.toFixed(2)} ms on 1 thread, ` +
       `${r.msAllThreads.toFixed(2)} ms on ${r.info.maxThreads} (20 reps, informational)`);

@@ -10,6 +10,9 @@ import type { NestedData } from './data.js';
 import { TOKEN, type Engine } from './engine.js';
 import type { Tensor } from './tensor.js';
 
+/** The most arrays and values toArray() builds (2^25: ~0.5 GB of JS heap at most). */
+export const TO_ARRAY_LIMIT = 2 ** 25;
+
 export class TensorCore {
   /** The engine instance (on the per-instance subclass's prototype). @internal */
   declare readonly _e: Engine;
@@ -94,10 +97,21 @@ export class TensorCore {
   /**
    * The values as nested arrays (`[[1, 2], [3, 4]]`); booleans for bool tensors; a number
    * (boolean) for rank 0.
+   * @throws `Limit` if the nested arrays would hold more than TO_ARRAY_LIMIT arrays and
+   *   values in all (e.g. shape [2147483647, 0]: no elements, but 2^31 - 1 empty rows, more
+   *   than a JS heap holds); dataSync() returns any tensor's values as one typed array.
    */
   toArray(): NestedData {
     const h = this._raw('toArray');
     const shape = this._dims();
+    let entries = 0;
+    for (let d = 0, rows = 1; d < shape.length; d++) {
+      rows *= shape[d];
+      entries += rows;
+    }
+    if (entries > TO_ARRAY_LIMIT) {
+      throw fail('Limit', `toArray: shape [${shape.join(', ')}] would build ${entries} nested arrays and values, more than the limit of ${TO_ARRAY_LIMIT} (dataSync() gives the values as one typed array)`);
+    }
     const flat = this._e.raw.tDataSync(h);
     const isBool = h.dtype() === 2;
     const get = isBool ? (i: number) => flat[i] !== 0 : (i: number) => flat[i];
