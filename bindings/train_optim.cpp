@@ -41,13 +41,26 @@ C parse(const Json& j, const char* op) {
   }
 }
 
+/// Runs `f` (a config's init()); its ConfigError is reworded for the JS caller: the C++
+/// type it starts with dropped, `op` (if any) prefixed.
+template <class F>
+auto with_op(const char* op, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const kiln::ConfigError& e) {
+    if (*op == '\0') throw kiln::ConfigError(without_cpp_prefix(e.what()));
+    throw kiln::ConfigError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+  }
+}
+
 }  // namespace
 
 Schedule schedule_from_json(const std::string& text) {
   const Json j = kiln::config::parse(text, "schedule");
   Schedule out;
   if (j.is_number()) {
-    out.scheduler = kiln::optim::ConstantLrSchedulerConfig(j.get<double>()).init();
+    const kiln::optim::ConstantLrSchedulerConfig c(j.get<double>());
+    out.scheduler = with_op("", [&] { return c.init(); });
     return out;
   }
   if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
@@ -59,17 +72,23 @@ Schedule schedule_from_json(const std::string& text) {
   body.erase("kind");
   namespace o = kiln::optim;
   if (kind == "constant") {
-    out.scheduler = parse<o::ConstantLrSchedulerConfig>(body, "schedule.constant").init();
+    const auto c = parse<o::ConstantLrSchedulerConfig>(body, "schedule.constant");
+    out.scheduler = with_op("", [&] { return c.init(); });
   } else if (kind == "step") {
-    out.scheduler = parse<o::StepLrSchedulerConfig>(body, "schedule.step").init();
+    const auto c = parse<o::StepLrSchedulerConfig>(body, "optim.schedule.step");
+    out.scheduler = with_op("optim.schedule.step", [&] { return c.init(); });
   } else if (kind == "exponential") {
-    out.scheduler = parse<o::ExponentialLrSchedulerConfig>(body, "schedule.exponential").init();
+    const auto c = parse<o::ExponentialLrSchedulerConfig>(body, "optim.schedule.exponential");
+    out.scheduler = with_op("optim.schedule.exponential", [&] { return c.init(); });
   } else if (kind == "linear") {
-    out.scheduler = parse<o::LinearLrSchedulerConfig>(body, "schedule.linear").init();
+    const auto c = parse<o::LinearLrSchedulerConfig>(body, "optim.schedule.linear");
+    out.scheduler = with_op("optim.schedule.linear", [&] { return c.init(); });
   } else if (kind == "cosine") {
-    out.scheduler = parse<o::CosineAnnealingLrSchedulerConfig>(body, "schedule.cosine").init();
+    const auto c = parse<o::CosineAnnealingLrSchedulerConfig>(body, "optim.schedule.cosine");
+    out.scheduler = with_op("optim.schedule.cosine", [&] { return c.init(); });
   } else if (kind == "noam") {
-    out.scheduler = parse<o::NoamLrSchedulerConfig>(body, "schedule.noam").init();
+    const auto c = parse<o::NoamLrSchedulerConfig>(body, "optim.schedule.noam");
+    out.scheduler = with_op("optim.schedule.noam", [&] { return c.init(); });
   } else {
     throw kiln::ConfigError(kiln::str_cat("schedule: unknown kind \"", kind,
                                           "\" (constant, step, exponential, linear, cosine, noam)"));

@@ -236,3 +236,60 @@ describe('every engine entry point is behind the boundary', () => {
     }
   });
 });
+
+describe('errors name the user\'s call and value', () => {
+  const err = (fn) => {
+    try {
+      fn();
+    } catch (e) {
+      expect(e).toBeInstanceOf(kiln.KilnError);
+      return { code: e.code, message: e.message };
+    }
+    throw new Error('expected a throw');
+  };
+
+  it('NaN in an optimizer config is a Config error naming the field (was Type)', () => {
+    expect(err(() => kiln.optim.sgd({ lr: NaN }))).toEqual({ code: 'Config', message: 'optim.sgd: lr: expected a finite number, got NaN' });
+    expect(err(() => kiln.optim.adam({ lr: 0.1, beta1: NaN }))).toEqual({ code: 'Config', message: 'optim.adam: beta1: expected a finite number, got NaN' });
+    expect(err(() => kiln.optim.sgd({ lr: 0.1, momentum: NaN }))).toEqual({ code: 'Config', message: 'optim.sgd: momentum: expected a finite number, got NaN' });
+    expect(err(() => kiln.optim.sgd({ lr: 'x' }))).toEqual({ code: 'Type', message: 'optim.sgd: lr must be a number or a kiln.optim.schedule, got the string "x"' });
+  });
+
+  it('optimizer and schedule checks of the engine name the JS call, not the C++ config type', () => {
+    const sgd = err(() => kiln.optim.sgd({ lr: -1 }));
+    expect(sgd.code).toBe('Config');
+    expect(sgd.message).toBe('optim.sgd: lr: lr must be finite and >= 0, got -1');
+    expect(err(() => kiln.optim.schedule.cosine({ initialLr: 1, numIters: 0 })).message)
+      .toBe('optim.schedule.cosine: numIters must be >= 1, got 0');
+    expect(err(() => kiln.optim.schedule.noam({ factor: 1, warmupSteps: 0, modelSize: 4 })).message)
+      .toMatch(/^optim\.schedule\.noam: warmupSteps must be >= 1, got 0/);
+    for (const m of [sgd.message]) expect(m).not.toMatch(/Config::|LrScheduler/);
+  });
+
+  it('a Tensor method called on something else is a Type error naming the method', () => {
+    const t = T.ones([2]);
+    const f = t.exp;
+    t.dispose();
+    expect(err(() => f())).toEqual({ code: 'Type', message: 'exp: must be called on a kiln Tensor (as x.exp(...)), got undefined' });
+    expect(err(() => T.prototype.sumDim.call(5, 0))).toEqual({ code: 'Type', message: 'sumDim: must be called on a kiln Tensor (as x.sumDim(...)), got the number 5' });
+  });
+
+  it('toArray of a tensor whose nested arrays would not fit the JS heap is a Limit error', () => {
+    const t = T.zeros([2147483647, 0, 4]);
+    expect(err(() => t.toArray())).toEqual({
+      code: 'Limit',
+      message: 'toArray: shape [2147483647, 0, 4] would build 2147483647 nested arrays and values, more than the limit of 33554432 (dataSync() gives the values as one typed array)',
+    });
+    expect(t.dataSync().length).toBe(0);
+    t.dispose();
+    const ok = T.zeros([2, 0, 4]);
+    expect(ok.toArray()).toEqual([[], []]);
+    ok.dispose();
+  });
+
+  it('Dataset.split(NaN) is a Value error (NaN is outside [0, 1])', () => {
+    const d = kiln.data.fromArrays(new Float32Array(4), Int32Array.from([0, 1]), { itemShape: [2] });
+    expect(err(() => d.split(NaN))).toEqual({ code: 'Value', message: 'Dataset.split: fraction must be in [0, 1], got NaN' });
+    d.dispose();
+  });
+});
