@@ -293,3 +293,30 @@ describe('errors name the user\'s call and value', () => {
     d.dispose();
   });
 });
+
+describe('toKilnError: what crosses the boundary other than the engine\'s own errors', () => {
+  it('maps a wasm trap, Embind errors and a JS stack overflow to KilnErrors with a code', async () => {
+    const { toKilnError, jsNumbers } = await import('../../dist/boundary.js');
+    const named = (name, message) => Object.assign(new Error(message), { name });
+    const cases = [
+      [new WebAssembly.RuntimeError('divide by zero'), 'Internal', 'tReshape: RuntimeError: divide by zero (a bug in the engine: please report it)'],
+      [new WebAssembly.RuntimeError('memory access out of bounds'), 'Internal', 'tReshape: RuntimeError: memory access out of bounds (a bug in the engine: please report it)'],
+      [named('BindingError', 'Cannot pass deleted object as a pointer of type RawTensor'), 'Disposed',
+        'tReshape: an object passed to the engine was disposed (Cannot pass deleted object as a pointer of type RawTensor)'],
+      [named('BindingError', 'function tReshape called with 1 arguments, expected 2 args!'), 'Type',
+        'tReshape: the engine rejected an argument: function tReshape called with 1 arguments, expected 2 args!'],
+      [new TypeError('Cannot convert "x" to int'), 'Type', 'tReshape: the engine rejected an argument: Cannot convert "x" to int'],
+      [new RangeError('Maximum call stack size exceeded'), 'Limit', 'tReshape: the JavaScript call stack overflowed (Maximum call stack size exceeded)'],
+      [new RangeError('Invalid typed array length: -1'), 'Internal', 'tReshape: RangeError: Invalid typed array length: -1 (a bug in the engine: please report it)'],
+      ['a string', 'Internal', 'tReshape: string: a string (a bug in the engine: please report it)'],
+    ];
+    for (const [err, code, message] of cases) {
+      const k = toKilnError(err, 'tReshape');
+      expect(k).toBeInstanceOf(kiln.KilnError);
+      expect({ code: k.code, message: k.message }).toEqual({ code, message });
+    }
+    const own = new kiln.KilnError('Shape', 'x');
+    expect(toKilnError(own, 'tReshape')).toBe(own);
+    expect(jsNumbers('got nan, -nan, inf and -inf; info, nanos, 1.5inf')).toBe('got NaN, NaN, Infinity and -Infinity; info, nanos, 1.5inf');
+  });
+});
