@@ -270,8 +270,8 @@ describe('errors name the user\'s call and value', () => {
     const t = T.ones([2]);
     const f = t.exp;
     t.dispose();
-    expect(err(() => f())).toEqual({ code: 'Type', message: 'exp: must be called on a kiln Tensor (as x.exp(...)), got undefined' });
-    expect(err(() => T.prototype.sumDim.call(5, 0))).toEqual({ code: 'Type', message: 'sumDim: must be called on a kiln Tensor (as x.sumDim(...)), got the number 5' });
+    expect(err(() => f())).toEqual({ code: 'Type', message: 'exp: tensor must be a kiln Tensor, got undefined' });
+    expect(err(() => T.prototype.sumDim.call(5, 0))).toEqual({ code: 'Type', message: 'sumDim: tensor must be a kiln Tensor, got the number 5' });
   });
 
   it('toArray of a tensor whose nested arrays would not fit the JS heap is a Limit error', () => {

@@ -66,7 +66,8 @@ export function installTensor(kiln: Record<string, unknown>, raw: RawModule, opt
  * Makes every method of `proto` (own and inherited, up to Object.prototype) check its
  * receiver: a method called on something that is not a `Base` (`const f = t.exp; f()`,
  * `xs.map(t.add)`, `Tensor.prototype.sum.call(5)`) throws KilnError `Type` naming the
- * method, instead of a TypeError from inside the package. Receivers that are a Base of
+ * method (as engineOf's check: `exp: tensor must be a kiln Tensor, got undefined`), instead
+ * of a TypeError from inside the package. Receivers that are a Base of
  * another module instance keep their own checks (engineOf / unwrap).
  */
 function guardReceivers(proto: object, Base: abstract new (...args: never[]) => unknown, what: string): void {
@@ -80,7 +81,7 @@ function guardReceivers(proto: object, Base: abstract new (...args: never[]) => 
       const method = d.value as (...args: unknown[]) => unknown;
       const guarded = function (this: unknown, ...args: unknown[]): unknown {
         if (!(this instanceof Base)) {
-          throw fail('Type', `${name}: must be called on a kiln ${what} (as x.${name}(...)), got ${describe(this)}`);
+          throw fail('Type', `${name}: ${what.toLowerCase()} must be a kiln ${what}, got ${describe(this)}`);
         }
         return method.apply(this, args);
       };
