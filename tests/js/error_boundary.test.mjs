@@ -150,7 +150,7 @@ describe('caught errors leave the instance exactly as it was', () => {
       }
       expect(state()).toEqual(before);
       expect(compute()).toEqual(reference);
-    }, 120_000);
+    }, Math.max(120_000, COUNT * 0.5));
   }
 
   it('an error thrown by a fit() callback is the caller\'s own error, and costs nothing', async () => {
