@@ -102,9 +102,14 @@ function errorLoop(kiln) {
   const raw = kiln._internals.raw;
   const a = kiln.Tensor.ones([${M}, ${K}]), b = kiln.Tensor.ones([${N}, ${K}]);
   const codes = new Set();
+  const messages = new Set();
+  const note = (e) => {
+    codes.add(e instanceof KilnError ? e.code : 'not a KilnError: ' + e);
+    messages.add(String(e && e.message));
+  };
   const once = () => {
-    try { a.matmul(b); } catch (e) { codes.add(e instanceof KilnError ? e.code : 'not a KilnError: ' + e); }
-    try { kiln.optim.sgd({ lr: -1 }); } catch (e) { codes.add(e instanceof KilnError ? e.code : 'not a KilnError: ' + e); }
+    try { a.matmul(b); } catch (e) { note(e); }
+    try { kiln.optim.sgd({ lr: -1 }); } catch (e) { note(e); }
   };
   for (let i = 0; i < 3; i++) once();
   const before = { sp: raw.stackSave(), malloc: raw.memoryStats().mallocBytes };
@@ -112,7 +117,7 @@ function errorLoop(kiln) {
   const after = { sp: raw.stackSave(), malloc: raw.memoryStats().mallocBytes };
   a.dispose();
   b.dispose();
-  return { before, after, codes: [...codes].sort() };
+  return { before, after, codes: [...codes].sort(), messages: [...messages].slice(0, 4) };
 }
 export async function run(opts) {
   const kiln = await init(opts);
