@@ -160,7 +160,7 @@ TYPED_TEST(SizeOverflowTest, AvgPool2dCeilModeAndPaddingOverflow) {
 TYPED_TEST(SizeOverflowTest, Pool1dOverflowNamesThe2dOpItRunsOn) {
   using B = TypeParam;
   const auto x = Tensor<B, 3>::ones(Shape{1, 1, 4}, test::device<B>());
-  MaxPool1dOptions o;
+  F::MaxPool1dOptions o;
   o.kernel_size = k2p62;
   o.stride = 1;
   o.dilation = 4;
@@ -284,7 +284,8 @@ TYPED_TEST(SizeOverflowTest, ConvStillExactAfterTheErrors) {
   // x = 0..8 as 3x3, 2x2 ones: window sums [[8, 12], [20, 24]] (by hand).
   const auto x = Tensor<B, 4>::from_data(test::iota(Shape{1, 1, 3, 3}), test::device<B>());
   const auto w = ones4<B>(1, 1, 2, 2);
-  EXPECT_THROW(conv2d(x, w, std::nullopt, ConvOptions<2>({1, 1}, {0, 0}, {k2p62, 1}, 1)),
+  const auto w3 = ones4<B>(1, 1, 3, 3);  // 2^62 · (3 - 1) overflows (a 2x2 kernel would not)
+  EXPECT_THROW(conv2d(x, w3, std::nullopt, ConvOptions<2>({1, 1}, {0, 0}, {k2p62, 1}, 1)),
                LimitError);
   conv2d(x, w).into_data().assert_eq(
       TensorData(Shape{1, 1, 2, 2}, std::vector<float>{8, 12, 20, 24}));
@@ -299,6 +300,24 @@ TYPED_TEST(SizeOverflowTest, MatmulBroadcastBatchPastTheLimit) {
   expect_rejected<B, LimitError>([&] { a.matmul(b); },
                                  {"matmul: output shape [65536, 65536, 1, 1] gives 4294967296 "
                                   "elements, more than the limit of 2147483647"});
+}
+
+TYPED_TEST(SizeOverflowTest, BroadcastAndExpandPastTheLimit) {
+  using B = TypeParam;
+  const auto col = Tensor<B, 2>::ones(Shape{65536, 1}, test::device<B>());
+  const auto row = Tensor<B, 2>::ones(Shape{1, 65536}, test::device<B>());
+  // 65536 · 65536 = 2^32 elements from two 256 KiB operands.
+  expect_rejected<B, LimitError>([&] { col.add(row); },
+                                 {"broadcast shape [65536, 65536] gives 4294967296 elements"});
+  expect_rejected<B, LimitError>([&] { col.greater(row); },
+                                 {"broadcast shape [65536, 65536] gives 4294967296"});
+  const auto one = Tensor<B, 2>::ones(Shape{1, 1}, test::device<B>());
+  // 2^40 · 2^40 overflows int64.
+  expect_rejected<B, LimitError>(
+      [&] { one.template expand<2>({std::int64_t{1} << 40, std::int64_t{1} << 40}); },
+      {"expand: output shape [1099511627776, 1099511627776] has more elements than int64"});
+  expect_rejected<B, LimitError>([&] { one.template expand<2>({65536, 65536}); },
+                                 {"expand: output shape [65536, 65536] gives 4294967296"});
 }
 
 TYPED_TEST(SizeOverflowTest, OneHotClassCountPastTheLimit) {

@@ -103,7 +103,8 @@ cpu::conv::Geometry geometry(const Shape& xs, const Shape& ws, std::int64_t chan
 
 /// Throws LimitError naming `op` unless the output [batch, channels_out, spatial...] and the
 /// column buffer of one image and group (Cg·kh·kw rows of out_h·out_w, im2col) fit the element
-/// and byte limits: checked once here, so the kernels' loops need no checks.
+/// and byte limits (the buffer only when the output is not empty: no kernel runs then):
+/// checked once here, so the kernels' loops need no checks.
 void check_buffers(const char* op, const cpu::conv::Geometry& g, std::size_t spatial_dims) {
   const std::array<std::int64_t, 4> out{g.batch, g.channels_out, g.height_out, g.width_out};
   const std::int64_t out_count = checked::product(op, out, "output shape");
@@ -112,6 +113,7 @@ void check_buffers(const char* op, const cpu::conv::Geometry& g, std::size_t spa
       spatial_dims == 1
           ? str_cat("output shape [", g.batch, ", ", g.channels_out, ", ", g.width_out, "]")
           : str_cat("output shape ", checked::dims_string(out)));
+  if (out_count == 0) return;  // an empty output runs no kernel: no column buffer
   const std::array<std::int64_t, 5> cols{g.channels_in / g.groups, g.kernel_h, g.kernel_w,
                                          g.height_out, g.width_out};
   const std::int64_t col_count = checked::product(op, cols, "the column buffer (im2col)");

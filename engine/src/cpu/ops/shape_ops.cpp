@@ -20,6 +20,7 @@
 #include "cpu/ops/visit_dtype.hpp"
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/core/check.hpp"
+#include "kiln/core/checked.hpp"
 
 namespace kiln {
 namespace {
@@ -387,6 +388,8 @@ CpuTensor CpuOps::expand(const CpuTensor& x, std::span<const std::int64_t> dims)
       out_dims[i] = want;
     }
   }
+  checked::numel("expand", std::span<const std::int64_t>(out_dims.data(), dims.size()),
+                 "output shape");
   const Shape out_shape(std::span<const std::int64_t>(out_dims.data(), dims.size()));
   if (out_shape.num_elements() == x.num_elements()) return x.with_shape(out_shape);
   CpuTensor out(out_shape, x.dtype());
@@ -530,6 +533,7 @@ CpuTensor CpuOps::cat(std::span<const CpuTensor> tensors, std::int64_t dim) {
   if (tensors.size() == 1) return first;
   Shape out_shape = s0;
   out_shape[d] = size;
+  checked::numel("cat", out_shape.dims(), "output shape");
   CpuTensor out(out_shape, first.dtype());
   if (out.num_elements() == 0) return out;
   std::int64_t outer = 1;
