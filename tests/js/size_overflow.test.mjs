@@ -56,8 +56,14 @@ describe('size overflow in the WebAssembly build', () => {
     // 46341² = 2147488281, the first square past 2^31 - 1
     const pool2 = kiln.nn.adaptiveAvgPool2d({ outputSize: [46341, 46341] });
     expectKilnError(() => pool2.forward(x), 'Limit', 'gives 2147488281 elements');
+    // [2^28, 1] fits the element and byte limits per channel (1 GiB), but its table of
+    // 2^28 row windows (24 bytes each: 6 GiB) does not fit wasm32's size_t
+    const pool3 = kiln.nn.adaptiveAvgPool2d({ outputSize: [2 ** 28, 1] });
+    expectKilnError(() => pool3.forward(x), 'Limit',
+      'adaptiveAvgPool2d: the table of output rows needs 268435456 · 24 bytes, more than the limit of 2147483647 bytes');
     pool.dispose();
     pool2.dispose();
+    pool3.dispose();
     x.dispose();
     expectExact(before);
   });
