@@ -133,4 +133,21 @@ describe('size overflow in the WebAssembly build', () => {
     d.dispose();
     expectExact(before);
   });
+
+  it('fit with batchSize 2^32 - 1 counts one batch per epoch (len + batchSize - 1 wrapped to 2)', async () => {
+    const model = kiln.nn.sequential({ layers: [{ type: 'linear', dInput: 2, dOutput: 2 }] }, { seed: 1 });
+    const learner = new kiln.Learner(model, { optimizer: kiln.optim.sgd({ lr: 0.1 }) });
+    const data = kiln.data.fromArrays(new Float32Array([0, 0, 0, 1, 1, 0, 1, 1]), new Int32Array([0, 1, 1, 0]),
+      { itemShape: [2] });
+    const seen = [];
+    // ceil(4 / (2^32 - 1)) = 1 batch of the 4 items; in 32 bits 4 + 2^32 - 2 wrapped to 2: 0 batches
+    await learner.fit(data, { epochs: 1, batchSize: 2 ** 32 - 1, onBatchEnd: (e) => { seen.push([e.batch, e.numBatches]); } });
+    expect(seen).toEqual([[1, 1]]);
+    expect(learner.steps).toBe(1);
+    const ev = learner.evaluate(data, { batchSize: 2 ** 32 - 1 });
+    expect(Number.isFinite(ev.loss)).toBe(true);
+    learner.dispose();
+    model.dispose();
+    data.dispose();
+  });
 });
