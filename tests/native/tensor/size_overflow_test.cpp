@@ -318,6 +318,17 @@ TYPED_TEST(SizeOverflowTest, BroadcastAndExpandPastTheLimit) {
       {"expand: output shape [1099511627776, 1099511627776] has more elements than int64"});
   expect_rejected<B, LimitError>([&] { one.template expand<2>({65536, 65536}); },
                                  {"expand: output shape [65536, 65536] gives 4294967296"});
+  // An empty result has no elements to count, but a dim of 2^40 would still be a stride.
+  const auto empty = Tensor<B, 2>::ones(Shape{0, 1}, test::device<B>());
+  expect_rejected<B, LimitError>(
+      [&] { empty.template expand<2>({0, std::int64_t{1} << 40}); },
+      {"expand: dim 1 of the output shape [0, 1099511627776] is 1099511627776, more than the "
+       "limit of 2147483647"});
+  // cat of two empty [0, 2^31 - 1] along dim 1: [0, 2^32 - 2].
+  const auto wide = Tensor<B, 2>::zeros(Shape{0, 2147483647}, test::device<B>());
+  expect_rejected<B, LimitError>(
+      [&] { Tensor<B, 2>::cat({wide, wide}, 1); },
+      {"cat: dim 1 of the output shape [0, 4294967294] is 4294967294, more than the limit"});
 }
 
 TYPED_TEST(SizeOverflowTest, OneHotClassCountPastTheLimit) {

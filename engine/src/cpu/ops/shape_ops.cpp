@@ -134,6 +134,17 @@ CpuTensor copy_of(const CpuTensor& x) {
   return out;
 }
 
+/// Throws LimitError naming `op` when a dim of `dims` passes the element limit: an empty
+/// result ([0, 2^40]) has no elements to count, but its dims still become strides.
+void check_dims(const char* op, std::span<const std::int64_t> dims) {
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] > checked::max_elements) {
+      throw LimitError(str_cat(op, ": dim ", i, " of the output shape ", dims_str(dims), " is ",
+                               dims[i], ", more than the limit of ", checked::max_elements));
+    }
+  }
+}
+
 /// a * b, or -1 when the product overflows int64 (both >= 0).
 std::int64_t mul_or_overflow(std::int64_t a, std::int64_t b) {
   if (a != 0 && b > std::numeric_limits<std::int64_t>::max() / a) return -1;
@@ -390,6 +401,7 @@ CpuTensor CpuOps::expand(const CpuTensor& x, std::span<const std::int64_t> dims)
   }
   checked::numel("expand", std::span<const std::int64_t>(out_dims.data(), dims.size()),
                  "output shape");
+  check_dims("expand", std::span<const std::int64_t>(out_dims.data(), dims.size()));
   const Shape out_shape(std::span<const std::int64_t>(out_dims.data(), dims.size()));
   if (out_shape.num_elements() == x.num_elements()) return x.with_shape(out_shape);
   CpuTensor out(out_shape, x.dtype());
@@ -534,6 +546,7 @@ CpuTensor CpuOps::cat(std::span<const CpuTensor> tensors, std::int64_t dim) {
   Shape out_shape = s0;
   out_shape[d] = size;
   checked::numel("cat", out_shape.dims(), "output shape");
+  check_dims("cat", out_shape.dims());
   CpuTensor out(out_shape, first.dtype());
   if (out.num_elements() == 0) return out;
   std::int64_t outer = 1;
