@@ -450,7 +450,8 @@ double learner_begin_epoch(const JsLearner& l, const JsDataset& data, double bat
     }
     s.cursor = 0;
     // ceil(len / batch_size) without len + batch_size - 1 (which wraps in wasm32's size_t)
-    return static_cast<double>(data.len() / s.batch_size + (data.len() % s.batch_size != 0 ? 1 : 0));
+    const std::size_t len = data.len();
+    return static_cast<double>(len / s.batch_size + (len % s.batch_size != 0 ? 1 : 0));
   });
 }
 

@@ -75,8 +75,9 @@ std::int64_t output_size(std::int64_t in, std::int64_t kernel, std::int64_t stri
                          std::string_view op) {
   const std::int64_t padded =
       checked::add(op, in, checked::mul(op, 2, padding, "2 · padding"), "input + 2 · padding");
-  const std::int64_t window = checked::mul(
-      op, dilation, checked::sub(op, kernel, 1, "kernel_size - 1"), "dilation · (kernel_size - 1)");
+  const std::int64_t window = checked::mul(op, dilation,
+                                           checked::sub(op, kernel, 1, "kernel_size - 1"),
+                                           "dilation · (kernel_size - 1)");
   const std::int64_t span = padded - window - 1;  // both >= 0: no overflow
   const std::int64_t num =
       ceil_mode ? checked::add(op, span, stride - 1, "the ceil mode's span + stride - 1") : span;

@@ -234,7 +234,8 @@ cpu::conv::Geometry check_conv_transpose(const char* op, const CpuTensor& x,
   const Shape conv_in{xs[0], channels_out, out[0], out[1]};
   auto g = geometry<2>(conv_in, ws, xs[1], o.groups, o.stride, o.padding, o.dilation,
                        {xs[2], xs[3]});
-  check_buffers(op, g, 2);  // the adjoint's column buffer: channels_out / groups · taps by x's plane
+  // The adjoint's column buffer: channels_out / groups · taps rows by x's plane.
+  check_buffers(op, g, 2);
   return g;
 }
 
