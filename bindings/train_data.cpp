@@ -9,6 +9,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "kiln/core/checked.hpp"
 #include "kiln/data/rng.hpp"
 #include "train_common.hpp"
 
@@ -63,8 +64,11 @@ std::vector<std::int64_t> dims_from_js(const val& v, const char* op, const char*
   return dims;
 }
 
-std::int64_t product(const std::vector<std::int64_t>& dims) {
-  return std::accumulate(dims.begin(), dims.end(), std::int64_t{1}, std::multiplies<>());
+/// Elements of one item (or target) of shape `dims`. Throws LimitError naming `op` and
+/// `what` past 2^31 - 1 (a batch of one must fit a tensor; in wasm32 a larger count would
+/// wrap to 0 in size_t and divide by zero below).
+std::int64_t product(const std::vector<std::int64_t>& dims, const char* op, const char* what) {
+  return kiln::checked::numel(op, dims, what);
 }
 
 /// fromArrays(x: Float32Array, y: Int32Array | Float32Array, itemShape, targetShape | null,
@@ -74,7 +78,7 @@ JsDataset dataset_from_arrays(val x, val y, val item_shape, val target_shape, do
     const char* op = "data.fromArrays";
     auto store = std::make_shared<DataStore>();
     store->item_shape = dims_from_js(item_shape, op, "itemShape");
-    store->item_size = product(store->item_shape);
+    store->item_size = product(store->item_shape, op, "itemShape");
     if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", x)) {
       throw kiln::TypeError(kiln::str_cat(op, ": x must be a Float32Array"));
     }
@@ -124,11 +128,13 @@ JsDataset dataset_from_arrays(val x, val y, val item_shape, val target_shape, do
       } else {
         store->target_shape = dims_from_js(target_shape, op, "targetShape");
       }
-      store->target_size = product(store->target_shape);
-      if (ny != n * static_cast<std::size_t>(store->target_size)) {
+      store->target_size = product(store->target_shape, op, "targetShape");
+      // In 64 bits: n < 2^32 and target_size < 2^31, so the product cannot wrap there.
+      const std::uint64_t needed =
+          static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(store->target_size);
+      if (static_cast<std::uint64_t>(ny) != needed) {
         throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " values, ", n, " items of targetShape ",
-                                             kiln::Shape(store->target_shape), " need ",
-                                             n * static_cast<std::size_t>(store->target_size)));
+                                             kiln::Shape(store->target_shape), " need ", needed));
       }
       store->targets.resize(ny);
       if (ny > 0) val(emscripten::typed_memory_view(ny, store->targets.data())).call<void>("set", y);

@@ -13,6 +13,7 @@
 #include <limits>
 #include <numeric>
 
+#include "kiln/core/checked.hpp"
 #include "kiln/data/rng.hpp"
 #include "kiln/nn/loss/binary_cross_entropy.hpp"
 #include "kiln/nn/loss/cross_entropy.hpp"
@@ -357,10 +358,11 @@ std::pair<std::size_t, std::vector<std::int64_t>> items_of(const LearnerState& s
                                                             std::size_t n_hint, const char* op) {
   std::int64_t item = 0;
   if (!s.input_shape.empty()) {
-    item = std::accumulate(s.input_shape.begin(), s.input_shape.end(), std::int64_t{1},
-                           std::multiplies<>());
+    item = kiln::checked::numel(op, s.input_shape, "inputShape");
   } else if (const auto size = s.model->config.input_item_size()) {
     item = *size;
+    // A reshape's element count may pass 2^32, which wraps to 0 in wasm32's size_t below.
+    kiln::checked::elements(op, item, "the model's input item size");
   } else if (n_hint > 0) {
     item = static_cast<std::int64_t>(length / n_hint);
   } else {
@@ -447,7 +449,9 @@ double learner_begin_epoch(const JsLearner& l, const JsDataset& data, double bat
       s.epoch_data.index = std::move(index);
     }
     s.cursor = 0;
-    return static_cast<double>((data.len() + s.batch_size - 1) / s.batch_size);
+    // ceil(len / batch_size) without len + batch_size - 1 (which wraps in wasm32's size_t)
+    const std::size_t len = data.len();
+    return static_cast<double>(len / s.batch_size + (len % s.batch_size != 0 ? 1 : 0));
   });
 }
 
@@ -460,7 +464,8 @@ val learner_train_batches(const JsLearner& l, double count) {
     Totals totals;
     const std::size_t len = s.epoch_data.len();
     for (std::size_t b = 0; b < k && s.cursor < len; ++b) {
-      const std::size_t end = std::min(len, s.cursor + s.batch_size);
+      // cursor + batch_size may wrap in wasm32's size_t: compare with what is left instead
+      const std::size_t end = len - s.cursor > s.batch_size ? s.cursor + s.batch_size : len;
       auto [x, t] = gather(s.epoch_data, s.cursor, end);
       const auto batch = static_cast<std::int64_t>(s.cursor / s.batch_size) + 1;
       train_step(s, std::move(x), t, totals, kiln::train::StepPosition{"Learner.fit", s.fit_epoch, batch});
@@ -486,11 +491,16 @@ val learner_eval_batches(const JsLearner& l, const JsDataset& data, double batch
     const InferenceModel model = s.model->model.valid();
     Totals totals;
     const std::size_t len = data.len();
-    for (std::size_t b = b0; b < b0 + k && b * bs < len; ++b) {
-      auto [x, t] = gather(data, b * bs, std::min(len, (b + 1) * bs));
+    // Batch positions in 64 bits: b·bs and (b0 + k)·bs wrap in wasm32's size_t (each factor
+    // < 2^32, so the products fit in 64 bits).
+    const std::uint64_t len64 = len, bs64 = bs, last = static_cast<std::uint64_t>(b0) + k;
+    for (std::uint64_t b = b0; b < last && b * bs64 < len64; ++b) {
+      const auto begin = static_cast<std::size_t>(b * bs64);
+      const auto end = static_cast<std::size_t>(std::min(len64, (b + 1) * bs64));
+      auto [x, t] = gather(data, begin, end);
       eval_step(s, model, std::move(x), t, totals);
     }
-    return totals.to_js((b0 + k) * bs >= len);
+    return totals.to_js(last * bs64 >= len64);
   });
 }
 
@@ -500,8 +510,8 @@ template <class Gather>
 val predict_items(const LearnerState& s, std::size_t n, std::size_t bs, Gather&& gather_batch) {
   const InferenceModel model = s.model->model.valid();
   std::vector<float> out;
-  for (std::size_t begin = 0; begin < n; begin += bs) {
-    const std::size_t end = std::min(n, begin + bs);
+  for (std::size_t begin = 0, end = 0; begin < n; begin = end) {
+    end = n - begin > bs ? begin + bs : n;  // begin + bs may wrap in wasm32's size_t
     InferenceActivation in = std::visit([](const auto& a) -> InferenceActivation { return a.inner(); },
                                         activation_from(gather_batch(begin, end)));
     InferenceActivation y = model.forward_any(std::move(in));

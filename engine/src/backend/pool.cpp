@@ -2,6 +2,7 @@
 // PyTorch's pool2d_shape_check (aten/src/ATen/native/Pool.h) with Kiln's messages.
 #include "kiln/backend/pool_options.hpp"
 
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/core/check.hpp"
@@ -33,6 +34,17 @@ void check_window(const char* op, const std::array<std::int64_t, 2>& kernel,
   }
 }
 
+/// [batch, channels, out_h, out_w] after checking that one plane (the per-channel scratch
+/// buffers of the kernels) and the whole output fit the element and byte limits.
+Shape checked_output(const char* op, const Shape& x, const std::array<std::int64_t, 2>& out) {
+  const std::int64_t plane = checked::product(op, out, "output size");
+  checked::buffer(op, plane, sizeof(float),
+                  str_cat("output size [", out[0], ", ", out[1], "] per channel"));
+  const std::array<std::int64_t, 4> dims{x[0], x[1], out[0], out[1]};
+  checked::numel(op, dims, "output shape");
+  return Shape{x[0], x[1], out[0], out[1]};
+}
+
 Shape output_shape(const char* op, const Shape& x, const std::array<std::int64_t, 2>& kernel,
                    const std::array<std::int64_t, 2>& stride,
                    const std::array<std::int64_t, 2>& padding,
@@ -41,7 +53,8 @@ Shape output_shape(const char* op, const Shape& x, const std::array<std::int64_t
   check_window(op, kernel, stride, padding, dilation);
   std::array<std::int64_t, 2> out{};
   for (int i = 0; i < 2; ++i) {
-    out[i] = pool::output_size(x[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode);
+    out[i] = pool::output_size(x[2 + i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode,
+                               op);
   }
   if (out[0] < 1 || out[1] < 1) {
     throw ShapeError(str_cat(op, ": the window (kernel_size {", kernel[0], ", ", kernel[1],
@@ -50,7 +63,7 @@ Shape output_shape(const char* op, const Shape& x, const std::array<std::int64_t
                              padding[0], ", ", padding[1], "} gives output size {", out[0], ", ",
                              out[1], "}"));
   }
-  return Shape{x[0], x[1], out[0], out[1]};
+  return checked_output(op, x, out);
 }
 
 }  // namespace
@@ -58,9 +71,16 @@ Shape output_shape(const char* op, const Shape& x, const std::array<std::int64_t
 namespace pool {
 
 std::int64_t output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
-                         std::int64_t padding, std::int64_t dilation, bool ceil_mode) {
-  const std::int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
-  const std::int64_t num = span + (ceil_mode ? stride - 1 : 0);
+                         std::int64_t padding, std::int64_t dilation, bool ceil_mode,
+                         std::string_view op) {
+  const std::int64_t padded =
+      checked::add(op, in, checked::mul(op, 2, padding, "2 · padding"), "input + 2 · padding");
+  const std::int64_t window = checked::mul(op, dilation,
+                                           checked::sub(op, kernel, 1, "kernel_size - 1"),
+                                           "dilation · (kernel_size - 1)");
+  const std::int64_t span = padded - window - 1;  // both >= 0: no overflow
+  const std::int64_t num =
+      ceil_mode ? checked::add(op, span, stride - 1, "the ceil mode's span + stride - 1") : span;
   // Floor division (num may be negative when the window exceeds the input).
   std::int64_t out = (num >= 0 ? num / stride : -((-num + stride - 1) / stride)) + 1;
   // A last window starting inside the right padding is dropped (PyTorch).
@@ -86,7 +106,7 @@ Shape check_adaptive_avg_pool2d(const char* op, const Shape& x,
   if (x[2] < 1 || x[3] < 1) {
     throw ShapeError(str_cat(op, ": the input's height and width must be >= 1, got ", x));
   }
-  return Shape{x[0], x[1], output_size[0], output_size[1]};
+  return checked_output(op, x, output_size);
 }
 
 }  // namespace pool

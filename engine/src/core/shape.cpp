@@ -39,7 +39,9 @@ std::array<std::int64_t, Shape::max_rank> Shape::strides() const noexcept {
   std::int64_t acc = 1;
   for (std::size_t i = rank_; i-- > 0;) {
     s[i] = acc;
-    acc *= dims_[i];
+    // Saturates instead of overflowing: only an empty shape ([0, 2^31 - 1, ...], whose
+    // strides address nothing) can pass 2^63 here, as a tensor holds < 2^31 elements.
+    if (__builtin_mul_overflow(acc, dims_[i], &acc)) acc = std::numeric_limits<std::int64_t>::max();
   }
   return s;
 }

@@ -14,8 +14,9 @@ std::vector<std::uint8_t> to_bytes(const std::vector<T>& values) {
   return bytes;
 }
 
+// Compared in 64 bits: in wasm32 a count of 2^32 would wrap to 0 in size_t and match.
 void check_count(const char* op, const Shape& shape, std::size_t given) {
-  if (static_cast<std::size_t>(shape.num_elements()) != given) {
+  if (static_cast<std::uint64_t>(shape.num_elements()) != static_cast<std::uint64_t>(given)) {
     throw ShapeError(str_cat(op, ": shape ", shape, " needs ", shape.num_elements(),
                              " values, got ", given));
   }
@@ -48,8 +49,15 @@ TensorData::TensorData(Shape shape_, std::vector<bool> values)
 
 TensorData::TensorData(Shape shape_, DType dtype_, std::vector<std::uint8_t> bytes_)
     : shape(shape_), dtype(dtype_), bytes(std::move(bytes_)) {
-  const auto expected = static_cast<std::size_t>(shape.num_elements()) * dtype_size(dtype);
-  if (bytes.size() != expected) {
+  // By division, in 64 bits: a product could wrap (size_t is 32 bits in wasm32).
+  const auto size = static_cast<std::uint64_t>(dtype_size(dtype));
+  const auto given = static_cast<std::uint64_t>(bytes.size());
+  if (given % size != 0 || given / size != static_cast<std::uint64_t>(shape.num_elements())) {
+    std::uint64_t product;
+    const std::string expected =
+        __builtin_mul_overflow(static_cast<std::uint64_t>(shape.num_elements()), size, &product)
+            ? std::string("more than 2^64")
+            : str_cat(product);
     throw ShapeError(str_cat("TensorData: shape ", shape, " of ", dtype, " needs ", expected,
                              " bytes, got ", bytes.size()));
   }

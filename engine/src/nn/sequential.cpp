@@ -4,6 +4,7 @@
 #include "kiln/nn/sequential.hpp"
 
 #include "kiln/backend/pool_options.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/core/io.hpp"
 
 namespace kiln::nn {
@@ -31,12 +32,17 @@ std::string item_string(const Dims& dims) {
 }
 
 std::optional<std::int64_t> product(const Dims& dims) {
-  std::int64_t n = 1;
   for (auto d : dims) {
     if (d < 0) return std::nullopt;
-    n *= d;
   }
-  return n;
+  // An item past 2^31 - 1 elements can never be a tensor (a batch holds at least one).
+  return checked::numel("SequentialConfig", dims, "items");
+}
+
+/// `at` without its trailing ": " (the op name of a LimitError).
+static std::string_view op_of(std::string_view at) {
+  if (at.size() >= 2 && at.substr(at.size() - 2) == ": ") at.remove_suffix(2);
+  return at;
 }
 
 void need_item_rank(const SequentialItem& item, std::size_t rank, std::string_view at,
@@ -52,21 +58,33 @@ std::int64_t conv_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
                       std::int64_t pad_total, std::int64_t dilation, std::string_view at,
                       std::string_view dim_name, const SequentialItem& item) {
   if (in < 0) return -1;
-  const std::int64_t span = dilation * (kernel - 1) + 1;
-  if (in + pad_total < span) {
+  const std::string_view op = op_of(at);
+  const std::int64_t span =
+      checked::add(op, checked::mul(op, dilation, checked::sub(op, kernel, 1, "kernel_size - 1"),
+                                    str_cat("dilation · (kernel_size - 1) in the ", dim_name)),
+                   1, str_cat("the dilated kernel's extent in the ", dim_name));
+  const std::int64_t padded =
+      checked::add(op, in, pad_total, str_cat("the padded input's ", dim_name));
+  if (padded < span) {
     throw ConfigError(str_cat(at, "the kernel (", span, " with dilation) is larger than the ",
-                              dim_name, " of the padded input (", in + pad_total,
+                              dim_name, " of the padded input (", padded,
                               "): the previous layer outputs ", item.describe()));
   }
-  return (in + pad_total - span) / stride + 1;
+  return (padded - span) / stride + 1;
+}
+
+std::int64_t pad_sum(std::int64_t begin, std::int64_t end, std::string_view at,
+                     std::string_view dim_name) {
+  return checked::add(op_of(at), begin, end, str_cat("the total padding of the ", dim_name));
 }
 
 std::int64_t pool_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
                       std::int64_t padding, std::int64_t dilation, bool ceil_mode,
                       std::string_view at, std::string_view dim_name, const SequentialItem& item) {
   if (in < 0) return -1;
-  const std::int64_t out = pool::output_size(in, kernel, stride, padding, dilation, ceil_mode);
-  if (out < 1) {
+  const std::int64_t out =
+      pool::output_size(in, kernel, stride, padding, dilation, ceil_mode, op_of(at));
+  if (out < 1) {  // output_size checked these sums and products
     throw ConfigError(str_cat(at, "the window (", dilation * (kernel - 1) + 1,
                               ") is larger than the ", dim_name, " of the padded input (",
                               in + 2 * padding, "): the previous layer outputs ", item.describe()));

@@ -2,9 +2,11 @@
 #include "kiln/tensor/derived.hpp"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "kiln/core/check.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 
@@ -202,6 +204,12 @@ std::vector<RepeatStep> repeat_plan(const Shape& shape, std::span<const std::int
     }
     if (times[i] != 1) steps.push_back(RepeatStep{static_cast<std::int64_t>(i), times[i]});
   }
+  // The final shape, checked before the first step allocates (each step only grows).
+  std::array<std::int64_t, Shape::max_rank> out{};
+  for (std::size_t i = 0; i < rank; ++i) {
+    out[i] = checked::mul(op, shape[i], times[i], str_cat("dim ", i, " · times[", i, "]"));
+  }
+  checked::numel(op, std::span<const std::int64_t>(out.data(), rank), "output shape");
   return steps;
 }
 

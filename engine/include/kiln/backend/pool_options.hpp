@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <ostream>
+#include <string_view>
 
 #include "kiln/core/shape.hpp"
 
@@ -38,9 +39,12 @@ struct AvgPool2dOptions {
 
 namespace pool {
 
-/// Output size of one spatial dim (see the file comment). No checks.
+/// Output size of one spatial dim (see the file comment); kernel, stride, dilation >= 1 and
+/// padding >= 0 are the caller's checks. Throws LimitError naming `op` when a sum or product
+/// of the sizes overflows int64 (padding or dilation near 2^63).
 std::int64_t output_size(std::int64_t in, std::int64_t kernel, std::int64_t stride,
-                         std::int64_t padding, std::int64_t dilation, bool ceil_mode);
+                         std::int64_t padding, std::int64_t dilation, bool ceil_mode,
+                         std::string_view op = "pool");
 
 /// Validates a max_pool2d call and returns the output shape [batch, channels, out_h, out_w].
 /// Throws: RankError unless x is 4-D; ConfigError if a kernel, stride or dilation is < 1,
@@ -52,6 +56,9 @@ Shape check_max_pool2d(const char* op, const Shape& x, const MaxPool2dOptions& o
 Shape check_avg_pool2d(const char* op, const Shape& x, const AvgPool2dOptions& options);
 /// Validates adaptive_avg_pool2d: x 4-D with non-empty height and width, output sizes >= 1.
 /// Throws: RankError, ConfigError, ShapeError as above.
+/// All three also throw LimitError (naming `op`) when a size overflows int64, or an output
+/// plane (out_h · out_w, one channel) or the output has more than 2^31 - 1 elements or more
+/// bytes than a buffer may hold (2 GiB in wasm32).
 Shape check_adaptive_avg_pool2d(const char* op, const Shape& x,
                                 const std::array<std::int64_t, 2>& output_size);
 

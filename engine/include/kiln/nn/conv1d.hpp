@@ -96,6 +96,10 @@ inline void Conv1dConfig::check() const {
   check_positive<1>(op, "stride", {stride});
   check_positive<1>(op, "dilation", {dilation});
   padding.resolve(op, {kernel_size}, {stride}, {dilation});
+  // The weight [channels_out, channels_in / groups, kernel_size] must fit (bounds the fans).
+  checked::numel(
+      op, std::array<std::int64_t, 3>{channels[1], channels[0] / groups, kernel_size},
+      "weight shape");
   try {
     (void)initializer.sampling(channels[0] / groups * kernel_size, channels[1] * kernel_size);
   } catch (const ConfigError& e) {
@@ -124,7 +128,8 @@ struct SequentialRules<Conv1dConfig> {
                                   " but the previous layer outputs ", in.describe(), " (", d[0],
                                   " channels)"));
       }
-      out[1] = sequential::conv_out(d[1], c.kernel_size, c.stride, begin[0] + end[0], c.dilation,
+      out[1] = sequential::conv_out(d[1], c.kernel_size, c.stride,
+                                    sequential::pad_sum(begin[0], end[0], at, "length"), c.dilation,
                                     at, "length", in);
     }
     return SequentialItem{out, std::nullopt};

@@ -13,6 +13,7 @@
 
 #include "kiln/backend/conv_options.hpp"
 #include "kiln/config/config.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/initializer.hpp"
@@ -51,7 +52,9 @@ struct Conv2dConfig {
   /// Throws: ConfigError if a channel count, kernel size, stride, dilation or groups is < 1,
   /// a channel count is not divisible by groups, the padding is Same with a stride other
   /// than 1 or Explicit and negative; `Conv2dConfig::init: initializer: ...` as
-  /// Initializer::sampling.
+  /// Initializer::sampling. LimitError if the weight would pass 2^31 - 1 elements or Same
+  /// padding's dilation · (kernel_size - 1) overflows int64 (also for Conv1dConfig and
+  /// ConvTranspose2dConfig's weights).
   void check() const;
 
   /// A new layer with freshly initialized parameters on `device`.
@@ -153,6 +156,12 @@ inline void Conv2dConfig::check() const {
   check_positive(op, "stride", stride);
   check_positive(op, "dilation", dilation);
   padding.resolve(op, kernel_size, stride, dilation);  // Same with stride != 1, negative sizes
+  // The weight [channels_out, channels_in / groups, kh, kw] must fit; this also bounds the
+  // fan products below.
+  checked::numel(op,
+                 std::array<std::int64_t, 4>{channels[1], channels[0] / groups, kernel_size[0],
+                                             kernel_size[1]},
+                 "weight shape");
   try {
     (void)initializer.sampling(channels[0] / groups * kernel_size[0] * kernel_size[1],
                                channels[1] * kernel_size[0] * kernel_size[1]);
@@ -184,9 +193,11 @@ struct SequentialRules<Conv2dConfig> {
                                   " but the previous layer outputs ", in.describe(), " (", d[0],
                                   " channels)"));
       }
-      out[1] = sequential::conv_out(d[1], c.kernel_size[0], c.stride[0], begin[0] + end[0],
+      out[1] = sequential::conv_out(d[1], c.kernel_size[0], c.stride[0],
+                                    sequential::pad_sum(begin[0], end[0], at, "height"),
                                     c.dilation[0], at, "height", in);
-      out[2] = sequential::conv_out(d[2], c.kernel_size[1], c.stride[1], begin[1] + end[1],
+      out[2] = sequential::conv_out(d[2], c.kernel_size[1], c.stride[1],
+                                    sequential::pad_sum(begin[1], end[1], at, "width"),
                                     c.dilation[1], at, "width", in);
     }
     return SequentialItem{out, std::nullopt};

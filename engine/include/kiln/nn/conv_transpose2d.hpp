@@ -109,6 +109,11 @@ ConvTranspose2d<B> ConvTranspose2dConfig::init(const Device<B>& device) const {
   check_positive(op, "kernel_size", kernel_size);
   check_positive(op, "stride", stride);
   check_positive(op, "dilation", dilation);
+  // The weight [channels_in, channels_out / groups, kh, kw] must fit (bounds the fans).
+  checked::numel(op,
+                 std::array<std::int64_t, 4>{channels[0], channels[1] / groups, kernel_size[0],
+                                             kernel_size[1]},
+                 "weight shape");
   for (std::size_t d = 0; d < 2; ++d) {
     if (padding[d] < 0 || padding_out[d] < 0) {
       throw ConfigError(str_cat(op, ": padding and padding_out must be >= 0, got padding [",

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/config/config.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/initializer.hpp"
@@ -32,7 +33,8 @@ struct EmbeddingConfig {
       : n_embedding(n_embedding), d_model(d_model) {}
   KILN_CONFIG(EmbeddingConfig, (n_embedding, d_model), (initializer))
 
-  /// Throws: ConfigError if n_embedding < 1 or d_model < 1.
+  /// Throws: ConfigError if n_embedding < 1 or d_model < 1; LimitError if the weight
+  /// [n_embedding, d_model] would pass 2^31 - 1 elements.
   template <Backend B>
   Embedding<B> init(const Device<B>& device = {}) const;
 };
@@ -52,7 +54,8 @@ struct Embedding {
   /// Shapes:    indices Int [batch_size, seq_length] -> [batch_size, seq_length, d_model]
   /// Throws:    IndexError naming the first index outside [0, n_embedding) and its
   ///            position (indices are read on the host to check them, before any lookup);
-  ///            StateError before init/load.
+  ///            LimitError if [batch_size, seq_length, d_model] passes 2^31 - 1 elements
+  ///            (before the lookup allocates); StateError before init/load.
   /// Semantics: torch.nn.functional.embedding; Burn's Embedding::forward.
   Tensor<B, 3> forward(const Tensor<B, 2, Int>& indices) const {
     const auto [batch, seq] = indices.dims();
@@ -66,6 +69,9 @@ struct Embedding {
                                  ") (n_embedding = ", rows, ")"));
       }
     }
+    // Checked before the lookup allocates: [batch, seq, d_model] must fit in one tensor.
+    checked::numel("Embedding::forward", std::array<std::int64_t, 3>{batch, seq, d_model()},
+                   "output shape");
     const auto flat = indices.template reshape<1>(std::array<std::int64_t, 1>{batch * seq});
     // select's gradient is index_add (Autodiff), so repeated indices accumulate.
     return weight.val().select(0, flat).template reshape<3>(
@@ -88,6 +94,8 @@ Embedding<B> EmbeddingConfig::init(const Device<B>& device) const {
     throw ConfigError(str_cat("EmbeddingConfig::init: n_embedding and d_model must be >= 1, got "
                               "n_embedding = ", n_embedding, ", d_model = ", d_model));
   }
+  checked::numel("EmbeddingConfig::init", std::array<std::int64_t, 2>{n_embedding, d_model},
+                 "weight shape");
   Embedding<B> out;
   out.weight = module::Param<Tensor<B, 2>>(
       initializer.init<B, 2>(Shape{n_embedding, d_model}, n_embedding, d_model, device));

@@ -5,12 +5,14 @@
 ///   auto fc = nn::LinearConfig(784, 10).with_bias(false).init<Cpu>(device);
 ///   std::cout << fc;  // Linear {d_input: 784, d_output: 10, bias: false, params: 7840}
 ///   auto logits = fc.forward(images);  // [batch_size, 784] -> [batch_size, 10]
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <ostream>
 
 #include "kiln/config/config.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/initializer.hpp"
@@ -40,7 +42,8 @@ struct LinearConfig {
   KILN_CONFIG(LinearConfig, (d_input, d_output), (bias, initializer))
 
   /// Throws: config::FieldError if d_input < 1 or d_output < 1; ConfigError
-  /// `LinearConfig::init: initializer: ...` as Initializer::sampling.
+  /// `LinearConfig::init: initializer: ...` as Initializer::sampling; LimitError if the
+  /// weight [d_output, d_input] would pass 2^31 - 1 elements.
   void check() const {
     if (d_input < 1 || d_output < 1) {
       throw config::FieldError(
@@ -49,6 +52,9 @@ struct LinearConfig {
           d_input < 1 ? str_cat("d_input must be >= 1, got ", d_input)
                       : str_cat("d_output must be >= 1, got ", d_output));
     }
+    // The weight [d_output, d_input] must fit in one tensor.
+    checked::numel("LinearConfig::init", std::array<std::int64_t, 2>{d_output, d_input},
+                   "weight shape");
     try {
       (void)initializer.sampling(d_input, d_output);
     } catch (const ConfigError& e) {

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 
@@ -75,7 +76,8 @@ class PaddingConfig {
                                       " (as PyTorch, which rejects padding='same' for strided "
                                       "convolutions)"));
           }
-          const std::int64_t total = dilation[d] * (kernel_size[d] - 1);
+          const std::int64_t total = checked::mul(op, dilation[d], kernel_size[d] - 1,
+                                                  "Same padding's dilation · (kernel_size - 1)");
           begin[d] = total / 2;
           end[d] = total - begin[d];
           break;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/str_cat.hpp"
@@ -45,18 +46,22 @@ struct Reshape {
 
   /// The output shape for an input of shape `input` (checks, no tensor work).
   /// Throws: ShapeError if the item's element count does not fit `shape` (naming both);
+  ///         LimitError if the product of `shape` overflows int64 ([2^32, 2^32, -1]);
   ///         ConfigError if shape is empty, has an entry < -1 or 0, or two -1.
   Shape output_shape(const Shape& input) const {
     check();
-    std::int64_t item = 1;
-    for (std::size_t d = 1; d < input.rank(); ++d) item *= input[d];
+    const char* op = "Reshape::forward";
+    const std::int64_t item =
+        input.rank() > 0 ? checked::product(op, input.dims().subspan(1), "the input's items")
+                         : 1;
     std::int64_t known = 1;
     std::size_t inferred = shape.size();
     for (std::size_t d = 0; d < shape.size(); ++d) {
       if (shape[d] == -1) {
         inferred = d;
       } else {
-        known *= shape[d];
+        known = checked::mul(op, known, shape[d],
+                             str_cat("the product of shape ", detail::dims_string(shape)));
       }
     }
     std::vector<std::int64_t> dims{input.rank() > 0 ? input[0] : 0};
@@ -146,13 +151,16 @@ struct SequentialRules<Reshape> {
     }
     std::vector<std::int64_t> dims = c.shape;
     const auto count = in.dims ? sequential::product(*in.dims) : std::nullopt;
+    std::string_view op = at;  // `SequentialConfig: layers[i] (reshape)` names the layer
+    if (op.size() >= 2 && op.substr(op.size() - 2) == ": ") op.remove_suffix(2);
     std::int64_t known = 1;
     std::size_t inferred = dims.size();
     for (std::size_t d = 0; d < dims.size(); ++d) {
       if (dims[d] == -1) {
         inferred = d;
-      } else {
-        known *= dims[d];
+      } else {  // check() made every other entry >= 1, so known >= 1: no division by 0
+        known = checked::mul(op, known, dims[d],
+                             str_cat("the product of shape ", detail::dims_string(c.shape)));
       }
     }
     if (count) {
@@ -175,7 +183,8 @@ struct SequentialRules<Reshape> {
     std::int64_t n = 1;
     for (auto d : r.shape) {
       if (d < 1) return SequentialInputSize::opaque();
-      n *= d;
+      n = checked::mul("SequentialConfig: reshape", n, d,
+                       str_cat("the product of shape ", detail::dims_string(r.shape)));
     }
     return SequentialInputSize::fixed(n);
   }
@@ -202,13 +211,16 @@ struct Flatten {
     return {static_cast<std::size_t>(start), static_cast<std::size_t>(end)};
   }
 
-  /// The output shape for an input of shape `input`.
+  /// The output shape for an input of shape `input`. Throws: ShapeError as resolve;
+  /// LimitError if the flattened dims multiply past int64 (an empty batch of huge dims).
   Shape output_shape(const Shape& input) const {
     const auto [start, end] = resolve(input.rank());
     std::vector<std::int64_t> dims;
     for (std::size_t d = 0; d < start; ++d) dims.push_back(input[d]);
     std::int64_t n = 1;
-    for (std::size_t d = start; d <= end; ++d) n *= input[d];
+    for (std::size_t d = start; d <= end; ++d) {
+      n = checked::mul("Flatten::forward", n, input[d], "the product of the flattened dims");
+    }
     dims.push_back(n);
     for (std::size_t d = end + 1; d < input.rank(); ++d) dims.push_back(input[d]);
     return Shape(dims);

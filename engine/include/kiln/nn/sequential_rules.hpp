@@ -59,7 +59,8 @@ struct SequentialInputSize {
 namespace sequential {
 /// `[8, 26, 26]` with `?` for dims the spec does not fix.
 std::string item_string(const std::vector<std::int64_t>& dims);
-/// The product of dims, nullopt if one is unknown (-1).
+/// The product of dims, nullopt if one is unknown (-1). Throws LimitError when it overflows
+/// int64 or passes 2^31 - 1 (an item that can never be a tensor).
 std::optional<std::int64_t> product(const std::vector<std::int64_t>& dims);
 /// Throws ConfigError `<at>expects input <expected_input> (items of rank <rank>) but the
 /// previous layer outputs ...` when the item's rank is known and is not `rank`.
@@ -70,6 +71,10 @@ void need_item_rank(const SequentialItem& item, std::size_t rank, std::string_vi
 std::int64_t conv_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
                       std::int64_t pad_total, std::int64_t dilation, std::string_view at,
                       std::string_view dim_name, const SequentialItem& item);
+/// begin + end, the total padding of one dim. Throws LimitError (naming the layer `at`)
+/// when the sum overflows int64.
+std::int64_t pad_sum(std::int64_t begin, std::int64_t end, std::string_view at,
+                     std::string_view dim_name);
 /// PyTorch's pooling output size (-1 for an unknown in). Throws ConfigError when the window
 /// does not fit the padded input.
 std::int64_t pool_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,

@@ -31,8 +31,10 @@ std::optional<typename B::FloatTensor> bias_primitive(const std::optional<Tensor
 ///            - 1) / stride) + 1.
 /// Throws:    RankError, DTypeError, ConfigError (stride/dilation/groups < 1, padding < 0),
 ///            ShapeError (channels_in != weight dim 1 · groups, channels_out not divisible by
-///            groups, bias not [channels_out], kernel larger than the padded input), each
-///            naming conv1d.
+///            groups, bias not [channels_out], kernel larger than the padded input),
+///            LimitError (a sum or product of the sizes overflows int64 — padding or
+///            dilation near 2^63 —, or the output or the im2col buffer of one image and group
+///            would pass 2^31 - 1 elements), each naming conv1d, before anything is allocated.
 /// Cost:      2·batch·channels_out·length_out·(channels_in / groups)·kernel_size flops
 ///            (im2col + packed GEMM, the batch split across kiln::num_threads()).
 /// Semantics: torch.nn.functional.conv1d with explicit per-side padding.
@@ -76,7 +78,9 @@ Tensor<B, 4> conv2d(const Tensor<B, 4>& x, const Tensor<B, 4>& weight,
 /// Throws:    RankError, DTypeError; ConfigError for stride/dilation/groups < 1, negative
 ///            padding, or padding_out not smaller than stride or dilation; ShapeError when
 ///            channels_in != weight dim 0, channels_in is not divisible by groups, bias is not
-///            [channels_out] or the output would be empty; each naming conv_transpose2d.
+///            [channels_out] or the output would be empty; LimitError when a term of the
+///            output size overflows int64 or the output or column buffer passes 2^31 - 1
+///            elements; each naming conv_transpose2d.
 /// Cost:      as conv2d with input and output swapped (GEMM + col2im).
 /// Semantics: torch.nn.functional.conv_transpose2d (padding_out is output_padding).
 template <Backend B>

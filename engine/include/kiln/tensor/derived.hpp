@@ -129,7 +129,9 @@ struct RepeatStep {
 
 /// torch.Tensor.repeat with one count per dim: the repeat_dim steps, dims whose count is 1
 /// left out (no steps: the tensor itself).
-/// Throws:  RankError unless there is one count per dim; ValueError for a negative count.
+/// Throws:  RankError unless there is one count per dim; ValueError for a negative count;
+///          LimitError (naming `op`) if a dim · its count overflows or the output would have
+///          more than 2^31 - 1 elements (checked before the first step allocates).
 std::vector<RepeatStep> repeat_plan(const Shape& shape, std::span<const std::int64_t> times,
                                     const char* op = "repeat");
 

@@ -723,7 +723,8 @@ class Tensor {
     return Tensor(Ops::repeat_dim(prim_, dim, times));
   }
   /// Repeats along every dim (torch.Tensor.repeat with D sizes): [2, 3].repeat({2, 1}) ->
-  /// [4, 3]. Throws ValueError for a negative count (derived::repeat_plan).
+  /// [4, 3]. Throws ValueError for a negative count, LimitError if the output would pass
+  /// 2^31 - 1 elements (checked before the first step; derived::repeat_plan).
   Tensor repeat(const std::array<std::int64_t, D>& times) const {
     Tensor out = *this;
     for (const derived::RepeatStep step : derived::repeat_plan(shape(), times)) {
@@ -829,7 +830,8 @@ class Tensor {
     return Tensor(Ops::scatter(prim_, dim, indices.primitive(), values.prim_));
   }
   /// One-hot encoding along a new last dim: [n] -> [n, num_classes], same kind
-  /// (Burn's `one_hot`). Throws IndexError for a value outside [0, num_classes).
+  /// (Burn's `one_hot`). Throws IndexError for a value outside [0, num_classes); LimitError
+  /// if the output would pass 2^31 - 1 elements (checked before any allocation).
   template <std::size_t D2 = D + 1>
   Tensor<B, D2, K> one_hot(std::int64_t num_classes) const requires(is_numeric) {
     static_assert(D2 == D + 1, "one_hot: the output rank must be D + 1");

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "cpu/conv/conv.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/cpu/cpu.hpp"
@@ -100,6 +101,28 @@ cpu::conv::Geometry geometry(const Shape& xs, const Shape& ws, std::int64_t chan
   return g;
 }
 
+/// Throws LimitError naming `op` unless the output [batch, channels_out, spatial...] and the
+/// column buffer of one image and group (Cg·kh·kw rows of out_h·out_w, im2col) fit the element
+/// and byte limits (the buffer only when the output is not empty: no kernel runs then):
+/// checked once here, so the kernels' loops need no checks.
+void check_buffers(const char* op, const cpu::conv::Geometry& g, std::size_t spatial_dims) {
+  const std::array<std::int64_t, 4> out{g.batch, g.channels_out, g.height_out, g.width_out};
+  const std::int64_t out_count = checked::product(op, out, "output shape");
+  checked::elements(
+      op, out_count,
+      spatial_dims == 1
+          ? str_cat("output shape [", g.batch, ", ", g.channels_out, ", ", g.width_out, "]")
+          : str_cat("output shape ", checked::dims_string(out)));
+  if (out_count == 0) return;  // an empty output runs no kernel: no column buffer
+  const std::array<std::int64_t, 5> cols{g.channels_in / g.groups, g.kernel_h, g.kernel_w,
+                                         g.height_out, g.width_out};
+  const std::int64_t col_count = checked::product(op, cols, "the column buffer (im2col)");
+  checked::buffer(op, col_count, sizeof(float),
+                  str_cat("the column buffer (im2col) of ", g.channels_in / g.groups, " · ",
+                          g.kernel_h * g.kernel_w, " kernel taps by ", g.height_out, " · ",
+                          g.width_out, " output positions"));
+}
+
 /// Checks a convolution's arguments; returns its geometry.
 template <std::size_t N>
 cpu::conv::Geometry check_conv(const char* op, const CpuTensor& x, const CpuTensor& weight,
@@ -112,9 +135,12 @@ cpu::conv::Geometry check_conv(const char* op, const CpuTensor& x, const CpuTens
   if (o.groups < 1) throw ConfigError(str_cat(op, ": groups must be >= 1, got ", o.groups));
   const Shape& xs = x.shape();
   const Shape& ws = weight.shape();
-  if (ws[1] * o.groups != xs[1]) {
+  std::int64_t expected_channels;
+  const bool overflow = __builtin_mul_overflow(ws[1], o.groups, &expected_channels);
+  if (overflow || expected_channels != xs[1]) {
     throw ShapeError(str_cat(op, ": x ", xs, " has ", xs[1], " channels, weight ", ws,
-                             " with groups = ", o.groups, " expects ", ws[1] * o.groups,
+                             " with groups = ", o.groups, " expects ",
+                             overflow ? std::string("more than 2^63") : str_cat(expected_channels),
                              " (weight dim 1 · groups)"));
   }
   if (ws[0] % o.groups != 0) {
@@ -127,8 +153,13 @@ cpu::conv::Geometry check_conv(const char* op, const CpuTensor& x, const CpuTens
   }
   std::array<std::int64_t, N> out{};
   for (std::size_t d = 0; d < N; ++d) {
-    const std::int64_t padded = xs[d + 2] + o.padding[d] + o.padding_end[d];
-    const std::int64_t extent = o.dilation[d] * (ws[d + 2] - 1) + 1;
+    const std::string in_dim = str_cat(" in spatial dim ", d);
+    const std::int64_t padded = checked::add(
+        op, checked::add(op, xs[d + 2], o.padding[d], "input + padding" + in_dim),
+        o.padding_end[d], "input + padding + padding_end" + in_dim);
+    const std::int64_t extent = checked::add(
+        op, checked::mul(op, o.dilation[d], ws[d + 2] - 1, "dilation · (kernel - 1)" + in_dim),
+        1, "the dilated kernel's extent" + in_dim);
     if (extent > padded) {
       throw ShapeError(str_cat(op, ": kernel ", ws, " with dilation ", list(o.dilation),
                                " spans ", extent, " in spatial dim ", d, ", larger than the padded input (",
@@ -137,7 +168,9 @@ cpu::conv::Geometry check_conv(const char* op, const CpuTensor& x, const CpuTens
     }
     out[d] = (padded - extent) / o.stride[d] + 1;
   }
-  return geometry<N>(xs, ws, ws[0], o.groups, o.stride, o.padding, o.dilation, out);
+  const auto g = geometry<N>(xs, ws, ws[0], o.groups, o.stride, o.padding, o.dilation, out);
+  check_buffers(op, g, N);
+  return g;
 }
 
 /// Checks a transposed convolution's arguments; returns the geometry of the convolution
@@ -169,15 +202,26 @@ cpu::conv::Geometry check_conv_transpose(const char* op, const CpuTensor& x,
     throw ShapeError(str_cat(op, ": x ", xs, " has ", xs[1],
                              " channels, not divisible by groups = ", o.groups));
   }
-  const std::int64_t channels_out = ws[1] * o.groups;
+  const std::int64_t channels_out =
+      checked::mul(op, ws[1], o.groups, "channels_out = weight dim 1 · groups");
   if (bias && bias->shape()[0] != channels_out) {
     throw ShapeError(str_cat(op, ": expected bias [", channels_out,
                              "] (channels_out = weight dim 1 · groups), got ", bias->shape()));
   }
   std::array<std::int64_t, 2> out{};
   for (std::size_t d = 0; d < 2; ++d) {
-    out[d] = (xs[d + 2] - 1) * o.stride[d] - 2 * o.padding[d] +
-             o.dilation[d] * (ws[d + 2] - 1) + o.padding_out[d] + 1;
+    // PyTorch's formula term by term, each sum and product checked.
+    const std::string in_dim = str_cat(" in spatial dim ", d);
+    const std::int64_t grown =
+        checked::mul(op, xs[d + 2] - 1, o.stride[d], "(input - 1) · stride" + in_dim);
+    const std::int64_t trimmed = checked::sub(
+        op, grown, checked::mul(op, 2, o.padding[d], "2 · padding" + in_dim),
+        "(input - 1) · stride - 2 · padding" + in_dim);
+    const std::int64_t extent = checked::add(
+        op, checked::mul(op, o.dilation[d], ws[d + 2] - 1, "dilation · (kernel - 1)" + in_dim),
+        checked::add(op, o.padding_out[d], 1, "padding_out + 1" + in_dim),
+        "dilation · (kernel - 1) + padding_out + 1" + in_dim);
+    out[d] = checked::add(op, trimmed, extent, "the output size" + in_dim);
     if (out[d] < 1) {
       throw ShapeError(str_cat(op, ": output size ", out[d], " < 1 in spatial dim ", d,
                                " for x ", xs, ", weight ", ws, ", stride ", list(o.stride),
@@ -185,9 +229,14 @@ cpu::conv::Geometry check_conv_transpose(const char* op, const CpuTensor& x,
     }
   }
   // The adjoint convolution: input [batch, channels_out, out...], output = x's spatial dims.
+  const std::array<std::int64_t, 4> out_dims{xs[0], channels_out, out[0], out[1]};
+  checked::numel(op, out_dims, "output shape");
   const Shape conv_in{xs[0], channels_out, out[0], out[1]};
-  return geometry<2>(conv_in, ws, xs[1], o.groups, o.stride, o.padding, o.dilation,
-                     {xs[2], xs[3]});
+  auto g = geometry<2>(conv_in, ws, xs[1], o.groups, o.stride, o.padding, o.dilation,
+                       {xs[2], xs[3]});
+  // The adjoint's column buffer: channels_out / groups · taps rows by x's plane.
+  check_buffers(op, g, 2);
+  return g;
 }
 
 /// The conv2d geometry of the backward ops (arguments came from a checked forward).

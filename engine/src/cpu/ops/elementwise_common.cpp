@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 
@@ -77,6 +78,8 @@ Shape broadcast_shapes(const char* op, std::initializer_list<NamedShape> shapes)
     }
     dims[d] = size;
   }
+  // Broadcasting multiplies the operands' sizes: [65536, 1] + [1, 65536] has 2^32 elements.
+  checked::numel(op, std::span<const std::int64_t>(dims.data(), rank), "broadcast shape");
   return Shape(std::span<const std::int64_t>(dims.data(), rank));
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cpu/ops/visit_dtype.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/core/check.hpp"
 
@@ -306,6 +307,13 @@ CpuTensor CpuOps::one_hot(const CpuTensor& x, std::int64_t num_classes) {
   if (s.rank() + 1 > kMaxRank) {
     throw LimitError(
         str_cat("one_hot: shape ", s, " plus the class dim exceeds the maximum rank ", kMaxRank));
+  }
+  {  // the output [..., num_classes] must fit, checked before anything is allocated
+    std::array<std::int64_t, kMaxRank> out_dims{};
+    std::copy(s.begin(), s.end(), out_dims.begin());
+    out_dims[s.rank()] = num_classes;
+    checked::numel("one_hot", std::span<const std::int64_t>(out_dims.data(), s.rank() + 1),
+                   "output shape");
   }
   const std::int64_t n = x.num_elements();
   // Class of every element, checked before the output is allocated.

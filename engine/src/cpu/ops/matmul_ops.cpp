@@ -10,6 +10,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/core/thread_pool.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
@@ -63,6 +64,7 @@ CpuTensor CpuOps::matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
 CpuTensor CpuOps::matmul_transposed(const CpuTensor& lhs, const CpuTensor& rhs, bool transpose_lhs,
                                     bool transpose_rhs) {
   const Shape out_shape = matmul_shape(lhs, rhs, transpose_lhs, transpose_rhs);
+  checked::numel("matmul", out_shape.dims(), "output shape");  // broadcast batch dims
   CpuTensor out(out_shape, DType::F32);
   if (out.num_elements() == 0) return out;
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/backend/pool_options.hpp"
+#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/cpu/cpu.hpp"
@@ -46,6 +47,8 @@ Taps taps(std::int64_t start, std::int64_t kernel, std::int64_t dilation, std::i
   if (t.last < t.first) t.last = t.first;
   return t;
 }
+
+void check_tables(const char* op, const Shape& out_shape);  // below, beside AvgSpan
 
 /// max_pool2d on one plane; idx may be null (no indices wanted).
 void max_pool_plane(const float* in, float* out, std::int32_t* idx, std::int64_t height,
@@ -154,6 +157,7 @@ std::pair<CpuTensor, CpuTensor> max_pool(const char* op, const CpuTensor& x,
                                          const MaxPool2dOptions& o, bool with_indices) {
   check_f32(op, x);
   const Shape out_shape = pool::check_max_pool2d(op, x.shape(), o);
+  check_tables(op, out_shape);
   const Shape& s = x.shape();
   const std::int64_t planes = s[0] * s[1], height = s[2], width = s[3];
   const std::int64_t out_h = out_shape[2], out_w = out_shape[3];
@@ -289,6 +293,14 @@ void check_grad(const char* op, const Shape& x_shape, const Shape& expected_grad
   }
 }
 
+/// The per-row and per-column window tables (AvgSpan, Taps; up to 24 bytes per output row
+/// or column) must be addressable too: in wasm32 a height_out of 2^28 passes the element
+/// checks of pool::check_* but its table of 6 GiB does not fit size_t. Throws LimitError.
+void check_tables(const char* op, const Shape& out_shape) {
+  checked::bytes(op, out_shape[2], sizeof(AvgSpan), "the table of output rows");
+  checked::bytes(op, out_shape[3], sizeof(AvgSpan), "the table of output columns");
+}
+
 /// Runs `plane(in_plane_ptr, out_plane_ptr)` over every (batch, channel) plane.
 template <class F>
 void for_planes(std::int64_t planes, const float* in, std::int64_t in_plane, float* out,
@@ -342,6 +354,7 @@ CpuTensor CpuOps::avg_pool2d(const CpuTensor& x, const AvgPool2dOptions& o) {
   const char* op = "avg_pool2d";
   check_f32(op, x);
   const Shape out_shape = pool::check_avg_pool2d(op, x.shape(), o);
+  check_tables(op, out_shape);
   const Shape& s = x.shape();
   const auto rows = avg_spans(out_shape[2], o.kernel_size[0], o.stride[0], o.padding[0], s[2]);
   const auto cols = avg_spans(out_shape[3], o.kernel_size[1], o.stride[1], o.padding[1], s[3]);
@@ -358,6 +371,7 @@ CpuTensor CpuOps::avg_pool2d_backward(const Shape& x_shape, const CpuTensor& gra
                                       const AvgPool2dOptions& o) {
   const char* op = "avg_pool2d_backward";
   const Shape out_shape = pool::check_avg_pool2d(op, x_shape, o);
+  check_tables(op, out_shape);
   check_grad(op, x_shape, out_shape, grad);
   const auto rows =
       avg_spans(out_shape[2], o.kernel_size[0], o.stride[0], o.padding[0], x_shape[2]);
@@ -379,6 +393,7 @@ CpuTensor CpuOps::adaptive_avg_pool2d(const CpuTensor& x,
   const char* op = "adaptive_avg_pool2d";
   check_f32(op, x);
   const Shape out_shape = pool::check_adaptive_avg_pool2d(op, x.shape(), output_size);
+  check_tables(op, out_shape);
   const Shape& s = x.shape();
   const auto rows = adaptive_spans(output_size[0], s[2]);
   const auto cols = adaptive_spans(output_size[1], s[3]);
@@ -396,6 +411,7 @@ CpuTensor CpuOps::adaptive_avg_pool2d_backward(const Shape& x_shape, const CpuTe
   check::rank(op, 4, grad.shape());
   const std::array<std::int64_t, 2> output_size{grad.shape()[2], grad.shape()[3]};
   const Shape out_shape = pool::check_adaptive_avg_pool2d(op, x_shape, output_size);
+  check_tables(op, out_shape);
   check_grad(op, x_shape, out_shape, grad);
   const auto rows = adaptive_spans(output_size[0], x_shape[2]);
   const auto cols = adaptive_spans(output_size[1], x_shape[3]);

@@ -20,6 +20,7 @@
 #include "cpu/ops/visit_dtype.hpp"
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/core/check.hpp"
+#include "kiln/core/checked.hpp"
 
 namespace kiln {
 namespace {
@@ -131,6 +132,17 @@ CpuTensor copy_of(const CpuTensor& x) {
   CpuTensor out(x.shape(), x.dtype());
   if (x.num_bytes()) std::memcpy(out.data<std::uint8_t>(), x.data<std::uint8_t>(), x.num_bytes());
   return out;
+}
+
+/// Throws LimitError naming `op` when a dim of `dims` passes the element limit: an empty
+/// result ([0, 2^40]) has no elements to count, but its dims still become strides.
+void check_dims(const char* op, std::span<const std::int64_t> dims) {
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] > checked::max_elements) {
+      throw LimitError(str_cat(op, ": dim ", i, " of the output shape ", dims_str(dims), " is ",
+                               dims[i], ", more than the limit of ", checked::max_elements));
+    }
+  }
 }
 
 /// a * b, or -1 when the product overflows int64 (both >= 0).
@@ -387,6 +399,9 @@ CpuTensor CpuOps::expand(const CpuTensor& x, std::span<const std::int64_t> dims)
       out_dims[i] = want;
     }
   }
+  checked::numel("expand", std::span<const std::int64_t>(out_dims.data(), dims.size()),
+                 "output shape");
+  check_dims("expand", std::span<const std::int64_t>(out_dims.data(), dims.size()));
   const Shape out_shape(std::span<const std::int64_t>(out_dims.data(), dims.size()));
   if (out_shape.num_elements() == x.num_elements()) return x.with_shape(out_shape);
   CpuTensor out(out_shape, x.dtype());
@@ -530,6 +545,8 @@ CpuTensor CpuOps::cat(std::span<const CpuTensor> tensors, std::int64_t dim) {
   if (tensors.size() == 1) return first;
   Shape out_shape = s0;
   out_shape[d] = size;
+  checked::numel("cat", out_shape.dims(), "output shape");
+  check_dims("cat", out_shape.dims());
   CpuTensor out(out_shape, first.dtype());
   if (out.num_elements() == 0) return out;
   std::int64_t outer = 1;

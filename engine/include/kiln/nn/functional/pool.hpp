@@ -38,7 +38,9 @@ struct AvgPool1dOptions {
 ///            out = floor((in + 2·padding - dilation·(kernel - 1) - 1) / stride) + 1 (ceil in
 ///            ceil_mode, dropping a last window that starts in the right padding).
 /// Throws:    ConfigError for a kernel/stride/dilation < 1 or padding > kernel / 2; ShapeError
-///            if the window is larger than the padded input; DTypeError never (Float only).
+///            if the window is larger than the padded input; LimitError if a size overflows
+///            int64 or the output (or one channel of it) passes 2^31 - 1 elements; DTypeError
+///            never (Float only).
 /// Gradient:  to the first maximum of each window in row-major order (PyTorch CPU),
 ///            accumulated where windows overlap.
 /// Semantics: torch.nn.functional.max_pool2d, Burn's module::max_pool2d.
@@ -73,7 +75,9 @@ Tensor<B, 4> avg_pool2d(const Tensor<B, 4>& input, const AvgPool2dOptions& optio
 /// likewise columns (windows may overlap when sizes do not divide).
 ///
 /// Shapes:    input [batch_size, channels, height, width] -> [batch_size, channels, out_h, out_w]
-/// Throws:    ConfigError if an output size is < 1; ShapeError for an empty height or width.
+/// Throws:    ConfigError if an output size is < 1; ShapeError for an empty height or width;
+///            LimitError if out_h · out_w (one channel) or the output passes 2^31 - 1
+///            elements (`output size [65536, 65536] per channel gives 4294967296 elements`).
 /// Semantics: torch.nn.functional.adaptive_avg_pool2d, Burn's module::adaptive_avg_pool2d.
 template <Backend B>
 Tensor<B, 4> adaptive_avg_pool2d(const Tensor<B, 4>& input,
