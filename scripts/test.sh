@@ -4,7 +4,9 @@
 # the Vitest suite on the WebAssembly build in Node (tests/js), then the browser end-to-end
 # scripts (tests/e2e, headless Chromium; each skips itself without /usr/bin/chromium): the
 # threaded build's selection, and the playground (builds web/, serves it with vite preview on
-# a free port; screenshots in test-output/playground/).
+# a free port; screenshots in test-output/playground/); last, a short run of each reader's
+# libFuzzer target (scripts/fuzz.sh: SafeTensors, IDX, configs; KILN_FUZZ_SECONDS each,
+# default 25; 0 skips them), built in build/fuzz with clang++-14, ASan and UBSan.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -21,6 +23,18 @@ echo "[test] e2e threads (tests/e2e/threads.e2e.mjs: Vite build + preview, headl
 node tests/e2e/threads.e2e.mjs || status=1
 echo "[test] playground end-to-end (tests/e2e, headless Chromium)"
 node tests/e2e/playground.e2e.mjs || status=1
+
+fuzz_seconds=${KILN_FUZZ_SECONDS:-25}
+if ((fuzz_seconds > 0)); then
+  echo "[test] fuzz smoke runs (scripts/fuzz.sh all $fuzz_seconds: libFuzzer + ASan + UBSan)"
+  fuzz_status=0
+  scripts/fuzz.sh all "$fuzz_seconds" || fuzz_status=$?
+  if ((fuzz_status == 3)); then
+    echo "[test] fuzz: skipped (no clang++-14 with libFuzzer: run scripts/setup.sh)" >&2
+  elif ((fuzz_status != 0)); then
+    status=1
+  fi
+fi
 
 if ((status)); then
   echo "[test] FAILED (see above)" >&2

@@ -26,6 +26,11 @@ using OrderedJson = nlohmann::ordered_json;
 
 constexpr std::string_view kReadOp = "read_safetensors";
 constexpr std::string_view kMetadataKey = "__metadata__";
+// Deepest nesting of arrays and objects accepted in a header: a valid one needs 3 (the
+// header, an entry, its shape); the margin keeps the precise messages for values of the
+// wrong type (a dtype given as an object...), while bounding every recursive use of the
+// value (dump(), the destructor) far below any stack limit.
+constexpr std::size_t kMaxHeaderDepth = 8;
 
 struct DTypeInfo {
   SafetensorsDType dtype;
@@ -115,46 +120,145 @@ std::optional<std::uint64_t> as_u64(const Json& v) {
   return std::nullopt;
 }
 
-/// Parses the header text, rejecting repeated keys at any depth (nlohmann keeps the last).
-Json parse_header(std::string_view text, std::string_view source) {
-  std::vector<std::set<std::string>> open;  // keys of each enclosing object
-  std::string top_key;                      // last key of the outermost object
-  std::string duplicate;                    // first repeated key, with its context
-  auto callback = [&](int, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        open.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        open.pop_back();
-        break;
-      case Json::parse_event_t::key: {
-        const auto& key = parsed.get_ref<const std::string&>();
-        if (!open.back().insert(key).second && duplicate.empty()) {
-          duplicate = open.size() == 1
-                          ? str_cat("the header repeats the key ", in_quotes(key))
-                          : str_cat(in_quotes(top_key), ": repeats the field ", in_quotes(key));
-        }
-        if (open.size() == 1) top_key = key;
-        break;
-      }
-      default:
-        break;
+/// Builds the header's JSON value through nlohmann's SAX interface, in one pass and in
+/// time linear in the header's size: it rejects, as they are read, input nested deeper than
+/// kMaxHeaderDepth (before any recursive code, such as dump(), could see it), a key repeated
+/// in the same object (nlohmann would keep the last; the reference reader rejects it) and a
+/// top-level object with more keys than the tensor cap allows. (The parse callback used
+/// before rescanned the whole top-level object after each entry: quadratic in the number
+/// of tensors, 43 s for 40,000 of them.)
+class HeaderBuilder {
+ public:
+  HeaderBuilder(std::string_view source, std::uint64_t max_tensors, std::uint64_t& work)
+      : source_(source), max_tensors_(max_tensors), work_(work) {}
+
+  bool null() { return add(Json(nullptr)); }
+  bool boolean(bool v) { return add(Json(v)); }
+  bool number_integer(Json::number_integer_t v) { return add(Json(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return add(Json(v)); }
+  bool number_float(Json::number_float_t v, const std::string&) { return add(Json(v)); }
+  bool string(std::string& v) { return add(Json(std::move(v))); }
+  bool binary(Json::binary_t&) { return fail_with("the header is not valid JSON"); }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(std::string& k) {
+    ++work_;
+    Json& object = *stack_.back();
+    // std::map: O(log n) per lookup.
+    if (object.contains(k)) {
+      return fail_with(stack_.size() == 1
+                           ? str_cat("the header repeats the key ", in_quotes(k))
+                           : str_cat(in_quotes(top_key_), ": repeats the field ", in_quotes(k)));
     }
+    if (stack_.size() == 1) {
+      // "__metadata__" is not a tensor: one key more than the cap is allowed for it.
+      const std::uint64_t tensors = object.size() - (object.contains(kMetadataKey) ? 1 : 0) +
+                                    (k == kMetadataKey ? 0 : 1);
+      if (tensors > max_tensors_) {
+        limit_ = true;
+        return fail_with(str_cat("the header lists more than ", max_tensors_,
+                                 " tensors, the limit (SafetensorsLimits::max_tensors)"));
+      }
+      top_key_ = k;
+    }
+    next_ = &object[std::move(k)];
     return true;
-  };
-  Json header;
-  try {
-    header = Json::parse(text.begin(), text.end(), callback);
-  } catch (const Json::exception& e) {
+  }
+
+  bool parse_error(std::size_t, const std::string&, const Json::exception& e) {
     // "[json.exception.parse_error.101] parse error at line 1, column 3: ..." -> after "] "
     std::string what = e.what();
     const auto cut = what.find("] ");
     if (cut != std::string::npos) what = what.substr(cut + 2);
-    fail(source, str_cat("the header is not valid JSON: ", what));
+    return fail_with(str_cat("the header is not valid JSON: ", what));
   }
-  if (!duplicate.empty()) fail(source, duplicate);
-  return header;
+
+  /// The parsed value; throws the first problem met (FormatError, or LimitError for a cap).
+  Json take(bool parsed) {
+    if (!problem_.empty() || !parsed) {
+      const std::string message =
+          str_cat(kReadOp, ": ", source_, ": ",
+                  problem_.empty() ? std::string("the header is not valid JSON") : problem_);
+      if (limit_) throw LimitError(message);
+      throw FormatError(message);
+    }
+    return std::move(root_);
+  }
+
+ private:
+  bool fail_with(std::string problem) {
+    if (problem_.empty()) problem_ = std::move(problem);
+    return false;  // stops the parse
+  }
+
+  /// Stores `v` where the parse is: the root, the pending key's slot or the open array's end.
+  Json* place(Json&& v) {
+    ++work_;
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Json& parent = *stack_.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(v));
+      return &parent.back();
+    }
+    *next_ = std::move(v);
+    return next_;
+  }
+  bool add(Json&& v) {
+    place(std::move(v));
+    return true;
+  }
+  bool open(Json&& container) {
+    if (stack_.size() >= kMaxHeaderDepth) {
+      return fail_with(str_cat("the header nests arrays and objects more than ", kMaxHeaderDepth,
+                               " levels deep (a SafeTensors header needs 3)"));
+    }
+    stack_.push_back(place(std::move(container)));
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  std::string_view source_;
+  std::uint64_t max_tensors_;
+  std::uint64_t& work_;
+  Json root_;
+  std::vector<Json*> stack_;  // the open containers, outermost first
+  Json* next_ = nullptr;      // the slot of the last key read
+  std::string top_key_;       // the last key of the outermost object
+  std::string problem_;
+  bool limit_ = false;
+};
+
+/// Parses the header text: rejects NUL bytes (not JSON whitespace; nlohmann would take the
+/// first one as the end of the input, so a NUL-padded header, which the reference reader
+/// rejects, would pass) and a byte-order mark (the reference reader rejects it too), then
+/// builds the value with HeaderBuilder.
+Json parse_header(std::string_view text, std::string_view source, std::uint64_t max_tensors,
+                  std::uint64_t& work) {
+  const std::size_t nul = text.find('\0');
+  if (nul != std::string_view::npos) {
+    if (text.find_first_not_of('\0', nul) == std::string_view::npos) {
+      fail(source, str_cat("the header is padded with NUL bytes from byte ", nul, " of ",
+                           text.size(),
+                           "; NUL is not JSON whitespace (pad the header with spaces)"));
+    }
+    fail(source, str_cat("the header holds a NUL byte at byte ", nul, " of ", text.size(),
+                         " (NUL is not valid in JSON)"));
+  }
+  if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") {
+    fail(source, "the header starts with a UTF-8 byte-order mark, which JSON does not allow");
+  }
+  HeaderBuilder builder(source, max_tensors, work);
+  const bool parsed = Json::sax_parse(text.begin(), text.end(), &builder);
+  return builder.take(parsed);
 }
 
 struct Entry {
@@ -486,6 +590,12 @@ TensorData SafetensorsTensor::to_data(DType dtype) const {
 
 // ---------------------------------------------------------------- reading
 
+namespace {
+thread_local std::uint64_t last_read_work = 0;
+}  // namespace
+
+std::uint64_t safetensors_last_read_work() noexcept { return last_read_work; }
+
 SafetensorsFile read_safetensors(std::span<const std::uint8_t> bytes, std::string_view source,
                                  const SafetensorsLimits& limits) {
   if (bytes.size() < 8) {
@@ -499,11 +609,13 @@ SafetensorsFile read_safetensors(std::span<const std::uint8_t> bytes, std::strin
   }
   if (header_size > limits.max_header_bytes) {
     fail(source, str_cat("header length ", header_size, " exceeds the limit of ",
-                         limits.max_header_bytes, " bytes"));
+                         limits.max_header_bytes, " bytes (SafetensorsLimits::max_header_bytes)"));
   }
   const std::string_view text(reinterpret_cast<const char*>(bytes.data() + 8),
                               static_cast<std::size_t>(header_size));
-  const Json header = parse_header(text, source);
+  std::uint64_t& work = last_read_work;
+  work = 0;
+  const Json header = parse_header(text, source, limits.max_tensors, work);
   if (!header.is_object()) {
     fail(source, str_cat("the header must be a JSON object, got ", describe(header)));
   }
@@ -513,6 +625,7 @@ SafetensorsFile read_safetensors(std::span<const std::uint8_t> bytes, std::strin
   SafetensorsFile file;
   std::vector<Entry> entries;
   for (const auto& [key, value] : header.items()) {
+    ++work;
     if (key == kMetadataKey) {
       if (!value.is_object()) {
         fail_key(source, key, str_cat("must be an object of strings, got ", describe(value)));
@@ -534,7 +647,8 @@ SafetensorsFile read_safetensors(std::span<const std::uint8_t> bytes, std::strin
   // previous one ended, the last one ends at the end of the buffer (reference: validate()).
   std::vector<const Entry*> by_offset;
   for (const auto& e : entries) by_offset.push_back(&e);
-  std::sort(by_offset.begin(), by_offset.end(), [](const Entry* a, const Entry* b) {
+  std::sort(by_offset.begin(), by_offset.end(), [&work](const Entry* a, const Entry* b) {
+    ++work;
     return std::tie(a->begin, a->end, a->key) < std::tie(b->begin, b->end, b->key);
   });
   std::uint64_t covered = 0;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string_view>
 #include <system_error>
 
 #include "kiln/core/io.hpp"
@@ -214,17 +216,38 @@ void prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep_first
                        std::int64_t keep_last) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) return;
-  std::vector<std::filesystem::path> stale;
+  const auto stale_epoch = [&](std::int64_t epoch) {
+    return epoch >= 0 && (epoch < keep_first || epoch > keep_last);
+  };
+  // The markers (state-N.json) go first, then the files they vouch for: a prune killed
+  // half-way leaves complete checkpoints and unmarked leftovers (removed by the next prune),
+  // never a marked checkpoint whose model or optimizer state is gone.
+  std::vector<std::filesystem::path> markers, files;
+  std::set<std::string> temporaries_of;  // stale targets whose killed saves left temporaries
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    const std::int64_t epoch = checkpoint_epoch_of(entry.path().filename().string(), false);
-    if (epoch >= 0 && (epoch < keep_first || epoch > keep_last)) stale.push_back(entry.path());
-  }
-  for (const auto& path : stale) {
-    if (!std::filesystem::remove(path, ec) && ec) {
-      throw IoError(str_cat("SupervisedTraining: cannot remove the stale checkpoint file \"",
-                            path.string(), "\": ", ec.message()));
+    const std::string name = entry.path().filename().string();
+    const std::int64_t epoch = checkpoint_epoch_of(name, false);
+    if (stale_epoch(epoch)) {
+      (checkpoint_epoch_of(name, true) >= 0 ? markers : files).push_back(entry.path());
+      continue;
+    }
+    for (const std::string_view tag : {".kiln-tmp-", ".tmp-"}) {
+      const std::size_t at = name.rfind(tag);
+      if (at != std::string::npos && stale_epoch(checkpoint_epoch_of(name.substr(0, at), false))) {
+        temporaries_of.insert((dir / name.substr(0, at)).string());
+        break;
+      }
     }
   }
+  for (const auto* group : {&markers, &files}) {
+    for (const auto& path : *group) {
+      if (!std::filesystem::remove(path, ec) && ec) {
+        throw IoError(str_cat("SupervisedTraining: cannot remove the stale checkpoint file \"",
+                              path.string(), "\": ", ec.message()));
+      }
+    }
+  }
+  for (const std::string& target : temporaries_of) io::remove_stale_temporaries(target);
 }
 
 }  // namespace kiln::train::detail

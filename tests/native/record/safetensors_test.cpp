@@ -465,5 +465,122 @@ TEST(SafetensorsMalformed, EntriesWithUnknownFieldsAndBadMetadata) {
                       "\"__metadata__\": must be an object of strings: \"epoch\" is the number 3");
 }
 
+// ---------------------------------------------------------------- header bounds
+
+/// A header of `n` F32 scalars-of-one "t<i>" (offsets in key order) and its data.
+Bytes many_tensors(std::size_t n, const std::string& metadata = "") {
+  std::string header = "{" + metadata;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0 || !metadata.empty()) header += ',';
+    header += "\"t" + std::to_string(i) + "\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
+              std::to_string(4 * i) + "," + std::to_string(4 * i + 4) + "]}";
+  }
+  header += "}";
+  return make_file(header, Bytes(4 * n));
+}
+
+TEST(SafetensorsBounds, DeepNestingIsRejectedAsItIsRead) {
+  // 100,000 levels used to crash natively (recursion while describing the value) and throw a
+  // RangeError in JS. Each is rejected at the 9th level, closed or not.
+  const std::string deep = "the header nests arrays and objects more than 8 levels deep";
+  expect_format_error(make_file(R"({"__metadata__":)" + std::string(100000, '[') +
+                                std::string(100000, ']') + "}"),
+                      deep);
+  expect_format_error(make_file(std::string(100000, '[')), deep);
+  std::string objects;
+  for (int i = 0; i < 50000; ++i) objects += "{\"a\":";
+  expect_format_error(make_file(objects), deep);
+  // Inside an entry: nine levels rejected, eight still get the precise message.
+  expect_format_error(make_file(R"({"w":{"dtype":[[[[[[[1]]]]]]],"shape":[1],"data_offsets":[0,4]}})",
+                                f32_bytes({1})),
+                      deep);
+  expect_format_error(make_file(R"({"w":{"dtype":[[[[[[1]]]]]],"shape":[1],"data_offsets":[0,4]}})",
+                                f32_bytes({1})),
+                      "\"w\": dtype must be a string, got the array [[[[[[1]]]]]]");
+}
+
+TEST(SafetensorsBounds, NulPaddingAndByteOrderMarkAreRejected) {
+  // NUL is not JSON whitespace: the reference reader rejects a NUL-padded header.
+  std::string padded = "{}";
+  padded.append(6, '\0');
+  expect_format_error(make_file(padded),
+                      "the header is padded with NUL bytes from byte 2 of 8; NUL is not JSON "
+                      "whitespace (pad the header with spaces)");
+  std::string hidden = "{}";
+  hidden += '\0';
+  hidden += R"({"w":1})";
+  expect_format_error(make_file(hidden), "the header holds a NUL byte at byte 2 of 10");
+  std::string in_key = "{\"w";
+  in_key += '\0';
+  in_key += "\":{" + kOne + "}}";
+  expect_format_error(make_file(in_key, f32_bytes({1})), "the header holds a NUL byte at byte 3");
+  expect_format_error(make_file("\xEF\xBB\xBF{}"),
+                      "the header starts with a UTF-8 byte-order mark, which JSON does not allow");
+  // Space padding (the writer's) and leading whitespace stay valid.
+  EXPECT_NO_THROW(read(make_file("{}      ")));
+  EXPECT_NO_THROW(read(make_file(" \t\r\n{}")));
+}
+
+TEST(SafetensorsBounds, DuplicateKeysAnywhere) {
+  expect_format_error(make_file(R"({"__metadata__":{},"__metadata__":{}})"),
+                      "the header repeats the key \"__metadata__\"");
+  expect_format_error(make_file(R"({"__metadata__":{"k":"a","k":"b"}})"),
+                      "\"__metadata__\": repeats the field \"k\"");
+  // A repeat far from the first occurrence, among many keys.
+  std::string header = "{";
+  for (int i = 0; i < 1000; ++i) header += "\"t" + std::to_string(i) + "\":0,";
+  header += "\"t7\":0}";
+  expect_format_error(make_file(header), "the header repeats the key \"t7\"");
+}
+
+TEST(SafetensorsBounds, TensorCountIsCapped) {
+  const auto expect_limit = [](const Bytes& bytes, std::uint64_t cap) {
+    SafetensorsLimits limits;
+    limits.max_tensors = cap;
+    EXPECT_THAT([&] { read(bytes, limits); },
+                ThrowsMessage<LimitError>(HasSubstr(
+                    "read_safetensors: bytes: the header lists more than " + std::to_string(cap) +
+                    " tensors, the limit (SafetensorsLimits::max_tensors)")));
+  };
+  expect_limit(many_tensors(3), 2);
+  expect_limit(many_tensors(3, R"("__metadata__":{"a":"b"})"), 2);
+  SafetensorsLimits two;
+  two.max_tensors = 2;
+  EXPECT_EQ(read(many_tensors(2), two).tensors.size(), 2u);
+  // "__metadata__" is not a tensor, first or last.
+  EXPECT_EQ(read(many_tensors(2, R"("__metadata__":{"a":"b"})"), two).tensors.size(), 2u);
+  std::string last = R"({"a":{)" + kOne + R"(},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},)"
+                     R"("__metadata__":{}})";
+  EXPECT_EQ(read(make_file(last, Bytes(8)), two).tensors.size(), 2u);
+  // The default cap: 100,000.
+  expect_limit(many_tensors(100001), 100000);
+}
+
+TEST(SafetensorsBounds, HeaderLimitNamesTheCap) {
+  expect_format_error(make_file("{}                      "),
+                      "header length 24 exceeds the limit of 16 bytes "
+                      "(SafetensorsLimits::max_header_bytes)",
+                      {16});
+}
+
+TEST(SafetensorsBounds, CostGrowsAsNLogNWithTheTensorCount) {
+  // 40,000 tensors took 43 s natively (the parse callback rescanned the whole top-level
+  // object after each entry). Work counted per JSON value, entry and sort comparison: from
+  // 1,000 to 16,000 tensors (16×), n·log n gives at most 16 · log(16000)/log(1000) ≈ 22.4×;
+  // a quadratic reader would do 256×.
+  const auto work = [](std::size_t n) {
+    const SafetensorsFile file = read(many_tensors(n));
+    EXPECT_EQ(file.tensors.size(), n);
+    return static_cast<double>(safetensors_last_read_work());
+  };
+  const double small = work(1000), large = work(16000);
+  EXPECT_GT(small, 1000.0 * 10);  // each entry: 1 key + object + 3 keys, 2 arrays, 3 values...
+  EXPECT_LT(large / small, 16.0 * std::log(16000.0) / std::log(1000.0));
+  // The issue's case reads in full.
+  const SafetensorsFile file = read(many_tensors(40000));
+  ASSERT_EQ(file.tensors.size(), 40000u);
+  EXPECT_EQ(file.tensors.at("t39999").bytes.size(), 4u);
+}
+
 }  // namespace
 }  // namespace kiln::record

@@ -72,21 +72,35 @@ struct SafetensorsFile {
 struct SafetensorsLimits {
   /// Largest accepted header, in bytes (the reference implementation's MAX_HEADER_SIZE).
   std::uint64_t max_header_bytes = 100'000'000;
+  /// Most tensors a header may list ("__metadata__" aside). A header of many tiny entries
+  /// costs far more memory while parsing than its size suggests (about 0.5 KiB each).
+  std::uint64_t max_tensors = 100'000;
 };
 
 /// Parses a whole SafeTensors file held in `bytes`. `source` names it in errors: pass the
 /// quoted path (`"\"m.safetensors\""`) or `bytes`.
+/// The header is parsed in one pass, in time and memory linear in its size; nesting deeper
+/// than 8 levels is rejected as it is read (a valid header needs 3).
 /// Throws: FormatError `read_safetensors: <source>: <problem>` when the buffer is shorter
-///   than 8 bytes; the header length runs past the buffer or exceeds limits; the header is
-///   not UTF-8 JSON, not an object, or repeats a key (at any depth); "__metadata__" is not
+///   than 8 bytes; the header length runs past the buffer or exceeds
+///   limits.max_header_bytes; the header holds a NUL byte (NUL padding: the reference
+///   reader rejects it too, pad with spaces) or starts with a byte-order mark; it is not
+///   UTF-8 JSON, nests arrays and objects more than 8 levels deep, is not an object, or
+///   repeats a key (at any depth); "__metadata__" is not
 ///   an object of strings; an entry is not an object with exactly dtype, shape and
 ///   data_offsets; the dtype is missing, unknown or unsupported; the shape is not an array
 ///   of at most 8 non-negative integers; data_offsets is not [begin, end] with
 ///   begin <= end <= the data size; the byte count differs from the shape's elements times
 ///   the dtype size (checked for 64-bit overflow); tensors overlap, leave a hole between
 ///   them, or the data section has bytes after the last tensor (the spec forbids holes).
+///   LimitError naming limits.max_tensors when the header lists more tensors.
 SafetensorsFile read_safetensors(std::span<const std::uint8_t> bytes, std::string_view source,
                                  const SafetensorsLimits& limits = {});
+
+/// The work the last read_safetensors call on this thread did: one step per JSON value and
+/// key parsed, per top-level entry checked and per comparison while sorting by offset. For
+/// tests that the reader's cost grows as n·log n with the number of tensors, not faster.
+std::uint64_t safetensors_last_read_work() noexcept;
 
 /// The canonical bytes of `file` (see the top of this header).
 /// Throws: ValueError if a tensor's byte count does not match its shape and dtype, or a

@@ -53,8 +53,11 @@ optim::NamedStateRecord read_optimizer_state(const std::string& path);
 /// empty if `dir` does not exist.
 std::vector<std::int64_t> checkpoint_epochs(const std::filesystem::path& dir);
 /// Removes the checkpoint files (model-N.safetensors, optim-N.safetensors, state-N.json) of
-/// every epoch N outside [keep_first, keep_last] from `dir` (nothing if it does not exist);
-/// other files are left alone. Throws: IoError if one cannot be removed.
+/// every epoch N outside [keep_first, keep_last] from `dir` (nothing if it does not exist),
+/// every state-N.json (the completion marker) before any model or optimizer file, so a
+/// prune killed half-way never leaves a marked checkpoint with missing files; then the stale
+/// temporaries (io::remove_stale_temporaries) that killed saves of those files left. Other
+/// files are left alone. Throws: IoError if one cannot be removed.
 void prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep_first,
                        std::int64_t keep_last);
 

@@ -21,15 +21,54 @@ std::uint32_t read_be32(std::string_view bytes, std::size_t offset) {
   return (b(0) << 24) | (b(1) << 16) | (b(2) << 8) | b(3);
 }
 
+/// What a magic number that is not the expected one looks like, for the error message.
+std::string describe_magic(std::uint32_t got) {
+  if ((got >> 16) == 0x1F8B) {
+    return "the file is gzip-compressed (it starts with 1F 8B, as the files as downloaded do); "
+           "decompress it first";
+  }
+  const auto type = static_cast<unsigned>((got >> 8) & 0xFF), rank = static_cast<unsigned>(got & 0xFF);
+  if ((got >> 16) != 0) {
+    // 08 03 00 00 and the like: the header written little-endian (IDX is big-endian).
+    const std::uint32_t swapped = ((got & 0xFF) << 24) | ((got & 0xFF00) << 8) |
+                                  ((got >> 8) & 0xFF00) | (got >> 24);
+    if ((swapped >> 16) == 0 && ((swapped >> 8) & 0xFF) >= 0x08 && ((swapped >> 8) & 0xFF) <= 0x0E) {
+      return "it looks like an IDX header written little-endian (IDX is big-endian)";
+    }
+    return "not an IDX file (an IDX file starts with two zero bytes)";
+  }
+  const char* type_name = type == 0x08   ? "u8"
+                          : type == 0x09 ? "i8"
+                          : type == 0x0B ? "i16"
+                          : type == 0x0C ? "i32"
+                          : type == 0x0D ? "f32"
+                          : type == 0x0E ? "f64"
+                                         : nullptr;
+  if (type_name == nullptr) {
+    char code[8];
+    std::snprintf(code, sizeof code, "0x%02X", type);
+    return str_cat("an IDX file of unknown type code ", code, " (rank ", rank, ")");
+  }
+  const char* guess = type == 0x08 && rank == 1   ? ": a labels file?"
+                      : type == 0x08 && rank == 3 ? ": an images file?"
+                                                  : "";
+  return str_cat("an IDX file of ", type_name, " data of rank ", rank, guess);
+}
+
 /// Checks the header of one IDX buffer with `rank` dims and returns its dims; the payload
 /// must be exactly their product (computed in 64 bits: each dim is < 2^32, and the check
 /// happens before anything of that size is allocated).
 std::vector<std::uint64_t> read_header(std::string_view bytes, std::uint32_t magic,
                                        std::size_t rank, std::string_view name) {
   const std::size_t header = 4 + 4 * rank;
+  if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1F &&
+      static_cast<unsigned char>(bytes[1]) == 0x8B) {
+    throw FormatError(str_cat("MnistDataset: ", name, ": ", describe_magic(0x1F8B0000u)));
+  }
   if (bytes.size() < header) {
     throw FormatError(str_cat("MnistDataset: ", name, ": expected an IDX header of ", header,
-                              " bytes, got a file of ", bytes.size(), " bytes"));
+                              " bytes, got a file of ", bytes.size(), " bytes",
+                              bytes.empty() ? " (empty)" : " (truncated?)"));
   }
   const std::uint32_t got = read_be32(bytes, 0);
   if (got != magic) {
@@ -37,8 +76,9 @@ std::vector<std::uint64_t> read_header(std::string_view bytes, std::uint32_t mag
     std::snprintf(expected_hex, sizeof expected_hex, "0x%08X", static_cast<unsigned>(magic));
     std::snprintf(got_hex, sizeof got_hex, "0x%08X", static_cast<unsigned>(got));
     throw FormatError(str_cat("MnistDataset: ", name, ": expected magic number ", expected_hex,
-                              " (u8 data of rank ", rank, "), got ", got_hex, " (not an MNIST ",
-                              rank == 3 ? "images" : "labels", " IDX file?)"));
+                              " (u8 data of rank ", rank, "), got ", got_hex, ": ",
+                              describe_magic(got), " (not an MNIST ",
+                              rank == 3 ? "images" : "labels", " IDX file)"));
   }
   std::vector<std::uint64_t> dims(rank);
   for (std::size_t i = 0; i < rank; ++i) dims[i] = read_be32(bytes, 4 + 4 * i);

@@ -118,6 +118,51 @@ TEST(MnistDataset, MalformedFilesRaiseFormatErrors) {
             std::string::npos);
 }
 
+TEST(MnistDataset, BadIdxFilesNameWhatTheyLookLike) {
+  const std::string good_images = images_idx(1, 28, 28, test_pixels(1));
+  const std::string good_labels = labels_idx(1, std::string("\x01", 1));
+  const auto images_error = [&](const std::string& images) {
+    return format_error([&] { MnistDataset::from_bytes(images, good_labels); });
+  };
+  const auto labels_error = [&](const std::string& labels) {
+    return format_error([&] { MnistDataset::from_bytes(good_images, labels); });
+  };
+  const auto has = [](const std::string& message, const std::string& part) {
+    EXPECT_NE(message.find(part), std::string::npos) << message;
+  };
+  // The files as downloaded (train-images-idx3-ubyte.gz), a few bytes of them or more.
+  const std::string gzip = std::string("\x1f\x8b\x08\x08", 4) + std::string(40, '\0');
+  has(images_error(gzip), "images: the file is gzip-compressed (it starts with 1F 8B");
+  has(images_error(gzip.substr(0, 2)), "decompress it first");
+  has(labels_error(gzip), "labels: the file is gzip-compressed");
+  // Written little-endian.
+  has(images_error(std::string("\x03\x08\x00\x00", 4) + std::string(12, '\0')),
+      "got 0x03080000: it looks like an IDX header written little-endian (IDX is big-endian)");
+  // Not IDX at all, another type code, an unknown one, another rank.
+  has(images_error("PK\x03\x04" + std::string(12, 'x')),
+      "not an IDX file (an IDX file starts with two zero bytes)");
+  has(images_error(images_idx(1, 28, 28, test_pixels(1), 0x0D03)),
+      "got 0x00000D03: an IDX file of f32 data of rank 3 (not an MNIST images IDX file)");
+  has(images_error(images_idx(1, 28, 28, test_pixels(1), 0x0A03)),
+      "an IDX file of unknown type code 0x0A (rank 3)");
+  has(images_error(images_idx(1, 28, 28, test_pixels(1), 0x0801)),
+      "an IDX file of u8 data of rank 1: a labels file?");
+  has(labels_error(good_images), "an IDX file of u8 data of rank 3: an images file?");
+  // Empty and cut-off headers.
+  has(images_error(""), "expected an IDX header of 16 bytes, got a file of 0 bytes (empty)");
+  has(labels_error(good_labels.substr(0, 7)),
+      "expected an IDX header of 8 bytes, got a file of 7 bytes (truncated?)");
+  // Sizes: zero and 2^32 - 1 dims, an overflowing product, a count beyond the file.
+  has(images_error(images_idx(1, 28, 0, "")), "expected 28×28 images, got 28×0");
+  has(images_error(images_idx(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, test_pixels(1))),
+      "expected 28×28 images, got 4294967295×4294967295");
+  has(images_error(images_idx(2, 28, 28, test_pixels(1))),
+      "the header claims 2 images of 784 bytes (1568 bytes), but the file holds 784 bytes "
+      "after its header (truncated?)");
+  has(labels_error(labels_idx(1, std::string("\x01\x02", 2))),
+      "the header claims 1 labels (1 bytes), but the file holds 2 bytes after its header");
+}
+
 TEST(MnistDataset, MissingFilesRaiseIoErrorsNamingThePath) {
   try {
     MnistDataset::train("/nonexistent/mnist");

@@ -60,7 +60,9 @@ class MnistDataset : public Dataset<MnistItem> {
   static MnistDataset from_files(const std::string& images_path, const std::string& labels_path);
   /// The images and labels of two IDX files' contents (for the browser: bytes from fetch).
   /// Throws: FormatError naming `images_name` / `labels_name` if a buffer is shorter than its
-  ///         header, has the wrong magic number, images that are not 28×28, a byte count that
+  ///         header, has the wrong magic number (the message says what the file looks like:
+  ///         gzip-compressed, written little-endian, IDX of another type or rank, not IDX),
+  ///         images that are not 28×28, a byte count that
   ///         differs from the one its header claims (checked before allocating anything of
   ///         the claimed size), a label above 9 (with its index), or if the two files hold
   ///         different numbers of items.
