@@ -6,6 +6,8 @@
 
 #include "cpu/dispatch.hpp"
 #include "cpu/kernels/optim.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
 
 namespace kiln::optim::fused {
 namespace {
@@ -15,6 +17,15 @@ namespace kernels = cpu::kernels;
 /// `t`'s own buffer when the caller holds its only handle, else a new one of its shape.
 CpuTensor output_for(CpuTensor& t) {
   return t.is_unique() ? std::move(t) : CpuTensor(t.shape(), DType::F32);
+}
+
+/// Throws ShapeError unless `t` has `param`'s shape (the op chains would broadcast or throw;
+/// the fused kernels read every operand element by element).
+void check_shape(const char* op, const char* what, const CpuTensor& t, const CpuTensor& param) {
+  if (!(t.shape() == param.shape())) {
+    throw ShapeError(str_cat(op, ": the ", what, " has shape ", t.shape(), ", the parameter ",
+                             param.shape()));
+  }
 }
 
 void report(const kernels::UpdateFiniteFlags& flags, UpdateFinite* finite) {
@@ -29,6 +40,11 @@ void report(const kernels::UpdateFiniteFlags& flags, UpdateFinite* finite) {
 AdamUpdate adam_step(const CpuTensor& param, const CpuTensor& grad, CpuTensor* moment_1,
                      CpuTensor* moment_2, CpuTensor* max_moment_2, const AdamScalars& s,
                      UpdateFinite* finite) {
+  constexpr const char* op = "Adam::step";
+  check_shape(op, "gradient", grad, param);
+  if (moment_1) check_shape(op, "first moment", *moment_1, param);
+  if (moment_1) check_shape(op, "second moment", *moment_2, param);
+  if (s.amsgrad && max_moment_2) check_shape(op, "maximum of the second moment", *max_moment_2, param);
   kernels::AdamStepArgs a{};
   a.param = param.data<float>();
   a.grad = grad.data<float>();
@@ -69,6 +85,9 @@ AdamUpdate adam_step(const CpuTensor& param, const CpuTensor& grad, CpuTensor* m
 
 SgdUpdate sgd_step(const CpuTensor& param, const CpuTensor& grad, CpuTensor* buffer,
                    const SgdScalars& s, UpdateFinite* finite) {
+  constexpr const char* op = "Sgd::step";
+  check_shape(op, "gradient", grad, param);
+  if (s.has_momentum && buffer) check_shape(op, "momentum buffer", *buffer, param);
   kernels::SgdStepArgs a{};
   a.param = param.data<float>();
   a.grad = grad.data<float>();

@@ -4,8 +4,8 @@
 // backend type, so the rule takes its op-chain path), and every parameter and state value
 // must agree bit for bit after each of several steps, for sizes that end in a partial vector
 // of every instruction set (ctest runs this on SSE2, AVX2 and AVX-512). Then the finiteness
-// the fused pass reports, and OptimizerAdaptor::stage / commit (train_step's guard without
-// an optimizer copy).
+// the fused pass reports, its shape checks, and OptimizerAdaptor::stage / commit (train_step's
+// guard without an optimizer copy).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -199,6 +199,20 @@ TEST(FusedOptim, OtherBackendsLeaveTheCheckToTheAdaptor) {
   UpdateFinite finite;
   (void)sgd.step(0.1, vec_on<UnfusedCpu>({1.f}), vec_on<UnfusedCpu>({kNaN}), state, &finite);
   EXPECT_FALSE(finite.known);
+}
+
+TEST(FusedOptim, OperandsOfAnotherShapeAreAShapeError) {
+  const Adam adam(momentum(), std::nullopt);
+  std::optional<Adam::State<Cpu>> state;
+  EXPECT_THROW((void)adam.step(0.1, vec_on<Cpu>({1.f, 2.f, 3.f}), vec_on<Cpu>({1.f, 2.f}), state),
+               ShapeError);
+  EXPECT_FALSE(state);
+  const Sgd sgd(MomentumConfig(), std::nullopt);
+  std::optional<Sgd::State<Cpu>> buffer;
+  (void)sgd.step(0.1, vec_on<Cpu>({1.f, 2.f}), vec_on<Cpu>({1.f, 2.f}), buffer);
+  EXPECT_THROW((void)sgd.step(0.1, vec_on<Cpu>({1.f, 2.f, 3.f}), vec_on<Cpu>({1.f, 2.f, 3.f}),
+                              buffer),
+               ShapeError);  // a momentum buffer of 2 values for a parameter of 3
 }
 
 TEST(OptimizerStage, ChangesNothingUntilCommittedAndThenIsTheStep) {
