@@ -50,8 +50,8 @@ struct AdamUpdate {
   std::optional<CpuTensor> max_moment_2;
 };
 /// Moments null on the first step (max_moment_2 null also without a stored maximum); a
-/// moment held only by the caller is updated in its own buffer. Shapes: all equal (the
-/// caller, OptimizerAdaptor, has checked the gradient's).
+/// moment held only by the caller is updated in its own buffer. Shapes: all equal.
+/// Throws: ShapeError if the gradient's or a moment's shape differs from the parameter's.
 AdamUpdate adam_step(const CpuTensor& param, const CpuTensor& grad, CpuTensor* moment_1,
                      CpuTensor* moment_2, CpuTensor* max_moment_2, const AdamScalars& s,
                      UpdateFinite* finite);
@@ -70,7 +70,8 @@ struct SgdUpdate {
   std::optional<CpuTensor> buffer;
 };
 /// `buffer` null without momentum or on its first step; a buffer held only by the caller
-/// is updated in its own buffer.
+/// is updated in its own buffer. Shapes: all equal.
+/// Throws: ShapeError if the gradient's or the buffer's shape differs from the parameter's.
 SgdUpdate sgd_step(const CpuTensor& param, const CpuTensor& grad, CpuTensor* buffer,
                    const SgdScalars& s, UpdateFinite* finite);
 
