@@ -20,6 +20,7 @@
 
 #include "kiln/config/config.hpp"
 #include "kiln/optim/decay.hpp"
+#include "kiln/optim/fused.hpp"
 #include "kiln/optim/grad_clipping.hpp"
 #include "kiln/optim/optimizer.hpp"
 
@@ -88,6 +89,38 @@ struct AdaptiveMomentum {
                      v_max ? std::optional(std::move(*v_max).into_primitive()) : std::nullopt};
     return change;
   }
+
+  /// The whole update on the Cpu backend in one pass (kiln/optim/fused.hpp), bit-for-bit
+  /// `param - delta(lr, grad (+ param · penalty), state)` for Adam, or with `decay` (AdamW's
+  /// lr · weight_decay, when not 0) `param · (1 - decay) - delta(lr, grad, state)`. Updates
+  /// or creates `state` as delta does; sets `*finite` when given.
+  template <Backend I, std::size_t D>
+  Tensor<I, D> fused_step(double lr, const Tensor<I, D>& param, const Tensor<I, D>& grad,
+                          std::optional<State<I>>& state, std::optional<double> penalty,
+                          double decay, UpdateFinite* finite) const {
+    const std::int64_t time = state ? state->time + 1 : 1;
+    const double t = static_cast<double>(time);
+    const double bias_correction_1 = 1.0 - std::pow(beta_1, t);
+    const double bias_correction_2_sqrt = std::sqrt(1.0 - std::pow(beta_2, t));
+    fused::AdamScalars s;
+    s.amsgrad = amsgrad;
+    if (penalty) s.penalty = static_cast<float>(*penalty);
+    if (decay != 0.0) s.decay_factor = static_cast<float>(1.0 - decay);
+    s.beta_1 = static_cast<float>(beta_1);
+    s.one_minus_beta_1 = static_cast<float>(1.0 - beta_1);
+    s.beta_2 = static_cast<float>(beta_2);
+    s.one_minus_beta_2 = static_cast<float>(1.0 - beta_2);
+    s.bias_correction_2_sqrt = static_cast<float>(bias_correction_2_sqrt);
+    s.epsilon = static_cast<float>(epsilon);
+    s.step_size = static_cast<float>(lr / bias_correction_1);
+    auto* max_moment_2 = state && state->max_moment_2 ? &*state->max_moment_2 : nullptr;
+    fused::AdamUpdate out = fused::adam_step(
+        param.primitive(), grad.primitive(), state ? &state->moment_1 : nullptr,
+        state ? &state->moment_2 : nullptr, max_moment_2, s, finite);
+    state = State<I>{time, std::move(out.moment_1), std::move(out.moment_2),
+                     std::move(out.max_moment_2)};
+    return Tensor<I, D>(std::move(out.param));
+  }
 };
 
 /// The Adam rule for one tensor (a simple optimizer, see optimizer.hpp).
@@ -99,10 +132,17 @@ class Adam {
   Adam(AdaptiveMomentum momentum, std::optional<WeightDecayConfig> weight_decay)
       : momentum_(momentum), weight_decay_(std::move(weight_decay)) {}
 
-  /// param - delta (see the top of this file). Shapes: param and grad equal.
+  /// param - delta (see the top of this file). Shapes: param and grad equal. On the Cpu
+  /// backend one fused pass (AdaptiveMomentum::fused_step), which also sets `*finite`.
   template <Backend I, std::size_t D>
   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
-                    std::optional<State<I>>& state) const {
+                    std::optional<State<I>>& state, UpdateFinite* finite = nullptr) const {
+    if constexpr (fused::kHasFusedOptim<I>) {
+      return momentum_.fused_step(lr, param, grad, state,
+                                  weight_decay_ ? std::optional(weight_decay_->penalty)
+                                                : std::nullopt,
+                                  0.0, finite);
+    }
     if (weight_decay_) grad = std::move(grad) + param * weight_decay_->penalty;
     return std::move(param) - momentum_.delta(lr, std::move(grad), state);
   }

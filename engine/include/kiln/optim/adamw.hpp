@@ -27,10 +27,15 @@ class AdamW {
   AdamW(AdaptiveMomentum momentum, double weight_decay)
       : momentum_(momentum), weight_decay_(weight_decay) {}
 
-  /// param · (1 - lr · weight_decay) - delta. Shapes: param and grad equal.
+  /// param · (1 - lr · weight_decay) - delta. Shapes: param and grad equal. On the Cpu
+  /// backend one fused pass (AdaptiveMomentum::fused_step), which also sets `*finite`.
   template <Backend I, std::size_t D>
   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
-                    std::optional<State<I>>& state) const {
+                    std::optional<State<I>>& state, UpdateFinite* finite = nullptr) const {
+    if constexpr (fused::kHasFusedOptim<I>) {
+      return momentum_.fused_step(lr, param, grad, state, std::nullopt, lr * weight_decay_,
+                                  finite);
+    }
     Tensor<I, D> delta = momentum_.delta(lr, std::move(grad), state);
     const double decay = lr * weight_decay_;
     if (decay != 0.0) param = std::move(param) * (1.0 - decay);

@@ -19,6 +19,9 @@
 ///   template <Backend I, std::size_t D>
 ///   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
 ///                     std::optional<State<I>>& state) const; // creates/updates state
+/// and may take a last argument `UpdateFinite* finite` (fused.hpp) that it sets when it
+/// learns during the update whether the gradient and the updated parameter are all finite
+/// (the fused Cpu paths of Sgd, Adam and AdamW do; stage checks for itself otherwise),
 /// and State<I> (default-constructible) lists its fields for records with
 ///   template <class V> void visit(V&& v) const;  // v(name, field) per field
 ///   template <class V> void visit_mut(V&& v);
@@ -48,6 +51,7 @@
 #include "kiln/core/tensor_data.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/optim/grad_clipping.hpp"
+#include "kiln/optim/fused.hpp"
 #include "kiln/optim/grads.hpp"
 
 namespace kiln::optim {
@@ -67,6 +71,20 @@ using StateValue = std::variant<TensorData, std::int64_t>;
 /// "fc1.weight.time"): Burn's optimizer record, keyed by the module's field paths instead of
 /// ParamIds so that it loads into another process, whose parameters have other ids.
 using NamedStateRecord = std::map<std::string, StateValue>;
+
+namespace detail {
+/// Whether every element of `t` is finite: one Sum reduction (a sum is finite only if every
+/// term is), and a host scan only when the sum is not finite (nan/inf elements, or finite
+/// ones whose sum overflows).
+template <Backend I, std::size_t D>
+bool all_finite(const Tensor<I, D>& t) {
+  if (std::isfinite(static_cast<double>(t.sum().into_scalar()))) return true;
+  for (const float x : t.to_data().template to_vec<float>()) {
+    if (!std::isfinite(x)) return false;
+  }
+  return true;
+}
+}  // namespace detail
 
 /// A module optimizer built from the per-tensor rule O (see the top of this file).
 template <class O, AutodiffBackend B>
@@ -104,6 +122,64 @@ class OptimizerAdaptor {
     if (clipping_) clipping_->clip(used);
     StepMapper mapper{this, lr, &used};
     return module.map(mapper);
+  }
+
+  /// What a stepped parameter's update looked like (stage with check_finite): its id, the
+  /// gradient the rule was given (after clipping), the updated parameter, and whether each
+  /// is all finite.
+  struct ParamCheck {
+    ParamId id;
+    typename Inner::FloatTensor grad;
+    typename Inner::FloatTensor update;
+    bool grad_finite = true;
+    bool update_finite = true;
+  };
+  /// A step computed by stage but not applied: the updated module, the new state of each
+  /// stepped parameter (nullopt: the rule dropped it) and, with check_finite, one
+  /// ParamCheck per stepped parameter in the module's visit order.
+  template <class M>
+  struct StagedStep {
+    M module;
+    std::vector<std::pair<ParamId, std::optional<State>>> states;
+    std::vector<ParamCheck> checks;
+  };
+
+  /// The step of `step` computed without applying it: this optimizer is not changed until
+  /// `commit(staged)`, and a staged step that is dropped changes nothing (train::train_step
+  /// refuses a non-finite step so, with no copy of the optimizer). The old state is kept,
+  /// so the new one goes to new buffers (on the Cpu backend the fused update writes it there
+  /// in the same pass; other rules and backends run their op chain out of place).
+  /// With `check_finite`, `checks` tells whether each gradient the rule was given and each
+  /// updated parameter is all finite: from the fused Cpu kernels for free, else by one Sum
+  /// reduction of each (a host scan only when a sum is not finite).
+  /// Throws: as step.
+  template <class M>
+  StagedStep<M> stage(LearningRate lr, const M& module, GradientsParams<B> grads,
+                      bool check_finite) const {
+    check_learning_rate("Optimizer::step", lr);
+    GradientsParams<B> used;
+    auto select = [&](const std::string&, const auto& param) { select_grad(param, grads, used); };
+    module.visit(select);
+    if (clipping_) clipping_->clip(used);
+    std::vector<std::pair<ParamId, std::optional<State>>> states;
+    std::vector<ParamCheck> checks;
+    StageMapper mapper{this, lr, &used, check_finite, &states, &checks};
+    M updated = module.map(mapper);
+    return StagedStep<M>{std::move(updated), std::move(states), std::move(checks)};
+  }
+
+  /// Applies a step of stage: this optimizer takes the staged states; returns the updated
+  /// module.
+  template <class M>
+  M commit(StagedStep<M> staged) {
+    for (auto& [id, state] : staged.states) {
+      if (state) {
+        states_.insert_or_assign(id, std::move(*state));
+      } else {
+        states_.erase(id);
+      }
+    }
+    return std::move(staged.module);
   }
 
   /// A copy of every parameter's state (tensors are shared, not copied: cheap).
@@ -301,6 +377,59 @@ class OptimizerAdaptor {
         Tensor<Inner, D> updated =
             self->optim_.step(lr, param.val().inner(), std::move(*grad), state);
         if (state) self->states_.insert_or_assign(param.id(), std::move(*state));
+        return param.with_value(Tensor<B, D>::from_inner(updated));
+      }
+    }
+  };
+
+  /// stage's per-parameter update: as StepMapper, but the state is copied (its tensors
+  /// shared) instead of moved out of states_, and the result goes to `states`.
+  struct StageMapper {
+    template <class BB>
+    using Target = BB;
+    const OptimizerAdaptor* self;
+    LearningRate lr;
+    GradientsParams<B>* grads;
+    bool check_finite;
+    std::vector<std::pair<ParamId, std::optional<State>>>* states;
+    std::vector<ParamCheck>* checks;
+
+    template <Backend BB, std::size_t D, TensorKind K>
+    Param<Tensor<BB, D, K>> operator()(const Param<Tensor<BB, D, K>>& param) {
+      if constexpr (!std::is_same_v<K, Float>) {
+        return param;
+      } else {
+        auto grad = grads->template remove<D>(param.id());
+        if (!grad) return param;  // frozen, no gradient, or empty: unchanged
+        std::optional<State> state;
+        const auto it = self->states_.find(param.id());
+        if (it != self->states_.end()) state = it->second;
+        if (!check_finite) {
+          Tensor<Inner, D> updated =
+              self->optim_.step(lr, param.val().inner(), std::move(*grad), state);
+          states->emplace_back(param.id(), std::move(state));
+          return param.with_value(Tensor<B, D>::from_inner(updated));
+        }
+        const Tensor<Inner, D> given = std::move(*grad);  // kept for the check
+        UpdateFinite finite;
+        constexpr bool reports = requires(const O& o, Tensor<Inner, D> t,
+                                          std::optional<State>& s, UpdateFinite* f) {
+          o.step(LearningRate{}, t, t, s, f);
+        };
+        Tensor<Inner, D> updated = [&] {
+          if constexpr (reports) {
+            return self->optim_.step(lr, param.val().inner(), given, state, &finite);
+          } else {
+            return self->optim_.step(lr, param.val().inner(), given, state);
+          }
+        }();
+        if (!finite.known) {
+          finite.grad = detail::all_finite(given);
+          finite.param = detail::all_finite(updated);
+        }
+        checks->push_back(ParamCheck{param.id(), given.primitive(), updated.primitive(),
+                                     finite.grad, finite.param});
+        states->emplace_back(param.id(), std::move(state));
         return param.with_value(Tensor<B, D>::from_inner(updated));
       }
     }

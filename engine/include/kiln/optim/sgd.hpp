@@ -11,6 +11,7 @@
 
 #include "kiln/config/config.hpp"
 #include "kiln/optim/decay.hpp"
+#include "kiln/optim/fused.hpp"
 #include "kiln/optim/grad_clipping.hpp"
 #include "kiln/optim/momentum.hpp"
 #include "kiln/optim/optimizer.hpp"
@@ -41,10 +42,29 @@ class Sgd {
   Sgd(std::optional<MomentumConfig> momentum, std::optional<WeightDecayConfig> weight_decay)
       : momentum_(std::move(momentum)), weight_decay_(std::move(weight_decay)) {}
 
-  /// param - lr · update (see the top of this file). Shapes: param and grad equal.
+  /// param - lr · update (see the top of this file). Shapes: param and grad equal. On the Cpu
+  /// backend one fused pass (kiln/optim/fused.hpp), which also sets `*finite`.
   template <Backend I, std::size_t D>
   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
-                    std::optional<State<I>>& state) const {
+                    std::optional<State<I>>& state, UpdateFinite* finite = nullptr) const {
+    if constexpr (fused::kHasFusedOptim<I>) {
+      fused::SgdScalars s;
+      if (weight_decay_) s.penalty = static_cast<float>(weight_decay_->penalty);
+      if (momentum_) {
+        s.has_momentum = true;
+        s.nesterov = momentum_->nesterov;
+        s.momentum = static_cast<float>(momentum_->momentum);
+        s.one_minus_dampening = static_cast<float>(1.0 - momentum_->dampening);
+      }
+      s.lr = static_cast<float>(lr);
+      auto* buffer = state && state->momentum_buffer ? &*state->momentum_buffer : nullptr;
+      fused::SgdUpdate out = fused::sgd_step(param.primitive(), grad.primitive(), buffer, s, finite);
+      if (momentum_) {
+        if (!state) state.emplace();
+        state->momentum_buffer = std::move(out.buffer);
+      }
+      return Tensor<I, D>(std::move(out.param));
+    }
     if (weight_decay_) grad = std::move(grad) + param * weight_decay_->penalty;
     if (momentum_) {
       if (!state) state.emplace();

@@ -24,20 +24,25 @@
 /// Only then is the step committed: `model` gets the updated parameters.
 ///
 /// A refused step changes nothing: `model` keeps its weights and `optimizer` its state
-/// (momentum buffers, Adam's moments and step counts). train_step copies the optimizer
-/// before stepping it and puts the copy back when the step is refused (compute, check,
-/// commit); an OptimizerAdaptor's copy shares its state tensors, so no tensor data is copied
-/// (the optimizer then writes its new state to fresh buffers instead of reusing the old
-/// ones in place). Any other exception from the step leaves both as they were too.
+/// (momentum buffers, Adam's moments and step counts). With an OptimizerAdaptor the step is
+/// staged (OptimizerAdaptor::stage computes the updated model and the new state without
+/// touching the optimizer; commit applies them), so nothing has to be restored and the
+/// optimizer is never copied. Any other optimizer (StepOptimizer) is copied before stepping
+/// and the copy put back when the step is refused. Any other exception from the step leaves
+/// both as they were too.
 ///
-/// Cost of the guard: one Sum reduction per gradient and per updated parameter. A sum is
-/// finite only if every term is, so only a tensor whose sum is not finite (a nan or inf
-/// element, or finite elements whose sum overflows) is scanned on the host, to count its
-/// nan and inf elements for the message. Keeping the old state costs more than the checks:
-/// Adam can no longer update its moments in place. Measured on the MNIST MLP of
-/// bench/native/bench_mnist_epoch.cpp (Adam, batch 64, 1 thread; `--step guarded`):
-/// ~0.30 s of CPU per epoch against ~0.27 s for the bare manual step (~30 µs per step,
-/// about 2/3 of it the state kept for the rollback, 1/3 the sums).
+/// Cost of the guard. On the Cpu backend, Adam, AdamW and SGD update each parameter in one
+/// fused pass (kiln/optim/fused.hpp) that also tells whether the gradient it read and the
+/// parameter it wrote are all finite, so the checks of steps 3 and 5 cost no pass of their
+/// own; the new state goes to new buffers (the old state is kept until the commit). Measured
+/// on the MNIST MLP of bench/native/bench_mnist_epoch.cpp (Adam, batch 64, 1 thread;
+/// `--step manual|guarded`): the guarded step costs ~4-6 % more CPU than the manual one of
+/// the same build (~8-14 % before the fused updates) and less than the manual step did
+/// before; see bench/RESULTS.md. Other rules (RmsProp) and backends run their op chain out of place
+/// and check with one Sum reduction per gradient and per updated parameter (a sum is finite
+/// only if every term is; only a tensor whose sum is not finite is scanned on the host, to
+/// count its nan and inf elements for the message). With gradient clipping the gradients
+/// are checked by those sums before clipping (clipping by value would turn an inf finite).
 ///
 /// PyTorch and Burn apply non-finite steps (PyTorch's clip_grad_norm_(error_if_nonfinite)
 /// only checks the gradient norm); Kiln refuses them so that a run never continues from a
@@ -50,6 +55,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -116,11 +122,23 @@ inline void check_loss(double loss, const StepPosition& at) {
   if (!std::isfinite(loss)) throw_refused_step(at, str_cat("loss is ", describe_non_finite(loss)));
 }
 
-/// Steps 3 to 5 of train_step (see the top of this file) with gradients already taken.
-template <class M, class O, AutodiffBackend B>
-void apply_checked_step(M& model, O& optimizer, optim::LearningRate lr,
-                        optim::GradientsParams<B> grads, const StepPosition& at) {
-  // The trainable parameters that have a gradient: their gradients must be finite.
+/// Whether `O` can compute a step without applying it (OptimizerAdaptor::stage and commit):
+/// then train_step needs no copy of it and takes the finiteness of the gradients and updated
+/// parameters from the step.
+template <class O, class M, class B>
+concept StagedStepOptimizer =
+    requires(O& o, const M& m, optim::GradientsParams<B> g) {
+  { o.commit(o.stage(optim::LearningRate{}, m, std::move(g), true)) } -> std::convertible_to<M>;
+  { o.has_gradient_clipping() } -> std::convertible_to<bool>;
+};
+
+/// Step 3's check: throws the refused-step error for the first trainable parameter (in
+/// visit order) whose gradient in `grads` is not finite; returns the ids of those with a
+/// gradient.
+template <class M, AutodiffBackend B>
+std::unordered_set<module::ParamId> check_grads(const M& model,
+                                                const optim::GradientsParams<B>& grads,
+                                                const StepPosition& at) {
   std::unordered_set<module::ParamId> stepped;
   auto check_grad = [&](const std::string& path, const auto& param) {
     using P = std::remove_cvref_t<decltype(param)>;
@@ -137,27 +155,94 @@ void apply_checked_step(M& model, O& optimizer, optim::LearningRate lr,
     }
   };
   model.visit(check_grad);
+  return stepped;
+}
 
-  O before = optimizer;  // the state to restore if the step is refused (shares its tensors)
-  try {
-    M updated = optimizer.step(lr, model, std::move(grads));
-    auto check_param = [&](const std::string& path, const auto& param) {
-      using P = std::remove_cvref_t<decltype(param)>;
-      using T = typename P::Value;
-      if constexpr (std::is_same_v<typename T::Kind, Float>) {
-        if (!param.is_initialized() || stepped.count(param.id()) == 0) return;
-        if (const auto bad = non_finite_elements(param.val().inner())) {
+/// The non-finite elements of a staged gradient or update (a rank-erased primitive).
+template <Backend I>
+NonFiniteCount count_primitive(const typename I::FloatTensor& t) {
+  const auto host = I::FloatOps::into_data(t).template to_vec<float>();
+  return count_non_finite(host.data(), host.size());
+}
+
+/// Steps 3 to 5 with a staged optimizer: stage the step, read the checks it made in the same
+/// pass, commit only if all passed. The messages and their order are those of the copying
+/// path below: the first non-finite gradient in visit order, else the first non-finite
+/// update. With gradient clipping the gradients are checked before staging (clipping by
+/// value would hide an inf).
+template <class M, class O, AutodiffBackend B>
+void apply_staged_step(M& model, O& optimizer, optim::LearningRate lr,
+                       optim::GradientsParams<B> grads, const StepPosition& at) {
+  if (optimizer.has_gradient_clipping()) check_grads(model, grads, at);
+  auto staged = optimizer.stage(lr, model, std::move(grads), true);
+  bool grads_ok = true, updates_ok = true;
+  for (const auto& c : staged.checks) {
+    grads_ok = grads_ok && c.grad_finite;
+    updates_ok = updates_ok && c.update_finite;
+  }
+  if (!grads_ok || !updates_ok) {
+    using Check = typename std::remove_cvref_t<decltype(staged.checks)>::value_type;
+    std::unordered_map<module::ParamId, const Check*> by_id;
+    for (const auto& c : staged.checks) by_id.emplace(c.id, &c);
+    auto report = [&](bool grad) {
+      return [&, grad](const std::string& path, const auto& param) {
+        using P = std::remove_cvref_t<decltype(param)>;
+        if constexpr (std::is_same_v<typename P::Value::Kind, Float>) {
+          const auto it = by_id.find(param.id());
+          if (it == by_id.end() || (grad ? it->second->grad_finite : it->second->update_finite)) {
+            return;
+          }
+          using I = typename B::Inner;
+          const NonFiniteCount count =
+              count_primitive<I>(grad ? it->second->grad : it->second->update);
+          if (grad) {
+            throw_refused_step(at, str_cat("the gradient of ", param_name(path, param.id()),
+                                           " is not finite (", describe_count(count), ")"));
+          }
           throw_refused_step(at, str_cat("the update of ", param_name(path, param.id()),
                                          " with learning rate ", lr, " is not finite (",
-                                         describe_count(*bad), ")"));
+                                         describe_count(count), ")"));
         }
-      }
+      };
     };
-    updated.visit(check_param);
-    model = std::move(updated);
-  } catch (...) {
-    optimizer = std::move(before);
-    throw;
+    auto report_grad = report(true);
+    auto report_update = report(false);
+    if (!grads_ok) model.visit(report_grad);
+    model.visit(report_update);
+  }
+  model = optimizer.commit(std::move(staged));
+}
+
+/// Steps 3 to 5 of train_step (see the top of this file) with gradients already taken.
+template <class M, class O, AutodiffBackend B>
+void apply_checked_step(M& model, O& optimizer, optim::LearningRate lr,
+                        optim::GradientsParams<B> grads, const StepPosition& at) {
+  if constexpr (StagedStepOptimizer<O, M, B>) {
+    apply_staged_step(model, optimizer, lr, std::move(grads), at);
+  } else {
+    // The trainable parameters that have a gradient: their gradients must be finite.
+    const std::unordered_set<module::ParamId> stepped = check_grads(model, grads, at);
+    O before = optimizer;  // the state to restore if the step is refused (shares its tensors)
+    try {
+      M updated = optimizer.step(lr, model, std::move(grads));
+      auto check_param = [&](const std::string& path, const auto& param) {
+        using P = std::remove_cvref_t<decltype(param)>;
+        using T = typename P::Value;
+        if constexpr (std::is_same_v<typename T::Kind, Float>) {
+          if (!param.is_initialized() || stepped.count(param.id()) == 0) return;
+          if (const auto bad = non_finite_elements(param.val().inner())) {
+            throw_refused_step(at, str_cat("the update of ", param_name(path, param.id()),
+                                           " with learning rate ", lr, " is not finite (",
+                                           describe_count(*bad), ")"));
+          }
+        }
+      };
+      updated.visit(check_param);
+      model = std::move(updated);
+    } catch (...) {
+      optimizer = std::move(before);
+      throw;
+    }
   }
 }
 

@@ -1,0 +1,8 @@
+// Explicit instantiations of the fused optimizer kernels for AVX-512 (-mavx512f/bw/dq/vl -mfma), compiled with
+// -ffp-contract=off (CMakeLists.txt: the kernels must round every op as the separate
+// element-wise kernels do); nothing else belongs here.
+#include "cpu/kernels/optim.hpp"
+
+#define KILN_INSTANCE_PREFIX
+#define KILN_INSTANCE_ARCH ::kiln::cpu::Avx512
+#include "cpu/kernels/optim_instances.inc"
