@@ -3,8 +3,10 @@
 // linear time) so that the limits of issue 14 hold before anything deep or large is built:
 // nesting depth (ParseLimits::max_depth) and keys repeated in one object (nlohmann's DOM
 // parser keeps the last one silently; the reference SafeTensors reader and Kiln reject them).
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -41,7 +43,7 @@ class Builder final : public nlohmann::json_sax<Json> {
   bool start_object(std::size_t) override { return open(Value::object()); }
   bool key(string_t& k) override {
     Frame& f = stack_.back();
-    if (f.value.contains(k)) {
+    if (!f.seen.insert(k).second) {
       throw ConfigError(str_cat(source_, ": duplicate key \"", k, "\" in the object",
                                 path(stack_.size() - 1), " (each key may appear once)"));
     }
@@ -59,8 +61,13 @@ class Builder final : public nlohmann::json_sax<Json> {
 
  private:
   struct Frame {
-    Value value;
+    Value value;      // arrays: the elements so far; objects: an empty object until closed
     std::string key;  // objects: the key of the next value
+    // Objects: the members so far, in the text's order, and their keys. Sorted into `value`
+    // once at the end (a Value object keeps its keys sorted; inserting each member in
+    // place would cost O(n) per key, O(n²) for an object of n keys).
+    std::vector<std::pair<std::string, Value>> members;
+    std::unordered_set<std::string> seen;
   };
 
   bool open(Value container) {
@@ -70,11 +77,17 @@ class Builder final : public nlohmann::json_sax<Json> {
                                " arrays/objects (the limit of config::ParseLimits::max_depth)",
                                path(stack_.size())));
     }
-    stack_.push_back(Frame{std::move(container), {}});
+    stack_.push_back(Frame{std::move(container), {}, {}, {}});
     return true;
   }
   bool close() {
-    Value done = std::move(stack_.back().value);
+    Frame& f = stack_.back();
+    if (f.value.is_object()) {
+      std::sort(f.members.begin(), f.members.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [k, v] : f.members) f.value[k] = std::move(v);  // appends: keys ascend
+    }
+    Value done = std::move(f.value);
     stack_.pop_back();
     return put(std::move(done));
   }
@@ -101,7 +114,7 @@ class Builder final : public nlohmann::json_sax<Json> {
     } else if (Frame& f = stack_.back(); f.value.is_array()) {
       f.value.push_back(std::move(v));
     } else {
-      f.value[f.key] = std::move(v);
+      f.members.emplace_back(std::move(f.key), std::move(v));
     }
     return true;
   }
