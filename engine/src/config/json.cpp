@@ -1,12 +1,12 @@
 // JSON text <-> config::Value, with nlohmann-json: the only place configs meet a JSON
 // library. Parsing goes through nlohmann's SAX interface (an explicit stack, no recursion,
 // linear time) so that the limits of issue 14 hold before anything deep or large is built:
-// nesting depth (ParseLimits::max_depth) and keys repeated in one object (nlohmann's DOM
-// parser keeps the last one silently; the reference SafeTensors reader and Kiln reject them).
+// nesting depth (ParseLimits::max_depth), the number of values and array elements
+// (max_values, max_array_size), and keys repeated in one object (nlohmann's DOM parser keeps
+// the last one silently; the reference SafeTensors reader and Kiln reject them).
 #include <algorithm>
 #include <cstdint>
 #include <string>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -42,12 +42,7 @@ class Builder final : public nlohmann::json_sax<Json> {
 
   bool start_object(std::size_t) override { return open(Value::object()); }
   bool key(string_t& k) override {
-    Frame& f = stack_.back();
-    if (!f.seen.insert(k).second) {
-      throw ConfigError(str_cat(source_, ": duplicate key \"", k, "\" in the object",
-                                path(stack_.size() - 1), " (each key may appear once)"));
-    }
-    f.key = std::move(k);
+    stack_.back().key = std::move(k);
     return true;
   }
   bool end_object() override { return close(); }
@@ -63,11 +58,10 @@ class Builder final : public nlohmann::json_sax<Json> {
   struct Frame {
     Value value;      // arrays: the elements so far; objects: an empty object until closed
     std::string key;  // objects: the key of the next value
-    // Objects: the members so far, in the text's order, and their keys. Sorted into `value`
-    // once at the end (a Value object keeps its keys sorted; inserting each member in
-    // place would cost O(n) per key, O(n²) for an object of n keys).
+    // Objects: the members so far, in the text's order. Sorted into `value` once at the end,
+    // where keys given twice are found side by side (a Value object keeps its keys sorted;
+    // inserting each member in place would cost O(n) per key, O(n²) for n keys).
     std::vector<std::pair<std::string, Value>> members;
-    std::unordered_set<std::string> seen;
   };
 
   bool open(Value container) {
@@ -77,7 +71,7 @@ class Builder final : public nlohmann::json_sax<Json> {
                                " arrays/objects (the limit of config::ParseLimits::max_depth)",
                                path(stack_.size())));
     }
-    stack_.push_back(Frame{std::move(container), {}, {}, {}});
+    stack_.push_back(Frame{std::move(container), {}, {}});
     return true;
   }
   bool close() {
@@ -85,6 +79,13 @@ class Builder final : public nlohmann::json_sax<Json> {
     if (f.value.is_object()) {
       std::sort(f.members.begin(), f.members.end(),
                 [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (std::size_t i = 1; i < f.members.size(); ++i) {
+        if (f.members[i].first == f.members[i - 1].first) {
+          throw ConfigError(str_cat(source_, ": duplicate key \"", f.members[i].first,
+                                    "\" in the object", path(stack_.size() - 1),
+                                    " (each key may appear once)"));
+        }
+      }
       for (auto& [k, v] : f.members) f.value[k] = std::move(v);  // appends: keys ascend
     }
     Value done = std::move(f.value);

@@ -6,6 +6,34 @@
 
 namespace kiln::config {
 
+Value::Value(std::string s) : type_(Type::String), string_(std::move(s)) {}
+Value::Value(std::string_view s) : type_(Type::String), string_(s) {}
+Value::Value(const char* s) : type_(Type::String), string_(s) {}
+Value::Value(const Value& other) = default;
+Value::Value(Value&& other) noexcept = default;
+Value& Value::operator=(const Value& other) = default;
+Value& Value::operator=(Value&& other) noexcept = default;
+Value::~Value() = default;
+
+Value Value::array(std::initializer_list<Value> items) {
+  Value v;
+  v.type_ = Type::Array;
+  v.items_.assign(items.begin(), items.end());
+  return v;
+}
+
+Value Value::object(std::initializer_list<std::pair<std::string_view, Value>> members) {
+  Value v;
+  v.type_ = Type::Object;
+  for (const auto& [key, value] : members) v[key] = value;
+  return v;
+}
+
+void Value::push_back(Value v) {
+  if (type_ == Type::Null) type_ = Type::Array;
+  items_.push_back(std::move(v));
+}
+
 std::size_t Value::lower_bound(std::string_view key) const {
   return static_cast<std::size_t>(
       std::lower_bound(keys_.begin(), keys_.end(), key,

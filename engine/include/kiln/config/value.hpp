@@ -47,24 +47,22 @@ class Value {
   }
   Value(double d) : type_(Type::Float), double_(d) {}        // NOLINT
   Value(float f) : Value(static_cast<double>(f)) {}          // NOLINT
-  Value(std::string s) : type_(Type::String), string_(std::move(s)) {}  // NOLINT
-  Value(std::string_view s) : Value(std::string(s)) {}       // NOLINT
-  Value(const char* s) : Value(std::string(s)) {}            // NOLINT
+  Value(std::string s);                                      // NOLINT
+  Value(std::string_view s);                                 // NOLINT
+  Value(const char* s);                                      // NOLINT
+
+  // Out of line (engine/src/config/value.cpp): one copy of the string and vector code, not
+  // one per config field in every TU (it made the WebAssembly module 50 KB larger).
+  Value(const Value& other);
+  Value(Value&& other) noexcept;
+  Value& operator=(const Value& other);
+  Value& operator=(Value&& other) noexcept;
+  ~Value();
 
   /// An empty array, or one holding `items`.
-  static Value array(std::initializer_list<Value> items = {}) {
-    Value v;
-    v.type_ = Type::Array;
-    v.items_.assign(items.begin(), items.end());
-    return v;
-  }
+  static Value array(std::initializer_list<Value> items = {});
   /// An empty object, or one holding `members` (a repeated key keeps the last value).
-  static Value object(std::initializer_list<std::pair<std::string_view, Value>> members = {}) {
-    Value v;
-    v.type_ = Type::Object;
-    for (const auto& [key, value] : members) v[key] = value;
-    return v;
-  }
+  static Value object(std::initializer_list<std::pair<std::string_view, Value>> members = {});
 
   Type type() const noexcept { return type_; }
   bool is_null() const noexcept { return type_ == Type::Null; }
@@ -117,10 +115,7 @@ class Value {
     return items_[static_cast<std::size_t>(i)];
   }
   /// Appends (a null becomes an empty array first, as the JSON library).
-  void push_back(Value v) {
-    if (type_ == Type::Null) type_ = Type::Array;
-    items_.push_back(std::move(v));
-  }
+  void push_back(Value v);
   /// The array's elements, or the object's values (in key order).
   const std::vector<Value>& items() const noexcept { return items_; }
 
