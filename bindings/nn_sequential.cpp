@@ -163,7 +163,7 @@ double model_num_params(const JsModel& m) {
 }
 
 std::string model_config_json(const JsModel& m) {
-  return guarded([&] { return state_of(m).config.to_json().dump(); });
+  return guarded([&] { return state_of(m).config.to_value().dump(); });
 }
 
 std::string model_describe(const JsModel& m) {

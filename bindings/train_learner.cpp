@@ -26,7 +26,7 @@ using emscripten::val;
 namespace kiln_js {
 namespace {
 
-using Json = kiln::config::Json;
+using Json = kiln::config::Value;
 using kiln::nn::loss::CrossEntropyLossConfig;
 using kiln::nn::loss::Reduction;
 
@@ -46,20 +46,21 @@ struct LossSpec {
 
 LossSpec loss_from_json(const std::string& text) {
   const Json j = kiln::config::parse(text, "loss");
-  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
+  const Json* kind_value = j.find("kind");
+  if (!kind_value || !kind_value->is_string()) {
     throw kiln::ConfigError("loss: expected {\"kind\": \"cross_entropy\" | \"mse\", ...}");
   }
-  const std::string kind = j["kind"].get<std::string>();
+  const std::string kind = kind_value->get_string();
   Json body = j;
   body.erase("kind");
   LossSpec out;
-  if (body.contains("reduction") && body["reduction"] == "none") {
+  if (const Json* r = body.find("reduction"); r && r->is_string("none")) {
     out.none = true;
     body.erase("reduction");
   }
   if (kind == "cross_entropy") {
     try {
-      out.ce = CrossEntropyLossConfig::from_json(body);
+      out.ce = CrossEntropyLossConfig::from_value(body);
       (void)out.ce.init<kiln::Cpu>();  // checks smoothing and weights
     } catch (const kiln::ConfigError& e) {
       throw kiln::ConfigError(kiln::str_cat("loss.crossEntropy: ", without_cpp_prefix(e.what())));
@@ -69,7 +70,7 @@ LossSpec loss_from_json(const std::string& text) {
     out.kind = LossSpec::Kind::BinaryCrossEntropy;
     out.cross_entropy = false;
     try {
-      out.bce = kiln::nn::loss::BinaryCrossEntropyLossConfig::from_json(body);
+      out.bce = kiln::nn::loss::BinaryCrossEntropyLossConfig::from_value(body);
       (void)out.bce.init<kiln::Cpu>();
     } catch (const kiln::ConfigError& e) {
       throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", without_cpp_prefix(e.what())));
@@ -78,15 +79,17 @@ LossSpec loss_from_json(const std::string& text) {
   } else if (kind == "mse") {
     out.kind = LossSpec::Kind::Mse;
     out.cross_entropy = false;
-    for (auto it = body.begin(); it != body.end(); ++it) {
-      if (it.key() != "reduction") {
-        throw kiln::ConfigError(kiln::str_cat("loss.mse: unknown field \"", it.key(), "\" (fields: reduction)"));
+    for (std::size_t i = 0; i < body.size(); ++i) {
+      const std::string& key = body.keys()[i];
+      const Json& value = body.items()[i];
+      if (key != "reduction") {
+        throw kiln::ConfigError(kiln::str_cat("loss.mse: unknown field \"", key, "\" (fields: reduction)"));
       }
-      if (*it == "sum") {
+      if (value.is_string("sum")) {
         out.reduction = Reduction::Sum;
-      } else if (*it != "mean") {
+      } else if (!value.is_string("mean")) {
         throw kiln::ConfigError(kiln::str_cat("loss.mse: reduction must be \"mean\", \"sum\" or \"none\", got ",
-                                              it->dump()));
+                                              value.dump()));
       }
     }
   } else {

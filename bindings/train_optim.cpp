@@ -29,13 +29,13 @@ struct OptimizerImpl {
 
 namespace {
 
-using Json = kiln::config::Json;
+using Json = kiln::config::Value;
 
 /// `Config: field ...` -> `<op>: field ...`.
 template <class C>
 C parse(const Json& j, const char* op) {
   try {
-    return C::from_json(j);
+    return C::from_value(j);
   } catch (const kiln::ConfigError& e) {
     throw kiln::ConfigError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
   }
@@ -59,15 +59,16 @@ Schedule schedule_from_json(const std::string& text) {
   const Json j = kiln::config::parse(text, "schedule");
   Schedule out;
   if (j.is_number()) {
-    const kiln::optim::ConstantLrSchedulerConfig c(j.get<double>());
+    const kiln::optim::ConstantLrSchedulerConfig c(j.get_double());
     out.scheduler = with_op("", [&] { return c.init(); });
     return out;
   }
-  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
+  const Json* kind_value = j.find("kind");
+  if (!kind_value || !kind_value->is_string()) {
     throw kiln::ConfigError(kiln::str_cat("schedule: expected a number or {\"kind\": ...}, got ",
                                           kiln::config::describe(j)));
   }
-  const std::string kind = j["kind"].get<std::string>();
+  const std::string kind = kind_value->get_string();
   Json body = j;
   body.erase("kind");
   namespace o = kiln::optim;

@@ -7,6 +7,7 @@
 // Prints "Predicted 3 Expected 3"; exit status 0 when they agree, 1 when they differ (a wrong
 // prediction counts as a failure, so scripts and tests can check it) or on an error (missing
 // or malformed files, an --index beyond the test set).
+#include <kiln/config/json_interop.hpp>  // ModelConfig::from_json(nlohmann::json)
 #include <nlohmann/json.hpp>
 
 #include "mnist_models.hpp"

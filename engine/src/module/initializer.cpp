@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -13,7 +12,7 @@
 namespace kiln::nn {
 namespace {
 
-using Json = nlohmann::json;
+using Json = config::Value;
 
 /// The shortest of 15, 16 or 17 significant digits that reads back as the same double, with
 /// ".0" on whole numbers: Rust's `{:?}` of an f64 (1.0, 0.5773502691896258).
@@ -75,11 +74,11 @@ Initializer::Sampling centred_normal(double std) {
 // ---- JSON helpers: every field required, no unknown fields.
 
 const Json& field(const Json& body, std::string_view variant, std::string_view name) {
-  auto it = body.find(std::string(name));
-  if (it == body.end()) {
+  const Json* v = body.find(name);
+  if (!v) {
     throw ConfigError(str_cat("Initializer::", variant, ": missing field \"", name, "\""));
   }
-  return *it;
+  return *v;
 }
 
 double number_field(const Json& body, std::string_view variant, std::string_view name) {
@@ -88,7 +87,7 @@ double number_field(const Json& body, std::string_view variant, std::string_view
     throw ConfigError(
         str_cat("Initializer::", variant, ".", name, ": expected a number, got ", v.dump()));
   }
-  return v.get<double>();
+  return v.get_double();
 }
 
 bool bool_field(const Json& body, std::string_view variant, std::string_view name) {
@@ -97,7 +96,7 @@ bool bool_field(const Json& body, std::string_view variant, std::string_view nam
     throw ConfigError(
         str_cat("Initializer::", variant, ".", name, ": expected a boolean, got ", v.dump()));
   }
-  return v.get<bool>();
+  return v.get_bool();
 }
 
 void only_fields(const Json& body, std::string_view variant,
@@ -106,11 +105,11 @@ void only_fields(const Json& body, std::string_view variant,
     throw ConfigError(
         str_cat("Initializer::", variant, ": expected an object of fields, got ", body.dump()));
   }
-  for (auto it = body.begin(); it != body.end(); ++it) {
+  for (const std::string& key : body.keys()) {
     bool known = false;
-    for (auto n : names) known = known || n == it.key();
+    for (auto n : names) known = known || n == key;
     if (!known) {
-      throw ConfigError(str_cat("Initializer::", variant, ": unknown field \"", it.key(), "\""));
+      throw ConfigError(str_cat("Initializer::", variant, ": unknown field \"", key, "\""));
     }
   }
 }
@@ -220,39 +219,41 @@ std::ostream& operator<<(std::ostream& out, const Initializer& init) {
 
 }  // namespace kiln::nn
 
-void nlohmann::adl_serializer<kiln::nn::Initializer>::to_json(nlohmann::json& j,
-                                                              const kiln::nn::Initializer& init) {
+kiln::config::Value kiln::config::Codec<kiln::nn::Initializer>::encode(
+    const kiln::nn::Initializer& init) {
   using I = kiln::nn::Initializer;
   const std::string name(init.name());
+  Value j;
   std::visit(
       [&](const auto& k) {
         using T = std::decay_t<decltype(k)>;
         if constexpr (std::is_same_v<T, I::Zeros> || std::is_same_v<T, I::Ones>) {
           j = name;  // serde's form of a unit variant
         } else if constexpr (std::is_same_v<T, I::Constant>) {
-          j = {{name, {{"value", k.value}}}};
+          j = Value::object({{name, Value::object({{"value", k.value}})}});
         } else if constexpr (std::is_same_v<T, I::Uniform>) {
-          j = {{name, {{"min", k.min}, {"max", k.max}}}};
+          j = Value::object({{name, Value::object({{"min", k.min}, {"max", k.max}})}});
         } else if constexpr (std::is_same_v<T, I::Normal>) {
-          j = {{name, {{"mean", k.mean}, {"std", k.std}}}};
+          j = Value::object({{name, Value::object({{"mean", k.mean}, {"std", k.std}})}});
         } else if constexpr (std::is_same_v<T, I::KaimingUniform> ||
                              std::is_same_v<T, I::KaimingNormal>) {
-          j = {{name, {{"gain", k.gain}, {"fan_out_only", k.fan_out_only}}}};
+          j = Value::object(
+              {{name, Value::object({{"gain", k.gain}, {"fan_out_only", k.fan_out_only}})}});
         } else {
-          j = {{name, {{"gain", k.gain}}}};
+          j = Value::object({{name, Value::object({{"gain", k.gain}})}});
         }
       },
       init.kind());
+  return j;
 }
 
-kiln::nn::Initializer nlohmann::adl_serializer<kiln::nn::Initializer>::from_json(
-    const nlohmann::json& j) {
+kiln::nn::Initializer kiln::config::Codec<kiln::nn::Initializer>::decode(const Value& j) {
   using I = kiln::nn::Initializer;
   using kiln::ConfigError;
   using kiln::str_cat;
   using namespace kiln::nn;  // the helpers of the anonymous namespace above
   if (j.is_string()) {
-    const auto name = j.get<std::string>();
+    const std::string& name = j.get_string();
     if (name == "Zeros") return I::Zeros{};
     if (name == "Ones") return I::Ones{};
     throw ConfigError(str_cat("Initializer: unknown variant \"", name, "\" (variants: ", kVariants,
@@ -265,8 +266,8 @@ kiln::nn::Initializer nlohmann::adl_serializer<kiln::nn::Initializer>::from_json
                 "\"fan_out_only\": false}}, got ",
                 j.dump()));
   }
-  const std::string name = j.begin().key();
-  const nlohmann::json& body = j.begin().value();
+  const std::string name = j.keys()[0];
+  const Value& body = j.items()[0];
   if (name == "Zeros" || name == "Ones") {
     if (!(body.is_null() || (body.is_object() && body.empty()))) {
       throw ConfigError(str_cat("Initializer::", name, ": takes no fields, got ", body.dump()));

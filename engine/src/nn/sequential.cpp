@@ -9,7 +9,7 @@
 
 namespace kiln::nn {
 
-using Json = config::Json;
+using Json = config::Value;
 using Dims = std::vector<std::int64_t>;  // per-item dims; -1 where the spec does not fix one
 
 // ---------------------------------------------------------------- helpers of the rules
@@ -120,13 +120,13 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
 
 void known_fields(const Json& body, std::string_view at,
                   std::initializer_list<std::string_view> fields) {
-  for (auto it = body.begin(); it != body.end(); ++it) {
+  for (const std::string& key : body.keys()) {
     bool known = false;
-    for (auto f : fields) known = known || f == it.key();
+    for (auto f : fields) known = known || f == key;
     if (!known) {
       std::string list;
       for (auto f : fields) list += str_cat(list.empty() ? "" : ", ", f);
-      throw ConfigError(str_cat(at, "unknown field \"", it.key(), "\" (fields: ", list, ")"));
+      throw ConfigError(str_cat(at, "unknown field \"", key, "\" (fields: ", list, ")"));
     }
   }
 }
@@ -135,29 +135,29 @@ std::int64_t read_int(const Json& v, std::string_view at, std::string_view field
   if (!v.is_number_integer()) {
     throw ConfigError(str_cat(at, field, ": expected an integer, got ", config::describe(v)));
   }
-  return v.get<std::int64_t>();
+  return v.get_int();
 }
 
 void widen_pair(Json& body, const char* field) {
-  auto it = body.find(field);
-  if (it != body.end() && it->is_number_integer()) *it = Json::array({*it, *it});
+  Json* v = body.find(field);
+  if (v && v->is_number_integer()) *v = Json::array({*v, *v});
 }
 
 void spec_padding_to_config(Json& body, std::string_view at, bool two_d) {
-  auto it = body.find("padding");
-  if (it == body.end()) return;
-  Json& p = *it;
-  if (p == "valid") {
+  Json* found = body.find("padding");
+  if (!found) return;
+  Json& p = *found;
+  if (p.is_string("valid")) {
     p = "Valid";
-  } else if (p == "same") {
+  } else if (p.is_string("same")) {
     p = "Same";
   } else if (two_d && p.is_number_integer()) {
-    p = Json{{"Explicit", Json::array({p, p})}};
+    p = Json::object({{"Explicit", Json::array({p, p})}});
   } else if (two_d && p.is_array() && p.size() == 2 && p[0].is_number_integer() &&
              p[1].is_number_integer()) {
-    p = Json{{"Explicit", p}};
+    p = Json::object({{"Explicit", p}});
   } else if (!two_d && p.is_number_integer()) {
-    p = Json{{"Explicit", p}};
+    p = Json::object({{"Explicit", p}});
   } else {
     throw ConfigError(str_cat(at, "padding: expected \"valid\", \"same\" or ",
                               two_d ? "[height, width] (or one integer)" : "an integer", ", got ",
@@ -166,15 +166,15 @@ void spec_padding_to_config(Json& body, std::string_view at, bool two_d) {
 }
 
 void config_padding_to_spec(Json& j) {
-  auto it = j.find("padding");
-  if (it == j.end()) return;
-  Json& p = *it;
-  if (p == "Valid") {
+  Json* found = j.find("padding");
+  if (!found) return;
+  Json& p = *found;
+  if (p.is_string("Valid")) {
     p = "valid";
-  } else if (p == "Same") {
+  } else if (p.is_string("Same")) {
     p = "same";
-  } else if (p.is_object() && p.contains("Explicit")) {
-    p = Json(p["Explicit"]);
+  } else if (const Json* sizes = p.find("Explicit")) {
+    p = Json(*sizes);
   }
 }
 
@@ -267,6 +267,15 @@ std::string_view layer_type(const SequentialLayerConfig& layer) {
 
 namespace {
 
+/// config::parse's limits for a spec: no array longer than max_layers, checked while the
+/// text is read (a million layers never become a million Values).
+config::ParseLimits spec_limits() {
+  config::ParseLimits limits;
+  limits.max_array_size = SequentialConfig::max_layers;
+  limits.array_limit_name = "SequentialConfig::max_layers";
+  return limits;
+}
+
 SequentialLayerConfig parse_layer(const Json& j, std::size_t index) {
   const auto& registry = SequentialRegistry::instance();
   if (!j.is_object()) {
@@ -274,8 +283,8 @@ SequentialLayerConfig parse_layer(const Json& j, std::size_t index) {
                               "]: expected an object such as {\"type\": \"relu\"}, got ",
                               config::describe(j)));
   }
-  auto it = j.find("type");
-  if (it == j.end()) {
+  const Json* it = j.find("type");
+  if (!it) {
     throw ConfigError(str_cat("SequentialConfig: layers[", index,
                               "]: missing required field \"type\" (one of: ", registry.type_list(),
                               ")"));
@@ -284,7 +293,7 @@ SequentialLayerConfig parse_layer(const Json& j, std::size_t index) {
     throw ConfigError(str_cat("SequentialConfig: layers[", index, "].type: expected a string, got ",
                               config::describe(*it)));
   }
-  const std::string type = it->get<std::string>();
+  const std::string type = it->get_string();
   const SequentialLayerEntry* entry = registry.find(type);
   if (!entry) {
     throw ConfigError(str_cat("SequentialConfig: layers[", index, "]: unknown layer type \"", type,
@@ -353,7 +362,7 @@ std::optional<std::int64_t> SequentialConfig::input_item_size() const {
   return std::nullopt;
 }
 
-Json SequentialConfig::to_json() const {
+Json SequentialConfig::to_value() const {
   Json list = Json::array();
   for (const auto& layer : layers) {
     const SequentialLayerEntry& entry = sequential_entry(layer);
@@ -361,18 +370,22 @@ Json SequentialConfig::to_json() const {
     j["type"] = entry.type;
     list.push_back(std::move(j));
   }
-  return Json{{"layers", std::move(list)}};
+  return Json::object({{"layers", std::move(list)}});
 }
 
-SequentialConfig SequentialConfig::from_json(const Json& j) {
+SequentialConfig SequentialConfig::from_value(const Json& j) {
   config::check_object(j, "SequentialConfig", {"layers"});
-  auto it = j.find("layers");
-  if (it == j.end()) {
+  const Json* it = j.find("layers");
+  if (!it) {
     throw ConfigError("SequentialConfig: missing required field \"layers\"");
   }
   if (!it->is_array()) {
     throw ConfigError(
         str_cat("SequentialConfig.layers: expected an array, got ", config::describe(*it)));
+  }
+  if (it->size() > max_layers) {
+    throw LimitError(str_cat("SequentialConfig.layers: ", it->size(), " layers exceed the limit of ",
+                             max_layers, " (SequentialConfig::max_layers)"));
   }
   SequentialConfig out;
   out.layers.reserve(it->size());
@@ -382,7 +395,7 @@ SequentialConfig SequentialConfig::from_json(const Json& j) {
 }
 
 SequentialConfig SequentialConfig::from_json_string(std::string_view text) {
-  return from_json(config::parse(text, "JSON string"));
+  return from_value(config::parse(text, "JSON string", spec_limits()));
 }
 
 void SequentialConfig::save(const std::string& path) const {
@@ -390,14 +403,8 @@ void SequentialConfig::save(const std::string& path) const {
 }
 
 SequentialConfig SequentialConfig::load(const std::string& path) {
-  const std::string text = io::read_file(path, "SequentialConfig::load");
-  const std::string name = str_cat("\"", path, "\"");
-  try {
-    return from_json(config::parse(text, name));
-  } catch (const ConfigError& e) {
-    if (std::string_view(e.what()).rfind(name, 0) == 0) throw;
-    throw ConfigError(str_cat(name, ": ", e.what()));
-  }
+  return config::load_file<SequentialConfig>(path, "SequentialConfig::load", &from_value,
+                                             spec_limits());
 }
 
 }  // namespace kiln::nn

@@ -109,31 +109,31 @@ GradientClipping GradientClippingConfig::init() const {
                              : GradientClipping::value(threshold_);
 }
 
-config::Json GradientClippingConfig::to_json() const {
-  config::Json j = config::Json::object();
+config::Value GradientClippingConfig::to_value() const {
+  config::Value j = config::Value::object();
   j[kind_ == Kind::Norm ? "Norm" : "Value"] = threshold_;
   return j;
 }
 
-GradientClippingConfig GradientClippingConfig::from_json(const config::Json& j) {
+GradientClippingConfig GradientClippingConfig::from_value(const config::Value& j) {
   if (!j.is_object() || j.size() != 1) {
     throw ConfigError(str_cat(
         "GradientClippingConfig: expected an object with one key, "
         "\"Value\" or \"Norm\", got ",
         j.is_object() ? str_cat("an object with ", j.size(), " keys") : config::describe(j)));
   }
-  const auto it = j.begin();
+  const std::string& key = j.keys()[0];
   Kind kind;
-  if (it.key() == "Value") {
+  if (key == "Value") {
     kind = Kind::Value;
-  } else if (it.key() == "Norm") {
+  } else if (key == "Norm") {
     kind = Kind::Norm;
   } else {
-    throw ConfigError(str_cat("GradientClippingConfig: unknown variant \"", it.key(),
+    throw ConfigError(str_cat("GradientClippingConfig: unknown variant \"", key,
                               "\" (variants: Value, Norm)"));
   }
   const double threshold =
-      config::decode<double>(it.value(), str_cat("GradientClippingConfig.", it.key()));
+      config::decode<double>(j.items()[0], str_cat("GradientClippingConfig.", key));
   return GradientClippingConfig(kind, threshold);
 }
 

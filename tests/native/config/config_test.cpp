@@ -1,6 +1,7 @@
 // KILN_CONFIG: required and defaulted fields, with_* builders, nested configs, JSON round
 // trips through strings and files, and every load error.
 #include "kiln/config/config.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,7 @@
 // nn::Initializer: PyTorch's fan rule, the statistics of every variant on a large tensor
 // against torch.nn.init's formulas, parameter errors, printing and Burn's JSON form.
 #include "kiln/module/initializer.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

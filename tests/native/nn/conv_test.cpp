@@ -3,6 +3,7 @@
 // keys, config JSON, printing and config errors. The convolution values themselves are
 // tested in tests/native/tensor/conv_test.cpp and tests/native/autodiff/conv_grad_test.cpp.
 #include "kiln/nn/conv2d.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

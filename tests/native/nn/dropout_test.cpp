@@ -2,6 +2,7 @@
 // keep-mask), the statistics of the random mask, training only on autodiff backends, p = 0
 // and p = 1, config errors and printing.
 #include "kiln/nn/dropout.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

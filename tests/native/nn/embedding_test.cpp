@@ -2,6 +2,7 @@
 // accumulation over repeated indices (also the PyTorch case in layer_cases_test.cpp),
 // out-of-range indices, config and printing.
 #include "kiln/nn/embedding.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -2,6 +2,7 @@
 // gradients through the layer (closed forms and finite differences), config JSON and errors,
 // printing, num_params and valid().
 #include "kiln/nn/linear.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -4,6 +4,7 @@
 // random shapes with stride/padding/dilation/ceil-mode variety and permuted inputs; errors;
 // configs and printing. The PyTorch cases are in layer_cases_test.cpp.
 #include "kiln/nn/pool.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kiln/autodiff/autodiff.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/nn/group_norm.hpp"
 #include "kiln/nn/sequential.hpp"

@@ -2,6 +2,7 @@
 // hand, PyTorch nn.Sequential's keys, every bad spec, printing, num_params, valid() and the
 // module interface (visit_mut, nesting, gradients).
 #include "kiln/nn/sequential.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kiln/kiln.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 namespace kiln {
 namespace {

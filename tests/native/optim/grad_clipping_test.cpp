@@ -2,6 +2,7 @@
 // is in cases_test.cpp): non-finite norms, empty gradients, the GradientClipping object and
 // its config's JSON form.
 #include "kiln/optim/grad_clipping.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

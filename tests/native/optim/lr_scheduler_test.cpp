@@ -1,6 +1,7 @@
 // Learning-rate schedulers: sequences computed by hand from Burn's formulas
 // (crates/burn-optim/src/lr_scheduler/*.rs), and the config checks.
 #include "kiln/optim/lr_scheduler.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/config/json_interop.hpp"  // AdamConfig::from_json(nlohmann::json)
 #include "kiln/kiln.hpp"
 #include "optim/models.hpp"
 

@@ -1,6 +1,7 @@
 #pragma once
 /// Configs (Burn's `#[derive(Config)]`): plain structs with required fields, fields with
-/// defaults, `with_*` builders, equality, printing, and JSON save/load (nlohmann-json).
+/// defaults, `with_*` builders, equality, printing, and JSON save/load (config::Value; the text is parsed and printed by the JSON library
+/// inside the engine, engine/src/config/json.cpp, so no public header includes it).
 ///
 ///   struct MlpConfig {
 ///     std::int64_t d_input;              // required: the constructor's arguments, in order
@@ -17,21 +18,27 @@
 /// JSON holds every field by name; loading needs every required field, fills a missing
 /// defaulted one with its default, and rejects unknown fields, values of the wrong type or
 /// out of range and malformed JSON with a ConfigError naming the file, the config, the field
-/// and the problem. Field types: bool, integers, floating point, std::string, enums and
-/// other types with nlohmann `to_json`/`from_json`, std::vector / std::array /
-/// std::optional of those, and other configs.
+/// and the problem (a key given twice, JSON nested past ParseLimits::max_depth: see
+/// config::parse). Field types: bool, integers, floating point, std::string, enums and other
+/// types with a `config::Codec<T>` specialisation (kiln/nn/loss/reduction.hpp,
+/// kiln/nn/padding.hpp), std::vector / std::array / std::optional of those, and other configs.
+///
+/// The generated `to_json()` / `from_json(j)` give and take the JSON library's own value type
+/// when the caller includes the interop header <kiln/config/json_interop.hpp>
+/// (engine/interop/, CMake target kiln_json_interop); the engine uses to_value() / from_value().
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "kiln/config/value.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/io.hpp"
 #include "kiln/core/preprocessor.hpp"
@@ -39,14 +46,17 @@
 
 namespace kiln::config {
 
-using Json = nlohmann::json;
-
-/// Types made with KILN_CONFIG.
+/// Types made with KILN_CONFIG (and configs with hand-written to_value / from_value).
 template <class T>
-concept IsConfig = requires(const T& c, const Json& j) {
-  { c.to_json() } -> std::same_as<Json>;
-  { T::from_json(j) } -> std::same_as<T>;
+concept IsConfig = requires(const T& c, const Value& v) {
+  { c.to_value() } -> std::same_as<Value>;
+  { T::from_value(v) } -> std::same_as<T>;
 };
+
+/// Declared here, defined by the interop header (engine/interop/kiln/config/
+/// json_interop.hpp): how KILN_CONFIG's to_json() / from_json(j) convert. Not needed otherwise.
+template <class J>
+struct JsonInterop;
 
 /// One field of a config, as KILN_CONFIG lists it (and nn::Sequential's spec, for the JS
 /// layer and messages): its JSON name and whether it must be given.
@@ -71,24 +81,6 @@ class FieldError : public ConfigError {
   std::string field_message_;
 };
 
-/// "an integer", "a string", ... for error messages.
-inline std::string describe(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return str_cat("the boolean ", v.dump());
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return str_cat("the integer ", v.dump());
-    case Json::value_t::number_float: return str_cat("the number ", v.dump());
-    case Json::value_t::string: return str_cat("the string ", v.dump());
-    case Json::value_t::array: return "an array";
-    case Json::value_t::object: return "an object";
-    default: return "an unsupported JSON value";
-  }
-}
-
-template <class T>
-struct Codec;
-
 namespace detail {
 template <class T> struct is_vector : std::false_type {};
 template <class T, class A> struct is_vector<std::vector<T, A>> : std::true_type {};
@@ -97,47 +89,38 @@ template <class T> struct is_optional<std::optional<T>> : std::true_type {};
 template <class T> struct is_array : std::false_type {};
 template <class T, std::size_t N> struct is_array<std::array<T, N>> : std::true_type {};
 
-[[noreturn]] inline void fail(std::string_view where, std::string_view expected, const Json& v) {
-  throw ConfigError(str_cat(where, ": expected ", expected, ", got ", describe(v)));
-}
+/// Throws ConfigError `<where>: expected <expected>, got <describe(v)>`.
+[[noreturn]] void fail(std::string_view where, std::string_view expected, const Value& v);
+/// Throws ConfigError `<where>: <message>`.
+[[noreturn]] void rethrow_at(std::string_view where, const ConfigError& e);
+/// The integer in [min, max] or a ConfigError naming `where` (out-of-line: one copy).
+std::int64_t decode_int(const Value& v, const std::string& where, std::int64_t min,
+                        std::uint64_t max);
 }  // namespace detail
 
 /// Reads a T from JSON; `where` names the config and field for errors ("LinearConfig.bias").
 template <class T>
-T decode(const Json& v, const std::string& where) {
+T decode(const Value& v, const std::string& where) {
   if constexpr (IsConfig<T>) {
     if (!v.is_object()) detail::fail(where, "an object", v);
     try {
-      return T::from_json(v);
+      return T::from_value(v);
     } catch (const ConfigError& e) {
-      throw ConfigError(str_cat(where, ": ", e.what()));
+      detail::rethrow_at(where, e);
     }
   } else if constexpr (std::is_same_v<T, bool>) {
     if (!v.is_boolean()) detail::fail(where, "a boolean", v);
-    return v.get<bool>();
+    return v.get_bool();
   } else if constexpr (std::is_integral_v<T>) {
-    if (!v.is_number_integer()) detail::fail(where, "an integer", v);
-    if (v.is_number_unsigned()) {
-      const auto u = v.get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) {
-        detail::fail(where, str_cat("an integer in [", std::numeric_limits<T>::min(), ", ",
-                                    std::numeric_limits<T>::max(), "]"), v);
-      }
-      return static_cast<T>(u);
-    }
-    const auto i = v.get<std::int64_t>();
-    if (i < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-        (i > 0 && static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))) {
-      detail::fail(where, str_cat("an integer in [", std::numeric_limits<T>::min(), ", ",
-                                  std::numeric_limits<T>::max(), "]"), v);
-    }
-    return static_cast<T>(i);
+    return static_cast<T>(detail::decode_int(
+        v, where, static_cast<std::int64_t>(std::numeric_limits<T>::min()),
+        static_cast<std::uint64_t>(std::numeric_limits<T>::max())));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (!v.is_number()) detail::fail(where, "a number", v);
-    return v.get<T>();
+    return static_cast<T>(v.get_double());
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!v.is_string()) detail::fail(where, "a string", v);
-    return v.get<std::string>();
+    return v.get_string();
   } else if constexpr (detail::is_optional<T>::value) {
     if (v.is_null()) return std::nullopt;
     return decode<typename T::value_type>(v, where);
@@ -159,79 +142,86 @@ T decode(const Json& v, const std::string& where) {
     }
     return out;
   } else {
-    // Enums and other types with nlohmann from_json (they report their own problems).
+    static_assert(HasCodec<T>, "a config field's type needs a kiln::config::Codec<T>");
+    // Enums and other types with a Codec (they report their own problems).
     try {
-      return v.get<T>();
+      return Codec<T>::decode(v);
     } catch (const ConfigError& e) {
-      throw ConfigError(str_cat(where, ": ", e.what()));
-    } catch (const nlohmann::json::exception& e) {
-      throw ConfigError(str_cat(where, ": ", e.what()));
+      detail::rethrow_at(where, e);
     }
   }
 }
 
 /// Writes a T as JSON.
 template <class T>
-Json encode(const T& value) {
+Value encode(const T& value) {
   if constexpr (IsConfig<T>) {
-    return value.to_json();
+    return value.to_value();
   } else if constexpr (detail::is_optional<T>::value) {
-    return value ? encode(*value) : Json(nullptr);
+    return value ? encode(*value) : Value();
   } else if constexpr (detail::is_vector<T>::value || detail::is_array<T>::value) {
-    Json out = Json::array();
+    Value out = Value::array();
     for (const auto& x : value) out.push_back(encode(x));
     return out;
+  } else if constexpr (std::is_same_v<T, bool> || std::is_arithmetic_v<T> ||
+                       std::is_same_v<T, std::string>) {
+    return Value(value);
   } else {
-    return Json(value);
+    static_assert(HasCodec<T>, "a config field's type needs a kiln::config::Codec<T>");
+    return Codec<T>::encode(value);
   }
 }
 
+/// Reads a required field. Throws ConfigError `<type>: missing required field "<field>"`.
+const Value& required_field(const Value& j, std::string_view type, std::string_view field);
+
 /// Reads a required field.
 template <class T>
-T read_required(const Json& j, std::string_view type, std::string_view field) {
-  auto it = j.find(std::string(field));
-  if (it == j.end()) {
-    throw ConfigError(str_cat(type, ": missing required field \"", field, "\""));
-  }
-  return decode<T>(*it, str_cat(type, ".", field));
+T read_required(const Value& j, std::string_view type, std::string_view field) {
+  return decode<T>(required_field(j, type, field), str_cat(type, ".", field));
 }
 
 /// Overwrites `value` if the field is present.
 template <class T>
-void read_default(const Json& j, std::string_view type, std::string_view field, T& value) {
-  auto it = j.find(std::string(field));
-  if (it != j.end()) value = decode<T>(*it, str_cat(type, ".", field));
+void read_default(const Value& j, std::string_view type, std::string_view field, T& value) {
+  if (const Value* v = j.find(field)) value = decode<T>(*v, str_cat(type, ".", field));
 }
 
 /// Throws ConfigError unless `j` is an object whose keys are all in `fields`.
-inline void check_object(const Json& j, std::string_view type,
-                         std::initializer_list<std::string_view> fields) {
-  if (!j.is_object()) {
-    throw ConfigError(str_cat(type, ": expected a JSON object, got ", describe(j)));
-  }
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    bool known = false;
-    for (auto f : fields) known = known || f == it.key();
-    if (!known) {
-      std::string list;
-      for (auto f : fields) list += str_cat(list.empty() ? "" : ", ", f);
-      throw ConfigError(str_cat(type, ": unknown field \"", it.key(), "\" (fields: ", list, ")"));
-    }
-  }
-}
+void check_object(const Value& j, std::string_view type,
+                  std::initializer_list<std::string_view> fields);
 
-/// Parses JSON text. Throws ConfigError naming `source` (a file name or "JSON string") and
-/// the position of the syntax error, also for a number out of double's range (1e999, which
-/// nlohmann reports as out_of_range.406 rather than as a parse_error).
-inline Json parse(std::string_view text, std::string_view source) {
+/// `load` of a config: reads `path`, parses it and calls `from_value`; a ConfigError names
+/// the file (`"<path>": <config's message>`).
+template <class T, class FromValue>
+T load_file(const std::string& path, std::string_view op, FromValue from_value,
+            const ParseLimits& limits = {}) {
+  const std::string text = io::read_file(path, op);
+  const std::string name = str_cat("\"", path, "\"");
   try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(str_cat(source, ": malformed JSON (", e.what(), ")"));
+    return from_value(parse(text, name, limits));
+  } catch (const ConfigError& e) {
+    if (std::string_view(e.what()).rfind(name, 0) == 0) throw;
+    throw ConfigError(str_cat(name, ": ", e.what()));
   }
 }
 
 }  // namespace kiln::config
+
+/// The JSON-library members of a config (to_json, from_json), usable once the caller
+/// includes <kiln/config/json_interop.hpp>; a config with hand-written to_value / from_value
+/// (nn::SequentialConfig, optim::GradientClippingConfig) adds them with this line.
+#define KILN_CONFIG_JSON_MEMBERS(Type)                                                       \
+  /** The config as the JSON library's value (needs <kiln/config/json_interop.hpp>). */     \
+  template <class KilnJsonD_ = void>                                                         \
+  typename ::kiln::config::JsonInterop<KilnJsonD_>::json to_json() const {                  \
+    return ::kiln::config::JsonInterop<KilnJsonD_>::from_value(to_value());                  \
+  }                                                                                          \
+  /** from_value of the JSON library's value (needs <kiln/config/json_interop.hpp>). */    \
+  template <class KilnJson_>                                                                 \
+  static Type from_json(const KilnJson_& j) {                                                \
+    return from_value(::kiln::config::JsonInterop<KilnJson_>::to_value(j));                  \
+  }
 
 #define KILN_CONFIG_WRITE_(j, field) j[#field] = ::kiln::config::encode(field);
 #define KILN_CONFIG_NAME_(ctx, field) #field,
@@ -252,9 +242,10 @@ inline Json parse(std::string_view text, std::string_view source) {
 #define KILN_CONFIG_LIST_(m, ctx, ...) KILN_FOR_EACH_LIST(m, ctx, __VA_ARGS__)
 
 /// Registers a config's fields (inside the struct): KILN_CONFIG(Type, (required...), (defaulted...)).
-/// Generates to_json / from_json / to_json_string / from_json_string / save / load, with_*
-/// for the defaulted fields, config_name() ("Type"), config_fields() (the fields in order,
-/// required first), operator== and operator<< (see kiln/config/config.hpp).
+/// Generates to_value / from_value (config::Value), to_json_string / from_json_string /
+/// save / load, with_* for the defaulted fields, config_name() ("Type"), config_fields() (the
+/// fields in order, required first), operator==, operator<<, and to_json / from_json for
+/// the JSON library's value type (with <kiln/config/json_interop.hpp>; see above).
 #define KILN_CONFIG(Type, required, defaulted)                                                \
  public:                                                                                     \
   /** The config's name in messages ("LinearConfig"). */                                     \
@@ -264,15 +255,15 @@ inline Json parse(std::string_view text, std::string_view source) {
     return {KILN_CONFIG_EACH_(KILN_CONFIG_FIELD_REQ_, Type, KILN_UNPAREN required)           \
                 KILN_CONFIG_EACH_(KILN_CONFIG_FIELD_DEF_, Type, KILN_UNPAREN defaulted)};    \
   }                                                                                          \
-  /** Every field by name. */                                                                \
-  ::kiln::config::Json to_json() const {                                                     \
-    ::kiln::config::Json j = ::kiln::config::Json::object();                                 \
+  /** Every field by name, as a JSON object. */                                              \
+  ::kiln::config::Value to_value() const {                                                   \
+    ::kiln::config::Value j = ::kiln::config::Value::object();                               \
     KILN_CONFIG_EACH_(KILN_CONFIG_WRITE_, j, KILN_UNPAREN required)                          \
     KILN_CONFIG_EACH_(KILN_CONFIG_WRITE_, j, KILN_UNPAREN defaulted)                         \
     return j;                                                                                \
   }                                                                                          \
   /** Throws ConfigError for a missing required field, an unknown field or a wrong type. */  \
-  static Type from_json(const ::kiln::config::Json& j) {                                     \
+  static Type from_value(const ::kiln::config::Value& j) {                                   \
     ::kiln::config::check_object(                                                            \
         j, #Type, {KILN_CONFIG_EACH_(KILN_CONFIG_NAME_, Type, KILN_UNPAREN required)         \
                    KILN_CONFIG_EACH_(KILN_CONFIG_NAME_, Type, KILN_UNPAREN defaulted)});      \
@@ -280,10 +271,11 @@ inline Json parse(std::string_view text, std::string_view source) {
     KILN_CONFIG_EACH_(KILN_CONFIG_DEF_, Type, KILN_UNPAREN defaulted)                        \
     return out;                                                                              \
   }                                                                                          \
-  std::string to_json_string(int indent = 2) const { return to_json().dump(indent); }        \
-  /** Throws ConfigError for malformed JSON and as from_json. */                             \
+  KILN_CONFIG_JSON_MEMBERS(Type)                                                             \
+  std::string to_json_string(int indent = 2) const { return to_value().dump(indent); }       \
+  /** Throws ConfigError for malformed JSON and as from_value; LimitError (config::parse). */\
   static Type from_json_string(std::string_view text) {                                      \
-    return from_json(::kiln::config::parse(text, "JSON string"));                            \
+    return from_value(::kiln::config::parse(text, "JSON string"));                           \
   }                                                                                          \
   /** Writes the JSON atomically (temporary file + rename). Throws IoError. */               \
   void save(const std::string& path) const {                                                 \
@@ -291,17 +283,12 @@ inline Json parse(std::string_view text, std::string_view source) {
   }                                                                                          \
   /** Throws IoError if the file cannot be read, ConfigError (naming the file) otherwise. */ \
   static Type load(const std::string& path) {                                                \
-    const std::string text = ::kiln::io::read_file(path, #Type "::load");                    \
-    try {                                                                                    \
-      return from_json(::kiln::config::parse(text, ::kiln::str_cat("\"", path, "\"")));      \
-    } catch (const ::kiln::ConfigError& e) {                                                \
-      if (std::string_view(e.what()).rfind("\"" + path + "\"", 0) == 0) throw;               \
-      throw ::kiln::ConfigError(::kiln::str_cat("\"", path, "\": ", e.what()));              \
-    }                                                                                        \
+    return ::kiln::config::load_file<Type>(                                                  \
+        path, #Type "::load", [](const ::kiln::config::Value& v) { return from_value(v); }); \
   }                                                                                          \
   KILN_CONFIG_EACH_(KILN_CONFIG_WITH_, Type, KILN_UNPAREN defaulted)                         \
   friend bool operator==(const Type&, const Type&) = default;                                \
   /** `Type {"field": value, ...}` (the JSON on one line). */                                \
   friend std::ostream& operator<<(std::ostream& os, const Type& c) {                         \
-    return os << #Type " " << c.to_json().dump();                                            \
+    return os << #Type " " << c.to_value().dump();                                           \
   }

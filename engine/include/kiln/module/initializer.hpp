@@ -31,7 +31,6 @@
 /// false}}`, `{"KaimingNormal": {...}}`, `{"XavierUniform": {"gain": 1}}`, `{"XavierNormal":
 /// {"gain": 1}}`. Every field is required; unknown variants or fields throw ConfigError.
 #include <cstdint>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <ostream>
 #include <type_traits>
@@ -39,6 +38,7 @@
 #include <variant>
 
 #include "kiln/backend/backend.hpp"
+#include "kiln/config/value.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/tensor/tensor.hpp"
@@ -186,8 +186,8 @@ class Initializer {
 /// JSON for configs (Burn's serde form, see the file comment); defined in
 /// engine/src/module/initializer.cpp.
 template <>
-struct nlohmann::adl_serializer<kiln::nn::Initializer> {
-  static void to_json(nlohmann::json& j, const kiln::nn::Initializer& init);
+struct kiln::config::Codec<kiln::nn::Initializer> {
+  static Value encode(const kiln::nn::Initializer& init);
   /// Throws ConfigError naming the variant and field.
-  static kiln::nn::Initializer from_json(const nlohmann::json& j);
+  static kiln::nn::Initializer decode(const Value& j);
 };

@@ -56,20 +56,24 @@ struct Gelu {
 /// In a Sequential: {"type": "gelu", "approximate": false}, the field optional.
 template <>
 struct SequentialRules<Gelu> : SequentialKeepsShape {
-  static Gelu parse(const config::Json& body, std::string_view at) {
+  static Gelu parse(const config::Value& body, std::string_view at) {
     Gelu gelu;
-    for (auto f = body.begin(); f != body.end(); ++f) {
-      if (f.key() != "approximate") {
-        throw ConfigError(str_cat(at, "unknown field \"", f.key(), "\" (fields: approximate)"));
+    for (std::size_t i = 0; i < body.size(); ++i) {
+      const std::string& key = body.keys()[i];
+      const config::Value& f = body.items()[i];
+      if (key != "approximate") {
+        throw ConfigError(str_cat(at, "unknown field \"", key, "\" (fields: approximate)"));
       }
-      if (!f->is_boolean()) {
-        throw ConfigError(str_cat(at, "approximate: expected a boolean, got ", config::describe(*f)));
+      if (!f.is_boolean()) {
+        throw ConfigError(str_cat(at, "approximate: expected a boolean, got ", config::describe(f)));
       }
-      gelu.approximate = f->get<bool>();
+      gelu.approximate = f.get_bool();
     }
     return gelu;
   }
-  static config::Json to_json(const Gelu& g) { return config::Json{{"approximate", g.approximate}}; }
+  static config::Value to_json(const Gelu& g) {
+    return config::Value::object({{"approximate", g.approximate}});
+  }
   static std::vector<config::Field> fields() { return {{"approximate", false}}; }
 };
 KILN_REGISTER_LAYER(Gelu, "gelu");

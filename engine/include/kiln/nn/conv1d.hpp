@@ -111,10 +111,10 @@ inline void Conv1dConfig::check() const {
 /// "valid" | "same" | 1, ...}; items [channels, length].
 template <>
 struct SequentialRules<Conv1dConfig> {
-  static void spec_to_config(config::Json& body, std::string_view at) {
+  static void spec_to_config(config::Value& body, std::string_view at) {
     sequential::spec_padding_to_config(body, at, false);
   }
-  static void config_to_spec(config::Json& j) { sequential::config_padding_to_spec(j); }
+  static void config_to_spec(config::Value& j) { sequential::config_padding_to_spec(j); }
   static SequentialItem item_shape(const Conv1dConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     sequential::need_item_rank(in, 2, at, "[batch_size, channels, length]");

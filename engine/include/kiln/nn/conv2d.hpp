@@ -175,11 +175,11 @@ inline void Conv2dConfig::check() const {
 /// [channels, height, width].
 template <>
 struct SequentialRules<Conv2dConfig> {
-  static void spec_to_config(config::Json& body, std::string_view at) {
+  static void spec_to_config(config::Value& body, std::string_view at) {
     for (const char* f : {"kernel_size", "stride", "dilation"}) sequential::widen_pair(body, f);
     sequential::spec_padding_to_config(body, at, true);
   }
-  static void config_to_spec(config::Json& j) { sequential::config_padding_to_spec(j); }
+  static void config_to_spec(config::Value& j) { sequential::config_padding_to_spec(j); }
   static SequentialItem item_shape(const Conv2dConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     sequential::need_item_rank(in, 3, at, "[batch_size, channels, height, width]");

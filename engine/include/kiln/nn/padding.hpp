@@ -14,8 +14,7 @@
 #include <string>
 #include <utility>
 
-#include <nlohmann/json.hpp>
-
+#include "kiln/config/config.hpp"
 #include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
@@ -115,38 +114,40 @@ using PaddingConfig2d = PaddingConfig<2>;
 
 /// JSON of PaddingConfig (Burn's serde form, see the file comment).
 template <std::size_t N>
-struct nlohmann::adl_serializer<kiln::nn::PaddingConfig<N>> {
+struct kiln::config::Codec<kiln::nn::PaddingConfig<N>> {
   using P = kiln::nn::PaddingConfig<N>;
-  static void to_json(nlohmann::json& j, const P& p) {
+  static Value encode(const P& p) {
     switch (p.kind()) {
-      case P::Kind::Valid: j = "Valid"; return;
-      case P::Kind::Same: j = "Same"; return;
+      case P::Kind::Valid: return Value("Valid");
+      case P::Kind::Same: return Value("Same");
       case P::Kind::Explicit: break;
     }
     if constexpr (N == 1) {
-      j = nlohmann::json{{"Explicit", p.sizes()[0]}};
+      return Value::object({{"Explicit", Value(p.sizes()[0])}});
     } else {
-      j = nlohmann::json{{"Explicit", p.sizes()}};
+      Value sizes = Value::array();
+      for (std::int64_t s : p.sizes()) sizes.push_back(Value(s));
+      return Value::object({{"Explicit", std::move(sizes)}});
     }
   }
   /// Throws: ConfigError for anything but the three forms.
-  static P from_json(const nlohmann::json& j) {
-    if (j == "Valid") return P::valid();
-    if (j == "Same") return P::same();
-    if (j.is_object() && j.size() == 1 && j.contains("Explicit")) {
-      const auto& v = j.at("Explicit");
+  static P decode(const Value& j) {
+    if (j.is_string("Valid")) return P::valid();
+    if (j.is_string("Same")) return P::same();
+    const Value* v = j.size() == 1 ? j.find("Explicit") : nullptr;
+    if (v) {
       std::array<std::int64_t, N> sizes{};
       if constexpr (N == 1) {
-        if (v.is_number_integer()) {
-          sizes[0] = v.get<std::int64_t>();
+        if (v->is_number_integer()) {
+          sizes[0] = v->get_int();
           return P::explicit_(sizes);
         }
       } else {
-        if (v.is_array() && v.size() == N) {
+        if (v->is_array() && v->size() == N) {
           bool ok = true;
           for (std::size_t d = 0; d < N; ++d) {
-            ok = ok && v[d].is_number_integer();
-            if (ok) sizes[d] = v[d].get<std::int64_t>();
+            ok = ok && (*v)[d].is_number_integer();
+            if (ok) sizes[d] = (*v)[d].get_int();
           }
           if (ok) return P::explicit_(sizes);
         }

@@ -142,7 +142,7 @@ template <>
 struct SequentialRules<MaxPool2dConfig> {
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 1> renames{
       {{"stride", "strides"}}};
-  static void spec_to_config(config::Json& body, std::string_view) {
+  static void spec_to_config(config::Value& body, std::string_view) {
     for (const char* f : {"kernel_size", "stride", "padding", "dilation"}) {
       sequential::widen_pair(body, f);
     }
@@ -263,7 +263,7 @@ template <>
 struct SequentialRules<AvgPool2dConfig> {
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 1> renames{
       {{"stride", "strides"}}};
-  static void spec_to_config(config::Json& body, std::string_view) {
+  static void spec_to_config(config::Value& body, std::string_view) {
     for (const char* f : {"kernel_size", "stride", "padding", "dilation"}) {
       sequential::widen_pair(body, f);
     }
@@ -369,7 +369,7 @@ inline AdaptiveAvgPool2d AdaptiveAvgPool2dConfig::init() const {
 /// items [channels, out_h, out_w].
 template <>
 struct SequentialRules<AdaptiveAvgPool2dConfig> {
-  static void spec_to_config(config::Json& body, std::string_view) {
+  static void spec_to_config(config::Value& body, std::string_view) {
     sequential::widen_pair(body, "output_size");
   }
   static SequentialItem item_shape(const AdaptiveAvgPool2dConfig& c, const SequentialItem& in,

@@ -126,10 +126,10 @@ struct Reshape {
 template <>
 struct SequentialRules<Reshape> {
   static constexpr std::string_view config_name = "Reshape";
-  static Reshape parse(const config::Json& body, std::string_view at) {
+  static Reshape parse(const config::Value& body, std::string_view at) {
     sequential::known_fields(body, at, {"shape"});
-    auto it = body.find("shape");
-    if (it == body.end()) throw ConfigError(str_cat(at, "missing required field \"shape\""));
+    const config::Value* it = body.find("shape");
+    if (!it) throw ConfigError(str_cat(at, "missing required field \"shape\""));
     if (!it->is_array()) {
       throw ConfigError(
           str_cat(at, "shape: expected an array of integers, got ", config::describe(*it)));
@@ -140,7 +140,9 @@ struct SequentialRules<Reshape> {
     }
     return r;
   }
-  static config::Json to_json(const Reshape& r) { return config::Json{{"shape", r.shape}}; }
+  static config::Value to_json(const Reshape& r) {
+    return config::Value::object({{"shape", config::encode(r.shape)}});
+  }
   static std::vector<config::Field> fields() { return {{"shape", true}}; }
   static SequentialItem item_shape(const Reshape& c, const SequentialItem& in,
                                    std::string_view at) {
@@ -261,19 +263,19 @@ struct Flatten {
 template <>
 struct SequentialRules<Flatten> {
   static constexpr std::string_view config_name = "Flatten";
-  static Flatten parse(const config::Json& body, std::string_view at) {
+  static Flatten parse(const config::Value& body, std::string_view at) {
     sequential::known_fields(body, at, {"start_dim", "end_dim"});
     Flatten f;
-    if (auto it = body.find("start_dim"); it != body.end()) {
+    if (const config::Value* it = body.find("start_dim")) {
       f.start_dim = sequential::read_int(*it, at, "start_dim");
     }
-    if (auto it = body.find("end_dim"); it != body.end()) {
+    if (const config::Value* it = body.find("end_dim")) {
       f.end_dim = sequential::read_int(*it, at, "end_dim");
     }
     return f;
   }
-  static config::Json to_json(const Flatten& f) {
-    return config::Json{{"start_dim", f.start_dim}, {"end_dim", f.end_dim}};
+  static config::Value to_json(const Flatten& f) {
+    return config::Value::object({{"start_dim", f.start_dim}, {"end_dim", f.end_dim}});
   }
   static std::vector<config::Field> fields() { return {{"start_dim", false}, {"end_dim", false}}; }
   static SequentialItem item_shape(const Flatten& c, const SequentialItem& in,

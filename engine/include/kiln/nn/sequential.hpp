@@ -137,12 +137,19 @@ struct SequentialConfig {
   template <Backend B>
   Sequential<B> init(const Device<B>& device = {}) const;
 
+  /// At most this many layers (issue 14: a spec of a million layers is refused before any
+  /// layer config is built).
+  static constexpr std::size_t max_layers = 4096;
+
   /// {"layers": [{"type": "linear", ...}, ...]}.
-  config::Json to_json() const;
-  /// Throws ConfigError for a malformed spec (file comment), then as validate().
-  static SequentialConfig from_json(const config::Json& j);
-  std::string to_json_string(int indent = 2) const { return to_json().dump(indent); }
-  /// Throws ConfigError for malformed JSON and as from_json.
+  config::Value to_value() const;
+  /// Throws ConfigError for a malformed spec (file comment), then as validate();
+  /// LimitError for more than max_layers layers.
+  static SequentialConfig from_value(const config::Value& j);
+  KILN_CONFIG_JSON_MEMBERS(SequentialConfig)
+  std::string to_json_string(int indent = 2) const { return to_value().dump(indent); }
+  /// Throws ConfigError for malformed JSON and as from_value; LimitError (config::parse,
+  /// max_layers).
   static SequentialConfig from_json_string(std::string_view text);
   /// Writes the JSON atomically. Throws IoError.
   void save(const std::string& path) const;
@@ -152,7 +159,7 @@ struct SequentialConfig {
   friend bool operator==(const SequentialConfig&, const SequentialConfig&) = default;
   /// `SequentialConfig {"layers":[...]}` (the JSON on one line).
   friend std::ostream& operator<<(std::ostream& out, const SequentialConfig& c) {
-    return out << "SequentialConfig " << c.to_json().dump();
+    return out << "SequentialConfig " << c.to_value().dump();
   }
 };
 

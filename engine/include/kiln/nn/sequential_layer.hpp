@@ -23,7 +23,7 @@
 ///   };
 ///
 /// and, for spec forms that differ from the config's JSON: `renames` (spec name, config
-/// name) pairs, `spec_to_config(Json& body, at)` / `config_to_spec(Json& j)` (e.g. conv2d's
+/// name) pairs, `spec_to_config(config::Value& body, at)` / `config_to_spec(config::Value& j)` (e.g. conv2d's
 /// "padding": "same"), or `parse(body, at)`, `to_json(c)`, `fields()` and `config_name` for a
 /// layer whose config is not a KILN_CONFIG (nn::Gelu, nn::Reshape).
 ///
@@ -450,10 +450,10 @@ struct SequentialLayerEntry {
   std::vector<config::Field> fields;  ///< the spec's fields (snake_case), required first
   std::type_index config_type = typeid(void);
   /// The config from the spec's object without "type". Throws ConfigError prefixed `at`.
-  SequentialLayerConfig (*parse)(const config::Json& body, std::string_view at,
+  SequentialLayerConfig (*parse)(const config::Value& body, std::string_view at,
                                  std::string_view type) = nullptr;
   /// The spec's object without "type".
-  config::Json (*to_json)(const SequentialLayerConfig& c) = nullptr;
+  config::Value (*to_json)(const SequentialLayerConfig& c) = nullptr;
   /// The config's check(). Throws ConfigError prefixed `at`.
   void (*check)(const SequentialLayerConfig& c, std::string_view at) = nullptr;
   /// The items after the layer from the items before it. Throws ConfigError prefixed `at`.
@@ -539,15 +539,15 @@ std::string spec_message(std::string message) {
 }
 
 template <class C>
-SequentialLayerConfig parse(const config::Json& j, std::string_view at, std::string_view type) {
+SequentialLayerConfig parse(const config::Value& j, std::string_view at, std::string_view type) {
   using R = SequentialRules<C>;
   if constexpr (requires { R::parse(j, at); }) {
     return R::parse(j, at);
   } else if constexpr (config::IsConfig<C>) {
-    config::Json body = j;
+    config::Value body = j;
     if constexpr (requires { R::renames; }) {
       for (const auto& [spec, cfg] : R::renames) {
-        if (body.contains(std::string(cfg))) {
+        if (body.contains(cfg)) {
           throw ConfigError(str_cat(at, "unknown field \"", cfg, "\" (the spec's name is \"", spec,
                                     "\")"));
         }
@@ -556,22 +556,22 @@ SequentialLayerConfig parse(const config::Json& j, std::string_view at, std::str
     if constexpr (requires { R::spec_to_config(body, at); }) R::spec_to_config(body, at);
     if constexpr (requires { R::renames; }) {
       for (const auto& [spec, cfg] : R::renames) {
-        auto it = body.find(std::string(spec));
-        if (it == body.end()) continue;
-        config::Json value = *it;
-        body.erase(std::string(spec));
-        body[std::string(cfg)] = std::move(value);
+        const config::Value* found = body.find(spec);
+        if (!found) continue;
+        config::Value value = *found;
+        body.erase(spec);
+        body[cfg] = std::move(value);
       }
     }
     try {
-      return C::from_json(body);
+      return C::from_value(body);
     } catch (const ConfigError& e) {
       throw ConfigError(spec_message<C>(str_cat(at, strip_config_name(e.what(), config_name<C>()))));
     }
   } else {
     // A layer without fields: anything besides "type" is an error.
     if (!j.empty()) {
-      throw ConfigError(str_cat(at, "unknown field \"", j.begin().key(), "\" (", type,
+      throw ConfigError(str_cat(at, "unknown field \"", j.keys()[0], "\" (", type,
                                 " takes no fields)"));
     }
     return C{};
@@ -579,26 +579,26 @@ SequentialLayerConfig parse(const config::Json& j, std::string_view at, std::str
 }
 
 template <class C>
-config::Json to_json(const SequentialLayerConfig& layer) {
+config::Value to_json(const SequentialLayerConfig& layer) {
   using R = SequentialRules<C>;
   const C& c = layer.get<C>();
   if constexpr (requires { R::to_json(c); }) {
     return R::to_json(c);
   } else if constexpr (config::IsConfig<C>) {
-    config::Json j = c.to_json();
+    config::Value j = c.to_value();
     if constexpr (requires { R::config_to_spec(j); }) R::config_to_spec(j);
     if constexpr (requires { R::renames; }) {
       for (const auto& [spec, cfg] : R::renames) {
-        auto it = j.find(std::string(cfg));
-        if (it == j.end()) continue;
-        config::Json value = *it;
-        j.erase(std::string(cfg));
-        j[std::string(spec)] = std::move(value);
+        const config::Value* found = j.find(cfg);
+        if (!found) continue;
+        config::Value value = *found;
+        j.erase(cfg);
+        j[spec] = std::move(value);
       }
     }
     return j;
   } else {
-    return config::Json::object();
+    return config::Value::object();
   }
 }
 

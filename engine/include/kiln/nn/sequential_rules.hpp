@@ -88,17 +88,17 @@ std::string strip_config_name(std::string_view message, std::string_view config_
 /// Replaces every `from` in `text` by `to`.
 std::string replace_all(std::string text, std::string_view from, std::string_view to);
 /// Throws ConfigError `<at>unknown field "x" (fields: a, b)` unless every key is in `fields`.
-void known_fields(const config::Json& body, std::string_view at,
+void known_fields(const config::Value& body, std::string_view at,
                   std::initializer_list<std::string_view> fields);
 /// Reads an integer field value. Throws ConfigError `<at><field>: expected an integer, ...`.
-std::int64_t read_int(const config::Json& v, std::string_view at, std::string_view field);
+std::int64_t read_int(const config::Value& v, std::string_view at, std::string_view field);
 /// An integer given for a {height, width} field becomes [n, n] (PyTorch's int-or-tuple).
-void widen_pair(config::Json& body, const char* field);
+void widen_pair(config::Value& body, const char* field);
 /// The spec's padding of a convolution ("valid", "same", [h, w] / n) -> Burn's JSON form
 /// ("Valid", "Same", {"Explicit": [h, w]} / {"Explicit": n}) that PaddingConfig reads.
-void spec_padding_to_config(config::Json& body, std::string_view at, bool two_d);
+void spec_padding_to_config(config::Value& body, std::string_view at, bool two_d);
 /// The reverse of spec_padding_to_config, for to_json.
-void config_padding_to_spec(config::Json& j);
+void config_padding_to_spec(config::Value& j);
 }  // namespace sequential
 
 /// What Sequential needs of a layer type beyond its config (see the file comment). The

@@ -127,15 +127,16 @@ class GradientClippingConfig {
   GradientClipping init() const;
 
   /// `{"Value": threshold}` or `{"Norm": max_norm}`.
-  config::Json to_json() const;
+  config::Value to_value() const;
   /// Throws ConfigError unless `j` is an object with exactly one key, Value or Norm, whose
   /// value is a number.
-  static GradientClippingConfig from_json(const config::Json& j);
+  static GradientClippingConfig from_value(const config::Value& j);
+  KILN_CONFIG_JSON_MEMBERS(GradientClippingConfig)
 
   friend bool operator==(const GradientClippingConfig&, const GradientClippingConfig&) = default;
   /// `GradientClippingConfig {"Norm":1.0}`.
   friend std::ostream& operator<<(std::ostream& os, const GradientClippingConfig& c) {
-    return os << "GradientClippingConfig " << c.to_json().dump();
+    return os << "GradientClippingConfig " << c.to_value().dump();
   }
 
  private:

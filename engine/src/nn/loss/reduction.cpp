@@ -18,24 +18,23 @@ std::ostream& operator<<(std::ostream& out, Reduction reduction) {
   return out << reduction_name(reduction);
 }
 
-void to_json(config::Json& json, Reduction reduction) {
-  json = std::string(reduction_name(reduction));
+}  // namespace kiln::nn::loss
+
+namespace kiln::config {
+
+Value Codec<nn::loss::Reduction>::encode(nn::loss::Reduction reduction) {
+  return Value(nn::loss::reduction_name(reduction));
 }
 
-void from_json(const config::Json& json, Reduction& reduction) {
-  if (json.is_string()) {
-    const auto name = json.get<std::string>();
-    if (name == "mean") {
-      reduction = Reduction::Mean;
-      return;
-    }
-    if (name == "sum") {
-      reduction = Reduction::Sum;
-      return;
-    }
-  }
-  throw ConfigError(str_cat("expected \"mean\" or \"sum\", got ", config::describe(json)));
+nn::loss::Reduction Codec<nn::loss::Reduction>::decode(const Value& json) {
+  if (json.is_string("mean")) return nn::loss::Reduction::Mean;
+  if (json.is_string("sum")) return nn::loss::Reduction::Sum;
+  throw ConfigError(str_cat("expected \"mean\" or \"sum\", got ", describe(json)));
 }
+
+}  // namespace kiln::config
+
+namespace kiln::nn::loss {
 
 namespace detail {
 

@@ -1,5 +1,6 @@
 // Reduction: names, printing, JSON (also as a config field), and reduce().
 #include "kiln/nn/loss/reduction.hpp"
+#include "kiln/config/json_interop.hpp"  // to_json() / from_json(j) as nlohmann::json
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -25,12 +25,19 @@ enum class Reduction { Mean, Sum };
 std::string_view reduction_name(Reduction reduction) noexcept;
 /// Prints reduction_name (the form modules print their fields in).
 std::ostream& operator<<(std::ostream& out, Reduction reduction);
-/// JSON "mean" / "sum".
-void to_json(config::Json& json, Reduction reduction);
-/// Throws: ConfigError naming the value if `json` is not the string "mean" or "sum" (a config
-///         field reports it as `CrossEntropyLossConfig.reduction: expected "mean" or "sum",
-///         got the string "avg"`).
-void from_json(const config::Json& json, Reduction& reduction);
+}  // namespace kiln::nn::loss
+
+/// Reduction's JSON form: the strings "mean" and "sum".
+template <>
+struct kiln::config::Codec<kiln::nn::loss::Reduction> {
+  static Value encode(kiln::nn::loss::Reduction reduction);
+  /// Throws: ConfigError naming the value if it is not the string "mean" or "sum" (a config
+  ///         field reports it as `CrossEntropyLossConfig.reduction: expected "mean" or "sum",
+  ///         got the string "avg"`).
+  static kiln::nn::loss::Reduction decode(const Value& json);
+};
+
+namespace kiln::nn::loss {
 
 /// losses.mean() or losses.sum(): [...] -> [1]. A mean over zero elements is nan (PyTorch).
 template <Backend B, std::size_t D>
