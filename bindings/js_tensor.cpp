@@ -3,6 +3,8 @@
 // JS class `Tensor` (bindings/js/tensor/, TypeScript) wraps all of it.
 #include "js_tensor.hpp"
 
+#include "kiln/cpu/allocation.hpp"
+
 #include <emscripten.h>
 #include <emscripten/bind.h>
 #include <emscripten/heap.h>
@@ -216,6 +218,7 @@ JsTensor from_typed_array(val data, val shape, int dtype_code) {
       throw kiln::ShapeError(kiln::str_cat("fromData: data has ", length, " values, shape ", s,
                                            " needs ", s.num_elements()));
     }
+    kiln::cpu::check_allocation("fromData", s, dtype);
     Prim p(s, dtype);
     if (s.num_elements() > 0) {
       // A view of the fresh buffer, used at once (no allocation in between).
@@ -236,26 +239,31 @@ JsTensor from_typed_array(val data, val shape, int dtype_code) {
   });
 }
 
-JsTensor create_full(val shape, double value, int dtype_code) {
+/// op: the JS factory's name for messages (zeros, ones, full, zerosLike, ...).
+JsTensor create_full(val shape, double value, int dtype_code, const std::string& op) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
-    const kiln::Shape s = shape_from_js(shape, "full");
+    const kiln::Shape s = shape_from_js(shape, op.c_str());
+    kiln::cpu::check_allocation(op, s, dtype);
     return JsTensor(kiln::CpuOps::full(s, value, dtype, {}));
   });
 }
 
 /// kind: 0 default uniform [0, 1), 1 uniform [a, b), 2 normal(a, b), 3 bernoulli(a).
-JsTensor create_random(val shape, int kind, double a, double b, int dtype_code) {
+/// op: the JS factory's name for messages (random, randomLike).
+JsTensor create_random(val shape, int kind, double a, double b, int dtype_code,
+                       const std::string& op) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
-    const kiln::Shape s = shape_from_js(shape, "random");
+    const kiln::Shape s = shape_from_js(shape, op.c_str());
+    kiln::cpu::check_allocation(op, s, dtype);
     kiln::Distribution d;
     switch (kind) {
       case 0: break;
       case 1: d = kiln::Distribution::uniform(a, b); break;
       case 2: d = kiln::Distribution::normal(a, b); break;
       case 3: d = kiln::Distribution::bernoulli(a); break;
-      default: throw kiln::TypeError(kiln::str_cat("random: unknown distribution code ", kind));
+      default: throw kiln::TypeError(kiln::str_cat(op, ": unknown distribution code ", kind));
     }
     return JsTensor(kiln::CpuOps::random(s, d, dtype, {}));
   });
@@ -274,6 +282,9 @@ JsTensor create_eye(double n, double m, int dtype_code) {
         throw kiln::ValueError(kiln::str_cat("eye: sizes must be integers >= 0, got ", v));
       }
     }
+    kiln::cpu::check_allocation(
+        "eye", kiln::Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(m)},
+        dtype_from_int(dtype_code));
     return JsTensor(kiln::CpuOps::eye(static_cast<std::int64_t>(n), static_cast<std::int64_t>(m),
                                       dtype_from_int(dtype_code), {}));
   });

@@ -130,8 +130,10 @@ export interface RawModule {
   dtypeTable(): { code: number; name: string }[];
   // ---- tensors (js_tensor.cpp, tensor_*.cpp)
   tFromTypedArray(values: Float32Array | Int32Array | Uint8Array, shape: readonly number[], dtype: number): RawTensor;
-  tFull(shape: readonly number[], value: number, dtype: number): RawTensor;
-  tRandom(shape: readonly number[], kind: number, a: number, b: number, dtype: number): RawTensor;
+  /** op: the calling factory's name, for messages. */
+  tFull(shape: readonly number[], value: number, dtype: number, op: string): RawTensor;
+  /** op: the calling factory's name, for messages. */
+  tRandom(shape: readonly number[], kind: number, a: number, b: number, dtype: number, op: string): RawTensor;
   tArange(start: number, end: number, step: number, dtype: number): RawTensor;
   tEye(n: number, m: number, dtype: number): RawTensor;
   seed(seed: number): void;

@@ -97,15 +97,31 @@ describe('wrong argument types give Type', () => {
 describe('out of memory and size limits', () => {
   it('a size past 2^31 - 1 elements is Limit', () => {
     expectKilnError(kiln, () => T.zeros([1e5, 1e5]), 'Limit',
-      'CpuTensor: shape [100000, 100000] has 10000000000 elements, more than the limit of 2147483647');
+      'zeros: shape [100000, 100000] has 10000000000 elements, more than the limit of 2147483647');
+    stillWorks();
+  });
+
+  it('the size errors of creation name the factory the user called, not the engine type', () => {
+    // 65536 · 65536 = 2^32 elements (by hand); 3 · 2^31 - 3 = 6442450941 for [3, 2^31 - 1]
+    expectKilnError(kiln, () => T.ones([65536, 65536]), 'Limit',
+      'ones: shape [65536, 65536] has 4294967296 elements, more than the limit of 2147483647');
+    expectKilnError(kiln, () => T.full([3, 2147483647], 7), 'Limit',
+      'full: shape [3, 2147483647] has 6442450941 elements, more than the limit of 2147483647');
+    expectKilnError(kiln, () => T.random([65536, 65536]), 'Limit',
+      'random: shape [65536, 65536] has 4294967296 elements, more than the limit of 2147483647');
+    expectKilnError(kiln, () => T.eye(65536), 'Limit',
+      'eye: shape [65536, 65536] has 4294967296 elements, more than the limit of 2147483647');
+    // 2^29 int32 values = 2^31 bytes: more than half of wasm32's address space
+    expectKilnError(kiln, () => T.zeros([536870912], { dtype: 'int32' }), 'OutOfMemory',
+      'zeros: shape [536870912] of i32 needs 2147483648 bytes, more than this platform can address');
     stillWorks();
   });
 
   it('more bytes than wasm32 addresses, or than the heap may grow to, is OutOfMemory', () => {
     expectKilnError(kiln, () => T.zeros([30000, 30000]), 'OutOfMemory',
-      'CpuTensor: shape [30000, 30000] of f32 needs 3600000000 bytes, more than this platform can address');
+      'zeros: shape [30000, 30000] of f32 needs 3600000000 bytes, more than this platform can address');
     expectKilnError(kiln, () => T.zeros([600_000_000]), 'OutOfMemory',
-      'CpuTensor: shape [600000000] of f32 needs 2400000000 bytes, more than this platform can address');
+      'zeros: shape [600000000] of f32 needs 2400000000 bytes, more than this platform can address');
     // 2^31 - 283,648 bytes: addressable, but the heap (2 GiB at most, stack and data
     // included) cannot grow to hold it: malloc fails (no memory is committed)
     expectKilnError(kiln, () => T.zeros([536_800_000]), 'OutOfMemory', /cannot allocate 2147200000 bytes/);

@@ -42,7 +42,7 @@ function full(e: Engine, shape: unknown, value: unknown, options: unknown, opNam
   checkShape(shape, opName);
   if (!isScalar(value)) throw fail('Type', `${opName}: value must be a number or a boolean, got ${describe(value)}`);
   const dtype = opts.dtype ?? (typeof value === 'boolean' ? 'bool' : 'float32');
-  return e.wrap(e.raw.tFull(shape as number[], Number(value), dtypeCode(dtype, opName)));
+  return e.wrap(e.raw.tFull(shape as number[], Number(value), dtypeCode(dtype, opName), opName));
 }
 
 /** zerosLike / onesLike / fullLike. */
@@ -156,7 +156,7 @@ export class TensorCreation extends TensorCore {
     } else {
       throw fail('Type', `${op}: distribution must be {uniform: [a, b]}, {normal: [mean, std]} or {bernoulli: p}, got ${describe(d)}`);
     }
-    return e.wrap(e.raw.tRandom(shape, kind, a, b, code));
+    return e.wrap(e.raw.tRandom(shape, kind, a, b, code, op));
   }
 
   /**

@@ -10,6 +10,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/memory.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/cpu/allocation.hpp"
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
@@ -69,29 +70,36 @@ Storage::~Storage() {
   g_live_bytes.fetch_sub(static_cast<std::int64_t>(bytes_), std::memory_order_relaxed);
 }
 
-}  // namespace cpu
-
-CpuTensor::CpuTensor(Shape shape, DType dtype)
-    : shape_(shape), dtype_(dtype), num_elements_(shape.num_elements()) {
+void check_allocation(std::string_view op, const Shape& shape, DType dtype) {
   // Kernels index with int64 strides computed from every dim, so each dim (also in an
   // empty tensor such as [0, 2^40, 2^40]) must stay within the element limit.
   for (std::size_t i = 0; i < shape.rank(); ++i) {
     if (shape[i] > kMaxElements) {
-      throw LimitError(str_cat("CpuTensor: dim ", i, " of shape ", shape, " is ", shape[i],
+      throw LimitError(str_cat(op, ": dim ", i, " of shape ", shape, " is ", shape[i],
                                ", more than the limit of ", kMaxElements));
     }
   }
-  if (num_elements_ > kMaxElements) {
-    throw LimitError(str_cat("CpuTensor: shape ", shape, " has ", num_elements_,
+  const std::int64_t n = shape.num_elements();
+  if (n > kMaxElements) {
+    throw LimitError(str_cat(op, ": shape ", shape, " has ", n,
                              " elements, more than the limit of ", kMaxElements));
   }
   // In bytes, in 64 bits: size_t is 32 bits in wasm32, where 2^30 floats would wrap to 0.
   const std::uint64_t bytes =
-      static_cast<std::uint64_t>(num_elements_) * static_cast<std::uint64_t>(dtype_size(dtype));
+      static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(dtype_size(dtype));
   if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::size_t>::max() / 2)) {
-    throw OutOfMemoryError(str_cat("CpuTensor: shape ", shape, " of ", dtype, " needs ", bytes,
+    throw OutOfMemoryError(str_cat(op, ": shape ", shape, " of ", dtype, " needs ", bytes,
                                    " bytes, more than this platform can address"));
   }
+}
+
+}  // namespace cpu
+
+CpuTensor::CpuTensor(Shape shape, DType dtype)
+    : shape_(shape), dtype_(dtype), num_elements_(shape.num_elements()) {
+  cpu::check_allocation("tensor", shape, dtype);
+  const std::uint64_t bytes =
+      static_cast<std::uint64_t>(num_elements_) * static_cast<std::uint64_t>(dtype_size(dtype));
   storage_ = std::make_shared<cpu::Storage>(static_cast<std::size_t>(bytes));
 }
 

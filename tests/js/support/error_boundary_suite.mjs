@@ -45,7 +45,7 @@ const KINDS = [
   ['disposed tensor (JS)', 'Disposed', () => fixed.disposedTensor.add(1)],
   ['disposed model (JS)', 'Disposed', () => fixed.disposedModel.forward(fixed.x22)],
   ['bad argument (JS)', 'Type', () => T.fromData('abc')],
-  ['bad shape entry (C++ check of a JS value)', 'Type', () => raw.tFull(['x'], 0, 0)],
+  ['bad shape entry (C++ check of a JS value)', 'Type', () => raw.tFull(['x'], 0, 0, 'full')],
   ['Embind: deleted handle', 'Disposed', () => raw.tUnary(0, fixed.deletedHandle)],
   ['Embind: wrong argument count', 'Type', () => raw.tMatmul(unwrap(fixed.v2, 'test'))],
   ['Embind: wrong class', 'Type', () => raw.tMatmul({}, {})],
@@ -105,7 +105,7 @@ export function defineErrorBoundarySuite(part, parts) {
     disposedModel.dispose();
     const disposedTensor = T.ones([2]);
     disposedTensor.dispose();
-    const deletedHandle = raw.tFull([2], 1, 0);
+    const deletedHandle = raw.tFull([2], 1, 0, 'full');
     deletedHandle.delete();
     const learner = new kiln.Learner(kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 2 }]),
       { optimizer: kiln.optim.sgd({ lr: 0.1 }) });
