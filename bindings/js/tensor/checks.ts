@@ -116,15 +116,32 @@ export const checks = {
 /**
  * JSON.stringify for the engine's configs and specs. JSON has no NaN or ±Infinity (stringify
  * writes null, which the engine would report as "got null"), so a non-finite number is a
- * `Config` error naming its field (camelCase) and value instead.
- * @throws KilnError `Config` "<op>: <field>: expected a finite number, got NaN".
+ * `Config` error naming its field (camelCase) and value instead; a BigInt, a function or a
+ * symbol (which stringify throws on or drops silently) is a `Type` error naming its field.
+ * @throws KilnError `Config` "<op>: <field>: expected a finite number, got NaN", `Type` for a
+ *   BigInt/function/symbol, `Config` for an object that contains itself, `Limit` for one
+ *   nested deeper than JavaScript's call stack allows.
  */
 export function engineJson(value: unknown, op: string): string {
-  return JSON.stringify(value, function replacer(key: string, v: unknown): unknown {
-    if (typeof v === 'number' && !Number.isFinite(v)) {
-      const field = /^\d+$/.test(key) ? `element ${key}` : key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
-      throw fail('Config', `${op}: ${field}: expected a finite number, got ${v}`);
+  const fieldOf = (key: string): string =>
+    /^\d+$/.test(key) ? `element ${key}` : key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+  try {
+    return JSON.stringify(value, function replacer(key: string, v: unknown): unknown {
+      if (typeof v === 'number' && !Number.isFinite(v)) {
+        throw fail('Config', `${op}: ${fieldOf(key)}: expected a finite number, got ${v}`);
+      }
+      if (typeof v === 'bigint' || typeof v === 'function' || typeof v === 'symbol') {
+        const what = key === '' ? 'the config' : fieldOf(key);
+        throw fail('Type', `${op}: ${what}: expected a number, string, boolean, array or object, got ${describe(v)}`);
+      }
+      return v;
+    });
+  } catch (e) {
+    if (e instanceof KilnError) throw e;
+    if (e instanceof RangeError) {
+      throw fail('Limit', `${op}: the config is nested too deeply for JavaScript's call stack (the engine allows 64 levels)`);
     }
-    return v;
-  });
+    if (e instanceof TypeError) throw fail('Config', `${op}: the config contains itself (a circular structure)`);
+    throw e;
+  }
 }

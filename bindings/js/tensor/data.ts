@@ -97,7 +97,16 @@ export function flattenNested(data: unknown, shape: number[], op: string): { val
       path.pop();
     }
   };
-  walk(data, 0);
+  try {
+    walk(data, 0);
+  } catch (e) {
+    // one level of recursion per dim: data nested thousands deep overflows the JS stack
+    // before the engine's rank check could name it
+    if (e instanceof RangeError) {
+      throw fail('Limit', `${op}: data nests ${rank} arrays deep, more than JavaScript's call stack allows (a tensor has at most 8 dims)`);
+    }
+    throw e;
+  }
   return { values: out, allBool: allBool && total > 0 };
 }
 
