@@ -1,0 +1,145 @@
+// The tutorial's examples (examples/js/tutorial/*.mjs, one per step of the Burn chapter)
+// run as a reader runs them (`node <file>`) and must exit 0 within 5 minutes; every
+// `name: <json>` line they print is checked here against values computed independently
+// (by hand, or in plain JS from the definitions), never against the engine.
+import { spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './support/train_helpers.mjs';
+
+const DIR = `${ROOT}examples/js/tutorial/`;
+
+function run(file) {
+  const r = spawnSync(process.execPath, [`${DIR}${file}`], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+  const values = new Map();
+  for (const line of r.stdout.split('\n')) {
+    const m = /^([A-Za-z0-9_.]+): (.*)$/.exec(line);
+    if (m) {
+      try {
+        values.set(m[1], JSON.parse(m[2]));
+      } catch {
+        // a printed table or tensor line that happens to contain ': '
+      }
+    }
+  }
+  return { status: r.status, out: `${r.stdout}${r.stderr}`, v: (k) => {
+    if (!values.has(k)) throw new Error(`${file} printed no "${k}:" line\n${r.stdout}${r.stderr}`);
+    return values.get(k);
+  } };
+}
+
+const close = (got, want, tol = 1e-4) => {
+  expect(got.length).toBe(want.length);
+  got.forEach((g, i) => expect(Math.abs(g - want[i])).toBeLessThanOrEqual(tol * (1 + Math.abs(want[i]))));
+};
+const softmaxRow = (r) => { const m = Math.max(...r); const e = r.map((x) => Math.exp(x - m)); const s = e.reduce((a, b) => a + b); return e.map((x) => x / s); };
+
+describe('examples/js/tutorial', () => {
+  it('has at least 11 steps, each a .mjs file directly in the folder', () => {
+    expect(readdirSync(DIR).filter((f) => f.endsWith('.mjs')).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('01_tensors.mjs: creation, dtypes, reading data, exercise 1', () => {
+    const r = run('01_tensors.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('a')).toEqual([[1, 2], [3, 4]]);
+    expect(r.v('a.shape')).toEqual([2, 2]);
+    expect(r.v('a.dtype')).toBe('float32');
+    expect(r.v('zeros.shape')).toEqual([3, 4]);
+    expect(r.v('zeros.sum')).toBe(0);
+    close(r.v('full'), [3.14, 3.14, 3.14, 3.14, 3.14], 1e-6);
+    expect(r.v('uniform.inRange')).toBe(true);
+    expect(r.v('labels')).toEqual([0, 1, 2, 1]);
+    expect(r.v('labels.dtype')).toBe('int32');
+    expect(r.v('range')).toEqual([0, 1, 2, 3, 4]);
+    expect(r.v('mask')).toEqual([[false, false], [true, true]]);
+    expect(r.v('mask.dtype')).toBe('bool');
+    expect(r.v('a.dataSync')).toEqual([1, 2, 3, 4]);
+    expect(r.v('scalar')).toBe(42);
+    const eye = [[1, 0, 0], [0, 1, 0], [0, 0, 1]];
+    expect(r.v('exercise1.identity')).toEqual(eye);
+    expect(r.v('exercise1.eyeMatches')).toBe(true);
+    expect(r.v('exercise1.ints')).toEqual([10, 20, 30]);
+    expect(r.v('exercise1.positive')).toEqual(eye.map((row) => row.map((x) => x > 0)));
+    expect(r.v('liveTensors')).toBe(0);
+    expect(r.out).toContain('[[1.00, 2.00],');
+  });
+
+  it('02_ownership_and_ops.mjs: tidy/dispose free everything; ops give the hand-computed values', () => {
+    const r = run('02_ownership_and_ops.mjs');
+    expect(r.status, r.out).toBe(0);
+    close(r.v('w'), [1, 2, 3].map((x) => x + Math.exp(x)));
+    expect(r.v('ownership.leaked')).toBe(0);
+    expect(r.v('tidy.kept')).toEqual([3, 5, 7]);
+    expect(r.v('tidy.leaked')).toBe(0);
+    expect(r.v('add')).toEqual([[11, 22], [33, 44]]);
+    expect(r.v('sub')).toEqual([[-9, -18], [-27, -36]]);
+    expect(r.v('mul')).toEqual([[10, 40], [90, 160]]);
+    close(r.v('div'), [0.1, 0.1, 0.1, 0.1]);
+    expect(r.v('broadcast')).toEqual([[101, 202], [103, 204]]);
+    close(r.v('exp'), [0, 1, 2].map(Math.exp));
+    close(r.v('sin'), [0, 1, 2].map(Math.sin));
+    close(r.v('tanh'), [0, 1, 2].map(Math.tanh));
+    expect(r.v('recip')).toEqual([1, 0.5, 0.25]);
+    expect(r.v('recipOfZero')).toBe('Infinity');
+    expect(r.v('floor')).toEqual([-2, 2]);
+    expect(r.v('matmul')).toEqual([[1 * 5 + 2 * 7, 1 * 6 + 2 * 8], [3 * 5 + 4 * 7, 3 * 6 + 4 * 8]]);
+    expect(r.v('sum')).toBe(21);
+    expect(r.v('sumDim0')).toEqual([[5, 7, 9]]);
+    expect(r.v('sumDim1')).toEqual([[6], [15]]);
+    expect(r.v('mean')).toBe(3.5);
+    expect(r.v('max')).toBe(6);
+    expect(r.v('argmax1')).toEqual([[2], [2]]);
+    expect(r.v('flatten.shape')).toEqual([6]);
+    expect(r.v('unsqueeze.shape')).toEqual([1, 2, 3]);
+    expect(r.v('squeeze.shape')).toEqual([2, 3]);
+    expect(r.v('swapDims')).toEqual([[1, 4], [2, 5], [3, 6]]);
+    expect(r.v('transpose')).toEqual([[1, 4], [2, 5], [3, 6]]);
+    expect(r.v('cat')).toEqual([[1, 2], [3, 4]]);
+    expect(r.v('stack.shape')).toEqual([2, 1, 2]);
+    expect(r.v('row0')).toEqual([[1, 2, 3]]);
+    expect(r.v('col01')).toEqual([[1, 2], [4, 5], [7, 8]]);
+    expect(r.v('single')).toEqual([[5]]);
+    expect(r.v('gt3')).toEqual([false, true, false]);
+    expect(r.v('eq5')).toEqual([false, true, false]);
+    expect(r.v('exercise2.normalized')).toEqual([0, 0.25, 0.5, 0.75, 1]);
+    const sm = [...softmaxRow([1, 2, 3]), ...softmaxRow([1, 1, 1])];
+    close(r.v('exercise2.softmax'), sm, 1e-4);
+    close(r.v('exercise2.softmaxBuiltin'), sm, 1e-4);
+    expect(r.v('liveTensors')).toBe(0);
+  });
+
+  it('03_autodiff.mjs: gradients match the derivatives by hand', () => {
+    const r = run('03_autodiff.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('loss')).toBe(14);
+    expect(r.v('dx')).toEqual([2, 4, 6]);
+    expect(r.v('dxTimesData')).toEqual([5, 6, 7]);
+    expect(r.v('dataHasGrad')).toBe(false);
+    expect(r.v('noGrad.value')).toBe(12);
+    expect(r.v('noGrad.backwardError')).toBe('State');
+    expect(r.v('dxThroughDetach')).toEqual([1, 1, 1]);
+    const yHat = 0.5 - 0.6 + 2.4;
+    close([r.v('exercise3.yHat')], [yHat]);
+    close([r.v('exercise3.loss')], [(yHat - 2.5) ** 2]);
+    close(r.v('exercise3.dw'), [1, 2, 3].map((x) => 2 * (yHat - 2.5) * x));
+    expect(r.v('liveTensors')).toBe(0);
+  });
+
+  it('04_config.mjs: configs fill defaults, round-trip through JSON, bad ones are Config errors', () => {
+    const r = run('04_config.mjs');
+    expect(r.status, r.out).toBe(0);
+    const c = r.v('linear.config');
+    expect(c).toMatchObject({ type: 'linear', dInput: 784, dOutput: 128, bias: true });
+    expect(r.v('linear.numParams')).toBe(784 * 128 + 128);
+    expect(r.v('config.roundTrip')).toBe(true);
+    expect(r.v('config.layerTypes')).toEqual(['linear', 'relu', 'dropout', 'linear']);
+    expect(r.v('config.numParams')).toBe(4 * 8 + 8 + 8 * 3 + 3);
+    expect(r.out).toMatch(/badConfig: \{"code":"Config","message":"[^"]*missing required field \\"dOutput\\""/);
+    expect(r.out).toMatch(/badConfig: \{"code":"Config","message":"[^"]*unknown field \\"bais\\"/);
+    expect(r.out).toMatch(/badConfig: \{"code":"Config","message":"[^"]*dInput must be >= 1, got -1"/);
+    expect(r.v('exercise4.config')).toEqual({ hiddenSize: 64, dropout: 0.3, activation: 'relu', lr: 1e-4 });
+    expect(r.v('exercise4.matches')).toBe(true);
+    expect(r.v('exercise4.numParams')).toBe(2 * 64 + 64 + 64 + 1);
+  });
+});
