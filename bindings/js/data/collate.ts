@@ -134,7 +134,10 @@ function collateAt(items: readonly unknown[], path: string, options: CollateOpti
     }
     if (dtype === 'int32' && kind !== 'typed') {
       for (let i = 0; i < n; i++) {
-        if (data[i] !== Math.trunc(Number(items[i]))) throw fail('Value', `${op}: ${where(i, path)} = ${String(items[i])} does not fit in int32`);
+        const v = items[i] as number;
+        if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647) {
+          throw fail('Value', `${op}: ${where(i, path)} = ${String(v)} is not an int32 (an integer in [-2^31, 2^31 - 1])`);
+        }
       }
     }
     const leaf: PlainTensor = { kilnPlainTensor: true, dtype, shape: [n, ...itemShape], data };
