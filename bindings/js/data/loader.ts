@@ -9,7 +9,7 @@ import {
   batchFunction, checkBatch, defaultBatcherOptions, makeDefaultBatcher, toTensors, type Batcher, type DefaultBatch,
 } from './batcher.js';
 import { asDataset, checkedLength, describeDataset, getWrapped, type DatasetLike } from './plain.js';
-import { WorkerPool } from './workers.js';
+import { liveWorkers, WorkerPool } from './workers.js';
 import { fromWasmDataset } from './datasets.js';
 
 /** new kiln.data.DataLoader(dataset, options). */
@@ -120,6 +120,11 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
     this._batcher = (options.batcher ?? makeDefaultBatcher(e)) as Batcher<I, B>;
     this._batch = batchFunction(this._batcher, op) as (items: I[]) => B;
     this._next = { epoch: 0, batch: 0 };
+  }
+
+  /** Workers of all loaders running now (0 once their iterations ended, broke or failed). */
+  static liveWorkers(): number {
+    return liveWorkers();
   }
 
   /** Batches per epoch: ceil(n / batchSize), or floor with dropLast (n: the dataset's length now). */

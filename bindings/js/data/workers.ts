@@ -16,6 +16,14 @@ interface Port {
 /** Where the worker script is: dist/data/worker.js, next to this file. */
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
+/** Workers started and not yet exited (Node: until their 'exit' event). */
+let live = 0;
+
+/** How many DataLoader workers are running now (for tests: 0 once iterations have ended). @internal */
+export function liveWorkers(): number {
+  return live;
+}
+
 function isNode(): boolean {
   const g = globalThis as { process?: { versions?: { node?: unknown } } };
   return typeof g.process?.versions?.node === 'string';
@@ -32,6 +40,8 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
       };
     };
     const w = new Worker(WORKER_URL);
+    live++;
+    w.on('exit', () => live--);
     w.on('message', (m) => onMessage(m as FromWorker));
     w.on('error', (err) => onFailure(crash(err)));
     w.on('messageerror', (err) => onFailure(crash(err)));
@@ -42,13 +52,22 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
     throw fail('State', 'DataLoader: numWorkers > 0 needs Web Workers, which this environment lacks (use numWorkers: 0)');
   }
   const w = new WorkerCtor(WORKER_URL, { type: 'module' });
+  live++;
+  let terminated = false;
   w.onmessage = (e) => onMessage(e.data as FromWorker);
   w.onerror = (e) => {
     e.preventDefault?.();
     onFailure(crash((e as ErrorEvent).error ?? new Error((e as ErrorEvent).message ?? 'the worker failed to start')));
   };
   w.onmessageerror = () => onFailure(crash(new Error('a message from the worker could not be deserialized')));
-  return { post: (m) => w.postMessage(m), terminate: () => w.terminate() };
+  return {
+    post: (m) => w.postMessage(m),
+    terminate: () => {
+      w.terminate();
+      if (!terminated) live--;
+      terminated = true;
+    },
+  };
 }
 
 function crash(err: unknown): KilnError {
