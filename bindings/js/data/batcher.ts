@@ -16,13 +16,13 @@ import { checkCollateOptions, collate, isPlainTensor, type CollateOptions, type 
  */
 export type Batcher<I = unknown, B = unknown> = ((items: I[]) => B) | { batch(items: I[]): B };
 
-/** The marker of kiln.data.defaultBatcher's functions: their options, for workers. @internal */
+/** The marker of kiln.data.defaultBatcher's functions: their options, for workers. */
 export const DEFAULT_BATCHER: unique symbol = Symbol.for('kiln.data.defaultBatcher');
 
 /** The batch the default batcher makes of items of type I. */
 export type DefaultBatch = Tensor | DefaultBatch[] | { [key: string]: DefaultBatch };
 
-/** A default batcher function, carrying its options. @internal */
+/** A default batcher function (kiln.data.defaultBatcher()), carrying its options for workers. */
 export interface DefaultBatcherFn {
   (items: unknown[]): DefaultBatch;
   [DEFAULT_BATCHER]: CollateOptions;

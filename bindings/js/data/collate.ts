@@ -4,7 +4,7 @@
 // (batcher.ts).
 import { describe, fail, type DType } from '../tensor/checks.js';
 
-/** A leaf of a collated batch: a tensor's values, not yet in the engine. @internal */
+/** A leaf of a collated batch: a tensor's values, not yet in the engine. */
 export interface PlainTensor {
   kilnPlainTensor: true;
   dtype: DType;
@@ -12,7 +12,7 @@ export interface PlainTensor {
   data: Float32Array | Int32Array | Uint8Array;
 }
 
-/** A collated batch: PlainTensors in the items' structure (arrays and plain objects). @internal */
+/** A collated batch: PlainTensors in the items' structure (arrays and plain objects). */
 export type PlainBatch = PlainTensor | PlainBatch[] | { [key: string]: PlainBatch };
 
 /**
@@ -79,6 +79,7 @@ const typedDtype = (v: ArrayBufferView): DType =>
 const where = (i: number, path: string): string => `items[${i}]${path === '' ? '' : `.${path}`}`;
 
 /**
+ * @internal
  * Collates `items` (one structure: numbers, booleans, typed arrays, arrays as tuples, plain
  * objects) into a PlainBatch: a field of n numbers -> `[n]`, of n typed arrays of length k
  * -> `[n, k]` (or `[n, ...shape]`). `isLeaf` lets the caller keep other leaves (Tensors) as

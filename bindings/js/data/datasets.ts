@@ -131,7 +131,7 @@ export class FunctionDataset<T> extends BaseDataset<T> {
  * @throws KilnError `Value` if the module cannot be imported, `Type` if the export is not
  *   a function or does not return a dataset, or args cannot be sent to a worker.
  */
-export async function fromModule<T = unknown>(module: string | URL, options: { export?: string; args?: unknown[] } = {}): Promise<ModuleDataset<T>> {
+export async function fromModule<T = unknown>(module: string | { href: string }, options: { export?: string; args?: unknown[] } = {}): Promise<ModuleDataset<T>> {
   const op = 'fromModule';
   const url = checkModuleUrl(module, op);
   if (options === null || typeof options !== 'object') throw fail('Type', `${op}: options must be an object, got ${describe(options)}`);

@@ -25,7 +25,6 @@ export type ItemOf<D> = D extends DatasetLike<infer T> ? T : never;
 /**
  * What a worker needs to rebuild a dataset (internal; see DataLoader's numWorkers): plain
  * data (structured-cloneable) and module URLs.
- * @internal
  */
 export type Description =
   | { kind: 'items'; items: unknown[] }
@@ -39,7 +38,7 @@ export type Description =
 /** The symbol of the method by which a dataset describes itself to workers. */
 export const DESCRIBE: unique symbol = Symbol.for('kiln.data.describe');
 
-/** A dataset that can describe itself to a worker. @internal */
+/** A dataset that can describe itself to a worker. */
 export interface Describable {
   [DESCRIBE](path: string): Description;
 }
@@ -159,7 +158,7 @@ export function checkCloneable(v: unknown, path: string, depth = 0): void {
 
 /** A module URL a worker can import (absolute), or a KilnError `Value`. */
 export function checkModuleUrl(url: unknown, op: string): string {
-  const text = url instanceof URL ? url.href : url;
+  const text = typeof url === 'object' && url !== null && typeof (url as { href?: unknown }).href === 'string' ? (url as { href: string }).href : url;
   if (typeof text !== 'string') throw fail('Type', `${op}: module must be a URL string, got ${describe(url)}`);
   try {
     return new URL(text).href;
@@ -314,7 +313,7 @@ export class MapperDataset<S, T> extends BaseDataset<T> {
   readonly _module: { module: string; export: string } | null;
 
   constructor(source: DatasetLike<S> | readonly S[], mapper: (item: S, index: number) => T,
-    worker?: { module: string | URL; export?: string }) {
+    worker?: { module: string | { href: string }; export?: string }) {
     super();
     const op = 'MapperDataset';
     this._source = asDataset(source, op, 'source') as DatasetLike<S>;
@@ -410,7 +409,7 @@ export class PartialDataset<T> extends BaseDataset<T> {
 
 /**
  * Item i is `source.get(indices[i])`: the base of ShuffledDataset and SamplerDataset (the
- * engine draws the indices). @internal
+ * engine draws the indices).
  */
 export class IndexedDataset<T> extends BaseDataset<T> {
   /** @internal */
