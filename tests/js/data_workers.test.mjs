@@ -218,3 +218,27 @@ describe('errors in workers', () => {
     expect(loader.state()).toEqual({ epoch: 1, batch: 0, seed: 0 });
   });
 });
+
+describe('plain arrays and typed arrays as datasets in workers', () => {
+  it('give the batches of numWorkers 0', async () => {
+    const typed = Float64Array.from(range(7), (i) => i / 4);
+    const expected = [[0, 0.25, 0.5], [0.75, 1, 1.25], [1.5]].map((data) => ({ shape: [data.length], dtype: 'float32', data }));
+    expect(await epochAsync(new D.DataLoader(typed, { batchSize: 3 }))).toEqual(expected);
+    expect(await epochAsync(new D.DataLoader(typed, { batchSize: 3, numWorkers: 2 }))).toEqual(expected);
+    const items = range(5).map((i) => [i, { v: new Int32Array([i, 2 * i]) }]);
+    const a = await epochAsync(new D.DataLoader(items, { batchSize: 2, shuffle: true, seed: 3 }));
+    const b = await epochAsync(new D.DataLoader(items, { batchSize: 2, shuffle: true, seed: 3, numWorkers: 2 }));
+    expect(b).toEqual(a);
+    expect(a[0][1].v.dtype).toBe('int32');
+  });
+
+  it("a ShuffledDataset's item error in a worker names it", async () => {
+    const src = await D.fromModule(FIXTURE, { export: 'failing', args: [4, 2] });
+    const e = await rejection(epochAsync(new D.DataLoader(new D.ShuffledDataset(src, 42), { batchSize: 4, numWorkers: 1 })));
+    // ShuffledDataset's get(i) wraps the source's error (index 2 of the source) and the
+    // loader names the shuffled index it asked for: permutation(4, 42) holds 2 at position
+    // D.permutation(4, 42).indexOf(2).
+    const position = D.permutation(4, 42).indexOf(2);
+    expect(e.message).toBe(`DataLoader: the dataset's get(${position}) threw KilnError: ShuffledDataset.get: the dataset's get(2) threw RangeError: row 2 is corrupt (in worker 0, batch 0)`);
+  });
+});

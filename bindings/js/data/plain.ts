@@ -28,9 +28,10 @@ export type ItemOf<D> = D extends DatasetLike<infer T> ? T : never;
  */
 export type Description =
   | { kind: 'items'; items: unknown[] }
+  | { kind: 'typed'; values: ArrayLike<number> }
   | { kind: 'columns'; columns: Record<string, unknown>; itemSizes: Record<string, number> }
   | { kind: 'partial'; source: Description; start: number; end: number }
-  | { kind: 'indexed'; source: Description; indices: Uint32Array }
+  | { kind: 'indexed'; source: Description; indices: Uint32Array; op: string }
   | { kind: 'composed'; sources: Description[] }
   | { kind: 'mapper'; source: Description; module: string; export: string }
   | { kind: 'module'; module: string; export: string; args: unknown[] };
@@ -120,7 +121,7 @@ export function describeDataset(d: unknown, path: string): Description {
     return { kind: 'items', items: d };
   }
   if (ArrayBuffer.isView(d) && !(d instanceof DataView)) {
-    return { kind: 'columns', columns: { value: d }, itemSizes: { value: 0 } };
+    return { kind: 'typed', values: d as unknown as ArrayLike<number> };
   }
   throw fail(
     'Type',
@@ -291,13 +292,6 @@ export class ColumnDataset<T = Record<string, unknown>> extends BaseDataset<T> {
   }
 }
 
-/** A typed array as a dataset of numbers (for workers: a ColumnDataset's single column). @internal */
-export class TypedArrayColumn extends ColumnDataset<unknown> {
-  get(index: number): unknown {
-    return (super.get(index) as Record<string, unknown>).value;
-  }
-}
-
 /**
  * Item i is `mapper(source.get(i), i)` (Burn's `MapperDataset` with a `Mapper`), computed on
  * each access. For a loader with workers, give where the worker finds the same function:
@@ -443,7 +437,7 @@ export class IndexedDataset<T> extends BaseDataset<T> {
 
   /** @internal */
   [DESCRIBE](path: string): Description {
-    return { kind: 'indexed', source: describeDataset(this._source, `${path}.source`), indices: this._indices };
+    return { kind: 'indexed', source: describeDataset(this._source, `${path}.source`), indices: this._indices, op: this._op };
   }
 }
 
@@ -564,15 +558,14 @@ export async function rebuild(desc: Description): Promise<DatasetLike> {
   switch (desc.kind) {
     case 'items':
       return new InMemDataset(desc.items);
+    case 'typed':
+      return new InMemDataset(desc.values);
     case 'columns':
-      if (desc.itemSizes.value === 0 && Object.keys(desc.columns).length === 1 && 'value' in desc.columns) {
-        return new TypedArrayColumn({ value: desc.columns.value as Column });
-      }
       return new ColumnDataset(desc.columns as Record<string, Column>, { itemSizes: desc.itemSizes });
     case 'partial':
       return new PartialDataset(await rebuild(desc.source), desc.start, desc.end);
     case 'indexed':
-      return new IndexedDataset(await rebuild(desc.source), desc.indices);
+      return new IndexedDataset(await rebuild(desc.source), desc.indices, desc.op);
     case 'composed':
       return new ComposedDataset(await Promise.all(desc.sources.map(rebuild)));
     case 'mapper': {

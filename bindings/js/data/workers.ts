@@ -13,7 +13,7 @@ interface Port {
   terminate(): void;
 }
 
-/** Where the worker script is: dist/data/worker.js, next to this file. */
+/** Where the worker script is: dist/data/worker.js, next to this file (Node). */
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 /** Workers started and not yet exited (Node: until their 'exit' event). */
@@ -47,11 +47,11 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
     w.on('messageerror', (err) => onFailure(crash(err)));
     return { post: (m) => w.postMessage(m), terminate: () => void w.terminate() };
   }
-  const WorkerCtor = (globalThis as { Worker?: new (url: URL, o: { type: 'module' }) => Worker }).Worker;
-  if (typeof WorkerCtor !== 'function') {
+  if (typeof (globalThis as { Worker?: unknown }).Worker !== 'function') {
     throw fail('State', 'DataLoader: numWorkers > 0 needs Web Workers, which this environment lacks (use numWorkers: 0)');
   }
-  const w = new WorkerCtor(WORKER_URL, { type: 'module' });
+  // Written out as bundlers (Vite, webpack) recognise it, so they ship worker.js with the app.
+  const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   live++;
   let terminated = false;
   w.onmessage = (e) => onMessage(e.data as FromWorker);
