@@ -11,6 +11,7 @@ import {
 import { asDataset, checkedLength, describeDataset, getWrapped, type DatasetLike } from './plain.js';
 import { liveWorkers, WorkerPool } from './workers.js';
 import { fromWasmDataset } from './datasets.js';
+import type { Dataset as WasmDataset } from '../train/data.js';
 
 /** new kiln.data.DataLoader(dataset, options). */
 export interface DataLoaderOptions<I = unknown, B = DefaultBatch> {
@@ -80,7 +81,11 @@ function boolOption(v: unknown, op: string, what: string): boolean {
 export class DataLoader<I = unknown, B = DefaultBatch> {
   /** @internal */
   declare readonly _e: Engine;
-  /** The dataset (as given; arrays and typed arrays are datasets). */
+  /**
+   * The dataset: as given (arrays and typed arrays are datasets), except that a WASM-side
+   * kiln.data Dataset (fromArrays, mnist) becomes a ColumnDataset of its arrays, items
+   * `{x: Float32Array(itemSize), y}` (y a number for int32 labels, a Float32Array for targets).
+   */
   readonly dataset: DatasetLike<I>;
   readonly batchSize: number;
   readonly shuffle: boolean;
@@ -102,7 +107,7 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
    *   was given) or options of the wrong type; `Value` for batchSize < 1, numWorkers < 0,
    *   a seed outside [0, 2^53 - 1]; `Config` for an unknown option.
    */
-  constructor(dataset: DatasetLike<I> | readonly I[], options: DataLoaderOptions<I, B> = {}) {
+  constructor(dataset: DatasetLike<I> | readonly I[] | WasmDataset, options: DataLoaderOptions<I, B> = {}) {
     const e = engineOfNew(new.target, 'DataLoader');
     const op = 'DataLoader';
     // A WASM-side Dataset (fromArrays, mnist) is read once into columns {x, y}.

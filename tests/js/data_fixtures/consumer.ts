@@ -38,6 +38,8 @@ export async function main(): Promise<number> {
     t.dispose();
     void s;
   }
+  const wasm = D.fromArrays(new Float32Array(4), new Int32Array(2), { itemShape: [2] });
+  for (const b of new D.DataLoader(wasm, { batchSize: 2 })) kiln.dispose(b);
   const state: DataLoaderState = loader.state();
   loader.loadState(state);
   const batches: number = loader.length + D.DataLoader.liveWorkers();
