@@ -157,6 +157,21 @@ export function checkCloneable(v: unknown, path: string, depth = 0): void {
   for (const [k, x] of Object.entries(v as object)) checkCloneable(x, `${path}.${k}`, depth + 1);
 }
 
+/**
+ * A typed array's values in shared memory, when the environment has SharedArrayBuffer
+ * (Node; cross-origin isolated pages): every worker then reads the one copy instead of
+ * receiving a copy of its own. Other values are returned as they are.
+ */
+export function shared(v: unknown): unknown {
+  const SAB = (globalThis as { SharedArrayBuffer?: SharedArrayBufferConstructor }).SharedArrayBuffer;
+  if (typeof SAB !== 'function' || !ArrayBuffer.isView(v) || v instanceof DataView) return v;
+  if (v.buffer instanceof SAB) return v;
+  const Ctor = v.constructor as new (b: SharedArrayBuffer) => ArrayBufferView & { set(a: ArrayLike<number>): void };
+  const copy = new Ctor(new SAB(v.byteLength));
+  copy.set(v as unknown as ArrayLike<number>);
+  return copy;
+}
+
 /** A module URL a worker can import (absolute), or a KilnError `Value`. */
 export function checkModuleUrl(url: unknown, op: string): string {
   const text = typeof url === 'object' && url !== null && typeof (url as { href?: unknown }).href === 'string' ? (url as { href: string }).href : url;
@@ -288,7 +303,9 @@ export class ColumnDataset<T = Record<string, unknown>> extends BaseDataset<T> {
     for (const [key, col] of Object.entries(this._columns)) {
       if (Array.isArray(col)) checkCloneable(col, `${path} (a ColumnDataset) column ${key}`);
     }
-    return { kind: 'columns', columns: this._columns, itemSizes: this._sizes };
+    const columns: Record<string, unknown> = {};
+    for (const [key, col] of Object.entries(this._columns)) columns[key] = shared(col);
+    return { kind: 'columns', columns, itemSizes: this._sizes };
   }
 }
 
