@@ -242,3 +242,16 @@ describe('plain arrays and typed arrays as datasets in workers', () => {
     expect(e.message).toBe(`DataLoader: the dataset's get(${position}) threw KilnError: ShuffledDataset.get: the dataset's get(2) threw RangeError: row 2 is corrupt (in worker 0, batch 0)`);
   });
 });
+
+describe('what workers receive', () => {
+  it('typed columns go in one shared copy (Node has SharedArrayBuffer); the dataset keeps its own arrays', () => {
+    const x = new Float32Array([1, 2, 3, 4]);
+    const ds = new D.ColumnDataset({ x, label: ['a', 'b'] }, { itemSizes: { x: 2 } });
+    const desc = ds[Symbol.for('kiln.data.describe')]('the dataset');
+    expect(desc.kind).toBe('columns');
+    expect(desc.columns.x.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(Array.from(desc.columns.x)).toEqual([1, 2, 3, 4]);
+    expect(desc.columns.label).toEqual(['a', 'b']);
+    expect(ds.get(1).x.buffer).toBe(x.buffer);
+  });
+});
