@@ -7,7 +7,9 @@ import type { Activation } from './tensor/activation.js';
 import type { Gradients } from './tensor/gradients.js';
 import type { MemoryInfo } from './tensor/memory.js';
 import type { Tensor } from './tensor/tensor.js';
-import type { KilnTraining } from './train_api.js';
+import type { KilnTraining, Data } from './train_api.js';
+import type { DataPipeline } from './data/install.js';
+import type { Io } from './io.js';
 
 /** kiln.Tensor: the factories (static methods) and `instanceof`. */
 export type TensorStatic = typeof Tensor;
@@ -35,6 +37,10 @@ export interface BackendInfo {
 
 /** The loaded engine (`const kiln = await init()`). */
 export interface Kiln extends KilnTraining {
+  /** kiln.data: the WASM-side Datasets (fromArrays, mnist) and the data pipeline (datasets of JS values, batchers, DataLoader). */
+  data: Data & DataPipeline;
+  /** kiln.io: SafeTensors bytes, Node files, IndexedDB, downloads. */
+  io: Io;
   Tensor: TensorStatic;
   Gradients: GradientsStatic;
   KilnError: typeof KilnError;

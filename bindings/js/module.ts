@@ -13,6 +13,9 @@ import { installTensor } from './tensor/install.js';
 // Models, losses, optimizers, data, Learner (H-train).
 import { installNn } from './nn.js';
 import { installTrain } from './train.js';
+// Datasets, batchers, DataLoader, kiln.io (H-data).
+import { installDataPipeline } from './data/install.js';
+import { installIo } from './io.js';
 
 /**
  * @param raw the instantiated Emscripten module
@@ -41,6 +44,8 @@ export function finishModule(raw: RawModule, options: { autoDispose?: boolean } 
   // Models and training (H-train): kiln.nn, kiln.loss, kiln.optim, kiln.data, kiln.Learner.
   installNn(kiln, raw, internals.engine);
   installTrain(kiln, internals.engine);
+  installDataPipeline(kiln, internals.engine);
+  installIo(kiln, internals.engine);
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as Kiln;
 }

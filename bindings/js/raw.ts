@@ -224,6 +224,16 @@ export interface RawModule {
     inputShape: readonly number[] | null): RawLearner;
   lossForward(lossJson: string, logits: RawTensor, targets: RawTensor): RawTensor;
   lossValidate(lossJson: string): void;
+  // ---- data pipeline and persistence (data_io.cpp)
+  /** permutation(n, seed) (stream < 0) or permutation(n, mix_seed(seed, stream)) of kiln/data/rng.hpp. */
+  dataPermutation(n: number, seed: number, stream: number): Uint32Array;
+  /** The source index of each item of C++'s SamplerDataset(source of len items, size, mode, seed). */
+  dataSamplerIndices(len: number, size: number, withReplacement: boolean, seed: number): Uint32Array;
+  /** The whole file or an error; I64 entries carry `bytes` (no tensor) when int64Bytes. */
+  ioReadSafetensors(bytes: Uint8Array, int64Bytes: boolean): {
+    metadata: Record<string, string>;
+    entries: { name: string; dtype: string; shape: number[]; tensor?: RawTensor; bytes?: Uint8Array }[];
+  };
 }
 
 /** The Emscripten factory (kiln.mjs, kiln-mt.mjs): options in, the module out. */

@@ -1,0 +1,336 @@
+// kiln.io: where JS users keep models. SafeTensors bytes read by the engine's reader
+// (kiln/record/safetensors.hpp) into named tensors; files in Node written atomically;
+// IndexedDB in browsers and workers; a browser download. Models are duck-typed: anything
+// with `saveSafetensors(options?)` -> Uint8Array and `loadSafetensors(bytes)` (Sequential,
+// kiln.Module) works, and every function also takes the raw bytes.
+import { KilnError } from './errors.js';
+import { describe, fail } from './tensor/checks.js';
+import type { Engine } from './tensor/engine.js';
+import type { Tensor } from './tensor/tensor.js';
+
+/** What kiln.io saves: a model with saveSafetensors(), or the bytes of a SafeTensors file. */
+export interface Saveable {
+  saveSafetensors(options?: unknown): Uint8Array;
+}
+/** What kiln.io loads into: a model with loadSafetensors(bytes). */
+export interface Loadable<R = unknown> {
+  loadSafetensors(bytes: Uint8Array): R;
+}
+
+/** The element type of a stored tensor, as the file names it. */
+export type SafetensorsDType = 'F32' | 'F16' | 'BF16' | 'I64' | 'I32' | 'U8' | 'BOOL';
+
+/** A stored tensor's values as the engine decoded them (I64 exactly, as BigInt64Array). */
+export interface SafetensorsArray {
+  dtype: SafetensorsDType;
+  shape: number[];
+  /** F32/F16/BF16: Float32Array; I32/U8: Int32Array; BOOL: Uint8Array of 0/1; I64: BigInt64Array. */
+  data: Float32Array | Int32Array | Uint8Array | BigInt64Array;
+}
+
+/** Options of kiln.io.save / saveToIndexedDB / download, passed to the model's saveSafetensors. */
+export interface SaveOptions {
+  /** The stored float dtype, if the model supports it (`{dtype: 'float16'}`; see the model's saveSafetensors). */
+  dtype?: string;
+  [option: string]: unknown;
+}
+
+/** kiln.io. */
+export interface Io {
+  /**
+   * The tensors of a SafeTensors file's bytes, by name, decoded by the engine's reader:
+   * F32, F16, BF16 -> float32 (exact); I32, U8 -> int32; I64 -> int32 (range-checked); BOOL ->
+   * bool. Rank 0 entries are rank-0 tensors; data need not be aligned. The caller owns
+   * (disposes) the tensors. Nothing is returned unless the whole file reads.
+   * @throws KilnError `Format` naming the problem (`read_safetensors: bytes: ...`) for a
+   *   malformed file (header, offsets, sizes, dtypes: kiln/record/safetensors.hpp);
+   *   `Value` naming the tensor for an I64 value outside int32 (use readSafetensorsArrays);
+   *   `Type` unless bytes is a Uint8Array or ArrayBuffer.
+   */
+  readSafetensors(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor>;
+  /**
+   * The same file as typed arrays (no tensors): every dtype's values as the engine decodes
+   * them, I64 exactly as a BigInt64Array, and the `__metadata__` strings.
+   * @throws as readSafetensors (but never for an I64 range).
+   */
+  readSafetensorsArrays(bytes: Uint8Array | ArrayBuffer): { tensors: Record<string, SafetensorsArray>; metadata: Record<string, string> };
+  /**
+   * Node: writes model.saveSafetensors(options) (or bytes) to `path` atomically: a temporary
+   * file beside it, flushed, then renamed over `path`; on any error the temporary file is
+   * removed and an existing file at `path` is untouched.
+   * @throws KilnError `Io` naming the path (with the system error as cause); `Type` for a
+   *   model without saveSafetensors; `State` outside Node.
+   */
+  save(path: string, model: Saveable | Uint8Array, options?: SaveOptions): Promise<void>;
+  /**
+   * Node: reads `path` and loads it into `model` (model.loadSafetensors(bytes), whose
+   * result is returned), or returns the bytes when no model is given.
+   * @throws KilnError `Io` naming the path; what model.loadSafetensors throws.
+   */
+  load<R>(path: string, model: Loadable<R>): Promise<R>;
+  load(path: string): Promise<Uint8Array>;
+  /**
+   * Browsers and workers: stores the model's SafeTensors bytes (or bytes) in IndexedDB
+   * (database "kiln-dl", store "safetensors") under `name`, replacing any previous entry in
+   * one transaction.
+   * @throws KilnError `State` without IndexedDB; `Io` if the database fails; `Type`.
+   */
+  saveToIndexedDB(name: string, model: Saveable | Uint8Array, options?: SaveOptions): Promise<void>;
+  /**
+   * Loads the bytes stored under `name` into `model` (its loadSafetensors result is returned).
+   * @throws KilnError `Io` if nothing is stored under name (naming it); `State` without IndexedDB.
+   */
+  loadFromIndexedDB<R>(name: string, model: Loadable<R>): Promise<R>;
+  /** The bytes stored under `name`. @throws KilnError `Io` if nothing is stored under it. */
+  loadBytesFromIndexedDB(name: string): Promise<Uint8Array>;
+  /** The names stored in IndexedDB, sorted. */
+  listIndexedDB(): Promise<string[]>;
+  /** Removes `name` from IndexedDB (no error if absent). */
+  deleteFromIndexedDB(name: string): Promise<void>;
+  /**
+   * Browsers: offers the model's SafeTensors bytes (or bytes) as a file download named
+   * `fileName` (an `<a download>` click on a Blob URL).
+   * @throws KilnError `State` outside a page with a document (in Node use kiln.io.save).
+   */
+  download(fileName: string, model: Saveable | Uint8Array, options?: SaveOptions): void;
+}
+
+function checkName(name: unknown, op: string, what: string): string {
+  if (typeof name !== 'string' || name.length === 0) throw fail('Type', `${op}: ${what} must be a non-empty string, got ${describe(name)}`);
+  return name;
+}
+
+function asBytes(bytes: unknown, op: string): Uint8Array {
+  if (bytes instanceof Uint8Array) return bytes;
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  throw fail('Type', `${op}: bytes must be a Uint8Array or an ArrayBuffer, got ${describe(bytes)}`);
+}
+
+/** The SafeTensors bytes of a model (saveSafetensors(options)) or the bytes themselves. */
+function bytesOf(model: unknown, options: SaveOptions | undefined, op: string): Uint8Array {
+  if (model instanceof Uint8Array) {
+    if (options !== undefined) throw fail('Type', `${op}: options apply to a model, not to bytes`);
+    return model;
+  }
+  const m = model as Partial<Saveable> | null;
+  if (m === null || typeof m !== 'object' || typeof m.saveSafetensors !== 'function') {
+    throw fail('Type', `${op}: model must have saveSafetensors() (a Sequential or kiln.Module) or be a Uint8Array, got ${describe(model)}`);
+  }
+  const bytes = options === undefined ? m.saveSafetensors() : m.saveSafetensors(options);
+  if (!(bytes instanceof Uint8Array)) throw fail('Type', `${op}: model.saveSafetensors() returned ${describe(bytes)}, expected a Uint8Array`);
+  return bytes;
+}
+
+function checkLoadable(model: unknown, op: string): Loadable {
+  const m = model as Partial<Loadable> | null;
+  if (m === null || typeof m !== 'object' || typeof m.loadSafetensors !== 'function') {
+    throw fail('Type', `${op}: model must have loadSafetensors(bytes) (a Sequential or kiln.Module), got ${describe(model)}`);
+  }
+  return m as Loadable;
+}
+
+function ioError(op: string, what: string, err: unknown): KilnError {
+  const e = new KilnError('Io', `${op}: ${what}: ${(err as Error)?.message ?? String(err)}`);
+  (e as { cause?: unknown }).cause = err;
+  return e;
+}
+
+// ---------------------------------------------------------------- Node files
+
+interface NodeFs {
+  readFile(path: string): Promise<Uint8Array>;
+  open(path: string, flags: string): Promise<{ write(b: Uint8Array): Promise<unknown>; sync(): Promise<void>; close(): Promise<void> }>;
+  rename(from: string, to: string): Promise<void>;
+  unlink(path: string): Promise<void>;
+}
+
+async function nodeFs(op: string): Promise<NodeFs> {
+  const g = globalThis as { process?: { versions?: { node?: unknown } } };
+  if (typeof g.process?.versions?.node !== 'string') {
+    throw fail('State', `${op}: files need Node (in browsers use kiln.io.saveToIndexedDB or kiln.io.download)`);
+  }
+  const specifier = 'node:fs/promises';
+  return (await import(/* @vite-ignore */ specifier)) as NodeFs;
+}
+
+let tempCounter = 0;
+
+async function saveFile(path: unknown, model: unknown, options: SaveOptions | undefined): Promise<void> {
+  const op = 'io.save';
+  const p = checkName(path, op, 'path');
+  const bytes = bytesOf(model, options, op);
+  const fs = await nodeFs(op);
+  const g = globalThis as { process?: { pid?: number } };
+  const temp = `${p}.tmp-${g.process?.pid ?? 0}-${++tempCounter}`;
+  let created = false;
+  try {
+    const handle = await fs.open(temp, 'wx');
+    created = true;
+    try {
+      await handle.write(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.rename(temp, p);
+    created = false;
+  } catch (err) {
+    if (created) await fs.unlink(temp).catch(() => {});
+    throw ioError(op, `cannot write ${JSON.stringify(p)}`, err);
+  }
+}
+
+async function loadFile(path: unknown, model?: unknown): Promise<unknown> {
+  const op = 'io.load';
+  const p = checkName(path, op, 'path');
+  const m = model === undefined ? null : checkLoadable(model, op);
+  const fs = await nodeFs(op);
+  let bytes: Uint8Array;
+  try {
+    const b = await fs.readFile(p);
+    bytes = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  } catch (err) {
+    throw ioError(op, `cannot read ${JSON.stringify(p)}`, err);
+  }
+  return m === null ? bytes : m.loadSafetensors(bytes);
+}
+
+// ---------------------------------------------------------------- IndexedDB
+
+const DB_NAME = 'kiln-dl';
+const STORE = 'safetensors';
+
+function request<T>(r: IDBRequest<T>, op: string, what: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(ioError(op, what, r.error));
+  });
+}
+
+async function openDb(op: string): Promise<IDBDatabase> {
+  const idb = (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+  if (idb === undefined || idb === null) throw fail('State', `${op}: IndexedDB is not available here (in Node use kiln.io.save)`);
+  const r = idb.open(DB_NAME, 1);
+  r.onupgradeneeded = () => {
+    if (!r.result.objectStoreNames.contains(STORE)) r.result.createObjectStore(STORE);
+  };
+  return request(r, op, `cannot open the IndexedDB database "${DB_NAME}"`);
+}
+
+/** Runs fn on the store in one transaction and resolves when the transaction completes. */
+async function withStore<T>(op: string, mode: IDBTransactionMode, fn: (store: IDBObjectStore) => IDBRequest<T>, what: string): Promise<T> {
+  const db = await openDb(op);
+  try {
+    return await new Promise<T>((resolve, reject) => {
+      const tx = db.transaction(STORE, mode);
+      const r = fn(tx.objectStore(STORE));
+      let result: T;
+      r.onsuccess = () => (result = r.result);
+      tx.oncomplete = () => resolve(result);
+      tx.onerror = () => reject(ioError(op, what, tx.error ?? r.error));
+      tx.onabort = () => reject(ioError(op, what, tx.error ?? new Error('transaction aborted')));
+    });
+  } finally {
+    db.close();
+  }
+}
+
+async function loadBytesIdb(name: unknown, op = 'io.loadBytesFromIndexedDB'): Promise<Uint8Array> {
+  const n = checkName(name, op, 'name');
+  const v = await withStore(op, 'readonly', (s) => s.get(n) as IDBRequest<unknown>, `cannot read "${n}"`);
+  if (v === undefined) throw fail('Io', `${op}: nothing is stored under "${n}" in IndexedDB (database "${DB_NAME}")`);
+  if (v instanceof Uint8Array) return v;
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  throw fail('Format', `${op}: the entry "${n}" is ${describe(v)}, not SafeTensors bytes`);
+}
+
+// ---------------------------------------------------------------- install
+
+/** Installs kiln.io onto `kiln`. */
+export function installIo(kiln: Record<string, unknown>, e: Engine): void {
+  function decode(bytes: unknown, int64Bytes: boolean, op: string) {
+    return e.raw.ioReadSafetensors(asBytes(bytes, op), int64Bytes);
+  }
+  const define = (out: object, key: string, value: unknown) =>
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+
+  const io: Io = {
+    readSafetensors(bytes) {
+      const { entries } = decode(bytes, false, 'readSafetensors');
+      const tensors = e.wrapAll(entries.map((x) => x.tensor as NonNullable<typeof x.tensor>));
+      const out: Record<string, Tensor> = {};
+      entries.forEach((x, i) => define(out, x.name, tensors[i]));
+      return out;
+    },
+    readSafetensorsArrays(bytes) {
+      const { entries, metadata } = decode(bytes, true, 'readSafetensorsArrays');
+      const tensors: Record<string, SafetensorsArray> = {};
+      try {
+        for (const x of entries) {
+          let data: SafetensorsArray['data'];
+          if (x.tensor !== undefined) {
+            data = e.raw.tDataSync(x.tensor);
+            x.tensor.delete();
+            x.tensor = undefined;
+          } else {
+            const b = x.bytes as Uint8Array;
+            data = new BigInt64Array(b.slice().buffer);
+          }
+          define(tensors, x.name, { dtype: x.dtype as SafetensorsDType, shape: x.shape, data });
+        }
+      } finally {
+        for (const x of entries) if (x.tensor !== undefined && !x.tensor.isDeleted()) x.tensor.delete();
+      }
+      const meta: Record<string, string> = {};
+      for (const [k, v] of Object.entries(metadata)) define(meta, k, v);
+      return { tensors, metadata: meta };
+    },
+    save: saveFile as Io['save'],
+    load: loadFile as Io['load'],
+    async saveToIndexedDB(name, model, options) {
+      const op = 'io.saveToIndexedDB';
+      const n = checkName(name, op, 'name');
+      const bytes = bytesOf(model, options, op).slice();
+      await withStore(op, 'readwrite', (s) => s.put(bytes, n), `cannot store "${n}"`);
+    },
+    async loadFromIndexedDB(name, model) {
+      const op = 'io.loadFromIndexedDB';
+      const m = checkLoadable(model, op);
+      return m.loadSafetensors(await loadBytesIdb(name, op)) as never;
+    },
+    loadBytesFromIndexedDB: (name) => loadBytesIdb(name),
+    async listIndexedDB() {
+      const op = 'io.listIndexedDB';
+      const keys = await withStore(op, 'readonly', (s) => s.getAllKeys(), 'cannot list the entries');
+      return keys.map(String).sort();
+    },
+    async deleteFromIndexedDB(name) {
+      const op = 'io.deleteFromIndexedDB';
+      const n = checkName(name, op, 'name');
+      await withStore(op, 'readwrite', (s) => s.delete(n), `cannot delete "${n}"`);
+    },
+    download(fileName, model, options) {
+      const op = 'io.download';
+      const n = checkName(fileName, op, 'fileName');
+      const doc = (globalThis as { document?: Document }).document;
+      if (doc === undefined || typeof URL.createObjectURL !== 'function') {
+        throw fail('State', `${op}: downloads need a page with a document (in Node use kiln.io.save(path, model))`);
+      }
+      const bytes = bytesOf(model, options, op);
+      const url = URL.createObjectURL(new Blob([bytes as BlobPart], { type: 'application/octet-stream' }));
+      try {
+        const a = doc.createElement('a');
+        a.href = url;
+        a.download = n;
+        a.style.display = 'none';
+        doc.body.appendChild(a);
+        a.click();
+        a.remove();
+      } finally {
+        // The click has started the download; revoking later lets slow browsers read it.
+        setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      }
+    },
+  };
+  kiln.io = Object.freeze(io);
+}
