@@ -142,4 +142,23 @@ describe('examples/js/tutorial', () => {
     expect(r.v('exercise4.matches')).toBe(true);
     expect(r.v('exercise4.numParams')).toBe(2 * 64 + 64 + 64 + 1);
   });
+
+  it('08_data.mjs: datasets, a batcher, a loader over one epoch, workers give the same batches', () => {
+    const r = run('08_data.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('dataset.length')).toBe(3);
+    expect(r.v('dataset.get1')).toEqual({ features: [5, 6, 7, 8], label: 1 });
+    expect(r.v('mapper.get0')).toEqual([2, 4, 6, 8]);
+    expect(r.v('partial.length')).toBe(2);
+    expect(r.v('shuffled.isPermutation')).toBe(true);
+    expect(r.v('batcher.inputs.shape')).toEqual([2, 4]);
+    expect(r.v('batcher.targets')).toEqual([0, 2]);
+    expect(r.v('exercise8.batchesPerEpoch')).toBe(Math.ceil(200 / 16));
+    const want = Array.from({ length: 13 }, (_, i) => (i < 12 ? [[16, 2], [16]] : [[200 - 12 * 16, 2], [200 - 12 * 16]]));
+    expect(r.v('exercise8.shapes')).toEqual(want);
+    expect(r.v('exercise8.itemsSeen')).toBe(200);
+    expect(r.v('exercise8.labelsAreXor')).toBe(true);
+    expect(r.v('workers.sameFirstBatch')).toBe(true);
+    expect(r.v('liveTensors')).toBe(0);
+  }, 60_000);
 });
