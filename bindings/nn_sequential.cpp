@@ -333,7 +333,14 @@ void model_set_parameters(const JsModel& m, val values, const std::string& op) {
     std::map<std::string, JsTensor> given;
     for (std::size_t i = 0; i < n; ++i) {
       const std::string key = keys[i].as<std::string>();
-      given.emplace(key, values[key].as<JsTensor>());
+      JsTensor t = values[key].as<JsTensor>();
+      // PyTorch's scalar buffers (num_batches_tracked) are rank 0; Kiln's are [1].
+      if (t.shape().rank() == 0) {
+        const std::int64_t one[1] = {1};
+        t = t.is_float() ? JsTensor(FloatPrim(kiln::CpuOps::reshape(t.primitive(), one)))
+                         : JsTensor(kiln::CpuOps::reshape(t.primitive(), one));
+      }
+      given.emplace(key, std::move(t));
     }
     std::set<std::string> known;
     auto check = [&](const std::string& path, const auto& p) {

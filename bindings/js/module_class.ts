@@ -11,10 +11,12 @@
 //     forward(x) { return this.fc1.forward(x).mul(this.scale).relu(); }
 //   }
 //
-// Registration is by assignment: a module's own enumerable properties, in insertion order
-// (PyTorch's order), whose values are Modules, Params, or arrays of Modules / of Params
+// Registration is by assignment: a module's own enumerable properties, in insertion order,
+// whose values are Modules, Params, or arrays of Modules / of Params
 // (named "layers.0", as PyTorch's ModuleList) are its children; nothing else is (plain
 // tensors are constants, as in PyTorch). The walk is lazy: a forward call costs nothing.
+// Names and their order are PyTorch's state_dict's: a module's own Params first (in
+// assignment order), then each child's, depth first.
 //
 // The parameters of a JS module live in C++ module::Param objects (RawParam,
 // bindings/module_params.cpp) with their ParamIds, so optimizer.step(module, grads) runs the
@@ -230,7 +232,11 @@ export class Module {
     this._live(`${this._typeName()}: ${prefix === '' ? 'the module' : `"${prefix}"`}`);
     if (path.has(this)) throw fail('Value', `${this._typeName()}: the module contains itself (at "${prefix}")`);
     path.add(this);
-    for (const [key, v] of this._members()) {
+    // PyTorch's order: the module's own parameters first, then its children's.
+    const members = this._members();
+    const own = members.filter(([key, v]) => !(v instanceof Module) && !key.includes('.'));
+    const rest = members.filter(([key, v]) => v instanceof Module || key.includes('.'));
+    for (const [key, v] of [...own, ...rest]) {
       const name = join(prefix, key);
       if (v instanceof Module) {
         v._leaves(name, out, seen, path);
@@ -467,7 +473,7 @@ export class Module {
         report.mismatched.push(name);
         problems.push(`"${name}" is ${dtypeName[t.dtype]}, got ${dtypeName[h.dtype()]}`);
         if (code === 'Value') code = 'DType';
-      } else if (h.shape().join(',') !== t.shape.join(',')) {
+      } else if (h.shape().join(',') !== t.shape.join(',') && !(h.shape().length === 0 && t.shape.join(',') === '1' && t.leaf.kind === 'layer')) {
         report.mismatched.push(name);
         problems.push(`"${name}" has shape [${t.shape.join(', ')}], got [${h.shape().join(', ')}]`);
         code = 'Shape';
@@ -756,7 +762,7 @@ export function gatherParams(e: Engine, target: unknown, op: string): { list: Ra
         refreshers.push(() => { if (tensor._h !== null) swapHandle(tensor, hold.tensor()); });
       });
     } else {
-      throw fail('Type', `${op}: expected a kiln Module (a model) or an array of Tensors, got ${describe(target)}`);
+      throw fail('Type', `${op}: model must be a kiln.nn Sequential or layer, a kiln.Module, or an array of Tensors, got ${describe(target)}`);
     }
   } catch (err) {
     list.release();
