@@ -602,7 +602,7 @@ export class Module {
     if (STATES.get(this)?.disposed) return `${this._typeName()} { disposed }`;
     const lines: string[] = [];
     for (const [key, v] of this._members()) {
-      const text = v instanceof Module ? v.toString() : `Param [${v.isDisposed ? 'disposed' : v.shape.join(', ')}]${v.isDisposed || v.requiresGrad ? '' : ' (frozen)'}`;
+      const text = v instanceof Module ? v._treeString() : `Param [${v.isDisposed ? 'disposed' : v.shape.join(', ')}]${v.isDisposed || v.requiresGrad ? '' : ' (frozen)'}`;
       lines.push(`  (${key}): ${text.split('\n').join('\n  ')}`);
     }
     return lines.length === 0 ? `${this._typeName()}()` : `${this._typeName()}(\n${lines.join('\n')}\n)`;
@@ -610,6 +610,11 @@ export class Module {
 
   /** Node's util.inspect shows toString(). @internal */
   [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
+
+  /** How this module prints inside a parent's toString(). @internal */
+  _treeString(): string {
     return this.toString();
   }
 

@@ -200,6 +200,11 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
     this._raw(op);
   }
 
+  /** The engine's printout, camelCase, inside a module's toString(). @internal */
+  _treeString(): string {
+    return this._h === null ? `${this._typeName()} { disposed }` : camelMessage(this._h.describe());
+  }
+
   /** No JS members: the layers live in the engine. @internal */
   _members(): [string, Module][] {
     return [];
@@ -377,6 +382,15 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
 
 /** A single layer (kiln.nn.linear(...)); its records use the layer's keys ("weight", "bias"). */
 export class Layer extends Sequential<LayerSpec> {
+  /** `Linear {dInput: 3, dOutput: 4, bias: true, params: 16}` inside a module's toString(). @internal */
+  _treeString(): string {
+    if (this._h === null) return `${this._typeName()} { disposed }`;
+    const text = camelMessage(this._h.describe());
+    const head = 'Sequential {0: ';
+    const tail = text.lastIndexOf(', params: ');
+    return text.startsWith(head) && tail > head.length ? text.slice(head.length, tail) : text;
+  }
+
   /** The layer's type ('linear', ...). */
   get type(): LayerSpec['type'] {
     return this.config.type;
