@@ -246,6 +246,20 @@ void optimizer_step_params(const JsOptimizer& o, JsParamList& l, const Gradients
   });
 }
 
+/// The Learner's step of any module (learner helper): as optimizer_step_params, guarded as
+/// kiln::train::train_step (a non-finite gradient or updated parameter throws NonFiniteError
+/// naming `op`, the epoch and batch (epoch 0: "at step <batch>") and the parameter's dotted
+/// name; then nothing is applied and the schedule does not advance).
+void optimizer_step_params_guarded(const JsOptimizer& o, JsParamList& l, const Gradients& grads,
+                                   const std::string& op, double epoch, double batch) {
+  guarded([&] {
+    if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+    const kiln::train::StepPosition at{op, static_cast<std::int64_t>(epoch),
+                                       static_cast<std::int64_t>(batch)};
+    optimizer_step_list(*o.state, l, list_gradients(l, grads), &at);
+  });
+}
+
 // ---------------------------------------------------------------- SafeTensors of named tensors
 
 kiln::record::SafetensorsDType float_dtype(const std::string& dtype, const char* op) {
@@ -356,6 +370,7 @@ EMSCRIPTEN_BINDINGS(kiln_module_params) {
   emscripten::function("paramCreate", &param_create);
   emscripten::function("paramListCreate", &list_create);
   emscripten::function("optimizerStepParams", &optimizer_step_params);
+  emscripten::function("optimizerStepParamsGuarded", &optimizer_step_params_guarded);
   emscripten::function("safetensorsEncode", &safetensors_encode);
   emscripten::function("safetensorsDecode", &safetensors_decode);
 }

@@ -781,13 +781,19 @@ export function gatherParams(e: Engine, target: unknown, op: string): { list: Ra
  * optimizer.step(moduleOrTensors, grads) for anything but a kiln.nn Sequential (which keeps
  * its own engine path): one engine call runs the optimizer over every parameter (schedule
  * stepped once; state keyed by ParamId), then each Param / tensor takes its new value.
+ * With `guard` (the Learner's step), the step is checked as kiln::train::train_step's: a
+ * non-finite gradient or update throws KilnError `NonFinite` naming guard.op, the epoch and
+ * batch (epoch 0: the step) and the parameter; then nothing is applied, the schedule and
+ * the optimizer's state are unchanged.
  * @internal
  */
-export function stepParams(e: Engine, rawOptimizer: RawOptimizer, target: unknown, grads: Gradients, op: string): void {
+export function stepParams(e: Engine, rawOptimizer: RawOptimizer, target: unknown, grads: Gradients, op: string,
+  guard?: { op: string; epoch: number; batch: number }): void {
   const { list, refresh } = gatherParams(e, target, op);
   try {
     const g = e.unwrapGradients(grads, op);
-    e.raw.optimizerStepParams(rawOptimizer, list, g);
+    if (guard) e.raw.optimizerStepParamsGuarded(rawOptimizer, list, g, guard.op, guard.epoch, guard.batch);
+    else e.raw.optimizerStepParams(rawOptimizer, list, g);
     refresh();
   } finally {
     list.release();

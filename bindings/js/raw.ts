@@ -239,6 +239,9 @@ export interface RawModule {
   paramCreate(value: RawTensor, requiresGrad: boolean): RawParam;
   paramListCreate(): RawParamList;
   optimizerStepParams(optimizer: RawOptimizer, list: RawParamList, grads: RawGradients): void;
+  /** As optimizerStepParams, guarded as train_step (NonFinite naming op, epoch, batch; nothing applied). */
+  optimizerStepParamsGuarded(optimizer: RawOptimizer, list: RawParamList, grads: RawGradients,
+    op: string, epoch: number, batch: number): void;
   safetensorsEncode(entries: [string, RawTensor][], dtype: string): Uint8Array;
   safetensorsDecode(bytes: Uint8Array): [string, RawTensor][];
 }

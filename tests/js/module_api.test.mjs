@@ -317,4 +317,21 @@ describe('bad inputs', () => {
     expect(values(net)).toEqual(before);
     net.dispose();
   });
+
+  it("the guarded step (the Learner's): a non-finite update is refused, nothing applied", async () => {
+    const { stepParams } = await import('../../dist/module_class.js');
+    const net = new (Mlp(kiln))();
+    const opt = kiln.optim.sgd({ lr: 1e38 });
+    const before = values(net);
+    const e = kiln._internals.engine;
+    kiln.tidy(() => {
+      const grads = net.call(kiln.Tensor.fromData([[100, 100, 100]])).sum().mul(kiln.Tensor.fromData([1e30])).backward();
+      expectKilnError(kiln, () => stepParams(e, opt._raw('t'), net, grads, 'Optimizer.step', { op: 'Learner.fit', epoch: 2, batch: 5 }),
+        'NonFinite', /^Learner.fit: the (gradient|update) of parameter [a-z0-9.]+ .*is not finite .* at epoch 2, batch 5 \(the step was not applied/);
+    });
+    expect(values(net)).toEqual(before);
+    expect(opt.steps).toBe(0);
+    opt.dispose();
+    net.dispose();
+  });
 });
