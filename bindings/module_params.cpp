@@ -78,8 +78,9 @@ bool any_param_require_grad(const AnyParam& p) {
   return std::visit([](const auto& param) { return param.is_require_grad(); }, p);
 }
 
-kiln::optim::GradientsParams<AD> list_gradients(const JsParamList& list, const Gradients& grads) {
+kiln::optim::GradientsParams<AD> list_gradients(JsParamList& list, const Gradients& grads) {
   kiln::optim::GradientsParams<AD> out;
+  list.has_grad.assign(list.list.entries.size(), false);
   for (std::size_t i = 0; i < list.list.entries.size(); ++i) {
     const ParamOrigin& origin = list.origins[i];
     std::visit(
@@ -96,6 +97,7 @@ kiln::optim::GradientsParams<AD> list_gradients(const JsParamList& list, const G
                                                  g->shape(), ", the parameter ", param.shape()));
           }
           out.insert(param.id(), kiln::Tensor<kiln::Cpu, D>(std::move(*g)));
+          list.has_grad[i] = true;
         },
         list.list.entries[i].param);
   }
@@ -233,9 +235,21 @@ val list_names(const JsParamList& l) {
   });
 }
 
+/// [bool, ...]: per entry, whether the last step found its gradient (and so updated it).
+val list_stepped(const JsParamList& l) {
+  return guarded([&] {
+    val out = val::array();
+    for (std::size_t i = 0; i < l.list.entries.size(); ++i) {
+      out.call<void>("push", i < l.has_grad.size() && l.has_grad[i]);
+    }
+    return out;
+  });
+}
+
 void list_release(JsParamList& l) {
   l.list.entries.clear();
   l.origins.clear();
+  l.has_grad.clear();
 }
 
 /// optimizer.step(moduleOrTensors, grads): one step of the list (see optimizer_step_list).
@@ -366,6 +380,7 @@ EMSCRIPTEN_BINDINGS(kiln_module_params) {
       .function("addModel", &list_add_model)
       .function("size", &list_size)
       .function("names", &list_names)
+      .function("stepped", &list_stepped)
       .function("release", &list_release);
   emscripten::function("paramCreate", &param_create);
   emscripten::function("paramListCreate", &list_create);

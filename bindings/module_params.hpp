@@ -109,11 +109,14 @@ struct ParamOrigin {
 struct JsParamList {
   ParamList list;
   std::vector<ParamOrigin> origins;
+  /// Per entry: whether the last list_gradients found a gradient for it (what a step updates).
+  std::vector<bool> has_grad;
 };
 
 /// The gradients in `grads` of the list's trainable entries, by ParamId (a plain tensor's by
 /// the graph node of the value its forward used). `grads` is not changed.
-kiln::optim::GradientsParams<AD> list_gradients(const JsParamList& list, const Gradients& grads);
+/// Also records in list.has_grad which entries have one.
+kiln::optim::GradientsParams<AD> list_gradients(JsParamList& list, const Gradients& grads);
 
 /// Writes `updated` (the list after a step: same entries, same order) back to the origins:
 /// kiln.Params and id holders take their new parameter, built-in models the parameters of

@@ -729,6 +729,9 @@ const holderRegistry = typeof FinalizationRegistry === 'function'
  */
 export function gatherParams(e: Engine, target: unknown, op: string): { list: RawParamList; refresh: () => void } {
   const list = e.raw.paramListCreate();
+  let flags: boolean[] | null = null;
+  const stepped = (): boolean[] => flags ?? (flags = list.stepped());
+  // Per entry of the list (in order): what to do once the engine has stepped it.
   const refreshers: (() => void)[] = [];
   try {
     const P = paramClass(e);
@@ -764,7 +767,9 @@ export function gatherParams(e: Engine, target: unknown, op: string): { list: Ra
         }
         const hold = holder;
         list.addTensor(String(i), hold, h);
-        refreshers.push(() => { if (tensor._h !== null) swapHandle(tensor, hold.tensor()); });
+        const index = list.size() - 1;
+        // Only a stepped tensor changes (an untracked one without a gradient stays as it is).
+        refreshers.push(() => { if (tensor._h !== null && stepped()[index]) swapHandle(tensor, hold.tensor()); });
       });
     } else {
       throw fail('Type', `${op}: model must be a kiln.nn Sequential or layer, a kiln.Module, or an array of Tensors, got ${describe(target)}`);

@@ -263,6 +263,8 @@ export interface RawParamList extends RawOwned {
   addModel(prefix: string, model: RawModel): void;
   size(): number;
   names(): string[];
+  /** Per entry, whether the last step had its gradient (and so updated it). */
+  stepped(): boolean[];
 }
 
 /** The Emscripten factory (kiln.mjs, kiln-mt.mjs): options in, the module out. */

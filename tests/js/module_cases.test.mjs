@@ -84,3 +84,18 @@ describe('optimizer cases through optimizer.step(module | [tensor], grads)', () 
       'centered_momentum_wd_params_after_each_step');
   });
 });
+
+describe('optimizer.step on a tensor list: what is not stepped stays as it is', () => {
+  it('an untracked tensor and one without a gradient keep their handle, values and tracking', () => {
+    const a = kiln.Tensor.fromData([1, 2]).requireGrad();
+    const b = kiln.Tensor.fromData([3, 4]); // untracked: no gradient
+    const c = kiln.Tensor.fromData([5, 6]).requireGrad(); // not in the loss
+    const opt = kiln.optim.sgd({ lr: 0.5 });
+    kiln.tidy(() => opt.step([a, b, c], a.mul(b).sum().backward()));
+    expect(a.toArray()).toEqual([1 - 0.5 * 3, 2 - 0.5 * 4]);
+    expect([b.toArray(), b.isRequireGrad]).toEqual([[3, 4], false]);
+    expect([c.toArray(), c.isRequireGrad]).toEqual([[5, 6], true]);
+    kiln.dispose([a, b, c]);
+    opt.dispose();
+  });
+});
