@@ -12,8 +12,9 @@
 //   }
 //
 // Registration is by assignment: a module's own enumerable properties, in insertion order,
-// whose values are Modules, Params, or arrays of Modules / of Params
-// (named "layers.0", as PyTorch's ModuleList) are its children; nothing else is (plain
+// whose values are Modules, Params, arrays of Modules / of Params (named "layers.0", as
+// PyTorch's ModuleList) or plain objects of them (named "heads.a", as PyTorch's
+// ModuleDict) are its children; nothing else is (plain
 // tensors are constants, as in PyTorch). The walk is lazy: a forward call costs nothing.
 // Names and their order are PyTorch's state_dict's: a module's own Params first (in
 // assignment order), then each child's, depth first.
@@ -93,6 +94,8 @@ export type ModuleLeaf =
   | { kind: 'layer'; name: string; module: Module; model: RawModel };
 
 const isMap = (v: unknown): v is Map<unknown, unknown> => v instanceof Map;
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null);
 
 /** "a.b" or "b". */
 function join(prefix: string, name: string): string {
@@ -213,6 +216,15 @@ export class Module {
           }
           out.push([`${key}.${i}`, this._checkMember(x, `${key}[${i}]`)]);
         });
+      } else if (isPlainObject(v) && Object.values(v).some((x) => x instanceof Module || x instanceof P)) {
+        // A plain object of modules / parameters: PyTorch's ModuleDict / ParameterDict.
+        for (const [k, x] of Object.entries(v)) {
+          if (!(x instanceof Module || x instanceof P)) {
+            throw fail('Type', `${this._typeName()}.${key}.${k}: expected a kiln Module or Param (an object holding modules or parameters is a dict of them), got ${describe(x)}`);
+          }
+          if (k === '' || k.includes('.')) throw fail('Type', `${this._typeName()}.${key}: the key ${JSON.stringify(k)} is not a name (no '.', not empty)`);
+          out.push([`${key}.${k}`, this._checkMember(x, `${key}.${k}`)]);
+        }
       } else if (isMap(v) && [...v.values()].some((x) => x instanceof Module)) {
         throw fail('Type', `${this._typeName()}.${key}: a Map of modules is not registered; use an object property per module or an array`);
       }
@@ -529,7 +541,10 @@ export class Module {
   /**
    * Loads SafeTensors bytes (from saveSafetensors, a Sequential's, or PyTorch's
    * safetensors.torch.save_file of the equivalent module; F32, F16 or BF16 floats, I64 /
-   * I32 integers) as loadStateDict does: strict by default, nothing half-applied. Returns this.
+   * I32 integers) as loadStateDict does: strict by default (missing or unexpected keys
+   * are a `Value` error listing them), nothing half-applied. Returns this (as
+   * Sequential.loadSafetensors always has); with strict false the keys that were skipped
+   * are those loadStateDict reports: `m.loadStateDict(dict, {strict: false})`.
    * @throws KilnError `Format` for malformed bytes; as loadStateDict; `Type` for a non-Uint8Array.
    */
   loadSafetensors(bytes: Uint8Array, options?: LoadOptions): this {
@@ -588,7 +603,10 @@ export class Module {
       const d = Object.getOwnPropertyDescriptor(this, key) as PropertyDescriptor;
       if ('value' in d) {
         const v = d.value as unknown;
-        d.value = Array.isArray(v) && v.some((x) => x instanceof Module || x instanceof P) ? v.map(copy) : copy(v);
+        const holds = (xs: unknown[]) => xs.some((x) => x instanceof Module || x instanceof P);
+        d.value = Array.isArray(v) && holds(v) ? v.map(copy)
+          : isPlainObject(v) && holds(Object.values(v)) ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, copy(x)]))
+            : copy(v);
       }
       Object.defineProperty(out, key, d);
     }

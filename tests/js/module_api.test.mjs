@@ -61,6 +61,27 @@ describe('names, modes, printing', () => {
     net.dispose();
   });
 
+  it('a plain object of modules is a dict of them (PyTorch ModuleDict keys), cloned deeply', () => {
+    const Heads = class Heads extends kiln.Module {
+      constructor() {
+        super();
+        this.heads = { a: kiln.nn.linear({ dInput: 2, dOutput: 1 }), b: new kiln.Param(kiln.tidy(() => kiln.Tensor.ones([3]))) };
+      }
+    };
+    const m = new Heads();
+    expect(Object.keys(values(m))).toEqual(['heads.a.weight', 'heads.a.bias', 'heads.b']);
+    const c = m.clone();
+    expect(c.heads).not.toBe(m.heads);
+    expect(c.heads.b.paramId).not.toBe(m.heads.b.paramId);
+    expect(values(c)).toEqual(values(m));
+    m.heads.c = 'not a module';
+    expectKilnError(kiln, () => m.numParams, 'Type',
+      'Heads.heads.c: expected a kiln Module or Param (an object holding modules or parameters is a dict of them), got the string "not a module"');
+    delete m.heads.c;
+    c.dispose();
+    m.dispose();
+  });
+
   it('train()/eval() recurse into JS and built-in submodules', () => {
     const net = outer();
     expect(net.training).toBe(true);
