@@ -14,6 +14,7 @@
 #include "kiln/optim/rmsprop.hpp"
 #include "kiln/optim/sgd.hpp"
 #include "train_common.hpp"
+#include "module_params.hpp"  // optimizer_step_list (module: JS modules, lists of tensors)
 
 using emscripten::val;
 
@@ -118,6 +119,29 @@ StepItem learner_step(OptimizerState& optimizer, ModelState& model,
   optimizer.last_lr = lr;
   ++optimizer.steps;
   return item;
+}
+
+// optimizer.step of a JS module or a list of tensors (module_params.hpp): the same
+// OptimizerAdaptor step (state by ParamId) over a ParamList; guarded as train_step when `at`.
+void optimizer_step_list(OptimizerState& optimizer, JsParamList& list,
+                         kiln::optim::GradientsParams<AD> grads,
+                         const kiln::train::StepPosition* at) {
+  Schedule schedule = optimizer.schedule;  // committed with the step
+  const double lr = schedule.step();
+  ParamList updated = list.list;
+  std::visit(
+      [&](auto& o) {
+        if (at != nullptr) {
+          kiln::train::detail::apply_checked_step(updated, o, lr, std::move(grads), *at);
+        } else {
+          updated = o.step(lr, updated, std::move(grads));
+        }
+      },
+      optimizer.impl->optim);
+  write_back(list, std::move(updated));
+  optimizer.schedule = std::move(schedule);
+  optimizer.last_lr = lr;
+  ++optimizer.steps;
 }
 
 namespace {

@@ -10,6 +10,8 @@ import type { Tensor } from './tensor/tensor.js';
 import type { KilnTraining, Data } from './train_api.js';
 import type { DataPipeline } from './data/install.js';
 import type { Io } from './io.js';
+import type { Module } from './module_class.js';
+import type { Param } from './module_param.js';
 
 /** kiln.Tensor: the factories (static methods) and `instanceof`. */
 export type TensorStatic = typeof Tensor;
@@ -44,6 +46,14 @@ export interface Kiln extends KilnTraining {
   Tensor: TensorStatic;
   Gradients: GradientsStatic;
   KilnError: typeof KilnError;
+  /**
+   * The base class of models written in JS (PyTorch's nn.Module): `class Net extends
+   * kiln.Module { constructor() { super(); this.fc1 = kiln.nn.linear({...}); } forward(x) {...} }`.
+   * kiln.nn's Sequential and layers are Modules too.
+   */
+  Module: typeof Module;
+  /** A module parameter: a float32 Tensor with a stable ParamId (`new kiln.Param(tensor)`, or `this.param(name, tensor)`). */
+  Param: typeof Param;
   activation: Activation;
   /**
    * Runs fn and disposes every Tensor and Gradients created inside it except those it

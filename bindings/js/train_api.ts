@@ -6,6 +6,7 @@
 // are PyTorch's unless stated (torch.nn.Sequential, torch.optim, ...); names are Burn's in
 // camelCase. Errors are KilnError with the code named in @throws.
 import type { Layer, Model, Sequential } from './nn.js';
+import type { Module } from './module_class.js';
 import type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
 
 // ---------------------------------------------------------------- layer specs
@@ -106,6 +107,14 @@ export interface Nn {
    *   `Type` for bad options.
    */
   sequential(spec: SequentialSpec | Array<LayerSpec | Model>, options?: ModelOptions): Sequential;
+  /**
+   * With a module written in JS among the layers (a kiln.Module that is not a kiln.nn
+   * Sequential or layer): a JS-side Sequential module whose forward applies the layers in
+   * order (the modules are shared, not copied, as PyTorch's nn.Sequential(*modules); specs
+   * become built-in layers); its keys are "0.weight", ... as PyTorch's.
+   * @throws KilnError as above; `Disposed` for a disposed module.
+   */
+  sequential(layers: Array<LayerSpec | Module>, options?: ModelOptions): Module;
   linear(config: LayerConfig<LinearSpec>, options?: ModelOptions): Layer;
   conv2d(config: LayerConfig<Conv2dSpec>, options?: ModelOptions): Layer;
   conv1d(config: LayerConfig<Conv1dSpec>, options?: ModelOptions): Layer;
