@@ -161,4 +161,54 @@ describe('examples/js/tutorial', () => {
     expect(r.v('workers.sameFirstBatch')).toBe(true);
     expect(r.v('liveTensors')).toBe(0);
   }, 60_000);
+
+  it('05_module.mjs: a user module registers its layers and params by name; forward = the maths by hand', () => {
+    const r = run('05_module.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('names')).toEqual(['linear1.weight', 'linear1.bias', 'linear2.weight', 'linear2.bias']);
+    expect(r.v('numParams')).toBe(4 * 32 + 32 + 32 * 2 + 2);
+    expect(r.v('output.shape')).toEqual([8, 2]);
+    expect(r.v('forwardMatchesByHand')).toBe(true);
+    expect(r.v('affine.names')).toEqual(['scale', 'shift']);
+    expect(r.v('affine.dScale')).toEqual([1, 2, 3]);
+    expect(r.v('noForward.code')).toBe('Type');
+    expect(r.v('exercise5.outputShape')).toEqual([16, 3]);
+    expect(r.v('exercise5.numParams')).toBe(10 * 64 + 64 + 64 * 32 + 32 + 32 * 3 + 3);
+    expect(r.v('exercise5.names')).toEqual(['fc1', 'fc2', 'fc3'].flatMap((l) => [`${l}.weight`, `${l}.bias`]));
+    expect(r.v('liveTensors')).toBe(0);
+    expect(r.out).toMatch(/\(linear1\): Linear/);
+  });
+
+  it('10_training_loop.mjs: the manual loop learns XOR (0 1 1 0), with validation and early stopping', () => {
+    const r = run('10_training_loop.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('predictions')).toEqual([0, 1, 1, 0]);
+    expect(r.v('finalAccuracy')).toBe(1);
+    expect(r.v('loss.last')).toBeLessThan(r.v('loss.first'));
+    expect(r.v('loss.first')).toBeGreaterThan(0.3);   // about ln 2 before learning
+    expect(r.v('loss.last')).toBeLessThan(0.05);
+    for (const h of [16, 64]) {
+      const e = r.v(`earlyStop.hidden${h}`);
+      expect(e.accuracy).toBe(1);
+      expect(e.stoppedAt).toBeLessThan(50);
+    }
+    expect(r.v('liveTensors')).toBe(0);
+  }, 120_000);
+
+  it('11_save_load.mjs: a saved model loads into a fresh one and predicts the same; another architecture is refused', () => {
+    const r = run('11_save_load.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('trained.predictions')).toEqual([0, 1, 1, 0]);
+    expect(r.v('loaded.predictions')).toEqual([0, 1, 1, 0]);
+    expect(r.v('loaded.sameLogits')).toBe(true);
+    expect(r.v('stateDict.names')).toEqual(['fc1.weight', 'fc1.bias', 'fc2.weight', 'fc2.bias']);
+    expect(r.v('otherModel.code')).toBe('Shape');
+    expect(r.out).toMatch(/otherModel.message: .*nothing was loaded.*"fc1.weight" has shape \[8, 2\], got \[16, 2\]/);
+    // float16 stores 2 bytes per value instead of 4: the file shrinks by 2 bytes per parameter.
+    const numParams = 16 * 2 + 16 + 2 * 16 + 2;
+    expect(r.v('file.bytes') - r.v('half.bytes')).toBe(2 * numParams);
+    expect(r.v('half.predictions')).toEqual([0, 1, 1, 0]);
+    expect(r.v('half.maxLogitDiff')).toBeLessThan(0.05);
+    expect(r.v('liveTensors')).toBe(0);
+  }, 60_000);
 });
