@@ -211,4 +211,27 @@ describe('examples/js/tutorial', () => {
     expect(r.v('half.maxLogitDiff')).toBeLessThan(0.05);
     expect(r.v('liveTensors')).toBe(0);
   }, 60_000);
+
+  it('07_losses.mjs: built-in and custom losses equal the formulas computed here', () => {
+    const r = run('07_losses.mjs');
+    expect(r.status, r.out).toBe(0);
+    const ceRow = (row, t) => -Math.log(softmaxRow(row)[t]);
+    close([r.v('crossEntropy')], [(ceRow([2, 1, 0.1], 0) + ceRow([0.5, 2.5, 0.3], 1)) / 2], 1e-5);
+    expect(r.v('mse')).toBe((0 + 1 + 4 + 9) / 4);
+    expect(r.v('mseSum')).toBe(14);
+    const z = [3, -2, 0, 40];
+    const t = [1, 0, 1, 0];
+    const sig = (x) => 1 / (1 + Math.exp(-x));
+    const bce = z.map((zi, i) => Math.max(zi, 0) - zi * t[i] + Math.log1p(Math.exp(-Math.abs(zi)))).reduce((a, b) => a + b) / 4;
+    close([r.v('customBce')], [bce], 1e-5);
+    close([r.v('builtinBce')], [bce], 1e-5);
+    close(r.v('customBce.grad'), z.map((zi, i) => (sig(zi) - t[i]) / 4), 1e-5);
+    const logits = r.v('exercise7.logits');
+    const targets = r.v('exercise7.targets');
+    expect(targets.every((k) => Number.isInteger(k) && k >= 0 && k < 5)).toBe(true);
+    const want = targets.map((k, i) => ceRow(logits.slice(5 * i, 5 * i + 5), k)).reduce((a, b) => a + b) / 8;
+    close([r.v('exercise7.builtin')], [want], 1e-5);
+    close([r.v('exercise7.manual')], [want], 1e-5);
+    expect(r.v('liveTensors')).toBe(0);
+  });
 });
