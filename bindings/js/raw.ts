@@ -51,6 +51,14 @@ export interface RawModel extends RawOwned {
   outputItemShape(inputShape: readonly number[]): number[];
 }
 
+/** kiln.optim.ReduceLROnPlateau's engine object (bindings/train_optim.cpp). */
+export interface RawPlateau extends RawOwned {
+  step(metric: number): number;
+  lr(): number;
+  state(): { lr: number; best: number; numBadEpochs: number; cooldownCounter: number; steps: number };
+  loadState(lr: number, best: number, numBadEpochs: number, cooldownCounter: number, steps: number): void;
+}
+
 export interface RawOptimizer extends RawOwned {
   step(model: RawModel, grads: RawGradients): void;
   lastLr(): number;
@@ -217,6 +225,16 @@ export interface RawModule {
   modelConcat(parts: RawModel[]): RawModel;
   optimizerCreate(kind: string, configJson: string, lrJson: string): RawOptimizer;
   scheduleValues(scheduleJson: string, n: number): Float64Array;
+  // issue 15 (learner): bindings/train_optim.cpp
+  scheduleMomentums(scheduleJson: string, n: number): Float64Array;
+  plateauCreate(configJson: string): RawPlateau;
+  plateauCreateFor(configJson: string, optimizer: RawOptimizer): RawPlateau;
+  clipGradNorm(tensors: RawTensor[], maxNorm: number, normType: number, errorIfNonfinite: boolean): { totalNorm: number; tensors: RawTensor[] };
+  clipGradValue(tensors: RawTensor[], clipValue: number): RawTensor[];
+  optimizerSetSchedule(optimizer: RawOptimizer, scheduleJson: string): void;
+  optimizerScheduleKind(optimizer: RawOptimizer): string;
+  optimizerSaveState(optimizer: RawOptimizer, model: RawModel): Uint8Array;
+  optimizerLoadState(optimizer: RawOptimizer, model: RawModel, bytes: Uint8Array): void;
   datasetFromArrays(x: Float32Array, y: Int32Array | Float32Array, itemShape: readonly number[],
     targetShape: readonly number[] | null, numClasses: number): RawDataset;
   datasetMnist(images: Uint8Array, labels: Uint8Array): RawDataset;
