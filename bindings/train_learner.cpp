@@ -644,11 +644,119 @@ JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, cons
   });
 }
 
+
+// ---------------------------------------------------------------- user steps (issue 15)
+
+/// The guarded step of a Learner whose step is a user function (trainStep): JS runs the
+/// forward and the loss (the graph reaches the model's parameters), then hands the loss here.
+/// step(): kiln::train::train_step with that loss (loss check, backward, gradient checks,
+/// clipping, optimizer step, update checks; a refused step changes nothing). With gradient
+/// accumulation, accumulate() checks the loss, runs the backward and adds the gradients of the
+/// model's parameters (Burn's GradientsAccumulator: a sum), and apply() takes the guarded
+/// step with the sums (train::detail::apply_checked_step).
+struct JsStepper {
+  kiln::optim::GradientsAccumulator<AD> accumulator;
+  std::int64_t pending = 0;  ///< backward passes accumulated since the last apply
+};
+
+/// A loss [1] (or rank 0 / any one-element shape) of the autodiff graph.
+kiln::Tensor<AD, 1> loss_of(const JsTensor& loss, const char* op) {
+  if (!loss.is_float()) {
+    throw kiln::DTypeError(kiln::str_cat(op, ": the step's loss must be a float32 tensor, got ",
+                                         kiln::dtype_name(loss.dtype())));
+  }
+  if (loss.shape().num_elements() != 1) {
+    throw kiln::ShapeError(kiln::str_cat(op, ": the step's loss must have one element (a scalar), got shape ",
+                                         loss.shape()));
+  }
+  if (!loss.is_tracked()) {
+    throw kiln::StateError(kiln::str_cat(op, ": the step's loss does not depend on any parameter that "
+                                         "requires a gradient (was it computed inside noGrad, or detached?)"));
+  }
+  const std::int64_t one[] = {1};
+  return kiln::Tensor<AD, 1>(AD::FloatOps::reshape(loss.value, one));
+}
+
+kiln::train::StepPosition position(double epoch, double batch) {
+  return kiln::train::StepPosition{"Learner.fit", static_cast<std::int64_t>(epoch),
+                                   static_cast<std::int64_t>(batch)};
+}
+
+ModelState& model_state(const JsModel& m, const char* op) {
+  if (!m.state) throw kiln::StateError(kiln::str_cat(op, ": the model was disposed"));
+  return *m.state;
+}
+OptimizerState& optimizer_state(const JsOptimizer& o, const char* op) {
+  if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+  return *o.state;
+}
+
+/// One guarded step; returns the loss.
+double stepper_step(JsStepper& st, const JsOptimizer& o, const JsModel& m, const JsTensor& loss,
+                    double epoch, double batch) {
+  return guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending != 0) throw kiln::StateError(kiln::str_cat(op, ": accumulated gradients are pending"));
+    auto l = loss_of(loss, op);
+    OptimizerState& opt = optimizer_state(o, op);
+    ModelState& model = model_state(m, op);
+    const StepItem item = learner_step(
+        opt, model, [&](const Model&) { return StepItem{l, 0.0}; }, position(epoch, batch));
+    return static_cast<double>(item.loss.inner().into_scalar());
+  });
+}
+
+/// Checks the loss, runs the backward and adds the model's gradients; returns the loss.
+double stepper_accumulate(JsStepper& st, const JsModel& m, const JsTensor& loss, double epoch,
+                          double batch) {
+  return guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    auto l = loss_of(loss, op);
+    ModelState& model = model_state(m, op);
+    const double value = static_cast<double>(l.inner().into_scalar());
+    kiln::train::detail::check_loss(value, position(epoch, batch));
+    auto grads = kiln::optim::GradientsParams<AD>::from_grads(l.backward(), model.model);
+    st.accumulator.accumulate(model.model, std::move(grads));
+    ++st.pending;
+    return value;
+  });
+}
+
+/// The guarded step with the accumulated gradients (none pending: nothing happens).
+void stepper_apply(JsStepper& st, const JsOptimizer& o, const JsModel& m, double epoch, double batch) {
+  guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending == 0) return;
+    OptimizerState& opt = optimizer_state(o, op);
+    ModelState& model = model_state(m, op);
+    auto grads = st.accumulator.grads();  // the accumulator is empty from here on
+    st.pending = 0;
+    learner_apply(opt, model, std::move(grads), position(epoch, batch));
+  });
+}
+
+double stepper_pending(const JsStepper& st) { return static_cast<double>(st.pending); }
+void stepper_clear(JsStepper& st) {
+  (void)st.accumulator.grads();
+  st.pending = 0;
+}
+JsStepper stepper_create() { return JsStepper{}; }
+void stepper_release(JsStepper& st) { stepper_clear(st); }
+
 }  // namespace
 }  // namespace kiln_js
 
 EMSCRIPTEN_BINDINGS(kiln_train_learner) {
   using namespace kiln_js;
+  // issue 15: the guarded step of user train steps
+  emscripten::class_<JsStepper>("RawStepper")
+      .function("step", &stepper_step)
+      .function("accumulate", &stepper_accumulate)
+      .function("apply", &stepper_apply)
+      .function("pending", &stepper_pending)
+      .function("clear", &stepper_clear)
+      .function("release", &stepper_release);
+  emscripten::function("stepperCreate", &stepper_create);
   emscripten::class_<JsLearner>("RawLearner")
       .function("trainBatch", &learner_train_batch)
       .function("beginEpoch", &learner_begin_epoch)

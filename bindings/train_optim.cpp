@@ -28,6 +28,8 @@ struct OptimizerImpl {
       optim;
 };
 
+using OptimVariant = decltype(OptimizerImpl::optim);
+
 namespace {
 
 using Json = kiln::config::Value;
@@ -124,6 +126,18 @@ StepItem learner_step(OptimizerState& optimizer, ModelState& model,
   return item;
 }
 
+void learner_apply(OptimizerState& optimizer, ModelState& model,
+                   kiln::optim::GradientsParams<AD> grads, const kiln::train::StepPosition& at) {
+  Schedule schedule = optimizer.schedule;  // committed with the step
+  const double lr = schedule.step();
+  std::visit(
+      [&](auto& o) { kiln::train::detail::apply_checked_step(model.model, o, lr, std::move(grads), at); },
+      optimizer.impl->optim);
+  optimizer.schedule = std::move(schedule);
+  optimizer.last_lr = lr;
+  ++optimizer.steps;
+}
+
 namespace {
 
 OptimizerState& state_of(const JsOptimizer& o) {
@@ -194,7 +208,11 @@ val schedule_values(const std::string& lr_json, double n) {
     }
     Schedule s = schedule_from_json(lr_json);
     val out = val::global("Float64Array").new_(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) out.set(i, s.step());
+    try {
+      for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) out.set(i, s.step());
+    } catch (const kiln::StateError& e) {
+      throw kiln::StateError(kiln::str_cat("Schedule.values: ", without_cpp_prefix(e.what())));
+    }
     return out;
   });
 }
@@ -346,6 +364,9 @@ void plateau_release(JsPlateau& p) {
   p.optimizer.reset();
 }
 
+/// An empty Gradients (kiln.optim.GradientsAccumulator fills it with tGradReplace).
+Gradients gradients_empty() { return Gradients{}; }
+
 // ---------------------------------------------------------------- clipping (issue 15)
 
 /// The Cpu primitives of a JS array of float tensors (their values; a tracked tensor's graph
@@ -402,7 +423,7 @@ std::string number_text(double v) { return kiln::config::Value(v).dump(); }
 val optimizer_save_state(const JsOptimizer& o, const JsModel& m) {
   return guarded([&] {
     const OptimizerState& s = state_of(o);
-    if (!m.state) throw kiln::StateError("optimizer.saveState: the model was disposed");
+    if (!m.state) throw kiln::StateError("Optimizer.saveState: the model was disposed");
     const auto record = std::visit([&](const auto& a) { return a.to_named_record(m.state->model); },
                                    s.impl->optim);
     std::map<std::string, std::string> meta;
@@ -430,9 +451,9 @@ std::int64_t meta_count(const std::map<std::string, std::string>& meta, const ch
 /// optimizer.loadState(model, bytes): everything checked before anything changes.
 void optimizer_load_state(const JsOptimizer& o, const JsModel& m, val bytes) {
   guarded([&] {
-    constexpr const char* op = "optimizer.loadState";
+    constexpr const char* op = "Optimizer.loadState";
     OptimizerState& s = state_of(o);
-    if (!m.state) throw kiln::StateError("optimizer.loadState: the model was disposed");
+    if (!m.state) throw kiln::StateError("Optimizer.loadState: the model was disposed");
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
       throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array (from saveState), got ",
                                           bytes.typeOf().as<std::string>()));
@@ -464,9 +485,17 @@ void optimizer_load_state(const JsOptimizer& o, const JsModel& m, val bytes) {
     const double last_lr = meta["last_lr"] == "nan" ? std::numeric_limits<double>::quiet_NaN()
                                                    : kiln::config::parse(meta["last_lr"], op).get_double();
     // Matched by parameter path; throws (FormatError listing every problem) before anything changes.
-    auto next = std::visit(
-        [&](const auto& a) -> decltype(s.impl->optim) { return a.load_named_record(m.state->model, record, op); },
-        s.impl->optim);
+    OptimVariant next = [&] {
+      try {
+        return std::visit(
+            [&](const auto& a) {
+              return OptimVariant(a.load_named_record(m.state->model, record, "the state does not fit the model"));
+            },
+            s.impl->optim);
+      } catch (const kiln::FormatError& e) {
+        throw kiln::FormatError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+      }
+    }();
     s.impl->optim = std::move(next);
     s.schedule = std::move(schedule);
     s.schedule_json = meta["schedule"];
@@ -503,4 +532,5 @@ EMSCRIPTEN_BINDINGS(kiln_train_optim) {
   emscripten::function("optimizerScheduleKind", &optimizer_schedule_kind);
   emscripten::function("optimizerSaveState", &optimizer_save_state);
   emscripten::function("optimizerLoadState", &optimizer_load_state);
+  emscripten::function("gradientsEmpty", &gradients_empty);
 }

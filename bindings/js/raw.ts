@@ -59,6 +59,15 @@ export interface RawPlateau extends RawOwned {
   loadState(lr: number, best: number, numBadEpochs: number, cooldownCounter: number, steps: number): void;
 }
 
+/** The guarded step of a Learner with a user trainStep (bindings/train_learner.cpp). */
+export interface RawStepper extends RawOwned {
+  step(optimizer: RawOptimizer, model: RawModel, loss: RawTensor, epoch: number, batch: number): number;
+  accumulate(model: RawModel, loss: RawTensor, epoch: number, batch: number): number;
+  apply(optimizer: RawOptimizer, model: RawModel, epoch: number, batch: number): void;
+  pending(): number;
+  clear(): void;
+}
+
 export interface RawOptimizer extends RawOwned {
   step(model: RawModel, grads: RawGradients): void;
   lastLr(): number;
@@ -235,6 +244,8 @@ export interface RawModule {
   optimizerScheduleKind(optimizer: RawOptimizer): string;
   optimizerSaveState(optimizer: RawOptimizer, model: RawModel): Uint8Array;
   optimizerLoadState(optimizer: RawOptimizer, model: RawModel, bytes: Uint8Array): void;
+  gradientsEmpty(): RawGradients;
+  stepperCreate(): RawStepper;
   datasetFromArrays(x: Float32Array, y: Int32Array | Float32Array, itemShape: readonly number[],
     targetShape: readonly number[] | null, numClasses: number): RawDataset;
   datasetMnist(images: Uint8Array, labels: Uint8Array): RawDataset;

@@ -7,6 +7,7 @@ import { describe, engineJson, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
 import type { Gradients } from '../tensor/gradients.js';
 import type { Tensor } from '../tensor/tensor.js';
+import { GradientsAccumulator } from './accumulator.js';
 import { bool, engineOfNew, int, num, options, TOKEN, type Options } from './common.js';
 
 const options_ = options;
@@ -339,6 +340,7 @@ type OptimizerCtor = new (token: symbol, kind: string, handle: RawOptimizer, con
 const ScheduleBase = Schedule;
 const OptimizerBase = Optimizer;
 const PlateauBase = ReduceLROnPlateau;
+const GradientsAccumulatorBase = GradientsAccumulator;
 
 /** Installs kiln.optim onto `kiln`. */
 export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
@@ -489,9 +491,11 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
   }
 
   const P = bindClass(class ReduceLROnPlateau extends PlateauBase {}, e);
+  const A = bindClass(class GradientsAccumulator extends GradientsAccumulatorBase {}, e);
   kiln.optim = Object.freeze({
     sgd, adam, adamW, rmsProp, schedule: scheduleFns, Optimizer: O, Schedule: S,
     ReduceLROnPlateau: P,
+    GradientsAccumulator: A,
     clipGradNorm: (grads: unknown, maxNorm: unknown, opts?: unknown) => clipGradNorm(e, grads, maxNorm, opts),
     clipGradValue: (grads: unknown, clipValue: unknown) => clipGradValue(e, grads, clipValue),
   });
