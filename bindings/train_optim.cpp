@@ -355,7 +355,7 @@ void plateau_load_state(JsPlateau& p, double lr, double best, double bad, double
     } catch (const kiln::ValueError& e) {
       throw kiln::ValueError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
     }
-    if (s.optimizer) set_schedule(*s.optimizer, constant_json(lr));
+    if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_json(lr));
   });
 }
 

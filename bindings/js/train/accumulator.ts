@@ -9,6 +9,7 @@
 import { describe, fail } from '../tensor/checks.js';
 import type { Engine } from '../tensor/engine.js';
 import type { Gradients } from '../tensor/gradients.js';
+import type { RawTensor } from '../raw.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { engineOfNew } from './common.js';
 
@@ -46,14 +47,16 @@ function escape(t: Tensor): Tensor {
 }
 
 /**
- * Sums gradients over several backward passes (Burn's GradientsAccumulator). The sums are
- * held (outside any tidy scope) until grads() hands them out or dispose() frees them.
+ * Sums gradients over several backward passes (Burn's GradientsAccumulator). Parameters are
+ * matched by name across calls (a model's dotted names; a list's indices). The sums are held
+ * (outside any tidy scope) until grads() hands them out or dispose() frees them.
  */
 export class GradientsAccumulator {
   /** @internal */
   declare readonly _e: Engine;
-  /** @internal */
-  _sums: Map<Tensor, { name: string; sum: Tensor }>;
+  /** By parameter name (a model's dotted name, or the index in a list): the parameter (a
+   * handle of its own, so the caller's wrappers may be disposed) and the running sum. @internal */
+  _sums: Map<string, { param: Tensor; sum: Tensor }>;
   /** Backward passes accumulated since the last grads(). */
   count: number;
 
@@ -81,7 +84,7 @@ export class GradientsAccumulator {
         if (h === undefined) continue;
         const t = escape(e.wrap(h));
         fresh.push([name, p, t]);
-        const old = this._sums.get(p);
+        const old = this._sums.get(name);
         if (old && old.sum.shape.join(',') !== t.shape.join(',')) {
           throw fail('Shape', `${op}: the gradient of "${name}" has shape [${t.shape.join(', ')}], the accumulated one [${old.sum.shape.join(', ')}]`);
         }
@@ -91,14 +94,15 @@ export class GradientsAccumulator {
       throw err;
     }
     for (const [name, p, t] of fresh) {
-      const old = this._sums.get(p);
+      const old = this._sums.get(name);
       if (old) {
         const sum = escape(old.sum.add(t));
         old.sum.dispose();
         t.dispose();
-        this._sums.set(p, { name, sum });
+        this._sums.set(name, { param: old.param, sum });
       } else {
-        this._sums.set(p, { name, sum: t });
+        const param = escape(e.wrap((p._raw(op) as unknown as { clone(): RawTensor }).clone()));
+        this._sums.set(name, { param, sum: t });
       }
     }
     this.count++;
@@ -114,7 +118,7 @@ export class GradientsAccumulator {
     const e = this._e;
     const out = e.wrapGradients(e.raw.gradientsEmpty());
     try {
-      for (const [p, { sum }] of this._sums) e.raw.tGradReplace(p._raw(op), e.unwrapGradients(out, op), sum._raw(op));
+      for (const { param, sum } of this._sums.values()) e.raw.tGradReplace(param._raw(op), e.unwrapGradients(out, op), sum._raw(op));
     } catch (err) {
       out.dispose();
       throw err;
@@ -125,7 +129,10 @@ export class GradientsAccumulator {
 
   /** Frees the running sums (the accumulator stays usable, empty). */
   dispose(): void {
-    for (const { sum } of this._sums.values()) sum.dispose();
+    for (const { param, sum } of this._sums.values()) {
+      param.dispose();
+      sum.dispose();
+    }
     this._sums.clear();
     this.count = 0;
   }
