@@ -283,26 +283,28 @@ describe('Learner (general path): the steps', () => {
     await expectKilnAsync(make({ trainStep: () => ({ loss: kiln.Tensor.fromData([1]) }) }).fit(data), 'State', /does not depend on any parameter/);
     await expectKilnAsync(make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy()], trainStep: (m, b) => {
       const output = m.forward(b.x);
-      return { loss: kiln.loss.crossEntropy().forward(output, b.y), output: output.sumDim(1), targets: b.y };
-    } }).fit(data), 'Shape', /Accuracy.update: output must be \[batch_size, num_classes\], got shape \[4, 1\]/);
+      return { loss: kiln.loss.crossEntropy().forward(output, b.y), output: output.sumDim(1).reshape([4]), targets: b.y };
+    } }).fit(data), 'Shape', /Accuracy.update: output must be \[batch_size, num_classes\], got shape \[4\]/);
     await expectKilnAsync(make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy()], trainStep: (m, b) => {
       const output = m.forward(b.x);
       return { loss: kiln.loss.crossEntropy().forward(output, b.y), output, targets: kiln.Tensor.fromData([0, 1], { dtype: 'int32' }) };
     } }).fit(data), 'Shape', /Accuracy.update: output has 4 rows but targets has 2 labels/);
-    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy() }).fit(42), 'Type', /must be an iterable \(or async iterable\) of batches/);
-    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy() }).fit(data, { epochs: 1, batchSize: 3 }), 'Config', /unknown option "batchSize"/);
-    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy() }).fit([{ x: 1 }]), 'Type', /the default step needs batches \{x, y\}/);
+    const withMetrics = { loss: kiln.loss.crossEntropy(), metrics: [] };
+    await expectKilnAsync(make(withMetrics).fit(42), 'Type', /Learner.fit: with trainStep, metrics or the other general options, the training data must be an iterable \(or async iterable\) of batches, e.g. a kiln.data.DataLoader, got the number 42/);
+    await expectKilnAsync(make(withMetrics).fit(data, { epochs: 1, batchSize: 3 }), 'Config', /unknown option "batchSize"/);
+    await expectKilnAsync(make(withMetrics).fit([{ x: 1 }]), 'Type', /the default step needs batches \{x, y\}/);
+    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy() }).fit(data), 'Type', /train must be a kiln.data Dataset for a Learner made with \{optimizer, loss\}; to train on an iterable of batches/);
     await expectKilnAsync(make({ loss: kiln.loss.crossEntropy(), earlyStopping: { monitor: 'valid.loss' } }).fit(data), 'Config', /"valid.loss" names no metric of this run .*no validLoader/);
-    expectKiln(() => make({ trainStep: () => ({}), metricz: [] }), 'Config', /unknown option "metricz"/);
+    expectKiln(() => make({ trainStep: () => ({}), metricz: [] }), 'Config', /Learner: unknown option "metricz"/);
     expectKiln(() => make({ trainStep: 'step' }), 'Type', /trainStep must be a function/);
-    expectKiln(() => make({ metrics: [{ name: 'x', value() {} }] }), 'Type', /metrics\[0\] is not a metric: it lacks update\(\), reset\(\)/);
+    expectKiln(() => make({ loss: kiln.loss.crossEntropy(), metrics: [{ name: 'x', value() {} }] }), 'Type', /metrics\[0\] is not a metric: it lacks update\(\), reset\(\)/);
     expectKiln(() => make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy(), new kiln.metrics.Accuracy()] }), 'Config', /two metrics are named "accuracy"/);
     expectKiln(() => make({ metrics: [] }), 'Config', /give trainStep/);
     expectKiln(() => make({ loss: kiln.loss.crossEntropy(), gradientAccumulation: 0 }), 'Value', /gradientAccumulation must be >= 1, got 0/);
     expectKiln(() => make({ loss: kiln.loss.crossEntropy(), lrScheduler: new kiln.optim.ReduceLROnPlateau(kiln.optim.sgd({ lr: 1 })) }), 'Config', /ReduceLROnPlateau of another optimizer/);
     expectKiln(() => make({ loss: kiln.loss.crossEntropy(), checkpointer: { directory: '/tmp/x', store: {} } }), 'Config', /exactly one of directory .* or store/);
     expectKiln(() => make({ loss: kiln.loss.crossEntropy(), earlyStopping: { patience: 1, wait: 2 } }), 'Config', /unknown option "wait"/);
-    const l = make({ loss: kiln.loss.crossEntropy() });
+    const l = make(withMetrics);
     expectKiln(() => l.trainBatch(new Float32Array(4), new Int32Array(1)), 'State', /Learner.trainBatch: this Learner has a trainStep\/metrics setup/);
   });
 });

@@ -171,10 +171,11 @@ export class Learner extends HandleOwner<RawLearner> {
   async fit(train: Dataset | AsyncIterable<unknown> | Iterable<unknown>, config?: FitOptions | GeneralFitOptions): Promise<History | GeneralHistory> {
     const op = 'Learner.fit';
     this._raw(op);
-    if (this._general !== null) {
+    const general = this._general;
+    if (general !== null) {
       this._busy = true;
       try {
-        return await generalFit(this._e, this._general, train, config);
+        return await generalFit(this._e, general, train, config);
       } finally {
         this._busy = false;
       }
@@ -186,6 +187,9 @@ export class Learner extends HandleOwner<RawLearner> {
   async _fitDataset(train: Dataset, config?: FitOptions): Promise<History> {
     const op = 'Learner.fit';
     const h = this._raw(op);
+    if (!(train instanceof this._e.bound(Dataset)) && train !== null && typeof train === 'object' && (Symbol.iterator in train || Symbol.asyncIterator in train)) {
+      throw fail('Type', `${op}: train must be a kiln.data Dataset for a Learner made with {optimizer, loss}; to train on an iterable of batches (a kiln.data.DataLoader) give the Learner a trainStep or metrics (new kiln.Learner(model, {optimizer, loss, metrics: [...]})), got ${describe(train)}`);
+    }
     unwrapDataset(this._e, train, op, 'train');
     const c = options(config, op, [
       'epochs', 'batchSize', 'shuffle', 'validationData', 'batchesPerCall', 'onBatchEnd',
