@@ -5,9 +5,12 @@
 #include <emscripten/bind.h>
 
 #include <cmath>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "kiln/record/recorder.hpp"
+#include "module_params.hpp"
 #include "train_common.hpp"
 
 using emscripten::val;
@@ -293,6 +296,138 @@ val model_output_item_shape(const JsModel& m, val item) {
   });
 }
 
+/// The record key of a parameter path (a single layer's keys have no "0.").
+std::string key_of(const ModelState& s, const std::string& path) {
+  return s.single && path.rfind("0.", 0) == 0 ? path.substr(2) : path;
+}
+
+/// {key: {id, requiresGrad, float}}: each parameter's ParamId (the optimizer's state key),
+/// whether it is trainable, and whether it is a float parameter (running statistics are;
+/// num_batches_tracked is not), keys as in the records.
+val model_parameter_info(const JsModel& m) {
+  return guarded([&] {
+    const ModelState& s = state_of(m);
+    val out = val::object();
+    auto add = [&](const std::string& path, const auto& p) {
+      using P = std::remove_cvref_t<decltype(p)>;
+      val info = val::object();
+      info.set("id", static_cast<double>(p.id().value()));
+      info.set("requiresGrad", p.is_require_grad());
+      info.set("float", std::is_same_v<typename P::Value::Kind, kiln::Float>);
+      out.set(key_of(s, path), info);
+    };
+    s.model.visit(add);
+    return out;
+  });
+}
+
+/// Replaces parameters by the tensors of `values` ({key: RawTensor}), keeping their ParamIds
+/// and flags (Module.loadStateDict, an optimizer's write-back, slot.set). Every entry is
+/// checked (key known, dtype and shape equal to the parameter's) before any is set: on error
+/// nothing changes. `op` names the caller.
+void model_set_parameters(const JsModel& m, val values, const std::string& op) {
+  guarded([&] {
+    ModelState& s = state_of(m);
+    const val keys = val::global("Object").call<val>("keys", values);
+    const auto n = keys["length"].as<std::size_t>();
+    std::map<std::string, JsTensor> given;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string key = keys[i].as<std::string>();
+      JsTensor t = values[key].as<JsTensor>();
+      // PyTorch's scalar buffers (num_batches_tracked) are rank 0; Kiln's are [1].
+      if (t.shape().rank() == 0) {
+        const std::int64_t one[1] = {1};
+        t = t.is_float() ? JsTensor(FloatPrim(kiln::CpuOps::reshape(t.primitive(), one)))
+                         : JsTensor(kiln::CpuOps::reshape(t.primitive(), one));
+      }
+      given.emplace(key, std::move(t));
+    }
+    std::set<std::string> known;
+    auto check = [&](const std::string& path, const auto& p) {
+      using P = std::remove_cvref_t<decltype(p)>;
+      using K = typename P::Value::Kind;
+      const std::string key = key_of(s, path);
+      known.insert(key);
+      const auto it = given.find(key);
+      if (it == given.end()) return;
+      const JsTensor& t = it->second;
+      if (t.dtype() != K::dtype) {
+        throw kiln::DTypeError(kiln::str_cat(op, ": \"", key, "\" is ", js_dtype_name(K::dtype),
+                                             ", got a ", js_dtype_name(t.dtype()), " tensor"));
+      }
+      if (!(t.shape() == p.shape())) {
+        throw kiln::ShapeError(kiln::str_cat(op, ": \"", key, "\" has shape ", p.shape(),
+                                             ", got ", t.shape()));
+      }
+    };
+    s.model.visit(check);
+    for (const auto& entry : given) {
+      if (!known.count(entry.first)) {
+        throw kiln::ValueError(kiln::str_cat(op, ": the layer has no parameter \"", entry.first, '"'));
+      }
+    }
+    auto set = [&](const std::string& path, auto& p) {
+      using P = std::remove_cvref_t<decltype(p)>;
+      using T = typename P::Value;
+      const auto it = given.find(key_of(s, path));
+      if (it == given.end()) return;
+      if constexpr (std::is_same_v<typename T::Kind, kiln::Float>) {
+        p.set(T(FloatPrim(it->second.primitive())));
+      } else {
+        p.set(T(it->second.primitive()));
+      }
+    };
+    s.model.visit_mut(set);
+  });
+}
+
+/// Freezes (false) or unfreezes the float parameter `key`, or every one when key is empty.
+void model_set_require_grad(const JsModel& m, const std::string& key, bool require) {
+  guarded([&] {
+    ModelState& s = state_of(m);
+    bool found = key.empty();
+    auto set = [&](const std::string& path, auto& p) {
+      using P = std::remove_cvref_t<decltype(p)>;
+      if constexpr (std::is_same_v<typename P::Value::Kind, kiln::Float>) {
+        if (!key.empty() && key_of(s, path) != key) return;
+        found = true;
+        p.set_require_grad(require);
+      }
+    };
+    s.model.visit_mut(set);
+    if (!found) {
+      throw kiln::ValueError(kiln::str_cat("requiresGrad: the layer has no float parameter \"", key, '"'));
+    }
+  });
+}
+
+/// saveSafetensors({dtype}): float parameters as F32, F16 or BF16 ('float32' | 'float16' |
+/// 'bfloat16'); num_batches_tracked stays I64.
+val model_save_as(const JsModel& m, const std::string& dtype) {
+  return guarded([&] {
+    const ModelState& s = state_of(m);
+    const auto target = safetensors_float_dtype(dtype, "Sequential.saveSafetensors");
+    const kiln::record::SafetensorsRecorder recorder;
+    auto file = s.single ? recorder.to_record(SingleLayerView{s.model}) : recorder.to_record(s.model);
+    const auto bytes = safetensors_bytes_as(std::move(file), target);
+    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+  });
+}
+
+/// A deep copy (Module.clone()): same spec, values and modes, new ParamIds (so an
+/// optimizer's state does not follow the copy). The values are shared copy-on-write.
+JsModel model_clone_new(const JsModel& m) {
+  return guarded([&] {
+    auto state = std::make_shared<ModelState>(state_of(m));
+    auto renew = [](const std::string&, auto& p) {
+      using P = std::remove_cvref_t<decltype(p)>;
+      if (p.is_initialized()) p = P(p.val(), p.is_require_grad());
+    };
+    state->model.visit_mut(renew);
+    return JsModel{std::move(state)};
+  });
+}
+
 void model_dispose(JsModel& m) { m.state.reset(); }
 
 /// The layer types of the engine's registry, in registry order (the order of the types in
@@ -337,6 +472,11 @@ EMSCRIPTEN_BINDINGS(kiln_nn_sequential) {
       .function("parameters", &model_parameters)
       .function("inputItemSize", &model_input_item_size)
       .function("outputItemShape", &model_output_item_shape)
+      .function("parameterInfo", &model_parameter_info)
+      .function("setParameters", &model_set_parameters)
+      .function("setRequireGrad", &model_set_require_grad)
+      .function("saveSafetensorsAs", &model_save_as)
+      .function("cloneNew", &model_clone_new)
       .function("release", &model_dispose);
   emscripten::function("modelCreate", &model_create);
   emscripten::function("modelConcat", &model_concat);

@@ -19,6 +19,7 @@
 #include "kiln/nn/loss/cross_entropy.hpp"
 #include "kiln/nn/loss/mse.hpp"
 #include "kiln/tensor/activation.hpp"
+#include "module_params.hpp"
 #include "train_common.hpp"
 
 using emscripten::val;
@@ -735,6 +736,53 @@ void stepper_apply(JsStepper& st, const JsOptimizer& o, const JsModel& m, double
   });
 }
 
+
+// The same three over a JsParamList (bindings/module_params.hpp): any model, a kiln.Module
+// of kiln.Params and built-in layers, or a list of tensors; the step is optimizer_step_list
+// guarded as train_step, which writes the updated values back.
+
+double stepper_step_list(JsStepper& st, const JsOptimizer& o, JsParamList& list, const JsTensor& loss,
+                         double epoch, double batch) {
+  return guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending != 0) throw kiln::StateError(kiln::str_cat(op, ": accumulated gradients are pending"));
+    auto l = loss_of(loss, op);
+    OptimizerState& opt = optimizer_state(o, op);
+    const auto at = position(epoch, batch);
+    const double value = static_cast<double>(l.inner().into_scalar());
+    kiln::train::detail::check_loss(value, at);
+    const Gradients grads = l.backward();
+    optimizer_step_list(opt, list, list_gradients(list, grads), &at);
+    return value;
+  });
+}
+
+double stepper_accumulate_list(JsStepper& st, JsParamList& list, const JsTensor& loss, double epoch,
+                               double batch) {
+  return guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    auto l = loss_of(loss, op);
+    const double value = static_cast<double>(l.inner().into_scalar());
+    kiln::train::detail::check_loss(value, position(epoch, batch));
+    const Gradients grads = l.backward();
+    st.accumulator.accumulate(list.list, list_gradients(list, grads));
+    ++st.pending;
+    return value;
+  });
+}
+
+void stepper_apply_list(JsStepper& st, const JsOptimizer& o, JsParamList& list, double epoch, double batch) {
+  guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending == 0) return;
+    OptimizerState& opt = optimizer_state(o, op);
+    auto grads = st.accumulator.grads();
+    st.pending = 0;
+    const auto at = position(epoch, batch);
+    optimizer_step_list(opt, list, std::move(grads), &at);
+  });
+}
+
 double stepper_pending(const JsStepper& st) { return static_cast<double>(st.pending); }
 void stepper_clear(JsStepper& st) {
   (void)st.accumulator.grads();
@@ -753,6 +801,9 @@ EMSCRIPTEN_BINDINGS(kiln_train_learner) {
       .function("step", &stepper_step)
       .function("accumulate", &stepper_accumulate)
       .function("apply", &stepper_apply)
+      .function("stepList", &stepper_step_list)
+      .function("accumulateList", &stepper_accumulate_list)
+      .function("applyList", &stepper_apply_list)
       .function("pending", &stepper_pending)
       .function("clear", &stepper_clear)
       .function("release", &stepper_release);

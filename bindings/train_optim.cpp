@@ -15,6 +15,7 @@
 #include "kiln/optim/sgd.hpp"
 #include "kiln/train/checkpoint.hpp"
 #include "train_common.hpp"
+#include "module_params.hpp"  // optimizer_step_list (module: JS modules, lists of tensors)
 
 using emscripten::val;
 
@@ -133,6 +134,29 @@ void learner_apply(OptimizerState& optimizer, ModelState& model,
   std::visit(
       [&](auto& o) { kiln::train::detail::apply_checked_step(model.model, o, lr, std::move(grads), at); },
       optimizer.impl->optim);
+  optimizer.schedule = std::move(schedule);
+  optimizer.last_lr = lr;
+  ++optimizer.steps;
+}
+
+// optimizer.step of a JS module or a list of tensors (module_params.hpp): the same
+// OptimizerAdaptor step (state by ParamId) over a ParamList; guarded as train_step when `at`.
+void optimizer_step_list(OptimizerState& optimizer, JsParamList& list,
+                         kiln::optim::GradientsParams<AD> grads,
+                         const kiln::train::StepPosition* at) {
+  Schedule schedule = optimizer.schedule;  // committed with the step
+  const double lr = schedule.step();
+  ParamList updated = list.list;
+  std::visit(
+      [&](auto& o) {
+        if (at != nullptr) {
+          kiln::train::detail::apply_checked_step(updated, o, lr, std::move(grads), *at);
+        } else {
+          updated = o.step(lr, updated, std::move(grads));
+        }
+      },
+      optimizer.impl->optim);
+  write_back(list, std::move(updated));
   optimizer.schedule = std::move(schedule);
   optimizer.last_lr = lr;
   ++optimizer.steps;
@@ -419,22 +443,30 @@ std::string number_text(double v) { return kiln::config::Value(v).dump(); }
 
 /// optimizer.saveState(model): SafeTensors bytes of the per-parameter state keyed by
 /// "<parameter path>.<field>" (OptimizerAdaptor::to_named_record), the step count and the
-/// schedule in the metadata.
+/// schedule in the metadata. M: a Sequential or a ParamList (any JS model).
+template <class M>
+val save_state_of(const OptimizerState& s, const M& module) {
+  const auto record = std::visit([&](const auto& a) { return a.to_named_record(module); }, s.impl->optim);
+  std::map<std::string, std::string> meta;
+  meta["optimizer"] = s.kind;
+  meta["steps"] = std::to_string(s.steps);
+  meta["schedule"] = s.schedule_json;
+  meta["schedule_start"] = std::to_string(s.schedule_start);
+  meta["last_lr"] = std::isnan(s.last_lr) ? "nan" : number_text(s.last_lr);
+  const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, meta);
+  return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+}
+
 val optimizer_save_state(const JsOptimizer& o, const JsModel& m) {
   return guarded([&] {
     const OptimizerState& s = state_of(o);
     if (!m.state) throw kiln::StateError("Optimizer.saveState: the model was disposed");
-    const auto record = std::visit([&](const auto& a) { return a.to_named_record(m.state->model); },
-                                   s.impl->optim);
-    std::map<std::string, std::string> meta;
-    meta["optimizer"] = s.kind;
-    meta["steps"] = std::to_string(s.steps);
-    meta["schedule"] = s.schedule_json;
-    meta["schedule_start"] = std::to_string(s.schedule_start);
-    meta["last_lr"] = std::isnan(s.last_lr) ? "nan" : number_text(s.last_lr);
-    const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, meta);
-    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+    return save_state_of(s, m.state->model);
   });
+}
+
+val optimizer_save_state_list(const JsOptimizer& o, const JsParamList& list) {
+  return guarded([&] { return save_state_of(state_of(o), list.list); });
 }
 
 std::int64_t meta_count(const std::map<std::string, std::string>& meta, const char* key, const char* op) {
@@ -449,11 +481,10 @@ std::int64_t meta_count(const std::map<std::string, std::string>& meta, const ch
 }
 
 /// optimizer.loadState(model, bytes): everything checked before anything changes.
-void optimizer_load_state(const JsOptimizer& o, const JsModel& m, val bytes) {
-  guarded([&] {
+template <class M>
+void load_state_into(OptimizerState& s, const M& module, val bytes) {
+  {
     constexpr const char* op = "Optimizer.loadState";
-    OptimizerState& s = state_of(o);
-    if (!m.state) throw kiln::StateError("Optimizer.loadState: the model was disposed");
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
       throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array (from saveState), got ",
                                           bytes.typeOf().as<std::string>()));
@@ -489,7 +520,7 @@ void optimizer_load_state(const JsOptimizer& o, const JsModel& m, val bytes) {
       try {
         return std::visit(
             [&](const auto& a) {
-              return OptimVariant(a.load_named_record(m.state->model, record, "the state does not fit the model"));
+              return OptimVariant(a.load_named_record(module, record, "the state does not fit the model"));
             },
             s.impl->optim);
       } catch (const kiln::FormatError& e) {
@@ -502,7 +533,19 @@ void optimizer_load_state(const JsOptimizer& o, const JsModel& m, val bytes) {
     s.schedule_start = start;
     s.steps = steps;
     s.last_lr = last_lr;
+  }
+}
+
+void optimizer_load_state(const JsOptimizer& o, const JsModel& m, val bytes) {
+  guarded([&] {
+    OptimizerState& s = state_of(o);
+    if (!m.state) throw kiln::StateError("Optimizer.loadState: the model was disposed");
+    load_state_into(s, m.state->model, bytes);
   });
+}
+
+void optimizer_load_state_list(const JsOptimizer& o, const JsParamList& list, val bytes) {
+  guarded([&] { load_state_into(state_of(o), list.list, bytes); });
 }
 }  // namespace
 }  // namespace kiln_js
@@ -532,5 +575,7 @@ EMSCRIPTEN_BINDINGS(kiln_train_optim) {
   emscripten::function("optimizerScheduleKind", &optimizer_schedule_kind);
   emscripten::function("optimizerSaveState", &optimizer_save_state);
   emscripten::function("optimizerLoadState", &optimizer_load_state);
+  emscripten::function("optimizerSaveStateList", &optimizer_save_state_list);
+  emscripten::function("optimizerLoadStateList", &optimizer_load_state_list);
   emscripten::function("gradientsEmpty", &gradients_empty);
 }

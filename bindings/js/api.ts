@@ -8,6 +8,8 @@ import type { Gradients } from './tensor/gradients.js';
 import type { MemoryInfo } from './tensor/memory.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { KilnTraining } from './train_api.js';
+import type { Module } from './module_class.js';
+import type { Param } from './module_param.js';
 
 /** kiln.Tensor: the factories (static methods) and `instanceof`. */
 export type TensorStatic = typeof Tensor;
@@ -38,6 +40,14 @@ export interface Kiln extends KilnTraining {
   Tensor: TensorStatic;
   Gradients: GradientsStatic;
   KilnError: typeof KilnError;
+  /**
+   * The base class of models written in JS (PyTorch's nn.Module): `class Net extends
+   * kiln.Module { constructor() { super(); this.fc1 = kiln.nn.linear({...}); } forward(x) {...} }`.
+   * kiln.nn's Sequential and layers are Modules too.
+   */
+  Module: typeof Module;
+  /** A module parameter: a float32 Tensor with a stable ParamId (`new kiln.Param(tensor)`, or `this.param(name, tensor)`). */
+  Param: typeof Param;
   activation: Activation;
   /**
    * Runs fn and disposes every Tensor and Gradients created inside it except those it

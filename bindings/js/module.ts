@@ -12,6 +12,9 @@ import type { RawModule } from './raw.js';
 import { installTensor } from './tensor/install.js';
 // Models, losses, optimizers, data, Learner (H-train).
 import { installNn } from './nn.js';
+// kiln.Module, kiln.Param (module_class.ts): before installNn (Sequential is a Module).
+import { installModule } from './module_class.js';
+import { installParam } from './module_param.js';
 import { installTrain } from './train.js';
 
 /**
@@ -39,6 +42,8 @@ export function finishModule(raw: RawModule, options: { autoDispose?: boolean } 
     raw.setNumThreads(n);
   };
   // Models and training (H-train): kiln.nn, kiln.loss, kiln.optim, kiln.data, kiln.Learner.
+  installModule(kiln, internals.engine);
+  installParam(kiln, internals.engine);
   installNn(kiln, raw, internals.engine);
   installTrain(kiln, internals.engine);
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });

@@ -4,7 +4,7 @@
 // snake_case ({"type": "max_pool2d", "kernel_size": [2, 2]}): translated here, both ways,
 // and back in error messages. The layer specs' types: train_api.ts.
 import { KilnError } from './errors.js';
-import { HandleOwner } from './handle.js';
+import { Module, saveDtype, SequentialModule, type LoadOptions, type ModuleLeaf, type SaveOptions } from './module_class.js';
 import type { RawModel, RawModule } from './raw.js';
 import { checkIntArray, checkOptions, describe, engineJson, fail } from './tensor/checks.js';
 import { bindClass, type Engine } from './tensor/engine.js';
@@ -123,23 +123,103 @@ function seedOf(options: unknown, op: string): number {
 /** What `config` returns: the spec of a model, or of one layer (`Layer`). */
 export type ModelSpec = SequentialSpec | LayerSpec;
 
+/** Frees the engine model of a Sequential the program lost without dispose(). */
+const modelRegistry =
+  typeof FinalizationRegistry === 'function'
+    ? new FinalizationRegistry<RawModel>((handle) => {
+        try {
+          if (!handle.isDeleted()) handle.delete();
+        } catch {
+          /* already gone */
+        }
+      })
+    : null;
+
 /**
  * A model of layers applied in order (PyTorch's nn.Sequential), built from a spec by
  * kiln.nn.sequential; records keyed "0.weight", ... Parameters live in WebAssembly memory
  * until dispose(). New models are in training mode (dropout active, batchNorm on batch
  * statistics), as PyTorch's. `Spec` is the type of `config`: SequentialSpec, or LayerSpec
  * for a single `Layer`.
+ *
+ * A kiln.Module: it composes with modules written in JS (as a member of one, or in
+ * kiln.nn.sequential([...]) with them), and has Module's interface (stateDict,
+ * loadStateDict, clone, requiresGrad, _paramSlots, ...); its forward is one engine call and
+ * its parameters stay in the engine (their ParamIds kept by optimizer steps and loads).
  */
-export class Sequential<Spec extends ModelSpec = SequentialSpec> extends HandleOwner<RawModel> {
-  /** The engine instance (on the per-instance subclass's prototype). @internal */
-  declare readonly _e: Engine;
+export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module {
+  /** The engine model owned, null once disposed. @internal */
+  declare _h: RawModel | null;
+  /** @internal */
+  declare readonly _what: string;
 
   /** Internal: models come from kiln.nn.sequential(spec), kiln.nn.linear(...), ... */
   protected constructor(token: never, handle: never) {
-    if ((token as unknown) !== TOKEN) {
+    super();
+    this._init(token, handle);
+  }
+
+  /** The constructor's work (the per-instance class, installNn, calls it). @internal */
+  _init(token: unknown, handle: unknown): void {
+    if (token !== TOKEN) {
       throw fail('Type', 'Sequential: use kiln.nn.sequential(spec) to create models (the constructor is internal)');
     }
-    super(handle as RawModel, 'model');
+    Object.defineProperty(this, '_h', { value: handle as RawModel, writable: true, enumerable: false });
+    Object.defineProperty(this, '_what', { value: 'model', enumerable: false });
+    if (modelRegistry) modelRegistry.register(this, handle as RawModel, this);
+  }
+
+  /** The handle, or KilnError `Disposed` naming `op`. @internal */
+  _raw(op: string): RawModel {
+    if (this._h === null) throw new KilnError('Disposed', `${op}: the ${this._what} was disposed`);
+    return this._h;
+  }
+
+  /** Whether dispose() was called. */
+  get isDisposed(): boolean {
+    return this._h === null;
+  }
+
+  /** Frees the engine's memory; a second call does nothing. */
+  dispose(): void {
+    const h = this._h;
+    if (h === null) return;
+    this._h = null;
+    if (modelRegistry) modelRegistry.unregister(this);
+    h.release();
+    h.delete();
+  }
+
+  /** @internal */
+  _typeName(): string {
+    return (this.constructor as { name?: string }).name || 'Sequential';
+  }
+
+  /** @internal */
+  _live(op: string): void {
+    this._raw(op);
+  }
+
+  /** The engine's printout, camelCase, inside a module's toString(). @internal */
+  _treeString(): string {
+    return this._h === null ? `${this._typeName()} { disposed }` : camelMessage(this._h.describe());
+  }
+
+  /** No JS members: the layers live in the engine. @internal */
+  _members(): [string, Module][] {
+    return [];
+  }
+
+  /** One leaf: this model (its parameters in the engine). @internal */
+  _leaves(prefix = '', out: ModuleLeaf[] = [], seen: Set<unknown> = new Set()): ModuleLeaf[] {
+    if (this._h === null) {
+      throw new KilnError('Disposed', prefix === '' ? `${this._typeName()}: the model was disposed` : `Module: the layer "${prefix}" was disposed`);
+    }
+    if (!seen.has(this)) {
+      seen.add(this);
+      out.push({ kind: 'layer', name: prefix, module: this, model: this._h });
+    }
+    return out;
   }
 
   /**
@@ -210,8 +290,11 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends HandleO
    * I64): the same bytes as the C++
    * nn::Sequential of the same spec; loads in torch with load_state_dict(strict=True).
    */
-  saveSafetensors(): Uint8Array {
-    return this._raw('Sequential.saveSafetensors').saveSafetensors();
+  saveSafetensors(options?: SaveOptions): Uint8Array {
+    const op = 'Sequential.saveSafetensors';
+    const dtype = saveDtype(options, op);
+    const h = this._raw(op);
+    return dtype === 'float32' ? h.saveSafetensors() : camelErrors(() => h.saveSafetensorsAs(dtype));
   }
 
   /**
@@ -220,14 +303,45 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends HandleO
    * @throws KilnError `Format` for malformed bytes or missing, unexpected or mis-shaped
    *   entries (all listed); the model is then unchanged. `Type` for a non-Uint8Array.
    */
-  loadSafetensors(bytes: Uint8Array): this {
+  loadSafetensors(bytes: Uint8Array, options?: LoadOptions): this {
     const op = 'Sequential.loadSafetensors';
     const h = this._raw(op);
     if (!(bytes instanceof Uint8Array)) {
       throw fail('Type', `${op}: bytes must be a Uint8Array, got ${describe(bytes)}`);
     }
+    if (options !== undefined && (options as { strict?: unknown } | null)?.strict === false) {
+      return super.loadSafetensors(bytes, options);
+    }
+    if (options !== undefined) {
+      const opts = checkOptions<{ strict: unknown }>(options, op);
+      for (const key of Object.keys(opts)) {
+        if (key !== 'strict') throw fail('Type', `${op}: unknown option "${key}" (options: strict)`);
+      }
+      if (opts.strict !== undefined && typeof opts.strict !== 'boolean') {
+        throw fail('Type', `${op}: strict must be a boolean, got ${describe(opts.strict)}`);
+      }
+    }
     camelErrors(() => h.loadSafetensors(bytes));
     return this;
+  }
+
+  /**
+   * A deep copy (same spec, values and mode; new ParamIds, so an optimizer's state does not
+   * follow it; the values are shared copy-on-write). @throws KilnError `Disposed`.
+   */
+  clone(): this {
+    const h = this._raw('Sequential.clone');
+    const C = this.constructor as unknown as new (token: symbol, handle: RawModel) => this;
+    return new C(TOKEN, h.cloneNew());
+  }
+
+  /** @internal */
+  _cloneWith(memo: Map<unknown, unknown>): Module {
+    const done = memo.get(this);
+    if (done) return done as Module;
+    const c = this.clone();
+    memo.set(this, c);
+    return c;
   }
 
   /**
@@ -268,6 +382,15 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends HandleO
 
 /** A single layer (kiln.nn.linear(...)); its records use the layer's keys ("weight", "bias"). */
 export class Layer extends Sequential<LayerSpec> {
+  /** `Linear {dInput: 3, dOutput: 4, bias: true, params: 16}` inside a module's toString(). @internal */
+  _treeString(): string {
+    if (this._h === null) return `${this._typeName()} { disposed }`;
+    const text = camelMessage(this._h.describe());
+    const head = 'Sequential {0: ';
+    const tail = text.lastIndexOf(', params: ');
+    return text.startsWith(head) && tail > head.length ? text.slice(head.length, tail) : text;
+  }
+
   /** The layer's type ('linear', ...). */
   get type(): LayerSpec['type'] {
     return this.config.type;
@@ -297,7 +420,17 @@ const LayerBase = Layer;
 
 /** Installs kiln.nn onto `kiln`. */
 export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engine): void {
-  const S = bindClass(class Sequential extends SequentialBase {}, e) as unknown as ModelCtor<Sequential> & typeof Sequential;
+  // Sequential is a kiln.Module: it extends this instance's Module (installModule ran
+  // first), with Sequential's own members copied from SequentialBase.
+  const M = e.bound(Module) as unknown as new () => Module;
+  const SB = class Sequential extends M {
+    constructor(token: never, handle: never) {
+      super();
+      (this as unknown as { _init(t: unknown, h: unknown): void })._init(token, handle);
+    }
+  };
+  const S = bindClass(SB, e, SequentialBase) as unknown as ModelCtor<Sequential> & typeof Sequential;
+  const SM = e.bound(SequentialModule) as unknown as new () => SequentialModule;
   const L = bindClass(class Layer extends S {}, e, LayerBase) as unknown as ModelCtor<Layer> & typeof Layer;
 
   function create(specJson: string, seed: number, single: boolean): Sequential | Layer {
@@ -309,6 +442,31 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
     const op = 'nn.sequential';
     const seed = seedOf(options, op);
     if (Array.isArray(spec)) {
+      if (spec.some((l) => l instanceof M && !(l instanceof S))) {
+        // A JS module among the layers: a JS-side Sequential whose forward chains the
+        // layers (shared, not copied, as PyTorch's nn.Sequential(*modules)); plain specs
+        // become built-in layers.
+        if (seed >= 0) raw.seed(seed);
+        const out = new SM();
+        const made: Sequential[] = [];
+        try {
+          spec.forEach((l: unknown, i: number) => {
+            if (l instanceof M) {
+              (l as Module)._live(`${op}: layers[${i}]`);
+              if ((l as Module)._e !== e) throw fail('Type', `${op}: layers[${i}] belongs to another kiln instance`);
+              (out as unknown as Record<string, unknown>)[String(i)] = l;
+            } else {
+              const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, true);
+              made.push(m as unknown as Sequential);
+              (out as unknown as Record<string, unknown>)[String(i)] = m;
+            }
+          });
+        } catch (err) {
+          for (const m of made) m.dispose();
+          throw err;
+        }
+        return out as unknown as Sequential;
+      }
       if (spec.some((l) => l instanceof S)) {
         // Layers and models made in code, maybe mixed with plain layer specs.
         if (seed >= 0) raw.seed(seed);

@@ -49,6 +49,17 @@ export interface RawModel extends RawOwned {
   parameters(): Record<string, RawTensor>;
   inputItemSize(): number;
   outputItemShape(inputShape: readonly number[]): number[];
+  // ---- module (bindings/nn_sequential.cpp: built-in layers as kiln.Modules)
+  /** {key: {id, requiresGrad, float}}: ParamIds and flags, keys as in the records. */
+  parameterInfo(): Record<string, { id: number; requiresGrad: boolean; float: boolean }>;
+  /** Sets parameters by key keeping their ParamIds; all checked before any is set. */
+  setParameters(values: Record<string, RawTensor>, op: string): void;
+  /** Freezes/unfreezes the float parameter key (every one for ''). */
+  setRequireGrad(key: string, require: boolean): void;
+  /** Records with float parameters as 'float32' | 'float16' | 'bfloat16'. */
+  saveSafetensorsAs(dtype: string): Uint8Array;
+  /** A deep copy with new ParamIds. */
+  cloneNew(): RawModel;
 }
 
 /** kiln.optim.ReduceLROnPlateau's engine object (bindings/train_optim.cpp). */
@@ -64,6 +75,9 @@ export interface RawStepper extends RawOwned {
   step(optimizer: RawOptimizer, model: RawModel, loss: RawTensor, epoch: number, batch: number): number;
   accumulate(model: RawModel, loss: RawTensor, epoch: number, batch: number): number;
   apply(optimizer: RawOptimizer, model: RawModel, epoch: number, batch: number): void;
+  stepList(optimizer: RawOptimizer, list: RawParamList, loss: RawTensor, epoch: number, batch: number): number;
+  accumulateList(list: RawParamList, loss: RawTensor, epoch: number, batch: number): number;
+  applyList(optimizer: RawOptimizer, list: RawParamList, epoch: number, batch: number): void;
   pending(): number;
   clear(): void;
 }
@@ -245,6 +259,8 @@ export interface RawModule {
   optimizerSaveState(optimizer: RawOptimizer, model: RawModel): Uint8Array;
   optimizerLoadState(optimizer: RawOptimizer, model: RawModel, bytes: Uint8Array): void;
   gradientsEmpty(): RawGradients;
+  optimizerSaveStateList(optimizer: RawOptimizer, list: RawParamList): Uint8Array;
+  optimizerLoadStateList(optimizer: RawOptimizer, list: RawParamList, bytes: Uint8Array): void;
   stepperCreate(): RawStepper;
   datasetFromArrays(x: Float32Array, y: Int32Array | Float32Array, itemShape: readonly number[],
     targetShape: readonly number[] | null, numClasses: number): RawDataset;
@@ -253,6 +269,36 @@ export interface RawModule {
     inputShape: readonly number[] | null): RawLearner;
   lossForward(lossJson: string, logits: RawTensor, targets: RawTensor): RawTensor;
   lossValidate(lossJson: string): void;
+  // ---- module (bindings/module_params.cpp: kiln.Module, kiln.Param, optimizer.step of any module)
+  paramCreate(value: RawTensor, requiresGrad: boolean): RawParam;
+  paramListCreate(): RawParamList;
+  optimizerStepParams(optimizer: RawOptimizer, list: RawParamList, grads: RawGradients): void;
+  /** As optimizerStepParams, guarded as train_step (NonFinite naming op, epoch, batch; nothing applied). */
+  optimizerStepParamsGuarded(optimizer: RawOptimizer, list: RawParamList, grads: RawGradients,
+    op: string, epoch: number, batch: number): void;
+  safetensorsEncode(entries: [string, RawTensor][], dtype: string): Uint8Array;
+  safetensorsDecode(bytes: Uint8Array): [string, RawTensor][];
+}
+
+/** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
+export interface RawParam extends RawOwned {
+  tensor(): RawTensor;
+  id(): number;
+  requiresGrad(): boolean;
+  setRequiresGrad(require: boolean): void;
+  assign(value: RawTensor, op: string): void;
+  cloneNew(): RawParam;
+}
+
+/** Named C++ parameters gathered for one optimizer step (module_params.hpp ParamList). */
+export interface RawParamList extends RawOwned {
+  addParam(name: string, param: RawParam): void;
+  addTensor(name: string, holder: RawParam, value: RawTensor): void;
+  addModel(prefix: string, model: RawModel): void;
+  size(): number;
+  names(): string[];
+  /** Per entry, whether the last step had its gradient (and so updated it). */
+  stepped(): boolean[];
 }
 
 /** The Emscripten factory (kiln.mjs, kiln-mt.mjs): options in, the module out. */

@@ -6,11 +6,14 @@
 // are PyTorch's unless stated (torch.nn.Sequential, torch.optim, ...); names are Burn's in
 // camelCase. Errors are KilnError with the code named in @throws.
 import type { Layer, Model, Sequential } from './nn.js';
+import type { Module } from './module_class.js';
 import type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
 import type { ReduceLROnPlateau } from './train/optim.js';
 import type { Accuracy, LearningRate, Loss as LossMetric, Metric, TopKAccuracy } from './train/metrics.js';
 import type { GradientsAccumulator } from './train/accumulator.js';
 import type { Tensor } from './tensor/tensor.js';
+import type { StepFn } from './train/learner_loop.js';
+import type { CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
 
 // ---------------------------------------------------------------- layer specs
 
@@ -110,6 +113,14 @@ export interface Nn {
    *   `Type` for bad options.
    */
   sequential(spec: SequentialSpec | Array<LayerSpec | Model>, options?: ModelOptions): Sequential;
+  /**
+   * With a module written in JS among the layers (a kiln.Module that is not a kiln.nn
+   * Sequential or layer): a JS-side Sequential module whose forward applies the layers in
+   * order (the modules are shared, not copied, as PyTorch's nn.Sequential(*modules); specs
+   * become built-in layers); its keys are "0.weight", ... as PyTorch's.
+   * @throws KilnError as above; `Disposed` for a disposed module.
+   */
+  sequential(layers: Array<LayerSpec | Module>, options?: ModelOptions): Module;
   linear(config: LayerConfig<LinearSpec>, options?: ModelOptions): Layer;
   conv2d(config: LayerConfig<Conv2dSpec>, options?: ModelOptions): Layer;
   conv1d(config: LayerConfig<Conv1dSpec>, options?: ModelOptions): Layer;
@@ -257,6 +268,21 @@ export interface LearnerConfig {
   seed?: number;
   /** Per-item input shape for trainBatch/predict on flat arrays (default: what the spec fixes, e.g. the first linear's dInput). */
   inputShape?: number[];
+  // ---- the general path (any of these selects it; see Learner's constructor)
+  /** `(model, batch) => ({loss, output, targets})`: forward and loss of one batch (default: `{x, y}` batches with `loss`). */
+  trainStep?: StepFn;
+  /** The validation step (default: trainStep), run in eval() mode without gradients. */
+  validStep?: StepFn;
+  /** kiln.metrics.* or your own (name, update, value, reset). */
+  metrics?: Metric[];
+  /** A per-step schedule, or a ReduceLROnPlateau of this optimizer stepped per epoch (optionally with the monitored "valid.<metric>"). */
+  lrScheduler?: Schedule | ReduceLROnPlateau | { scheduler: ReduceLROnPlateau; monitor?: string };
+  /** Sum the gradients of this many batches per optimizer step (default 1). */
+  gradientAccumulation?: number;
+  /** Checkpoints every `every` epochs to a directory (Node) or a {save, load} store. */
+  checkpointer?: string | CheckpointerOptions;
+  /** Stop when the monitored metric stops improving. */
+  earlyStopping?: EarlyStoppingOptions;
 }
 
 export interface BatchLog {

@@ -14,3 +14,5 @@ export type { MemoryInfo } from './tensor/memory.js';
 export type * from './train_api.js';
 export type { Layer, Model, ModelSpec, Sequential } from './nn.js';
 export type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
+export type { LoadOptions, LoadReport, Module, ParamOptions, SaveOptions, SequentialModule } from './module_class.js';
+export type { Param } from './module_param.js';

@@ -2,6 +2,7 @@
 // (bindings/train_learner.cpp): one call per batch, or per `batchesPerCall` batches; fit()
 // yields to the event loop between calls.
 import { HandleOwner } from '../handle.js';
+import type { Module } from '../module_class.js';
 import { camelErrors, unwrapModel, type Model } from '../nn.js';
 import type { RawDataset, RawLearner, RawStepper } from '../raw.js';
 import { describe, fail } from '../tensor/checks.js';
@@ -12,7 +13,7 @@ import { bool, engineOfNew, int, intShape, nextTurn, now, options, type Options 
 import { Dataset, unwrapDataset } from './data.js';
 import { lossOf, type Loss } from './loss.js';
 import { Optimizer } from './optim.js';
-import { generalFit, generalSetup, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
+import { checkModel, generalFit, generalSetup, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
 
 /** The options that select the Learner's general path. */
 const GENERAL_OPTIONS = ['trainStep', 'validStep', 'metrics', 'lrScheduler', 'gradientAccumulation', 'checkpointer', 'earlyStopping'];
@@ -43,7 +44,7 @@ function defaultTrainStep(e: Engine, loss: Loss, op: string): StepFn {
 export class Learner extends HandleOwner<RawLearner> {
   /** @internal */
   declare readonly _e: Engine;
-  readonly model: Model;
+  readonly model: Model | Module;
   readonly optimizer: Optimizer;
   readonly loss: Loss;
   /** @internal */
@@ -79,14 +80,14 @@ export class Learner extends HandleOwner<RawLearner> {
    * @throws KilnError `Type` (model, functions, metrics), `Config` (optimizer, loss, unknown
    *   options, metric names, a scheduler of another optimizer; inputShape that does not fit the model).
    */
-  constructor(model: Model, config: LearnerConfig) {
+  constructor(model: Model | Module, config: LearnerConfig) {
     const op = 'Learner';
     const e = engineOfNew(new.target, op);
     const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape', ...GENERAL_OPTIONS]);
     if (GENERAL_OPTIONS.some((k) => c[k] !== undefined)) {
       if (c.inputShape !== undefined) throw fail('Config', `${op}: inputShape is an option of the built-in loss path (not with trainStep, metrics, ...)`);
       const loss = c.loss === undefined ? null : lossOf(e, c.loss, op);
-      unwrapModel(e, model, op);
+      checkModel(e, model, op);
       const defaultStep = loss === null ? null : defaultTrainStep(e, loss, op);
       let stepper: RawStepper | null = null;
       const general = generalSetup(e, model, c, op, defaultStep, () => (stepper = e.raw.stepperCreate()));

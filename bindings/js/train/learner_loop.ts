@@ -4,7 +4,8 @@
 // engine's one guarded step (bindings/train_learner.cpp RawStepper -> kiln::train::train_step /
 // apply_checked_step: loss check, backward, gradient checks, clipping, optimizer step, update
 // checks); this file is the loop around it.
-import { camelErrors, unwrapModel, type Model } from '../nn.js';
+import { gatherParams, type Module } from '../module_class.js';
+import { camelErrors, type Model } from '../nn.js';
 import type { RawStepper } from '../raw.js';
 import { describe, fail } from '../tensor/checks.js';
 import type { Engine, Scoped } from '../tensor/engine.js';
@@ -28,7 +29,7 @@ export interface StepOutput {
 }
 
 /** A user step: forward and loss of one batch (`(model, batch) => ({loss, output, targets})`). */
-export type StepFn<M = Model, B = unknown> = (model: M, batch: B) => StepOutput;
+export type StepFn<M = Model | Module, B = unknown> = (model: M, batch: B) => StepOutput;
 
 /** The per-epoch record of the general path. */
 export interface GeneralEpochLog {
@@ -78,7 +79,7 @@ export interface GeneralHistory {
 
 /** The general path's settings (checked by the Learner's constructor). */
 export interface GeneralSetup {
-  model: Model;
+  model: Model | Module;
   optimizer: Optimizer;
   trainStep: StepFn;
   validStep: StepFn;
@@ -93,7 +94,7 @@ export interface GeneralSetup {
 }
 
 /** Checks and fills the general path's options (the constructor's). */
-export function generalSetup(e: Engine, model: Model, c: Options, op: string, defaultStep: StepFn | null,
+export function generalSetup(e: Engine, model: Model | Module, c: Options, op: string, defaultStep: StepFn | null,
   stepper: () => RawStepper): GeneralSetup {
   const bound = e.bound(Optimizer);
   if (!(c.optimizer instanceof bound)) {
@@ -143,6 +144,13 @@ export function generalSetup(e: Engine, model: Model, c: Options, op: string, de
     model, optimizer: c.optimizer as Optimizer, trainStep, validStep, metrics, plateau, monitor, accumulation,
     checkpointer, earlyStopping, seed, stepper: stepper(),
   };
+}
+
+/** Throws `Type` unless `model` is a kiln.Module (a user module, Sequential or layer). */
+export function checkModel(e: Engine, model: unknown, op: string): void {
+  const { list } = gatherParams(e, model, op);
+  list.release();
+  list.delete();
 }
 
 // ---------------------------------------------------------------- scopes
@@ -200,7 +208,7 @@ function hasState(x: unknown): x is Required<Pick<LoaderLike, 'state' | 'loadSta
 
 const FORMAT = 'kiln learner checkpoint';
 
-function paramShapes(e: Engine, model: Model, op: string): [string, number[]][] {
+function paramShapes(e: Engine, model: Model | Module, op: string): [string, number[]][] {
   return scoped(e, () => paramList(e, model, op).map(([name, t]) => [name, t.shape] as [string, number[]]));
 }
 
@@ -367,8 +375,7 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
   // Batches a loader or generator makes are disposed after their step; an array's batches
   // belong to the caller (they are used again next epoch).
   const ownsBatches = !Array.isArray(train);
-  const rawModel = () => unwrapModel(e, s.model, op);
-  rawModel();
+  checkModel(e, s.model, op);
 
   let history: GeneralEpochLog[] = [];
   let first = 1;
@@ -402,12 +409,22 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
         const { loss, n } = scoped(e, () => {
           const r = checkStepOutput(s.trainStep(s.model, b), e, op, 'trainStep');
           const lossRaw = r.loss._raw(op, 'loss');
+          const { list, refresh } = gatherParams(e, s.model, op);
           let value: number;
-          if (s.accumulation === 1) {
-            value = camelErrors(() => s.stepper.step(s.optimizer._raw(op), rawModel(), lossRaw, epoch, batch));
-          } else {
-            value = camelErrors(() => s.stepper.accumulate(rawModel(), lossRaw, epoch, batch));
-            if (batch % s.accumulation === 0) camelErrors(() => s.stepper.apply(s.optimizer._raw(op), rawModel(), epoch, batch));
+          try {
+            if (s.accumulation === 1) {
+              value = camelErrors(() => s.stepper.stepList(s.optimizer._raw(op), list, lossRaw, epoch, batch));
+              refresh();
+            } else {
+              value = camelErrors(() => s.stepper.accumulateList(list, lossRaw, epoch, batch));
+              if (batch % s.accumulation === 0) {
+                camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));
+                refresh();
+              }
+            }
+          } finally {
+            list.release();
+            list.delete();
           }
           const n = r.output ? (r.output.shape[0] ?? 1) : 1;
           const info = { loss: value, lr: s.optimizer.learningRate, batchSize: n };
@@ -421,7 +438,16 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
         if (cb.onBatchEnd) await cb.onBatchEnd({ epoch, batch, numBatches, loss, lr: s.optimizer.learningRate, itemsPerSecond: ips });
         if (batch % 8 === 0) await nextTurn();
       }
-      if (s.stepper.pending() > 0) camelErrors(() => s.stepper.apply(s.optimizer._raw(op), rawModel(), epoch, batch));
+      if (s.stepper.pending() > 0) {
+        const { list, refresh } = gatherParams(e, s.model, op);
+        try {
+          camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));
+          refresh();
+        } finally {
+          list.release();
+          list.delete();
+        }
+      }
     } catch (err) {
       s.stepper.clear();
       bar?.stop();

@@ -1,7 +1,8 @@
 // kiln.optim: optimizers (SGD, Adam, AdamW, RMSprop) with their state in WebAssembly memory
 // (bindings/train_optim.cpp) and learning-rate schedules.
 import { HandleOwner } from '../handle.js';
-import { camelErrors, isPlainObject, unwrapModel, type Model } from '../nn.js';
+import { gatherParams, stepParams, type Module } from '../module_class.js';
+import { camelErrors, isPlainObject, Sequential, unwrapModel, type Model } from '../nn.js';
 import type { RawOptimizer, RawPlateau, RawTensor } from '../raw.js';
 import { describe, engineJson, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
@@ -280,13 +281,28 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
   }
 
   /**
-   * One step on the model's parameters that have a gradient in grads (at the schedule's next
-   * rate). grads stays usable.
-   * @throws KilnError `Type` for a non-model / non-Gradients, `Disposed`.
+   * One step on the parameters that have a gradient in grads (at the schedule's next rate;
+   * the schedule advances once per call). grads stays usable. `params` is
+   * - a model: a kiln.nn Sequential or layer, or any kiln.Module (a module written in JS,
+   *   holding built-in layers or not): its parameters are updated where they live (Params
+   *   swap their values in place; built-in layers' parameters keep their ParamIds);
+   * - an array of Tensors (or Params): PyTorch-like, each tensor is updated IN PLACE (the
+   *   same JS object holds the new value, a graph leaf again); its optimizer state follows
+   *   the JS object.
+   * Frozen parameters (requiresGrad false) and those without a gradient in grads are left
+   * unchanged, their state too. The state (moments, momentum) is keyed by the C++ ParamId,
+   * one rule for all (the engine's OptimizerAdaptor).
+   * @throws KilnError `Type` for anything else or non-Gradients, `DType` for a non-float32
+   *   tensor in the array, `Shape` if a gradient's shape differs from its parameter's,
+   *   `Disposed` (naming a disposed submodule or parameter); nothing is updated then.
    */
-  step(model: Model, grads: Gradients): void {
+  step(model: Model | Module | Tensor[], grads: Gradients): void {
     const op = 'Optimizer.step';
     const h = this._raw(op);
+    if (!(model instanceof this._e.bound(Sequential))) {
+      camelErrors(() => stepParams(this._e, h, model, grads, op));
+      return;
+    }
     const m = unwrapModel(this._e, model, op);
     const g = this._e.unwrapGradients(grads, op);
     camelErrors(() => h.step(m, g));
@@ -310,11 +326,16 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
    * exactly where this optimizer is. Parameters never stepped have no entries.
    * @throws KilnError `Type` (not a model), `Disposed`.
    */
-  saveState(model: Model): Uint8Array {
+  saveState(model: Model | Module): Uint8Array {
     const op = 'Optimizer.saveState';
     const h = this._raw(op);
-    const m = unwrapModel(this._e, model, op);
-    return camelErrors(() => this._e.raw.optimizerSaveState(h, m));
+    const { list } = gatherParams(this._e, model, op);
+    try {
+      return camelErrors(() => this._e.raw.optimizerSaveStateList(h, list));
+    } finally {
+      list.release();
+      list.delete();
+    }
   }
 
   /**
@@ -325,13 +346,19 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
    *   state of another kind of optimizer, or one that does not fit the model: the message lists
    *   every missing, unexpected and wrongly shaped entry), `Disposed`.
    */
-  loadState(model: Model, bytes: Uint8Array): void {
+  loadState(model: Model | Module, bytes: Uint8Array): void {
     const op = 'Optimizer.loadState';
     const h = this._raw(op);
-    const m = unwrapModel(this._e, model, op);
     if (!(bytes instanceof Uint8Array)) throw fail('Type', `${op}: bytes must be a Uint8Array (from saveState), got ${describe(bytes)}`);
-    camelErrors(() => this._e.raw.optimizerLoadState(h, m, bytes));
+    const { list } = gatherParams(this._e, model, op);
+    try {
+      camelErrors(() => this._e.raw.optimizerLoadStateList(h, list, bytes));
+    } finally {
+      list.release();
+      list.delete();
+    }
   }
+
 }
 
 type ScheduleCtor = new (token: symbol, kind: string, json: string, config: Options) => Schedule;
