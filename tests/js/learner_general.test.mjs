@@ -348,3 +348,95 @@ function expectCloseArray(a, b) {
   expect(a.length).toBe(b.length);
   a.forEach((v, i) => expect(v).toBeCloseTo(b[i], 12));
 }
+
+describe('Learner over a user kiln.Module', () => {
+  function makeNet(k, seed) {
+    class Net extends k.Module {
+      constructor() {
+        super();
+        this.fc1 = k.nn.linear({ dInput: 4, dOutput: 8 }, { seed });
+        this.scale = this.param('scale', k.tidy(() => k.Tensor.ones([8])));
+        this.drop = k.nn.dropout({ prob: 0.25 });
+        this.fc2 = k.nn.linear({ dInput: 8, dOutput: 3 }, { seed: seed + 1 });
+      }
+      forward(x) {
+        return this.fc2.forward(this.drop.forward(this.fc1.forward(x).relu().mul(this.scale)));
+      }
+    }
+    return new Net();
+  }
+
+  /** A store in memory: the browser's kind of checkpointer (save/load callbacks). */
+  function memoryStore() {
+    const files = new Map();
+    return { files, save: (name, data) => { files.set(name, typeof data === 'string' ? data : data.slice()); }, load: (name) => files.get(name) };
+  }
+
+  function learnerFor(k, net, store) {
+    const optimizer = k.optim.adamW({ lr: 0.02 });
+    return {
+      optimizer,
+      learner: new k.Learner(net, {
+        optimizer, trainStep: trainStep(k.loss.crossEntropy()), metrics: [new k.metrics.Accuracy(), new k.metrics.TopKAccuracy({ k: 2 })],
+        gradientAccumulation: 2, checkpointer: { store }, earlyStopping: { patience: 5 }, seed: 3,
+      }),
+    };
+  }
+
+  it('trains (loss falls), and resumes bit-identically from a callback store', async () => {
+    const netA = makeNet(kiln, 1);
+    const a = learnerFor(kiln, netA, memoryStore());
+    const h = await a.learner.fit(new TestLoader(makeData(48, 3), 8, 1), { epochs: 3, validLoader: new TestLoader(makeData(16, 4), 8, 2) });
+    expect(h.epochs[2].loss).toBeLessThan(h.epochs[0].loss);
+    expect(Object.keys(h.epochs[0].train)).toEqual(['loss', 'accuracy', 'top2Accuracy']);
+    expect(h.epochs[0].valid.top2Accuracy).toBeGreaterThanOrEqual(h.epochs[0].valid.accuracy);
+    const want = netA.saveSafetensors();
+
+    const store = memoryStore();
+    const netB = makeNet(kiln, 1);
+    await learnerFor(kiln, netB, store).learner.fit(new TestLoader(makeData(48, 3), 8, 1), { epochs: 1, validLoader: new TestLoader(makeData(16, 4), 8, 2) });
+    expect([...store.files.keys()].sort()).toEqual(['epoch-1/learner.json', 'epoch-1/model.safetensors', 'epoch-1/optimizer.safetensors', 'latest.json']);
+    const netC = makeNet(kiln, 77);
+    const c = learnerFor(kiln, netC, store);
+    const h2 = await c.learner.fit(new TestLoader(makeData(48, 3), 8, 1), { epochs: 3, validLoader: new TestLoader(makeData(16, 4), 8, 2), resume: true });
+    expect(h2.epochs.length).toBe(3);
+    expect(Buffer.from(netC.saveSafetensors()).equals(Buffer.from(want))).toBe(true);
+    expect(c.optimizer.steps).toBe(a.optimizer.steps);
+  });
+
+  it('gradientAccumulation equals GradientsAccumulator + optimizer.step on the module (no dropout)', async () => {
+    const netA = makeNet(kiln, 5);
+    const netB = makeNet(kiln, 5);
+    netA.drop.eval();
+    netB.drop.eval();
+    const data = new TestLoader(makeData(32, 6), 8, 4);
+    const batchesOf = () => [...new TestLoader(makeData(32, 6), 8, 4)];
+    const optA = kiln.optim.sgd({ lr: 0.1 });
+    const optB = kiln.optim.sgd({ lr: 0.1 });
+    const ce = kiln.loss.crossEntropy();
+    // train() in fit would switch dropout back on: keep it off with a step that calls eval()
+    await new kiln.Learner(netA, {
+      optimizer: optA, gradientAccumulation: 2,
+      trainStep: (m, b) => { m.drop.eval(); const output = m.forward(b.x); return { loss: ce.forward(output, b.y), output, targets: b.y }; },
+    }).fit(data, { epochs: 1 });
+    const acc = new kiln.optim.GradientsAccumulator();
+    batchesOf().forEach((b, i) => {
+      kiln.tidy(() => acc.accumulate(netB, ce.forward(netB.forward(b.x), b.y).backward()));
+      if (i % 2 === 1) kiln.tidy(() => optB.step(netB, acc.grads()));
+      b.x.dispose();
+      b.y.dispose();
+    });
+    expect(optA.steps).toBe(2);
+    expect(Buffer.from(netA.saveSafetensors()).equals(Buffer.from(netB.saveSafetensors()))).toBe(true);
+  });
+
+  it('a refused step (NonFinite) changes nothing', async () => {
+    const net = makeNet(kiln, 9);
+    const before = net.saveSafetensors();
+    const opt = kiln.optim.sgd({ lr: 0.1 });
+    const learner = new kiln.Learner(net, { optimizer: opt, trainStep: (m, b) => ({ loss: m.forward(b.x).sum().mul(Infinity) }) });
+    await expectKilnAsync(learner.fit(new TestLoader(makeData(8, 1), 8, 1)), 'NonFinite', /^Learner.fit: loss is Infinity at epoch 1, batch 1 \(the step was not applied: the model is that of the previous step\)$/);
+    expect(Buffer.from(net.saveSafetensors()).equals(Buffer.from(before))).toBe(true);
+    expect(opt.steps).toBe(0);
+  });
+});
