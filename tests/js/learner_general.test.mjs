@@ -440,3 +440,29 @@ describe('Learner over a user kiln.Module', () => {
     expect(opt.steps).toBe(0);
   });
 });
+
+describe('Learner progress bar (Node)', () => {
+  it('progress: true draws batches, items/s, ETA and the loss on stderr (cli-progress)', async () => {
+    const model = kiln.nn.sequential({ layers: [{ type: 'linear', dInput: 2, dOutput: 2 }] });
+    const batches = Array.from({ length: 3 }, () => ({ x: kiln.Tensor.ones([4, 2]), y: kiln.Tensor.fromData([0, 1, 0, 1], { dtype: 'int32' }) }));
+    const learner = new kiln.Learner(model, { optimizer: kiln.optim.sgd({ lr: 0.1 }), loss: kiln.loss.crossEntropy(), metrics: [] });
+    const write = process.stderr.write;
+    let out = '';
+    process.stderr.write = (s) => { out += String(s); return true; };
+    try {
+      await learner.fit(batches, { epochs: 2, progress: true });
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(out).toMatch(/epoch 1\/2 \|[█░]+\| 3\/3 batches \| \d+ items\/s \| ETA \S+ \| loss \d+\.\d{4}/);
+    expect(out).toMatch(/epoch 2\/2 \|[█░]+\| 3\/3 batches/);
+    let quiet = '';
+    process.stderr.write = (s) => { quiet += String(s); return true; };
+    try {
+      await learner.fit(batches, { epochs: 1, progress: false });
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(quiet).toBe('');
+  });
+});

@@ -181,7 +181,7 @@ export async function nodeProgressBar(): Promise<ProgressBar> {
     const cli = (mod.SingleBar ? mod : mod.default) as CliProgressModule;
     const bar = new cli.SingleBar({
       format: 'epoch {epoch}/{epochs} |{bar}| {value}/{total} batches | {ips} items/s | ETA {eta_formatted} | loss {loss}',
-      stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, noTTYOutput: false,
+      stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, noTTYOutput: true, notTTYSchedule: 1000,
     }, cli.Presets.shades_classic);
     return {
       start(total, epoch, epochs) {
