@@ -270,6 +270,14 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
   /** @internal */
   declare readonly _e: Engine;
   readonly kind: 'sgd' | 'adam' | 'adamW' | 'rmsProp';
+  /**
+   * The options with every default filled in, e.g. adam():
+   * `{lr: 0.001, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, amsgrad: false, weightDecay: 0, gradClipping: null}`.
+   * JS defaults are PyTorch's (epsilon 1e-8; sgd/rmsProp momentum 0; adamW weightDecay 0.01);
+   * the C++ configs keep Burn's (AdamConfig/AdamWConfig/RmsPropConfig epsilon 1e-5,
+   * RmsPropConfig momentum 0.9, AdamWConfig weight_decay 1e-4, MomentumConfig 0.9 with
+   * dampening 0.1): see the table at kiln.optim (train_api.ts, Optim).
+   */
   readonly config: Readonly<Record<string, unknown>>;
 
   /** Internal: made by kiln.optim.sgd/adam/adamW/rmsProp(...). */
