@@ -10,7 +10,8 @@ import type { Module } from './module_class.js';
 import type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
 import type { ReduceLROnPlateau } from './train/optim.js';
 import type { Accuracy, LearningRate, Loss as LossMetric, Metric, TopKAccuracy } from './train/metrics.js';
-import type { GradientsAccumulator } from './train/accumulator.js';
+import type { GradientsAccumulator, ParamSource } from './train/accumulator.js';
+import type { Gradients } from './tensor/gradients.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { StepFn } from './train/learner_loop.js';
 import type { CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
@@ -226,6 +227,8 @@ export interface Optim {
    * @throws KilnError `Type`, `DType`, `Value`, `NonFinite` (errorIfNonfinite).
    */
   clipGradNorm(grads: Tensor[], maxNorm: number, options?: { normType?: number; errorIfNonfinite?: boolean }): number;
+  /** The same on the gradients of `params` inside a Gradients (torch.nn.utils.clip_grad_norm_(parameters)). */
+  clipGradNorm(grads: Gradients, maxNorm: number, options: { params: ParamSource; normType?: number; errorIfNonfinite?: boolean }): number;
   /** torch.nn.utils.clip_grad_value_ on gradient tensors, in place. @throws KilnError `Type`, `DType`, `Value`. */
   clipGradValue(grads: Tensor[], clipValue: number): void;
 }

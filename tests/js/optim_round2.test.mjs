@@ -148,6 +148,25 @@ describe('clip_grad_nonfinite_and_norm_types (kiln.optim.clipGradNorm / clipGrad
     });
   });
 
+  it('clip_grad_norm_global on a Gradients: {params} selects the parameters (clip_grad_norm_(parameters))', () => {
+    const text = readFileSync(new URL('../native/cases/cases.jsonl', import.meta.url), 'utf8');
+    const c = text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l)).find((x) => x.id === 'clip_grad_norm_global');
+    kiln.tidy(() => {
+      const names = ['grad_a', 'grad_b', 'grad_c'];
+      const params = names.map((n) => kiln.Tensor.zeros(c.inputs[n].shape).requireGrad());
+      const other = kiln.Tensor.ones([2]).requireGrad();  // not listed: left alone
+      let loss = other.mul(kiln.Tensor.fromData([100, 100])).sum();
+      names.forEach((n, i) => { loss = loss.add(params[i].mul(caseTensor(kiln, c.inputs[n])).sum()); });
+      const grads = loss.backward();
+      expectClose([kiln.optim.clipGradNorm(grads, 6.5, { params })], caseData(c.expected.total_norm), c.tolerance, 'total_norm');
+      expectClose(grads.get(params[0]).dataSync(), caseData(c.expected.clipped_a), c.tolerance, 'clipped_a');
+      expectClose(grads.get(params[1]).dataSync(), caseData(c.expected.clipped_b), c.tolerance, 'clipped_b');
+      expectClose(grads.get(params[2]).dataSync(), caseData(c.expected.clipped_c), c.tolerance, 'clipped_c');
+      expect(Array.from(grads.get(other).dataSync())).toEqual([100, 100]);
+      expectKiln(() => kiln.optim.clipGradNorm(grads, 1), 'Config', /with a Gradients, say whose gradients to clip: \{params: model\}/);
+    });
+  });
+
   it('bad inputs', () => {
     kiln.tidy(() => {
       const g = kiln.Tensor.fromData([1, 2]);

@@ -6,9 +6,10 @@ import { camelErrors, isPlainObject, Sequential, unwrapModel, type Model } from 
 import type { RawOptimizer, RawPlateau, RawTensor } from '../raw.js';
 import { describe, engineJson, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
-import type { Gradients } from '../tensor/gradients.js';
+import { Gradients as GradientsClass, type Gradients } from '../tensor/gradients.js';
+import type { Scoped } from '../tensor/engine.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { GradientsAccumulator } from './accumulator.js';
+import { GradientsAccumulator, paramList } from './accumulator.js';
 import { bool, engineOfNew, int, num, options, TOKEN, type Options } from './common.js';
 
 const options_ = options;
@@ -205,14 +206,18 @@ export class ReduceLROnPlateau extends HandleOwner<RawPlateau> {
  * (Σ over all elements of all tensors |g|^p)^(1/p), or max |g| for normType Infinity.
  * As PyTorch (errorIfNonfinite false): a NaN norm makes every gradient NaN and an infinite
  * one zeroes the finite ones; with errorIfNonfinite the call throws and changes nothing.
- * @param grads gradient tensors (float32, any shapes), e.g. `params.map((p) => grads.get(p))`.
+ * @param grads gradient tensors (float32, any shapes), e.g. `params.map((p) => grads.get(p))`;
+ *   or a Gradients (from loss.backward()) with `options.params` (a model or tensors): the
+ *   gradients of those parameters are clipped inside it (PyTorch's clip_grad_norm_(parameters)).
  * @param maxNorm finite, > 0.
- * @param options normType: p > 0 or Infinity (default 2); errorIfNonfinite (default false).
+ * @param options normType: p > 0 or Infinity (default 2); errorIfNonfinite (default false);
+ *   params (with a Gradients).
  * @throws KilnError `Type` (not an array of tensors), `DType` (a non-float tensor),
  *   `Value` (maxNorm or normType out of range), `NonFinite` (errorIfNonfinite and a NaN/inf norm), `Disposed`.
  */
 export function clipGradNorm(e: Engine, grads: unknown, maxNorm: unknown, options?: unknown): number {
   const op = 'optim.clipGradNorm';
+  if (grads instanceof e.bound(GradientsClass)) return clipGradientsOf(e, grads as Gradients, maxNorm, options, op);
   const tensors = gradTensors(e, grads, op);
   const c = options_(options, op, ['normType', 'errorIfNonfinite']);
   const max = num(maxNorm, op, 'maxNorm');
@@ -234,6 +239,35 @@ export function clipGradValue(e: Engine, grads: unknown, clipValue: unknown): vo
   const value = num(clipValue, op, 'clipValue');
   const out = camelErrors(() => e.raw.clipGradValue(tensors.map((t) => t._raw(op)), value));
   swapHandles(e, tensors, out);
+}
+
+/**
+ * clipGradNorm on the gradients of `options.params` (a model or tensors) inside a Gradients
+ * (what loss.backward() returns), in place, as torch.nn.utils.clip_grad_norm_(parameters):
+ * the clipped gradients replace theirs in `grads`, ready for optimizer.step(model, grads).
+ */
+function clipGradientsOf(e: Engine, grads: Gradients, maxNorm: unknown, options: unknown, op: string): number {
+  const c = options_(options, op, ['normType', 'errorIfNonfinite', 'params']);
+  if (c.params === undefined) {
+    throw fail('Config', `${op}: with a Gradients, say whose gradients to clip: {params: model} (a kiln.Module, or an array of tensors)`);
+  }
+  const g = e.unwrapGradients(grads, op);
+  const scope = new Set<Scoped>();
+  e.scopes.push(scope);
+  try {
+    const pairs: [Tensor, Tensor][] = [];
+    for (const [, p] of paramList(e, c.params, op)) {
+      const h = e.raw.tGrad(p._raw(op), g);
+      if (h !== undefined) pairs.push([p, e.wrap(h)]);
+    }
+    const { params: _params, ...rest } = c;
+    const total = clipGradNorm(e, pairs.map(([, t]) => t), maxNorm, rest);
+    for (const [p, t] of pairs) e.raw.tGradReplace(p._raw(op), g, t._raw(op));
+    return total;
+  } finally {
+    e.scopes.pop();
+    for (const obj of [...scope]) obj.dispose();
+  }
 }
 
 function gradTensors(e: Engine, grads: unknown, op: string): Tensor[] {
