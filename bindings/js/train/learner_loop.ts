@@ -115,6 +115,7 @@ export function generalSetup(e: Engine, model: Model | Module, c: Options, op: s
   }
   if (!names.has('loss')) metrics.unshift(new LossMetric());
   let plateau: ReduceLROnPlateau | null = null;
+  let schedule: Schedule | null = null;
   let monitor = '';
   const lr = c.lrScheduler;
   if (lr !== undefined) {
@@ -130,8 +131,7 @@ export function generalSetup(e: Engine, model: Model | Module, c: Options, op: s
         monitor = target.monitor;
       }
     } else if (s instanceof e.bound(Schedule)) {
-      const optimizer = c.optimizer as Optimizer;
-      camelErrors(() => e.raw.optimizerSetSchedule(optimizer._raw(op), (s as Schedule)._json));
+      schedule = s as Schedule;  // set on the optimizer once every option is checked
     } else {
       throw fail('Type', `${op}: lrScheduler must be a kiln.optim.schedule.*(...) or a kiln.optim.ReduceLROnPlateau, got ${describe(s)}`);
     }
@@ -140,6 +140,11 @@ export function generalSetup(e: Engine, model: Model | Module, c: Options, op: s
   const checkpointer = checkpointerOf(c.checkpointer, op);
   const earlyStopping = c.earlyStopping === undefined ? null : new EarlyStopping(c.earlyStopping, op);
   const seed = int(c.seed, op, 'seed', 0, 0);
+  if (schedule !== null) {
+    const optimizer = c.optimizer as Optimizer;
+    const json = schedule._json;
+    camelErrors(() => e.raw.optimizerSetSchedule(optimizer._raw(op), json));
+  }
   return {
     model, optimizer: c.optimizer as Optimizer, trainStep, validStep, metrics, plateau, monitor, accumulation,
     checkpointer, earlyStopping, seed, stepper: stepper(),
