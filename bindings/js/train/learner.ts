@@ -159,7 +159,9 @@ export class Learner extends HandleOwner<RawLearner> {
    * iterable of batches (a kiln.data.DataLoader, an array, a generator) and the options are
    * {epochs, validLoader, signal, callbacks: {onEpochBegin, onBatchEnd, onEpochEnd,
    * onTrainEnd}, resume, progress}; a loader with state()/loadState() has its position
-   * checkpointed. In Node a progress bar (batches, items/s, ETA, loss) is drawn on stderr when
+   * checkpointed. The tensors of each batch a loader or generator yields are disposed after
+   * its step (an array's batches stay the caller's: they are used again every epoch); every
+   * other tensor a step makes is disposed too, so memory stays flat over epochs. In Node a progress bar (batches, items/s, ETA, loss) is drawn on stderr when
    * it is a terminal (progress: true/false forces it).
    * @throws as trainBatch; rejects with the signal's reason when aborted. General path: `Type`
    *   (a step that does not return {loss: Tensor, ...}, data that is not iterable), `Shape`/
