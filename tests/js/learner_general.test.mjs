@@ -4,6 +4,7 @@
 // callbacks, and the bad inputs (steps returning the wrong thing, metrics with wrong shapes,
 // unknown options, a checkpoint of another model). Expected values come from independent
 // computations: a manual loop with optimizer.step, GradientsAccumulator, hand counts.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -166,6 +167,37 @@ describe('Learner (general path): resume is bit-identical', () => {
     expect(JSON.parse(readFileSync(join(dir, 'latest.json'), 'utf8')).epoch).toBe(2);
     expect(JSON.parse(readFileSync(join(dir, 'epoch-1', 'learner.json'), 'utf8')).loader).toEqual({ epoch: 1, batch: 0, seed: 5 });
   });
+
+  it('resumes bit-identically in a new Node process', async () => {
+    const straight = await setup(kiln, tempDir(), 11);
+    await straight.learner.fit(straight.loader, { epochs: 2, validLoader: straight.valid });
+    const dir = tempDir();
+    const first = await setup(kiln, dir, 11);
+    await first.learner.fit(first.loader, { epochs: 1, validLoader: first.valid });
+    const out = join(dir, 'resumed.safetensors');
+    const entry = new URL('../../dist/node.js', import.meta.url).href;
+    const script = `
+      import { init } from ${JSON.stringify(entry)};
+      import { writeFileSync } from 'node:fs';
+      const kiln = await init();
+      ${prng.toString()}
+      ${makeData.toString()}
+      const TestLoader = ${TestLoader.toString()};
+      const SPEC = ${JSON.stringify(SPEC)};
+      const model = kiln.nn.sequential(SPEC, { seed: 999 });
+      const optimizer = kiln.optim.adam({ lr: 0.01 });
+      const plateau = new kiln.optim.ReduceLROnPlateau(optimizer, { patience: 0, factor: 0.5 });
+      const ce = kiln.loss.crossEntropy();
+      const learner = new kiln.Learner(model, {
+        optimizer, trainStep: (m, b) => { const output = m.forward(b.x); return { loss: ce.forward(output, b.y), output, targets: b.y }; },
+        metrics: [new kiln.metrics.Accuracy()], lrScheduler: plateau, gradientAccumulation: 2, checkpointer: { directory: ${JSON.stringify(dir)} }, seed: 7,
+      });
+      await learner.fit(new TestLoader(makeData(40, 1), 8, 5), { epochs: 2, validLoader: new TestLoader(makeData(16, 2), 8, 9), resume: true, progress: false });
+      writeFileSync(${JSON.stringify(out)}, model.saveSafetensors());
+    `;
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 120_000 });
+    expect(Buffer.from(readFileSync(out)).equals(Buffer.from(straight.model.saveSafetensors()))).toBe(true);
+  }, 180_000);
 
   it('a checkpoint of another model: Format naming the keys, nothing loaded', async () => {
     const dir = tempDir();
