@@ -106,14 +106,6 @@ StepItem learner_step(OptimizerState& optimizer, ModelState& model,
                       const std::function<StepItem(const Model&)>& loss_fn,
                       const kiln::train::StepPosition& at);
 
-/// The guarded step of accumulated gradients (kiln::train::detail::apply_checked_step: the
-/// gradient and update checks, clipping, optimizer step) at the schedule's next rate
-/// (train_optim.cpp): the Learner's gradientAccumulation. The schedule, the step count and the
-/// last rate advance only when the step is applied.
-/// Throws: NonFiniteError naming `at` (nothing changed); whatever the optimizer throws.
-void learner_apply(OptimizerState& optimizer, ModelState& model,
-                   kiln::optim::GradientsParams<AD> grads, const kiln::train::StepPosition& at);
-
 // ---------------------------------------------------------------- data
 
 /// The arrays of a dataset, in WebAssembly memory once (a JS Dataset and its shuffles,

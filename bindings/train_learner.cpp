@@ -650,11 +650,11 @@ JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, cons
 
 /// The guarded step of a Learner whose step is a user function (trainStep): JS runs the
 /// forward and the loss (the graph reaches the model's parameters), then hands the loss here.
-/// step(): kiln::train::train_step with that loss (loss check, backward, gradient checks,
-/// clipping, optimizer step, update checks; a refused step changes nothing). With gradient
-/// accumulation, accumulate() checks the loss, runs the backward and adds the gradients of the
-/// model's parameters (Burn's GradientsAccumulator: a sum), and apply() takes the guarded
-/// step with the sums (train::detail::apply_checked_step).
+/// stepList(): the loss must be finite, backward, the gradients of the list's parameters,
+/// then optimizer_step_list guarded as kiln::train::train_step (gradient checks, clipping,
+/// optimizer step, update checks; a refused step changes nothing). With gradient
+/// accumulation, accumulateList() checks the loss, runs the backward and adds the gradients
+/// (Burn's GradientsAccumulator: a sum), and applyList() takes the guarded step with the sums.
 struct JsStepper {
   kiln::optim::GradientsAccumulator<AD> accumulator;
   std::int64_t pending = 0;  ///< backward passes accumulated since the last apply
@@ -683,63 +683,14 @@ kiln::train::StepPosition position(double epoch, double batch) {
                                    static_cast<std::int64_t>(batch)};
 }
 
-ModelState& model_state(const JsModel& m, const char* op) {
-  if (!m.state) throw kiln::StateError(kiln::str_cat(op, ": the model was disposed"));
-  return *m.state;
-}
 OptimizerState& optimizer_state(const JsOptimizer& o, const char* op) {
   if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
   return *o.state;
 }
 
-/// One guarded step; returns the loss.
-double stepper_step(JsStepper& st, const JsOptimizer& o, const JsModel& m, const JsTensor& loss,
-                    double epoch, double batch) {
-  return guarded([&] {
-    constexpr const char* op = "Learner.fit";
-    if (st.pending != 0) throw kiln::StateError(kiln::str_cat(op, ": accumulated gradients are pending"));
-    auto l = loss_of(loss, op);
-    OptimizerState& opt = optimizer_state(o, op);
-    ModelState& model = model_state(m, op);
-    const StepItem item = learner_step(
-        opt, model, [&](const Model&) { return StepItem{l, 0.0}; }, position(epoch, batch));
-    return static_cast<double>(item.loss.inner().into_scalar());
-  });
-}
-
-/// Checks the loss, runs the backward and adds the model's gradients; returns the loss.
-double stepper_accumulate(JsStepper& st, const JsModel& m, const JsTensor& loss, double epoch,
-                          double batch) {
-  return guarded([&] {
-    constexpr const char* op = "Learner.fit";
-    auto l = loss_of(loss, op);
-    ModelState& model = model_state(m, op);
-    const double value = static_cast<double>(l.inner().into_scalar());
-    kiln::train::detail::check_loss(value, position(epoch, batch));
-    auto grads = kiln::optim::GradientsParams<AD>::from_grads(l.backward(), model.model);
-    st.accumulator.accumulate(model.model, std::move(grads));
-    ++st.pending;
-    return value;
-  });
-}
-
-/// The guarded step with the accumulated gradients (none pending: nothing happens).
-void stepper_apply(JsStepper& st, const JsOptimizer& o, const JsModel& m, double epoch, double batch) {
-  guarded([&] {
-    constexpr const char* op = "Learner.fit";
-    if (st.pending == 0) return;
-    OptimizerState& opt = optimizer_state(o, op);
-    ModelState& model = model_state(m, op);
-    auto grads = st.accumulator.grads();  // the accumulator is empty from here on
-    st.pending = 0;
-    learner_apply(opt, model, std::move(grads), position(epoch, batch));
-  });
-}
-
-
-// The same three over a JsParamList (bindings/module_params.hpp): any model, a kiln.Module
-// of kiln.Params and built-in layers, or a list of tensors; the step is optimizer_step_list
-// guarded as train_step, which writes the updated values back.
+// Over a JsParamList (bindings/module_params.hpp): any model, a kiln.Module of kiln.Params
+// and built-in layers, or a list of tensors; the step is optimizer_step_list guarded as
+// train_step, which writes the updated values back.
 
 double stepper_step_list(JsStepper& st, const JsOptimizer& o, JsParamList& list, const JsTensor& loss,
                          double epoch, double batch) {
@@ -798,9 +749,6 @@ EMSCRIPTEN_BINDINGS(kiln_train_learner) {
   using namespace kiln_js;
   // issue 15: the guarded step of user train steps
   emscripten::class_<JsStepper>("RawStepper")
-      .function("step", &stepper_step)
-      .function("accumulate", &stepper_accumulate)
-      .function("apply", &stepper_apply)
       .function("stepList", &stepper_step_list)
       .function("accumulateList", &stepper_accumulate_list)
       .function("applyList", &stepper_apply_list)

@@ -127,18 +127,6 @@ StepItem learner_step(OptimizerState& optimizer, ModelState& model,
   return item;
 }
 
-void learner_apply(OptimizerState& optimizer, ModelState& model,
-                   kiln::optim::GradientsParams<AD> grads, const kiln::train::StepPosition& at) {
-  Schedule schedule = optimizer.schedule;  // committed with the step
-  const double lr = schedule.step();
-  std::visit(
-      [&](auto& o) { kiln::train::detail::apply_checked_step(model.model, o, lr, std::move(grads), at); },
-      optimizer.impl->optim);
-  optimizer.schedule = std::move(schedule);
-  optimizer.last_lr = lr;
-  ++optimizer.steps;
-}
-
 // optimizer.step of a JS module or a list of tensors (module_params.hpp): the same
 // OptimizerAdaptor step (state by ParamId) over a ParamList; guarded as train_step when `at`.
 void optimizer_step_list(OptimizerState& optimizer, JsParamList& list,
@@ -443,7 +431,7 @@ std::string number_text(double v) { return kiln::config::Value(v).dump(); }
 
 /// optimizer.saveState(model): SafeTensors bytes of the per-parameter state keyed by
 /// "<parameter path>.<field>" (OptimizerAdaptor::to_named_record), the step count and the
-/// schedule in the metadata. M: a Sequential or a ParamList (any JS model).
+/// schedule in the metadata. M: a ParamList (any JS model: module_params.hpp).
 template <class M>
 val save_state_of(const OptimizerState& s, const M& module) {
   const auto record = std::visit([&](const auto& a) { return a.to_named_record(module); }, s.impl->optim);
@@ -455,14 +443,6 @@ val save_state_of(const OptimizerState& s, const M& module) {
   meta["last_lr"] = std::isnan(s.last_lr) ? "nan" : number_text(s.last_lr);
   const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, meta);
   return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
-}
-
-val optimizer_save_state(const JsOptimizer& o, const JsModel& m) {
-  return guarded([&] {
-    const OptimizerState& s = state_of(o);
-    if (!m.state) throw kiln::StateError("Optimizer.saveState: the model was disposed");
-    return save_state_of(s, m.state->model);
-  });
 }
 
 val optimizer_save_state_list(const JsOptimizer& o, const JsParamList& list) {
@@ -536,14 +516,6 @@ void load_state_into(OptimizerState& s, const M& module, val bytes) {
   }
 }
 
-void optimizer_load_state(const JsOptimizer& o, const JsModel& m, val bytes) {
-  guarded([&] {
-    OptimizerState& s = state_of(o);
-    if (!m.state) throw kiln::StateError("Optimizer.loadState: the model was disposed");
-    load_state_into(s, m.state->model, bytes);
-  });
-}
-
 void optimizer_load_state_list(const JsOptimizer& o, const JsParamList& list, val bytes) {
   guarded([&] { load_state_into(state_of(o), list.list, bytes); });
 }
@@ -573,8 +545,6 @@ EMSCRIPTEN_BINDINGS(kiln_train_optim) {
   emscripten::function("clipGradValue", &clip_grad_value_js);
   emscripten::function("optimizerSetSchedule", &optimizer_set_schedule);
   emscripten::function("optimizerScheduleKind", &optimizer_schedule_kind);
-  emscripten::function("optimizerSaveState", &optimizer_save_state);
-  emscripten::function("optimizerLoadState", &optimizer_load_state);
   emscripten::function("optimizerSaveStateList", &optimizer_save_state_list);
   emscripten::function("optimizerLoadStateList", &optimizer_load_state_list);
   emscripten::function("gradientsEmpty", &gradients_empty);

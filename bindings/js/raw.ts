@@ -72,9 +72,6 @@ export interface RawPlateau extends RawOwned {
 
 /** The guarded step of a Learner with a user trainStep (bindings/train_learner.cpp). */
 export interface RawStepper extends RawOwned {
-  step(optimizer: RawOptimizer, model: RawModel, loss: RawTensor, epoch: number, batch: number): number;
-  accumulate(model: RawModel, loss: RawTensor, epoch: number, batch: number): number;
-  apply(optimizer: RawOptimizer, model: RawModel, epoch: number, batch: number): void;
   stepList(optimizer: RawOptimizer, list: RawParamList, loss: RawTensor, epoch: number, batch: number): number;
   accumulateList(list: RawParamList, loss: RawTensor, epoch: number, batch: number): number;
   applyList(optimizer: RawOptimizer, list: RawParamList, epoch: number, batch: number): void;
@@ -256,8 +253,6 @@ export interface RawModule {
   clipGradValue(tensors: RawTensor[], clipValue: number): RawTensor[];
   optimizerSetSchedule(optimizer: RawOptimizer, scheduleJson: string): void;
   optimizerScheduleKind(optimizer: RawOptimizer): string;
-  optimizerSaveState(optimizer: RawOptimizer, model: RawModel): Uint8Array;
-  optimizerLoadState(optimizer: RawOptimizer, model: RawModel, bytes: Uint8Array): void;
   gradientsEmpty(): RawGradients;
   optimizerSaveStateList(optimizer: RawOptimizer, list: RawParamList): Uint8Array;
   optimizerLoadStateList(optimizer: RawOptimizer, list: RawParamList, bytes: Uint8Array): void;
