@@ -20,6 +20,7 @@
 #include "kiln/nn/sequential.hpp"
 #include "kiln/optim/grads.hpp"
 #include "kiln/optim/lr_scheduler.hpp"
+#include "kiln/optim/lr_scheduler_cycle.hpp"
 #include "kiln/train/step.hpp"
 
 namespace kiln_js {
@@ -48,7 +49,8 @@ struct JsModel {
 struct Schedule {
   std::variant<kiln::optim::ConstantLr, kiln::optim::StepLrScheduler,
                kiln::optim::ExponentialLrScheduler, kiln::optim::LinearLrScheduler,
-               kiln::optim::CosineAnnealingLrScheduler, kiln::optim::NoamLrScheduler>
+               kiln::optim::CosineAnnealingLrScheduler, kiln::optim::NoamLrScheduler,
+               kiln::optim::OneCycleLrScheduler>
       scheduler{kiln::optim::ConstantLr(1e-3)};
   double step() {
     return std::visit([](auto& s) { return s.step(); }, scheduler);
@@ -69,6 +71,11 @@ struct OptimizerState {
   std::string kind;        ///< "sgd", "adam", "adamW", "rmsProp"
   double last_lr = 0.0;    ///< the rate of the last step (NaN before the first)
   std::int64_t steps = 0;  ///< optimizer steps taken
+  /// The schedule's JSON (schedule_from_json), so that a saved state can replay it: the
+  /// schedule after `steps` steps is schedule_from_json(schedule_json) stepped `steps` times.
+  std::string schedule_json;
+  /// Steps already taken when `schedule` was made from schedule_json (set_lr, setSchedule).
+  std::int64_t schedule_start = 0;
 };
 
 /// The Embind class "RawOptimizer".

@@ -19,6 +19,7 @@
 #include "kiln/nn/loss/cross_entropy.hpp"
 #include "kiln/nn/loss/mse.hpp"
 #include "kiln/tensor/activation.hpp"
+#include "module_params.hpp"
 #include "train_common.hpp"
 
 using emscripten::val;
@@ -644,11 +645,117 @@ JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, cons
   });
 }
 
+
+// ---------------------------------------------------------------- user steps (issue 15)
+
+/// The guarded step of a Learner whose step is a user function (trainStep): JS runs the
+/// forward and the loss (the graph reaches the model's parameters), then hands the loss here.
+/// stepList(): the loss must be finite, backward, the gradients of the list's parameters,
+/// then optimizer_step_list guarded as kiln::train::train_step (gradient checks, clipping,
+/// optimizer step, update checks; a refused step changes nothing). With gradient
+/// accumulation, accumulateList() checks the loss, runs the backward and adds the gradients
+/// (Burn's GradientsAccumulator: a sum), and applyList() takes the guarded step with the sums.
+struct JsStepper {
+  kiln::optim::GradientsAccumulator<AD> accumulator;
+  std::int64_t pending = 0;  ///< backward passes accumulated since the last apply
+};
+
+/// A loss [1] (or rank 0 / any one-element shape) of the autodiff graph.
+kiln::Tensor<AD, 1> loss_of(const JsTensor& loss, const char* op) {
+  if (!loss.is_float()) {
+    throw kiln::DTypeError(kiln::str_cat(op, ": the step's loss must be a float32 tensor, got ",
+                                         kiln::dtype_name(loss.dtype())));
+  }
+  if (loss.shape().num_elements() != 1) {
+    throw kiln::ShapeError(kiln::str_cat(op, ": the step's loss must have one element (a scalar), got shape ",
+                                         loss.shape()));
+  }
+  if (!loss.is_tracked()) {
+    throw kiln::StateError(kiln::str_cat(op, ": the step's loss does not depend on any parameter that "
+                                         "requires a gradient (was it computed inside noGrad, or detached?)"));
+  }
+  const std::int64_t one[] = {1};
+  return kiln::Tensor<AD, 1>(AD::FloatOps::reshape(loss.value, one));
+}
+
+kiln::train::StepPosition position(double epoch, double batch) {
+  return kiln::train::StepPosition{"Learner.fit", static_cast<std::int64_t>(epoch),
+                                   static_cast<std::int64_t>(batch)};
+}
+
+OptimizerState& optimizer_state(const JsOptimizer& o, const char* op) {
+  if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+  return *o.state;
+}
+
+// Over a JsParamList (bindings/module_params.hpp): any model, a kiln.Module of kiln.Params
+// and built-in layers, or a list of tensors; the step is optimizer_step_list guarded as
+// train_step, which writes the updated values back.
+
+double stepper_step_list(JsStepper& st, const JsOptimizer& o, JsParamList& list, const JsTensor& loss,
+                         double epoch, double batch) {
+  return guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending != 0) throw kiln::StateError(kiln::str_cat(op, ": accumulated gradients are pending"));
+    auto l = loss_of(loss, op);
+    OptimizerState& opt = optimizer_state(o, op);
+    const auto at = position(epoch, batch);
+    const double value = static_cast<double>(l.inner().into_scalar());
+    kiln::train::detail::check_loss(value, at);
+    const Gradients grads = l.backward();
+    optimizer_step_list(opt, list, list_gradients(list, grads), &at);
+    return value;
+  });
+}
+
+double stepper_accumulate_list(JsStepper& st, JsParamList& list, const JsTensor& loss, double epoch,
+                               double batch) {
+  return guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    auto l = loss_of(loss, op);
+    const double value = static_cast<double>(l.inner().into_scalar());
+    kiln::train::detail::check_loss(value, position(epoch, batch));
+    const Gradients grads = l.backward();
+    st.accumulator.accumulate(list.list, list_gradients(list, grads));
+    ++st.pending;
+    return value;
+  });
+}
+
+void stepper_apply_list(JsStepper& st, const JsOptimizer& o, JsParamList& list, double epoch, double batch) {
+  guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending == 0) return;
+    OptimizerState& opt = optimizer_state(o, op);
+    auto grads = st.accumulator.grads();
+    st.pending = 0;
+    const auto at = position(epoch, batch);
+    optimizer_step_list(opt, list, std::move(grads), &at);
+  });
+}
+
+double stepper_pending(const JsStepper& st) { return static_cast<double>(st.pending); }
+void stepper_clear(JsStepper& st) {
+  (void)st.accumulator.grads();
+  st.pending = 0;
+}
+JsStepper stepper_create() { return JsStepper{}; }
+void stepper_release(JsStepper& st) { stepper_clear(st); }
+
 }  // namespace
 }  // namespace kiln_js
 
 EMSCRIPTEN_BINDINGS(kiln_train_learner) {
   using namespace kiln_js;
+  // issue 15: the guarded step of user train steps
+  emscripten::class_<JsStepper>("RawStepper")
+      .function("stepList", &stepper_step_list)
+      .function("accumulateList", &stepper_accumulate_list)
+      .function("applyList", &stepper_apply_list)
+      .function("pending", &stepper_pending)
+      .function("clear", &stepper_clear)
+      .function("release", &stepper_release);
+  emscripten::function("stepperCreate", &stepper_create);
   emscripten::class_<JsLearner>("RawLearner")
       .function("trainBatch", &learner_train_batch)
       .function("beginEpoch", &learner_begin_epoch)

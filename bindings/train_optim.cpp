@@ -13,6 +13,7 @@
 #include "kiln/optim/optimizer.hpp"
 #include "kiln/optim/rmsprop.hpp"
 #include "kiln/optim/sgd.hpp"
+#include "kiln/train/checkpoint.hpp"
 #include "train_common.hpp"
 #include "module_params.hpp"  // optimizer_step_list (module: JS modules, lists of tensors)
 
@@ -27,6 +28,8 @@ struct OptimizerImpl {
                kiln::optim::OptimizerAdaptor<kiln::optim::RmsProp, AD>>
       optim;
 };
+
+using OptimVariant = decltype(OptimizerImpl::optim);
 
 namespace {
 
@@ -91,9 +94,12 @@ Schedule schedule_from_json(const std::string& text) {
   } else if (kind == "noam") {
     const auto c = parse<o::NoamLrSchedulerConfig>(body, "optim.schedule.noam");
     out.scheduler = with_op("optim.schedule.noam", [&] { return c.init(); });
+  } else if (kind == "one_cycle") {
+    const auto c = parse<o::OneCycleLrSchedulerConfig>(body, "optim.schedule.oneCycle");
+    out.scheduler = with_op("optim.schedule.oneCycle", [&] { return c.init(); });
   } else {
     throw kiln::ConfigError(kiln::str_cat("schedule: unknown kind \"", kind,
-                                          "\" (constant, step, exponential, linear, cosine, noam)"));
+                                          "\" (constant, step, exponential, linear, cosine, noam, one_cycle)"));
   }
   return out;
 }
@@ -181,6 +187,7 @@ JsOptimizer optimizer_create(const std::string& kind, const std::string& config_
       throw kiln::ConfigError(kiln::str_cat("optim.", kind, ": lr: ", without_cpp_prefix(e.what())));
     }
     state->kind = kind;
+    state->schedule_json = lr_json;
     state->last_lr = std::numeric_limits<double>::quiet_NaN();
     return JsOptimizer{std::move(state)};
   });
@@ -213,11 +220,305 @@ val schedule_values(const std::string& lr_json, double n) {
     }
     Schedule s = schedule_from_json(lr_json);
     val out = val::global("Float64Array").new_(static_cast<std::size_t>(n));
-    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) out.set(i, s.step());
+    try {
+      for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) out.set(i, s.step());
+    } catch (const kiln::StateError& e) {
+      throw kiln::StateError(kiln::str_cat("Schedule.values: ", without_cpp_prefix(e.what())));
+    }
     return out;
   });
 }
 
+
+// ---------------------------------------------------------------- schedules (issue 15)
+
+/// The momentum of each of the first n steps of a schedule (OneCycle's cycled momentum; nan
+/// for the other schedules).
+val schedule_momentums(const std::string& lr_json, double n) {
+  return guarded([&] {
+    if (!(n >= 0 && n <= 1e7) || std::floor(n) != n) {
+      throw kiln::ValueError(kiln::str_cat("schedule.momentumValues: n must be an integer in [0, 1e7], got ", n));
+    }
+    Schedule s = schedule_from_json(lr_json);
+    val out = val::global("Float64Array").new_(static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
+      (void)s.step();
+      const auto* one_cycle = std::get_if<kiln::optim::OneCycleLrScheduler>(&s.scheduler);
+      out.set(i, one_cycle ? one_cycle->momentum() : std::numeric_limits<double>::quiet_NaN());
+    }
+    return out;
+  });
+}
+
+const char* schedule_kind(const Schedule& s) {
+  static constexpr const char* names[] = {"constant", "step",   "exponential", "linear",
+                                          "cosine",   "noam",   "oneCycle"};
+  return names[s.scheduler.index()];
+}
+
+/// The optimizer's rate when it is constant; ConfigError naming `op` otherwise.
+double constant_lr_of(const OptimizerState& o, const char* op) {
+  const auto* constant = std::get_if<kiln::optim::ConstantLr>(&o.schedule.scheduler);
+  if (constant == nullptr) {
+    throw kiln::ConfigError(kiln::str_cat(op, ": the optimizer's lr is a schedule (",
+                                          schedule_kind(o.schedule),
+                                          "); a metric-driven rate needs a constant lr (a number)"));
+  }
+  kiln::optim::ConstantLr copy = *constant;
+  return copy.step();
+}
+
+/// Replaces the optimizer's schedule by `lr_json` from the next step on.
+void set_schedule(OptimizerState& o, const std::string& lr_json) {
+  Schedule next = schedule_from_json(lr_json);
+  o.schedule = std::move(next);
+  o.schedule_json = lr_json;
+  o.schedule_start = o.steps;
+}
+
+std::string constant_json(double lr) {
+  return kiln::str_cat("{\"kind\":\"constant\",\"lr\":", kiln::config::Value(lr).dump(), "}");
+}
+
+void optimizer_set_schedule(const JsOptimizer& o, const std::string& lr_json) {
+  guarded([&] { set_schedule(state_of(o), lr_json); });
+}
+
+std::string optimizer_schedule_kind(const JsOptimizer& o) {
+  return guarded([&] { return std::string(schedule_kind(state_of(o).schedule)); });
+}
+
+/// A ReduceLROnPlateau, alone or driving an optimizer's (constant) rate.
+struct JsPlateau {
+  std::shared_ptr<kiln::optim::ReduceLrOnPlateau> plateau;
+  std::shared_ptr<OptimizerState> optimizer;  ///< null when standalone
+};
+
+JsPlateau& plateau_of(JsPlateau& p, const char* op) {
+  if (!p.plateau) throw kiln::StateError(kiln::str_cat(op, ": the scheduler was disposed"));
+  return p;
+}
+
+/// config_json: ReduceLrOnPlateauConfig's JSON; with an optimizer, initial_lr is its rate.
+JsPlateau plateau_create(const std::string& config_json, const JsOptimizer* optimizer) {
+  constexpr const char* op = "optim.ReduceLROnPlateau";
+  Json j = kiln::config::parse(config_json, op);
+  std::shared_ptr<OptimizerState> target;
+  if (optimizer != nullptr) {
+    target = optimizer->state;
+    if (!target) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+    j["initial_lr"] = Json(constant_lr_of(*target, op));
+  }
+  const auto c = parse<kiln::optim::ReduceLrOnPlateauConfig>(j, op);
+  auto plateau = std::make_shared<kiln::optim::ReduceLrOnPlateau>(with_op(op, [&] { return c.init(); }));
+  return JsPlateau{std::move(plateau), std::move(target)};
+}
+
+JsPlateau plateau_create_alone(const std::string& config_json) {
+  return guarded([&] { return plateau_create(config_json, nullptr); });
+}
+JsPlateau plateau_create_for(const std::string& config_json, const JsOptimizer& optimizer) {
+  return guarded([&] { return plateau_create(config_json, &optimizer); });
+}
+
+/// step(metric): the new rate; set as the optimizer's (constant) rate when there is one.
+double plateau_step(JsPlateau& p, double metric) {
+  return guarded([&] {
+    constexpr const char* op = "ReduceLROnPlateau.step";
+    JsPlateau& s = plateau_of(p, op);
+    if (s.optimizer) (void)constant_lr_of(*s.optimizer, op);  // checked before anything changes
+    const double lr = s.plateau->step(metric);
+    if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_json(lr));
+    return lr;
+  });
+}
+
+double plateau_lr(JsPlateau& p) {
+  return guarded([&] { return plateau_of(p, "ReduceLROnPlateau.lr").plateau->lr(); });
+}
+
+val plateau_state(JsPlateau& p) {
+  return guarded([&] {
+    const auto& st = plateau_of(p, "ReduceLROnPlateau.state").plateau->state();
+    val out = val::object();
+    out.set("lr", st.lr);
+    out.set("best", st.best);
+    out.set("numBadEpochs", static_cast<double>(st.num_bad_epochs));
+    out.set("cooldownCounter", static_cast<double>(st.cooldown_counter));
+    out.set("steps", static_cast<double>(st.steps));
+    return out;
+  });
+}
+
+/// lr, best, numBadEpochs, cooldownCounter, steps: numbers (checked in JS).
+void plateau_load_state(JsPlateau& p, double lr, double best, double bad, double cooldown, double steps) {
+  guarded([&] {
+    constexpr const char* op = "ReduceLROnPlateau.loadState";
+    JsPlateau& s = plateau_of(p, op);
+    kiln::optim::ReduceLrOnPlateau::State st;
+    st.lr = lr;
+    st.best = best;
+    st.num_bad_epochs = static_cast<std::int64_t>(bad);
+    st.cooldown_counter = static_cast<std::int64_t>(cooldown);
+    st.steps = static_cast<std::int64_t>(steps);
+    if (s.optimizer) (void)constant_lr_of(*s.optimizer, op);
+    try {
+      s.plateau->load_state(st);
+    } catch (const kiln::ValueError& e) {
+      throw kiln::ValueError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+    }
+    if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_json(lr));
+  });
+}
+
+void plateau_release(JsPlateau& p) {
+  p.plateau.reset();
+  p.optimizer.reset();
+}
+
+/// An empty Gradients (kiln.optim.GradientsAccumulator fills it with tGradReplace).
+Gradients gradients_empty() { return Gradients{}; }
+
+// ---------------------------------------------------------------- clipping (issue 15)
+
+/// The Cpu primitives of a JS array of float tensors (their values; a tracked tensor's graph
+/// is not used).
+kiln::optim::GradientList<kiln::Cpu> gradient_list(const val& tensors, const char* op) {
+  kiln::optim::GradientList<kiln::Cpu> list;
+  const auto n = tensors["length"].as<std::size_t>();
+  list.grads.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const JsTensor t = tensors[i].as<JsTensor>();
+    if (!t.is_float()) {
+      throw kiln::DTypeError(kiln::str_cat(op, ": grads[", i, "] must be a float32 tensor, got ",
+                                           kiln::dtype_name(t.dtype())));
+    }
+    list.grads.push_back(t.primitive());
+  }
+  return list;
+}
+
+val tensors_of(const kiln::optim::GradientList<kiln::Cpu>& list) {
+  val out = val::array();
+  for (std::size_t i = 0; i < list.grads.size(); ++i) out.set(i, val(JsTensor(list.grads[i])));
+  return out;
+}
+
+/// clipGradNorm on gradient tensors: {totalNorm, tensors} (the clipped values, new handles).
+val clip_grad_norm_js(val tensors, double max_norm, double norm_type, bool error_if_nonfinite) {
+  return guarded([&] {
+    auto list = gradient_list(tensors, "optim.clipGradNorm");
+    const double total = kiln::optim::clip_grad_norm(
+        list, max_norm, kiln::optim::ClipGradNormOptions{norm_type, error_if_nonfinite});
+    val out = val::object();
+    out.set("totalNorm", total);
+    out.set("tensors", tensors_of(list));
+    return out;
+  });
+}
+
+val clip_grad_value_js(val tensors, double clip_value) {
+  return guarded([&] {
+    auto list = gradient_list(tensors, "optim.clipGradValue");
+    kiln::optim::clip_grad_value(list, clip_value);
+    return tensors_of(list);
+  });
+}
+
+// ---------------------------------------------------------------- state records (issue 15)
+
+std::string number_text(double v) { return kiln::config::Value(v).dump(); }
+
+/// optimizer.saveState(model): SafeTensors bytes of the per-parameter state keyed by
+/// "<parameter path>.<field>" (OptimizerAdaptor::to_named_record), the step count and the
+/// schedule in the metadata. M: a ParamList (any JS model: module_params.hpp).
+template <class M>
+val save_state_of(const OptimizerState& s, const M& module) {
+  const auto record = std::visit([&](const auto& a) { return a.to_named_record(module); }, s.impl->optim);
+  std::map<std::string, std::string> meta;
+  meta["optimizer"] = s.kind;
+  meta["steps"] = std::to_string(s.steps);
+  meta["schedule"] = s.schedule_json;
+  meta["schedule_start"] = std::to_string(s.schedule_start);
+  meta["last_lr"] = std::isnan(s.last_lr) ? "nan" : number_text(s.last_lr);
+  const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, meta);
+  return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+}
+
+val optimizer_save_state_list(const JsOptimizer& o, const JsParamList& list) {
+  return guarded([&] { return save_state_of(state_of(o), list.list); });
+}
+
+std::int64_t meta_count(const std::map<std::string, std::string>& meta, const char* key, const char* op) {
+  const auto it = meta.find(key);
+  if (it == meta.end() || it->second.empty() ||
+      it->second.find_first_not_of("0123456789") != std::string::npos || it->second.size() > 15) {
+    throw kiln::FormatError(kiln::str_cat(op, ": the state's metadata \"", key,
+                                          "\" must be a count, got ",
+                                          it == meta.end() ? std::string("nothing") : "\"" + it->second + "\""));
+  }
+  return std::stoll(it->second);
+}
+
+/// optimizer.loadState(model, bytes): everything checked before anything changes.
+template <class M>
+void load_state_into(OptimizerState& s, const M& module, val bytes) {
+  {
+    constexpr const char* op = "Optimizer.loadState";
+    if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
+      throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array (from saveState), got ",
+                                          bytes.typeOf().as<std::string>()));
+    }
+    std::vector<std::uint8_t> data(bytes["length"].as<std::size_t>());
+    if (!data.empty()) val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", bytes);
+    std::map<std::string, std::string> meta;
+    const auto record = kiln::train::detail::optimizer_state_from_bytes(data, op, &meta);
+    if (meta["format"] != "kiln optimizer state") {
+      throw kiln::FormatError(kiln::str_cat(op, ": not an optimizer state (metadata format \"",
+                                            meta["format"], "\", expected \"kiln optimizer state\")"));
+    }
+    if (meta["optimizer"] != s.kind) {
+      throw kiln::FormatError(kiln::str_cat(op, ": the state is of a \"", meta["optimizer"],
+                                            "\" optimizer, this one is \"", s.kind, "\""));
+    }
+    const std::int64_t steps = meta_count(meta, "steps", op);
+    const std::int64_t start = meta_count(meta, "schedule_start", op);
+    if (start > steps) {
+      throw kiln::FormatError(kiln::str_cat(op, ": schedule_start ", start, " > steps ", steps));
+    }
+    Schedule schedule;
+    try {
+      schedule = schedule_from_json(meta["schedule"]);
+      for (std::int64_t i = start; i < steps; ++i) (void)schedule.step();
+    } catch (const kiln::Error& e) {
+      throw kiln::FormatError(kiln::str_cat(op, ": the state's schedule: ", without_cpp_prefix(e.what())));
+    }
+    const double last_lr = meta["last_lr"] == "nan" ? std::numeric_limits<double>::quiet_NaN()
+                                                   : kiln::config::parse(meta["last_lr"], op).get_double();
+    // Matched by parameter path; throws (FormatError listing every problem) before anything changes.
+    OptimVariant next = [&] {
+      try {
+        return std::visit(
+            [&](const auto& a) {
+              return OptimVariant(a.load_named_record(module, record, "the state does not fit the model"));
+            },
+            s.impl->optim);
+      } catch (const kiln::FormatError& e) {
+        throw kiln::FormatError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+      }
+    }();
+    s.impl->optim = std::move(next);
+    s.schedule = std::move(schedule);
+    s.schedule_json = meta["schedule"];
+    s.schedule_start = start;
+    s.steps = steps;
+    s.last_lr = last_lr;
+  }
+}
+
+void optimizer_load_state_list(const JsOptimizer& o, const JsParamList& list, val bytes) {
+  guarded([&] { load_state_into(state_of(o), list.list, bytes); });
+}
 }  // namespace
 }  // namespace kiln_js
 
@@ -230,4 +531,21 @@ EMSCRIPTEN_BINDINGS(kiln_train_optim) {
       .function("release", &optimizer_release);
   emscripten::function("optimizerCreate", &optimizer_create);
   emscripten::function("scheduleValues", &schedule_values);
+  // issue 15
+  emscripten::class_<JsPlateau>("RawPlateau")
+      .function("step", &plateau_step)
+      .function("lr", &plateau_lr)
+      .function("state", &plateau_state)
+      .function("loadState", &plateau_load_state)
+      .function("release", &plateau_release);
+  emscripten::function("plateauCreate", &plateau_create_alone);
+  emscripten::function("plateauCreateFor", &plateau_create_for);
+  emscripten::function("scheduleMomentums", &schedule_momentums);
+  emscripten::function("clipGradNorm", &clip_grad_norm_js);
+  emscripten::function("clipGradValue", &clip_grad_value_js);
+  emscripten::function("optimizerSetSchedule", &optimizer_set_schedule);
+  emscripten::function("optimizerScheduleKind", &optimizer_schedule_kind);
+  emscripten::function("optimizerSaveStateList", &optimizer_save_state_list);
+  emscripten::function("optimizerLoadStateList", &optimizer_load_state_list);
+  emscripten::function("gradientsEmpty", &gradients_empty);
 }

@@ -62,6 +62,23 @@ export interface RawModel extends RawOwned {
   cloneNew(): RawModel;
 }
 
+/** kiln.optim.ReduceLROnPlateau's engine object (bindings/train_optim.cpp). */
+export interface RawPlateau extends RawOwned {
+  step(metric: number): number;
+  lr(): number;
+  state(): { lr: number; best: number; numBadEpochs: number; cooldownCounter: number; steps: number };
+  loadState(lr: number, best: number, numBadEpochs: number, cooldownCounter: number, steps: number): void;
+}
+
+/** The guarded step of a Learner with a user trainStep (bindings/train_learner.cpp). */
+export interface RawStepper extends RawOwned {
+  stepList(optimizer: RawOptimizer, list: RawParamList, loss: RawTensor, epoch: number, batch: number): number;
+  accumulateList(list: RawParamList, loss: RawTensor, epoch: number, batch: number): number;
+  applyList(optimizer: RawOptimizer, list: RawParamList, epoch: number, batch: number): void;
+  pending(): number;
+  clear(): void;
+}
+
 export interface RawOptimizer extends RawOwned {
   step(model: RawModel, grads: RawGradients): void;
   lastLr(): number;
@@ -228,6 +245,18 @@ export interface RawModule {
   modelConcat(parts: RawModel[]): RawModel;
   optimizerCreate(kind: string, configJson: string, lrJson: string): RawOptimizer;
   scheduleValues(scheduleJson: string, n: number): Float64Array;
+  // issue 15 (learner): bindings/train_optim.cpp
+  scheduleMomentums(scheduleJson: string, n: number): Float64Array;
+  plateauCreate(configJson: string): RawPlateau;
+  plateauCreateFor(configJson: string, optimizer: RawOptimizer): RawPlateau;
+  clipGradNorm(tensors: RawTensor[], maxNorm: number, normType: number, errorIfNonfinite: boolean): { totalNorm: number; tensors: RawTensor[] };
+  clipGradValue(tensors: RawTensor[], clipValue: number): RawTensor[];
+  optimizerSetSchedule(optimizer: RawOptimizer, scheduleJson: string): void;
+  optimizerScheduleKind(optimizer: RawOptimizer): string;
+  gradientsEmpty(): RawGradients;
+  optimizerSaveStateList(optimizer: RawOptimizer, list: RawParamList): Uint8Array;
+  optimizerLoadStateList(optimizer: RawOptimizer, list: RawParamList, bytes: Uint8Array): void;
+  stepperCreate(): RawStepper;
   datasetFromArrays(x: Float32Array, y: Int32Array | Float32Array, itemShape: readonly number[],
     targetShape: readonly number[] | null, numClasses: number): RawDataset;
   datasetMnist(images: Uint8Array, labels: Uint8Array): RawDataset;

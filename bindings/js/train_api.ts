@@ -8,6 +8,13 @@
 import type { Layer, Model, Sequential } from './nn.js';
 import type { Module } from './module_class.js';
 import type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
+import type { ReduceLROnPlateau } from './train/optim.js';
+import type { Accuracy, LearningRate, Loss as LossMetric, Metric, TopKAccuracy } from './train/metrics.js';
+import type { GradientsAccumulator, ParamSource } from './train/accumulator.js';
+import type { Gradients } from './tensor/gradients.js';
+import type { Tensor } from './tensor/tensor.js';
+import type { StepFn } from './train/learner_loop.js';
+import type { CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
 
 // ---------------------------------------------------------------- layer specs
 
@@ -170,12 +177,37 @@ export interface ScheduleModule {
   cosine(config: { initialLr: number; numIters: number; minLr?: number }): Schedule;
   /** factor · modelSize^-0.5 · min(n^-0.5, n · warmupSteps^-1.5), n = i + 1. */
   noam(config: { factor: number; warmupSteps?: number; modelSize?: number }): Schedule;
+  /**
+   * PyTorch's OneCycleLR: from maxLr/divFactor up to maxLr (first pctStart of totalSteps),
+   * then down to maxLr/(divFactor·finalDivFactor) (threePhase: back to the start first);
+   * 'cos' or 'linear' annealing. Defaults: pctStart 0.3, annealStrategy 'cos', divFactor 25,
+   * finalDivFactor 1e4, threePhase false, cycleMomentum true, baseMomentum 0.85, maxMomentum 0.95.
+   * @throws KilnError `Config` (a value out of range, totalSteps too small for the phases).
+   */
+  oneCycle(config: {
+    maxLr: number; totalSteps: number; pctStart?: number; annealStrategy?: 'cos' | 'linear';
+    divFactor?: number; finalDivFactor?: number; threePhase?: boolean; cycleMomentum?: boolean;
+    baseMomentum?: number; maxMomentum?: number;
+  }): Schedule;
 }
 
 /** Gradient clipping before each step: by the global L2 norm (as torch.nn.utils.clip_grad_norm_) or by value. */
 export type GradClipping = { norm: number } | { value: number };
 
-/** Defaults are PyTorch's (eps 1e-8, momentum 0, dampening 0, AdamW weight decay 0.01). */
+/**
+ * Defaults are PyTorch's (eps 1e-8, momentum 0, dampening 0, AdamW weight decay 0.01), and
+ * `optimizer.config` shows them filled in. The C++ configs keep Burn's defaults, which differ:
+ *
+ *   | option            | JS (PyTorch) | C++ (Burn)                          |
+ *   | adam epsilon      | 1e-8         | AdamConfig::epsilon 1e-5            |
+ *   | adamW epsilon     | 1e-8         | AdamWConfig::epsilon 1e-5           |
+ *   | adamW weightDecay | 0.01         | AdamWConfig::weight_decay 1e-4      |
+ *   | rmsProp epsilon   | 1e-8         | RmsPropConfig::epsilon 1e-5         |
+ *   | rmsProp momentum  | 0            | RmsPropConfig::momentum 0.9         |
+ *   | sgd momentum      | 0 (none)     | none; MomentumConfig 0.9, dampening 0.1 when given |
+ *   | adam/rmsProp lr   | 1e-3 / 1e-2  | passed to each step (no default)    |
+ * Betas (0.9, 0.999) and RMSprop's alpha 0.99 agree.
+ */
 export interface Optim {
   /** torch.optim.SGD. @throws KilnError `Config` without lr, for nesterov without momentum > 0 and dampening 0, negative values. */
   sgd(config: { lr: number | Schedule; momentum?: number; dampening?: number; nesterov?: boolean; weightDecay?: number; gradClipping?: GradClipping }): Optimizer;
@@ -186,6 +218,28 @@ export interface Optim {
   /** torch.optim.RMSprop (lr 1e-2, alpha 0.99, eps 1e-8, momentum 0). @throws KilnError `Config`. */
   rmsProp(config?: { lr?: number | Schedule; alpha?: number; momentum?: number; epsilon?: number; centered?: boolean; weightDecay?: number; gradClipping?: GradClipping }): Optimizer;
   schedule: ScheduleModule;
+  /** Metric-driven rate (torch.optim.lr_scheduler.ReduceLROnPlateau): `new kiln.optim.ReduceLROnPlateau(optimizer, {patience})`. */
+  readonly ReduceLROnPlateau: typeof ReduceLROnPlateau;
+  /** Burn's GradientsAccumulator: `accumulate(params, grads)` then `grads()`. */
+  readonly GradientsAccumulator: typeof GradientsAccumulator;
+  /**
+   * torch.nn.utils.clip_grad_norm_ on gradient tensors, in place; returns the total norm.
+   * @throws KilnError `Type`, `DType`, `Value`, `NonFinite` (errorIfNonfinite).
+   */
+  clipGradNorm(grads: Tensor[], maxNorm: number, options?: { normType?: number; errorIfNonfinite?: boolean }): number;
+  /** The same on the gradients of `params` inside a Gradients (torch.nn.utils.clip_grad_norm_(parameters)). */
+  clipGradNorm(grads: Gradients, maxNorm: number, options: { params: ParamSource; normType?: number; errorIfNonfinite?: boolean }): number;
+  /** torch.nn.utils.clip_grad_value_ on gradient tensors, in place. @throws KilnError `Type`, `DType`, `Value`. */
+  clipGradValue(grads: Tensor[], clipValue: number): void;
+}
+
+/** kiln.metrics: the metric protocol and Burn's metrics (AccuracyMetric, LossMetric, ...). */
+export interface Metrics {
+  readonly Metric: typeof Metric;
+  readonly Accuracy: typeof Accuracy;
+  readonly TopKAccuracy: typeof TopKAccuracy;
+  readonly Loss: typeof LossMetric;
+  readonly LearningRate: typeof LearningRate;
 }
 
 // ---------------------------------------------------------------- data
@@ -217,6 +271,21 @@ export interface LearnerConfig {
   seed?: number;
   /** Per-item input shape for trainBatch/predict on flat arrays (default: what the spec fixes, e.g. the first linear's dInput). */
   inputShape?: number[];
+  // ---- the general path (any of these selects it; see Learner's constructor)
+  /** `(model, batch) => ({loss, output, targets})`: forward and loss of one batch (default: `{x, y}` batches with `loss`). */
+  trainStep?: StepFn;
+  /** The validation step (default: trainStep), run in eval() mode without gradients. */
+  validStep?: StepFn;
+  /** kiln.metrics.* or your own (name, update, value, reset). */
+  metrics?: Metric[];
+  /** A per-step schedule, or a ReduceLROnPlateau of this optimizer stepped per epoch (optionally with the monitored "valid.<metric>"). */
+  lrScheduler?: Schedule | ReduceLROnPlateau | { scheduler: ReduceLROnPlateau; monitor?: string };
+  /** Sum the gradients of this many batches per optimizer step (default 1). */
+  gradientAccumulation?: number;
+  /** Checkpoints every `every` epochs to a directory (Node) or a {save, load} store. */
+  checkpointer?: string | CheckpointerOptions;
+  /** Stop when the monitored metric stops improving. */
+  earlyStopping?: EarlyStoppingOptions;
 }
 
 export interface BatchLog {
@@ -283,4 +352,5 @@ export interface KilnTraining {
   optim: Optim;
   data: Data;
   Learner: LearnerStatic;
+  metrics: Metrics;
 }

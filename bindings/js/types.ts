@@ -23,3 +23,8 @@ export type { DataPipeline } from './data/install.js';
 export type { Io, Saveable, Loadable, SafetensorsArray, SafetensorsDType, SaveOptions as IoSaveOptions } from './io.js';
 export type { LoadOptions, LoadReport, Module, ParamOptions, SaveOptions, SequentialModule } from './module_class.js';
 export type { Param } from './module_param.js';
+export type { ReduceLROnPlateau, ReduceLROnPlateauOptions, ReduceLROnPlateauState } from './train/optim.js';
+export type { GradientsAccumulator, ParamSource } from './train/accumulator.js';
+export type { Accuracy, LearningRate, Loss as LossMetric, Metric, MetricInfo, TopKAccuracy } from './train/metrics.js';
+export type { FitCallbacks, GeneralBatchLog, GeneralEpochLog, GeneralFitOptions, GeneralHistory, StepFn, StepOutput } from './train/learner_loop.js';
+export type { CheckpointStore, CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';

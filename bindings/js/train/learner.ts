@@ -2,8 +2,9 @@
 // (bindings/train_learner.cpp): one call per batch, or per `batchesPerCall` batches; fit()
 // yields to the event loop between calls.
 import { HandleOwner } from '../handle.js';
+import type { Module } from '../module_class.js';
 import { camelErrors, unwrapModel, type Model } from '../nn.js';
-import type { RawDataset, RawLearner } from '../raw.js';
+import type { RawDataset, RawLearner, RawStepper } from '../raw.js';
 import { describe, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
 import type { Tensor } from '../tensor/tensor.js';
@@ -12,6 +13,26 @@ import { bool, engineOfNew, int, intShape, nextTurn, now, options, type Options 
 import { Dataset, unwrapDataset } from './data.js';
 import { lossOf, type Loss } from './loss.js';
 import { Optimizer } from './optim.js';
+import { checkModel, generalFit, generalSetup, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
+
+/** The options that select the Learner's general path. */
+const GENERAL_OPTIONS = ['trainStep', 'validStep', 'metrics', 'lrScheduler', 'gradientAccumulation', 'checkpointer', 'earlyStopping'];
+
+/** `{x, y}` or `[x, y]` -> output = model.forward(x), loss = loss.forward(output, y). */
+function defaultTrainStep(e: Engine, loss: Loss, op: string): StepFn {
+  return (model, batch) => {
+    let x: unknown;
+    let y: unknown;
+    if (Array.isArray(batch) && batch.length === 2) [x, y] = batch;
+    else if (batch !== null && typeof batch === 'object' && 'x' in batch && 'y' in batch) ({ x, y } = batch as { x: unknown; y: unknown });
+    else throw fail('Type', `${op}: the default step needs batches {x, y} or [x, y] of tensors (or give trainStep), got ${describe(batch)}`);
+    if (!(x instanceof e.Tensor) || !(y instanceof e.Tensor)) {
+      throw fail('Type', `${op}: the default step needs batches {x, y} of tensors, got x ${describe(x)}, y ${describe(y)}`);
+    }
+    const output = (model as { forward(t: Tensor): Tensor }).forward(x);
+    return { loss: loss.forward(output, y), output, targets: y };
+  };
+}
 
 // ---------------------------------------------------------------- Learner
 
@@ -23,17 +44,61 @@ import { Optimizer } from './optim.js';
 export class Learner extends HandleOwner<RawLearner> {
   /** @internal */
   declare readonly _e: Engine;
-  readonly model: Model;
+  readonly model: Model | Module;
   readonly optimizer: Optimizer;
   readonly loss: Loss;
   /** @internal */
   _busy: boolean;
 
-  /** @throws KilnError `Type` (model), `Config` (optimizer, loss, options; inputShape that does not fit the model). */
-  constructor(model: Model, config: LearnerConfig) {
+  /** The general path's settings (trainStep, metrics, ...), null for the built-in loss path. @internal */
+  _general: GeneralSetup | null;
+
+  /**
+   * Two paths. `{optimizer, loss, seed?, inputShape?}`: the built-in loss path (fit over a
+   * kiln.data Dataset, whole steps in WebAssembly). With any of `trainStep`, `validStep`,
+   * `metrics`, `lrScheduler`, `gradientAccumulation`, `checkpointer`, `earlyStopping`: the
+   * general path, where fit() runs over any (async) iterable of batches (a
+   * kiln.data.DataLoader) and each step is
+   *   `trainStep(model, batch) => ({loss, output, targets})`   (default with a loss:
+   *   `{x, y}` or `[x, y]` batches, output = model.forward(x), loss = loss.forward(output, y))
+   * followed by the engine's guarded step (C++ kiln::train::train_step: the loss and every
+   * gradient and update must be finite, clipping, optimizer step; a refused step changes
+   * nothing and throws `NonFinite`). Options of the general path:
+   * - metrics: kiln.metrics.* or your own ({name, update(output, targets, info), value(), reset()});
+   *   a Loss metric is added when none is named "loss".
+   * - lrScheduler: a kiln.optim.schedule.*(...) (set as the optimizer's per-step rate) or a
+   *   kiln.optim.ReduceLROnPlateau over this optimizer, stepped after each epoch with
+   *   {scheduler, monitor: "valid.loss"} (default valid.loss with a validLoader, else train.loss).
+   * - gradientAccumulation: N: the gradients of N batches are summed (Burn's
+   *   GradientsAccumulator; not averaged) and one guarded step is taken with them.
+   * - checkpointer: {directory} (Node; files written atomically) or {store: {save, load}}
+   *   (browser), `every` epochs: model, optimizer state, scheduler, data-loader position
+   *   (loader.state()), early-stopping state and history; fit({resume: true}) continues from it
+   *   bit-identically (the engine's random generator is seeded from (seed, epoch) each epoch).
+   * - earlyStopping: {monitor, patience, minDelta, mode}.
+   * - seed: the per-epoch seed base (default 0).
+   * @throws KilnError `Type` (model, functions, metrics), `Config` (optimizer, loss, unknown
+   *   options, metric names, a scheduler of another optimizer; inputShape that does not fit the model).
+   */
+  constructor(model: Model | Module, config: LearnerConfig) {
     const op = 'Learner';
     const e = engineOfNew(new.target, op);
-    const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape']);
+    const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape', ...GENERAL_OPTIONS]);
+    if (GENERAL_OPTIONS.some((k) => c[k] !== undefined)) {
+      if (c.inputShape !== undefined) throw fail('Config', `${op}: inputShape is an option of the built-in loss path (not with trainStep, metrics, ...)`);
+      const loss = c.loss === undefined ? null : lossOf(e, c.loss, op);
+      checkModel(e, model, op);
+      const defaultStep = loss === null ? null : defaultTrainStep(e, loss, op);
+      let stepper: RawStepper | null = null;
+      const general = generalSetup(e, model, c, op, defaultStep, () => (stepper = e.raw.stepperCreate()));
+      super(stepper as unknown as RawLearner, 'learner');
+      this.model = model;
+      this.optimizer = general.optimizer;
+      this.loss = loss as Loss;
+      this._busy = false;
+      this._general = general;
+      return;
+    }
     const m = unwrapModel(e, model, op);
     if (!(c.optimizer instanceof e.bound(Optimizer))) {
       throw fail('Config', `${op}: optimizer must be a kiln.optim optimizer (e.g. kiln.optim.adam({lr: 1e-3})), got ${describe(c.optimizer)}`);
@@ -47,6 +112,16 @@ export class Learner extends HandleOwner<RawLearner> {
     this.optimizer = optimizer;
     this.loss = loss;
     this._busy = false;
+    this._general = null;
+  }
+
+  /** The built-in loss path's handle (`State` on the general path). @internal */
+  _legacy(op: string): RawLearner {
+    const h = this._raw(op);
+    if (this._general !== null) {
+      throw fail('State', `${op}: this Learner has a trainStep/metrics setup; ${op.split('.')[1]} belongs to the built-in loss path (new kiln.Learner(model, {optimizer, loss}))`);
+    }
+    return h;
   }
 
   /** The handle; `Busy` while fit() runs unless allowBusy. @internal */
@@ -68,7 +143,7 @@ export class Learner extends HandleOwner<RawLearner> {
    */
   trainBatch(x: Float32Array, y: Int32Array | Float32Array, n?: number): { loss: number; accuracy: number } {
     const op = 'Learner.trainBatch';
-    const h = this._raw(op);
+    const h = this._legacy(op);
     if (!(x instanceof Float32Array)) throw fail('Type', `${op}: x must be a Float32Array, got ${describe(x)}`);
     if (!(y instanceof Int32Array) && !(y instanceof Float32Array)) {
       throw fail('Type', `${op}: y must be an Int32Array (class labels) or a Float32Array (targets), got ${describe(y)}`);
@@ -78,10 +153,46 @@ export class Learner extends HandleOwner<RawLearner> {
     return { loss: r.loss, accuracy: r.accuracy };
   }
 
-  /** Trains for `epochs` epochs; resolves with the history. @throws as trainBatch; rejects with the signal's reason when aborted. */
-  async fit(train: Dataset, config?: FitOptions): Promise<History> {
+  /**
+   * Trains for `epochs` epochs; resolves with the history. Built-in loss path: `train` is a
+   * kiln.data Dataset (options FitOptions). General path: `train` is any iterable or async
+   * iterable of batches (a kiln.data.DataLoader, an array, a generator) and the options are
+   * {epochs, validLoader, signal, callbacks: {onEpochBegin, onBatchEnd, onEpochEnd,
+   * onTrainEnd}, resume, progress}; a loader with state()/loadState() has its position
+   * checkpointed. The tensors of each batch a loader or generator yields are disposed after
+   * its step (an array's batches stay the caller's: they are used again every epoch); every
+   * other tensor a step makes is disposed too, so memory stays flat over epochs. In Node a progress bar (batches, items/s, ETA, loss) is drawn on stderr when
+   * it is a terminal (progress: true/false forces it).
+   * @throws as trainBatch; rejects with the signal's reason when aborted. General path: `Type`
+   *   (a step that does not return {loss: Tensor, ...}, data that is not iterable), `Shape`/
+   *   `DType`/`State` (a loss that is not one float element of the graph), `NonFinite` (a refused
+   *   step), `Format` (resume from a checkpoint of another model: the mismatched keys are named
+   *   and nothing is loaded), and whatever the user's steps and metrics throw.
+   */
+  async fit(train: Dataset, config?: FitOptions): Promise<History>;
+  async fit(train: AsyncIterable<unknown> | Iterable<unknown>, config?: GeneralFitOptions): Promise<GeneralHistory>;
+  async fit(train: Dataset | AsyncIterable<unknown> | Iterable<unknown>, config?: FitOptions | GeneralFitOptions): Promise<History | GeneralHistory> {
+    const op = 'Learner.fit';
+    this._raw(op);
+    const general = this._general;
+    if (general !== null) {
+      this._busy = true;
+      try {
+        return await generalFit(this._e, general, train, config);
+      } finally {
+        this._busy = false;
+      }
+    }
+    return this._fitDataset(train as Dataset, config as FitOptions | undefined);
+  }
+
+  /** @internal */
+  async _fitDataset(train: Dataset, config?: FitOptions): Promise<History> {
     const op = 'Learner.fit';
     const h = this._raw(op);
+    if (!(train instanceof this._e.bound(Dataset)) && train !== null && typeof train === 'object' && (Symbol.iterator in train || Symbol.asyncIterator in train)) {
+      throw fail('Type', `${op}: train must be a kiln.data Dataset for a Learner made with {optimizer, loss}; to train on an iterable of batches (a kiln.data.DataLoader) give the Learner a trainStep or metrics (new kiln.Learner(model, {optimizer, loss, metrics: [...]})), got ${describe(train)}`);
+    }
     unwrapDataset(this._e, train, op, 'train');
     const c = options(config, op, [
       'epochs', 'batchSize', 'shuffle', 'validationData', 'batchesPerCall', 'onBatchEnd',
@@ -183,6 +294,7 @@ export class Learner extends HandleOwner<RawLearner> {
   /** Mean loss and accuracy over data in inference mode (batchSize default 256). */
   evaluate(data: Dataset, config?: { batchSize?: number }): { loss: number; accuracy: number } {
     const op = 'Learner.evaluate';
+    this._legacy(op);
     const h = this._raw(op, true);
     const d = unwrapDataset(this._e, data, op);
     const c = options(config, op, ['batchSize']);
@@ -198,6 +310,7 @@ export class Learner extends HandleOwner<RawLearner> {
    */
   predict(x: Float32Array | Tensor | Dataset, config?: { batchSize?: number; n?: number }): Float32Array {
     const op = 'Learner.predict';
+    this._legacy(op);
     const h = this._raw(op, true);
     const c = options(config, op, ['batchSize', 'n']);
     const batchSize = int(c.batchSize, op, 'batchSize', 256, 1);
@@ -217,18 +330,21 @@ export class Learner extends HandleOwner<RawLearner> {
     return camelErrors(() => h.predict(x, n, batchSize));
   }
 
-  /** Epochs started. */
+  /** Epochs started (built-in loss path). */
   get epoch(): number {
+    this._legacy('Learner.epoch');
     return this._raw('Learner.epoch', true).info().epoch;
   }
 
   /** Optimizer steps taken. */
   get steps(): number {
+    if (this._general !== null) return this.optimizer.steps;
     return this._raw('Learner.steps', true).info().steps;
   }
 
   /** The last learning rate. */
   get learningRate(): number {
+    if (this._general !== null) return this.optimizer.learningRate;
     return this._raw('Learner.learningRate', true).info().learningRate;
   }
 

@@ -1,14 +1,18 @@
 // kiln.optim: optimizers (SGD, Adam, AdamW, RMSprop) with their state in WebAssembly memory
 // (bindings/train_optim.cpp) and learning-rate schedules.
 import { HandleOwner } from '../handle.js';
-import { stepParams, type Module } from '../module_class.js';
+import { gatherParams, stepParams, type Module } from '../module_class.js';
 import { camelErrors, isPlainObject, Sequential, unwrapModel, type Model } from '../nn.js';
-import type { Tensor } from '../tensor/tensor.js';
-import type { RawOptimizer } from '../raw.js';
+import type { RawOptimizer, RawPlateau, RawTensor } from '../raw.js';
 import { describe, engineJson, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
-import type { Gradients } from '../tensor/gradients.js';
-import { bool, int, num, options, TOKEN, type Options } from './common.js';
+import { Gradients as GradientsClass, type Gradients } from '../tensor/gradients.js';
+import type { Scoped } from '../tensor/engine.js';
+import type { Tensor } from '../tensor/tensor.js';
+import { GradientsAccumulator, paramList } from './accumulator.js';
+import { bool, engineOfNew, int, num, options, TOKEN, type Options } from './common.js';
+
+const options_ = options;
 
 // ---------------------------------------------------------------- schedules
 
@@ -16,7 +20,7 @@ import { bool, int, num, options, TOKEN, type Options } from './common.js';
 export class Schedule {
   /** @internal */
   declare readonly _e: Engine;
-  readonly kind: 'constant' | 'step' | 'exponential' | 'linear' | 'cosine' | 'noam';
+  readonly kind: 'constant' | 'step' | 'exponential' | 'linear' | 'cosine' | 'noam' | 'oneCycle';
   readonly config: Readonly<Record<string, unknown>>;
   /** The C++ schedule config (JSON). @internal */
   readonly _json: string;
@@ -30,11 +34,267 @@ export class Schedule {
     Object.freeze(this);
   }
 
-  /** The first n rates (the schedule's step() n times). */
+  /**
+   * The first n rates (the schedule's step() n times).
+   * @throws KilnError `State` for a oneCycle schedule asked for more than totalSteps rates.
+   */
   values(n: number): Float64Array {
     int(n, 'Schedule.values', 'n', 0);
     return camelErrors(() => this._e.raw.scheduleValues(this._json, n));
   }
+
+  /**
+   * The momentum PyTorch's OneCycleLR sets at each of the first n steps (cycled between
+   * maxMomentum and baseMomentum, mirroring the rate); NaN for the other schedules and for
+   * oneCycle with cycleMomentum false. Kiln's optimizers do not take it (their configs are
+   * fixed): it is there to report or plot.
+   */
+  momentumValues(n: number): Float64Array {
+    int(n, 'Schedule.momentumValues', 'n', 0);
+    return camelErrors(() => this._e.raw.scheduleMomentums(this._json, n));
+  }
+}
+
+// ---------------------------------------------------------------- ReduceLROnPlateau
+
+/** The options of ReduceLROnPlateau (torch.optim.lr_scheduler.ReduceLROnPlateau's, camelCase). */
+export interface ReduceLROnPlateauOptions {
+  /** 'min' (a loss: lower is better, default) or 'max' (an accuracy). */
+  mode?: 'min' | 'max';
+  /** new lr = lr · factor, in [0, 1). Default 0.1. */
+  factor?: number;
+  /** Non-improving steps tolerated before a reduction (the (patience+1)-th reduces). Default 10. */
+  patience?: number;
+  /** What counts as an improvement (see thresholdMode). Default 1e-4. */
+  threshold?: number;
+  /** 'rel': better than best·(1 ∓ threshold) (default); 'abs': best ∓ threshold. */
+  thresholdMode?: 'rel' | 'abs';
+  /** Steps after a reduction during which bad steps are not counted. Default 0. */
+  cooldown?: number;
+  /** Lower bound of the rate. Default 0. */
+  minLr?: number;
+  /** A reduction smaller than eps is skipped. Default 1e-8. */
+  eps?: number;
+}
+
+/** The state of a ReduceLROnPlateau (plain JSON-able object; best may be ±Infinity). */
+export interface ReduceLROnPlateauState {
+  lr: number;
+  best: number;
+  numBadEpochs: number;
+  cooldownCounter: number;
+  steps: number;
+}
+
+const PLATEAU_FIELDS = ['mode', 'factor', 'patience', 'threshold', 'thresholdMode', 'cooldown', 'minLr', 'eps'];
+
+/**
+ * Lowers the learning rate when a metric stops improving (PyTorch's
+ * torch.optim.lr_scheduler.ReduceLROnPlateau; Burn has none). The rule runs in the engine
+ * (C++ kiln::optim::ReduceLrOnPlateau):
+ *   better: min/rel m < best·(1 - threshold); min/abs m < best - threshold;
+ *           max/rel m > best·(1 + threshold); max/abs m > best + threshold
+ *   a better m resets the bad count, else it grows; during cooldown it stays 0;
+ *   bad > patience: lr = max(lr·factor, minLr) (skipped if that changes lr by <= eps).
+ * Over an optimizer (`new kiln.optim.ReduceLROnPlateau(optimizer, {...})`) it starts from the
+ * optimizer's rate, which must be a number (not a schedule), and sets the optimizer's rate on
+ * each step(metric); over a number it only computes rates.
+ *
+ *   const plateau = new kiln.optim.ReduceLROnPlateau(optimizer, { patience: 2 });
+ *   for (...) { ...; plateau.step(validLoss); }
+ */
+export class ReduceLROnPlateau extends HandleOwner<RawPlateau> {
+  /** @internal */
+  declare readonly _e: Engine;
+  readonly kind = 'reduceOnPlateau' as const;
+  /** The options with every default filled in. */
+  readonly config: Readonly<Required<ReduceLROnPlateauOptions>>;
+  /** The optimizer it drives (null when made over a number). */
+  readonly optimizer: Optimizer | null;
+
+  /**
+   * @param optimizerOrLr a kiln.optim optimizer whose lr is a number, or an initial rate.
+   * @throws KilnError `Type` (neither), `Config` (an unknown option, a value out of range, an
+   *   optimizer whose lr is a schedule), `Disposed`.
+   */
+  constructor(optimizerOrLr: Optimizer | number, options?: ReduceLROnPlateauOptions) {
+    const op = 'optim.ReduceLROnPlateau';
+    const e = engineOfNew(new.target, op);
+    const c = options_(options, op, PLATEAU_FIELDS);
+    const config = {
+      mode: c.mode ?? 'min',
+      factor: num(c.factor, op, 'factor', 0.1),
+      patience: int(c.patience, op, 'patience', 10, 0),
+      threshold: num(c.threshold, op, 'threshold', 1e-4),
+      thresholdMode: c.thresholdMode ?? 'rel',
+      cooldown: int(c.cooldown, op, 'cooldown', 0, 0),
+      minLr: num(c.minLr, op, 'minLr', 0),
+      eps: num(c.eps, op, 'eps', 1e-8),
+    };
+    for (const f of ['mode', 'thresholdMode'] as const) {
+      if (typeof config[f] !== 'string') throw fail('Type', `${op}: ${f} must be a string, got ${describe(config[f])}`);
+    }
+    const json: Options = {
+      initial_lr: 0, mode: config.mode, factor: config.factor, patience: config.patience,
+      threshold: config.threshold, threshold_mode: config.thresholdMode, cooldown: config.cooldown,
+      min_lr: config.minLr, eps: config.eps,
+    };
+    let handle: RawPlateau;
+    let optimizer: Optimizer | null = null;
+    if (optimizerOrLr instanceof e.bound(Optimizer)) {
+      optimizer = optimizerOrLr;
+      const raw = optimizer._raw(op);
+      handle = camelErrors(() => e.raw.plateauCreateFor(engineJson(json, op), raw));
+    } else if (typeof optimizerOrLr === 'number') {
+      json.initial_lr = num(optimizerOrLr, op, 'lr');
+      handle = camelErrors(() => e.raw.plateauCreate(engineJson(json, op)));
+    } else {
+      throw fail('Type', `${op}: the first argument must be a kiln.optim optimizer or an initial lr (a number), got ${describe(optimizerOrLr)}`);
+    }
+    super(handle, 'scheduler');
+    this.config = Object.freeze(config) as Readonly<Required<ReduceLROnPlateauOptions>>;
+    this.optimizer = optimizer;
+  }
+
+  /**
+   * Feeds one value of the monitored metric (e.g. the validation loss of an epoch); returns
+   * the rate from now on (also set on the optimizer). NaN counts as not better.
+   * @throws KilnError `Type` (not a number), `Config` (the optimizer's lr became a schedule), `Disposed`.
+   */
+  step(metric: number): number {
+    const op = 'ReduceLROnPlateau.step';
+    const h = this._raw(op);
+    if (typeof metric !== 'number') throw fail('Type', `${op}: metric must be a number, got ${describe(metric)}`);
+    if (this.optimizer) this.optimizer._raw(op);
+    return camelErrors(() => h.step(metric));
+  }
+
+  /** The current rate. */
+  get lr(): number {
+    return this._raw('ReduceLROnPlateau.lr').lr();
+  }
+
+  /** The state (best, counters, rate): a plain object for checkpoints. */
+  state(): ReduceLROnPlateauState {
+    return { ...this._raw('ReduceLROnPlateau.state').state() } as ReduceLROnPlateauState;
+  }
+
+  /**
+   * Restores state() of a scheduler with the same options (and sets the optimizer's rate).
+   * @throws KilnError `Type` (not such an object), `Value` (negative counts, a bad rate), `Disposed`.
+   */
+  loadState(state: ReduceLROnPlateauState): void {
+    const op = 'ReduceLROnPlateau.loadState';
+    const h = this._raw(op);
+    const s = options_(state, op, ['lr', 'best', 'numBadEpochs', 'cooldownCounter', 'steps']);
+    const n = (f: string) => {
+      if (typeof s[f] !== 'number') throw fail('Type', `${op}: ${f} must be a number, got ${describe(s[f])}`);
+      return s[f] as number;
+    };
+    const values = [n('lr'), n('best'), int(s.numBadEpochs, op, 'numBadEpochs', 0), int(s.cooldownCounter, op, 'cooldownCounter', 0), int(s.steps, op, 'steps', 0)];
+    camelErrors(() => h.loadState(values[0], values[1], values[2], values[3], values[4]));
+  }
+}
+
+// ---------------------------------------------------------------- gradient clipping
+
+/**
+ * Scales gradients so that their joint p-norm is at most maxNorm (PyTorch's
+ * torch.nn.utils.clip_grad_norm_; C++ kiln::optim::clip_grad_norm): every tensor is
+ * multiplied by min(1, maxNorm / (totalNorm + 1e-6)), in place (each tensor keeps its
+ * identity and shape; its values change). Returns totalNorm, the norm before clipping:
+ * (Σ over all elements of all tensors |g|^p)^(1/p), or max |g| for normType Infinity.
+ * As PyTorch (errorIfNonfinite false): a NaN norm makes every gradient NaN and an infinite
+ * one zeroes the finite ones; with errorIfNonfinite the call throws and changes nothing.
+ * @param grads gradient tensors (float32, any shapes), e.g. `params.map((p) => grads.get(p))`;
+ *   or a Gradients (from loss.backward()) with `options.params` (a model or tensors): the
+ *   gradients of those parameters are clipped inside it (PyTorch's clip_grad_norm_(parameters)).
+ * @param maxNorm finite, > 0.
+ * @param options normType: p > 0 or Infinity (default 2); errorIfNonfinite (default false);
+ *   params (with a Gradients).
+ * @throws KilnError `Type` (not an array of tensors), `DType` (a non-float tensor),
+ *   `Value` (maxNorm or normType out of range), `NonFinite` (errorIfNonfinite and a NaN/inf norm), `Disposed`.
+ */
+export function clipGradNorm(e: Engine, grads: unknown, maxNorm: unknown, options?: unknown): number {
+  const op = 'optim.clipGradNorm';
+  if (grads instanceof e.bound(GradientsClass)) return clipGradientsOf(e, grads as Gradients, maxNorm, options, op);
+  const tensors = gradTensors(e, grads, op);
+  const c = options_(options, op, ['normType', 'errorIfNonfinite']);
+  const max = num(maxNorm, op, 'maxNorm');
+  const normType = num(c.normType, op, 'normType', 2);
+  const errorIfNonfinite = bool(c.errorIfNonfinite, op, 'errorIfNonfinite', false);
+  const r = camelErrors(() => e.raw.clipGradNorm(tensors.map((t) => t._raw(op)), max, normType, errorIfNonfinite));
+  swapHandles(e, tensors, r.tensors);
+  return r.totalNorm;
+}
+
+/**
+ * Clamps every gradient element to [-clipValue, clipValue] in place (PyTorch's
+ * torch.nn.utils.clip_grad_value_; C++ kiln::optim::clip_grad_value). NaN stays NaN.
+ * @throws KilnError `Type`, `DType`, `Value` (clipValue not finite and > 0), `Disposed`.
+ */
+export function clipGradValue(e: Engine, grads: unknown, clipValue: unknown): void {
+  const op = 'optim.clipGradValue';
+  const tensors = gradTensors(e, grads, op);
+  const value = num(clipValue, op, 'clipValue');
+  const out = camelErrors(() => e.raw.clipGradValue(tensors.map((t) => t._raw(op)), value));
+  swapHandles(e, tensors, out);
+}
+
+/**
+ * clipGradNorm on the gradients of `options.params` (a model or tensors) inside a Gradients
+ * (what loss.backward() returns), in place, as torch.nn.utils.clip_grad_norm_(parameters):
+ * the clipped gradients replace theirs in `grads`, ready for optimizer.step(model, grads).
+ */
+function clipGradientsOf(e: Engine, grads: Gradients, maxNorm: unknown, options: unknown, op: string): number {
+  const c = options_(options, op, ['normType', 'errorIfNonfinite', 'params']);
+  if (c.params === undefined) {
+    throw fail('Config', `${op}: with a Gradients, say whose gradients to clip: {params: model} (a kiln.Module, or an array of tensors)`);
+  }
+  const g = e.unwrapGradients(grads, op);
+  const scope = new Set<Scoped>();
+  e.scopes.push(scope);
+  try {
+    const pairs: [Tensor, Tensor][] = [];
+    for (const [, p] of paramList(e, c.params, op)) {
+      const h = e.raw.tGrad(p._raw(op), g);
+      if (h !== undefined) pairs.push([p, e.wrap(h)]);
+    }
+    const { params: _params, ...rest } = c;
+    const total = clipGradNorm(e, pairs.map(([, t]) => t), maxNorm, rest);
+    for (const [p, t] of pairs) e.raw.tGradReplace(p._raw(op), g, t._raw(op));
+    return total;
+  } finally {
+    e.scopes.pop();
+    for (const obj of [...scope]) obj.dispose();
+  }
+}
+
+function gradTensors(e: Engine, grads: unknown, op: string): Tensor[] {
+  if (!Array.isArray(grads)) {
+    throw fail('Type', `${op}: grads must be an array of gradient tensors (e.g. params.map((p) => grads.get(p))), got ${describe(grads)}`);
+  }
+  grads.forEach((t, i) => {
+    if (!(t instanceof e.Tensor)) throw fail('Type', `${op}: grads[${i}] must be a Tensor, got ${describe(t)}`);
+    (t as Tensor)._raw(op);
+  });
+  if (new Set(grads).size !== grads.length) throw fail('Value', `${op}: grads lists the same tensor twice`);
+  return grads as Tensor[];
+}
+
+/** Gives each tensor the new handle (as requireGrad does), deleting the old one. */
+function swapHandles(e: Engine, tensors: Tensor[], handles: RawTensor[]): void {
+  tensors.forEach((t, i) => {
+    const old = t._h as RawTensor;
+    const next = handles[i];
+    if (e.registry) {
+      e.registry.unregister(t);
+      e.registry.register(t, next, t);
+    }
+    t._h = next;
+    t._shape = undefined;
+    old.delete();
+  });
 }
 
 // ---------------------------------------------------------------- optimizers
@@ -44,6 +304,14 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
   /** @internal */
   declare readonly _e: Engine;
   readonly kind: 'sgd' | 'adam' | 'adamW' | 'rmsProp';
+  /**
+   * The options with every default filled in, e.g. adam():
+   * `{lr: 0.001, beta1: 0.9, beta2: 0.999, epsilon: 1e-8, amsgrad: false, weightDecay: 0, gradClipping: null}`.
+   * JS defaults are PyTorch's (epsilon 1e-8; sgd/rmsProp momentum 0; adamW weightDecay 0.01);
+   * the C++ configs keep Burn's (AdamConfig/AdamWConfig/RmsPropConfig epsilon 1e-5,
+   * RmsPropConfig momentum 0.9, AdamWConfig weight_decay 1e-4, MomentumConfig 0.9 with
+   * dampening 0.1): see the table at kiln.optim (train_api.ts, Optim).
+   */
   readonly config: Readonly<Record<string, unknown>>;
 
   /** Internal: made by kiln.optim.sgd/adam/adamW/rmsProp(...). */
@@ -91,6 +359,48 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
   get steps(): number {
     return this._raw('Optimizer.steps').steps();
   }
+
+  /**
+   * The optimizer's state for `model` as SafeTensors bytes: every moment/buffer keyed by
+   * "<parameter path>.<field>" ("0.weight.moment_1", "0.weight.time": C++
+   * OptimizerAdaptor::to_named_record, the record native checkpoints write), with the step
+   * count and the schedule (and its position) in the metadata, so that loadState continues
+   * exactly where this optimizer is. Parameters never stepped have no entries.
+   * @throws KilnError `Type` (not a model), `Disposed`.
+   */
+  saveState(model: Model | Module): Uint8Array {
+    const op = 'Optimizer.saveState';
+    const h = this._raw(op);
+    const { list } = gatherParams(this._e, model, op);
+    try {
+      return camelErrors(() => this._e.raw.optimizerSaveStateList(h, list));
+    } finally {
+      list.release();
+      list.delete();
+    }
+  }
+
+  /**
+   * Replaces this optimizer's state by saveState's bytes, matched against `model`'s
+   * parameters by path (another process, other parameter ids: fine). Everything is checked
+   * before anything changes.
+   * @throws KilnError `Type` (not a Uint8Array / model), `Format` (not an optimizer state, the
+   *   state of another kind of optimizer, or one that does not fit the model: the message lists
+   *   every missing, unexpected and wrongly shaped entry), `Disposed`.
+   */
+  loadState(model: Model | Module, bytes: Uint8Array): void {
+    const op = 'Optimizer.loadState';
+    const h = this._raw(op);
+    if (!(bytes instanceof Uint8Array)) throw fail('Type', `${op}: bytes must be a Uint8Array (from saveState), got ${describe(bytes)}`);
+    const { list } = gatherParams(this._e, model, op);
+    try {
+      camelErrors(() => this._e.raw.optimizerLoadStateList(h, list, bytes));
+    } finally {
+      list.release();
+      list.delete();
+    }
+  }
+
 }
 
 type ScheduleCtor = new (token: symbol, kind: string, json: string, config: Options) => Schedule;
@@ -98,6 +408,8 @@ type OptimizerCtor = new (token: symbol, kind: string, handle: RawOptimizer, con
 
 const ScheduleBase = Schedule;
 const OptimizerBase = Optimizer;
+const PlateauBase = ReduceLROnPlateau;
+const GradientsAccumulatorBase = GradientsAccumulator;
 
 /** Installs kiln.optim onto `kiln`. */
 export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
@@ -107,11 +419,11 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
 
   // ---- schedules
 
-  function schedule(kind: string, fields: string[]) {
+  function schedule(kind: string, fields: string[], jsonKind = kind) {
     return (config?: unknown): Schedule => {
       const op = `optim.schedule.${kind}`;
       const c = options(kind === 'constant' && typeof config === 'number' ? { lr: config } : config, op, fields);
-      const json: Options = { kind };
+      const json: Options = { kind: jsonKind };
       for (const f of fields) {
         if (c[f] === undefined) continue;
         json[f.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)] = c[f];
@@ -129,6 +441,14 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     linear: schedule('linear', ['initialLr', 'finalLr', 'numIters']),
     cosine: schedule('cosine', ['initialLr', 'numIters', 'minLr']),
     noam: schedule('noam', ['factor', 'warmupSteps', 'modelSize']),
+    /**
+     * PyTorch's OneCycleLR (the 1cycle policy): {maxLr, totalSteps, pctStart = 0.3,
+     * annealStrategy = 'cos' | 'linear', divFactor = 25, finalDivFactor = 1e4, threePhase =
+     * false, cycleMomentum = true, baseMomentum = 0.85, maxMomentum = 0.95}. Rates exist for
+     * steps 0 .. totalSteps-1; a further step throws `State`. C++ OneCycleLrScheduler.
+     */
+    oneCycle: schedule('oneCycle', ['maxLr', 'totalSteps', 'pctStart', 'annealStrategy', 'cycleMomentum',
+      'baseMomentum', 'maxMomentum', 'divFactor', 'finalDivFactor', 'threePhase'], 'one_cycle'),
   });
 
   // ---- optimizers
@@ -158,11 +478,12 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     return wd === 0 ? undefined : { penalty: wd };
   }
 
-  function makeOptimizer(kind: string, op: string, c: Options, config: Options, lrDefault: Options | undefined): Optimizer {
+  function makeOptimizer(kind: string, op: string, c: Options, config: Options, lrDefault: Options | undefined,
+    filled: Options): Optimizer {
     const lr = lrJson(c.lr, op, lrDefault);
     const text = engineJson(config, op);
     const handle = camelErrors(() => raw.optimizerCreate(kind, text, lr));
-    return new O(TOKEN, kind, handle, { ...c });
+    return new O(TOKEN, kind, handle, { lr: c.lr ?? lrDefault?.lr, ...filled, gradClipping: c.gradClipping ?? null });
   }
 
   function sgd(config?: unknown): Optimizer {
@@ -180,7 +501,8 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     if (momentum !== 0 || dampening !== 0) json.momentum = { momentum, dampening, nesterov };
     const clip = clipping(c.gradClipping, op);
     if (clip) json.gradient_clipping = clip;
-    return makeOptimizer('sgd', op, c, json, undefined);
+    return makeOptimizer('sgd', op, c, json, undefined,
+      { momentum, dampening, nesterov, weightDecay: num(c.weightDecay, op, 'weightDecay', 0) });
   }
 
   function adamLike(kind: string, op: string, c: Options, weightDecayDefault: number): Optimizer {
@@ -198,7 +520,11 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     }
     const clip = clipping(c.gradClipping, op);
     if (clip) json.grad_clipping = clip;
-    return makeOptimizer(kind, op, c, json, { kind: 'constant', lr: 1e-3 });
+    const filled: Options = {
+      beta1: json.beta_1, beta2: json.beta_2, epsilon: json.epsilon, amsgrad: json.amsgrad,
+      weightDecay: kind === 'adamW' ? json.weight_decay : num(c.weightDecay, op, 'weightDecay', 0),
+    };
+    return makeOptimizer(kind, op, c, json, { kind: 'constant', lr: 1e-3 }, filled);
   }
 
   const ADAM_FIELDS = ['lr', 'beta1', 'beta2', 'epsilon', 'weightDecay', 'amsgrad', 'gradClipping'];
@@ -226,8 +552,20 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     if (wd) json.weight_decay = wd;
     const clip = clipping(c.gradClipping, op);
     if (clip) json.grad_clipping = clip;
-    return makeOptimizer('rmsProp', op, c, json, { kind: 'constant', lr: 1e-2 });
+    const filled: Options = {
+      alpha: json.alpha, momentum: json.momentum, epsilon: json.epsilon, centered: json.centered,
+      weightDecay: num(c.weightDecay, op, 'weightDecay', 0),
+    };
+    return makeOptimizer('rmsProp', op, c, json, { kind: 'constant', lr: 1e-2 }, filled);
   }
 
-  kiln.optim = Object.freeze({ sgd, adam, adamW, rmsProp, schedule: scheduleFns, Optimizer: O, Schedule: S });
+  const P = bindClass(class ReduceLROnPlateau extends PlateauBase {}, e);
+  const A = bindClass(class GradientsAccumulator extends GradientsAccumulatorBase {}, e);
+  kiln.optim = Object.freeze({
+    sgd, adam, adamW, rmsProp, schedule: scheduleFns, Optimizer: O, Schedule: S,
+    ReduceLROnPlateau: P,
+    GradientsAccumulator: A,
+    clipGradNorm: (grads: unknown, maxNorm: unknown, opts?: unknown) => clipGradNorm(e, grads, maxNorm, opts),
+    clipGradValue: (grads: unknown, clipValue: unknown) => clipGradValue(e, grads, clipValue),
+  });
 }

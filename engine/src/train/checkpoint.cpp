@@ -149,8 +149,10 @@ TrainingState read_training_state(const std::filesystem::path& dir, std::int64_t
   }
 }
 
-void write_optimizer_state(const std::string& path, const optim::NamedStateRecord& record) {
+std::vector<std::uint8_t> optimizer_state_to_bytes(const optim::NamedStateRecord& record,
+                                                   const std::map<std::string, std::string>& metadata) {
   record::SafetensorsFile file;
+  file.metadata = metadata;
   file.metadata["format"] = "kiln optimizer state";
   for (const auto& [key, value] : record) {
     if (const auto* data = std::get_if<TensorData>(&value)) {
@@ -165,14 +167,19 @@ void write_optimizer_state(const std::string& path, const optim::NamedStateRecor
       file.tensors.emplace(key, std::move(t));
     }
   }
-  const auto bytes = record::write_safetensors(file);
+  return record::write_safetensors(file);
+}
+
+void write_optimizer_state(const std::string& path, const optim::NamedStateRecord& record) {
+  const auto bytes = optimizer_state_to_bytes(record);
   io::write_file_atomic(
       path, std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
       "SupervisedTraining");
 }
 
-optim::NamedStateRecord read_optimizer_state(const std::string& path) {
-  const record::SafetensorsFile file = record::load_safetensors(path);
+namespace {
+
+optim::NamedStateRecord record_of(const record::SafetensorsFile& file, std::string_view path) {
   optim::NamedStateRecord out;
   for (const auto& [key, tensor] : file.tensors) {
     switch (tensor.dtype) {
@@ -198,6 +205,20 @@ optim::NamedStateRecord read_optimizer_state(const std::string& path) {
     }
   }
   return out;
+}
+
+}  // namespace
+
+optim::NamedStateRecord read_optimizer_state(const std::string& path) {
+  return record_of(record::load_safetensors(path), path);
+}
+
+optim::NamedStateRecord optimizer_state_from_bytes(std::span<const std::uint8_t> bytes,
+                                                   std::string_view source,
+                                                   std::map<std::string, std::string>* metadata) {
+  const record::SafetensorsFile file = record::read_safetensors(bytes, source);
+  if (metadata != nullptr) *metadata = file.metadata;
+  return record_of(file, source);
 }
 
 std::vector<std::int64_t> checkpoint_epochs(const std::filesystem::path& dir) {

@@ -14,6 +14,8 @@
 #include <cmath>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -21,55 +23,138 @@
 
 namespace kiln::optim {
 
+/// A list of gradients on backend I that are not keyed by parameter (the JS
+/// kiln.optim.clipGradNorm on gradient tensors): the interface clip_grad_norm and
+/// clip_grad_value share with GradientsParams (for_each_primitive / map_primitives).
+template <Backend I>
+struct GradientList {
+  using Inner = I;
+  std::vector<typename I::FloatTensor> grads;
+  template <class F>
+  void for_each_primitive(F&& f) const {
+    for (std::size_t i = 0; i < grads.size(); ++i) f(i, grads[i]);
+  }
+  template <class F>
+  void map_primitives(F&& f) {
+    for (std::size_t i = 0; i < grads.size(); ++i) grads[i] = f(i, std::move(grads[i]));
+  }
+};
+
+/// Options of clip_grad_norm beyond max_norm (torch.nn.utils.clip_grad_norm_'s arguments).
+struct ClipGradNormOptions {
+  double norm_type = 2.0;           ///< p of the p-norm, > 0, or +inf (the max |g|)
+  bool error_if_nonfinite = false;  ///< throw (and change nothing) on a nan/inf total norm
+};
+
+namespace detail {
+/// Σ|g|^p of one gradient (p = 2: Σg², p = 1: Σ|g|), or max |g| for p = inf (nan if any
+/// element is nan), as a double from a float32 reduction on I.
+template <Backend I>
+double grad_norm_part(const typename I::FloatTensor& g, double norm_type) {
+  using Ops = typename I::FloatOps;
+  if (Ops::shape(g).num_elements() == 0) return 0.0;
+  const auto scalar = [](typename I::FloatTensor t) {
+    return static_cast<double>(Ops::into_data(std::move(t)).template to_vec<float>()[0]);
+  };
+  if (norm_type == 2.0) return scalar(Ops::reduce(ReduceOp::Sum, Ops::binary(BinaryOp::Mul, g, g)));
+  auto abs = Ops::unary(UnaryOp::Abs, g);
+  if (norm_type == 1.0) return scalar(Ops::reduce(ReduceOp::Sum, abs));
+  if (std::isinf(norm_type)) {
+    // The sum of |g| is nan exactly when an element is (max may skip nan).
+    if (std::isnan(scalar(Ops::reduce(ReduceOp::Sum, abs)))) return std::nan("");
+    return scalar(Ops::reduce(ReduceOp::Max, abs));
+  }
+  return scalar(
+      Ops::reduce(ReduceOp::Sum, Ops::binary_scalar(BinaryOp::Pow, std::move(abs), norm_type, false)));
+}
+}  // namespace detail
+
+/// The p-norm of all the gradients together (torch.nn.utils.clip_grad_norm_'s total_norm):
+/// (Σ over every element of every gradient of |g|^p)^(1/p), the max |g| for p = inf; per
+/// tensor a float32 reduction, combined in double. 0 if there are no gradients. `Grads` is
+/// GradientsParams<B> or GradientList<I>.
+/// Throws: ValueError naming `op` unless norm_type is > 0 (finite or +inf).
+template <class Grads>
+double grad_norm(const Grads& grads, double norm_type, std::string_view op = "grad_norm") {
+  if (!(norm_type > 0.0) || std::isnan(norm_type)) {
+    throw ValueError(str_cat(op, ": norm_type must be > 0 or inf, got ", norm_type));
+  }
+  using I = typename Grads::Inner;
+  const bool inf = std::isinf(norm_type);
+  double total = 0.0;
+  grads.for_each_primitive([&](auto, const auto& g) {
+    const double part = detail::grad_norm_part<I>(g, norm_type);
+    if (std::isnan(part) || std::isnan(total)) {
+      total = std::nan("");
+    } else {
+      total = inf ? std::max(total, part) : total + part;
+    }
+  });
+  if (inf || std::isnan(total)) return total;
+  if (norm_type == 1.0) return total;
+  if (norm_type == 2.0) return std::sqrt(total);
+  return std::pow(total, 1.0 / norm_type);
+}
+
 /// L2 norm of all the gradients together: sqrt(Σ over every element of every gradient of g²),
 /// accumulated in double from per-tensor float32 sums of squares. 0 if `grads` is empty.
 template <AutodiffBackend B>
 double global_grad_norm(const GradientsParams<B>& grads) {
-  using Ops = typename B::Inner::FloatOps;
-  double sum_squares = 0.0;
-  grads.for_each_primitive([&](ParamId, const auto& g) {
-    auto squares = Ops::binary(BinaryOp::Mul, g, g);
-    const auto sum = Ops::into_data(Ops::reduce(ReduceOp::Sum, squares)).template to_vec<float>();
-    sum_squares += static_cast<double>(sum[0]);
-  });
-  return std::sqrt(sum_squares);
+  return grad_norm(grads, 2.0, "global_grad_norm");
 }
 
-/// Scales every gradient by min(1, max_norm / (total_norm + 1e-6)) where total_norm is the
-/// global L2 norm (torch.nn.utils.clip_grad_norm_ with norm_type 2 and error_if_nonfinite
-/// False: a nan norm makes every gradient nan; an infinite one multiplies every gradient by
-/// 0, so infinite elements become nan, as in PyTorch). Returns total_norm.
-/// Throws: ValueError unless max_norm is finite and > 0.
-template <AutodiffBackend B>
-double clip_grad_norm(GradientsParams<B>& grads, double max_norm) {
+/// Scales every gradient by min(1, max_norm / (total_norm + 1e-6)) where total_norm is
+/// grad_norm(grads, norm_type), as torch.nn.utils.clip_grad_norm_: with error_if_nonfinite
+/// false a nan norm makes every gradient nan and an infinite one multiplies every gradient
+/// by 0 (infinite elements become nan), as in PyTorch. Returns total_norm. `Grads` is
+/// GradientsParams<B> or GradientList<I>.
+/// Throws: ValueError unless max_norm is finite and > 0, or norm_type > 0 (or inf);
+///         NonFiniteError (nothing changed) when the total norm is nan or inf and
+///         options.error_if_nonfinite is set.
+template <class Grads>
+double clip_grad_norm(Grads& grads, double max_norm, ClipGradNormOptions options) {
+  constexpr std::string_view op = "clip_grad_norm";
   if (!(std::isfinite(max_norm) && max_norm > 0.0)) {
-    throw ValueError(str_cat("clip_grad_norm: max_norm must be finite and > 0, got ", max_norm));
+    throw ValueError(str_cat(op, ": max_norm must be finite and > 0, got ", max_norm));
   }
-  using Ops = typename B::Inner::FloatOps;
-  const double total_norm = global_grad_norm(grads);
+  using Ops = typename Grads::Inner::FloatOps;
+  const double total_norm = grad_norm(grads, options.norm_type, op);
+  if (options.error_if_nonfinite && !std::isfinite(total_norm)) {
+    throw NonFiniteError(str_cat(op, ": the total norm of order ", options.norm_type,
+                                 " of the gradients is ", total_norm,
+                                 " (error_if_nonfinite is set; the gradients are unchanged)"));
+  }
   const double coef = max_norm / (total_norm + 1e-6);
   // min(coef, 1) that keeps a nan coef, as torch.clamp(coef, max=1.0) does.
   const double clamped = (coef < 1.0 || std::isnan(coef)) ? coef : 1.0;
   if (clamped != 1.0) {
-    grads.map_primitives([&](ParamId, auto g) {
+    grads.map_primitives([&](auto, auto g) {
       return Ops::binary_scalar(BinaryOp::Mul, std::move(g), clamped, false);
     });
   }
   return total_norm;
 }
 
+/// clip_grad_norm with the L2 norm and error_if_nonfinite false (the defaults of
+/// torch.nn.utils.clip_grad_norm_).
+template <AutodiffBackend B>
+double clip_grad_norm(GradientsParams<B>& grads, double max_norm) {
+  return clip_grad_norm(grads, max_norm, ClipGradNormOptions{});
+}
+
 /// Clamps every gradient element to [-clip_value, clip_value]
 /// (torch.nn.utils.clip_grad_value_; Burn's `GradientClipping::Value`). nan stays nan.
+/// `Grads` is GradientsParams<B> or GradientList<I>.
 /// Throws: ValueError unless clip_value is finite and > 0.
-template <AutodiffBackend B>
-void clip_grad_value(GradientsParams<B>& grads, double clip_value) {
+template <class Grads>
+void clip_grad_value(Grads& grads, double clip_value) {
   if (!(std::isfinite(clip_value) && clip_value > 0.0)) {
     throw ValueError(
         str_cat("clip_grad_value: clip_value must be finite and > 0, got ", clip_value));
   }
-  using Ops = typename B::Inner::FloatOps;
+  using Ops = typename Grads::Inner::FloatOps;
   grads.map_primitives(
-      [&](ParamId, auto g) { return Ops::clamp(std::move(g), -clip_value, clip_value); });
+      [&](auto, auto g) { return Ops::clamp(std::move(g), -clip_value, clip_value); });
 }
 
 /// A gradient clipping rule, applied by an optimizer to all the gradients of a step before

@@ -8,6 +8,9 @@
 ///                        written last, so its presence marks a complete checkpoint.
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <span>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -45,6 +48,17 @@ std::string optimizer_checkpoint_path(const std::filesystem::path& dir, std::int
 /// Writes an optimizer state record as SafeTensors at `path` atomically: tensors as F32,
 /// counts as I64 of shape [1]. Throws: IoError if it cannot be written.
 void write_optimizer_state(const std::string& path, const optim::NamedStateRecord& record);
+/// The bytes write_optimizer_state writes (SafeTensors: tensors as F32, counts as I64 [1],
+/// metadata "format": "kiln optimizer state" plus `metadata`); for the JS
+/// optimizer.saveState().
+std::vector<std::uint8_t> optimizer_state_to_bytes(
+    const optim::NamedStateRecord& record, const std::map<std::string, std::string>& metadata = {});
+/// Parses optimizer_state_to_bytes's output; `metadata` (if given) receives the file's
+/// metadata. `source` names the bytes in errors.
+/// Throws: FormatError naming `source` as read_optimizer_state.
+optim::NamedStateRecord optimizer_state_from_bytes(std::span<const std::uint8_t> bytes,
+                                                   std::string_view source,
+                                                   std::map<std::string, std::string>* metadata = nullptr);
 /// Reads write_optimizer_state's file: F32 (also F16, BF16) tensors as f32 data, I64 [1] or
 /// scalar entries as counts. Throws: IoError if it cannot be read; FormatError if it is not
 /// SafeTensors or holds another dtype or an I64 entry of another shape.

@@ -1,0 +1,217 @@
+// Internal: the JS plumbing of kiln.Learner's general path (learner_loop.ts): checkpoint
+// stores (a directory in Node, written atomically; a user store in the browser), the Node
+// progress bar (cli-progress, the npm package; a one-line fallback when it cannot be
+// loaded) and early stopping. No engine logic lives here.
+import { describe, fail } from '../tensor/checks.js';
+import { num, int, options, type Options } from './common.js';
+
+// ---------------------------------------------------------------- environment
+
+/** Whether this runs in Node (not a browser or a worker). */
+export function isNode(): boolean {
+  const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
+  return typeof p?.versions?.node === 'string' && typeof (globalThis as { window?: unknown }).window === 'undefined';
+}
+
+/** A dynamic import bundlers leave alone (Node-only modules). */
+async function nodeImport<T>(specifier: string): Promise<T> {
+  return (await import(/* @vite-ignore */ specifier)) as T;
+}
+
+// ---------------------------------------------------------------- checkpoint stores
+
+/**
+ * Where checkpoints go: `save(name, data)` and `load(name)` (undefined when absent), sync or
+ * async. In Node `{directory}` makes one over files (each written to a temporary file and
+ * renamed into place, so a killed run never leaves half a file); in the browser pass your own
+ * (IndexedDB, memory, a server).
+ */
+export interface CheckpointStore {
+  save(name: string, data: Uint8Array | string): void | Promise<void>;
+  load(name: string): Uint8Array | string | undefined | null | Promise<Uint8Array | string | undefined | null>;
+}
+
+interface NodeFs {
+  mkdir(path: string, opts: { recursive: boolean }): Promise<unknown>;
+  writeFile(path: string, data: Uint8Array | string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  readFile(path: string): Promise<Uint8Array>;
+}
+
+/** A store over the files of `directory` (Node). */
+export function directoryStore(directory: string): CheckpointStore {
+  const fs = nodeImport<NodeFs>('node:fs/promises');
+  const path = (name: string) => `${directory.replace(/\/+$/, '')}/${name}`;
+  return {
+    async save(name, data) {
+      const f = await fs;
+      const target = path(name);
+      await f.mkdir(target.slice(0, target.lastIndexOf('/')), { recursive: true });
+      const tmp = `${target}.tmp-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
+      await f.writeFile(tmp, data);
+      await f.rename(tmp, target);
+    },
+    async load(name) {
+      const f = await fs;
+      try {
+        const bytes = await f.readFile(path(name));
+        return name.endsWith('.json') ? new TextDecoder().decode(bytes) : new Uint8Array(bytes);
+      } catch (err) {
+        if ((err as { code?: string }).code === 'ENOENT') return undefined;
+        throw err;
+      }
+    },
+  };
+}
+
+/** The checkpointer option: {directory} (Node) or {store}; `every` epochs (default 1). */
+export interface CheckpointerOptions {
+  directory?: string;
+  store?: CheckpointStore;
+  every?: number;
+}
+
+export function checkpointerOf(v: unknown, op: string): { store: CheckpointStore; every: number } | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v === 'string') v = { directory: v };
+  const c = options(v, `${op}: checkpointer`, ['directory', 'store', 'every']);
+  const every = int(c.every, op, 'checkpointer.every', 1, 1);
+  if ((c.directory === undefined) === (c.store === undefined)) {
+    throw fail('Config', `${op}: checkpointer needs exactly one of directory (Node) or store ({save, load}), got ${describe(v)}`);
+  }
+  if (c.directory !== undefined) {
+    if (typeof c.directory !== 'string' || c.directory === '') throw fail('Type', `${op}: checkpointer.directory must be a non-empty string, got ${describe(c.directory)}`);
+    if (!isNode()) throw fail('Config', `${op}: checkpointer.directory needs Node; in the browser pass checkpointer.store ({save, load})`);
+    return { store: directoryStore(c.directory), every };
+  }
+  const s = c.store as Partial<CheckpointStore> | null;
+  if (s === null || typeof s !== 'object' || typeof s.save !== 'function' || typeof s.load !== 'function') {
+    throw fail('Type', `${op}: checkpointer.store must have save(name, data) and load(name), got ${describe(c.store)}`);
+  }
+  return { store: s as CheckpointStore, every };
+}
+
+// ---------------------------------------------------------------- early stopping
+
+/** earlyStopping: stop when `monitor` has not improved by minDelta for `patience` epochs. */
+export interface EarlyStoppingOptions {
+  /** "valid.loss" (default with a validLoader; "train.loss" without), "train.accuracy", ... */
+  monitor?: string;
+  /** Epochs without improvement tolerated (default 0: stop at the first). */
+  patience?: number;
+  /** The least change that counts as an improvement (default 0). */
+  minDelta?: number;
+  /** 'min' | 'max' (default: from the metric's higherIsBetter, 'min' for loss). */
+  mode?: 'min' | 'max';
+}
+
+export class EarlyStopping {
+  monitor: string;
+  readonly patience: number;
+  readonly minDelta: number;
+  mode: 'min' | 'max' | null;
+  best = NaN;
+  bad = 0;
+
+  constructor(v: unknown, op: string) {
+    const c = options(v, `${op}: earlyStopping`, ['monitor', 'patience', 'minDelta', 'mode']);
+    if (c.monitor !== undefined && (typeof c.monitor !== 'string' || !/^(train|valid)\.[^.]+$/.test(c.monitor))) {
+      throw fail('Config', `${op}: earlyStopping.monitor must be "train.<metric>" or "valid.<metric>", got ${describe(c.monitor)}`);
+    }
+    this.monitor = c.monitor ?? '';
+    this.patience = int(c.patience, op, 'earlyStopping.patience', 0, 0);
+    this.minDelta = num(c.minDelta, op, 'earlyStopping.minDelta', 0);
+    if (!(this.minDelta >= 0)) throw fail('Value', `${op}: earlyStopping.minDelta must be >= 0, got ${this.minDelta}`);
+    if (c.mode !== undefined && c.mode !== 'min' && c.mode !== 'max') throw fail('Config', `${op}: earlyStopping.mode must be "min" or "max", got ${describe(c.mode)}`);
+    this.mode = c.mode ?? null;
+  }
+
+  /** Feeds the epoch's value; true when training should stop. */
+  update(value: number): boolean {
+    const better = Number.isNaN(this.best)
+      ? !Number.isNaN(value)
+      : this.mode === 'max' ? value > this.best + this.minDelta : value < this.best - this.minDelta;
+    if (better) {
+      this.best = value;
+      this.bad = 0;
+      return false;
+    }
+    this.bad++;
+    return this.bad > this.patience;
+  }
+
+  state(): Options {
+    return { best: Number.isNaN(this.best) ? null : this.best, bad: this.bad };
+  }
+
+  loadState(s: Options): void {
+    this.best = s.best === null || s.best === undefined ? NaN : s.best;
+    this.bad = s.bad ?? 0;
+  }
+}
+
+// ---------------------------------------------------------------- progress bar
+
+/** A terminal progress bar of one epoch (Node). */
+export interface ProgressBar {
+  start(total: number, epoch: number, epochs: number): void;
+  update(done: number, payload: { loss: number; itemsPerSecond: number }): void;
+  stop(): void;
+}
+
+interface CliProgressModule {
+  SingleBar: new (opts: Record<string, unknown>, preset?: unknown) => {
+    start(total: number, value: number, payload?: Record<string, unknown>): void;
+    update(value: number, payload?: Record<string, unknown>): void;
+    setTotal(total: number): void;
+    stop(): void;
+  };
+  Presets: { shades_classic: unknown };
+}
+
+/**
+ * The Node progress bar: cli-progress (a dependency of kiln-dl) showing batches, items/s,
+ * ETA and the running loss; a minimal one-line renderer if that package cannot be loaded.
+ * Written to stderr, so stdout stays the program's.
+ */
+export async function nodeProgressBar(): Promise<ProgressBar> {
+  const stream = (globalThis as unknown as { process: { stderr: { write(s: string): void; isTTY?: boolean } } }).process.stderr;
+  try {
+    const mod = await nodeImport<CliProgressModule & { default?: CliProgressModule }>('cli-progress');
+    const cli = (mod.SingleBar ? mod : mod.default) as CliProgressModule;
+    const bar = new cli.SingleBar({
+      format: 'epoch {epoch}/{epochs} |{bar}| {value}/{total} batches | {ips} items/s | ETA {eta_formatted} | loss {loss}',
+      stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, noTTYOutput: true, notTTYSchedule: 1000,
+    }, cli.Presets.shades_classic);
+    return {
+      start(total, epoch, epochs) {
+        bar.start(total, 0, { epoch, epochs, ips: '-', loss: '-' });
+      },
+      update(done, p) {
+        bar.update(done, { ips: p.itemsPerSecond.toFixed(0), loss: p.loss.toFixed(4) });
+      },
+      stop() {
+        bar.stop();
+      },
+    };
+  } catch {
+    let total = 0;
+    let epochText = '';
+    let start = 0;
+    return {
+      start(t, epoch, epochs) {
+        total = t;
+        epochText = `epoch ${epoch}/${epochs}`;
+        start = Date.now();
+      },
+      update(done, p) {
+        const elapsed = (Date.now() - start) / 1000;
+        const eta = done > 0 && total > 0 ? ((total - done) * elapsed) / done : NaN;
+        stream.write(`\r${epochText} ${done}/${total || '?'} batches | ${p.itemsPerSecond.toFixed(0)} items/s | ETA ${Number.isFinite(eta) ? `${eta.toFixed(0)}s` : '-'} | loss ${p.loss.toFixed(4)}`);
+      },
+      stop() {
+        stream.write('\n');
+      },
+    };
+  }
+}
