@@ -234,4 +234,35 @@ describe('examples/js/tutorial', () => {
     close([r.v('exercise7.manual')], [want], 1e-5);
     expect(r.v('liveTensors')).toBe(0);
   });
+
+  it('09_optimizers.mjs: configs, Adam\'s first step by hand, one step changes the loss, accumulation = the whole batch', () => {
+    const r = run('09_optimizers.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('adam.config')).toMatchObject({ lr: 1e-3, beta1: 0.9, beta2: 0.999, epsilon: 1e-8 });
+    expect(r.v('sgd.config')).toMatchObject({ lr: 0.1, momentum: 0.9, dampening: 0, nesterov: false });
+    const g = [1, 2, 3].map((x) => 2 * (2.3 - 2.5) * x);
+    close(r.v('step.grad'), g, 1e-5);
+    // Adam's first step: m̂ = g, v̂ = g², so w -= lr · g / (|g| + eps).
+    close(r.v('step.w'), [0.5, -0.3, 0.8].map((w, i) => w - 0.1 * g[i] / (Math.abs(g[i]) + 1e-8)), 1e-5);
+    expect(r.v('exercise9.changed')).toBe(true);
+    expect(r.v('exercise9.lossAfter')).toBeLessThan(r.v('exercise9.lossBefore'));
+    expect(r.v('exercise9.steps')).toBe(1);
+    expect(r.v('accumulation.maxDiff')).toBe(true);
+    expect(r.v('accumulation.steps')).toBe(2);
+    expect(r.v('liveTensors')).toBe(0);
+  });
+
+  it('12_learner.mjs: the Learner learns XOR, a resumed run equals the uninterrupted one bit for bit', () => {
+    const r = run('12_learner.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('history.epochs')).toBe(4);
+    expect(r.v('valid.accuracy')).toBe(1);
+    expect(r.v('train.lossFalls')).toBe(true);
+    expect(r.v('checkpoint.files')).toBe(true);
+    expect(r.v('resume.history')).toEqual([1, 2, 3, 4]);
+    expect(r.v('resume.identicalWeights')).toBe(true);
+    expect(r.v('predictions')).toEqual([0, 1, 1, 0]);
+    expect(r.v('earlyStopping.stoppedBefore50')).toBe(true);
+    expect(r.v('liveTensors')).toBe(0);
+  }, 120_000);
 });
