@@ -513,7 +513,7 @@ CpuTensor amax(const CpuTensor& x0, std::span<const std::int64_t> dims_arg, bool
 
 AdTensor norm(const AdTensor& x0, double p, std::span<const std::int64_t> dims_arg, bool keepdim,
               const char* op) {
-  if (std::isnan(p)) throw ValueError(str_cat(op, ": p must be a number, got nan"));
+  if (std::isnan(p)) throw ValueError(str_cat(op, ": p must not be nan (a real number, Infinity or -Infinity)"));
   const AdTensor x = at_least_1d<AdOps>(x0);
   const Plan pl = plan(AdOps::shape(x), dims_arg, keepdim, op);
   P y = norm_forward(x.primitive, p, pl.dims);
