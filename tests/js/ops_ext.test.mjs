@@ -197,6 +197,20 @@ describe('special points', () => {
     });
   });
 
+  it('empty dims as torch: norm 0, std nan, cumsum and pad keep working', () => {
+    kiln.tidy(() => {
+      // torch.linalg.vector_norm(torch.zeros(2, 0), 2, dim=1) = [0, 0]; torch.std(..., dim=1) = [nan, nan]
+      const e = T.zeros([2, 0]);
+      expect(Array.from(e.norm(2, 1).dataSync())).toEqual([0, 0]);
+      expect(Array.from(e.norm(0.5).dataSync())).toEqual([0]);
+      expect(Array.from(e.std(1).dataSync()).every(Number.isNaN)).toBe(true);
+      expect(e.cumsum(1).shape).toEqual([2, 0]);
+      expect(e.pad([1, 1]).toArray()).toEqual([[0, 0], [0, 0]]);
+      expectKilnError(kiln, () => e.norm(Infinity, 1), 'Value',
+        'norm: the norm with p = Infinity of dim 1 of size 0 of shape [2, 0] is undefined (the operation has no identity, as torch)');
+    });
+  });
+
   it('pad on int32 and bool keeps the dtype', () => {
     kiln.tidy(() => {
       expect(T.fromData([true, false]).pad([1, 0], { value: 1 }).toArray()).toEqual([true, true, false]);

@@ -121,12 +121,7 @@ P amax_forward(const P& x, const std::vector<std::int64_t>& dims, bool min, cons
 /// |x|^p summed over dims (kept), and the norm (kept) for the finite p's.
 P norm_forward(const P& x, double p, const std::vector<std::int64_t>& dims) {
   P a = CpuOps::unary(UnaryOp::Abs, x);
-  if (std::isinf(p)) {
-    bool empty = false;
-    for (const std::int64_t d : dims) empty = empty || x.shape()[static_cast<std::size_t>(d)] == 0;
-    if (empty && p > 0) return reduce_kept(ReduceOp::Sum, a, dims);  // max of none: 0, as torch
-    return reduce_kept(p > 0 ? ReduceOp::Max : ReduceOp::Min, a, dims);
-  }
+  if (std::isinf(p)) return reduce_kept(p > 0 ? ReduceOp::Max : ReduceOp::Min, a, dims);
   if (p == 0) return reduce_kept(ReduceOp::Sum, M::to_float(M::cmp_s(CompareOp::NotEqual, a, 0.0)), dims);
   if (p == 1) return reduce_kept(ReduceOp::Sum, a, dims);
   if (p == 2) return CpuOps::unary(UnaryOp::Sqrt, reduce_kept(ReduceOp::Sum, M::mul(a, a), dims));
@@ -516,6 +511,15 @@ AdTensor norm(const AdTensor& x0, double p, std::span<const std::int64_t> dims_a
   if (std::isnan(p)) throw ValueError(str_cat(op, ": p must not be nan (a real number, Infinity or -Infinity)"));
   const AdTensor x = at_least_1d<AdOps>(x0);
   const Plan pl = plan(AdOps::shape(x), dims_arg, keepdim, op);
+  if (std::isinf(p)) {
+    for (const std::int64_t d : pl.dims) {
+      if (AdOps::shape(x)[static_cast<std::size_t>(d)] == 0) {
+        throw ValueError(str_cat(op, ": the norm with p = ", p, " of dim ", d,
+                                 " of size 0 of shape ", AdOps::shape(x),
+                                 " is undefined (the operation has no identity, as torch)"));
+      }
+    }
+  }
   P y = norm_forward(x.primitive, p, pl.dims);
   if (!x.node) return AdTensor(CpuOps::reshape(std::move(y), pl.out.dims()));
   return autodiff::detail::record<Cpu>(
