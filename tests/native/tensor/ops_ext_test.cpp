@@ -184,6 +184,24 @@ TEST(OpsExt, EinsumLowersToMatmul) {
               ThrowsMessage<ValueError>(HasSubstr("einsum: label 'i' repeats within the operand 'ii'")));
 }
 
+TEST(OpsExt, TypedForms) {
+  const auto x = T<2>::from_floats({{3.f, -4.f}, {1.f, 1.f}});
+  ops::norm_dim(x, 2, 1).to_data().assert_approx_eq(TensorData::from<float>({{5.f}, {std::sqrt(2.f)}}), 6);
+  ops::norm_all(x, 1).to_data().assert_eq(TensorData::from<float>({9.f}));
+  ops::amax_dim(x, 0).to_data().assert_eq(TensorData::from<float>({{3.f, 1.f}}));
+  ops::amin_dim(x, 1).to_data().assert_eq(TensorData::from<float>({{-4.f}, {1.f}}));
+  // torch.var(x, 1, correction=0): [12.25, 0]; std with correction 1: [sqrt(24.5), 0]
+  ops::var_dim(x, 1, 0.0).to_data().assert_approx_eq(TensorData::from<float>({{12.25f}, {0.f}}), 5);
+  ops::std_dim(x, 1).to_data().assert_approx_eq(TensorData::from<float>({{std::sqrt(24.5f)}, {0.f}}), 5);
+  const std::int64_t p[] = {1, 0};
+  ops::pad(x, p).to_data().assert_eq(TensorData::from<float>({{0.f, 3.f, -4.f}, {0.f, 1.f, 1.f}}));
+  ops::tril(x).to_data().assert_eq(TensorData::from<float>({{3.f, 0.f}, {1.f, 1.f}}));
+  ops::triu(x, 1).to_data().assert_eq(TensorData::from<float>({{0.f, -4.f}, {0.f, 0.f}}));
+  ops::cumsum(x, 0).to_data().assert_eq(TensorData::from<float>({{3.f, -4.f}, {4.f, -3.f}}));
+  ops::einsum<2>("ij,jk->ik", x, x).to_data().assert_eq(x.matmul(x).to_data());
+  EXPECT_THAT([&] { ops::einsum<1>("ij,jk->ik", x, x); }, ThrowsMessage<RankError>(HasSubstr("einsum: expected a tensor of rank 1")));
+}
+
 TEST(OpsExt, BackwardRetainGraph) {
   const auto x = T<1>::from_floats({1.f, 2.f}).require_grad();
   const auto y = (x * x).sum();

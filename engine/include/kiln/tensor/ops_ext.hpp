@@ -19,7 +19,9 @@
 #include <string_view>
 
 #include "kiln/autodiff/autodiff.hpp"
+#include "kiln/core/check.hpp"
 #include "kiln/cpu/cpu.hpp"
+#include "kiln/tensor/tensor.hpp"
 
 namespace kiln::ops {
 
@@ -92,5 +94,75 @@ CpuTensor linspace(double start, double end, std::int64_t steps, const char* op)
 /// or a wrong operand count; ShapeError when a label has two sizes or a term's length
 /// differs from its operand's rank.
 AdTensor einsum(std::string_view equation, std::span<const AdTensor> operands, const char* op);
+
+// ---- typed forms: float tensors of Autodiff<Cpu>, rank kept (Burn's `*_dim` convention:
+// the reduced dim stays with size 1). Same checks, values and gradients as above.
+
+template <std::size_t D>
+using AdFloat = Tensor<Autodiff<Cpu>, D>;
+
+/// torch.linalg.vector_norm(x, p, dim, keepdim=True). Shapes: [.., n, ..] -> [.., 1, ..].
+template <std::size_t D>
+AdFloat<D> norm_dim(const AdFloat<D>& x, double p, std::int64_t dim) {
+  const std::int64_t dims[] = {dim};
+  return AdFloat<D>(norm(x.primitive(), p, dims, true, "norm"));
+}
+/// The p-norm of every element: [..] -> [1].
+template <std::size_t D>
+AdFloat<1> norm_all(const AdFloat<D>& x, double p) {
+  return AdFloat<1>(norm(x.primitive(), p, {}, false, "norm"));
+}
+/// torch.amax / torch.amin along dim, kept; gradient split among ties.
+template <std::size_t D>
+AdFloat<D> amax_dim(const AdFloat<D>& x, std::int64_t dim) {
+  const std::int64_t dims[] = {dim};
+  return AdFloat<D>(amax(x.primitive(), dims, true, false, "amax"));
+}
+template <std::size_t D>
+AdFloat<D> amin_dim(const AdFloat<D>& x, std::int64_t dim) {
+  const std::int64_t dims[] = {dim};
+  return AdFloat<D>(amax(x.primitive(), dims, true, true, "amin"));
+}
+/// torch.var(x, dim, correction, keepdim=True).
+template <std::size_t D>
+AdFloat<D> var_dim(const AdFloat<D>& x, std::int64_t dim, double correction = 1.0) {
+  const std::int64_t dims[] = {dim};
+  return AdFloat<D>(var(x.primitive(), dims, correction, true, false, "var"));
+}
+/// torch.std(x, dim, correction, keepdim=True); gradient 0 where the result is 0.
+template <std::size_t D>
+AdFloat<D> std_dim(const AdFloat<D>& x, std::int64_t dim, double correction = 1.0) {
+  const std::int64_t dims[] = {dim};
+  return AdFloat<D>(var(x.primitive(), dims, correction, true, true, "std"));
+}
+/// torch.nn.functional.pad (pads last dim first; negative crops).
+template <std::size_t D>
+AdFloat<D> pad(const AdFloat<D>& x, std::span<const std::int64_t> pads,
+               std::string_view mode = "constant", double value = 0.0) {
+  return AdFloat<D>(pad(x.primitive(), pads, mode, value, "pad"));
+}
+/// torch.tril / torch.triu.
+template <std::size_t D>
+AdFloat<D> tril(const AdFloat<D>& x, std::int64_t diagonal = 0) {
+  return AdFloat<D>(triangle(x.primitive(), diagonal, false, "tril"));
+}
+template <std::size_t D>
+AdFloat<D> triu(const AdFloat<D>& x, std::int64_t diagonal = 0) {
+  return AdFloat<D>(triangle(x.primitive(), diagonal, true, "triu"));
+}
+/// torch.cumsum along dim.
+template <std::size_t D>
+AdFloat<D> cumsum(const AdFloat<D>& x, std::int64_t dim) {
+  return AdFloat<D>(cumsum(x.primitive(), dim, "cumsum"));
+}
+/// torch.einsum of two operands with an output of rank R.
+/// Throws: as einsum above; RankError if the output's rank is not R.
+template <std::size_t R, std::size_t A, std::size_t B>
+AdFloat<R> einsum(std::string_view equation, const AdFloat<A>& a, const AdFloat<B>& b) {
+  const AdTensor operands[] = {a.primitive(), b.primitive()};
+  AdTensor out = einsum(equation, operands, "einsum");
+  check::rank("einsum", R, Autodiff<Cpu>::FloatOps::shape(out));
+  return AdFloat<R>(std::move(out));
+}
 
 }  // namespace kiln::ops
