@@ -5,6 +5,7 @@
 // results are compared after removing the kept dim.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -82,6 +83,29 @@ std::vector<CpuTensor> grads(const P& out, const std::string& dy, const json& c,
   return out_grads;
 }
 
+/// torch.matmul with rank-1 operands as the JS API lowers it (bindings/js/tensor/
+/// elementwise.ts): a [k] lhs as [1, k], a [k] rhs as [k, 1], the added dims removed.
+P matmul(const P& a, const P& b) {
+  const Shape sa = O::shape(a), sb = O::shape(b);
+  if (sa.rank() >= 2 && sb.rank() >= 2) return O::matmul(a, b);
+  P la = sa.rank() == 1 ? O::reshape(a, std::vector<std::int64_t>{1, sa[0]}) : a;
+  P lb = sb.rank() == 1 ? O::reshape(b, std::vector<std::int64_t>{sb[0], 1}) : b;
+  // Leading 1s for the lower-rank operand (bindings/tensor_reduce.cpp does the same).
+  const auto lead = [](P t, std::size_t rank) {
+    std::vector<std::int64_t> s = O::shape(t).to_vector();
+    while (s.size() < rank) s.insert(s.begin(), 1);
+    return O::reshape(std::move(t), s);
+  };
+  const std::size_t r = std::max(O::shape(la).rank(), O::shape(lb).rank());
+  la = lead(std::move(la), r);
+  lb = lead(std::move(lb), r);
+  const P prod = O::matmul(la, lb);
+  std::vector<std::int64_t> out = O::shape(prod).to_vector();
+  if (sb.rank() == 1) out.pop_back();
+  if (sa.rank() == 1) out.erase(out.end() - (sb.rank() == 1 ? 1 : 2));
+  return O::reshape(prod, out);
+}
+
 P squeeze(const P& x, std::int64_t dim) {
   std::vector<std::int64_t> s = O::shape(x).to_vector();
   s.erase(s.begin() + dim);
@@ -108,7 +132,7 @@ TEST(Round2OpsCases, MatmulEmptyInnerAndOuterDims) {
   for (const Pair& q : {Pair{"mm_k0", "A", "B", "dy_mm_k0"}, Pair{"bmm_k0", "A3", "B3", "dy_bmm_k0"},
                         Pair{"dot_k0", "u", "w", ""}, Pair{"mm_m0", "P", "Q", "dy_mm_m0"}}) {
     const P a = input(c, q.a), b = input(c, q.b);
-    const P out = O::matmul(a, b);
+    const P out = matmul(a, b);
     check(c, q.out, out.primitive);
     const auto g = grads(out, q.dy, c, {a, b});
     check(c, std::string("grad_") + q.a + "__" + q.out, g[0]);
@@ -124,7 +148,7 @@ TEST(Round2OpsCases, MatmulVectorOperandsGrad) {
   for (const Pair& q : {Pair{"vm", "v", "M", "dy_vm"}, Pair{"mv", "N", "v", "dy_mv"}, Pair{"vv", "v", "w", ""},
                         Pair{"v_batched", "v", "T", "dy_v_batched"}, Pair{"batched_v", "T2", "v", "dy_batched_v"}}) {
     const P a = input(c, q.a), b = input(c, q.b);
-    const P out = O::matmul(a, b);
+    const P out = matmul(a, b);
     check(c, q.out, out.primitive);
     const auto g = grads(out, q.dy, c, {a, b});
     check(c, std::string("grad_") + q.a + "__" + q.out, g[0]);
