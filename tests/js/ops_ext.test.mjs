@@ -241,6 +241,7 @@ describe('bad inputs', () => {
       expectKilnError(kiln, () => x.var(0, { correction: Infinity }), 'Value', 'var: correction must be a finite number >= 0, got Infinity');
       expectKilnError(kiln, () => x.std(0, { correction: '1' }), 'Type', 'std: correction must be a number, got the string "1"');
       expectKilnError(kiln, () => x.std(3), 'Index', /^std: dim 3 is out of range/);
+      expectKilnError(kiln, () => x.var(0, 1), 'Type', 'var: unbiased must be a boolean, got the number 1');
     });
   });
 

@@ -108,8 +108,8 @@ export class TensorOpsExt extends TensorAutodiff {
    * @throws KilnError `Value` (correction negative or not finite), `Index`, `DType`, `Type`.
    */
   override var(dim?: Dims, options?: boolean | VarOptions): Tensor {
-    if (typeof dim === 'number' && (options === undefined || typeof options === 'boolean')) {
-      return super.var(dim, options);
+    if (typeof dim === 'number' && (options === undefined || options === null || typeof options !== 'object')) {
+      return super.var(dim, options as boolean | undefined); // today's form, its checks and messages
     }
     return this._varCorrection(dim, options, false, 'var');
   }
