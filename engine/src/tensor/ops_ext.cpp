@@ -10,6 +10,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -309,22 +310,30 @@ P triangle_mask(const Shape& xs, std::int64_t diagonal, bool upper, const char* 
 // ---- cumsum ----
 
 template <class T>
+T add_wrapping(T a, T b) {
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    // wraps as i32 (computed unsigned: no signed overflow)
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+  } else {
+    return a + b;
+  }
+}
+
+/// Row by row along the summed dim, the `inner` contiguous elements of a row at a time (the
+/// innermost loop walks memory in order).
+template <class T>
 void cumsum_loop(const T* in, T* out, std::int64_t outer, std::int64_t n, std::int64_t inner,
                  bool reverse) {
   for (std::int64_t o = 0; o < outer; ++o) {
-    for (std::int64_t k = 0; k < inner; ++k) {
-      T acc = T(0);
-      for (std::int64_t t = 0; t < n; ++t) {
-        const std::int64_t i = reverse ? n - 1 - t : t;
-        const std::int64_t at = (o * n + i) * inner + k;
-        if constexpr (std::is_same_v<T, std::int32_t>) {
-          // wraps as i32 (computed unsigned: no signed overflow)
-          acc = static_cast<std::int32_t>(static_cast<std::uint32_t>(acc) +
-                                          static_cast<std::uint32_t>(in[at]));
-        } else {
-          acc += in[at];
-        }
-        out[at] = acc;
+    for (std::int64_t t = 0; t < n; ++t) {
+      const std::int64_t i = reverse ? n - 1 - t : t;
+      const T* src = in + (o * n + i) * inner;
+      T* dst = out + (o * n + i) * inner;
+      if (t == 0) {
+        for (std::int64_t k = 0; k < inner; ++k) dst[k] = src[k];
+      } else {
+        const T* prev = out + (o * n + (reverse ? i + 1 : i - 1)) * inner;
+        for (std::int64_t k = 0; k < inner; ++k) dst[k] = add_wrapping(prev[k], src[k]);
       }
     }
   }
