@@ -269,6 +269,8 @@ describe('bad inputs', () => {
         "pad: cannot pad the empty dim 1 of shape [2, 0] in a mode other than 'constant'");
       expectKilnError(kiln, () => x.pad([1.5, 0]), 'Type', 'pad: pads[0] must be an integer, got the number 1.5');
       expectKilnError(kiln, () => x.pad([1, 0], { value: 'a' }), 'Type', 'pad: value must be a number, got the string "a"');
+      expectKilnError(kiln, () => x.pad([2 ** 30, 2 ** 30]), 'Limit',
+        'pad: dim 1 of shape [2, 2147483651] is 2147483651, more than the limit of 2147483647');
       expect(x.pad([1, 0]).shape).toEqual([2, 4]); // nothing half-applied: x still usable
     });
   });

@@ -17,6 +17,7 @@
 #include "autodiff/rule.hpp"
 #include "kiln/core/check.hpp"
 #include "kiln/core/checked.hpp"
+#include "kiln/cpu/allocation.hpp"
 
 namespace kiln::ops {
 namespace {
@@ -251,6 +252,12 @@ T pad_impl(const T& x, std::span<const std::int64_t> pads, std::string_view mode
            double value, const char* op) {
   const PadMode mode = pad_mode(mode_name, op);
   const std::vector<PadPair> pairs = pad_pairs(O::shape(x), pads, mode, op);
+  // The result's size, checked (named by the op) before anything is allocated.
+  std::vector<std::int64_t> final_dims = O::shape(x).to_vector();
+  for (const PadPair& pp : pairs) {
+    final_dims[static_cast<std::size_t>(pp.dim)] += pp.left + pp.right;
+  }
+  cpu::check_allocation(op, Shape(final_dims), dtype_of(x));
   T y = x;
   for (const PadPair& pp : pairs) {
     if (pp.left == 0 && pp.right == 0) continue;
