@@ -280,7 +280,7 @@ JsTensor one_hot(const JsTensor& x, double num_classes) {
 JsTensor narrow(const JsTensor& x, double dim, double start, double length, std::string op) {
   return guarded([&] {
     const char* o = op.c_str();
-    return slice_of(x, kiln::derived::narrow_ranges(x.shape(), int_arg(dim, o, "dim"),
+    return slice_of(x, kiln::derived::narrow_ranges_from_end(x.shape(), int_arg(dim, o, "dim"),
                                                     int_arg(start, o, "start"),
                                                     int_arg(length, o, "length"), o));
   });

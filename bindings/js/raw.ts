@@ -238,6 +238,17 @@ export interface RawModule {
   tGrad(a: RawTensor, grads: RawGradients): RawTensor | undefined;
   tGradRemove(a: RawTensor, grads: RawGradients): RawTensor | undefined;
   tGradReplace(a: RawTensor, grads: RawGradients, grad: RawTensor): void;
+  // Issue-15 ops (tensor_ops_ext.cpp; kiln/tensor/ops_ext.hpp). dims [] = every dim.
+  tAmax(a: RawTensor, dims: readonly number[], keepDim: boolean, min: boolean, op: string): RawTensor;
+  tNorm(a: RawTensor, p: number, dims: readonly number[], keepDim: boolean, op: string): RawTensor;
+  tVarCorrection(a: RawTensor, dims: readonly number[], correction: number, keepDim: boolean, sqrt: boolean, op: string): RawTensor;
+  tPad(a: RawTensor, pads: readonly number[], mode: string, value: number, op: string): RawTensor;
+  tTriangle(a: RawTensor, diagonal: number, upper: boolean, op: string): RawTensor;
+  tCumsum(a: RawTensor, dim: number, op: string): RawTensor;
+  tLinspace(start: number, end: number, steps: number, op: string): RawTensor;
+  /** count 1: b is ignored (pass a). */
+  tEinsum(equation: string, a: RawTensor, b: RawTensor, count: number, op: string): RawTensor;
+  tBackwardRetain(a: RawTensor, retainGraph: boolean): RawGradients;
   // ---- models, training, data (nn_sequential.cpp, train_*.cpp)
   modelCreate(specJson: string, seed: number, single: boolean): RawModel;
   /** The engine's Sequential layer registry: snake_case type names and their spec fields. */

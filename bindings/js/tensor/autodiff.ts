@@ -1,6 +1,6 @@
 // Autodiff methods (float32 tensors live on Autodiff<Cpu>): requireGrad, detach, backward
 // and the gradient accessors. The Gradients class is in gradients.ts.
-import { checkBool } from './checks.js';
+import { checkBool, checkOptions } from './checks.js';
 import type { Gradients } from './gradients.js';
 import { TensorReduce } from './reduce.js';
 import type { Tensor } from './tensor.js';
@@ -41,13 +41,24 @@ export class TensorAutodiff extends TensorReduce {
   }
 
   /**
-   * Gradients of this one-element tensor (a loss) w.r.t. every tensor that required them.
-   * Releases the graph: a second backward() through it throws `State`.
+   * Gradients of this one-element tensor (a loss, shape [1] or []) w.r.t. every tensor that
+   * required them. Releases the graph: a second backward() through it throws `State`
+   * (PyTorch's "Trying to backward through the graph a second time"). With
+   * `{retainGraph: true}` (PyTorch's retain_graph=True) the graph is kept, so a later
+   * backward() through it works (each call returns its own Gradients; nothing accumulates).
    * @throws `Shape` unless exactly one element; `State` if nothing requires gradients or
-   *   the graph was already released.
+   *   the graph was already released; `Type` for a non-boolean retainGraph.
    */
-  backward(): Gradients {
-    return this._e.wrapGradients(this._e.raw.tBackward(this._raw('backward')));
+  backward(options?: { retainGraph?: boolean }): Gradients {
+    const op = 'backward';
+    const h = this._raw(op);
+    const opts = checkOptions<{ retainGraph?: boolean }>(options, op);
+    if (opts.retainGraph === undefined || opts.retainGraph === false) {
+      if (opts.retainGraph !== undefined) checkBool(opts.retainGraph, op, 'retainGraph');
+      return this._e.wrapGradients(this._e.raw.tBackward(h));
+    }
+    checkBool(opts.retainGraph, op, 'retainGraph');
+    return this._e.wrapGradients(this._e.raw.tBackwardRetain(h, true));
   }
 
   /** This tensor's gradient in `grads` (an untracked float32 tensor of this shape), or undefined. */

@@ -2,7 +2,7 @@
 // generated from the engine's op table (ops.def -> generated/ops.ts for the types,
 // bindings/op_table.cpp -> ops.ts at run time).
 import type { GeneratedTensorOps } from '../generated/ops.js';
-import { TensorAutodiff } from './autodiff.js';
+import { TensorOpsExt } from './ops_ext.js';
 
 /**
  * A tensor of any rank (0 to 8) living in WebAssembly memory, float32, int32 or bool.
@@ -19,7 +19,7 @@ import { TensorAutodiff } from './autodiff.js';
  * (no implicit promotion, as Burn); `OutOfMemory`/`Limit` when the result cannot be
  * allocated.
  */
-export class Tensor extends TensorAutodiff {}
+export class Tensor extends TensorOpsExt {}
 
 // The methods of ops.def's rows (exp, add, equal, sum, sumDim, ...), installed on each
 // module instance's Tensor prototype from the engine's op table (ops.ts installOps).

@@ -23,6 +23,11 @@ AutodiffTensor<B> AutodiffOps<B>::set_require_grad(Tensor x, bool require) {
 
 template <Backend B>
 autodiff::Gradients<B> AutodiffOps<B>::backward(const Tensor& root) {
+  return backward(root, false);
+}
+
+template <Backend B>
+autodiff::Gradients<B> AutodiffOps<B>::backward(const Tensor& root, bool retain_graph) {
   const Shape s = shape(root);
   if (s.num_elements() != 1) {
     throw ShapeError(str_cat("backward: expected a tensor with one element (a loss), got shape ",
@@ -34,8 +39,8 @@ autodiff::Gradients<B> AutodiffOps<B>::backward(const Tensor& root) {
         "backward: the tensor does not require gradients (no input of its computation was "
         "marked with require_grad())");
   }
-  return autodiff::Engine<B>::backward(root.node,
-                                       Inner::full(s, 1.0, DType::F32, device(root)));
+  return autodiff::Engine<B>::backward(root.node, Inner::full(s, 1.0, DType::F32, device(root)),
+                                       retain_graph);
 }
 
 template <Backend B>
@@ -64,6 +69,7 @@ void AutodiffOps<B>::grad_replace(const Tensor& x, Gradients& grads, Prim grad) 
 
 template AutodiffTensor<Cpu> AutodiffOps<Cpu>::set_require_grad(AutodiffTensor<Cpu>, bool);
 template autodiff::Gradients<Cpu> AutodiffOps<Cpu>::backward(const AutodiffTensor<Cpu>&);
+template autodiff::Gradients<Cpu> AutodiffOps<Cpu>::backward(const AutodiffTensor<Cpu>&, bool);
 template std::optional<CpuTensor> AutodiffOps<Cpu>::grad(const AutodiffTensor<Cpu>&,
                                                          const autodiff::Gradients<Cpu>&);
 template std::optional<CpuTensor> AutodiffOps<Cpu>::grad_remove(const AutodiffTensor<Cpu>&,

@@ -59,6 +59,12 @@ AutodiffTensor<B> AutodiffOps<B>::reduce(ReduceOp op, const Tensor& x) {
   using M = autodiff::detail::Math<B>;
   using Sink = autodiff::GradSink<B>;
   using autodiff::detail::apply;
+  // A rank-0 tensor reduces as its [1] reshape, so that every rule below sees rank >= 1 and
+  // the gradient goes back to [] through the reshape (expand cannot target rank 0).
+  if (shape(x).rank() == 0 && x.node) {
+    const std::int64_t one[] = {1};
+    return reduce(op, reshape(x, one));
+  }
   auto forward = [&] { return Inner::reduce(op, x.primitive); };
   switch (op) {
     case ReduceOp::Sum:

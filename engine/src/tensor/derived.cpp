@@ -48,6 +48,15 @@ std::vector<Slice> narrow_ranges(const Shape& shape, std::int64_t dim, std::int6
   return piece_ranges(d, Piece{start, length});
 }
 
+std::vector<Slice> narrow_ranges_from_end(const Shape& shape, std::int64_t dim,
+                                          std::int64_t start, std::int64_t length,
+                                          const char* op) {
+  const std::int64_t d = check::dim(op, dim, shape.rank());
+  const std::int64_t size = size_of(shape, d);
+  if (start < 0 && start >= -size) start += size;  // torch.narrow: start in [-n, n]
+  return narrow_ranges(shape, dim, start, length, op);
+}
+
 SplitPlan chunk_plan(const Shape& shape, std::int64_t chunks, std::int64_t dim, const char* op) {
   if (chunks < 1) throw ValueError(str_cat(op, ": chunks must be >= 1, got ", chunks));
   const std::int64_t d = check::dim(op, dim, shape.rank());

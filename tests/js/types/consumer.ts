@@ -80,6 +80,33 @@ export async function main(): Promise<number> {
   // @ts-expect-error Gradients are not tensors
   w.grad(a);
 
+  // The issue-15 ops (bindings/js/tensor/ops_ext.ts).
+  const n2: Tensor = a.norm();
+  const n1: Tensor = a.norm(1, 0, { keepDim: false });
+  const ninf: Tensor = a.norm(Infinity, [0, 1]);
+  const sd: Tensor = a.std(1, { correction: 0, keepDim: true });
+  const sdu: Tensor = a.std(null, false);
+  const vr: Tensor = a.var(0, { correction: 2 });
+  const vrOld: Tensor = a.var(0, true);
+  const am: Tensor = a.amax(1);
+  const an: Tensor = a.amin([0, 1], { keepDim: false });
+  const pd: Tensor = a.pad([1, 1, 0, 2], { mode: 'reflect', value: 0 });
+  const tl: Tensor = a.tril(-1);
+  const tu: Tensor = a.triu();
+  const cs: Tensor = a.cumsum(0);
+  const ls: Tensor = T.linspace(0, 1, 5);
+  const es: Tensor = T.einsum('ij,jk->ik', a, a);
+  const es1: Tensor = T.einsum('ij->', a);
+  const retained: Gradients = a.matmul(w).sum().backward({ retainGraph: true });
+  retained.dispose();
+  // @ts-expect-error pad modes are constant | reflect | replicate | circular
+  a.pad([1, 1], { mode: 'wrap' });
+  // @ts-expect-error p is a number
+  a.norm('fro');
+  // @ts-expect-error retainGraph is a boolean
+  loss.backward({ retainGraph: 1 });
+  kiln.dispose([n2, n1, ninf, sd, sdu, vr, vrOld, am, an, pd, tl, tu, cs, ls, es, es1]);
+
   kiln.dispose([a, i, z, r, u, ar, e, s, values, indices, sl, st, soft, g, w, loss, gw, d]);
   return dtype.length + shape.length + flat.length + String(nested).length + Number(v) + text.length + n + threads +
     build.length + threaded.backendInfo().threads + wrongBuild.length;

@@ -84,6 +84,9 @@ struct AutodiffOps {
   /// elements, StateError if the tensor does not require gradients or its graph was
   /// already released by an earlier backward().
   static Gradients backward(const Tensor& root);
+  /// backward(root) that keeps the graph when `retain_graph` (PyTorch's retain_graph=True):
+  /// its nodes are not released, so the graph can be back-propagated again.
+  static Gradients backward(const Tensor& root, bool retain_graph);
   static std::optional<Prim> grad(const Tensor& x, const Gradients& grads);
   static std::optional<Prim> grad_remove(const Tensor& x, Gradients& grads);
   /// Throws StateError if x does not require gradients, ShapeError if shapes differ.

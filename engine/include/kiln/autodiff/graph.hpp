@@ -184,7 +184,10 @@ class Engine {
   /// Throws: StateError if part of the graph was already released by an earlier backward();
   ///         whatever a step throws (OutOfMemoryError): the nodes already run stay released,
   ///         so the forward pass must be recomputed.
-  static Gradients<B> backward(const std::shared_ptr<NodeT>& root, Prim seed) {
+  /// With `retain_graph` (PyTorch's retain_graph=True) the nodes are not released, so the
+  /// same graph can be back-propagated again.
+  static Gradients<B> backward(const std::shared_ptr<NodeT>& root, Prim seed,
+                               bool retain_graph = false) {
     static std::mutex mutex;
     std::lock_guard<std::mutex> lock(mutex);
     // Collect the reachable nodes (iterative DFS), refusing released ones. The list owns
@@ -226,6 +229,7 @@ class Engine {
           GradSink<B> sink(n->parents_, pending);
           n->step_(std::move(*grad), sink);
         }
+        if (retain_graph) continue;
         // Release the step (and the intermediates it saved) and the links to the inputs.
         n->step_ = nullptr;
         n->parents_.clear();

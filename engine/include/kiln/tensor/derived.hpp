@@ -53,6 +53,13 @@ std::vector<Slice> piece_ranges(std::int64_t dim, Piece piece);
 ///          of size 7").
 std::vector<Slice> narrow_ranges(const Shape& shape, std::int64_t dim, std::int64_t start,
                                  std::int64_t length, const char* op = "narrow");
+/// narrow_ranges where a negative `start` counts from the end of the dim as in torch.narrow
+/// (start in [-n, n]; -1 is the last entry): the JS `narrow`. Kiln's C++ `narrow` keeps
+/// rejecting a negative start (its tests pin that).
+/// Throws:  IndexError as narrow_ranges, for start < -n after the same check of dim.
+std::vector<Slice> narrow_ranges_from_end(const Shape& shape, std::int64_t dim,
+                                          std::int64_t start, std::int64_t length,
+                                          const char* op = "narrow");
 
 /// torch.chunk: pieces of ceil(n / chunks) along dim, the last smaller; may give fewer than
 /// `chunks` pieces (arange(4).chunk(6) has 4).

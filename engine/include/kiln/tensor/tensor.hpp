@@ -252,6 +252,13 @@ class Tensor {
   typename BB::Gradients backward() const {
     return Ops::backward(prim_);
   }
+  /// backward() that keeps the graph when `retain_graph` (PyTorch's retain_graph=True): the
+  /// same graph can then be back-propagated again; false is backward().
+  template <class BB = B>
+    requires(AutodiffBackend<BB> && is_float)
+  typename BB::Gradients backward(bool retain_graph) const {
+    return Ops::backward(prim_, retain_graph);
+  }
   /// This tensor's gradient in `grads` (on the inner backend), or nullopt if it has none
   /// (it did not require gradients, or the loss does not depend on it).
   template <class BB = B>

@@ -1,0 +1,134 @@
+// The ops of issue 15 for the JS Tensor (kiln/tensor/ops_ext.hpp): norm, var/std with a
+// correction, amax/amin, pad, tril/triu, cumsum, linspace, einsum, and backward with
+// retainGraph. Each binding converts its JS arguments and calls the engine function once:
+// checks and messages are the engine's (named by the `op` the JS method passes).
+#include <emscripten/bind.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "js_tensor.hpp"
+#include "kiln/tensor/ops_ext.hpp"
+
+using emscripten::val;
+
+namespace kiln_js {
+namespace {
+
+using kiln::DType;
+using Ops = AD::FloatOps;
+
+/// A JS number that must be a safe integer. Throws TypeError naming op and what.
+std::int64_t int_arg(double value, const char* op, const char* what) {
+  if (!(std::abs(value) <= 9007199254740991.0) || std::floor(value) != value) {
+    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ", value));
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+JsTensor amax(const JsTensor& x, const val& dims, bool keepdim, bool min, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
+    if (x.is_float()) return JsTensor(kiln::ops::amax(op_input(x), d, keepdim, min, o));
+    return JsTensor(kiln::ops::amax(x.primitive(), d, keepdim, min, o));
+  });
+}
+
+JsTensor norm(const JsTensor& x, double p, const val& dims, bool keepdim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    check_dtype(o, x, DType::F32);
+    const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
+    return JsTensor(kiln::ops::norm(op_input(x), p, d, keepdim, o));
+  });
+}
+
+JsTensor var_correction(const JsTensor& x, const val& dims, double correction, bool keepdim,
+                        bool take_sqrt, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    check_dtype(o, x, DType::F32);
+    const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
+    return JsTensor(kiln::ops::var(op_input(x), d, correction, keepdim, take_sqrt, o));
+  });
+}
+
+JsTensor pad(const JsTensor& x, const val& pads, std::string mode, double value, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const std::vector<std::int64_t> p = ints_from_js(pads, o, "pad");
+    if (x.is_float()) return JsTensor(kiln::ops::pad(op_input(x), p, mode, value, o));
+    return JsTensor(kiln::ops::pad(x.primitive(), p, mode, value, o));
+  });
+}
+
+JsTensor triangle(const JsTensor& x, double diagonal, bool upper, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const std::int64_t d = int_arg(diagonal, o, "diagonal");
+    if (x.is_float()) return JsTensor(kiln::ops::triangle(op_input(x), d, upper, o));
+    return JsTensor(kiln::ops::triangle(x.primitive(), d, upper, o));
+  });
+}
+
+JsTensor cumsum(const JsTensor& x, double dim, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    const std::int64_t d = int_arg(dim, o, "dim");
+    if (x.is_float()) return JsTensor(kiln::ops::cumsum(op_input(x), d, o));
+    return JsTensor(kiln::ops::cumsum(x.primitive(), d, o));
+  });
+}
+
+JsTensor linspace(double start, double end, double steps, std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    return JsTensor(kiln::ops::linspace(start, end, int_arg(steps, o, "steps"), o));
+  });
+}
+
+/// einsum of one (count 1: b ignored) or two operands.
+JsTensor einsum(std::string equation, const JsTensor& a, const JsTensor& b, int count,
+                std::string op) {
+  return guarded([&] {
+    const char* o = op.c_str();
+    check_dtype(o, a, DType::F32);
+    if (count > 1) check_dtype(o, b, DType::F32);
+    std::vector<kiln::ops::AdTensor> operands{op_input(a)};
+    if (count > 1) operands.push_back(op_input(b));
+    return JsTensor(kiln::ops::einsum(equation, operands, o));
+  });
+}
+
+/// backward(), keeping the graph when retain_graph (a later backward through it works).
+Gradients backward_retain(const JsTensor& x, bool retain_graph) {
+  return guarded([&] {
+    check_dtype("backward", x, DType::F32);
+    if (!x.is_tracked()) {
+      throw kiln::StateError(kiln::str_cat(
+          "backward: the tensor (shape ", x.shape(),
+          ") does not require gradients: no input of the computation called requireGrad()",
+          " (or it ran inside noGrad)"));
+    }
+    return Ops::backward(x.value, retain_graph);
+  });
+}
+
+}  // namespace
+}  // namespace kiln_js
+
+EMSCRIPTEN_BINDINGS(kiln_tensor_ops_ext) {
+  using namespace kiln_js;
+  using emscripten::function;
+  function("tAmax", &amax);
+  function("tNorm", &norm);
+  function("tVarCorrection", &var_correction);
+  function("tPad", &pad);
+  function("tTriangle", &triangle);
+  function("tCumsum", &cumsum);
+  function("tLinspace", &linspace);
+  function("tEinsum", &einsum);
+  function("tBackwardRetain", &backward_retain);
+}
