@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <iomanip>
 #include <sstream>
 
@@ -31,6 +32,13 @@ bool g_grad_enabled = true;
 }  // namespace
 
 bool grad_enabled() noexcept { return g_grad_enabled; }
+
+JsTensor as_scalar(const JsTensor& t) {
+  if (t.shape().rank() == 0) return t;
+  const std::span<const std::int64_t> scalar{};
+  if (t.is_float()) return JsTensor(AD::FloatOps::reshape(op_input(t), scalar));
+  return JsTensor(kiln::CpuOps::reshape(t.primitive(), scalar));
+}
 
 const char* js_dtype_name(kiln::DType dtype) noexcept {
   switch (dtype) {

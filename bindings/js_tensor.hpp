@@ -74,6 +74,11 @@ inline FloatPrim op_input(const JsTensor& t) {
   return grad_enabled() ? t.value : FloatPrim(t.value.primitive);
 }
 
+/// The JS API's scalar result (PyTorch's rank-0 `[]`, one rule for the package: whole-tensor
+/// reductions, reduced losses): `t`, which holds one element (the engine's `[1]`, Burn's and
+/// Kiln C++'s rule), reshaped to rank 0, graph kept (its gradient flows back as `[1]`).
+JsTensor as_scalar(const JsTensor& t);
+
 /// The kind's JS dtype name: "float32", "int32", "bool".
 const char* js_dtype_name(kiln::DType dtype) noexcept;
 

@@ -27,12 +27,20 @@ std::int64_t int_arg(double value, const char* op, const char* what) {
   return static_cast<std::int64_t>(value);
 }
 
+/// A reduction over every dim without keepdim (no dims given, or all of them) is the JS API's
+/// rank-0 scalar (as torch: x.norm(), x.amax(), x.std() give []); the engine gives [1].
+JsTensor scalar_if_all(JsTensor r, const JsTensor& x, const std::vector<std::int64_t>& dims,
+                       bool keepdim) {
+  if (keepdim || !(dims.empty() || dims.size() == x.shape().rank())) return r;
+  return as_scalar(r);
+}
+
 JsTensor amax(const JsTensor& x, const val& dims, bool keepdim, bool min, std::string op) {
   return guarded([&] {
     const char* o = op.c_str();
     const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
-    if (x.is_float()) return JsTensor(kiln::ops::amax(op_input(x), d, keepdim, min, o));
-    return JsTensor(kiln::ops::amax(x.primitive(), d, keepdim, min, o));
+    if (x.is_float()) return scalar_if_all(JsTensor(kiln::ops::amax(op_input(x), d, keepdim, min, o)), x, d, keepdim);
+    return scalar_if_all(JsTensor(kiln::ops::amax(x.primitive(), d, keepdim, min, o)), x, d, keepdim);
   });
 }
 
@@ -41,7 +49,7 @@ JsTensor norm(const JsTensor& x, double p, const val& dims, bool keepdim, std::s
     const char* o = op.c_str();
     check_dtype(o, x, DType::F32);
     const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
-    return JsTensor(kiln::ops::norm(op_input(x), p, d, keepdim, o));
+    return scalar_if_all(JsTensor(kiln::ops::norm(op_input(x), p, d, keepdim, o)), x, d, keepdim);
   });
 }
 
@@ -51,7 +59,8 @@ JsTensor var_correction(const JsTensor& x, const val& dims, double correction, b
     const char* o = op.c_str();
     check_dtype(o, x, DType::F32);
     const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
-    return JsTensor(kiln::ops::var(op_input(x), d, correction, keepdim, take_sqrt, o));
+    return scalar_if_all(JsTensor(kiln::ops::var(op_input(x), d, correction, keepdim, take_sqrt, o)), x, d,
+                         keepdim);
   });
 }
 

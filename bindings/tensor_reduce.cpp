@@ -31,9 +31,10 @@ bool logical(ReduceOp op) { return op == ReduceOp::Any || op == ReduceOp::All; }
 
 JsTensor reduce(int op, const JsTensor& x) {
   return guarded([&] {
+    // Whole-tensor: the engine's [1] (Burn's rule) as the JS API's rank-0 scalar (PyTorch's).
     const ReduceOp o = reduce_op(op);
-    if (x.is_float() && !logical(o)) return JsTensor(Ops::reduce(o, op_input(x)));
-    return JsTensor(CpuOps::reduce(o, x.primitive()));
+    if (x.is_float() && !logical(o)) return as_scalar(JsTensor(Ops::reduce(o, op_input(x))));
+    return as_scalar(JsTensor(CpuOps::reduce(o, x.primitive())));
   });
 }
 

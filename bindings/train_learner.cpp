@@ -600,7 +600,7 @@ kiln::Tensor<AD, D> loss_input(const JsTensor& t, const char* op) {
   return grad_enabled() ? typed : typed.detach();
 }
 
-/// kiln.loss.*(...).forward(logits, targets): the loss as a [1] tensor (graph kept), or the
+/// kiln.loss.*(...).forward(logits, targets): the loss as a rank-0 [] tensor (graph kept), or the
 /// unreduced losses for reduction "none".
 JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, const JsTensor& targets) {
   return guarded([&] {
@@ -610,7 +610,7 @@ JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, cons
       const auto loss = spec.ce.init<AD>();
       const auto lg = loss_input<2>(logits, op);
       const auto tg = to_typed<1, kiln::Int>(targets, op);
-      return from_typed(spec.none ? loss.forward_no_reduction(lg, tg) : loss.forward(lg, tg));
+      return spec.none ? from_typed(loss.forward_no_reduction(lg, tg)) : as_scalar(from_typed(loss.forward(lg, tg)));
     }
     const bool mse = spec.kind == LossSpec::Kind::Mse;
     const char* op = mse ? "mse.forward" : "binaryCrossEntropy.forward";
@@ -624,15 +624,15 @@ JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, cons
       if (mse) {
         const auto y = loss_input<D>(targets, op);
         const kiln::nn::loss::MseLoss l;
-        return spec.none ? from_typed(l.forward_no_reduction(x, y)) : from_typed(l.forward(x, y, spec.reduction));
+        return spec.none ? from_typed(l.forward_no_reduction(x, y)) : as_scalar(from_typed(l.forward(x, y, spec.reduction)));
       }
       const auto l = spec.bce.init<AD>();
       if (!targets.is_float()) {
         const auto y = to_typed<D, kiln::Int>(targets, op);
-        return spec.none ? from_typed(l.forward_no_reduction(x, y)) : from_typed(l.forward(x, y));
+        return spec.none ? from_typed(l.forward_no_reduction(x, y)) : as_scalar(from_typed(l.forward(x, y)));
       }
       const auto y = loss_input<D>(targets, op);
-      return spec.none ? from_typed(l.forward_no_reduction(x, y)) : from_typed(l.forward(x, y));
+      return spec.none ? from_typed(l.forward_no_reduction(x, y)) : as_scalar(from_typed(l.forward(x, y)));
     };
     switch (logits.shape().rank()) {
       case 1: return run(std::integral_constant<std::size_t, 1>{});

@@ -168,7 +168,7 @@ function declarations(row) {
       ];
     case 'reduce':
       return [
-        jsdoc([sentence(row.doc), '', 'Whole tensor: `[...] -> [1]` (as Burn; PyTorch gives `[]`); with `dim`, along it',
+        jsdoc([sentence(row.doc), '', 'Whole tensor: `[...] -> []` (rank 0, as PyTorch; Burn and Kiln C++ give `[1]`); with `dim`, along it',
           `keeping it with size 1, as \`${m}Dim\`. ${kinds}`, from, ...REDUCE_RULES]),
         `  ${m}(dim?: number): Tensor;`,
         jsdoc([`${sentence(row.doc)} Along \`dim\`, kept with size 1: \`[2, 3] -> [2, 1]\` for dim 1.`, '',

@@ -1,8 +1,8 @@
 // The round-2 PyTorch reference cases of the Tensor-ops scope (tests/native/cases/round2.jsonl,
 // format in ../shared/cases/README.md) through the JS API: prod with zeros and empty dims,
 // matmul with empty and vector operands, log1p/expm1 near 0, and the x part of the
-// out-of-range index requests. PyTorch's [] for a whole-tensor reduction is Kiln's [1]
-// (prod_all_v); a vector·vector matmul is [] in both. keepdim=False results are compared
+// out-of-range index requests. A whole-tensor reduction (prod_all_v) and a vector·vector
+// matmul are rank-0 [] in both. keepdim=False results are compared
 // after squeezing Kiln's kept dim.
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -63,7 +63,7 @@ describe('round-2 reference cases through JS', () => {
     check(c, 'prod_dim1', p);
     check(c, 'grad_x__prod_dim1', grads(p, input(c, 'dy_prod_dim1'), [x])[0]);
     const pv = v.prod();
-    check(c, 'prod_all_v', pv, [1]); // Kiln: [1] for a whole-tensor reduction
+    check(c, 'prod_all_v', pv);
     check(c, 'grad_v__prod_all_v', grads(pv, undefined, [v])[0]);
     check(c, 'prod_empty_dim1', input(c, 'e').prodDim(1).squeezeDim(1));
   });

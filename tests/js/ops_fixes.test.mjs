@@ -1,8 +1,8 @@
 // The fixes of issue 15 through JS: backward({retainGraph}), sum()/mean()/max()/prod() of a
 // rank-0 tensor in backward, a negative narrow start counting from the end (torch.narrow),
 // and the one rule for scalar results (README "Scalar results"): whole-tensor reductions
-// give [1], a rank-0 input stays rank 0 through element-wise ops, vector·vector matmul and
-// einsum 'i,i->' give [], item() reads either. Expected values by hand.
+// give rank-0 [] (PyTorch's), a rank-0 input stays rank 0 through element-wise ops,
+// vector·vector matmul and einsum 'i,i->' give [], item() reads them. Expected values by hand.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
 import { expectKilnError } from './helpers.mjs';
@@ -73,7 +73,7 @@ describe('rank-0 tensors in backward', () => {
       ]) {
         const x = T.fromData(3).requireGrad();
         const y = f(x);
-        expect(y.shape, name).toEqual([1]);
+        expect(y.shape, name).toEqual([]);
         const g = x.grad(y.backward());
         expect(g.shape, name).toEqual([]);
         expect(g.item(), name).toBe(want);
@@ -114,12 +114,17 @@ describe('narrow with a negative start (torch.narrow)', () => {
 });
 
 describe('the rule for scalar results', () => {
-  it('whole-tensor reductions are [1]; dim forms keep the dim; rank 0 stays rank 0', () => {
+  it('whole-tensor reductions are rank-0 []; dim forms keep the dim; rank 0 stays rank 0', () => {
     kiln.tidy(() => {
       const x = T.fromData([[1, -2], [3, 4]]);
-      for (const r of [x.sum(), x.mean(), x.max(), x.min(), x.prod(), x.norm(), x.amax(), x.std(), x.var(null)]) {
-        expect(r.shape).toEqual([1]);
+      for (const r of [x.sum(), x.mean(), x.max(), x.min(), x.prod(), x.norm(), x.amax(), x.std(), x.var(null),
+        x.norm(2, [0, 1], { keepDim: false }), x.greaterElem(0).any(), x.greaterElem(0).all()]) {
+        expect(r.shape).toEqual([]);
       }
+      // A loss reduced to one value is rank 0 too, and backward starts from it.
+      const loss = kiln.loss.mse().forward(x, T.zerosLike(x));
+      expect(loss.shape).toEqual([]);
+      expect(loss.item()).toBe((1 + 4 + 9 + 16) / 4);
       expect(x.norm(2, 1).shape).toEqual([2, 1]);
       expect(x.norm(2, 1, { keepDim: false }).shape).toEqual([2]);
       expect(x.amax(null, { keepDim: true }).shape).toEqual([1, 1]);

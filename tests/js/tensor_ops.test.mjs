@@ -150,8 +150,9 @@ describe('comparisons, logic, casts, masks', () => {
       expect(arr(a.greater(1.5))).toEqual([false, true, true, false]);
       expect(arr(a.isNan())).toEqual([false, false, false, true]);
       expect(arr(T.fromData([Infinity, -Infinity, 0]).isInf())).toEqual([true, true, false]);
-      expect(arr(a.containsNan())).toEqual([true]);
-      expect(arr(b.slice([[0, 3]]).containsNan())).toEqual([false]);
+      // Whole-tensor results are rank-0 `[]` (PyTorch's scalars; issue 15's one rule): toArray() is the value.
+      expect(arr(a.containsNan())).toEqual(true);
+      expect(arr(b.slice([[0, 3]]).containsNan())).toEqual(false);
       // broadcast [2, 1] vs [3]
       expect(arr(T.fromData([[1], [2]]).equal(T.fromData([1, 2, 3])))).toEqual([[true, false, false], [false, true, false]]);
       expectKilnError(kiln, () => a.greaterElem('2'), 'Type', 'greaterElem: the value must be a number, got the string "2"');
@@ -166,11 +167,11 @@ describe('comparisons, logic, casts, masks', () => {
       expect(p.boolOr(q).toArray()).toEqual([true, true, true, false]);
       expect(p.boolXor(q).toArray()).toEqual([false, true, true, false]);
       expect(p.boolNot().toArray()).toEqual([false, false, true, true]);
-      expect(p.any().toArray()).toEqual([true]);
-      expect(p.all().toArray()).toEqual([false]);
+      expect(p.any().toArray()).toEqual(true);
+      expect(p.all().toArray()).toEqual(false);
       expect(T.fromData([[true, false], [true, true]]).allDim(1).toArray()).toEqual([[false], [true]]);
       expect(T.fromData([[true, false], [false, false]]).anyDim(0).toArray()).toEqual([[true, false]]);
-      expect(T.fromData([0, 0.5]).any().toArray()).toEqual([true]);
+      expect(T.fromData([0, 0.5]).any().toArray()).toEqual(true);
       expectKilnError(kiln, () => T.fromData([1]).boolNot(), 'DType', 'boolNot: expected a bool tensor, got float32 (shape [1])');
     });
   });
@@ -207,10 +208,10 @@ describe('comparisons, logic, casts, masks', () => {
 });
 
 describe('reductions', () => {
-  it('whole-tensor reductions give [1]; dim forms keep the dim', () => {
+  it('whole-tensor reductions give rank-0 [] (PyTorch); dim forms keep the dim', () => {
     run(() => {
       const x = T.fromData([[1, -2, 3], [4, 5, -6]]);
-      expect(x.sum().shape).toEqual([1]);
+      expect(x.sum().shape).toEqual([]);
       expect(x.sum().item()).toBe(5);
       expect(x.mean().item()).toBeCloseTo(5 / 6, 6);
       expect(x.prod().item()).toBe(720);
@@ -238,9 +239,9 @@ describe('reductions', () => {
       expect(x.argmax(1).toArray()).toEqual([[2], [1]]);
       expect(x.argmin(0).toArray()).toEqual([[0, 0, 1]]);
       const ints = T.fromData([[1, 2], [3, 4]], { dtype: 'int32' });
-      expect(ints.sum().toArray()).toEqual([10]);
+      expect(ints.sum().toArray()).toEqual(10);
       expect(ints.sum().dtype).toBe('int32');
-      expect(ints.mean().toArray()).toEqual([2]); // floor of 2.5
+      expect(ints.mean().toArray()).toEqual(2); // floor of 2.5
       expect(ints.max(1).toArray()).toEqual([[2], [4]]);
       expectKilnError(kiln, () => x.sumDim(2), 'Index', /dim 2 is out of range for a tensor of rank 2/);
       expectKilnError(kiln, () => x.sumDim(0.5), 'Type', 'sumDim: dim must be an integer, got the number 0.5');

@@ -11,7 +11,7 @@
 //                                             boolean (raw.tBinaryScalar, scalar on the right)
 //   compare  t.equal(other)                   as binary (raw.tCompare / tCompareScalar) -> bool
 //            t.equalElem(value)               a number only (`Type` otherwise)
-//   reduce   t.sum(dim?)                      whole tensor -> [1] (raw.tReduce), or along dim
+//   reduce   t.sum(dim?)                      whole tensor -> [] (raw.tReduce), or along dim
 //            t.sumDim(dim)                    along dim, kept (raw.tReduceDim)
 import type { RawOpRow, RawOpTable } from '../raw.js';
 import { checkInt, describe, fail, isScalar } from './checks.js';

@@ -3,12 +3,12 @@
 // the engine's (kiln/tensor/ops_ext.hpp, bindings/tensor_ops_ext.cpp): JS checks only the
 // types of its arguments, then makes one call; values, shapes and gradients are PyTorch's.
 //
-// Scalar results (one rule for the whole JS API): a reduction over every element (no `dim`)
-// gives shape [1] (Burn's convention, and Kiln's `sum()`, `mean()`, `max()`, losses); with
-// `dim` the reduced dims are kept with size 1 (Burn's `sum_dim`), or removed with
-// `{keepDim: false}` (PyTorch's default). A rank-0 tensor ([]) stays rank 0 through
-// element-wise ops, a vector·vector `matmul` and `einsum('i,i->')` give [] as PyTorch, and
-// `item()` reads the one element of either.
+// Scalar results (one rule for the whole JS API, PyTorch's): a result with no dims left is
+// rank 0, shape [] (a reduction over every element: no `dim`, or every dim with
+// `{keepDim: false}`; `sum()`, `mean()`, `max()`, losses too); with `dim` the reduced dims are
+// kept with size 1 (Burn's `sum_dim`), or removed with `{keepDim: false}` (PyTorch's
+// default). A rank-0 tensor stays rank 0 through element-wise ops, a vector·vector `matmul`
+// and `einsum('i,i->')` give [], and `item()` reads the one element.
 import { camelErrors } from '../nn.js';
 import { checkBool, checkInt, checkIntArray, checkNumber, checkOptions, describe, fail } from './checks.js';
 import type { Engine } from './engine.js';
@@ -20,7 +20,7 @@ import type { Tensor } from './tensor.js';
 export interface ReduceDimOptions {
   /**
    * Keep the reduced dims with size 1 (default: true when `dim` is given, as Kiln's
-   * `sumDim`; false without `dim`: the whole-tensor result is [1]). `false` removes them
+   * `sumDim`; false without `dim`: the whole-tensor result is rank-0 []). `false` removes them
    * as PyTorch's default keepdim=False.
    */
   keepDim?: boolean;
@@ -75,7 +75,7 @@ export class TensorOpsExt extends TensorAutodiff {
    * attain it.
    *
    * Shapes: [d0, ..., dn] -> the reduced dims kept as 1 (or removed with keepDim: false);
-   * no dim: [1].
+   * no dim: [] (rank 0).
    * @throws KilnError `Type` (p not a number, bad dim type), `Value` (p nan), `Index` (dim
    *   out of range or repeated), `DType` (not float32).
    */

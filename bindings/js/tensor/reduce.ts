@@ -1,7 +1,7 @@
 // Reductions written by hand: with indices (maxDimWithIndices, argmax, ...), variance, sort
 // and topk. The plain reductions (sum, mean, prod, max, min, any, all and their *Dim forms)
-// are generated from ops.def's rows (ops.ts). Whole-tensor forms return shape [1] (as Burn
-// and Kiln's C++ API, where PyTorch returns a scalar []); with a `dim` they reduce along it
+// are generated from ops.def's rows (ops.ts). Whole-tensor forms return a rank-0 [] (PyTorch's
+// scalar; Burn and Kiln's C++ API give [1]); with a `dim` they reduce along it
 // keeping it with size 1 (the rule for scalar results, README "Scalar results"; norm, std,
 // var's correction form, amax and amin are in ops_ext.ts and follow it). topk is the
 // engine's (kiln/tensor/derived.hpp, one call).

@@ -27,8 +27,8 @@ export class Loss {
   }
 
   /**
-   * crossEntropy: logits `[batch, classes]` float32, targets `[batch]` int32 -> `[1]` (`[batch]` for 'none').
-   * mse / binaryCrossEntropy: same shapes (rank 1 to 4) -> `[1]` (the input's shape for 'none');
+   * crossEntropy: logits `[batch, classes]` float32, targets `[batch]` int32 -> `[]` (rank 0, as PyTorch; `[batch]` for 'none').
+   * mse / binaryCrossEntropy: same shapes (rank 1 to 4) -> `[]` (rank 0; the input's shape for 'none');
    * binaryCrossEntropy targets may be int32 0/1 or float32.
    * The result carries the graph (backward() gives the gradients).
    * @throws KilnError `Shape` (mismatched shapes), `Index` (a class target out of range, naming the row),
