@@ -4,7 +4,7 @@
 // under /proc hung Node's recursive mkdir), 16 (the Learner's model message offered "an
 // array of Tensors"). Each asserts the KilnError code and the key words of its message,
 // kiln.memory() flat, and that nothing was half-applied (the weights are unchanged).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -150,7 +150,7 @@ describe('4 and 1: the checkpointer\'s file-system errors are KilnError Io / For
     }
   }, 20_000);
 
-  it('a directory that cannot be created (no permission, or a kernel path reached by a link): Io, not a hang', async () => {
+  it.skipIf(!existsSync('/dev/fd/0'))('a directory that cannot be created (a kernel path reached by a link): Io, not a hang', async () => {
     // /dev/fd is a link into /proc: the prefix check does not see it; creating a directory
     // there fails, level by level, instead of looping as recursive mkdir does.
     const { model, learner } = make('/dev/fd/kiln-fixes/x');
