@@ -636,7 +636,8 @@ export class Module {
    * optimizer's state does not follow it), submodules cloned (a module shared in the tree
    * stays shared in the copy), the training mode kept. Other properties are copied as they
    * are (shallow).
-   * @throws KilnError `Disposed` naming a disposed submodule.
+   * @throws KilnError `Disposed` naming a disposed submodule; `Value` for a module that
+   *   contains itself (`m.self = m`), naming where.
    */
   clone(): this {
     checkAcyclic(this, `${this._typeName()}.clone`);
@@ -679,6 +680,8 @@ export class Module {
 
   /**
    * PyTorch-like: `Net(\n  (fc1): Linear {dInput: 784, ...}\n  (w): Param [4, 3]\n)`.
+   * @throws KilnError `Value` for a module that contains itself (`m.self = m`), naming where
+   *   ("Net.toString: the module contains itself (at "self")"), as namedParameters().
    */
   toString(): string {
     if (STATES.get(this)?.disposed) return `${this._typeName()} { disposed }`;

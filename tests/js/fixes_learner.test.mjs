@@ -104,6 +104,14 @@ describe('2: a failed fit() step disposes its batch', () => {
     const v = await rejection(validFails.fit(batches(2), { epochs: 1, validLoader: batches(2), progress: false }));
     expect(v.message).toBe('valid failed');
     expect(tensors()).toBe(start);
+    // The same with a kiln.data.DataLoader (its batches are the Learner's to dispose).
+    const items = Array.from({ length: 6 }, (_, i) => ({ x: Float32Array.from([i, 1, 0, -1]), y: i % 3 }));
+    const loader = new kiln.data.DataLoader(items, { batchSize: 2, batcher: kiln.data.defaultBatcher({ dtype: { y: 'int32' } }) });
+    for (let round = 0; round < 2; round++) {
+      expect((await rejection(throwing.fit(loader, { epochs: 1, progress: false }))).message).toBe('step failed');
+      await expectKilnAsync(bareLearner.fit(loader, { epochs: 1, progress: false }), 'Type', /defines no forward/);
+      expect(tensors(), `loader round ${round}`).toBe(start);
+    }
     // And the learners still train afterwards.
     const h = await nanLearner.fit(batches(2), { epochs: 1, progress: false });
     expect(h.loss[0]).toBeGreaterThan(0);
