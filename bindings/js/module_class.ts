@@ -143,12 +143,58 @@ function stateOf(m: Module, op: string): ModuleState {
 }
 
 /**
+ * Checks an assignment `module[key] = value` as PyTorch's nn.Module.__setattr__ does: over a
+ * property that holds a registered Param only a Param, a Module, null or undefined may be
+ * assigned; over one that holds a submodule only a Module, a Param, null or undefined.
+ * @throws KilnError `Type` naming the module, the property and what was given.
+ */
+function checkAssignment(target: Module, key: string, value: unknown): void {
+  const d = Object.getOwnPropertyDescriptor(target, key);
+  if (d === undefined || !('value' in d)) return;
+  const old: unknown = d.value;
+  if (old === value || value === null || value === undefined || value instanceof Module) return;
+  const P = paramClass(target._e);
+  if (value instanceof P) return;
+  if (old instanceof P) {
+    throw fail('Type', `${target._typeName()}: cannot assign ${describe(value)} as parameter "${key}" (a kiln.Param, a Module, null or undefined expected, as PyTorch's "cannot assign ... as parameter"): ` +
+      `to change its value use this.${key}.assign(tensor); to make it a plain property, delete this.${key} first`);
+  }
+  if (old instanceof Module) {
+    throw fail('Type', `${target._typeName()}: cannot assign ${describe(value)} as child module "${key}" (a kiln Module, a Param, null or undefined expected, as PyTorch's "cannot assign ... as child module"): ` +
+      `to make it a plain property, delete this.${key} first`);
+  }
+}
+
+/**
+ * Every Module is seen through this proxy (the constructor returns it): assignments and
+ * Object.defineProperty over a registered Param or submodule are checked (checkAssignment).
+ * Reading properties goes straight to the module.
+ */
+const GUARD: ProxyHandler<Module> = {
+  defineProperty(target, key, desc) {
+    if (typeof key === 'string' && 'value' in desc) checkAssignment(target, key, desc.value);
+    return Reflect.defineProperty(target, key, desc);
+  },
+};
+
+/**
  * The base class of models (PyTorch's nn.Module, Burn's Module): extend it, assign
  * submodules and parameters in the constructor, write `forward`. kiln.nn.sequential and
  * every kiln.nn layer are Modules too, and each kind composes with the other.
  *
  * Names are PyTorch's state_dict keys: "fc1.weight" for a submodule's parameter,
  * "layers.0.bias" for an array of modules, "0.weight" inside a Sequential.
+ *
+ * Assignment follows PyTorch's nn.Module.__setattr__:
+ * - assigning a Module or Param registers it (a Module or Param assigned over another one
+ *   replaces it; the old one is NOT disposed, as PyTorch leaves it to the garbage collector:
+ *   dispose it yourself when nothing else uses it, or let the FinalizationRegistry free it);
+ * - assigning a plain Tensor (or any other value but null/undefined) over a registered
+ *   Param or submodule throws KilnError `Type` ("cannot assign a Tensor as parameter "w"");
+ *   change a Param's value with `this.w.assign(t)`, or `delete this.w` first;
+ * - plain Tensors on other properties are constants (not parameters), as in PyTorch;
+ * - `this.training = false` sets this module's flag only (PyTorch's `self.training`);
+ *   train(mode) / eval() set it on the whole tree.
  */
 export class Module {
   /** The engine instance (on the per-instance subclass's prototype). @internal */
@@ -158,7 +204,10 @@ export class Module {
     if (!((this as { _e?: unknown })._e)) {
       throw fail('Type', 'Module: extend kiln.Module of a loaded kiln instance (const kiln = await init())');
     }
-    STATES.set(this, { training: true, disposed: false });
+    // `this` in the subclass's constructor (and everywhere after) is the proxy.
+    const self = new Proxy(this, GUARD);
+    STATES.set(self, { training: true, disposed: false });
+    return self;
   }
 
   /** The class name, for messages and toString(). @internal */
@@ -241,7 +290,9 @@ export class Module {
 
   /** The leaves under `prefix` (Params and built-in layers), shared ones once. @internal */
   _leaves(prefix = '', out: ModuleLeaf[] = [], seen: Set<unknown> = new Set(), path: Set<Module> = new Set()): ModuleLeaf[] {
-    this._live(`${this._typeName()}: ${prefix === '' ? 'the module' : `"${prefix}"`}`);
+    if (stateOf(this, `${this._typeName()}._leaves`).disposed) {
+      throw fail('Disposed', prefix === '' ? `${this._typeName()}: the module was disposed` : `Module: the submodule "${prefix}" (${this._typeName()}) was disposed`);
+    }
     if (path.has(this)) throw fail('Value', `${this._typeName()}: the module contains itself (at "${prefix}")`);
     path.add(this);
     // PyTorch's order: the module's own parameters first, then its children's.
@@ -409,6 +460,18 @@ export class Module {
     return stateOf(this, `${this._typeName()}.training`).training;
   }
 
+  /**
+   * Sets this module's training flag only (PyTorch's `self.training = mode`, e.g. in a
+   * constructor); train(mode) / eval() set the whole tree.
+   * @throws KilnError `Type` for a non-boolean, `Disposed`.
+   */
+  set training(mode: boolean) {
+    const op = `${this._typeName()}.training`;
+    if (typeof mode !== 'boolean') throw fail('Type', `${op}: expected a boolean, got ${describe(mode)}`);
+    this._live(op);
+    stateOf(this, op).training = mode;
+  }
+
   // ---- state dict
 
   /**
@@ -573,9 +636,11 @@ export class Module {
    * optimizer's state does not follow it), submodules cloned (a module shared in the tree
    * stays shared in the copy), the training mode kept. Other properties are copied as they
    * are (shallow).
-   * @throws KilnError `Disposed` naming a disposed submodule.
+   * @throws KilnError `Disposed` naming a disposed submodule; `Value` for a module that
+   *   contains itself (`m.self = m`), naming where.
    */
   clone(): this {
+    checkAcyclic(this, `${this._typeName()}.clone`);
     return this._cloneWith(new Map()) as this;
   }
 
@@ -584,7 +649,7 @@ export class Module {
     const done = memo.get(this);
     if (done) return done as Module;
     this._live(`${this._typeName()}.clone`);
-    const out = Object.create(Object.getPrototypeOf(this)) as Module;
+    const out = new Proxy(Object.create(Object.getPrototypeOf(this)) as Module, GUARD);
     memo.set(this, out);
     STATES.set(out, { ...stateOf(this, `${this._typeName()}.clone`) });
     const P = paramClass(this._e);
@@ -615,15 +680,24 @@ export class Module {
 
   /**
    * PyTorch-like: `Net(\n  (fc1): Linear {dInput: 784, ...}\n  (w): Param [4, 3]\n)`.
+   * @throws KilnError `Value` for a module that contains itself (`m.self = m`), naming where
+   *   ("Net.toString: the module contains itself (at "self")"), as namedParameters().
    */
   toString(): string {
     if (STATES.get(this)?.disposed) return `${this._typeName()} { disposed }`;
-    const lines: string[] = [];
-    for (const [key, v] of this._members()) {
-      const text = v instanceof Module ? v._treeString() : `Param [${v.isDisposed ? 'disposed' : v.shape.join(', ')}]${v.isDisposed || v.requiresGrad ? '' : ' (frozen)'}`;
-      lines.push(`  (${key}): ${text.split('\n').join('\n  ')}`);
+    // A module that contains itself has no finite printout: Value, as namedParameters().
+    if (printing === 0) checkAcyclic(this, `${this._typeName()}.toString`);
+    printing++;
+    try {
+      const lines: string[] = [];
+      for (const [key, v] of this._members()) {
+        const text = v instanceof Module ? v._treeString() : `Param [${v.isDisposed ? 'disposed' : v.shape.join(', ')}]${v.isDisposed || v.requiresGrad ? '' : ' (frozen)'}`;
+        lines.push(`  (${key}): ${text.split('\n').join('\n  ')}`);
+      }
+      return lines.length === 0 ? `${this._typeName()}()` : `${this._typeName()}(\n${lines.join('\n')}\n)`;
+    } finally {
+      printing--;
     }
-    return lines.length === 0 ? `${this._typeName()}()` : `${this._typeName()}(\n${lines.join('\n')}\n)`;
   }
 
   /** Node's util.inspect shows toString(). @internal */
@@ -664,6 +738,27 @@ export class Module {
   _live(op: string): void {
     if (stateOf(this, op).disposed) throw fail('Disposed', `${op}: the module was disposed`);
   }
+}
+
+/** How many toString() calls are running (the outermost checks the tree for cycles). */
+let printing = 0;
+
+/**
+ * Throws KilnError `Value` naming op and the dotted path at which the module tree of `root`
+ * reaches a module already on the path (`c.self = c`), as namedParameters() does.
+ */
+function checkAcyclic(root: Module, op: string): void {
+  const onPath = new Set<Module>();
+  const done = new Set<Module>();
+  const walk = (m: Module, prefix: string): void => {
+    if (onPath.has(m)) throw fail('Value', `${op}: the module contains itself (at "${prefix}")`);
+    if (done.has(m)) return;
+    onPath.add(m);
+    for (const [key, c] of m.namedChildren()) walk(c, join(prefix, key));
+    onPath.delete(m);
+    done.add(m);
+  };
+  walk(root, '');
 }
 
 function cloneParam(p: Param): Param {

@@ -374,6 +374,15 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
     return this._raw('Sequential.training').training();
   }
 
+  /**
+   * Sets the training mode (as train(mode): every layer of the model is in the engine).
+   * @throws KilnError `Type` for a non-boolean, `Disposed`.
+   */
+  set training(mode: boolean) {
+    if (typeof mode !== 'boolean') throw fail('Type', `Sequential.training: expected a boolean, got ${describe(mode)}`);
+    this._raw('Sequential.training').setTraining(mode);
+  }
+
   /** `Sequential {0: Linear {d_input: 784, ...}, ...}` (the C++ module's printout). */
   toString(): string {
     return this._raw('Sequential.toString').describe();

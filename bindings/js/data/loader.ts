@@ -127,7 +127,10 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
     this._next = { epoch: 0, batch: 0 };
   }
 
-  /** Workers of all loaders running now (0 once their iterations ended, broke or failed). */
+  /**
+   * Workers of all loaders running now: 0 once their iterations ended, broke or failed (the
+   * iterator's last next()/return() resolves after its workers have exited).
+   */
   static liveWorkers(): number {
     return liveWorkers();
   }
@@ -151,11 +154,17 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
   /**
    * Makes the next iteration resume at `state` (from state(), e.g. of a checkpoint): it
    * yields exactly the batches an iteration at that position would still have yielded.
-   * @throws KilnError `Type` for a malformed state; `Value` if its seed is not this loader's
-   *   or its batch exceeds the batches per epoch (naming both).
+   * @throws KilnError `State` while an iteration of this loader is running (the position
+   *   would be lost when it ends: call loadState before iterating or after the loop);
+   *   `Type` for a malformed state; `Value` if its seed is not this loader's or its batch
+   *   exceeds the batches per epoch (naming both). Nothing changes on an error.
    */
   loadState(state: DataLoaderState): void {
     const op = 'DataLoader.loadState';
+    if (this._running !== null) {
+      throw fail('State', `${op}: an iteration of this loader is running (epoch ${this._running.epoch}, ${this._running.batch} batches handed out): ` +
+        'call loadState before the loop or after it has ended (break or return() ends it)');
+    }
     if (state === null || typeof state !== 'object') throw fail('Type', `${op}: state must be {epoch, batch, seed}, got ${describe(state)}`);
     for (const k of ['epoch', 'batch', 'seed'] as const) {
       const v = (state as unknown as Record<string, unknown>)[k];
@@ -302,7 +311,9 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
         yield batch;
       }
     } finally {
-      pool?.close();
+      // Awaited: when the iteration's return()/next() settles, every worker has exited
+      // (liveWorkers() is 0 right after a for await ends, breaks or throws).
+      await pool?.close();
       this._end(it.token);
     }
   }

@@ -10,7 +10,8 @@ import type { FromWorker, ToWorker, WorkerError } from './protocol.js';
 /** One started worker. */
 interface Port {
   post(msg: ToWorker): void;
-  terminate(): void;
+  /** Stops the worker; resolves once it has exited (liveWorkers() no longer counts it). */
+  terminate(): Promise<void>;
 }
 
 /** Where the worker script is: dist/data/worker.js, next to this file (Node). */
@@ -41,11 +42,27 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
     };
     const w = new Worker(WORKER_URL);
     live++;
-    w.on('exit', () => live--);
+    let exited = false;
+    let onExit!: () => void;
+    const exit = new Promise<void>((resolve) => (onExit = resolve));
+    const gone = () => {
+      if (exited) return;
+      exited = true;
+      live--;
+      onExit();
+    };
+    w.on('exit', gone);
     w.on('message', (m) => onMessage(m as FromWorker));
     w.on('error', (err) => onFailure(crash(err)));
     w.on('messageerror', (err) => onFailure(crash(err)));
-    return { post: (m) => w.postMessage(m), terminate: () => void w.terminate() };
+    return {
+      post: (m) => w.postMessage(m),
+      // terminate() resolves when the thread has stopped; 'exit' may come a turn later.
+      terminate: async () => {
+        if (!exited) await w.terminate().then(gone, gone);
+        await exit;
+      },
+    };
   }
   if (typeof (globalThis as { Worker?: unknown }).Worker !== 'function') {
     throw fail('State', 'DataLoader: numWorkers > 0 needs Web Workers, which this environment lacks (use numWorkers: 0)');
@@ -62,7 +79,7 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
   w.onmessageerror = () => onFailure(crash(new Error('a message from the worker could not be deserialized')));
   return {
     post: (m) => w.postMessage(m),
-    terminate: () => {
+    terminate: async () => {
       w.terminate();
       if (!terminated) live--;
       terminated = true;
@@ -106,7 +123,7 @@ export class WorkerPool {
   private readonly ports: Port[] = [];
   private readonly pending = new Map<number, Pending>();
   private failure: KilnError | null = null;
-  private closed = false;
+  private closing: Promise<void> | null = null;
 
   /** Starts k workers and waits until each has rebuilt the dataset (of `length` items). */
   static async start(k: number, desc: Description, collate: CollateOptions | null, length: number): Promise<WorkerPool> {
@@ -138,7 +155,7 @@ export class WorkerPool {
       await Promise.all(ready);
       return pool;
     } catch (err) {
-      pool.close();
+      await pool.close();
       throw err;
     }
   }
@@ -184,11 +201,15 @@ export class WorkerPool {
     }
   }
 
-  /** Terminates every worker (idempotent). */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    for (const port of this.ports) port.terminate();
-    this.pending.clear();
+  /**
+   * Terminates every worker and resolves once all have exited (idempotent: a second call
+   * waits for the same exits).
+   */
+  close(): Promise<void> {
+    if (this.closing === null) {
+      this.pending.clear();
+      this.closing = Promise.all(this.ports.map((port) => port.terminate())).then(() => {});
+    }
+    return this.closing;
   }
 }

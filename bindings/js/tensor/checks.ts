@@ -27,11 +27,16 @@ export function fail(code: ErrorCode, message: string): KilnError {
   return new KilnError(code, message);
 }
 
+/** "a Tensor", "an InMemDataset", "an Int32Array", "a Uint8Array": the article of a class name. */
+function article(name: string): string {
+  return /^[AEIOaeio]/.test(name) ? `an ${name}` : `a ${name}`;
+}
+
 /** How a value reads in a message: `the number 3`, `an array`, `a Tensor`, ... */
 export function describe(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
-  if (ArrayBuffer.isView(v)) return `a ${v.constructor.name}`;
+  if (ArrayBuffer.isView(v)) return article(v.constructor.name);
   switch (typeof v) {
     case 'string': return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
     case 'number': return `the number ${v}`;
@@ -42,7 +47,7 @@ export function describe(v: unknown): string {
     case 'symbol': return 'a symbol';
     default: {
       const name = (v as { constructor?: { name?: string } }).constructor?.name;
-      return name && name !== 'Object' ? `a ${name}` : 'an object';
+      return name && name !== 'Object' ? article(name) : 'an object';
     }
   }
 }

@@ -112,7 +112,9 @@ export class Engine {
     }
     const handle = t._h;
     if (handle === null) {
-      throw fail('Disposed', `${op}: the ${what} was disposed (by dispose() or at the end of the tidy() that created it)`);
+      // what is a word ('x', 'items[0]') or a quoted name ('"fc1.weight"': the tensor "fc1.weight").
+      const subject = what.startsWith('"') ? `the tensor ${what}` : `the ${what}`;
+      throw fail('Disposed', `${op}: ${subject} was disposed (by dispose() or at the end of the tidy() that created it)`);
     }
     return handle;
   }

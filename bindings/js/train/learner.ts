@@ -167,7 +167,10 @@ export class Learner extends HandleOwner<RawLearner> {
    *   (a step that does not return {loss: Tensor, ...}, data that is not iterable), `Shape`/
    *   `DType`/`State` (a loss that is not one float element of the graph), `NonFinite` (a refused
    *   step), `Format` (resume from a checkpoint of another model: the mismatched keys are named
-   *   and nothing is loaded), and whatever the user's steps and metrics throw.
+   *   and nothing is loaded; a checkpoint file that is not valid JSON, naming it), `Io` (the
+   *   checkpointer's directory cannot be created, written or read: naming the path, the system
+   *   error as cause; paths under /proc and /sys are refused), and whatever the user's steps
+   *   and metrics throw. A failed step's batch is disposed all the same.
    */
   async fit(train: Dataset, config?: FitOptions): Promise<History>;
   async fit(train: AsyncIterable<unknown> | Iterable<unknown>, config?: GeneralFitOptions): Promise<GeneralHistory>;

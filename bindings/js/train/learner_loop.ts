@@ -4,7 +4,7 @@
 // engine's one guarded step (bindings/train_learner.cpp RawStepper -> kiln::train::train_step /
 // apply_checked_step: loss check, backward, gradient checks, clipping, optimizer step, update
 // checks); this file is the loop around it.
-import { gatherParams, type Module } from '../module_class.js';
+import { gatherParams, Module as ModuleClass, type Module } from '../module_class.js';
 import { camelErrors, type Model } from '../nn.js';
 import type { RawStepper } from '../raw.js';
 import { describe, fail } from '../tensor/checks.js';
@@ -153,6 +153,10 @@ export function generalSetup(e: Engine, model: Model | Module, c: Options, op: s
 
 /** Throws `Type` unless `model` is a kiln.Module (a user module, Sequential or layer). */
 export function checkModel(e: Engine, model: unknown, op: string): void {
+  // gatherParams also takes arrays of tensors (optimizer.step's), which a Learner does not.
+  if (!(model instanceof e.bound(ModuleClass))) {
+    throw fail('Type', `${op}: model must be a kiln.Module (a kiln.nn Sequential or layer, or a class extending kiln.Module), got ${describe(model)}`);
+  }
   const { list } = gatherParams(e, model, op);
   list.release();
   list.delete();
@@ -255,6 +259,17 @@ async function saveCheckpoint(s: GeneralSetup, e: Engine, epoch: number, history
   await cp.store.save('latest.json', JSON.stringify({ format: FORMAT, epoch }));
 }
 
+/** JSON.parse of a checkpoint file; `Format` naming the file (the SyntaxError as cause). */
+function parseJson(text: string, file: string, op: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const e = fail('Format', `${op}: resume: the checkpoint file ${file} is not valid JSON (${(err as Error).message}); nothing was loaded`);
+    (e as { cause?: unknown }).cause = err;
+    throw e;
+  }
+}
+
 function asBytes(v: unknown, what: string, op: string): Uint8Array {
   if (!(v instanceof Uint8Array)) throw fail('Format', `${op}: checkpoint file ${what} is missing or not bytes`);
   return v;
@@ -271,14 +286,19 @@ async function loadCheckpoint(s: GeneralSetup, e: Engine, which: number | true, 
   if (which === true) {
     const latest = await store.load('latest.json');
     if (typeof latest !== 'string') throw fail('State', `${op}: resume: the checkpointer has no checkpoint (no latest.json)`);
-    epoch = (JSON.parse(latest) as { epoch: number }).epoch;
+    const l = parseJson(latest, 'latest.json', op) as { epoch?: unknown } | null;
+    const n = l !== null && typeof l === 'object' ? l.epoch : undefined;
+    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
+      throw fail('Format', `${op}: resume: latest.json does not name a checkpoint (expected {"epoch": <integer >= 1>}, got ${JSON.stringify(latest.slice(0, 80))}); nothing was loaded`);
+    }
+    epoch = n;
   } else {
     epoch = which;
   }
   const text = await store.load(`epoch-${epoch}/learner.json`);
   if (typeof text !== 'string') throw fail('State', `${op}: resume: no complete checkpoint of epoch ${epoch}`);
-  const st = JSON.parse(text) as CheckpointState;
-  if (st.format !== FORMAT) throw fail('Format', `${op}: resume: epoch-${epoch}/learner.json is not a Kiln learner checkpoint`);
+  const st = parseJson(text, `epoch-${epoch}/learner.json`, op) as CheckpointState;
+  if (st === null || typeof st !== 'object' || st.format !== FORMAT) throw fail('Format', `${op}: resume: epoch-${epoch}/learner.json is not a Kiln learner checkpoint`);
   // The model: the same parameter names and shapes.
   const mine = new Map(paramShapes(e, s.model, op).map(([n, sh]) => [n, sh.join(',')]));
   const theirs = new Map(st.params.map(([n, sh]) => [n, sh.join(',')]));
@@ -409,34 +429,41 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
     bar?.start(Number.isFinite(numBatches) ? numBatches : 0, epoch, epochs);
     try {
       for await (const b of train as AsyncIterable<unknown>) {
-        checkAbort();
         batch++;
-        const { loss, n } = scoped(e, () => {
-          const r = checkStepOutput(s.trainStep(s.model, b), e, op, 'trainStep');
-          const lossRaw = r.loss._raw(op, 'loss');
-          const { list, refresh } = gatherParams(e, s.model, op);
-          let value: number;
-          try {
-            if (s.accumulation === 1) {
-              value = camelErrors(() => s.stepper.stepList(s.optimizer._raw(op), list, lossRaw, epoch, batch));
-              refresh();
-            } else {
-              value = camelErrors(() => s.stepper.accumulateList(list, lossRaw, epoch, batch));
-              if (batch % s.accumulation === 0) {
-                camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));
+        let stepped: { loss: number; n: number };
+        try {
+          checkAbort();
+          stepped = scoped(e, () => {
+            const r = checkStepOutput(s.trainStep(s.model, b), e, op, 'trainStep');
+            const lossRaw = r.loss._raw(op, 'loss');
+            const { list, refresh } = gatherParams(e, s.model, op);
+            let value: number;
+            try {
+              if (s.accumulation === 1) {
+                value = camelErrors(() => s.stepper.stepList(s.optimizer._raw(op), list, lossRaw, epoch, batch));
                 refresh();
+              } else {
+                value = camelErrors(() => s.stepper.accumulateList(list, lossRaw, epoch, batch));
+                if (batch % s.accumulation === 0) {
+                  camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));
+                  refresh();
+                }
               }
+            } finally {
+              list.release();
+              list.delete();
             }
-          } finally {
-            list.release();
-            list.delete();
-          }
-          const n = r.output ? (r.output.shape[0] ?? 1) : 1;
-          const info = { loss: value, lr: s.optimizer.learningRate, batchSize: n };
-          for (const m of s.metrics) m.update(r.output as Tensor, r.targets as Tensor, info);
-          return { loss: value, n };
-        });
-        if (ownsBatches) disposeBatch(e, b);
+            const n = r.output ? (r.output.shape[0] ?? 1) : 1;
+            const info = { loss: value, lr: s.optimizer.learningRate, batchSize: n };
+            for (const m of s.metrics) m.update(r.output as Tensor, r.targets as Tensor, info);
+            return { loss: value, n };
+          });
+        } finally {
+          // The batch is disposed whether its step succeeded or threw (a throwing trainStep,
+          // a refused NonFinite step, a model without forward): nothing leaks per failure.
+          if (ownsBatches) disposeBatch(e, b);
+        }
+        const { loss, n } = stepped;
         items += n;
         const ips = items / Math.max(1e-9, (now() - start) / 1000);
         bar?.update(batch, { loss, itemsPerSecond: ips });
@@ -469,14 +496,17 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
       e.raw.setGradEnabled(false);
       try {
         for await (const b of valid as AsyncIterable<unknown>) {
-          checkAbort();
-          scoped(e, () => {
-            const r = checkStepOutput(s.validStep(s.model, b), e, op, 'validStep');
-            const value = Number(r.loss.item());
-            const n = r.output ? (r.output.shape[0] ?? 1) : 1;
-            for (const m of s.metrics) m.update(r.output as Tensor, r.targets as Tensor, { loss: value, lr: s.optimizer.learningRate, batchSize: n });
-          });
-          if (!Array.isArray(valid)) disposeBatch(e, b);
+          try {
+            checkAbort();
+            scoped(e, () => {
+              const r = checkStepOutput(s.validStep(s.model, b), e, op, 'validStep');
+              const value = Number(r.loss.item());
+              const n = r.output ? (r.output.shape[0] ?? 1) : 1;
+              for (const m of s.metrics) m.update(r.output as Tensor, r.targets as Tensor, { loss: value, lr: s.optimizer.learningRate, batchSize: n });
+            });
+          } finally {
+            if (!Array.isArray(valid)) disposeBatch(e, b);
+          }
         }
       } finally {
         e.raw.setGradEnabled(wasEnabled);

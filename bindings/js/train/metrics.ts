@@ -8,7 +8,7 @@
 //   acc.value();  // fraction of rows whose argmax is the label
 import { describe, fail } from '../tensor/checks.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { int, num, options } from './common.js';
+import { int, options } from './common.js';
 
 /** What the Learner passes besides output and targets (standalone callers may omit it). */
 export interface MetricInfo {
@@ -47,6 +47,7 @@ function labelsOf(targets: unknown, n: number, op: string): Int32Array {
   let labels: unknown = targets;
   if (targets !== null && typeof targets === 'object' && typeof (targets as Tensor).dataSync === 'function' && 'shape' in (targets as object)) {
     const t = targets as Tensor;
+    if (t.isDisposed) throw fail('Disposed', `${op}: targets (a Tensor) was disposed`);
     if (t.dtype !== 'int32') throw fail('DType', `${op}: targets must be int32 class labels, got a ${t.dtype} tensor`);
     const shape = t.shape;
     if (shape.length !== 1 && !(shape.length === 2 && shape[1] === 1)) {
@@ -69,6 +70,7 @@ function logitsOf(output: unknown, op: string): { values: ArrayLike<number>; n: 
     throw fail('Type', `${op}: output must be a Tensor [batch_size, num_classes], got ${describe(output)}`);
   }
   const t = output as Tensor;
+  if (t.isDisposed) throw fail('Disposed', `${op}: output (a Tensor) was disposed`);
   const shape = t.shape;
   if (shape.length !== 2) {
     throw fail('Shape', `${op}: output must be [batch_size, num_classes], got shape [${shape.join(', ')}]`);
@@ -81,7 +83,9 @@ function logitsOf(output: unknown, op: string): { values: ArrayLike<number>; n: 
  * Fraction of rows whose argmax over classes equals the label (Burn's AccuracyMetric, as a
  * fraction in [0, 1]; rows whose label is ignoreIndex are not counted, Burn's pad_token).
  * Shapes: output [batch_size, num_classes] float32, targets [batch_size] int32.
- * @throws KilnError `Type`, `Shape` (ranks, row counts), `DType` from update.
+ * @throws KilnError `Type`, `Shape` (ranks, row counts), `DType`, `Disposed` from update;
+ *   `Index` for a label outside [0, num_classes) that is not ignoreIndex (as CrossEntropyLoss;
+ *   the batch is then not counted).
  */
 export class Accuracy extends Metric {
   readonly name: string;
@@ -104,6 +108,12 @@ export class Accuracy extends Metric {
     const op = 'Accuracy.update';
     const { values, n, c } = logitsOf(output, op);
     const labels = labelsOf(targets, n, op);
+    for (let i = 0; i < n; i++) {
+      const label = labels[i];
+      if (label !== this.ignoreIndex && (label < 0 || label >= c)) {
+        throw fail('Index', `${op}: targets must be class indices in [0, ${c})${this.ignoreIndex === null ? '' : ` or ignoreIndex ${this.ignoreIndex}`}: row ${i} has target ${label}`);
+      }
+    }
     let correct = 0;
     let count = 0;
     for (let i = 0; i < n; i++) {
@@ -181,6 +191,8 @@ export class TopKAccuracy extends Metric {
  * The mean loss over the items seen (Burn's LossMetric): Σ loss·batchSize / Σ batchSize,
  * with the batch's loss from `info.loss` (the Learner passes it) and batchSize from
  * `info.batchSize` or output's first dim.
+ * @throws KilnError from update: `Value` without info.loss, `NonFinite` for a NaN or infinite
+ *   info.loss (nothing is added), `Type` for a non-number.
  */
 export class Loss extends Metric {
   readonly name: string;
@@ -202,7 +214,7 @@ export class Loss extends Metric {
   update(output: Tensor | undefined, _targets: unknown, info?: MetricInfo): void {
     const op = 'Loss.update';
     const i = options(info, op, ['loss', 'lr', 'batchSize']);
-    const loss = num(i.loss, op, 'info.loss');
+    const loss = finite(i.loss, op, 'info.loss');
     if (loss === undefined) throw fail('Value', `${op}: info.loss is required (the batch's loss)`);
     const n = batchSizeOf(output, i.batchSize, op);
     this._sum += loss * n;
@@ -219,7 +231,10 @@ export class Loss extends Metric {
   }
 }
 
-/** The learning rate of the last step (Burn's LearningRateMetric). */
+/**
+ * The learning rate of the last step (Burn's LearningRateMetric).
+ * @throws KilnError from update: `Value` without info.lr, `NonFinite` for a NaN or infinite one.
+ */
 export class LearningRate extends Metric {
   readonly name: string;
   /** @internal */
@@ -238,7 +253,7 @@ export class LearningRate extends Metric {
   update(_output: unknown, _targets: unknown, info?: MetricInfo): void {
     const op = 'LearningRate.update';
     const i = options(info, op, ['loss', 'lr', 'batchSize']);
-    const lr = num(i.lr, op, 'info.lr');
+    const lr = finite(i.lr, op, 'info.lr');
     if (lr === undefined) throw fail('Value', `${op}: info.lr is required (the step's learning rate)`);
     this._lr = lr;
   }
@@ -250,6 +265,17 @@ export class LearningRate extends Metric {
   reset(): void {
     this._lr = NaN;
   }
+}
+
+/**
+ * A number a metric accumulates (undefined when absent): `Type` for a non-number,
+ * `NonFinite` for NaN or ±Infinity (as the Learner's refused step for a NaN loss).
+ */
+function finite(v: unknown, op: string, what: string): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number') throw fail('Type', `${op}: ${what} must be a number, got ${describe(v)}`);
+  if (!Number.isFinite(v)) throw fail('NonFinite', `${op}: ${what} must be a finite number, got ${v}`);
+  return v;
 }
 
 function nameOf(v: unknown, op: string, dflt: string): string {

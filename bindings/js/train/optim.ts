@@ -1,5 +1,6 @@
 // kiln.optim: optimizers (SGD, Adam, AdamW, RMSprop) with their state in WebAssembly memory
 // (bindings/train_optim.cpp) and learning-rate schedules.
+import { KilnError } from '../errors.js';
 import { HandleOwner } from '../handle.js';
 import { gatherParams, stepParams, type Module } from '../module_class.js';
 import { camelErrors, isPlainObject, Sequential, unwrapModel, type Model } from '../nn.js';
@@ -174,19 +175,27 @@ export class ReduceLROnPlateau extends HandleOwner<RawPlateau> {
     return this._raw('ReduceLROnPlateau.lr').lr();
   }
 
-  /** The state (best, counters, rate): a plain object for checkpoints. */
+  /**
+   * The state (best, counters, rate): a plain object for checkpoints. `best` is ±Infinity
+   * until a first metric was fed; JSON turns that into null, which loadState accepts.
+   */
   state(): ReduceLROnPlateauState {
     return { ...this._raw('ReduceLROnPlateau.state').state() } as ReduceLROnPlateauState;
   }
 
   /**
    * Restores state() of a scheduler with the same options (and sets the optimizer's rate).
+   * The state may have been through JSON: `best` null (what JSON.stringify makes of
+   * ±Infinity) is the initial best, +Infinity in mode 'min' and -Infinity in mode 'max'; the
+   * strings "Infinity" and "-Infinity" are read as those numbers.
    * @throws KilnError `Type` (not such an object), `Value` (negative counts, a bad rate), `Disposed`.
    */
   loadState(state: ReduceLROnPlateauState): void {
     const op = 'ReduceLROnPlateau.loadState';
     const h = this._raw(op);
-    const s = options_(state, op, ['lr', 'best', 'numBadEpochs', 'cooldownCounter', 'steps']);
+    const s = { ...options_(state, op, ['lr', 'best', 'numBadEpochs', 'cooldownCounter', 'steps']) };
+    if (s.best === null) s.best = this.config.mode === 'max' ? -Infinity : Infinity;
+    else if (s.best === 'Infinity' || s.best === '-Infinity') s.best = Number(s.best);
     const n = (f: string) => {
       if (typeof s[f] !== 'number') throw fail('Type', `${op}: ${f} must be a number, got ${describe(s[f])}`);
       return s[f] as number;
@@ -211,17 +220,21 @@ export class ReduceLROnPlateau extends HandleOwner<RawPlateau> {
  *   gradients of those parameters are clipped inside it (PyTorch's clip_grad_norm_(parameters)).
  * @param maxNorm finite, > 0.
  * @param options normType: p > 0 or Infinity (default 2); errorIfNonfinite (default false);
- *   params (with a Gradients).
+ *   params (only with a Gradients: `Config` with an array).
  * @throws KilnError `Type` (not an array of tensors), `DType` (a non-float tensor),
- *   `Value` (maxNorm or normType out of range), `NonFinite` (errorIfNonfinite and a NaN/inf norm), `Disposed`.
+ *   `Value` (maxNorm or normType out of range, NaN included), `NonFinite` (errorIfNonfinite and a NaN/inf norm),
+ *   `Config` (an unknown option), `Disposed`.
  */
 export function clipGradNorm(e: Engine, grads: unknown, maxNorm: unknown, options?: unknown): number {
   const op = 'optim.clipGradNorm';
   if (grads instanceof e.bound(GradientsClass)) return clipGradientsOf(e, grads as Gradients, maxNorm, options, op);
   const tensors = gradTensors(e, grads, op);
-  const c = options_(options, op, ['normType', 'errorIfNonfinite']);
-  const max = num(maxNorm, op, 'maxNorm');
-  const normType = num(c.normType, op, 'normType', 2);
+  const c = options_(options, op, ['normType', 'errorIfNonfinite', 'params']);
+  if (c.params !== undefined) {
+    throw fail('Config', `${op}: params applies when grads is a Gradients (from backward()); here grads is an array of gradient tensors, which are clipped as given`);
+  }
+  const max = rangeNum(maxNorm, op, 'maxNorm', 'finite and > 0');
+  const normType = c.normType === undefined ? 2 : rangeNum(c.normType, op, 'normType', '> 0 or Infinity');
   const errorIfNonfinite = bool(c.errorIfNonfinite, op, 'errorIfNonfinite', false);
   const r = camelErrors(() => e.raw.clipGradNorm(tensors.map((t) => t._raw(op)), max, normType, errorIfNonfinite));
   swapHandles(e, tensors, r.tensors);
@@ -236,7 +249,7 @@ export function clipGradNorm(e: Engine, grads: unknown, maxNorm: unknown, option
 export function clipGradValue(e: Engine, grads: unknown, clipValue: unknown): void {
   const op = 'optim.clipGradValue';
   const tensors = gradTensors(e, grads, op);
-  const value = num(clipValue, op, 'clipValue');
+  const value = rangeNum(clipValue, op, 'clipValue', 'finite and > 0');
   const out = camelErrors(() => e.raw.clipGradValue(tensors.map((t) => t._raw(op)), value));
   swapHandles(e, tensors, out);
 }
@@ -270,6 +283,16 @@ function clipGradientsOf(e: Engine, grads: Gradients, maxNorm: unknown, options:
   }
 }
 
+/**
+ * A number option whose range the engine checks (`Value` out of range); NaN is out of range
+ * too: `Value` with the engine's wording (not num()'s `Config`).
+ */
+function rangeNum(v: unknown, op: string, what: string, rule: string): number {
+  if (typeof v !== 'number') throw fail('Type', `${op}: ${what} must be a number, got ${describe(v)}`);
+  if (Number.isNaN(v)) throw fail('Value', `${op}: ${what} must be ${rule}, got NaN`);
+  return v;
+}
+
 function gradTensors(e: Engine, grads: unknown, op: string): Tensor[] {
   if (!Array.isArray(grads)) {
     throw fail('Type', `${op}: grads must be an array of gradient tensors (e.g. params.map((p) => grads.get(p))), got ${describe(grads)}`);
@@ -277,6 +300,8 @@ function gradTensors(e: Engine, grads: unknown, op: string): Tensor[] {
   grads.forEach((t, i) => {
     if (!(t instanceof e.Tensor)) throw fail('Type', `${op}: grads[${i}] must be a Tensor, got ${describe(t)}`);
     (t as Tensor)._raw(op);
+    const dtype = (t as Tensor).dtype;
+    if (dtype !== 'float32') throw fail('DType', `${op}: grads[${i}] must be a float32 tensor, got ${dtype}`);
   });
   if (new Set(grads).size !== grads.length) throw fail('Value', `${op}: grads lists the same tensor twice`);
   return grads as Tensor[];
@@ -394,7 +419,17 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
     if (!(bytes instanceof Uint8Array)) throw fail('Type', `${op}: bytes must be a Uint8Array (from saveState), got ${describe(bytes)}`);
     const { list } = gatherParams(this._e, model, op);
     try {
-      camelErrors(() => this._e.raw.optimizerLoadStateList(h, list, bytes));
+      try {
+        camelErrors(() => this._e.raw.optimizerLoadStateList(h, list, bytes));
+      } catch (err) {
+        // The engine's reader names itself first ("readSafetensors: Optimizer.loadState: the
+        // header ..."): the op comes first, as in every other message.
+        const prefix = `readSafetensors: ${op}: `;
+        if (err instanceof KilnError && err.message.startsWith(prefix)) {
+          throw new KilnError(err.code, `${op}: the bytes are not a SafeTensors file: ${err.message.slice(prefix.length)}`);
+        }
+        throw err;
+      }
     } finally {
       list.release();
       list.delete();
