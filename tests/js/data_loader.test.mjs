@@ -245,9 +245,14 @@ describe('bad inputs', () => {
     // for await awaits an async batcher.
     const asyncLoader = new D.DataLoader(range(4), { batchSize: 2, batcher: async (items) => kiln.Tensor.fromData(items) });
     expect((await epochAsync(asyncLoader)).map((b) => b.data)).toEqual([[0, 1], [2, 3]]);
-    // A batcher that throws: its error as it is.
+    // A batcher that throws: a KilnError naming the batch, the batcher's error as its cause
+    // (as a throwing get(); this test asserted the raw error until a fresh-eyes review).
     const boom = new D.DataLoader(range(2), { batcher: () => { throw new TypeError('bad batch'); } });
-    expect(caught(() => [...boom]).message).toBe('bad batch');
+    const err = caught(() => [...boom]);
+    expect(err).toBeInstanceOf(kiln.KilnError);
+    expect(err.code).toBe('Value');
+    expect(err.message).toBe('DataLoader: the batcher threw TypeError: bad batch (batch 0 of epoch 0)');
+    expect(err.cause.message).toBe('bad batch');
   });
 
   it('the default batcher names the item and field that does not fit', () => {

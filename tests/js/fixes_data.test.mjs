@@ -78,3 +78,31 @@ describe('11: liveWorkers() is 0 as soon as an iteration with workers has ended'
     expect(D.DataLoader.liveWorkers()).toBe(0);
   }, 30_000);
 });
+
+describe('8: a batcher that throws is a KilnError naming the batch, its error the cause', () => {
+  it('plain loop, for await with an async batcher, and with workers', async () => {
+    const catchAsync = async (loader) => {
+      try {
+        for await (const b of loader) kiln.dispose(b);
+      } catch (e) {
+        return e;
+      }
+      return null;
+    };
+    const before = kiln.memory().tensors;
+    const sync = new D.DataLoader(range(4), { batchSize: 2, batcher: (items) => { if (items[0] === 2) throw new RangeError('boom'); return kiln.Tensor.fromData(items); } });
+    expectKilnError(kiln, () => { for (const b of sync) b.dispose(); }, 'Value', 'DataLoader: the batcher threw RangeError: boom (batch 1 of epoch 0)');
+    const rejecting = new D.DataLoader(range(4), { batchSize: 2, batcher: async () => { throw new Error('later'); } });
+    const e1 = await catchAsync(rejecting);
+    expect(e1).toBeInstanceOf(kiln.KilnError);
+    expect(e1.message).toMatch(/^DataLoader: the batcher threw Error: later \(batch 0 of epoch 0\)$/);
+    expect(e1.cause.message).toBe('later');
+    const workers = new D.DataLoader(range(8), { batchSize: 2, numWorkers: 2, batcher: (items) => { throw new TypeError(`no ${items.length}`); } });
+    const e2 = await catchAsync(workers);
+    expect(e2).toBeInstanceOf(kiln.KilnError);
+    expect(e2.code).toBe('Value');
+    expect(e2.message).toMatch(/the batcher threw TypeError: no 2 \(batch 0 of epoch 0\)/);
+    expect(D.DataLoader.liveWorkers()).toBe(0);
+    expect(kiln.memory().tensors).toBe(before);
+  }, 30_000);
+});

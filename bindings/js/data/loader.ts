@@ -2,6 +2,7 @@
 // seed, on the main thread or loaded by Web Workers / Node worker threads, with a position
 // (state / loadState) that a checkpoint can store (Burn's DataLoader, PyTorch's
 // torch.utils.data.DataLoader).
+import { KilnError } from '../errors.js';
 import { describe, fail } from '../tensor/checks.js';
 import type { Engine } from '../tensor/engine.js';
 import { engineOfNew } from '../train/common.js';
@@ -45,6 +46,22 @@ export interface DataLoaderState {
   epoch: number;
   batch: number;
   seed: number;
+}
+
+/**
+ * The KilnError of an exception a batcher threw for batch j of epoch `epoch`: a KilnError
+ * (the default batcher's, naming the item) as it is; anything else as `Value`
+ * "DataLoader: the batcher threw RangeError: ... (batch 3 of epoch 0)", the error as cause
+ * (as the dataset's get() errors).
+ */
+function wrapBatcherError(err: unknown, j: number, epoch: number): unknown {
+  if (err instanceof KilnError) return err;
+  const e = err as { name?: unknown; message?: unknown } | null;
+  const text = typeof e?.message === 'string' ? e.message : String(err);
+  const name = typeof e?.name === 'string' ? e.name : 'Error';
+  const out = new KilnError('Value', `DataLoader: the batcher threw ${name}: ${text} (batch ${j} of epoch ${epoch})`);
+  (out as { cause?: unknown }).cause = err;
+  return out;
 }
 
 const OPTIONS = ['batchSize', 'shuffle', 'seed', 'dropLast', 'numWorkers', 'prefetchFactor', 'batcher'];
@@ -223,6 +240,24 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
     return Array.from(order.subarray(begin, end));
   }
 
+  /** The batcher on batch j's items; what it throws as wrapBatcherError. @internal */
+  _runBatcher(items: I[], j: number, epoch: number): B {
+    try {
+      return this._batch(items);
+    } catch (err) {
+      throw wrapBatcherError(err, j, epoch);
+    }
+  }
+
+  /** As _runBatcher, awaiting an async batcher. @internal */
+  async _runBatcherAsync(items: I[], j: number, epoch: number): Promise<B> {
+    try {
+      return await this._batch(items);
+    } catch (err) {
+      throw wrapBatcherError(err, j, epoch);
+    }
+  }
+
   /** The items at `indices`, each get() error a KilnError naming its index. @internal */
   _items(indices: number[]): I[] {
     return indices.map((i) => getWrapped(this.dataset, i, 'DataLoader'));
@@ -241,7 +276,7 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
     try {
       for (let j = it.first; j < it.numBatches; j++) {
         const items = this._items(this._indices(it.order, it.n, j));
-        const batch = this._batch(items);
+        const batch = this._runBatcher(items, j, it.epoch);
         checkBatch(this._e, batch, 'DataLoader', `batch ${j} of epoch ${it.epoch}`);
         this._advance(it.token, j + 1);
         yield batch;
@@ -267,7 +302,7 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
       try {
         for (let j = it.first; j < it.numBatches; j++) {
           const items = this._items(this._indices(it.order, it.n, j));
-          const batch = await this._batch(items);
+          const batch = await this._runBatcherAsync(items, j, it.epoch);
           checkBatch(this._e, batch, 'DataLoader', `batch ${j} of epoch ${it.epoch}`);
           this._advance(it.token, j + 1);
           yield batch;
@@ -304,7 +339,7 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
         if (collate !== null) {
           batch = toTensors(this._e, result.batch, 'DataLoader') as B;
         } else {
-          batch = await this._batch(result.items as I[]);
+          batch = await this._runBatcherAsync(result.items as I[], j, it.epoch);
           checkBatch(this._e, batch, 'DataLoader', `batch ${j} of epoch ${it.epoch}`);
         }
         this._advance(it.token, j + 1);
