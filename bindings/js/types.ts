@@ -14,3 +14,4 @@ export type { MemoryInfo } from './tensor/memory.js';
 export type * from './train_api.js';
 export type { Layer, Model, ModelSpec, Sequential } from './nn.js';
 export type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
+export type { AvgPoolOptions, BatchNormOptions, BatchNormResult, ConvOptions, ConvTranspose2dOptions, MaxPoolOptions, NnFunctional, NormOptions, SizeNd } from './nn_functional.js';
