@@ -373,8 +373,8 @@ export function functionalApi(e: Engine): NnFunctional {
         const output = e.wrap(out);
         return training ? { output, runningMean: null, runningVar: null } : output;
       }
-      const [output, runningMean, runningVar] = e.wrapAll([out, mean, variance]);
-      return { output, runningMean, runningVar };
+      const [output, newMean, newVar] = e.wrapAll([out, mean, variance]);
+      return { output, runningMean: newMean, runningVar: newVar };
     },
     crossEntropy: (logits: Tensor, targets: Tensor, options?: object) => crossEntropy(e, options).forward(logits, targets),
     mse: (input: Tensor, target: Tensor, options?: object) => mse(e, options).forward(input, target),

@@ -77,13 +77,13 @@ describe('convolutions', () => {
       expectKilnError(kiln, () => F.conv2d(kiln.Tensor.zeros([1, 4, 5, 5]), w), 'Shape', /conv2d: /);
       expectKilnError(kiln, () => F.conv2d(x, w, kiln.Tensor.zeros([2])), 'Shape', /conv2d: .*bias/);
       expectKilnError(kiln, () => F.conv2d(x, w, null, { stride: 0 }), 'Config', /conv2d: .*stride/);
-      expectKilnError(kiln, () => F.conv2d(x, w, null, { stride: [1, 2, 3] }), 'Type', 'conv2d: stride must be an integer or 2 integers, got an array of length 3');
+      expectKilnError(kiln, () => F.conv2d(x, w, null, { stride: [1, 2, 3] }), 'Type', 'conv2d: stride must be an integer or 2 integers, got an array');
       expectKilnError(kiln, () => F.conv2d(x, w, null, { padding: 'same' }), 'Type', /conv2d: padding must be an integer or 2 integers, got/);
       expectKilnError(kiln, () => F.conv2d(x, w, null, { strides: 1 }), 'Type', 'conv2d: unknown option "strides" (options: stride, padding, dilation, groups)');
       expectKilnError(kiln, () => F.conv1d(x, w), 'Rank', /conv1d: /);
       expectKilnError(kiln, () => F.conv2d([1, 2], w), 'Type', /conv2d: x must be a kiln Tensor/);
       expectKilnError(kiln, () => F.convTranspose2d(x, kiln.Tensor.zeros([2, 3, 3, 3]), null, { stride: 1, paddingOut: 1 }), 'Config',
-        /convTranspose2d: paddingOut must be smaller than stride or dilation/);
+        'convTranspose2d: paddingOut [1, 1] must be smaller than stride [1, 1] or dilation [1, 1] in every dim');
     });
   });
 });
@@ -171,10 +171,11 @@ describe('linear, embedding, normalisations', () => {
     fdCheck(kiln, (x, w, b) => F.linear(x, w, b), [[2, 3, 4], [5, 4], [5]]);
   });
 
-  it('embedding_repeated_indices_grad; finite differences of the weight with paddingIdx', () => {
+  it('embedding_repeated_indices_grad; finite differences of the weight (paddingIdx: embedding_padding_idx)', () => {
     const c = cases.get('embedding_repeated_indices_grad');
     checkCase(c, ['idx', 'weight'], (idx, w) => F.embedding(idx, w));
-    fdCheck(kiln, (idx, w) => F.embedding(idx, w, { paddingIdx: 1 }),
+    // Without paddingIdx: the padding row's gradient is 0 by definition (PyTorch), not the derivative.
+    fdCheck(kiln, (idx, w) => F.embedding(idx, w),
       [{ shape: [2, 3], data: [0, 1, 2, 2, 1, 3], dtype: 'int32' }, [4, 2]]);
   });
 
@@ -283,7 +284,7 @@ describe('losses', () => {
     expectKilnError(kiln, () => kiln.loss.binaryCrossEntropy({ logits: true, posWeight: [-1] }), 'Config', /posWeight: weights\[0\] must be finite and non-negative, got -1/);
     kiln.tidy(() => {
       expectKilnError(kiln, () => kiln.loss.binaryCrossEntropy({ logits: true, posWeight: [1, 2] }).forward(kiln.Tensor.zeros([2, 3]), kiln.Tensor.zeros([2, 3])), 'Shape',
-        /posWeight has 2 entries but input \[2, 3\] has 3 labels in its last dim/);
+        'BinaryCrossEntropyLoss::forward: posWeight has 2 entries but input [2, 3] has 3 labels in its last dim (give 1 or 3)');
       expectKilnError(kiln, () => F.binaryCrossEntropy(kiln.Tensor.zeros([2]), kiln.Tensor.zeros([2]), { posWeight: [1] }), 'Type',
         'binaryCrossEntropy: unknown option "posWeight" (options: weight, labelSmoothing, reduction)');
     });

@@ -129,8 +129,8 @@ describe('embedding', () => {
     emb.dispose();
     expectKilnError(kiln, () => kiln.nn.embedding({ nEmbedding: 4, dModel: 2, paddingIdx: -5 }), 'Config',
       'SequentialConfig: layers[0] (embedding): paddingIdx must be in [-4, 4) (nEmbedding = 4), got -5');
-    expectKilnError(kiln, () => kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 2 }, { type: 'embedding', nEmbedding: 4, dModel: 2 }]), 'Config',
-      /layers\[1\] \(embedding\): expects input \[batch_size, seq_length\] \(indices\)/);
+    expectKilnError(kiln, () => kiln.nn.sequential([{ type: 'conv1d', channels: [1, 2], kernelSize: 1 }, { type: 'embedding', nEmbedding: 4, dModel: 2 }]), 'Config',
+      'SequentialConfig: layers[1] (embedding): expects input [batch_size, seqLength] (indices) (items of rank 1) but the previous layer outputs items [2, ?]');
   });
 });
 

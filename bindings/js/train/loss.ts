@@ -42,7 +42,7 @@ export class Loss {
     const e = this._e;
     const a = e.unwrap(logits, op, 'logits');
     const b = e.unwrap(targets, op, 'targets');
-    return e.wrap(e.raw.lossForward(this._json, a, b));
+    return e.wrap(camelErrors(() => e.raw.lossForward(this._json, a, b)));
   }
 }
 

@@ -166,11 +166,11 @@ TEST(RegisteredLayers, BadSpecsNameTheLayer) {
                     "layers[1] (conv_transpose2d): expects input [batch_size, channels, height, width]");
   expect_spec_error(R"([{"type": "linear", "d_input": 2, "d_output": 5}, {"type": "rms_norm", "d_model": 4}])",
                     "layers[1] (rms_norm): d_model is 4 but the previous layer outputs");
-  expect_spec_error(R"([{"type": "linear", "d_input": 2, "d_output": 5}, {"type": "instance_norm", "num_channels": 5}])",
+  expect_spec_error(R"([{"type": "reshape", "shape": [5]}, {"type": "instance_norm", "num_channels": 5}])",
                     "layers[1] (instance_norm): expects input [batch_size, num_channels, ...] (items of rank 2 or 3)");
   expect_spec_error(R"([{"type": "layer_norm", "normalized_shape": []}])",
                     "layers[0] (layer_norm): normalized_shape must have 1 to 3 dims, each >= 1, got []");
-  expect_spec_error(R"([{"type": "linear", "d_input": 2, "d_output": 5}, {"type": "embedding", "n_embedding": 5, "d_model": 2}])",
+  expect_spec_error(R"([{"type": "conv1d", "channels": [1, 2], "kernel_size": 1}, {"type": "embedding", "n_embedding": 5, "d_model": 2}])",
                     "layers[1] (embedding): expects input [batch_size, seq_length] (indices)");
 }
 
