@@ -70,6 +70,9 @@ std::array<std::int64_t, N> ints(const val& v, const char* op, const char* what)
   return out;
 }
 
+/// [batch, channels, length] -> [batch, channels, 1, length]: the shape the 1-D pools run on.
+kiln::Shape as_2d_shape(const kiln::Shape& s) { return kiln::Shape{s[0], s[1], 1, s[2]}; }
+
 std::int64_t integer(double v, const char* op, const char* what) {
   if (!std::isfinite(v) || std::floor(v) != v || std::fabs(v) > 9007199254740991.0) {
     throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ", v));
@@ -119,7 +122,12 @@ JsTensor f_max_pool(const JsTensor& x, val kernel, val stride, val padding, val 
       const kiln::nn::functional::MaxPool1dOptions o{
           ints<1>(kernel, op, "kernel_size")[0], ints<1>(stride, op, "stride")[0],
           ints<1>(padding, op, "padding")[0], ints<1>(dilation, op, "dilation")[0], ceil_mode};
-      return from_typed(kiln::nn::functional::max_pool1d(input<3>(x, op), o));
+      const auto in = input<3>(x, op);
+      // The engine's 1-D pools run the 2-D primitive; checked first so errors name the 1-D op.
+      (void)kiln::pool::check_max_pool2d(
+          op, as_2d_shape(in.shape()),
+          kiln::MaxPool2dOptions{{1, o.kernel_size}, {1, o.stride}, {0, o.padding}, {1, o.dilation}, ceil_mode});
+      return from_typed(kiln::nn::functional::max_pool1d(in, o));
     }
     const char* op = "max_pool2d";
     const kiln::MaxPool2dOptions o{ints<2>(kernel, op, "kernel_size"), ints<2>(stride, op, "stride"),
@@ -138,7 +146,11 @@ JsTensor f_avg_pool(const JsTensor& x, val kernel, val stride, val padding,
       const kiln::nn::functional::AvgPool1dOptions o{
           ints<1>(kernel, op, "kernel_size")[0], ints<1>(stride, op, "stride")[0],
           ints<1>(padding, op, "padding")[0], count_include_pad, ceil_mode};
-      return from_typed(kiln::nn::functional::avg_pool1d(input<3>(x, op), o));
+      const auto in = input<3>(x, op);
+      (void)kiln::pool::check_avg_pool2d(
+          op, as_2d_shape(in.shape()),
+          kiln::AvgPool2dOptions{{1, o.kernel_size}, {1, o.stride}, {0, o.padding}, count_include_pad, ceil_mode});
+      return from_typed(kiln::nn::functional::avg_pool1d(in, o));
     }
     const char* op = "avg_pool2d";
     const kiln::AvgPool2dOptions o{ints<2>(kernel, op, "kernel_size"), ints<2>(stride, op, "stride"),
@@ -153,10 +165,9 @@ JsTensor f_adaptive_avg_pool(const JsTensor& x, val output_size, int dims) {
     if (dims == 1) {
       const char* op = "adaptive_avg_pool1d";
       const auto out = ints<1>(output_size, op, "output_size")[0];
-      if (out < 1) {
-        throw kiln::ConfigError(kiln::str_cat(op, ": output_size must be >= 1, got ", out));
-      }
-      return from_typed(kiln::nn::functional::adaptive_avg_pool1d(input<3>(x, op), out));
+      const auto in = input<3>(x, op);
+      (void)kiln::pool::check_adaptive_avg_pool2d(op, as_2d_shape(in.shape()), {1, out});
+      return from_typed(kiln::nn::functional::adaptive_avg_pool1d(in, out));
     }
     const char* op = "adaptive_avg_pool2d";
     return from_typed(

@@ -119,7 +119,14 @@ LossSpec loss_from_json(const std::string& text) {
     out.kind = LossSpec::Kind::BinaryCrossEntropy;
     out.cross_entropy = false;
     try {
+      // pos_weight is no field of the config's JSON (BinaryCrossEntropyLossConfig): read here.
+      std::optional<std::vector<float>> pos_weight;
+      if (const Json* pw = body.find("pos_weight")) {
+        pos_weight = kiln::config::decode<std::vector<float>>(*pw, "pos_weight");
+        body.erase("pos_weight");
+      }
       out.bce = kiln::nn::loss::BinaryCrossEntropyLossConfig::from_value(body);
+      out.bce.pos_weight = std::move(pos_weight);
       (void)out.bce.init<kiln::Cpu>();
     } catch (const kiln::ConfigError& e) {
       throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", without_cpp_prefix(e.what())));

@@ -188,9 +188,10 @@ TEST(MaxPool1d, RoundTwoCeilModeCaseOneDimParts) {
     const auto grads = (out * Tensor<AD, 3>::from_data(tensor_of(c["inputs"]["dy_" + name]))).sum().backward();
     x.grad(grads)->to_data().assert_approx_eq(tensor_of(c["expected"]["grad_" + x_key + "__" + name]), tol);
   }
-  const nn::functional::MaxPool1dOptions bad{2, 2, 2, 1, false};
-  EXPECT_THAT([&] { nn::functional::max_pool1d(Tensor<Cpu, 3>::zeros(Shape{1, 1, 5}), bad); },
-              ThrowsMessage<ConfigError>(HasSubstr("max_pool1d: ")));
+  EXPECT_THAT([] { nn::MaxPool1dConfig(2).with_padding(2).init(); },
+              ThrowsMessage<ConfigError>(HasSubstr(
+                  "MaxPool1dConfig::init: padding must be in [0, kernel_size / 2] (as PyTorch), "
+                  "got padding 2 for kernel_size 2")));
 }
 
 TEST(LayerNormSeveralDims, MatchesPyTorchAndFunctionalForm) {

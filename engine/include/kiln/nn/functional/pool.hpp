@@ -105,9 +105,7 @@ template <Backend B>
 Tensor<B, 3> max_pool1d(const Tensor<B, 3>& input, const MaxPool1dOptions& o) {
   const MaxPool2dOptions o2{{1, o.kernel_size}, {1, o.stride}, {0, o.padding}, {1, o.dilation},
                             o.ceil_mode};
-  const auto x = detail::as_2d(input);
-  (void)pool::check_max_pool2d("max_pool1d", x.shape(), o2);  // errors name the 1-D op
-  return detail::as_1d(max_pool2d(x, o2));
+  return detail::as_1d(max_pool2d(detail::as_2d(input), o2));
 }
 
 /// 1-D max pooling with the index of each max along the length.
@@ -126,18 +124,14 @@ template <Backend B>
 Tensor<B, 3> avg_pool1d(const Tensor<B, 3>& input, const AvgPool1dOptions& o) {
   const AvgPool2dOptions o2{{1, o.kernel_size}, {1, o.stride}, {0, o.padding},
                             o.count_include_pad, o.ceil_mode};
-  const auto x = detail::as_2d(input);
-  (void)pool::check_avg_pool2d("avg_pool1d", x.shape(), o2);  // errors name the 1-D op
-  return detail::as_1d(avg_pool2d(x, o2));
+  return detail::as_1d(avg_pool2d(detail::as_2d(input), o2));
 }
 
 /// 1-D adaptive average pooling. Shapes: input [batch_size, channels, length] ->
 /// [batch_size, channels, output_size] (torch.nn.functional.adaptive_avg_pool1d).
 template <Backend B>
 Tensor<B, 3> adaptive_avg_pool1d(const Tensor<B, 3>& input, std::int64_t output_size) {
-  const auto x = detail::as_2d(input);
-  (void)pool::check_adaptive_avg_pool2d("adaptive_avg_pool1d", x.shape(), {1, output_size});
-  return detail::as_1d(adaptive_avg_pool2d(x, {1, output_size}));
+  return detail::as_1d(adaptive_avg_pool2d(detail::as_2d(input), {1, output_size}));
 }
 
 }  // namespace kiln::nn::functional

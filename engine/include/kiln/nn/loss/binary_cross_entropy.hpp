@@ -4,7 +4,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kiln/config/config.hpp"
@@ -47,10 +49,18 @@ struct BinaryCrossEntropyLossConfig {
   /// PyTorch's pos_weight (BCEWithLogitsLoss; logits = true only): the weight of the
   /// positive term, one entry per label of the last dim (broadcast over the others), or one
   /// entry for any input; loss = -(pos_weight·t·log σ(x) + (1 - t)·log(1 - σ(x))).
+  /// Not one of the config's JSON fields (its JSON form predates it): set it with
+  /// with_pos_weight; kiln.loss reads "pos_weight" from a loss spec (bindings/train_learner.cpp).
   std::optional<std::vector<float>> pos_weight;
 
   BinaryCrossEntropyLossConfig() = default;
-  KILN_CONFIG(BinaryCrossEntropyLossConfig, (), (weights, smoothing, logits, reduction, pos_weight))
+  KILN_CONFIG(BinaryCrossEntropyLossConfig, (), (weights, smoothing, logits, reduction))
+  /// This config with pos_weight set.
+  BinaryCrossEntropyLossConfig with_pos_weight(std::vector<float> value) const {
+    auto c = *this;
+    c.pos_weight = std::move(value);
+    return c;
+  }
 
   /// Checks the fields and builds the loss (`device` is Burn's argument; the weights stay on
   /// the host and are made on the input's device in each forward).
@@ -87,6 +97,21 @@ struct BinaryCrossEntropyLoss {
   Reduction reduction = Reduction::Mean;      ///< used by forward
   std::optional<std::vector<float>> pos_weight;  ///< [1] or [n] (logits only), on the host
   KILN_MODULE(BinaryCrossEntropyLoss, weights, smoothing, logits, reduction, pos_weight)
+
+  /// `weights: [3, 7], smoothing: 0.05, logits: true, reduction: mean` (and `, pos_weight:
+  /// [2]` when set).
+  void describe_fields(std::ostream& out) const {
+    out << "weights: ";
+    module::describe_field(out, weights);
+    out << ", smoothing: ";
+    module::describe_field(out, smoothing);
+    out << ", logits: " << (logits ? "true" : "false") << ", reduction: ";
+    module::describe_field(out, reduction);
+    if (pos_weight) {
+      out << ", pos_weight: ";
+      module::describe_field(out, pos_weight);
+    }
+  }
 
   /// The reduced loss.
   ///
