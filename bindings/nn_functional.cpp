@@ -165,6 +165,9 @@ JsTensor f_adaptive_avg_pool(const JsTensor& x, val output_size, int dims) {
     if (dims == 1) {
       const char* op = "adaptive_avg_pool1d";
       const auto out = ints<1>(output_size, op, "output_size")[0];
+      if (out < 1) {
+        throw kiln::ConfigError(kiln::str_cat(op, ": output_size must be >= 1, got ", out));
+      }
       const auto in = input<3>(x, op);
       (void)kiln::pool::check_adaptive_avg_pool2d(op, as_2d_shape(in.shape()), {1, out});
       return from_typed(kiln::nn::functional::adaptive_avg_pool1d(in, out));
