@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "kiln/nn/embedding.hpp"
 #include "kiln/record/recorder.hpp"
 #include "module_params.hpp"
 #include "train_common.hpp"
@@ -142,10 +143,29 @@ JsModel model_concat(val parts) {
   });
 }
 
+/// x, or (an int32 x for a model whose first layer is an embedding) its indices as the float
+/// activation Sequential passes between layers, exact for |index| < 2^24 (the embedding checks
+/// each against its table, whose rows are fewer).
+JsTensor indices_as_activation(const ModelState& s, const JsTensor& x) {
+  if (x.dtype() != kiln::DType::I32 || s.model.layers.empty() ||
+      !s.model.layers[0].holds<kiln::nn::Embedding<AD>>()) {
+    return x;
+  }
+  const kiln::CpuTensor& p = x.primitive();
+  const auto* v = p.data<std::int32_t>();
+  for (std::int64_t i = 0; i < p.num_elements(); ++i) {
+    if (v[i] >= (1 << 24) || v[i] <= -(1 << 24)) {
+      throw kiln::IndexError(kiln::str_cat("Sequential.forward: embedding index ", v[i],
+                                           " is too large (indices must be below 2^24)"));
+    }
+  }
+  return JsTensor(kiln::CpuOps::cast(p, kiln::DType::F32));
+}
+
 JsTensor model_forward(const JsModel& m, const JsTensor& x) {
   return guarded([&] {
     ModelState& s = state_of(m);
-    Activation input = activation_from_js(x, "Sequential.forward");
+    Activation input = activation_from_js(indices_as_activation(s, x), "Sequential.forward");
     if (!s.training) {
       const InferenceModel inference = s.model.valid();
       InferenceActivation in = std::visit(

@@ -17,7 +17,9 @@
 #include "kiln/data/rng.hpp"
 #include "kiln/nn/loss/binary_cross_entropy.hpp"
 #include "kiln/nn/loss/cross_entropy.hpp"
+#include "kiln/nn/loss/huber.hpp"
 #include "kiln/nn/loss/mse.hpp"
+#include "kiln/nn/loss/smooth_l1.hpp"
 #include "kiln/tensor/activation.hpp"
 #include "module_params.hpp"
 #include "train_common.hpp"
@@ -36,14 +38,61 @@ using kiln::nn::loss::Reduction;
 /// {"kind": "mse", "reduction": ...}; "reduction" may also be "none" (kiln.loss only: the
 /// per-row or per-element losses, PyTorch's reduction="none").
 struct LossSpec {
-  enum class Kind { CrossEntropy, BinaryCrossEntropy, Mse };
+  enum class Kind { CrossEntropy, BinaryCrossEntropy, Mse, Huber, SmoothL1 };
   Kind kind = Kind::CrossEntropy;
   bool cross_entropy = true;  ///< kind == CrossEntropy
   CrossEntropyLossConfig ce;
   kiln::nn::loss::BinaryCrossEntropyLossConfig bce;
   Reduction reduction = Reduction::Mean;
   bool none = false;  ///< reduction "none"
+  double delta = 1.0;  ///< huber's (kiln::nn::loss::HuberLoss)
+  double beta = 1.0;   ///< smooth_l1's (kiln::nn::loss::SmoothL1Loss)
+
+  /// The element losses of a regression loss (mse, huber, smooth_l1) of y against targets.
+  template <class T>
+  T regression_no_reduction(const T& y, const T& targets) const {
+    if (kind == Kind::Huber) return kiln::nn::loss::HuberLoss{delta}.forward_no_reduction(y, targets);
+    if (kind == Kind::SmoothL1) return kiln::nn::loss::SmoothL1Loss{beta}.forward_no_reduction(y, targets);
+    return kiln::nn::loss::MseLoss{}.forward_no_reduction(y, targets);
+  }
 };
+
+/// huber ({"delta": d, "reduction": r}) or smooth_l1 ({"beta": b, "reduction": r}):
+/// the fields of `body` into `out`; checks as the C++ configs' init.
+void regression_loss_from_json(const Json& body, LossSpec& out, const char* name,
+                               const char* field, double& value) {
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const std::string& key = body.keys()[i];
+    const Json& v = body.items()[i];
+    if (key == field) {
+      if (!v.is_number()) {
+        throw kiln::ConfigError(kiln::str_cat("loss.", name, ": ", field, " must be a number, got ", v.dump()));
+      }
+      value = v.get_double();
+    } else if (key == "reduction") {
+      if (v.is_string("sum")) {
+        out.reduction = Reduction::Sum;
+      } else if (!v.is_string("mean")) {
+        throw kiln::ConfigError(kiln::str_cat("loss.", name,
+                                              ": reduction must be \"mean\", \"sum\" or \"none\", got ", v.dump()));
+      }
+    } else {
+      throw kiln::ConfigError(kiln::str_cat("loss.", name, ": unknown field \"", key, "\" (fields: ", field,
+                                            ", reduction)"));
+    }
+  }
+  try {
+    if (out.kind == LossSpec::Kind::Huber) {
+      (void)kiln::nn::loss::HuberLossConfig(value).init();
+    } else {
+      kiln::nn::loss::SmoothL1LossConfig c;
+      c.beta = value;
+      (void)c.init();
+    }
+  } catch (const kiln::ConfigError& e) {
+    throw kiln::ConfigError(kiln::str_cat("loss.", name, ": ", without_cpp_prefix(e.what())));
+  }
+}
 
 LossSpec loss_from_json(const std::string& text) {
   const Json j = kiln::config::parse(text, "loss");
@@ -71,7 +120,14 @@ LossSpec loss_from_json(const std::string& text) {
     out.kind = LossSpec::Kind::BinaryCrossEntropy;
     out.cross_entropy = false;
     try {
+      // pos_weight is no field of the config's JSON (BinaryCrossEntropyLossConfig): read here.
+      std::optional<std::vector<float>> pos_weight;
+      if (const Json* pw = body.find("pos_weight")) {
+        pos_weight = kiln::config::decode<std::vector<float>>(*pw, "pos_weight");
+        body.erase("pos_weight");
+      }
       out.bce = kiln::nn::loss::BinaryCrossEntropyLossConfig::from_value(body);
+      out.bce.pos_weight = std::move(pos_weight);
       (void)out.bce.init<kiln::Cpu>();
     } catch (const kiln::ConfigError& e) {
       throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", without_cpp_prefix(e.what())));
@@ -93,9 +149,17 @@ LossSpec loss_from_json(const std::string& text) {
                                               value.dump()));
       }
     }
+  } else if (kind == "huber") {
+    out.kind = LossSpec::Kind::Huber;
+    out.cross_entropy = false;
+    regression_loss_from_json(body, out, "huber", "delta", out.delta);
+  } else if (kind == "smooth_l1") {
+    out.kind = LossSpec::Kind::SmoothL1;
+    out.cross_entropy = false;
+    regression_loss_from_json(body, out, "smoothL1", "beta", out.beta);
   } else {
     throw kiln::ConfigError(kiln::str_cat("loss: unknown kind \"", kind,
-                                          "\" (cross_entropy, binary_cross_entropy, mse)"));
+                                          "\" (cross_entropy, binary_cross_entropy, mse, huber, smooth_l1)"));
   }
   return out;
 }
@@ -104,8 +168,8 @@ LossSpec loss_from_json(const std::string& text) {
 LossSpec learner_loss_from_json(const std::string& text) {
   LossSpec spec = loss_from_json(text);
   if (spec.kind == LossSpec::Kind::BinaryCrossEntropy) {
-    throw kiln::ConfigError("Learner: loss must be crossEntropy or mse (binaryCrossEntropy is "
-                            "available as kiln.loss.binaryCrossEntropy().forward)");
+    throw kiln::ConfigError("Learner: loss must be crossEntropy, mse, huber or smoothL1 "
+                            "(binaryCrossEntropy is available as kiln.loss.binaryCrossEntropy().forward)");
   }
   if (spec.none) throw kiln::ConfigError("Learner: the loss's reduction must be \"mean\" or \"sum\", not \"none\"");
   return spec;
@@ -189,7 +253,7 @@ LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivati
                                                target_shape));
         }
         const auto targets = T::from_data(kiln::TensorData(target_shape, target_values));
-        LossOut<B> r{kiln::nn::loss::MseLoss{}.forward(y, targets, spec.reduction), 0.0};
+        LossOut<B> r{kiln::nn::loss::reduce(spec.regression_no_reduction(y, targets), spec.reduction), 0.0};
         if constexpr (D == 2) {
           const auto host = y.to_data().template to_vec<float>();
           const std::int64_t c = out_shape[1];
@@ -612,8 +676,11 @@ JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, cons
       const auto tg = to_typed<1, kiln::Int>(targets, op);
       return spec.none ? from_typed(loss.forward_no_reduction(lg, tg)) : as_scalar(from_typed(loss.forward(lg, tg)));
     }
-    const bool mse = spec.kind == LossSpec::Kind::Mse;
-    const char* op = mse ? "mse.forward" : "binaryCrossEntropy.forward";
+    const bool mse = spec.kind != LossSpec::Kind::BinaryCrossEntropy;  // a regression loss
+    const char* op = spec.kind == LossSpec::Kind::Mse     ? "mse.forward"
+                     : spec.kind == LossSpec::Kind::Huber ? "huber.forward"
+                     : spec.kind == LossSpec::Kind::SmoothL1 ? "smoothL1.forward"
+                                                             : "binaryCrossEntropy.forward";
     if (logits.shape().rank() != targets.shape().rank()) {
       throw kiln::ShapeError(kiln::str_cat(op, ": logits ", logits.shape(), " and targets ",
                                            targets.shape(), " must have the same shape"));
@@ -623,8 +690,8 @@ JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, cons
       const auto x = loss_input<D>(logits, op);
       if (mse) {
         const auto y = loss_input<D>(targets, op);
-        const kiln::nn::loss::MseLoss l;
-        return spec.none ? from_typed(l.forward_no_reduction(x, y)) : as_scalar(from_typed(l.forward(x, y, spec.reduction)));
+        const auto losses = spec.regression_no_reduction(x, y);
+        return spec.none ? from_typed(losses) : as_scalar(from_typed(kiln::nn::loss::reduce(losses, spec.reduction)));
       }
       const auto l = spec.bce.init<AD>();
       if (!targets.is_float()) {

@@ -10,6 +10,7 @@ import { checkIntArray, checkOptions, describe, engineJson, fail } from './tenso
 import { bindClass, type Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { LayerSpec, Nn, SequentialSpec } from './train_api.js';
+import { functionalApi } from './nn_functional.js';
 
 const TOKEN = Symbol('kiln.nn.internal');
 
@@ -512,6 +513,8 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
 
   const TYPES = layerTypeNames(raw);
   const nn: Record<string, unknown> = { sequential, Sequential: S, Layer: L, layerTypes: Object.freeze([...TYPES]) };
+  // kiln.nn.functional (nn_functional.ts): the layers as functions of tensors.
+  nn.functional = functionalApi(e);
   for (const t of TYPES) nn[t] = layer(t);
   kiln.nn = Object.freeze(nn) as unknown as Nn;
 }

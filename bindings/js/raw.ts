@@ -294,6 +294,25 @@ export interface RawModule {
     op: string, epoch: number, batch: number): void;
   safetensorsEncode(entries: [string, RawTensor][], dtype: string): Uint8Array;
   safetensorsDecode(bytes: Uint8Array): [string, RawTensor][];
+  // ---- kiln.nn.functional (nn_functional.cpp): size arrays have one entry per spatial dim
+  // (`dims` 1 or 2); a null tensor is an absent bias / weight / statistic.
+  fConv(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
+    dilation: number[], groups: number, dims: number): RawTensor;
+  fConvTranspose2d(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
+    paddingOut: number[], dilation: number[], groups: number): RawTensor;
+  fMaxPool(x: RawTensor, kernel: number[], stride: number[], padding: number[], dilation: number[],
+    ceilMode: boolean, dims: number): RawTensor;
+  fAvgPool(x: RawTensor, kernel: number[], stride: number[], padding: number[], countIncludePad: boolean,
+    ceilMode: boolean, dims: number): RawTensor;
+  fAdaptiveAvgPool(x: RawTensor, outputSize: number[], dims: number): RawTensor;
+  fDropout(x: RawTensor, p: number, mask: RawTensor | null, training: boolean): RawTensor;
+  fLinear(x: RawTensor, weight: RawTensor, bias: RawTensor | null): RawTensor;
+  fEmbedding(indices: RawTensor, weight: RawTensor, paddingIdx: number | null): RawTensor;
+  fLayerNorm(x: RawTensor, normalizedShape: number[], weight: RawTensor | null, bias: RawTensor | null, epsilon: number): RawTensor;
+  fGroupNorm(x: RawTensor, numGroups: number, weight: RawTensor | null, bias: RawTensor | null, epsilon: number): RawTensor;
+  /** [output, runningMean, runningVar, hasStats], each tensor owned by the caller (placeholders when !hasStats). */
+  fBatchNorm(x: RawTensor, runningMean: RawTensor | null, runningVar: RawTensor | null, weight: RawTensor | null,
+    bias: RawTensor | null, training: boolean, momentum: number, epsilon: number): [RawTensor, RawTensor, RawTensor, boolean];
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {

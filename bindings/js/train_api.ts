@@ -7,6 +7,7 @@
 // camelCase. Errors are KilnError with the code named in @throws.
 import type { Layer, Model, Sequential } from './nn.js';
 import type { Module } from './module_class.js';
+import type { NnFunctional } from './nn_functional.js';
 import type { Dataset, Learner, Loss, Optimizer, Schedule } from './train.js';
 import type { ReduceLROnPlateau } from './train/optim.js';
 import type { Accuracy, LearningRate, Loss as LossMetric, Metric, TopKAccuracy } from './train/metrics.js';
@@ -77,26 +78,63 @@ export interface AdaptiveAvgPool2dSpec { type: 'adaptiveAvgPool2d'; outputSize: 
  * running statistics in eval(). torch.nn.BatchNorm1d/2d; records weight, bias,
  * running_mean, running_var, num_batches_tracked.
  */
-export interface BatchNormSpec { type: 'batchNorm'; numFeatures: number; epsilon?: number; momentum?: number }
-/** Normalises the last dim (size dModel). torch.nn.LayerNorm([dModel]). */
-export interface LayerNormSpec { type: 'layerNorm'; dModel: number; epsilon?: number; elementwiseAffine?: boolean }
+export interface BatchNormSpec {
+  type: 'batchNorm'; numFeatures: number; epsilon?: number;
+  /** Default 0.1; null: the cumulative average of the batch statistics (PyTorch's momentum=None). */
+  momentum?: number | null;
+}
+/**
+ * Normalises the last dim (size dModel), or the trailing dims normalizedShape (1 to 3 dims;
+ * weight and bias of that shape). torch.nn.LayerNorm(normalizedShape).
+ */
+export type LayerNormSpec =
+  | { type: 'layerNorm'; dModel: number; normalizedShape?: readonly number[] | null; epsilon?: number; elementwiseAffine?: boolean }
+  | { type: 'layerNorm'; dModel?: number; normalizedShape: readonly number[]; epsilon?: number; elementwiseAffine?: boolean };
 /**
  * Normalises dim 1 ([batchSize, numChannels, ...]) in numGroups groups of channels, with a
  * per-channel affine when `affine` (default true). torch.nn.GroupNorm(numGroups, numChannels, eps).
  */
 export interface GroupNormSpec { type: 'groupNorm'; numGroups: number; numChannels: number; epsilon?: number; affine?: boolean }
 
+/**
+ * A lookup table: int32 indices `[batch, seqLength]` -> `[batch, seqLength, dModel]` (first in
+ * a Sequential; Sequential.forward takes the int32 indices). The paddingIdx row (in
+ * [-nEmbedding, nEmbedding), negative from the end) starts at 0 and gets no gradient.
+ * torch.nn.Embedding(nEmbedding, dModel, padding_idx); weight `[nEmbedding, dModel]`.
+ */
+export interface EmbeddingSpec { type: 'embedding'; nEmbedding: number; dModel: number; paddingIdx?: number | null; initializer?: Initializer }
+/**
+ * `[batch, channels[0], h, w] -> [batch, channels[1], (h - 1)·stride - 2·padding +
+ * dilation·(k - 1) + paddingOut + 1, ...]`. torch.nn.ConvTranspose2d (paddingOut is
+ * output_padding); weight `[in, out / groups, kh, kw]`.
+ */
+export interface ConvTranspose2dSpec {
+  type: 'convTranspose2d'; channels: readonly [number, number]; kernelSize: Size2d; stride?: Size2d;
+  padding?: Size2d; paddingOut?: Size2d; dilation?: Size2d; groups?: number; bias?: boolean; initializer?: Initializer;
+}
+/** Each channel of each sample normalised over its positions (`[batch, numChannels, ...]`, ranks 3 to 4). torch.nn.InstanceNorm1d/2d (affine default true, as Burn). */
+export interface InstanceNormSpec { type: 'instanceNorm'; numChannels: number; epsilon?: number; affine?: boolean }
+/** x / sqrt(mean(x²) + epsilon) · weight over the last dim (size dModel). torch.nn.RMSNorm([dModel]). */
+export interface RmsNormSpec { type: 'rmsNorm'; dModel: number; epsilon?: number }
+/** `[batch, c, length] -> [batch, c, length']`; stride defaults to kernelSize. torch.nn.MaxPool1d. */
+export interface MaxPool1dSpec { type: 'maxPool1d'; kernelSize: number; stride?: number; padding?: number; dilation?: number; ceilMode?: boolean }
+/** `[batch, c, length] -> [batch, c, length']`; stride defaults to kernelSize. torch.nn.AvgPool1d. */
+export interface AvgPool1dSpec { type: 'avgPool1d'; kernelSize: number; stride?: number; padding?: number; countIncludePad?: boolean; ceilMode?: boolean }
+/** `[batch, c, length] -> [batch, c, outputSize]`. torch.nn.AdaptiveAvgPool1d. */
+export interface AdaptiveAvgPool1dSpec { type: 'adaptiveAvgPool1d'; outputSize: number }
+
 /** One layer of a Sequential spec. */
 export type LayerSpec =
   | LinearSpec | DropoutSpec | ActivationSpec | GeluSpec | LeakyReluSpec | ReshapeSpec
   | FlattenSpec | Conv2dSpec | Conv1dSpec | MaxPool2dSpec | AvgPool2dSpec | AdaptiveAvgPool2dSpec
-  | BatchNormSpec | LayerNormSpec | GroupNormSpec;
+  | BatchNormSpec | LayerNormSpec | GroupNormSpec | EmbeddingSpec | ConvTranspose2dSpec
+  | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
 
 /** The config of a layer without its type (the argument of kiln.nn.linear(...), ...). */
-export type LayerConfig<S extends LayerSpec> = Omit<S, 'type'>;
+export type LayerConfig<S extends LayerSpec> = S extends unknown ? Omit<S, 'type'> : never;
 
 export interface ModelOptions {
   /** Seeds the engine's generator before the parameters are drawn (same seed, same weights, natively and in WebAssembly). */
@@ -140,6 +178,16 @@ export interface Nn {
   leakyRelu(config?: LayerConfig<LeakyReluSpec>): Layer;
   reshape(config: LayerConfig<ReshapeSpec>): Layer;
   flatten(config?: LayerConfig<FlattenSpec>): Layer;
+  /** torch.nn.Embedding; forward takes int32 indices `[batch, seqLength]`. @throws KilnError `Config` for paddingIdx out of range; forward `Index` for an index out of range. */
+  embedding(config: LayerConfig<EmbeddingSpec>, options?: ModelOptions): Layer;
+  convTranspose2d(config: LayerConfig<ConvTranspose2dSpec>, options?: ModelOptions): Layer;
+  instanceNorm(config: LayerConfig<InstanceNormSpec>): Layer;
+  rmsNorm(config: LayerConfig<RmsNormSpec>): Layer;
+  maxPool1d(config: LayerConfig<MaxPool1dSpec>): Layer;
+  avgPool1d(config: LayerConfig<AvgPool1dSpec>): Layer;
+  adaptiveAvgPool1d(config: LayerConfig<AdaptiveAvgPool1dSpec>): Layer;
+  /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */
+  readonly functional: NnFunctional;
   /** The layer types a spec may use. */
   readonly layerTypes: readonly LayerSpec['type'][];
   /** For instanceof checks (not constructible). */
@@ -157,10 +205,19 @@ export interface LossModule {
    * @throws KilnError `Config` for labelSmoothing outside [0, 1], bad weights, unknown options.
    */
   crossEntropy(config?: { labelSmoothing?: number; weights?: number[]; ignoreIndex?: number; reduction?: Reduction }): Loss;
-  /** Binary cross-entropy on probabilities, or on logits with `logits: true` (torch BCELoss / BCEWithLogitsLoss). */
-  binaryCrossEntropy(config?: { logits?: boolean; labelSmoothing?: number; weights?: number[]; reduction?: Reduction }): Loss;
+  /**
+   * Binary cross-entropy on probabilities, or on logits with `logits: true` (torch BCELoss /
+   * BCEWithLogitsLoss). posWeight (logits only): the positive term's weight per label of the
+   * last dim, or one entry for all. Per-element weights: kiln.nn.functional.binaryCrossEntropy.
+   * @throws KilnError `Config` for posWeight without logits, negative or non-finite weights.
+   */
+  binaryCrossEntropy(config?: { logits?: boolean; labelSmoothing?: number; weights?: number[]; posWeight?: number[]; reduction?: Reduction }): Loss;
   /** Mean squared error (torch.nn.MSELoss). */
   mse(config?: { reduction?: Reduction }): Loss;
+  /** Huber loss (torch.nn.HuberLoss), delta > 0 (default 1). @throws KilnError `Config` for delta <= 0. */
+  huber(config?: { delta?: number; reduction?: Reduction }): Loss;
+  /** Smooth L1 loss (torch.nn.SmoothL1Loss), beta >= 0 (default 1; 0 is L1). @throws KilnError `Config` for beta < 0. */
+  smoothL1(config?: { beta?: number; reduction?: Reduction }): Loss;
 }
 
 // ---------------------------------------------------------------- optimizers
@@ -265,7 +322,7 @@ export interface Data {
 
 export interface LearnerConfig {
   optimizer: Optimizer;
-  /** 'crossEntropy' (default; int32 labels) or 'mse' (float targets of the output's shape, or int32 labels as one-hot rows), or a kiln.loss object. */
+  /** 'crossEntropy' (default; int32 labels) or 'mse' (float targets of the output's shape, or int32 labels as one-hot rows), or a kiln.loss object (crossEntropy, mse, huber, smoothL1). */
   loss?: 'crossEntropy' | 'mse' | Loss;
   /** Seeds dropout and the per-epoch shuffles (default 0). */
   seed?: number;

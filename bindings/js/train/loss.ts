@@ -1,5 +1,5 @@
-// kiln.loss: loss function objects (cross-entropy, binary cross-entropy, MSE) over the
-// engine's losses (bindings/train_learner.cpp: lossForward, lossValidate).
+// kiln.loss: loss function objects (cross-entropy, binary cross-entropy, MSE, Huber, smooth
+// L1) over the engine's losses (bindings/train_learner.cpp: lossForward, lossValidate).
 import { camelErrors } from '../nn.js';
 import { describe, engineJson, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
@@ -8,11 +8,14 @@ import { bool, int, num, options, TOKEN, type Options } from './common.js';
 
 // ---------------------------------------------------------------- losses
 
+/** The kinds of kiln.loss objects. */
+export type LossKind = 'crossEntropy' | 'binaryCrossEntropy' | 'mse' | 'huber' | 'smoothL1';
+
 /** A loss function object (kiln.loss.crossEntropy(), ...). */
 export class Loss {
   /** @internal */
   declare readonly _e: Engine;
-  readonly kind: 'crossEntropy' | 'binaryCrossEntropy' | 'mse';
+  readonly kind: LossKind;
   readonly config: Readonly<Record<string, unknown>>;
   /** The C++ loss config (JSON). @internal */
   readonly _json: string;
@@ -28,7 +31,7 @@ export class Loss {
 
   /**
    * crossEntropy: logits `[batch, classes]` float32, targets `[batch]` int32 -> `[]` (rank 0, as PyTorch; `[batch]` for 'none').
-   * mse / binaryCrossEntropy: same shapes (rank 1 to 4) -> `[]` (rank 0; the input's shape for 'none');
+   * mse / huber / smoothL1 / binaryCrossEntropy: same shapes (rank 1 to 4) -> `[]` (rank 0; the input's shape for 'none');
    * binaryCrossEntropy targets may be int32 0/1 or float32.
    * The result carries the graph (backward() gives the gradients).
    * @throws KilnError `Shape` (mismatched shapes), `Index` (a class target out of range, naming the row),
@@ -39,7 +42,7 @@ export class Loss {
     const e = this._e;
     const a = e.unwrap(logits, op, 'logits');
     const b = e.unwrap(targets, op, 'targets');
-    return e.wrap(e.raw.lossForward(this._json, a, b));
+    return e.wrap(camelErrors(() => e.raw.lossForward(this._json, a, b)));
   }
 }
 
@@ -70,8 +73,9 @@ export function crossEntropy(e: Engine, config?: unknown): Loss {
 
 export function binaryCrossEntropy(e: Engine, config?: unknown): Loss {
   const op = 'loss.binaryCrossEntropy';
-  const c = options(config, op, ['logits', 'labelSmoothing', 'weights', 'reduction']);
+  const c = options(config, op, ['logits', 'labelSmoothing', 'weights', 'posWeight', 'reduction']);
   const json: Options = { kind: 'binary_cross_entropy', logits: bool(c.logits, op, 'logits', false) };
+  if (c.posWeight !== undefined) json.pos_weight = numbers(c.posWeight, op, 'posWeight');
   if (c.labelSmoothing !== undefined) json.smoothing = num(c.labelSmoothing, op, 'labelSmoothing');
   if (c.weights !== undefined) {
     if (!Array.isArray(c.weights) && !(c.weights instanceof Float32Array)) {
@@ -95,6 +99,44 @@ export function mse(e: Engine, config?: unknown): Loss {
   return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'mse', text, { ...c });
 }
 
+/** An array (or Float32Array) of numbers, checked, as a plain array. */
+function numbers(v: unknown, op: string, what: string): number[] {
+  if (!Array.isArray(v) && !(v instanceof Float32Array)) {
+    throw fail('Type', `${op}: ${what} must be an array of numbers, got ${describe(v)}`);
+  }
+  return Array.from(v as ArrayLike<unknown>, (w, i) => num(w, op, `${what}[${i}]`));
+}
+
+/**
+ * Huber loss (torch.nn.HuberLoss): 0.5·r² for |r| <= delta, delta·(|r| - 0.5·delta) beyond,
+ * r = input - target; delta > 0 (default 1).
+ */
+export function huber(e: Engine, config?: unknown): Loss {
+  const op = 'loss.huber';
+  const c = options(config, op, ['delta', 'reduction']);
+  const json: Options = { kind: 'huber' };
+  if (c.delta !== undefined) json.delta = num(c.delta, op, 'delta');
+  if (c.reduction !== undefined) json.reduction = c.reduction;
+  const text = engineJson(json, op);
+  validateLoss(e, text);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'huber', text, { ...c });
+}
+
+/**
+ * Smooth L1 loss (torch.nn.SmoothL1Loss): 0.5·r²/beta for |r| < beta, |r| - 0.5·beta beyond;
+ * beta >= 0 (default 1; 0 is exactly the L1 loss).
+ */
+export function smoothL1(e: Engine, config?: unknown): Loss {
+  const op = 'loss.smoothL1';
+  const c = options(config, op, ['beta', 'reduction']);
+  const json: Options = { kind: 'smooth_l1' };
+  if (c.beta !== undefined) json.beta = num(c.beta, op, 'beta');
+  if (c.reduction !== undefined) json.reduction = c.reduction;
+  const text = engineJson(json, op);
+  validateLoss(e, text);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'smoothL1', text, { ...c });
+}
+
 export function lossOf(e: Engine, v: unknown, op: string): Loss {
   if (v === undefined || v === 'crossEntropy') return crossEntropy(e);
   if (v === 'mse') return mse(e);
@@ -111,6 +153,8 @@ export function installLoss(kiln: Record<string, unknown>, e: Engine): void {
     crossEntropy: (config?: unknown) => crossEntropy(e, config),
     binaryCrossEntropy: (config?: unknown) => binaryCrossEntropy(e, config),
     mse: (config?: unknown) => mse(e, config),
+    huber: (config?: unknown) => huber(e, config),
+    smoothL1: (config?: unknown) => smoothL1(e, config),
     Loss: L,
   });
 }

@@ -24,6 +24,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <optional>
 #include <ostream>
 
 #include "kiln/config/config.hpp"
@@ -43,7 +45,9 @@ struct BatchNorm;
 struct BatchNormConfig {
   std::int64_t num_features;  ///< C in [batch_size, C, ...]
   double epsilon = 1e-5;      ///< added to the variance before the square root (PyTorch's eps)
-  double momentum = 0.1;      ///< running = (1 - momentum)·running + momentum·batch, as PyTorch
+  /// running = (1 - momentum)·running + momentum·batch, as PyTorch; none (JSON null,
+  /// PyTorch's momentum=None): the cumulative average, factor 1/num_batches_tracked.
+  std::optional<double> momentum = 0.1;
 
   explicit BatchNormConfig(std::int64_t num_features) : num_features(num_features) {}
   KILN_CONFIG(BatchNormConfig, (num_features), (epsilon, momentum))
@@ -56,15 +60,15 @@ struct BatchNormConfig {
       problem = str_cat("num_features must be >= 1, got ", num_features);
     } else if (!(epsilon >= 0.0)) {
       problem = str_cat("epsilon must be >= 0, got ", epsilon);
-    } else if (!(momentum >= 0.0 && momentum <= 1.0)) {
-      problem = str_cat("momentum must be in [0, 1], got ", momentum);
+    } else if (momentum && !(*momentum >= 0.0 && *momentum <= 1.0)) {
+      problem = str_cat("momentum must be in [0, 1], got ", *momentum);
     } else {
       return;
     }
     throw config::FieldError(
         str_cat("BatchNormConfig::init: need num_features >= 1, epsilon >= 0 and momentum in "
                 "[0, 1], got num_features = ", num_features, ", epsilon = ", epsilon,
-                ", momentum = ", momentum),
+                ", momentum = ", momentum ? str_cat(*momentum) : std::string("none")),
         problem);
   }
 
@@ -112,7 +116,7 @@ struct BatchNorm {
   mutable module::Param<Tensor<B, 1>> running_mean;         ///< [channels], not trained
   mutable module::Param<Tensor<B, 1>> running_var;          ///< [channels], not trained
   mutable module::Param<Tensor<B, 1, Int>> num_batches_tracked;  ///< [1] (I64 on disk)
-  double momentum = 0.1;
+  std::optional<double> momentum = 0.1;  ///< none: cumulative average (PyTorch's None)
   double epsilon = 1e-5;
 
   KILN_MODULE(BatchNorm, weight, bias, running_mean, running_var, num_batches_tracked, momentum,
@@ -150,7 +154,9 @@ struct BatchNorm {
     } else {
       out << "num_features: " << num_features();
     }
-    out << ", momentum: " << momentum << ", epsilon: " << epsilon;
+    out << ", momentum: ";
+    if (momentum) out << *momentum; else out << "None";
+    out << ", epsilon: " << epsilon;
   }
 
  private:
@@ -205,11 +211,18 @@ struct BatchNorm {
     // Unbiased for the running estimate (torch.nn.BatchNorm), biased for normalising.
     const Tensor<I, 1> batch_var =
         var.inner().template reshape<1>(flat) * (static_cast<double>(n) / static_cast<double>(n - 1));
-    const Tensor<I, 1> rm = running_mean.val().inner() * (1.0 - momentum) + batch_mean * momentum;
-    const Tensor<I, 1> rv = running_var.val().inner() * (1.0 - momentum) + batch_var * momentum;
+    const auto tracked = num_batches_tracked.val() + 1;
+    // momentum none: the cumulative average, factor 1/n with n the batches tracked so far
+    // including this one (PyTorch's exponential_average_factor).
+    const double factor =
+        momentum ? *momentum
+                 : 1.0 / static_cast<double>(
+                             tracked.to_data().template to_vec<std::int32_t>().at(0));
+    const Tensor<I, 1> rm = running_mean.val().inner() * (1.0 - factor) + batch_mean * factor;
+    const Tensor<I, 1> rv = running_var.val().inner() * (1.0 - factor) + batch_var * factor;
     running_mean.set(Tensor<B, 1>::from_inner(rm));
     running_var.set(Tensor<B, 1>::from_inner(rv));
-    num_batches_tracked.set(num_batches_tracked.val() + 1);
+    num_batches_tracked.set(tracked);
   }
 };
 

@@ -39,11 +39,78 @@ struct ConvTranspose2dConfig {
   KILN_CONFIG(ConvTranspose2dConfig, (channels, kernel_size),
               (stride, dilation, padding, padding_out, groups, bias, initializer))
 
-  /// A new layer. Throws: ConfigError for sizes < 1, channels not divisible by groups,
-  /// negative padding, or padding_out not smaller than stride or dilation (PyTorch's rule).
+  /// Throws: ConfigError for sizes < 1, channels not divisible by groups, negative
+  /// padding, or padding_out not smaller than stride or dilation (PyTorch's rule); LimitError
+  /// if the weight would pass 2^31 - 1 elements.
+  void check() const;
+
+  /// A new layer. Throws: as check().
   template <Backend B>
   ConvTranspose2d<B> init(const Device<B>& device = {}) const;
 };
+
+inline void ConvTranspose2dConfig::check() const {
+  const char* op = "ConvTranspose2dConfig::init";
+  check_conv_config(op, channels[0], channels[1], groups);
+  check_positive(op, "kernel_size", kernel_size);
+  check_positive(op, "stride", stride);
+  check_positive(op, "dilation", dilation);
+  // The weight [channels_in, channels_out / groups, kh, kw] must fit (bounds the fans).
+  checked::numel(op,
+                 std::array<std::int64_t, 4>{channels[0], channels[1] / groups, kernel_size[0],
+                                             kernel_size[1]},
+                 "weight shape");
+  for (std::size_t d = 0; d < 2; ++d) {
+    if (padding[d] < 0 || padding_out[d] < 0) {
+      throw ConfigError(str_cat(op, ": padding and padding_out must be >= 0, got padding [",
+                                padding[0], ", ", padding[1], "], padding_out [", padding_out[0],
+                                ", ", padding_out[1], "]"));
+    }
+    if (padding_out[d] >= stride[d] && padding_out[d] >= dilation[d]) {
+      throw ConfigError(str_cat(op, ": padding_out must be smaller than stride or dilation, got ",
+                                "padding_out ", padding_out[d], ", stride ", stride[d],
+                                ", dilation ", dilation[d], " in dim ", d));
+    }
+  }
+}
+
+/// In a Sequential: {"type": "conv_transpose2d", "channels": [16, 8], "kernel_size": [3, 3],
+/// "stride": [2, 2], "padding": [1, 1], "padding_out": [1, 1], ...}, pairs also as one
+/// integer; items [channels, height, width] -> [channels_out, height_out, width_out].
+template <>
+struct SequentialRules<ConvTranspose2dConfig> {
+  static void spec_to_config(config::Value& body, std::string_view) {
+    for (const char* f : {"kernel_size", "stride", "dilation", "padding", "padding_out"}) {
+      sequential::widen_pair(body, f);
+    }
+  }
+  static SequentialItem item_shape(const ConvTranspose2dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    sequential::need_item_rank(in, 3, at, "[batch_size, channels, height, width]");
+    std::vector<std::int64_t> out{c.channels[1], -1, -1};
+    if (in.dims) {
+      const auto& d = *in.dims;
+      if (d[0] >= 0 && d[0] != c.channels[0]) {
+        throw ConfigError(str_cat(at, "channels[0] is ", c.channels[0],
+                                  " but the previous layer outputs ", in.describe(), " (", d[0],
+                                  " channels)"));
+      }
+      for (std::size_t i = 0; i < 2; ++i) {
+        if (d[i + 1] < 0) continue;
+        // (in - 1)·stride - 2·padding + dilation·(kernel - 1) + padding_out + 1
+        const std::int64_t o = (d[i + 1] - 1) * c.stride[i] - 2 * c.padding[i] +
+                               c.dilation[i] * (c.kernel_size[i] - 1) + c.padding_out[i] + 1;
+        if (o < 1) {
+          throw ConfigError(str_cat(at, "the output ", i == 0 ? "height" : "width", " would be ",
+                                    o, " for the previous layer's ", in.describe()));
+        }
+        out[i + 1] = o;
+      }
+    }
+    return SequentialItem{out, std::nullopt};
+  }
+};
+KILN_REGISTER_LAYER(ConvTranspose2dConfig, "conv_transpose2d");
 
 /// y = conv_transpose2d(x, W) + b (PyTorch nn.ConvTranspose2d). Records: "weight"
 /// [channels_in, channels_out / groups, kernel_h, kernel_w], "bias" [channels_out].
@@ -104,28 +171,7 @@ struct ConvTranspose2d {
 
 template <Backend B>
 ConvTranspose2d<B> ConvTranspose2dConfig::init(const Device<B>& device) const {
-  const char* op = "ConvTranspose2dConfig::init";
-  check_conv_config(op, channels[0], channels[1], groups);
-  check_positive(op, "kernel_size", kernel_size);
-  check_positive(op, "stride", stride);
-  check_positive(op, "dilation", dilation);
-  // The weight [channels_in, channels_out / groups, kh, kw] must fit (bounds the fans).
-  checked::numel(op,
-                 std::array<std::int64_t, 4>{channels[0], channels[1] / groups, kernel_size[0],
-                                             kernel_size[1]},
-                 "weight shape");
-  for (std::size_t d = 0; d < 2; ++d) {
-    if (padding[d] < 0 || padding_out[d] < 0) {
-      throw ConfigError(str_cat(op, ": padding and padding_out must be >= 0, got padding [",
-                                padding[0], ", ", padding[1], "], padding_out [", padding_out[0],
-                                ", ", padding_out[1], "]"));
-    }
-    if (padding_out[d] >= stride[d] && padding_out[d] >= dilation[d]) {
-      throw ConfigError(str_cat(op, ": padding_out must be smaller than stride or dilation, got ",
-                                "padding_out ", padding_out[d], ", stride ", stride[d],
-                                ", dilation ", dilation[d], " in dim ", d));
-    }
-  }
+  check();
   const std::int64_t receptive = kernel_size[0] * kernel_size[1];
   const std::int64_t fan_in = channels[1] / groups * receptive;  // torch: weight.size(1)·receptive
   const std::int64_t fan_out = channels[0] * receptive;

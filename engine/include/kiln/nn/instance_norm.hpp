@@ -14,6 +14,7 @@
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/group_norm.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -32,9 +33,36 @@ struct InstanceNormConfig {
   KILN_CONFIG(InstanceNormConfig, (num_channels), (epsilon, affine))
 
   /// Throws: ConfigError if num_channels < 1 or epsilon < 0.
+  void check() const {
+    if (num_channels < 1 || !(epsilon >= 0.0)) {
+      throw ConfigError(str_cat("InstanceNormConfig::init: need num_channels >= 1 and epsilon "
+                                ">= 0, got num_channels = ", num_channels, ", epsilon = ", epsilon));
+    }
+  }
+  /// Throws: ConfigError as check().
   template <Backend B>
   InstanceNorm<B> init(const Device<B>& device = {}) const;
 };
+
+/// In a Sequential: over dim 1 of [batch_size, num_channels, ...] (items of rank 2 or 3).
+template <>
+struct SequentialRules<InstanceNormConfig> {
+  static SequentialItem item_shape(const InstanceNormConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    if (in.dims && (in.dims->size() < 2 || in.dims->size() > 3)) {
+      throw ConfigError(str_cat(at, "expects input [batch_size, num_channels, ...] (items of "
+                                    "rank 2 or 3) but the previous layer outputs ",
+                                in.describe()));
+    }
+    if (in.dims && (*in.dims)[0] >= 0 && (*in.dims)[0] != c.num_channels) {
+      throw ConfigError(str_cat(at, "num_channels is ", c.num_channels,
+                                " but the previous layer outputs ", in.describe(), " (",
+                                (*in.dims)[0], " channels in dim 1)"));
+    }
+    return in;
+  }
+};
+KILN_REGISTER_LAYER(InstanceNormConfig, "instance_norm");
 
 /// Instance normalisation (Ulyanov et al. 2016): each channel of each sample normalised
 /// over its spatial positions, y = (x - mean)/sqrt(var + epsilon) (biased var), then
@@ -53,8 +81,8 @@ struct InstanceNorm {
   ///         -> the same shape.
   /// Throws: ShapeError if dim 1 is not num_channels.
   template <std::size_t D>
+    requires(D >= 3)
   Tensor<B, D> forward(const Tensor<B, D>& input) const {
-    static_assert(D >= 3, "InstanceNorm::forward: input rank must be >= 3");
     return detail::group_norm("InstanceNorm::forward", input, num_channels, num_channels,
                               epsilon, weight, bias);
   }
@@ -68,10 +96,7 @@ struct InstanceNorm {
 
 template <Backend B>
 InstanceNorm<B> InstanceNormConfig::init(const Device<B>& device) const {
-  if (num_channels < 1 || !(epsilon >= 0.0)) {
-    throw ConfigError(str_cat("InstanceNormConfig::init: need num_channels >= 1 and epsilon "
-                              ">= 0, got num_channels = ", num_channels, ", epsilon = ", epsilon));
-  }
+  check();
   InstanceNorm<B> out;
   out.num_channels = num_channels;
   out.epsilon = epsilon;

@@ -171,9 +171,46 @@ struct MaxPool1dConfig {
       : kernel_size(kernel_size), stride(kernel_size) {}
   KILN_CONFIG(MaxPool1dConfig, (kernel_size), (stride, padding, dilation, ceil_mode))
 
-  /// Throws: ConfigError as MaxPool2dConfig::init.
+  /// Throws: ConfigError if kernel_size, stride or dilation is < 1, or padding is negative
+  ///         or > kernel_size / 2 (as MaxPool2dConfig).
+  void check() const {
+    const char* op = "MaxPool1dConfig::init";
+    detail::check_at_least<1>(op, "kernel_size", {kernel_size}, 1);
+    detail::check_at_least<1>(op, "stride", {stride}, 1);
+    detail::check_at_least<1>(op, "dilation", {dilation}, 1);
+    detail::check_padding<1>(op, {padding}, {kernel_size});
+  }
+  /// Throws: ConfigError as check().
   MaxPool1d init() const;
 };
+
+namespace detail {
+/// The items after a 1-D pool (rank 2, [channels, length]) in a Sequential spec.
+inline SequentialItem pool1d_item_shape(std::int64_t kernel_size, std::int64_t stride,
+                                        std::int64_t padding, std::int64_t dilation,
+                                        bool ceil_mode, const SequentialItem& in,
+                                        std::string_view at) {
+  sequential::need_item_rank(in, 2, at, "[batch_size, channels, length]");
+  if (!in.dims) return SequentialItem{std::vector<std::int64_t>{-1, -1}, std::nullopt};
+  const auto& d = *in.dims;
+  return SequentialItem{
+      std::vector<std::int64_t>{d[0], sequential::pool_out(d[1], kernel_size, stride, padding,
+                                                           dilation, ceil_mode, at, "length", in)},
+      std::nullopt};
+}
+}  // namespace detail
+
+/// In a Sequential: {"type": "max_pool1d", "kernel_size": 2, "stride": 2, ...}; items
+/// [channels, length].
+template <>
+struct SequentialRules<MaxPool1dConfig> {
+  static SequentialItem item_shape(const MaxPool1dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    return detail::pool1d_item_shape(c.kernel_size, c.stride, c.padding, c.dilation, c.ceil_mode,
+                                     in, at);
+  }
+};
+KILN_REGISTER_LAYER(MaxPool1dConfig, "max_pool1d");
 
 /// 1-D max pooling (PyTorch nn.MaxPool1d, Burn nn::pool::MaxPool1d).
 struct MaxPool1d {
@@ -195,10 +232,7 @@ struct MaxPool1d {
 };
 
 inline MaxPool1d MaxPool1dConfig::init() const {
-  const char* op = "MaxPool1dConfig::init";
-  detail::check_at_least<3>(op, "kernel_size, stride and dilation", {kernel_size, stride, dilation},
-                            1);
-  detail::check_padding<1>(op, {padding}, {kernel_size});
+  check();
   return MaxPool1d{functional::MaxPool1dOptions{kernel_size, stride, padding, dilation, ceil_mode}};
 }
 
@@ -292,9 +326,27 @@ struct AvgPool1dConfig {
       : kernel_size(kernel_size), stride(kernel_size) {}
   KILN_CONFIG(AvgPool1dConfig, (kernel_size), (stride, padding, count_include_pad, ceil_mode))
 
-  /// Throws: ConfigError as AvgPool2dConfig::init.
+  /// Throws: ConfigError if kernel_size or stride is < 1, or padding is negative or
+  ///         > kernel_size / 2 (as AvgPool2dConfig).
+  void check() const {
+    const char* op = "AvgPool1dConfig::init";
+    detail::check_at_least<1>(op, "kernel_size", {kernel_size}, 1);
+    detail::check_at_least<1>(op, "stride", {stride}, 1);
+    detail::check_padding<1>(op, {padding}, {kernel_size});
+  }
+  /// Throws: ConfigError as check().
   AvgPool1d init() const;
 };
+
+/// In a Sequential: {"type": "avg_pool1d", "kernel_size": 2, ...}; items [channels, length].
+template <>
+struct SequentialRules<AvgPool1dConfig> {
+  static SequentialItem item_shape(const AvgPool1dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    return detail::pool1d_item_shape(c.kernel_size, c.stride, c.padding, 1, c.ceil_mode, in, at);
+  }
+};
+KILN_REGISTER_LAYER(AvgPool1dConfig, "avg_pool1d");
 
 /// 1-D average pooling (PyTorch nn.AvgPool1d, Burn nn::pool::AvgPool1d).
 struct AvgPool1d {
@@ -315,9 +367,7 @@ struct AvgPool1d {
 };
 
 inline AvgPool1d AvgPool1dConfig::init() const {
-  const char* op = "AvgPool1dConfig::init";
-  detail::check_at_least<2>(op, "kernel_size and stride", {kernel_size, stride}, 1);
-  detail::check_padding<1>(op, {padding}, {kernel_size});
+  check();
   return AvgPool1d{
       functional::AvgPool1dOptions{kernel_size, stride, padding, count_include_pad, ceil_mode}};
 }
@@ -390,8 +440,25 @@ struct AdaptiveAvgPool1dConfig {
   KILN_CONFIG(AdaptiveAvgPool1dConfig, (output_size), ())
 
   /// Throws: ConfigError if output_size < 1.
+  void check() const {
+    detail::check_at_least<1>("AdaptiveAvgPool1dConfig::init", "output_size", {output_size}, 1);
+  }
+  /// Throws: ConfigError as check().
   AdaptiveAvgPool1d init() const;
 };
+
+/// In a Sequential: {"type": "adaptive_avg_pool1d", "output_size": 4}; items [channels,
+/// output_size].
+template <>
+struct SequentialRules<AdaptiveAvgPool1dConfig> {
+  static SequentialItem item_shape(const AdaptiveAvgPool1dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    sequential::need_item_rank(in, 2, at, "[batch_size, channels, length]");
+    return SequentialItem{std::vector<std::int64_t>{in.dims ? (*in.dims)[0] : -1, c.output_size},
+                          std::nullopt};
+  }
+};
+KILN_REGISTER_LAYER(AdaptiveAvgPool1dConfig, "adaptive_avg_pool1d");
 
 /// 1-D adaptive average pooling (PyTorch nn.AdaptiveAvgPool1d).
 struct AdaptiveAvgPool1d {
@@ -409,7 +476,7 @@ struct AdaptiveAvgPool1d {
 };
 
 inline AdaptiveAvgPool1d AdaptiveAvgPool1dConfig::init() const {
-  detail::check_at_least<1>("AdaptiveAvgPool1dConfig::init", "output_size", {output_size}, 1);
+  check();
   return AdaptiveAvgPool1d{output_size};
 }
 

@@ -11,6 +11,7 @@
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
+#include "kiln/nn/sequential_rules.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -27,10 +28,31 @@ struct RmsNormConfig {
   explicit RmsNormConfig(std::int64_t d_model) : d_model(d_model) {}
   KILN_CONFIG(RmsNormConfig, (d_model), (epsilon))
 
-  /// weight = ones. Throws: ConfigError if d_model < 1 or epsilon < 0.
+  /// Throws: ConfigError if d_model < 1 or epsilon < 0.
+  void check() const {
+    if (d_model < 1 || !(epsilon >= 0.0)) {
+      throw ConfigError(str_cat("RmsNormConfig::init: need d_model >= 1 and epsilon >= 0, got "
+                                "d_model = ", d_model, ", epsilon = ", epsilon));
+    }
+  }
+  /// weight = ones. Throws: ConfigError as check().
   template <Backend B>
   RmsNorm<B> init(const Device<B>& device = {}) const;
 };
+
+/// In a Sequential: over the last dim, which must be d_model.
+template <>
+struct SequentialRules<RmsNormConfig> {
+  static SequentialItem item_shape(const RmsNormConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    if (const auto last = in.last_dim(); last && *last != c.d_model) {
+      throw ConfigError(str_cat(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                                in.describe()));
+    }
+    return in;
+  }
+};
+KILN_REGISTER_LAYER(RmsNormConfig, "rms_norm");
 
 /// y = x / sqrt(mean(x²) + epsilon) · weight over the last dim (Zhang & Sennrich 2019,
 /// torch.nn.RMSNorm, Burn's RmsNorm). Composed of tensor ops.
@@ -65,10 +87,7 @@ struct RmsNorm {
 
 template <Backend B>
 RmsNorm<B> RmsNormConfig::init(const Device<B>& device) const {
-  if (d_model < 1 || !(epsilon >= 0.0)) {
-    throw ConfigError(str_cat("RmsNormConfig::init: need d_model >= 1 and epsilon >= 0, got "
-                              "d_model = ", d_model, ", epsilon = ", epsilon));
-  }
+  check();
   RmsNorm<B> out;
   out.weight = module::Param<Tensor<B, 1>>(Tensor<B, 1>::ones(Shape{d_model}, device));
   out.epsilon = epsilon;

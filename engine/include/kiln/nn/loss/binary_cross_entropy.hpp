@@ -1,9 +1,12 @@
 #pragma once
 /// Binary cross-entropy on probabilities or on logits (Burn's `BinaryCrossEntropyLoss`,
 /// PyTorch's `torch.nn.BCELoss` and `torch.nn.BCEWithLogitsLoss`).
+#include <array>
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kiln/config/config.hpp"
@@ -43,14 +46,27 @@ struct BinaryCrossEntropyLossConfig {
   /// How `forward` reduces the element losses; Mean divides by the element count also with
   /// weights (PyTorch's BCELoss mean, unlike CrossEntropyLoss's weighted mean).
   Reduction reduction = Reduction::Mean;
+  /// PyTorch's pos_weight (BCEWithLogitsLoss; logits = true only): the weight of the
+  /// positive term, one entry per label of the last dim (broadcast over the others), or one
+  /// entry for any input; loss = -(pos_weight·t·log σ(x) + (1 - t)·log(1 - σ(x))).
+  /// Not one of the config's JSON fields (its JSON form predates it): set it with
+  /// with_pos_weight; kiln.loss reads "pos_weight" from a loss spec (bindings/train_learner.cpp).
+  std::optional<std::vector<float>> pos_weight;
 
   BinaryCrossEntropyLossConfig() = default;
   KILN_CONFIG(BinaryCrossEntropyLossConfig, (), (weights, smoothing, logits, reduction))
+  /// This config with pos_weight set.
+  BinaryCrossEntropyLossConfig with_pos_weight(std::vector<float> value) const {
+    auto c = *this;
+    c.pos_weight = std::move(value);
+    return c;
+  }
 
   /// Checks the fields and builds the loss (`device` is Burn's argument; the weights stay on
   /// the host and are made on the input's device in each forward).
-  /// Throws: ConfigError if smoothing is outside [0, 1] or nan, or weights is empty or holds
-  ///         a negative or non-finite value.
+  /// Throws: ConfigError if smoothing is outside [0, 1] or nan, weights or pos_weight is
+  ///         empty or holds a negative or non-finite value, or pos_weight is given without
+  ///         logits (PyTorch's BCELoss has none).
   template <Backend B>
   BinaryCrossEntropyLoss<B> init(const Device<B>& device = {}) const;
 };
@@ -79,7 +95,23 @@ struct BinaryCrossEntropyLoss {
   std::optional<double> smoothing;            ///< ε in [0, 1]
   bool logits = false;                        ///< true: the input holds logits
   Reduction reduction = Reduction::Mean;      ///< used by forward
-  KILN_MODULE(BinaryCrossEntropyLoss, weights, smoothing, logits, reduction)
+  std::optional<std::vector<float>> pos_weight;  ///< [1] or [n] (logits only), on the host
+  KILN_MODULE(BinaryCrossEntropyLoss, weights, smoothing, logits, reduction, pos_weight)
+
+  /// `weights: [3, 7], smoothing: 0.05, logits: true, reduction: mean` (and `, pos_weight:
+  /// [2]` when set).
+  void describe_fields(std::ostream& out) const {
+    out << "weights: ";
+    module::describe_field(out, weights);
+    out << ", smoothing: ";
+    module::describe_field(out, smoothing);
+    out << ", logits: " << (logits ? "true" : "false") << ", reduction: ";
+    module::describe_field(out, reduction);
+    if (pos_weight) {
+      out << ", pos_weight: ";
+      module::describe_field(out, pos_weight);
+    }
+  }
 
   /// The reduced loss.
   ///
@@ -105,6 +137,12 @@ struct BinaryCrossEntropyLoss {
                                     const Tensor<B, D, K>& targets) const {
     detail::check_same_shape(kOp, "input", input.shape(), "targets", targets.shape());
     const Shape shape = input.shape();
+    if (pos_weight && pos_weight->size() != 1 &&
+        static_cast<std::int64_t>(pos_weight->size()) != shape[D - 1]) {
+      throw ShapeError(str_cat(kOp, ": pos_weight has ", pos_weight->size(),
+                               " entries but input ", shape, " has ", shape[D - 1],
+                               " labels in its last dim (give 1 or ", shape[D - 1], ")"));
+    }
     if (weights) {
       const std::int64_t needed = D == 1 ? 2 : shape[D - 1];
       if (static_cast<std::int64_t>(weights->size()) != needed) {
@@ -123,7 +161,9 @@ struct BinaryCrossEntropyLoss {
     const Tensor<B, D> t = epsilon > 0.0 ? hard * (1.0 - epsilon) + epsilon / 2.0 : hard;
 
     Tensor<B, D> losses =
-        logits ? activation::softplus(input) - input * t : probability_losses(input, t);
+        logits ? (pos_weight ? pos_weighted_logit_losses(input, t)
+                             : activation::softplus(input) - input * t)
+               : probability_losses(input, t);
     if (weights) {
       if constexpr (D == 1) {
         // w_0·(1 - t) + w_1·t: weights[t] exactly for t ∈ {0, 1}, and the linear
@@ -138,8 +178,39 @@ struct BinaryCrossEntropyLoss {
     return losses;
   }
 
+ /// The element losses times a per-element weight (PyTorch's `weight` argument of
+  /// binary_cross_entropy[_with_logits], broadcast to the input's shape; gradients reach it).
+  /// Shapes: input [...], targets [...], weight [...] (the same shape) -> [...]
+  /// Throws: as forward_no_reduction; ShapeError if weight's shape differs.
+  template <std::size_t D, BinaryTargetKind K>
+  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D, K>& targets,
+                                    const Tensor<B, D>& weight) const {
+    detail::check_same_shape(kOp, "input", input.shape(), "weight", weight.shape());
+    return forward_no_reduction(input, targets) * weight;
+  }
+
  private:
   static constexpr const char* kOp = "BinaryCrossEntropyLoss::forward";
+
+  /// (1 - t)·x + (1 + (pos_weight - 1)·t)·softplus(-x): PyTorch's stable form of
+  /// -(pw·t·log σ(x) + (1 - t)·log(1 - σ(x))).
+  template <std::size_t D>
+  Tensor<B, D> pos_weighted_logit_losses(const Tensor<B, D>& x, const Tensor<B, D>& t) const {
+    const Shape shape = x.shape();
+    const auto log_weight = [&]() -> Tensor<B, D> {
+      if (pos_weight->size() == 1) return t * ((*pos_weight)[0] - 1.0) + 1.0;
+      std::vector<float> v(*pos_weight);
+      for (auto& w : v) w -= 1.f;
+      std::array<std::int64_t, D> dims{};
+      dims.fill(1);
+      dims[D - 1] = shape[D - 1];
+      const auto pw_minus_one =
+          Tensor<B, 1>::from_data(TensorData(Shape{shape[D - 1]}, std::move(v)), x.device())
+              .template reshape<D>(dims);
+      return t * pw_minus_one + 1.0;
+    }();
+    return (1.0 - t) * x + log_weight * activation::softplus(-x);
+  }
 
   /// PyTorch's binary_cross_entropy on probabilities p (checked to lie in [0, 1]).
   template <std::size_t D>
@@ -167,7 +238,15 @@ template <Backend B>
 BinaryCrossEntropyLoss<B> BinaryCrossEntropyLossConfig::init(const Device<B>&) const {
   if (smoothing) detail::check_smoothing("BinaryCrossEntropyLossConfig::init", *smoothing);
   if (weights) detail::check_weights("BinaryCrossEntropyLossConfig::init", *weights);
+  if (pos_weight) {
+    if (!logits) {
+      throw ConfigError("BinaryCrossEntropyLossConfig::init: pos_weight needs logits = true "
+                        "(PyTorch's BCEWithLogitsLoss; BCELoss on probabilities has none)");
+    }
+    detail::check_weights("BinaryCrossEntropyLossConfig::init: pos_weight", *pos_weight);
+  }
   BinaryCrossEntropyLoss<B> loss;
+  loss.pos_weight = pos_weight;
   loss.weights = weights;
   loss.smoothing = smoothing;
   loss.logits = logits;
