@@ -36,7 +36,7 @@ const softmaxRow = (r) => { const m = Math.max(...r); const e = r.map((x) => Mat
 
 describe('examples/js/tutorial', () => {
   it('has at least 11 steps, each a .mjs file directly in the folder', () => {
-    expect(readdirSync(DIR).filter((f) => f.endsWith('.mjs')).length).toBeGreaterThanOrEqual(4);
+    expect(readdirSync(DIR).filter((f) => f.endsWith('.mjs')).length).toBeGreaterThanOrEqual(11);
   });
 
   it('01_tensors.mjs: creation, dtypes, reading data, exercise 1', () => {
@@ -265,4 +265,38 @@ describe('examples/js/tutorial', () => {
     expect(r.v('earlyStopping.stoppedBefore50')).toBe(true);
     expect(r.v('liveTensors')).toBe(0);
   }, 120_000);
+
+  it('06_layers.mjs: each layer gives the shape and values its definition gives; the exercise CNN is [4, 10]', () => {
+    const r = run('06_layers.mjs');
+    expect(r.status, r.out).toBe(0);
+    expect(r.v('linear.out')).toEqual([2, 128]);
+    expect(r.v('conv2d.out')).toEqual([2, 32, 28, 28]);
+    expect(r.v('conv2d.stride2.out')).toEqual([2, 4, Math.floor((28 - 3) / 2) + 1, Math.floor((28 - 3) / 2) + 1]);
+    expect(r.v('batchNorm.out')).toEqual([2, 32, 28, 28]);
+    expect(r.v('batchNorm.channelMeanNearZero')).toBe(true);
+    expect(r.v('dropout.values')).toEqual([0, 2]);            // kept values scaled by 1 / (1 - 0.5)
+    expect(r.v('dropout.eval.identity')).toEqual([[1, 1, 1, 1]]);
+    expect(r.v('maxPool2d.out')).toEqual([2, 1, 14, 14]);
+    expect(r.v('adaptiveAvgPool2d.out')).toEqual([2, 1, 1, 1]);
+    expect(r.v('maxPool2d.values')).toEqual([[[[6, 8], [14, 16]]]]);
+    expect(r.v('adaptiveAvgPool2d.value')).toEqual([[[[(1 + 16) / 2]]]]);
+    expect(r.v('maxPool1d.values')).toEqual([[[5, 4, 3]]]);
+    expect(r.v('embedding.out')).toEqual([2, 3, 256]);
+    expect(r.v('embedding.paddingRow')).toEqual([[[0, 0, 0]]]);
+    const xs = [1, 2, 3, 4];
+    const mean = 2.5;
+    const sd = Math.sqrt(xs.reduce((a, x) => a + (x - mean) ** 2, 0) / 4 + 1e-5);
+    close(r.v('layerNorm.row'), xs.map((x) => (x - mean) / sd), 1e-3);
+    expect(r.v('rmsNorm.out')).toEqual([1, 4]);
+    const x = [-2, -0.5, 0, 0.5, 2];
+    expect(r.v('relu')).toEqual(x.map((v) => Math.max(v, 0)));
+    close(r.v('sigmoid'), x.map((v) => 1 / (1 + Math.exp(-v))), 1e-3);
+    const erf = (z) => { const t = 1 / (1 + 0.3275911 * Math.abs(z)); const y = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-z * z); return z >= 0 ? y : -y; };
+    close(r.v('gelu'), x.map((v) => 0.5 * v * (1 + erf(v / Math.SQRT2))), 1e-3);
+    expect(r.v('softmax.sum')).toBe(1);
+    expect(r.v('functional.conv2d.identity')).toEqual([[[[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], [13, 14, 15, 16]]]]);
+    expect(r.v('exercise6.out')).toEqual([4, 10]);
+    expect(r.v('exercise6.numParams')).toBe((1 * 16 * 9 + 16) + (16 * 32 * 9 + 32) + (32 * 10 + 10));
+    expect(r.v('liveTensors')).toBe(0);
+  }, 60_000);
 });
