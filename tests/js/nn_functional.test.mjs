@@ -221,7 +221,7 @@ describe('losses', () => {
       // r = [0.5, -3, 2, -1]: [0.125, 1.5·(3 - 0.75), 1.5·(2 - 0.75), 0.5]
       expectClose(huber.forward(p, t).dataSync(), [0.125, 3.375, 1.875, 0.5], undefined, 'none');
       const mean = kiln.loss.huber({ delta: 1.5 }).forward(p, t);
-      expect(mean.shape).toEqual([1]);
+      expect(mean.shape).toEqual([]); // a reduced loss is rank 0, as torch (README "Scalar results")
       expectClose(mean.dataSync(), [(0.125 + 3.375 + 1.875 + 0.5) / 4], undefined, 'mean');
       expectClose(F.huber(p, t, { delta: 1.5, reduction: 'sum' }).dataSync(), [5.875], undefined, 'sum');
       // gradient r inside, delta·sign(r) outside, / 4 for the mean
