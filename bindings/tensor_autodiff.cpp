@@ -26,7 +26,9 @@ JsTensor detach(const JsTensor& x) {
   });
 }
 
-Gradients backward(const JsTensor& x) {
+/// backward(); with retain_graph the graph is kept for a later backward through it (PyTorch's
+/// retain_graph), else a second backward through it is a StateError.
+Gradients backward_retain(const JsTensor& x, bool retain_graph) {
   return guarded([&] {
     check_dtype("backward", x, DType::F32);
     if (!x.is_tracked()) {
@@ -35,9 +37,11 @@ Gradients backward(const JsTensor& x) {
           ") does not require gradients: no input of the computation called requireGrad()",
           " (or it ran inside noGrad)"));
     }
-    return Ops::backward(x.value);
+    return Ops::backward(x.value, retain_graph);
   });
 }
+
+Gradients backward(const JsTensor& x) { return backward_retain(x, false); }
 
 /// The gradient of x in grads (a RawTensor), or undefined.
 val grad(const JsTensor& x, const Gradients& grads) {
@@ -75,6 +79,7 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_autodiff) {
   function("tSetRequireGrad", &set_require_grad);
   function("tDetach", &detach);
   function("tBackward", &backward);
+  function("tBackwardRetain", &backward_retain);
   function("tGrad", &grad);
   function("tGradRemove", &grad_remove);
   function("tGradReplace", &grad_replace);

@@ -1,7 +1,7 @@
 // The ops of issue 15 for the JS Tensor (kiln/tensor/ops_ext.hpp): norm, var/std with a
-// correction, amax/amin, pad, tril/triu, cumsum, linspace, einsum, and backward with
-// retainGraph. Each binding converts its JS arguments and calls the engine function once:
-// checks and messages are the engine's (named by the `op` the JS method passes).
+// correction, amax/amin, pad, tril/triu, cumsum, linspace and einsum (backward with
+// retainGraph is in tensor_autodiff.cpp). Each binding converts its JS arguments and calls the
+// engine function once: checks and messages are the engine's (named by the `op` the JS method passes).
 #include <emscripten/bind.h>
 
 #include <cmath>
@@ -111,20 +111,6 @@ JsTensor einsum(std::string equation, const JsTensor& a, const JsTensor& b, int 
   });
 }
 
-/// backward(), keeping the graph when retain_graph (a later backward through it works).
-Gradients backward_retain(const JsTensor& x, bool retain_graph) {
-  return guarded([&] {
-    check_dtype("backward", x, DType::F32);
-    if (!x.is_tracked()) {
-      throw kiln::StateError(kiln::str_cat(
-          "backward: the tensor (shape ", x.shape(),
-          ") does not require gradients: no input of the computation called requireGrad()",
-          " (or it ran inside noGrad)"));
-    }
-    return Ops::backward(x.value, retain_graph);
-  });
-}
-
 }  // namespace
 }  // namespace kiln_js
 
@@ -139,5 +125,4 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_ops_ext) {
   function("tCumsum", &cumsum);
   function("tLinspace", &linspace);
   function("tEinsum", &einsum);
-  function("tBackwardRetain", &backward_retain);
 }

@@ -6,6 +6,7 @@
 import { KilnError } from './errors.js';
 import { Module, saveDtype, SequentialModule, type LoadOptions, type ModuleLeaf, type SaveOptions } from './module_class.js';
 import type { RawModel, RawModule } from './raw.js';
+import { adoptHandle, liveHandle, releaseHandle } from './handle.js';
 import { checkIntArray, checkOptions, describe, engineJson, fail } from './tensor/checks.js';
 import { bindClass, type Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
@@ -124,17 +125,6 @@ function seedOf(options: unknown, op: string): number {
 /** What `config` returns: the spec of a model, or of one layer (`Layer`). */
 export type ModelSpec = SequentialSpec | LayerSpec;
 
-/** Frees the engine model of a Sequential the program lost without dispose(). */
-const modelRegistry =
-  typeof FinalizationRegistry === 'function'
-    ? new FinalizationRegistry<RawModel>((handle) => {
-        try {
-          if (!handle.isDeleted()) handle.delete();
-        } catch {
-          /* already gone */
-        }
-      })
-    : null;
 
 /**
  * A model of layers applied in order (PyTorch's nn.Sequential), built from a spec by
@@ -167,13 +157,12 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
     }
     Object.defineProperty(this, '_h', { value: handle as RawModel, writable: true, enumerable: false });
     Object.defineProperty(this, '_what', { value: 'model', enumerable: false });
-    if (modelRegistry) modelRegistry.register(this, handle as RawModel, this);
+    adoptHandle(this, handle as RawModel);
   }
 
   /** The handle, or KilnError `Disposed` naming `op`. @internal */
   _raw(op: string): RawModel {
-    if (this._h === null) throw new KilnError('Disposed', `${op}: the ${this._what} was disposed`);
-    return this._h;
+    return liveHandle(this, op);
   }
 
   /** Whether dispose() was called. */
@@ -183,12 +172,7 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
 
   /** Frees the engine's memory; a second call does nothing. */
   dispose(): void {
-    const h = this._h;
-    if (h === null) return;
-    this._h = null;
-    if (modelRegistry) modelRegistry.unregister(this);
-    h.release();
-    h.delete();
+    releaseHandle(this);
   }
 
   /** @internal */

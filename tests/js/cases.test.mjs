@@ -4,19 +4,11 @@
 // API's too (whole-tensor reductions give rank-0 tensors, as PyTorch; Kiln C++ keeps Burn's
 // [1]); PyTorch's keepdim=False results are compared after removing the kept dim, as noted
 // per case.
-import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
-import { expectClose } from './helpers.mjs';
+import { caseCheck, caseGrads, caseInput, readCases } from './support/case_runner.mjs';
 
-const casesFile = new URL('../native/cases/cases.jsonl', import.meta.url);
-const cases = new Map(
-  readFileSync(casesFile, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l))
-    .map((c) => [c.id, c]),
-);
+const cases = readCases('cases.jsonl');
 
 let kiln;
 let T;
@@ -28,33 +20,9 @@ afterEach(() => {
   expect(kiln.memory().tensors).toBe(0);
 });
 
-const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
-
-/** A case tensor as a Kiln tensor (int64 -> int32). */
-function input(c, name) {
-  const t = c.inputs[name];
-  const dtype = t.dtype.startsWith('int') ? 'int32' : t.dtype === 'bool' ? 'bool' : 'float32';
-  return T.fromData(t.data.map(num), { shape: t.shape, dtype });
-}
-
-/**
- * Compares a Kiln tensor with expected[name]: values within the case tolerance and the
- * shape equal to `shape` (default: the expected shape).
- */
-function check(c, name, tensor, shape) {
-  const e = c.expected[name];
-  expect(e, `${c.id}: no expected ${name}`).toBeDefined();
-  expect(tensor, `${c.id}.${name}: missing`).toBeDefined();
-  expect(tensor.shape, `${c.id}.${name} shape`).toEqual(shape ?? e.shape);
-  expectClose(tensor.dataSync(), e.data.map(num), c.tolerance);
-}
-
-/** Gradients of sum(out * dy) with respect to the given leaves. */
-function gradsOf(out, dy, leaves) {
-  const loss = dy === undefined ? out : out.mul(dy).sum();
-  const g = loss.backward();
-  return leaves.map((x) => x.grad(g));
-}
+const input = (c, name) => caseInput(T, c, name);
+const check = caseCheck;
+const gradsOf = caseGrads;
 
 function runCase(id, fn) {
   it(id, () => {

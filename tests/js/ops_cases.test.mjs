@@ -4,18 +4,11 @@
 // out-of-range index requests. A whole-tensor reduction (prod_all_v) and a vector·vector
 // matmul are rank-0 [] in both. keepdim=False results are compared
 // after squeezing Kiln's kept dim.
-import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
-import { expectClose } from './helpers.mjs';
+import { caseCheck, caseGrads, caseInput, readCases } from './support/case_runner.mjs';
 
-const cases = new Map(
-  readFileSync(new URL('../native/cases/round2.jsonl', import.meta.url), 'utf8')
-    .split('\n')
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l))
-    .map((c) => [c.id, c]),
-);
+const cases = readCases('round2.jsonl');
 
 let kiln;
 let T;
@@ -27,25 +20,9 @@ afterEach(() => {
   expect(kiln.memory().tensors).toBe(0);
 });
 
-const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
-
-function input(c, name) {
-  const t = c.inputs[name];
-  const dtype = t.dtype.startsWith('int') ? 'int32' : t.dtype === 'bool' ? 'bool' : 'float32';
-  return T.fromData(t.data.map(num), { shape: t.shape, dtype });
-}
-
-function check(c, name, tensor, shape) {
-  const e = c.expected[name];
-  expect(e, `${c.id}: no expected ${name}`).toBeDefined();
-  expect(tensor.shape, `${c.id}.${name} shape`).toEqual(shape ?? e.shape);
-  expectClose(tensor.dataSync(), e.data.map(num), c.tolerance);
-}
-
-function grads(out, dy, leaves) {
-  const g = (dy === undefined ? out : out.mul(dy).sum()).backward();
-  return leaves.map((x) => x.grad(g));
-}
+const input = (c, name) => caseInput(T, c, name);
+const check = caseCheck;
+const grads = caseGrads;
 
 function runCase(id, fn) {
   it(id, () => {
