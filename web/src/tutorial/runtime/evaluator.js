@@ -116,7 +116,7 @@ export function transformCell(code) {
     }
   }
   const lastStmt = body[body.length - 1];
-  const hasValue = lastStmt?.type === 'ExpressionStatement' && !lastStmt.directive;
+  const hasValue = lastStmt?.type === 'ExpressionStatement';
   if (hasValue) {
     insert(lastStmt.expression.start, 'return (');
     insert(lastStmt.expression.end, ')');
