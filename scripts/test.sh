@@ -4,7 +4,9 @@
 # the Vitest suite on the WebAssembly build in Node (tests/js), then the browser end-to-end
 # scripts (tests/e2e, headless Chromium; each skips itself without /usr/bin/chromium): the
 # threaded build's selection, and the playground (builds web/, serves it with vite preview on
-# a free port; screenshots in test-output/playground/); last, a short run of each reader's
+# a free port; screenshots in test-output/playground/) and the tutorial (every cell of
+# web/tutorial/content run in the page; screenshots and summary.json with the Run-all time
+# and the MNIST accuracy in test-output/tutorial/); last, a short run of each reader's
 # libFuzzer target (scripts/fuzz.sh: SafeTensors, IDX, configs; KILN_FUZZ_SECONDS each,
 # default 25; 0 skips them), built in build/fuzz with clang++-14, ASan and UBSan.
 set -euo pipefail
@@ -23,6 +25,8 @@ echo "[test] e2e threads (tests/e2e/threads.e2e.mjs: Vite build + preview, headl
 node tests/e2e/threads.e2e.mjs || status=1
 echo "[test] playground end-to-end (tests/e2e, headless Chromium)"
 node tests/e2e/playground.e2e.mjs || status=1
+echo "[test] tutorial end-to-end (tests/e2e/tutorial.e2e.mjs, headless Chromium)"
+node tests/e2e/tutorial.e2e.mjs || status=1
 
 fuzz_seconds=${KILN_FUZZ_SECONDS:-25}
 if ((fuzz_seconds > 0)); then

@@ -38,6 +38,7 @@ export function cellEditor(parent, code, { onRun, label }) {
         ])),
         basicSetup,
         javascript(),
+        EditorView.lineWrapping,
         theme,
         EditorView.contentAttributes.of({ 'aria-label': label }),
       ],
