@@ -47,7 +47,7 @@ export default {
     assert.ok(num(out, 'seconds') > 0);
   },
   's12-history': (out) => {
-    assert.match(out, /test accuracy/);
+    assert.match(out, /0\.9[7-9]\d\d/); // the table holds the last epoch's test accuracy (> 97 %)
     // 3 files per epoch for 4 epochs, and latest.json
     assert.equal(num(out, 'checkpoint entries'), 13);
     assert.deepEqual(JSON.parse(field(out, 'latest')), { format: 'kiln learner checkpoint', epoch: 4 });
