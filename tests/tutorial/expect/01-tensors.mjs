@@ -43,6 +43,8 @@ export default {
     assert.deepEqual(identity, Array.from({ length: n }, (_, i) => Array.from({ length: n }, (_, j) => (i === j ? 1 : 0))));
     // As written the cell keeps a 2x2 identity (false); the solution's 3x3 one matches eye(3).
     assert.equal(get(out, 'matchesEye'), n === 3);
+    if (/^ints:/m.test(out)) assert.deepEqual(get(out, 'ints'), [10, 20, 30]);
+    if (/^positive:/m.test(out)) assert.deepEqual(get(out, 'positive'), identity.map((row) => row.map((v) => v > 0)));
   },
 };
 
