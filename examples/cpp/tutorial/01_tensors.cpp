@@ -69,8 +69,8 @@ int main() {
     // [/exercise]
     identity.to_data().assert_eq(Tensor<B, 2>::eye(3, device).to_data());
     ints.to_data().assert_eq(TensorData::from<std::int32_t>({10, 20, 30}));
-    positive.to_data().assert_eq(TensorData::from<bool>(
-        {{true, false, false}, {false, true, false}, {false, false, true}}));
+    positive.to_data().assert_eq(
+        TensorData::from<bool>({{true, false, false}, {false, true, false}, {false, false, true}}));
   } catch (const Error& e) {
     std::cerr << "01_tensors: check failed: " << e.what() << "\n";
     return 1;

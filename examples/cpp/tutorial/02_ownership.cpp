@@ -21,7 +21,7 @@ int main() {
       const auto x = Tensor<B, 1>::from_floats({1.f, 2.f, 3.f}, device);
       const auto y = x.exp();  // x is still usable: ops take const references
       const auto z = x.log();
-      const auto w = x + y;    // [1 + e, 2 + e^2, 3 + e^3]
+      const auto w = x + y;  // [1 + e, 2 + e^2, 3 + e^3]
       // [/reuse]
       w.to_data().assert_approx_eq(
           TensorData::from<float>({1.f + std::exp(1.f), 2.f + std::exp(2.f), 3.f + std::exp(3.f)}),

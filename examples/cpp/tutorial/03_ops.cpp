@@ -35,7 +35,7 @@ int main() {
     const auto prod = a * b;
     const auto scaled = a * 2.f + 1.f;  // scalars on either side
     const auto row = Tensor<B, 2>::from_data({{100.f, 200.f}}, device);
-    const auto broadcast = a + row;     // [2, 2] + [1, 2] -> [2, 2]
+    const auto broadcast = a + row;  // [2, 2] + [1, 2] -> [2, 2]
     // [/arithmetic]
     sum.to_data().assert_eq(TensorData::from<float>({{11.f, 22.f}, {33.f, 44.f}}));
     prod.to_data().assert_eq(TensorData::from<float>({{10.f, 40.f}, {90.f, 160.f}}));
@@ -62,8 +62,9 @@ int main() {
     const auto m1 = Tensor<B, 2>::from_data({{1.f, 2.f}, {3.f, 4.f}}, device);
     const auto m2 = Tensor<B, 2>::from_data({{5.f, 6.f}, {7.f, 8.f}}, device);
     const auto product = m1.matmul(m2);  // [2, 2] · [2, 2] -> [2, 2]
-    const auto batched = Tensor<B, 3>::ones({4, 2, 3}, device).matmul(
-        Tensor<B, 3>::ones({1, 3, 5}, device));  // [4, 2, 3] · [1, 3, 5] -> [4, 2, 5]
+    const auto batched =
+        Tensor<B, 3>::ones({4, 2, 3}, device)
+            .matmul(Tensor<B, 3>::ones({1, 3, 5}, device));  // [4, 2, 3] · [1, 3, 5] -> [4, 2, 5]
     // [/matmul]
     product.to_data().assert_eq(TensorData::from<float>({{19.f, 22.f}, {43.f, 50.f}}));
     if (batched.shape() != Shape{4, 2, 5} || batched.max().into_scalar() != 3.f) return 1;
@@ -99,17 +100,17 @@ int main() {
     // [cat]
     const auto c1 = Tensor<B, 2>::from_data({{1.f, 2.f}}, device);
     const auto c2 = Tensor<B, 2>::from_data({{3.f, 4.f}}, device);
-    const auto catted = Tensor<B, 2>::cat({c1, c2}, 0);          // an existing dim: [2, 2]
-    const auto stacked = Tensor<B, 2>::stack<3>({c1, c2}, 0);   // a new dim: [2, 1, 2]
+    const auto catted = Tensor<B, 2>::cat({c1, c2}, 0);        // an existing dim: [2, 2]
+    const auto stacked = Tensor<B, 2>::stack<3>({c1, c2}, 0);  // a new dim: [2, 1, 2]
     // [/cat]
     catted.to_data().assert_eq(TensorData::from<float>({{1.f, 2.f}, {3.f, 4.f}}));
     if (stacked.shape() != Shape{2, 1, 2}) return 1;
 
     // [slice]
-    const auto s = Tensor<B, 2>::from_data({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}, {7.f, 8.f, 9.f}},
-                                           device);
-    const auto row0 = s.slice({{0, 1}, {0, 3}});                    // [[1, 2, 3]]
-    const auto col01 = s.slice({{0, 3}, {0, 2}});                   // [[1, 2], [4, 5], [7, 8]]
+    const auto s =
+        Tensor<B, 2>::from_data({{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}, {7.f, 8.f, 9.f}}, device);
+    const auto row0 = s.slice({{0, 1}, {0, 3}});                     // [[1, 2, 3]]
+    const auto col01 = s.slice({{0, 3}, {0, 2}});                    // [[1, 2], [4, 5], [7, 8]]
     const auto last_col = s.slice({Slice::all(), Slice::from(-1)});  // [[3], [6], [9]]
     // [/slice]
     row0.to_data().assert_eq(TensorData::from<float>({{1.f, 2.f, 3.f}}));
@@ -129,8 +130,8 @@ int main() {
     // [exercise]
     const auto normalized =
         min_max_normalize(Tensor<B, 1>::from_floats({2.f, 4.f, 6.f, 8.f, 10.f}, device));
-    const auto probs = softmax_by_hand(
-        Tensor<B, 2>::from_data({{1.f, 2.f, 3.f}, {1.f, 1.f, 1.f}}, device));
+    const auto probs =
+        softmax_by_hand(Tensor<B, 2>::from_data({{1.f, 2.f, 3.f}, {1.f, 1.f, 1.f}}, device));
     // [/exercise]
     normalized.to_data().assert_approx_eq(TensorData::from<float>({0.f, .25f, .5f, .75f, 1.f}),
                                           tol);

@@ -28,7 +28,7 @@ int main() {
     const auto x = Tensor<TB, 1>::from_floats({1.f, 2.f, 3.f}, device).require_grad();
     const auto loss = x.powf_scalar(2.0).sum();  // 1 + 4 + 9 = 14
     const auto grads = loss.backward();
-    const Tensor<Cpu, 1> dx = *x.grad(grads);      // d(sum x²)/dx = 2x: [2, 4, 6]
+    const Tensor<Cpu, 1> dx = *x.grad(grads);  // d(sum x²)/dx = 2x: [2, 4, 6]
     // [/first]
     if (loss.into_scalar() != 14.f) return 1;
     dx.to_data().assert_eq(TensorData::from<float>({2.f, 4.f, 6.f}));
@@ -36,10 +36,10 @@ int main() {
     // [data]
     const auto data = Tensor<TB, 1>::from_floats({5.f, 6.f, 7.f}, device);  // not tracked
     const auto grads2 = (x * data).sum().backward();
-    const auto dx2 = x.grad(grads2);           // d(sum x·data)/dx = data
+    const auto dx2 = x.grad(grads2);                           // d(sum x·data)/dx = data
     const bool data_has_grad = data.grad(grads2).has_value();  // false
     const auto cut = (x.detach() * 3.f + x).sum().backward();
-    const auto dx3 = x.grad(cut);              // only the `+ x` path: [1, 1, 1]
+    const auto dx3 = x.grad(cut);  // only the `+ x` path: [1, 1, 1]
     // [/data]
     dx2->to_data().assert_eq(TensorData::from<float>({5.f, 6.f, 7.f}));
     if (data_has_grad) return 1;
@@ -53,8 +53,10 @@ int main() {
     const auto out = inference.forward(input);  // = fc(input), every run
     // [/valid]
     out.to_data().assert_approx_eq(inference.fc.forward(input).to_data(), Tolerance::exact());
-    net.fc.forward(Tensor<TB, 2>::from_inner(input)).inner().to_data().assert_approx_eq(
-        out.to_data(), Tolerance::default_f32());
+    net.fc.forward(Tensor<TB, 2>::from_inner(input))
+        .inner()
+        .to_data()
+        .assert_approx_eq(out.to_data(), Tolerance::default_f32());
 
     // [exercise]
     const auto w = Tensor<TB, 1>::from_floats({0.5f, -0.3f, 0.8f}, device).require_grad();

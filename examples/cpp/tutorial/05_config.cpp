@@ -14,7 +14,7 @@ using B = Cpu;
 
 // [derive]
 struct ExperimentConfig {
-  std::int64_t hidden_size;             // required: no default
+  std::int64_t hidden_size;  // required: no default
   double dropout = 0.5;
   std::string activation = "relu";
   double lr = 1e-4;
@@ -28,16 +28,16 @@ int main() {
     const Device<B> device;
     // [layer]
     const auto config = nn::LinearConfig(784, 128).with_bias(true);  // what, not yet built
-    std::cout << config << "\n";  // every field, defaults included
+    std::cout << config << "\n";             // every field, defaults included
     const auto fc = config.init<B>(device);  // now the weights exist
     // [/layer]
     if (fc.num_params() != 784 * 128 + 128 || !config.bias) return 1;
 
     // [json]
     const auto path = (std::filesystem::temp_directory_path() / "linear.json").string();
-    config.save(path);                                  // Burn: config.save("...")
-    const auto loaded = nn::LinearConfig::load(path);   // Burn: LinearConfig::load("...")
-    const bool same = loaded == config;                 // true
+    config.save(path);                                 // Burn: config.save("...")
+    const auto loaded = nn::LinearConfig::load(path);  // Burn: LinearConfig::load("...")
+    const bool same = loaded == config;                // true
     // [/json]
     if (!same) return 1;
 
