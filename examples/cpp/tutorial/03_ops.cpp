@@ -11,6 +11,7 @@
 using namespace kiln;
 using B = Cpu;
 
+// [exercise-functions]
 /// (t - min) / (max - min) over all elements. Shapes: [n] -> [n].
 Tensor<B, 1> min_max_normalize(const Tensor<B, 1>& t) {
   const auto min = t.min();  // [1]: broadcasts over t
@@ -23,6 +24,7 @@ Tensor<B, 2> softmax_by_hand(const Tensor<B, 2>& t) {
   const auto e = t.exp();
   return e / e.sum_dim(1);  // [rows, n] / [rows, 1]
 }
+// [/exercise-functions]
 
 int main() {
   try {

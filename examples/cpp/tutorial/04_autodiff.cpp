@@ -9,6 +9,7 @@
 using namespace kiln;
 using TB = Autodiff<Cpu>;  // Cpu's ops, plus backward() (Burn: Autodiff<NdArray>)
 
+// [net]
 /// A linear layer followed by dropout: enough to see what valid() changes.
 template <Backend B>  // KILN_MODULE expects the backend parameter to be named B
 struct Net {
@@ -20,6 +21,7 @@ struct Net {
     return dropout.forward(fc.forward(x));
   }
 };
+// [/net]
 
 int main() {
   try {
