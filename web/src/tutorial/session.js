@@ -1,0 +1,103 @@
+// The page's side of the notebook (DOM-free): sends cells to the worker, one run at a time,
+// and implements Stop (terminate the worker, start a fresh one, and report which cells ran
+// in the old one and so must be re-run). Tested in Node with worker_threads.
+
+/** The error a cell ends with when Stop ends it. */
+export const STOPPED = { type: 'error', name: 'Stopped', code: null, message: 'stopped: the notebook was restarted (Stop)', line: null, column: null };
+
+/**
+ * A notebook session over a worker.
+ */
+export class NotebookSession {
+  /**
+   * @param {() => {postMessage: Function, terminate: Function, onmessage: Function | null}} createWorker
+   *   makes a worker serving worker_core.js (a browser Worker or a Node adapter)
+   * @param {{onEvent?: (id: string, ev: object) => void, onStart?: (id: string) => void}} [hooks]
+   */
+  constructor(createWorker, hooks = {}) {
+    this.createWorker = createWorker;
+    this.hooks = hooks;
+    this.worker = null;
+    this.nextRun = 1;
+    this.pending = new Map(); // run -> {id, resolve}
+    this.ran = []; // ids of the cells run in the current worker, in order (no repeats)
+    this.running = null; // id of the cell running
+    this.generation = 0;
+  }
+
+  ensureWorker() {
+    if (this.worker) return this.worker;
+    const w = this.createWorker();
+    const gen = ++this.generation;
+    w.onmessage = (e) => {
+      if (gen !== this.generation) return;
+      this.onMessage(e?.data ?? e);
+    };
+    this.worker = w;
+    return w;
+  }
+
+  onMessage(msg) {
+    const p = this.pending.get(msg.run);
+    if (msg.type === 'fatal') {
+      for (const [run, q] of this.pending) {
+        this.pending.delete(run);
+        q.resolve({ id: q.id, status: 'error', error: { ...STOPPED, name: 'Error', message: `the engine did not load: ${msg.message}` }, ms: 0 });
+      }
+      return;
+    }
+    if (!p) return;
+    if (msg.type === 'start') {
+      this.running = p.id;
+      this.hooks.onStart?.(p.id);
+    } else if (msg.type === 'event') {
+      this.hooks.onEvent?.(p.id, msg.ev);
+    } else if (msg.type === 'done') {
+      this.pending.delete(msg.run);
+      if (this.running === p.id) this.running = null;
+      if (!this.ran.includes(p.id)) this.ran.push(p.id);
+      p.resolve({ id: p.id, status: msg.status, error: msg.error, ms: msg.ms });
+    }
+  }
+
+  /**
+   * Runs a cell after those already sent.
+   * @returns {Promise<{id: string, status: 'ok'|'error', error: object|null, ms: number}>}
+   *   a cell ended by Stop resolves with status 'error' and error STOPPED.
+   */
+  run(id, code) {
+    const w = this.ensureWorker();
+    const run = this.nextRun++;
+    return new Promise((resolve) => {
+      this.pending.set(run, { id, resolve });
+      w.postMessage({ type: 'run', run, id, code });
+    });
+  }
+
+  /** Whether a cell is running or waiting. */
+  get busy() {
+    return this.pending.size > 0;
+  }
+
+  /**
+   * Stop: terminates the worker (ending a runaway cell), resolves the cell running and the
+   * ones waiting as stopped; the next run starts a fresh worker.
+   * @returns {{stopped: string[], stale: string[]}} stopped: the cells ended or cancelled;
+   *   stale: the cells that had run in the old worker (their names are gone: re-run them)
+   */
+  stop() {
+    this.worker?.terminate();
+    this.worker = null;
+    this.generation++;
+    const stopped = [];
+    for (const [run, p] of this.pending) {
+      this.pending.delete(run);
+      stopped.push(p.id);
+      p.resolve({ id: p.id, status: 'error', error: STOPPED, ms: 0 });
+    }
+    const stale = this.ran;
+    this.ran = [];
+    this.running = null;
+    return { stopped, stale };
+  }
+}

@@ -1,0 +1,71 @@
+// The service worker of the site (template: web/vite-tutorial.js prepends PRECACHE, the
+// built files, and VERSION, a hash of their contents). After the first visit the pages,
+// the engine (JS + wasm) and the MNIST files already fetched work offline:
+// - install: precache the app shell (HTML, JS chunks, CSS, wasm) of this build;
+// - HTML (navigations): network first, the cached copy when offline;
+// - other precached files (hashed names): cache first;
+// - /mnist/<file>: cache first, stored the first time it is fetched.
+/* global PRECACHE, VERSION */
+const SHELL = `kiln-shell-${VERSION}`;
+const DATA = 'kiln-mnist-v1';
+const scopeUrl = new URL('./', self.location.href);
+const shellUrls = new Set(PRECACHE.map((p) => new URL(p, scopeUrl).href));
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    caches
+      .open(SHELL)
+      .then((cache) => cache.addAll([...shellUrls]))
+      .then(() => self.skipWaiting()),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    caches
+      .keys()
+      .then((keys) => Promise.all(keys.filter((k) => k.startsWith('kiln-shell-') && k !== SHELL).map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+async function networkFirst(request, key) {
+  const cache = await caches.open(SHELL);
+  try {
+    const response = await fetch(request);
+    if (response.ok) cache.put(key, response.clone());
+    return response;
+  } catch (e) {
+    const hit = await cache.match(key);
+    if (hit) return hit;
+    throw e;
+  }
+}
+
+async function cacheFirst(request, cacheName) {
+  const cache = await caches.open(cacheName);
+  const hit = await cache.match(request, { ignoreSearch: true });
+  if (hit) return hit;
+  const response = await fetch(request);
+  if (response.ok) await cache.put(request, response.clone());
+  return response;
+}
+
+self.addEventListener('fetch', (event) => {
+  const { request } = event;
+  if (request.method !== 'GET') return;
+  const url = new URL(request.url);
+  if (url.origin !== self.location.origin) return;
+  const path = url.pathname;
+  if (/\/mnist\/[a-z0-9-]+$/.test(path)) {
+    event.respondWith(cacheFirst(request, DATA));
+    return;
+  }
+  const key = url.origin + url.pathname;
+  if (request.mode === 'navigate' || path.endsWith('/') || path.endsWith('.html')) {
+    const page = path.endsWith('/index.html') ? key.replace(/index\.html$/, '') : key;
+    if (shellUrls.has(page)) event.respondWith(networkFirst(request, page));
+    return;
+  }
+  if (shellUrls.has(key)) event.respondWith(cacheFirst(request, SHELL));
+});

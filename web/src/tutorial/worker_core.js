@@ -1,0 +1,45 @@
+// The notebook's worker side (DOM-free): owns one Notebook and runs the cells it is sent,
+// one at a time, in order. The page's Web Worker (worker.js) and the Node tests
+// (tests/js/support/notebook_worker_node.mjs, worker_threads) wire it to their port.
+//
+// Messages in:  {type: 'run', run, id, code}
+// Messages out: {type: 'ready'} | {type: 'fatal', message},
+//               {type: 'start', run, id}, {type: 'event', run, id, ev},
+//               {type: 'done', run, id, status, error, ms}
+import { Notebook } from './runtime/notebook.js';
+
+/**
+ * Serves a notebook on a message port.
+ * @param {{post: (msg: object) => void, listen: (handler: (msg: object) => void) => void}} port
+ * @param {{loadKiln: () => Promise<object>, fetchMnist: (file: string) => Promise<Uint8Array>}} env
+ */
+export function serveNotebook(port, { loadKiln, fetchMnist }) {
+  let queue = Promise.resolve();
+  const ready = loadKiln().then(
+    (kiln) => {
+      const nb = new Notebook({ kiln, fetchMnist });
+      port.post({ type: 'ready' });
+      return nb;
+    },
+    (e) => {
+      port.post({ type: 'fatal', message: String(e?.message ?? e) });
+      throw e;
+    },
+  );
+  port.listen((msg) => {
+    if (msg?.type !== 'run') return;
+    const { run, id, code } = msg;
+    queue = queue.then(async () => {
+      let nb;
+      try {
+        nb = await ready;
+      } catch (e) {
+        port.post({ type: 'done', run, id, status: 'error', error: { type: 'error', name: 'Error', code: null, message: `the engine did not load: ${e?.message ?? e}`, line: null, column: null }, ms: 0 });
+        return;
+      }
+      port.post({ type: 'start', run, id });
+      const r = await nb.runCell(id, code, { onEvent: (ev) => port.post({ type: 'event', run, id, ev }) });
+      port.post({ type: 'done', run, id, status: r.status, error: r.error, ms: r.ms });
+    });
+  });
+}
