@@ -14,6 +14,12 @@ const NUM_PARAMS = 101770; // 784·128 + 128 + 128·10 + 10
 const FIRST_TEST_LABELS = '7 2 1 0 4 1 4 9 5 9';
 
 export default {
+  's13-setup': (out) => {
+    // Step 12 trains and checkpoints 4 epochs; each run of the resume cell adds one.
+    const epoch = num(out, 'weights from checkpoint epoch');
+    assert.ok(Number.isInteger(epoch) && epoch >= 4, `checkpoint epoch ${epoch}`);
+    assert.equal(num(out, 'test images'), 10000);
+  },
   's13-save': (out) => {
     assert.equal(field(out, 'stored'), 'true');
     const bytes = num(out, 'bytes');
