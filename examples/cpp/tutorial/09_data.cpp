@@ -55,7 +55,7 @@ int main() {
       {{5, 6, 7, 8}, 1},
       {{9, 10, 11, 12}, 2},
   }));
-  std::cout << "dataset.len: " << dataset->len() << "\n";        // 3
+  std::cout << "dataset.len: " << dataset->len() << "\n";                   // 3
   std::cout << "dataset.get(1).label: " << dataset->get(1)->label << "\n";  // 1
   const data::MapperDataset<Sample, Sample> doubled(dataset, [](const Sample& s) {
     Sample d = s;

@@ -54,10 +54,12 @@ int main() {
 
   // [accumulate]
   B::seed(1);
-  auto model = Mlp<B>{nn::LinearConfig(2, 16).init<B>(device), nn::LinearConfig(16, 16).init<B>(device),
-                      nn::LinearConfig(16, 2).init<B>(device), nn::Relu{}};
+  auto model =
+      Mlp<B>{nn::LinearConfig(2, 16).init<B>(device), nn::LinearConfig(16, 16).init<B>(device),
+             nn::LinearConfig(16, 2).init<B>(device), nn::Relu{}};
   const auto loss_fn = nn::loss::CrossEntropyLossConfig().init<B>(device);
-  const auto inputs = Tensor<B, 2>::from_data({{0.f, 0.f}, {0.f, 1.f}, {1.f, 0.f}, {1.f, 1.f}}, device);
+  const auto inputs =
+      Tensor<B, 2>::from_data({{0.f, 0.f}, {0.f, 1.f}, {1.f, 0.f}, {1.f, 1.f}}, device);
   const auto targets = Tensor<B, 1, Int>::from_ints({0, 1, 1, 0}, device);
 
   // Two half batches, each loss divided by 2: their summed gradients are the whole batch's.

@@ -46,7 +46,7 @@ struct XorSample {
 template <Backend B>
 struct XorBatcher {
   std::pair<Tensor<B, 2>, Tensor<B, 1, Int>> batch(std::vector<XorSample> items,
-                                                  const Device<B>& device) const {
+                                                   const Device<B>& device) const {
     const auto n = static_cast<std::int64_t>(items.size());
     std::vector<float> xs;
     std::vector<std::int32_t> ys;
@@ -82,22 +82,22 @@ int main() {
   const int num_epochs = 50;
   auto model = XorModelConfig().init<TrainB>(device);
   auto optim = optim::AdamConfig().init<TrainB>();
-  const auto loader =
-      data::DataLoaderBuilder<TrainB, XorSample, std::pair<Tensor<TrainB, 2>, Tensor<TrainB, 1, Int>>>(
-          XorBatcher<TrainB>{})
-          .batch_size(32)
-          .shuffle(42)
-          .build(make_xor_dataset());
+  const auto loader = data::DataLoaderBuilder<TrainB, XorSample,
+                                              std::pair<Tensor<TrainB, 2>, Tensor<TrainB, 1, Int>>>(
+                          XorBatcher<TrainB>{})
+                          .batch_size(32)
+                          .shuffle(42)
+                          .build(make_xor_dataset());
   const auto loss_fn = nn::loss::CrossEntropyLossConfig().init<TrainB>(device);
 
   for (int epoch = 1; epoch <= num_epochs; ++epoch) {
     double epoch_loss = 0;
     int n_batches = 0;
     for (const auto& [inputs, targets] : *loader) {
-      const auto logits = model.forward(inputs);                       // forward
-      const auto loss = loss_fn.forward(logits, targets);              // loss
+      const auto logits = model.forward(inputs);           // forward
+      const auto loss = loss_fn.forward(logits, targets);  // loss
       auto grads = optim::GradientsParams<TrainB>::from_grads(loss.backward(), model);
-      model = optim.step(lr, model, std::move(grads));                 // update
+      model = optim.step(lr, model, std::move(grads));  // update
       epoch_loss += loss.into_scalar();
       ++n_batches;
     }
@@ -110,7 +110,8 @@ int main() {
 
   // [valid]
   const XorModel<InferB> model_valid = model.valid();  // no autodiff: runs on Cpu
-  const auto test_input = Tensor<InferB, 2>::from_data({{0.f, 0.f}, {0.f, 1.f}, {1.f, 0.f}, {1.f, 1.f}});
+  const auto test_input =
+      Tensor<InferB, 2>::from_data({{0.f, 0.f}, {0.f, 1.f}, {1.f, 0.f}, {1.f, 1.f}});
   const auto classes = model_valid.forward(test_input).argmax(1).squeeze_dim<1>(1);
   std::cout << "predictions (should be 0 1 1 0): " << classes.to_data() << "\n";
   // [/valid]

@@ -23,7 +23,8 @@ struct Mlp {
 
   Tensor<B, 2> forward(const Tensor<B, 3>& images) const {  // [batch, 28, 28] -> [batch, 10]
     const auto [batch_size, height, width] = images.dims();
-    const auto x = images.template reshape<2>(std::array<std::int64_t, 2>{batch_size, height * width});
+    const auto x =
+        images.template reshape<2>(std::array<std::int64_t, 2>{batch_size, height * width});
     return fc2.forward(activation.forward(fc1.forward(x)));
   }
 
@@ -33,8 +34,8 @@ struct Mlp {
     auto loss = nn::loss::CrossEntropyLossConfig().init<B>().forward(logits, batch.targets);
     return {std::move(loss), std::move(logits), batch.targets};
   }
-  train::TrainOutput<train::ClassificationOutput<B>> train_step(const MnistBatch<B>& batch) const
-      requires AutodiffBackend<B> {
+  train::TrainOutput<train::ClassificationOutput<B>> train_step(
+      const MnistBatch<B>& batch) const requires AutodiffBackend<B> {
     auto item = inference_step(batch);
     auto grads = item.loss.backward();
     return {*this, std::move(grads), std::move(item)};
@@ -50,21 +51,23 @@ int main() {
   std::filesystem::remove_all(artifact_dir);
 
   // [loaders]
-  auto train_set = data::share(data::vision::MnistDataset::train(data::vision::default_mnist_dir()));
+  auto train_set =
+      data::share(data::vision::MnistDataset::train(data::vision::default_mnist_dir()));
   auto test_set = data::share(data::vision::MnistDataset::test(data::vision::default_mnist_dir()));
   const auto train_loader =
       data::DataLoaderBuilder<B, MnistItem, MnistBatch<B>>(data::vision::MnistBatcher<B>{})
           .batch_size(64)
           .shuffle(42)
           .build(train_set);
-  const auto test_loader =
-      data::DataLoaderBuilder<Inner, MnistItem, MnistBatch<Inner>>(data::vision::MnistBatcher<Inner>{})
-          .batch_size(1000)
-          .build(test_set);
+  const auto test_loader = data::DataLoaderBuilder<Inner, MnistItem, MnistBatch<Inner>>(
+                               data::vision::MnistBatcher<Inner>{})
+                               .batch_size(1000)
+                               .build(test_set);
   // [/loaders]
 
   // [fit]
-  auto model = Mlp<B>{nn::LinearConfig(784, 128).init<B>(), nn::Relu{}, nn::LinearConfig(128, 10).init<B>()};
+  auto model =
+      Mlp<B>{nn::LinearConfig(784, 128).init<B>(), nn::Relu{}, nn::LinearConfig(128, 10).init<B>()};
   auto result =
       train::SupervisedTraining(artifact_dir, train_loader, test_loader)
           .metrics({train::AccuracyMetric{}, train::LossMetric{}})
@@ -74,7 +77,8 @@ int main() {
           .on_event([](const train::TrainingEvent& e) {
             if (e.kind == train::TrainingEvent::Kind::EpochEnd && e.split == train::Split::Valid) {
               std::cout << "epoch " << e.epoch << ":";
-              for (const auto& m : e.metrics) std::cout << " valid " << m.name << " " << m.formatted;
+              for (const auto& m : e.metrics)
+                std::cout << " valid " << m.name << " " << m.formatted;
               std::cout << "\n";
             }
           })
@@ -88,7 +92,8 @@ int main() {
   std::cout << "test accuracy: " << accuracy << " (60,000 training images, 4 epochs)\n";
   bool ok = accuracy > 0.97 && result.history.size() == 4;
   for (const char* file : {"model-4.safetensors", "optim-4.safetensors", "state-4.json"}) {
-    const bool there = std::filesystem::exists(std::filesystem::path(artifact_dir) / "checkpoint" / file);
+    const bool there =
+        std::filesystem::exists(std::filesystem::path(artifact_dir) / "checkpoint" / file);
     std::cout << "checkpoint/" << file << ": " << (there ? "written" : "MISSING") << "\n";
     ok &= there;
   }

@@ -21,7 +21,8 @@ struct Mlp {
 
   Tensor<B, 2> forward(const Tensor<B, 3>& images) const {  // [batch, 28, 28] -> [batch, 10]
     const auto [batch_size, height, width] = images.dims();
-    const auto x = images.template reshape<2>(std::array<std::int64_t, 2>{batch_size, height * width});
+    const auto x =
+        images.template reshape<2>(std::array<std::int64_t, 2>{batch_size, height * width});
     return fc2.forward(activation.forward(fc1.forward(x)));
   }
   train::ClassificationOutput<B> inference_step(const MnistBatch<B>& batch) const {
@@ -29,8 +30,8 @@ struct Mlp {
     auto loss = nn::loss::CrossEntropyLossConfig().init<B>().forward(logits, batch.targets);
     return {std::move(loss), std::move(logits), batch.targets};
   }
-  train::TrainOutput<train::ClassificationOutput<B>> train_step(const MnistBatch<B>& batch) const
-      requires AutodiffBackend<B> {
+  train::TrainOutput<train::ClassificationOutput<B>> train_step(
+      const MnistBatch<B>& batch) const requires AutodiffBackend<B> {
     auto item = inference_step(batch);
     auto grads = item.loss.backward();
     return {*this, std::move(grads), std::move(item)};
@@ -54,14 +55,18 @@ using Inner = Cpu;
 /// after that epoch's checkpoint instead of starting afresh.
 auto run(const std::string& dir, std::int64_t num_epochs, std::int64_t resume_from) {
   B::seed(42);
-  auto train_set = data::share(data::vision::MnistDataset::train(data::vision::default_mnist_dir()));
+  auto train_set =
+      data::share(data::vision::MnistDataset::train(data::vision::default_mnist_dir()));
   auto test_set = data::share(data::vision::MnistDataset::test(data::vision::default_mnist_dir()));
   const auto train_loader =
       data::DataLoaderBuilder<B, MnistItem, MnistBatch<B>>(data::vision::MnistBatcher<B>{})
-          .batch_size(64).shuffle(42).build(data::PartialDataset<MnistItem>(train_set, 0, 10000));
-  const auto test_loader =
-      data::DataLoaderBuilder<Inner, MnistItem, MnistBatch<Inner>>(data::vision::MnistBatcher<Inner>{})
-          .batch_size(1000).build(data::PartialDataset<MnistItem>(test_set, 0, 1000));
+          .batch_size(64)
+          .shuffle(42)
+          .build(data::PartialDataset<MnistItem>(train_set, 0, 10000));
+  const auto test_loader = data::DataLoaderBuilder<Inner, MnistItem, MnistBatch<Inner>>(
+                               data::vision::MnistBatcher<Inner>{})
+                               .batch_size(1000)
+                               .build(data::PartialDataset<MnistItem>(test_set, 0, 1000));
   // [resume]
   auto training = train::SupervisedTraining(dir, train_loader, test_loader)
                       .metrics({train::AccuracyMetric{}, train::LossMetric{}})
@@ -69,7 +74,8 @@ auto run(const std::string& dir, std::int64_t num_epochs, std::int64_t resume_fr
                       .num_epochs(num_epochs)
                       .quiet();
   if (resume_from > 0) training = training.checkpoint(resume_from);  // or .resume_latest()
-  return training.launch(train::Learner(MlpConfig().init<B>(), optim::AdamConfig().init<B>(), 1e-3));
+  return training.launch(
+      train::Learner(MlpConfig().init<B>(), optim::AdamConfig().init<B>(), 1e-3));
   // [/resume]
 }
 
@@ -114,7 +120,8 @@ int main() {
   // [/infer]
   check(item.label == 4, "test item 42 is a 4");
   check(predicted == item.label, "the loaded model reads it");
-  const auto same = (loaded.forward(batch.images) - trained.forward(batch.images)).abs().max().into_scalar();
+  const auto same =
+      (loaded.forward(batch.images) - trained.forward(batch.images)).abs().max().into_scalar();
   check(same == 0.f, "the loaded model's logits equal the trained model's");
   std::filesystem::remove_all(dir);
   return ok ? 0 : 1;
