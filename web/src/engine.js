@@ -23,6 +23,15 @@ export class Engine {
     this.kiln = kiln;
   }
 
+  /**
+   * The SafeTensors bytes stored in IndexedDB under `name` (kiln.io: database "kiln-dl",
+   * store "safetensors").
+   * @throws KilnError `Io` if nothing is stored under name; `State` without IndexedDB.
+   */
+  loadBytesFromIndexedDB(name) {
+    return this.kiln.io.loadBytesFromIndexedDB(name);
+  }
+
   /** {simd, threads, arch, build} as the package reports it, or {} if it has no such call. */
   info() {
     return typeof this.kiln.backendInfo === 'function' ? this.kiln.backendInfo() : {};

@@ -1,7 +1,7 @@
 // The playground page: controls <-> set-up (state.js, kept in the URL), the model
 // builder (modelspec.js), and the views fed by the training worker (worker.js).
 import KilnWorker from './worker.js?worker';
-import { decodeState, encodeState, defaultState, isToy } from './state.js';
+import { decodeState, encodeState, defaultState, isToy, modelKey, parseWeightsRef } from './state.js';
 import {
   describeModel,
   ACTIVATIONS,
@@ -35,6 +35,7 @@ const pending = new Map(); // predict id -> callback
 let drawing = null; // the current drawing (28 x 28 grey) or null
 let drawBusy = false;
 let drawDirty = false;
+let weightsModel = null; // modelKey() of the set-up the link's weights=idb:<name> came with
 
 const inputFor = (s) =>
   isToy(s.data)
@@ -109,6 +110,11 @@ worker.onmessage = (ev) => {
     case 'saved':
       onSaved(m);
       break;
+    case 'weights':
+      // weights=idb:<name>: loaded, or why not (the model then starts from random weights).
+      document.body.dataset.weights = m.status;
+      say(m.text, m.kind);
+      break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
       break;
@@ -150,7 +156,10 @@ function setup(weights = null) {
     return;
   }
   const mnistBase = new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
-  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights });
+  const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
+  if (idbWeights) document.body.dataset.weights = 'loading';
+  else delete document.body.dataset.weights;
+  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights });
   setStatus('loading');
 }
 
@@ -273,6 +282,10 @@ function changed({ rerender = false } = {}) {
   else {
     renderOutputs();
     renderModelInfo();
+  }
+  if (state.weights && modelKey(state) !== weightsModel) {
+    say(`The layers changed: the weights "${parseWeightsRef(state.weights).name}" no longer apply; the model starts from random weights.`, 'info');
+    state.weights = null;
   }
   writeUrl();
   scheduleSetup();
@@ -581,7 +594,7 @@ $('load-input').addEventListener('change', async (ev) => {
     say(`Load model: the set-up in ${json.name} is not valid: ${warnings.join('; ')}`, 'error');
     return;
   }
-  state = loaded;
+  state = { ...loaded, weights: null }; // the file's weights, not the link's
   renderControls();
   writeUrl();
   if (!desc.ok) {
@@ -610,6 +623,7 @@ const charts = new Charts($('loss-chart'), $('acc-chart'));
 function loadFromUrl() {
   const { state: s, warnings } = decodeState(location.hash);
   state = s;
+  weightsModel = state.weights ? modelKey(state) : null;
   for (const w of warnings) say(w, 'warn');
   renderControls();
   writeUrl();

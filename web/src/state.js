@@ -2,6 +2,10 @@
 // fragment (`#data=xor&layers=d8-tanh,d8-tanh&opt=adam&lr=0.01...`), so that a link
 // reproduces the set-up. Pure JS (no DOM), unit-tested in tests/js/playground.
 //
+// `weights=idb:<name>` (optional, last) starts the model from the SafeTensors weights stored
+// in this browser's IndexedDB under <name> (kiln.io.saveToIndexedDB; the tutorial's Step 13
+// links here with it) instead of random ones.
+//
 // Layers are written one token each, comma-separated:
 //   dense: d<units>-<activation>[-<dropout>]              e.g. d128-relu, d64-tanh-0.2
 //   conv:  c<filters>-<kernel>-<activation>-<pool>[-same] e.g. c8-3-relu-max, c16-5-gelu-none-same
@@ -40,7 +44,31 @@ export function defaultState(data = 'xor') {
     wd: 0,
     seed: 1,
     ...TRAIN_DEFAULTS[toy ? 'toy' : 'mnist'],
+    weights: null, // or 'idb:<name>': initial weights from IndexedDB
   };
+}
+
+/** The longest IndexedDB entry name a link may name. */
+export const MAX_WEIGHTS_NAME = 200;
+
+/**
+ * Reads the `weights` setting of a link: `idb:<name>` (the SafeTensors bytes stored in
+ * IndexedDB under <name>, database "kiln-dl", store "safetensors").
+ * @returns {{source: 'idb', name: string}}
+ * @throws {Error} naming what was given and what is expected.
+ */
+export function parseWeightsRef(text) {
+  const m = /^idb:(.+)$/s.exec(String(text ?? ''));
+  if (!m) throw new Error(`weights "${text}": expected idb:<name> (weights stored in this browser's IndexedDB)`);
+  const name = m[1];
+  if (name.length > MAX_WEIGHTS_NAME) throw new Error(`weights: the name is ${name.length} characters long, at most ${MAX_WEIGHTS_NAME}`);
+  if (name.trim() !== name || /[\u0000-\u001f]/.test(name)) throw new Error(`weights "${text}": the name may not start or end with spaces or hold control characters`);
+  return { source: 'idb', name };
+}
+
+/** The part of a set-up that decides the model's parameters: the data kind and the layers. */
+export function modelKey(state) {
+  return `${state.data === 'gauss' ? `gauss${state.classes}` : state.data}|${state.layers.map(encodeLayer).join(',')}`;
 }
 
 /**
@@ -128,6 +156,7 @@ export function encodeState(state) {
     if (f.key === 'momentum' && state.opt !== 'sgd') continue;
     num(f);
   }
+  if (state.weights) parts.push(`weights=idb:${encodeURIComponent(parseWeightsRef(state.weights).name)}`);
   return parts.join('&');
 }
 
@@ -153,7 +182,7 @@ export function decodeState(fragment) {
     data = 'xor';
   }
   const state = defaultState(data);
-  const known = new Set(['data', 'layers', 'opt', ...NUMBER_FIELDS.map((f) => f.key)]);
+  const known = new Set(['data', 'layers', 'opt', 'weights', ...NUMBER_FIELDS.map((f) => f.key)]);
   for (const key of params.keys()) {
     if (!known.has(key)) warnings.push(`Unknown setting "${key}" in the link was ignored`);
   }
@@ -178,6 +207,14 @@ export function decodeState(fragment) {
       state.layers = layers === '' ? [] : layers.split(',').map(decodeLayer);
     } catch (e) {
       warnings.push(`Bad model in the link: ${e.message}; using the default model`);
+    }
+  }
+  const weights = params.get('weights');
+  if (weights !== null) {
+    try {
+      state.weights = `idb:${parseWeightsRef(weights).name}`;
+    } catch (e) {
+      warnings.push(`Bad weights in the link: ${e.message}; the model starts from random weights`);
     }
   }
   return { state, warnings };

@@ -2,15 +2,17 @@
 // the training loop, so the page stays responsive. The loop trains in slices of ~30 ms and
 // yields between them, so a prediction request, a pause or a new set-up is handled at once.
 //
-// Messages in:  setup {run, state, spec, mnistBase, weights?}, train {run}, pause {run},
-//               step {run}, predict {id, x}, save {run}
+// Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
+//               pause {run}, step {run}, predict {id, x}, save {run}
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
-//               prediction {id, probs | error}, saved {run, weights, config}, error {run, error}
+//               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
+//               weights {run, name, status, kind, text} (idbWeights: loaded or why not)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
+import { loadInitialWeights } from './weights.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -128,6 +130,15 @@ async function setup(msg) {
     if (cur !== ctx) return; // superseded while loading
     ctx.session = engine.createSession(msg.spec, msg.state);
     if (msg.weights) ctx.session.load(msg.weights);
+    else if (msg.idbWeights) {
+      // The link's weights=idb:<name>: on any failure the model keeps its random weights.
+      const notice = await loadInitialWeights(engine, ctx.session, msg.idbWeights);
+      if (cur !== ctx) {
+        ctx.session.dispose(); // superseded while reading IndexedDB
+        return;
+      }
+      post({ type: 'weights', run: ctx.run, name: msg.idbWeights, ...notice });
+    }
     ctx.grid = built.grid;
     ctx.view = built.view;
     ctx.trainer = new Trainer(ctx.session, built.data, msg.state);

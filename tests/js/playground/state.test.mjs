@@ -1,6 +1,6 @@
 // The playground's URL state (web/src/state.js): round trip, defaults, bad links.
 import { describe, it, expect } from 'vitest';
-import { decodeState, encodeState, defaultState, decodeLayer, encodeLayer } from '../../../web/src/state.js';
+import { decodeState, encodeState, defaultState, decodeLayer, encodeLayer, parseWeightsRef, modelKey } from '../../../web/src/state.js';
 
 describe('URL state round trip', () => {
   it('reproduces a customised toy set-up exactly', () => {
@@ -132,5 +132,52 @@ describe('layer tokens', () => {
     expect(() => decodeLayer('c8-3-relu-median')).toThrow(/unknown pooling "median"/);
     expect(() => decodeLayer('c8-3-relu-max-valid')).toThrow(/must be "same"/);
     expect(() => decodeLayer('lstm')).toThrow(/expected a dense layer/);
+  });
+});
+
+describe('weights=idb:<name> (initial weights from IndexedDB)', () => {
+  it("decodes the tutorial's link: MNIST, one 128-unit ReLU layer, the named weights", () => {
+    const { state, warnings } = decodeState('#data=mnist&layers=d128-relu&weights=idb:tutorial-mnist-mlp');
+    expect(warnings).toEqual([]);
+    expect(state.data).toBe('mnist');
+    expect(state.layers).toEqual([{ kind: 'dense', units: 128, act: 'relu', dropout: 0 }]);
+    expect(state.weights).toBe('idb:tutorial-mnist-mlp');
+  });
+
+  it('round-trips, written last; a set-up without weights writes none', () => {
+    const s = defaultState('mnist');
+    s.weights = 'idb:my model/v2';
+    const hash = encodeState(s);
+    expect(hash.endsWith('&weights=idb:my%20model%2Fv2')).toBe(true);
+    const { state, warnings } = decodeState(hash);
+    expect(warnings).toEqual([]);
+    expect(state).toEqual(s);
+    expect(encodeState(defaultState('mnist'))).not.toContain('weights');
+    expect(defaultState('xor').weights).toBe(null);
+  });
+
+  it('parseWeightsRef reads idb:<name> and refuses other forms with the reason', () => {
+    expect(parseWeightsRef('idb:a')).toEqual({ source: 'idb', name: 'a' });
+    expect(parseWeightsRef('idb:idb:x')).toEqual({ source: 'idb', name: 'idb:x' });
+    expect(() => parseWeightsRef('http://x/w.safetensors')).toThrow(/expected idb:<name>/);
+    expect(() => parseWeightsRef('idb:')).toThrow(/expected idb:<name>/);
+    expect(() => parseWeightsRef('idb: padded')).toThrow(/spaces/);
+    expect(() => parseWeightsRef(`idb:${'x'.repeat(201)}`)).toThrow(/201 characters long, at most 200/);
+  });
+
+  it('bad weights in a link are reported and dropped; the rest of the set-up stays', () => {
+    const { state, warnings } = decodeState('#data=mnist&layers=d32-tanh&weights=file:w.bin');
+    expect(state.weights).toBe(null);
+    expect(state.layers).toEqual([{ kind: 'dense', units: 32, act: 'tanh', dropout: 0 }]);
+    expect(warnings).toEqual([expect.stringMatching(/^Bad weights in the link: weights "file:w.bin": expected idb:<name>/)]);
+  });
+
+  it('modelKey changes with the layers and the data kind, not with training settings', () => {
+    const a = defaultState('mnist');
+    const b = { ...defaultState('mnist'), lr: 0.1, epochs: 7, seed: 3 };
+    expect(modelKey(a)).toBe(modelKey(b));
+    expect(modelKey(a)).toBe('mnist|d128-relu,d64-relu');
+    expect(modelKey({ ...a, layers: [{ kind: 'dense', units: 128, act: 'relu', dropout: 0 }] })).toBe('mnist|d128-relu');
+    expect(modelKey({ ...defaultState('gauss'), classes: 3 })).not.toBe(modelKey({ ...defaultState('gauss'), classes: 4 }));
   });
 });

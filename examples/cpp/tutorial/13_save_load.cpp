@@ -1,0 +1,128 @@
+// Step 13 of the tutorial (web/tutorial/content/13-save-load.md shows the regions): saving a
+// trained model, loading it into a fresh one, inference on test digits, and resuming an
+// interrupted run from its checkpoint. Trains on the first 10,000 MNIST images (validating
+// on 1,000) so the test stays short. Exit status 1 when a check fails.
+#include <cstdint>
+#include <filesystem>
+#include <iostream>
+
+#include "kiln/kiln.hpp"
+
+using namespace kiln;
+using data::vision::MnistBatch;
+using data::vision::MnistItem;
+
+template <Backend B>
+struct Mlp {
+  nn::Linear<B> fc1;
+  nn::Relu activation;
+  nn::Linear<B> fc2;
+  KILN_MODULE(Mlp, fc1, activation, fc2)
+
+  Tensor<B, 2> forward(const Tensor<B, 3>& images) const {  // [batch, 28, 28] -> [batch, 10]
+    const auto [batch_size, height, width] = images.dims();
+    const auto x =
+        images.template reshape<2>(std::array<std::int64_t, 2>{batch_size, height * width});
+    return fc2.forward(activation.forward(fc1.forward(x)));
+  }
+  train::ClassificationOutput<B> inference_step(const MnistBatch<B>& batch) const {
+    auto logits = forward(batch.images);
+    auto loss = nn::loss::CrossEntropyLossConfig().init<B>().forward(logits, batch.targets);
+    return {std::move(loss), std::move(logits), batch.targets};
+  }
+  train::TrainOutput<train::ClassificationOutput<B>> train_step(
+      const MnistBatch<B>& batch) const requires AutodiffBackend<B> {
+    auto item = inference_step(batch);
+    auto grads = item.loss.backward();
+    return {*this, std::move(grads), std::move(item)};
+  }
+};
+
+struct MlpConfig {
+  std::int64_t d_hidden = 128;
+  KILN_CONFIG(MlpConfig, (), (d_hidden))
+  template <Backend B>
+  Mlp<B> init(const Device<B>& device = {}) const {
+    return {nn::LinearConfig(784, d_hidden).init<B>(device), nn::Relu{},
+            nn::LinearConfig(d_hidden, 10).init<B>(device)};
+  }
+};
+
+using B = Autodiff<Cpu>;
+using Inner = Cpu;
+
+/// A run of `num_epochs` on the first 10,000 training images; `resume_from` > 0 continues
+/// after that epoch's checkpoint instead of starting afresh.
+auto run(const std::string& dir, std::int64_t num_epochs, std::int64_t resume_from) {
+  B::seed(42);
+  auto train_set =
+      data::share(data::vision::MnistDataset::train(data::vision::default_mnist_dir()));
+  auto test_set = data::share(data::vision::MnistDataset::test(data::vision::default_mnist_dir()));
+  const auto train_loader =
+      data::DataLoaderBuilder<B, MnistItem, MnistBatch<B>>(data::vision::MnistBatcher<B>{})
+          .batch_size(64)
+          .shuffle(42)
+          .build(data::PartialDataset<MnistItem>(train_set, 0, 10000));
+  const auto test_loader = data::DataLoaderBuilder<Inner, MnistItem, MnistBatch<Inner>>(
+                               data::vision::MnistBatcher<Inner>{})
+                               .batch_size(1000)
+                               .build(data::PartialDataset<MnistItem>(test_set, 0, 1000));
+  // [resume]
+  auto training = train::SupervisedTraining(dir, train_loader, test_loader)
+                      .metrics({train::AccuracyMetric{}, train::LossMetric{}})
+                      .with_file_checkpointer(record::SafetensorsRecorder{})  // F32: exact resume
+                      .num_epochs(num_epochs)
+                      .quiet();
+  if (resume_from > 0) training = training.checkpoint(resume_from);  // or .resume_latest()
+  return training.launch(
+      train::Learner(MlpConfig().init<B>(), optim::AdamConfig().init<B>(), 1e-3));
+  // [/resume]
+}
+
+int main() {
+  bool ok = true;
+  auto check = [&ok](bool cond, const std::string& what) {
+    std::cout << what << ": " << (cond ? "ok" : "WRONG") << "\n";
+    ok &= cond;
+  };
+  const auto dir = std::filesystem::temp_directory_path() / "kiln-tutorial-13";
+  std::filesystem::remove_all(dir);
+
+  // Two epochs in one go, and the same run stopped after epoch 1 then resumed.
+  const auto straight = run((dir / "straight").string(), 2, 0);
+  run((dir / "resumed").string(), 1, 0);
+  const auto resumed = run((dir / "resumed").string(), 2, 1);
+  check(resumed.history.size() == 2 && resumed.history.back().epoch == 2, "resumed at epoch 2");
+  const auto a = straight.model.valid().fc1.weight.val().to_data().to_vec<float>();
+  const auto b = resumed.model.valid().fc1.weight.val().to_data().to_vec<float>();
+  check(a == b, "the resumed run ends with the uninterrupted run's weights");
+
+  // [save]
+  const Mlp<Inner> trained = straight.model.valid();
+  MlpConfig().save((dir / "config.json").string());
+  trained.save_file((dir / "model.safetensors").string(), record::SafetensorsRecorder{});
+  // [/save]
+
+  // [load]
+  // "A new program": the config, a fresh model, the saved weights.
+  const auto loaded = MlpConfig::load((dir / "config.json").string())
+                          .init<Inner>()
+                          .load_file((dir / "model.safetensors").string(),
+                                     record::SafetensorsRecorder{}, Device<Inner>{});
+  // [/load]
+
+  // [infer]
+  const auto test_set = data::vision::MnistDataset::test(data::vision::default_mnist_dir());
+  const MnistItem item = *test_set.get(42);
+  const auto batch = data::vision::MnistBatcher<Inner>{}.batch({item}, Device<Inner>{});
+  const auto predicted = loaded.forward(batch.images).argmax(1).flatten<1>(0, 1).into_scalar();
+  std::cout << "Predicted " << predicted << " Expected " << int(item.label) << "\n";
+  // [/infer]
+  check(item.label == 4, "test item 42 is a 4");
+  check(predicted == item.label, "the loaded model reads it");
+  const auto same =
+      (loaded.forward(batch.images) - trained.forward(batch.images)).abs().max().into_scalar();
+  check(same == 0.f, "the loaded model's logits equal the trained model's");
+  std::filesystem::remove_all(dir);
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,87 @@
+// Step 13's cells: what each must print. Sizes and names by hand; MNIST's labels read from
+// the IDX file with Python (noted); training results by threshold (test accuracy > 97 %).
+import assert from 'node:assert/strict';
+
+function field(out, name) {
+  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
+  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
+  return line.slice(name.length + 2).trim();
+}
+const num = (out, name) => Number(field(out, name));
+
+const NUM_PARAMS = 101770; // 784·128 + 128 + 128·10 + 10
+// t10k-labels-idx1-ubyte[0:10] (Python)
+const FIRST_TEST_LABELS = '7 2 1 0 4 1 4 9 5 9';
+
+export default {
+  's13-setup': (out) => {
+    // Step 12 trains and checkpoints 4 epochs; each run of the resume cell adds one.
+    const epoch = num(out, 'weights from checkpoint epoch');
+    assert.ok(Number.isInteger(epoch) && epoch >= 4, `checkpoint epoch ${epoch}`);
+    assert.equal(num(out, 'test images'), 10000);
+  },
+  's13-save': (out) => {
+    assert.equal(field(out, 'stored'), 'true');
+    const bytes = num(out, 'bytes');
+    assert.ok(bytes > 4 * NUM_PARAMS && bytes < 4 * NUM_PARAMS + 1024, `bytes ${bytes}`);
+    const tensors = field(out, 'tensors').split(', ').sort();
+    assert.deepEqual(tensors, ['0.bias F32 [128]', '0.weight F32 [128,784]', '2.bias F32 [10]', '2.weight F32 [10,128]']);
+    const config = JSON.parse(field(out, 'config'));
+    assert.deepEqual(config.layers.map((l) => l.type), ['linear', 'relu', 'linear']);
+  },
+  's13-load': (out) => {
+    // random weights: about chance (1 in 10) on 1,000 digits
+    const before = num(out, 'accuracy before loading');
+    assert.ok(before < 0.3, `an untrained model should be near chance, got ${before}`);
+    assert.ok(num(out, 'accuracy after loading') > 0.95, field(out, 'accuracy after loading'));
+    assert.equal(field(out, 'same predictions as the trained model'), 'true');
+    assert.equal(num(out, 'max logit difference'), 0);
+    assert.equal(field(out, 'other model'), 'Format');
+    // [128, 784] stored, [64, 784] expected: the message names the key and both shapes
+    assert.match(field(out, 'message'), /"0\.weight" has shape \[128, 784\], module expects \[64, 784\]/);
+  },
+  's13-infer': (out) => {
+    assert.equal(field(out, 'labels'), FIRST_TEST_LABELS);
+    const predicted = field(out, 'predicted').split(' ');
+    const right = predicted.filter((p, i) => p === FIRST_TEST_LABELS.split(' ')[i]).length;
+    assert.ok(right >= 9, `${right} of the first 10 test digits`);
+    // test item 42 is a 4 (Python: t10k-labels-idx1-ubyte[42])
+    const m = /^item 42: predicted (\d), label (\d), probability ([\d.]+)$/m.exec(out);
+    assert.ok(m, out);
+    assert.equal(m[2], '4');
+    assert.ok(num(out, 'test accuracy') > 0.97, field(out, 'test accuracy'));
+    assert.match(out, /@/); // the digit drawn in text
+  },
+  's13-playground': (out) => {
+    assert.equal(field(out, 'link'), '../#data=mnist&layers=d128-relu&weights=idb:tutorial-mnist-mlp');
+  },
+  's13-exercise': (out) => {
+    const dtype = field(out, 'dtype');
+    const [bytes, , full] = field(out, 'bytes').split(' ').map(Number);
+    const [acc, , acc32] = field(out, 'test accuracy').split(' ');
+    const changed = num(out, 'predictions that changed');
+    if (dtype === 'float32') {
+      assert.equal(bytes, full);
+      assert.equal(acc, acc32);
+      assert.equal(changed, 0);
+    } else {
+      assert.equal(dtype, 'float16');
+      // 2 bytes per weight instead of 4, plus the header
+      assert.ok(bytes > 2 * NUM_PARAMS && bytes < 2 * NUM_PARAMS + 1024, `bytes ${bytes}`);
+      assert.ok(Math.abs(Number(acc) - Number(acc32)) < 0.005);
+      assert.ok(changed < 50, `${changed} of 10,000 predictions changed`);
+    }
+  },
+  's13-resume': (out) => {
+    const saved = num(out, 'checkpoint epoch');
+    assert.ok(Number.isInteger(saved) && saved >= 4, `Step 12 checkpoints 4 epochs, got ${saved}`);
+    // continues after the checkpoint: not from epoch 1
+    assert.equal(num(out, 'resumed at epoch'), saved + 1);
+    assert.ok(num(out, 'resumed at epoch') > 1);
+    const epochs = field(out, 'epochs in history').split(' ').map(Number);
+    assert.deepEqual(epochs, Array.from({ length: saved + 1 }, (_, i) => i + 1));
+    // the checkpoint's weights (already above 97 %), not random ones (about 10 %)
+    assert.ok(num(out, 'test accuracy at resume') > 0.97, field(out, 'test accuracy at resume'));
+    assert.ok(num(out, 'test accuracy after') > 0.97, field(out, 'test accuracy after'));
+  },
+};
