@@ -191,7 +191,7 @@ test('resume', async () => {
   const st = await runOne(page, resumeId, RUN_ALL_TIMEOUT);
   const text = await outputOf(page, resumeId);
   check(st === 'ok', `the resume cell runs ok after a reload: ${text}`);
-  const m = /resum\w*\D*?(\d+)/i.exec(text);
+  const m = /resumed at epoch:\s*(\d+)/i.exec(text) ?? /resum\w*\D*?(\d+)/i.exec(text);
   check(m && Number(m[1]) > 1, `it printed a resumed epoch > 1: ${text}`);
   const fn = expectations.get(resumeId);
   if (fn) await fn(text);
