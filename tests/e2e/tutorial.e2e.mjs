@@ -146,13 +146,17 @@ test('run-all', async () => {
     }
   }
   summary.perCell = perCell;
-  // The MNIST result, as the Learner cell printed it.
-  const accLines = [];
-  for (const id of allIds) {
-    for (const line of (await outputOf(page, id)).split('\n')) if (/test.*acc|acc.*test/i.test(line)) accLines.push(`${id}: ${line}`);
+  // The MNIST result, as the Learner cell printed it: the first cell whose output has a
+  // `test accuracy: <x>` line after a Step that loaded MNIST.
+  const mnistFrom = allIds.findIndex((id) => /mnist\.load/.test(codeOf.get(id)));
+  for (const id of mnistFrom < 0 ? [] : allIds.slice(mnistFrom)) {
+    const lines = (await outputOf(page, id)).split('\n');
+    const acc = lines.find((l) => /^test accuracy:\s*[\d.]+$/.test(l));
+    if (!acc) continue;
+    summary.mnist = { cell: id, accuracyLine: acc, epochLines: lines.filter((l) => /^epoch \d+:/.test(l)), cellTime: perCell[id].ms };
+    summary.mnistAccuracyLine = `${id}: ${acc}`;
+    break;
   }
-  summary.accuracyLines = accLines;
-  summary.mnistAccuracyLine = accLines.find((l) => /mnist|%|0\.9\d/i.test(l)) ?? accLines[accLines.length - 1] ?? null;
   for (const s of steps) {
     await page.locator(`#step-${s.step}`).screenshot({ path: join(OUT, `step-${String(s.step).padStart(2, '0')}.png`) });
   }
