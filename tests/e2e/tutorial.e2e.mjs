@@ -172,7 +172,12 @@ test('shape-error', async () => {
   const page = runAllPage ?? (await open(`${base}tutorial/`, 'shape-error'));
   const id = allIds[0];
   await editCell(page, id, 'const m = kiln.Tensor.ones([2, 3]);\nconst p = m.matmul(m);\nprint("not reached");');
-  check((await runOne(page, id)) === 'error', 'the edited cell ends in error');
+  // run from the keyboard, in the editor
+  await page.keyboard.press('Shift+Enter');
+  await waitStatus(page, id, ['ok', 'error']);
+  check((await statusOf(page, id)) === 'error', 'the edited cell ends in error');
+  const marked = await page.$$eval(`${cellSel(id)} .cm-error-line`, (els) => els.map((e) => e.textContent));
+  check(marked.length === 1 && marked[0] === 'const p = m.matmul(m);', `the error's line is highlighted in the editor (${marked})`);
   const err = await page.$eval(`${cellSel(id)} [data-output] .out-error`, (e) => ({ text: e.textContent, code: e.dataset.code, line: e.dataset.line }));
   check(err.code === 'Shape', `error code Shape under the cell (got ${err.code})`);
   check(err.line === '2', `error at line 2 (got ${err.line})`);

@@ -1,8 +1,8 @@
 // CodeMirror 6 editors of the tutorial: an editable JS cell (Shift+Enter / Ctrl+Enter
 // runs it) and read-only highlighted code (Burn's Rust, Kiln's C++).
 import { EditorView, basicSetup } from 'codemirror';
-import { EditorState, Prec } from '@codemirror/state';
-import { keymap } from '@codemirror/view';
+import { EditorState, Prec, StateEffect, StateField } from '@codemirror/state';
+import { keymap, Decoration } from '@codemirror/view';
 import { javascript } from '@codemirror/lang-javascript';
 import { rust } from '@codemirror/lang-rust';
 import { cpp } from '@codemirror/lang-cpp';
@@ -12,7 +12,30 @@ const theme = EditorView.theme({
   '&': { fontSize: '0.9rem' },
   '.cm-scroller': { fontFamily: 'var(--mono)', lineHeight: '1.45' },
   '.cm-content': { padding: '6px 0' },
+  '.cm-error-line': { backgroundColor: 'rgba(197, 34, 31, 0.12)', boxShadow: 'inset 3px 0 0 #c5221f' },
 });
+
+// The line of the error that ended the last run, highlighted until the next run.
+const setErrorLine = StateEffect.define();
+const errorLineMark = Decoration.line({ class: 'cm-error-line' });
+const errorLineField = StateField.define({
+  create: () => Decoration.none,
+  update(deco, tr) {
+    let next = deco.map(tr.changes);
+    for (const e of tr.effects) {
+      if (!e.is(setErrorLine)) continue;
+      const n = e.value;
+      next = n && n >= 1 && n <= tr.state.doc.lines ? Decoration.set([errorLineMark.range(tr.state.doc.line(n).from)]) : Decoration.none;
+    }
+    return next;
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+
+/** Highlights line `line` (1-based) of the cell as the error's, or clears it (null). */
+export function markErrorLine(view, line) {
+  view.dispatch({ effects: setErrorLine.of(line ?? null) });
+}
 
 /**
  * An editable JS cell editor.
@@ -39,6 +62,7 @@ export function cellEditor(parent, code, { onRun, label }) {
         basicSetup,
         javascript(),
         EditorView.lineWrapping,
+        errorLineField,
         theme,
         EditorView.contentAttributes.of({ 'aria-label': label }),
       ],

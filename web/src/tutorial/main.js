@@ -10,7 +10,7 @@
 import steps from 'virtual:kiln-tutorial';
 import NotebookWorker from './worker.js?worker';
 import { NotebookSession, STOPPED } from './session.js';
-import { cellEditor, setCode, highlightInto } from './editor.js';
+import { cellEditor, setCode, highlightInto, markErrorLine } from './editor.js';
 import { OutputView, outputTextOf } from './output.js';
 
 const $ = (id) => document.getElementById(id);
@@ -59,6 +59,7 @@ function notice(text, kind = 'info') {
 /** Runs one cell (after those already sent); resolves with its result. */
 async function runCell(cell) {
   cell.output.clear();
+  markErrorLine(cell.view, null);
   cell.el.removeAttribute('data-stale');
   setStatus(cell, 'running', 'waiting…');
   const code = cell.view.state.doc.toString();
@@ -66,6 +67,7 @@ async function runCell(cell) {
   setBusy();
   const r = await p;
   if (r.error === STOPPED) cell.output.add(STOPPED);
+  else if (r.error?.line) markErrorLine(cell.view, r.error.line);
   setStatus(cell, r.status, r.status === 'ok' ? `ok · ${formatMs(r.ms)}` : 'error');
   $('engine-state').textContent = 'Engine: kiln-dl (WebAssembly) in a Web Worker';
   setBusy();
