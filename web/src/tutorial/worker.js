@@ -7,6 +7,7 @@ import { serveNotebook } from './worker_core.js';
 // passes its own URL so the worker's location does not matter.
 const pageUrl = new URL(self.name || '../tutorial/', self.location.href);
 const mnistBase = new URL('../mnist/', pageUrl);
+const MNIST_CACHE = 'kiln-mnist-v1'; // the name sw.js uses
 
 serveNotebook(
   {
@@ -19,8 +20,14 @@ serveNotebook(
     loadKiln: () => init({ threads: false }),
     fetchMnist: async (file) => {
       const url = new URL(file, mnistBase);
+      // The service worker's MNIST cache (sw.js), used here too: a worker started before
+      // the service worker took control still stores the files for offline use.
+      const cache = self.caches ? await self.caches.open(MNIST_CACHE).catch(() => null) : null;
+      const hit = await cache?.match(url);
+      if (hit) return new Uint8Array(await hit.arrayBuffer());
       const r = await fetch(url);
       if (!r.ok) throw new Error(`MNIST: ${url} answered ${r.status} ${r.statusText}`);
+      if (cache) await cache.put(url, r.clone()).catch(() => {});
       return new Uint8Array(await r.arrayBuffer());
     },
   },
