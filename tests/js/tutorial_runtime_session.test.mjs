@@ -27,12 +27,15 @@ afterEach(() => session?.stop());
 describe('NotebookSession', () => {
   it('keeps state between cells and routes events to their cell', async () => {
     const events = [];
-    session = new NotebookSession(nodeWorker, { onEvent: (id, ev) => events.push([id, ev.type, ev.text]) });
+    let ready = 0;
+    session = new NotebookSession(nodeWorker, { onEvent: (id, ev) => events.push([id, ev.type, ev.text]), onReady: () => ready++ });
+    session.ensureWorker();
     const a = session.run('a', 'const x = kiln.Tensor.fromData([1, 2, 3]);\nprint("made")');
     const b = session.run('b', 'x.sum().item()');
     expect(await a).toMatchObject({ id: 'a', status: 'ok', error: null });
     expect(await b).toMatchObject({ id: 'b', status: 'ok' });
     expect(events).toEqual([['a', 'text', 'made'], ['b', 'value', '6']]);
+    expect(ready).toBe(1); // one worker, its engine loaded once
     const c = await session.run('c', 'x.reshape([2, 2])');
     expect(c.status).toBe('error');
     expect(c.error).toMatchObject({ name: 'KilnError', code: 'Shape', line: 1 });

@@ -35,6 +35,13 @@ function el(tag, attrs = {}, ...children) {
 const session = new NotebookSession(() => new NotebookWorker({ name: location.href }), {
   onStart: (id) => setStatus(cells.get(id), 'running'),
   onEvent: (id, ev) => cells.get(id)?.output.add(ev),
+  onReady: () => {
+    $('engine-state').textContent = 'Engine: kiln-dl (WebAssembly) ready in a Web Worker';
+  },
+  onFatal: (message) => {
+    $('engine-state').textContent = 'Engine: failed to load';
+    notice(`The engine did not load: ${message}`, 'error');
+  },
 });
 
 function setBusy() {
@@ -69,7 +76,6 @@ async function runCell(cell) {
   if (r.error === STOPPED) cell.output.add(STOPPED);
   else if (r.error?.line) markErrorLine(cell.view, r.error.line);
   setStatus(cell, r.status, r.status === 'ok' ? `ok · ${formatMs(r.ms)}` : 'error');
-  $('engine-state').textContent = 'Engine: kiln-dl (WebAssembly) in a Web Worker';
   setBusy();
   return r;
 }
@@ -117,7 +123,8 @@ function stop() {
     c.el.dataset.stale = 'true';
     c.badge.textContent = `${c.badge.textContent} · re-run needed`;
   }
-  $('engine-state').textContent = 'Engine: restarted (fresh worker)';
+  $('engine-state').textContent = 'Engine: restarting (a fresh worker)…';
+  session.ensureWorker();
   const what = stopped.length ? `Stopped ${stopped[0]}${stopped.length > 1 ? ` (and cancelled ${stopped.slice(1).join(', ')})` : ''}. ` : 'Stopped. ';
   notice(
     rerun.length
@@ -232,6 +239,11 @@ function render() {
 }
 
 render();
+// Start the worker (and load the engine) now, so the first run does not wait for it.
+if (order.length) {
+  $('engine-state').textContent = 'Engine: loading…';
+  session.ensureWorker();
+}
 $('run-all').addEventListener('click', runAll);
 $('stop').addEventListener('click', stop);
 

@@ -79,6 +79,7 @@ export class OutputView {
         bar.value = 0;
         bar.setAttribute('aria-label', ev.label || 'progress');
         const note = el('span', 'progress-note', `0 / ${ev.total}`);
+        note.setAttribute('aria-hidden', 'true'); // the <progress> carries the value; no announcement per batch
         box.append(label, bar, note);
         this.root.append(box);
         this.bars.set(ev.progress, { bar, note, total: ev.total });

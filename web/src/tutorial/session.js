@@ -12,7 +12,9 @@ export class NotebookSession {
   /**
    * @param {() => {postMessage: Function, terminate: Function, onmessage: Function | null}} createWorker
    *   makes a worker serving worker_core.js (a browser Worker or a Node adapter)
-   * @param {{onEvent?: (id: string, ev: object) => void, onStart?: (id: string) => void}} [hooks]
+   * @param {{onEvent?: (id: string, ev: object) => void, onStart?: (id: string) => void,
+   *   onReady?: () => void, onFatal?: (message: string) => void}} [hooks] onReady: a
+   *   worker's engine loaded; onFatal: it failed to load
    */
   constructor(createWorker, hooks = {}) {
     this.createWorker = createWorker;
@@ -25,6 +27,7 @@ export class NotebookSession {
     this.generation = 0;
   }
 
+  /** The current worker, started if there is none (loads the engine ahead of a run). */
   ensureWorker() {
     if (this.worker) return this.worker;
     const w = this.createWorker();
@@ -39,7 +42,12 @@ export class NotebookSession {
 
   onMessage(msg) {
     const p = this.pending.get(msg.run);
+    if (msg.type === 'ready') {
+      this.hooks.onReady?.();
+      return;
+    }
     if (msg.type === 'fatal') {
+      this.hooks.onFatal?.(msg.message);
       for (const [run, q] of this.pending) {
         this.pending.delete(run);
         q.resolve({ id: q.id, status: 'error', error: { ...STOPPED, name: 'Error', message: `the engine did not load: ${msg.message}` }, ms: 0 });
