@@ -46,6 +46,58 @@ describe('state between cells', () => {
   });
 });
 
+describe('name resolution', () => {
+  it('a function may call a name a later cell defines; a typo is a ReferenceError', async () => {
+    await run('a', 'function useLater(x) { return helper(x) + 1 }');
+    expect((await run('b', 'useLater(1)')).error).toMatchObject({ name: 'ReferenceError', message: 'helper is not defined', line: 1 });
+    await run('c', 'const helper = (x) => x * 10;');
+    expect((await run('d', 'useLater(2)')).text).toBe('21');
+    expect((await run('e', 'typeof notYetDefined')).text).toBe('undefined');
+  });
+
+  it('locals shadow notebook names: parameters, block declarations, catch, loop heads, named expressions', async () => {
+    await run('a', 'const v = "notebook";');
+    const code = [
+      'const out = [];',
+      'function p(v) { return v }',
+      'out.push(p("param"));',
+      '{ const v = "block"; out.push(v); }',
+      'try { throw "caught" } catch (v) { out.push(v) }',
+      'for (const v of ["loop"]) out.push(v);',
+      'const fact = function v(n) { return n <= 1 ? 1 : n * v(n - 1) };',
+      'out.push(fact(5));',
+      'class K { static make() { return new K() } }',
+      'out.push(K.make() instanceof K, v);',
+      'out',
+    ].join('\n');
+    expect((await run('b', code)).text).toBe('["param", "block", "caught", "loop", 120, true, "notebook"]');
+  });
+
+  it('assignments to notebook names: plain, compound, destructuring, for-of heads, shorthand', async () => {
+    await run('a', 'let p = 1, q = 2, r = 0, s = 0;');
+    const code = 'p += 10;\n[p, q] = [q, p];\n({ r = 5 } = {});\nfor (s of [7, 8]) {}\nconst o = { p, q, r, s };\no';
+    expect((await run('b', code)).text).toBe('{"p": 2, "q": 11, "r": 5, "s": 8}');
+    expect((await run('c', '[p, q, r, s]')).text).toBe('[2, 11, 5, 8]');
+  });
+
+  it('JS globals stay globals; a notebook name may shadow one', async () => {
+    expect((await run('a', 'Math.max(1, 3) + Number.parseInt("4")')).text).toBe('7');
+    await run('b', 'const history = [1, 2];\nconst name = "mine";');
+    expect((await run('c', 'history.length + " " + name')).text).toBe('2 mine');
+  });
+
+  it('a notebook function is called without the scope as its receiver', async () => {
+    await run('a', 'function who() { return this === undefined || this === globalThis }');
+    expect((await run('b', 'who()')).text).toBe('true');
+  });
+
+  it('notebook names become property accesses on the scope (no with block)', () => {
+    const { body } = transformCell('function f(n) { let s = 0; for (let i = 0; i < n; i++) s += i * scale; return s }', { isNotebookName: (n) => n === 'scale' });
+    expect(body).toContain('s += i * __kilnScope.scale');
+    expect(body).not.toMatch(/\bwith\b/);
+  });
+});
+
 describe('redeclaration', () => {
   it('re-running a cell re-declares its const', async () => {
     const code = 'const x = 1;\nlet y = x + 1;\nclass P {}\nfunction g() {}';

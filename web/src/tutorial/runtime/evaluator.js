@@ -3,16 +3,22 @@
 // A cell is parsed with acorn as a script with top-level `await`. Its top-level
 // declarations (`const`/`let`/`var`, destructuring included, `function`, `class`) are
 // rewritten in place into assignments on the notebook's scope object, so they persist for
-// later cells and a re-run re-declares without "already declared"; the cell then runs
-// inside `with (scope)` in an async arrow, so every name a cell (or a function it defined)
-// reads is looked up live in the scope. The value of a final expression statement is
-// returned. Edits never add or remove a line break, so an error's line in the generated
+// later cells and a re-run re-declares without "already declared". Every identifier that
+// is not bound inside the cell (references.js) and names a notebook name becomes a
+// property access on the scope (`S.name`), so a function defined in a cell reads the
+// current value (live, as in a notebook) at the speed of a property load; a JS global
+// (Math, Float32Array, ...) stays as it is; any other name is read through a proxy that
+// throws ReferenceError unless a later cell has defined it. The cell runs in an async arrow
+// (top-level await). The value of a final expression statement is returned. Edits never add or remove a line break, so an error's line in the generated
 // code is its line in the cell; the code is named `cell-<id>.js` (`//# sourceURL`) and the
 // line is read from the error's stack, with the line offset calibrated once per engine.
 import { parse } from 'acorn';
+import { freeReferences } from './references.js';
 
 /** The name of the scope object inside generated code. */
 export const SCOPE = '__kilnScope';
+/** The name of the checked-read proxy over the scope (ReferenceError for a missing name). */
+export const REFS = '__kilnRefs';
 
 /**
  * A cell's code cannot be parsed: a SyntaxError carrying the cell line and column.
@@ -34,12 +40,15 @@ export class CellSyntaxError extends SyntaxError {
 /**
  * Rewrites a cell's source for the notebook scope (see the file comment).
  * @param {string} code the cell's source
+ * @param {{isNotebookName?: (name: string) => boolean, isGlobal?: (name: string) => boolean}} [names]
+ *   isNotebookName: a name earlier cells (or the runtime) put in the scope; isGlobal: a
+ *   name of the JS global object (default: `name in globalThis`)
  * @returns {{body: string, declared: string[], hasValue: boolean}} body: the rewritten
  *   source (same lines as `code`); declared: the top-level names it declares; hasValue:
  *   whether the final statement is an expression whose value the body returns.
  * @throws {CellSyntaxError} when the code does not parse.
  */
-export function transformCell(code) {
+export function transformCell(code, { isNotebookName = () => false, isGlobal = (name) => name in globalThis } = {}) {
   let ast;
   try {
     ast = parse(code, {
@@ -121,6 +130,23 @@ export function transformCell(code) {
     insert(lastStmt.expression.start, 'return (');
     insert(lastStmt.expression.end, ')');
   }
+  // Free names (after `return (`, which must come first at the same position): notebook names -> S.name; globals unchanged; unknown reads -> the proxy.
+  const own = new Set(declared);
+  freeReferences(ast, (id, mode, shorthand) => {
+    const name = id.name;
+    let prefix;
+    if (own.has(name) || isNotebookName(name)) prefix = SCOPE;
+    else if (isGlobal(name)) return;
+    else prefix = mode === 'read' || mode === 'callee' ? REFS : SCOPE;
+    if (shorthand) insert(shorthand.start, `${name}: `);
+    if (mode === 'callee') {
+      // `(0, S.f)(...)`: called as a plain function, `this` is not the scope object
+      insert(id.start, `(0, ${prefix}.`);
+      insert(id.end, ')');
+    } else {
+      insert(id.start, `${prefix}.`);
+    }
+  });
   // Function declarations are hoisted inside the cell; publish them before any line runs.
   const prologue = hoisted.map((n) => `${target(n)} = ${n};`).join(' ');
   let out = '';
@@ -138,10 +164,27 @@ export function transformCell(code) {
 
 /** The generated source of a cell: a function of the scope returning the cell's promise. */
 function wrap(body, sourceName, async = true) {
-  return `(function (${SCOPE}) { with (${SCOPE}) { return (${async ? 'async ' : ''}() => { ${body}\n})(); } })\n//# sourceURL=${sourceName}`;
+  return `(function (${SCOPE}, ${REFS}) { return (${async ? 'async ' : ''}() => { ${body}\n})(); })\n//# sourceURL=${sourceName}`;
 }
 
-// Indirect eval: the code sees only the global scope (and the notebook scope through `with`).
+const refsOf = new WeakMap(); // scope -> its checked-read proxy
+
+/** The proxy through which a cell reads a name unknown when it was compiled. */
+function refs(scope) {
+  let r = refsOf.get(scope);
+  if (!r) {
+    r = new Proxy(scope, {
+      get(target, key) {
+        if (key in target) return target[key];
+        throw new ReferenceError(`${String(key)} is not defined`);
+      },
+    });
+    refsOf.set(scope, r);
+  }
+  return r;
+}
+
+// Indirect eval: the code sees only the global scope (the notebook scope comes in as S).
 const globalEval = eval;
 
 let lineOffset; // generated line - cell line, measured once
@@ -150,7 +193,7 @@ let lineOffset; // generated line - cell line, measured once
 export function calibrate() {
   if (lineOffset !== undefined) return lineOffset;
   const fn = globalEval(wrap('\nreturn new Error("calibration");', 'cell-kiln-calibration.js', false));
-  const stack = String(fn(Object.create(null))?.stack ?? '');
+  const stack = String(fn(Object.create(null), null)?.stack ?? '');
   const m = /cell-kiln-calibration\.js:(\d+)/.exec(stack);
   lineOffset = m ? Number(m[1]) - 2 : 0;
   return lineOffset;
@@ -178,11 +221,14 @@ export function errorLocation(error, sourceName) {
  * Compiles a cell into a function of the notebook scope.
  * @param {string} code
  * @param {string} id the cell id (names the code `cell-<id>.js` in stacks)
+ * @param {object} [scope] the notebook scope the cell will run in (its names, at compile
+ *   time, are the notebook names; a name added later is still found, through the proxy)
  * @returns {{run: (scope: object) => Promise<unknown>, hasValue: boolean, declared: string[], sourceName: string}}
  * @throws {CellSyntaxError}
  */
-export function compileCell(code, id) {
-  const { body, declared, hasValue } = transformCell(code);
+export function compileCell(code, id, scope = null) {
+  const has = Object.prototype.hasOwnProperty;
+  const { body, declared, hasValue } = transformCell(code, { isNotebookName: (name) => scope !== null && has.call(scope, name) });
   const sourceName = `cell-${String(id).replace(/[^A-Za-z0-9_-]/g, '_')}.js`;
   let fn;
   try {
@@ -191,5 +237,5 @@ export function compileCell(code, id) {
     // acorn accepted it but the engine did not (e.g. an early error acorn does not check).
     throw new CellSyntaxError(String(e?.message ?? e), 1, 1);
   }
-  return { run: (scope) => fn(scope), hasValue, declared, sourceName };
+  return { run: (s) => fn(s, refs(s)), hasValue, declared, sourceName };
 }

@@ -15,6 +15,8 @@ import { compileCell, errorLocation } from './evaluator.js';
 import { formatLine, formatValue, tableOf, outputText } from './format.js';
 import { createMnist } from './mnist.js';
 
+const NO_NAMES = Object.freeze(Object.create(null));
+
 /**
  * The error event of a thrown value (a KilnError keeps its code; line from the stack).
  * @param {unknown} e
@@ -46,7 +48,9 @@ export class Notebook {
   constructor({ kiln, fetchMnist, globals = {} }) {
     this.kiln = kiln;
     this.current = null; // {id, events, onEvent} of the cell running (or last run)
-    this.scope = Object.create(null);
+    // A prototype with no names (not null: V8 keeps a null-prototype object's properties in
+    // a slower dictionary, and cells read notebook names in their loops).
+    this.scope = Object.create(NO_NAMES);
     let charts = 0;
     let bars = 0;
     const emit = (ev) => this.emit(ev);
@@ -111,7 +115,7 @@ export class Notebook {
     let error = null;
     let sourceName = `cell-${id}.js`;
     try {
-      const cell = compileCell(code, id);
+      const cell = compileCell(code, id, this.scope);
       sourceName = cell.sourceName;
       const value = await cell.run(this.scope);
       if (cell.hasValue && value !== undefined) this.emit({ type: 'value', text: formatValue(value) });
