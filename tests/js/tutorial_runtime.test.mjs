@@ -6,7 +6,7 @@
 import { describe, it, expect, beforeEach } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createNotebook, ROOT } from './support/notebook_node.mjs';
+import { createNotebook, ROOT, runStepFile, loadExpectations } from './support/notebook_node.mjs';
 import { transformCell, formatValue, tableOf, outputText, errorText } from '../../web/src/tutorial/runtime/index.js';
 import { parseStep, extractRegion, parseInfo, checkTutorial } from '../../web/src/tutorial/runtime/markdown.js';
 
@@ -89,6 +89,21 @@ describe('name resolution', () => {
   it('a notebook function is called without the scope as its receiver', async () => {
     await run('a', 'function who() { return this === undefined || this === globalThis }');
     expect((await run('b', 'who()')).text).toBe('true');
+  });
+
+  it('the rest of the syntax: getters, labels, optional calls, tags, class fields and static blocks, spread', async () => {
+    await run('a', 'const base = 2;\nconst tag = (strs, ...vals) => strs.raw.join("|") + vals.join(",");');
+    const code = [
+      'const obj = { get twice() { return base * 2 }, [`k${base}`]: base, ...{ extra: 1 }, m() { return this.extra } };',
+      'class Box { static count = base; #v = base; static { Box.ready = true } get v() { return this.#v } }',
+      'let found = -1;',
+      'outer: for (let i = 0; i < 3; i++) { for (let j = 0; j < 3; j++) { if (i * j === base) { found = i * 10 + j; break outer; } } }',
+      'const maybe = null;',
+      '[obj.twice, obj.k2, obj.m(), Box.count, new Box().v, Box.ready, found, maybe?.(), tag`a${base}b`, Math.max(...[1, base])]',
+    ].join('\n');
+    const r = await run('b', code);
+    expect(r.error).toBe(null);
+    expect(r.text).toBe('[4, 2, 1, 2, 2, true, 12, undefined, "a|b2", 2]');
   });
 
   it('notebook names become property accesses on the scope (no with block)', () => {
@@ -395,5 +410,23 @@ describe('the Markdown step loader', () => {
     expect(parseInfo('js cell=s01-a exercise')).toEqual({ lang: 'js', attrs: { cell: 's01-a' }, flags: ['exercise'] });
     expect(extractRegion('x\n    // [r]\n    a\n      b\n    // [/r]\n', 'r')).toBe('a\n  b');
     expect(() => extractRegion('// [r]\n', 'r')).toThrow(/not closed/);
+  });
+});
+
+describe('the Node runner', () => {
+  it('runs a step file in order and its expectations pass (the fixture step)', async () => {
+    const file = join(ROOT, 'tests/tutorial/fixture/content/00-fixture.md');
+    const results = await runStepFile(file);
+    expect(results.map((r) => [r.id, r.status])).toEqual([
+      ['fx-create', 'ok'],
+      ['fx-train', 'ok'],
+      ['fx-link', 'ok'],
+      ['fx-save', 'ok'],
+      ['fx-resume', 'ok'],
+    ]);
+    const checks = await loadExpectations(file, join(ROOT, 'tests/tutorial/fixture/expect'));
+    for (const r of results) await checks[r.id](r.text);
+    // a check that cannot fail would be no check: the fixture's own checks reject a wrong text
+    expect(() => checks['fx-create']('a.shape: [2, 2]\na.sum: 11')).toThrow();
   });
 });

@@ -178,8 +178,8 @@ function staticPanel(kind, title, code, caption) {
 function renderCell(item, stepTitle) {
   const cellEl = el('div', { class: `cell${item.exercise ? ' exercise' : ''}`, 'data-cell': item.id, 'data-status': 'idle' });
   const badge = el('span', { class: 'badge', 'aria-live': 'polite' });
-  const runBtn = el('button', { type: 'button', class: 'run', text: 'Run', title: 'Run this cell (Shift+Enter)' });
-  const resetBtn = el('button', { type: 'button', class: 'reset', text: 'Reset', title: "Restore this cell's original code" });
+  const runBtn = el('button', { type: 'button', class: 'run', text: 'Run', title: 'Run this cell (Shift+Enter)', 'aria-label': `Run cell ${item.id}` });
+  const resetBtn = el('button', { type: 'button', class: 'reset', text: 'Reset', title: "Restore this cell's original code", 'aria-label': `Reset cell ${item.id} to its original code` });
   const head = el(
     'div',
     { class: 'cell-head' },
