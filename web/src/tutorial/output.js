@@ -53,6 +53,9 @@ export class OutputView {
         const line = el('div', 'out-line out-link');
         const a = el('a', '', ev.text);
         a.href = ev.href;
+        // another page (e.g. the playground): a new tab keeps this notebook's state
+        a.target = '_blank';
+        a.rel = 'noopener';
         line.append(a);
         this.root.append(line);
         break;
