@@ -3,7 +3,7 @@
 // in the old one and so must be re-run). Tested in Node with worker_threads.
 
 /** The error a cell ends with when Stop ends it. */
-export const STOPPED = { type: 'error', name: 'Stopped', code: null, message: 'stopped: the notebook was restarted (Stop)', line: null, column: null };
+export const STOPPED = { type: 'error', name: 'Stopped', code: null, message: 'ended by Stop; the notebook restarted with a fresh engine', line: null, column: null };
 
 /**
  * A notebook session over a worker.
