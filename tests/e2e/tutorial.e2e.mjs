@@ -13,6 +13,8 @@
 //                re-run; after re-running them, the later cells run `ok`
 //   offline      with the network off, a reload still renders the page (service worker)
 //                and a cell runs
+//   keyboard     Tab reaches a cell's Run, Reset and editor with a visible focus ring,
+//                Ctrl+Enter runs the cell, Tab leaves the editor
 //   phone        the page at a phone's size (screenshot; no horizontal page overflow)
 // and no console errors anywhere. Without content in web/tutorial/content it runs on the
 // notebook's fixture step (tests/tutorial/fixture). Run by scripts/test.sh, or alone:
@@ -271,6 +273,41 @@ test('offline', async () => {
   }
   await page.close();
   return `reloaded and ran ${allIds[0]}${summary.offlineMnistCell ? ` and ${summary.offlineMnistCell} (MNIST)` : ''} with the network off`;
+});
+
+test('keyboard', async () => {
+  const page = await open(`${base}tutorial/`, 'keyboard');
+  const id = allIds[0];
+  // Tab from the top of the page reaches the first cell's Run button, Reset, then its editor.
+  const focused = () => page.evaluate(() => {
+    const a = document.activeElement;
+    return { cell: a?.closest('[data-cell]')?.dataset.cell ?? null, cls: a?.className ?? '', tag: a?.tagName ?? '', ring: getComputedStyle(a).boxShadow !== 'none' || getComputedStyle(a).outlineStyle !== 'none' };
+  });
+  let f = null;
+  for (let i = 0; i < 80; i++) {
+    await page.keyboard.press('Tab');
+    f = await focused();
+    if (f.cell === id && f.cls.includes('run')) break;
+  }
+  check(f?.cell === id && f.cls.includes('run'), `Tab reaches the Run button of ${id} (${JSON.stringify(f)})`);
+  check(f.ring, 'the focused button shows a focus ring');
+  await page.keyboard.press('Tab');
+  check((await focused()).cls.includes('reset'), 'then Reset');
+  await page.keyboard.press('Tab');
+  f = await focused();
+  check(f.cell === id && f.cls.includes('cm-content'), `then the editor (${JSON.stringify(f)})`);
+  const ring = await page.$eval(`${cellSel(id)} .editor`, (e) => getComputedStyle(e).boxShadow);
+  check(ring !== 'none', 'the focused editor shows a focus ring');
+  await page.keyboard.press('Control+Enter');
+  await waitStatus(page, id, ['ok', 'error']);
+  check((await statusOf(page, id)) === 'ok', 'Ctrl+Enter runs the cell');
+  // Tab leaves the editor (it does not insert a tab)
+  await page.keyboard.press('Tab');
+  f = await focused();
+  check(f.cell !== id || !f.cls.includes('cm-content'), `Tab moves focus out of the editor (${JSON.stringify(f)})`);
+  check((await editorText(page, id)) === codeOf.get(id), 'the code is unchanged');
+  await page.close();
+  return 'Tab order Run -> Reset -> editor; Ctrl+Enter runs; Tab leaves the editor';
 });
 
 test('phone', async () => {
