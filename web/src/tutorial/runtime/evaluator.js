@@ -9,8 +9,9 @@
 // current value (live, as in a notebook) at the speed of a property load; a JS global
 // (Math, Float32Array, ...) stays as it is; any other name is read through a proxy that
 // throws ReferenceError unless a later cell has defined it. The cell runs in an async arrow
-// (top-level await). The value of a final expression statement is returned. Edits never add or remove a line break, so an error's line in the generated
-// code is its line in the cell; the code is named `cell-<id>.js` (`//# sourceURL`) and the
+// (top-level await). The value of a final expression statement is returned. Edits never
+// add or remove a line break, so an error's line in the generated code is its line in the
+// cell; the code is named `cell-<id>.js` (`//# sourceURL`) and the
 // line is read from the error's stack, with the line offset calibrated once per engine.
 import { parse } from 'acorn';
 import { freeReferences } from './references.js';
@@ -130,7 +131,8 @@ export function transformCell(code, { isNotebookName = () => false, isGlobal = (
     insert(lastStmt.expression.start, 'return (');
     insert(lastStmt.expression.end, ')');
   }
-  // Free names (after `return (`, which must come first at the same position): notebook names -> S.name; globals unchanged; unknown reads -> the proxy.
+  // Free names: notebook names -> S.name; globals unchanged; unknown reads -> the proxy.
+  // (Added after `return (`, which must come first where both insert at one position.)
   const own = new Set(declared);
   freeReferences(ast, (id, mode, shorthand) => {
     const name = id.name;
