@@ -48,11 +48,20 @@ int main() {
                                    Tolerance::default_f32());
       if (!in_place) return 1;
     }
+    // Every handle of the block above went out of scope at its closing brace: freed.
+    if (memory_stats().live_buffers != live_at_start) return 1;
+
     // [scope]
-    // Every handle above went out of scope at the closing brace: their buffers are freed.
-    const bool all_freed = memory_stats().live_buffers == live_at_start;
+    const auto live_before = memory_stats().live_buffers;
+    const auto kept = [&] {
+      const auto t = Tensor<B, 1>::from_floats({1.f, 2.f, 3.f}, device);
+      const auto doubled = t * 2.f;  // freed when the lambda returns: its only handle ends
+      return doubled + 1.f;          // kept: the caller receives this handle
+    }();  // t and doubled went out of scope at the lambda's closing brace
+    const auto alive = memory_stats().live_buffers - live_before;  // 1: only kept's buffer
     // [/scope]
-    if (!all_freed) return 1;
+    kept.to_data().assert_eq(TensorData::from<float>({3.f, 5.f, 7.f}));
+    if (alive != 1) return 1;
   } catch (const Error& e) {
     std::cerr << "02_ownership: check failed: " << e.what() << "\n";
     return 1;
