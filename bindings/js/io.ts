@@ -88,11 +88,38 @@ export interface Io {
   /** Removes `name` from IndexedDB (no error if absent). */
   deleteFromIndexedDB(name: string): Promise<void>;
   /**
+   * A checkpoint store in IndexedDB for the Learner (`checkpointer: {store:
+   * kiln.io.indexedDBStore('mnist/')}`), the browser's counterpart of `{directory}` in Node:
+   * each file the checkpointer writes (SafeTensors bytes, JSON strings) is one entry of the
+   * database "kiln-dl" (store "safetensors") under `prefix + name`, written in one transaction
+   * (a reload never sees half an entry), and read back as stored (a Uint8Array or a string;
+   * `undefined` when absent). `list()` gives the names under the prefix (without it), sorted;
+   * `clear()` removes them all. Entries holding bytes also load with loadFromIndexedDB.
+   * TF.js's counterpart: `model.save('indexeddb://name')`.
+   * @throws KilnError `Type` unless prefix is a string (it may be empty); the methods reject
+   *   with `State` without IndexedDB and `Io` when the database fails.
+   */
+  indexedDBStore(prefix: string): IndexedDBStore;
+  /**
    * Browsers: offers the model's SafeTensors bytes (or bytes) as a file download named
    * `fileName` (an `<a download>` click on a Blob URL).
    * @throws KilnError `State` outside a page with a document (in Node use kiln.io.save).
    */
   download(fileName: string, model: Saveable | Uint8Array, options?: SaveOptions): void;
+}
+
+/** kiln.io.indexedDBStore(prefix): a Learner checkpoint store (save/load) in IndexedDB. */
+export interface IndexedDBStore {
+  /** The prefix of every entry's key. */
+  readonly prefix: string;
+  /** Stores `data` under prefix + name, replacing any previous entry. */
+  save(name: string, data: Uint8Array | string): Promise<void>;
+  /** The data stored under prefix + name, or undefined. */
+  load(name: string): Promise<Uint8Array | string | undefined>;
+  /** The names stored under the prefix (the prefix removed), sorted. */
+  list(): Promise<string[]>;
+  /** Removes every entry under the prefix (in one transaction). */
+  clear(): Promise<void>;
 }
 
 function checkName(name: unknown, op: string, what: string): string {
@@ -244,6 +271,45 @@ async function loadBytesIdb(name: unknown, op = 'io.loadBytesFromIndexedDB'): Pr
   throw fail('Format', `${op}: the entry "${n}" is ${describe(v)}, not SafeTensors bytes`);
 }
 
+function indexedDBStore(prefix: unknown): IndexedDBStore {
+  const op = 'io.indexedDBStore';
+  if (typeof prefix !== 'string') throw fail('Type', `${op}: prefix must be a string, got ${describe(prefix)}`);
+  const names = async (what: string) => {
+    const keys = await withStore(`${op}: ${what}`, 'readonly', (s) => s.getAllKeys(), 'cannot list the entries');
+    return keys.map(String).filter((k) => k.startsWith(prefix));
+  };
+  return Object.freeze({
+    prefix,
+    async save(name: string, data: Uint8Array | string) {
+      const n = prefix + checkName(name, `${op}: save`, 'name');
+      if (!(data instanceof Uint8Array) && typeof data !== 'string') {
+        throw fail('Type', `${op}: save: data must be a Uint8Array or a string, got ${describe(data)}`);
+      }
+      const value = typeof data === 'string' ? data : data.slice();
+      await withStore(`${op}: save`, 'readwrite', (s) => s.put(value, n), `cannot store "${n}"`);
+    },
+    async load(name: string) {
+      const n = prefix + checkName(name, `${op}: load`, 'name');
+      const v = await withStore(`${op}: load`, 'readonly', (s) => s.get(n) as IDBRequest<unknown>, `cannot read "${n}"`);
+      if (v === undefined || typeof v === 'string' || v instanceof Uint8Array) return v;
+      if (v instanceof ArrayBuffer) return new Uint8Array(v);
+      throw fail('Format', `${op}: load: the entry "${n}" is ${describe(v)}, not bytes or a string`);
+    },
+    async list() {
+      return (await names('list')).map((k) => k.slice(prefix.length)).sort();
+    },
+    async clear() {
+      const keys = await names('clear');
+      if (keys.length === 0) return;
+      await withStore(`${op}: clear`, 'readwrite', (s) => {
+        let last: IDBRequest<undefined> | null = null;
+        for (const k of keys) last = s.delete(k);
+        return last as IDBRequest<undefined>;
+      }, `cannot delete the entries under "${prefix}"`);
+    },
+  });
+}
+
 // ---------------------------------------------------------------- install
 
 /** Installs kiln.io onto `kiln`. */
@@ -309,6 +375,7 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
       const n = checkName(name, op, 'name');
       await withStore(op, 'readwrite', (s) => s.delete(n), `cannot delete "${n}"`);
     },
+    indexedDBStore,
     download(fileName, model, options) {
       const op = 'io.download';
       const n = checkName(fileName, op, 'fileName');

@@ -20,7 +20,7 @@ export type { DataLoader, DataLoaderOptions, DataLoaderState } from './data/load
 export type { Batcher, DefaultBatch } from './data/batcher.js';
 export type { CollateOptions } from './data/collate.js';
 export type { DataPipeline } from './data/install.js';
-export type { Io, Saveable, Loadable, SafetensorsArray, SafetensorsDType, SaveOptions as IoSaveOptions } from './io.js';
+export type { Io, IndexedDBStore, Saveable, Loadable, SafetensorsArray, SafetensorsDType, SaveOptions as IoSaveOptions } from './io.js';
 export type { LoadOptions, LoadReport, Module, ParamOptions, SaveOptions, SequentialModule } from './module_class.js';
 export type { Param } from './module_param.js';
 export type { ReduceLROnPlateau, ReduceLROnPlateauOptions, ReduceLROnPlateauState } from './train/optim.js';

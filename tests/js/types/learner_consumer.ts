@@ -4,7 +4,7 @@
 // `tsc --noEmit --strict` (tests/js/learner_types.test.mjs). @ts-expect-error lines must stay errors.
 import { init } from 'kiln-dl';
 import type {
-  CheckpointStore, GeneralEpochLog, GeneralHistory, Kiln, Metric, MetricInfo, ReduceLROnPlateauState, StepFn, Tensor,
+  CheckpointStore, GeneralEpochLog, IndexedDBStore, GeneralHistory, Kiln, Metric, MetricInfo, ReduceLROnPlateauState, StepFn, Tensor,
 } from 'kiln-dl';
 
 export async function main(): Promise<number> {
@@ -66,6 +66,14 @@ export async function main(): Promise<number> {
   };
   const files = new Map<string, Uint8Array | string>();
   const store: CheckpointStore = { save: (name, data) => void files.set(name, data), load: (name) => files.get(name) };
+  // the browser's store: kiln.io.indexedDBStore is a CheckpointStore
+  const idbStore: IndexedDBStore = kiln.io.indexedDBStore('net/');
+  const asCheckpointStore: CheckpointStore = idbStore;
+  const stored: Uint8Array | string | undefined = await idbStore.load('latest.json');
+  const storedNames: string[] = await idbStore.list();
+  void [asCheckpointStore, stored, storedNames];
+  // @ts-expect-error the prefix is a string
+  kiln.io.indexedDBStore(3);
   const learner = new kiln.Learner(net, {
     optimizer, trainStep: step, metrics, lrScheduler: { scheduler: plateau, monitor: 'train.loss' },
     gradientAccumulation: 2, checkpointer: { store, every: 1 }, earlyStopping: { patience: 3, minDelta: 1e-4, mode: 'min' },

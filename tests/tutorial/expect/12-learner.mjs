@@ -34,6 +34,7 @@ export default {
   's12-store': (out) => {
     assert.deepEqual(JSON.parse(field(out, 'round trip')), { hello: 'IndexedDB' });
     assert.equal(field(out, 'missing'), 'undefined');
+    assert.equal(field(out, 'entries'), 'hello.json'); // the one entry saved, the prefix removed
   },
   's12-fit': (out) => {
     const lines = out.split('\n').filter((l) => /^epoch \d+: /.test(l));
