@@ -72,8 +72,7 @@ export class Learner extends HandleOwner<RawLearner> {
    * - gradientAccumulation: N: the gradients of N batches are summed (Burn's
    *   GradientsAccumulator; not averaged) and one guarded step is taken with them.
    * - checkpointer: {directory} (Node; files written atomically) or {store: {save, load}}
-   *   (browser: kiln.io.indexedDBStore(prefix))
-   *   (browser), `every` epochs: model, optimizer state, scheduler, data-loader position
+   *   (browser: kiln.io.indexedDBStore(prefix)), `every` epochs: model, optimizer state, scheduler, data-loader position
    *   (loader.state()), early-stopping state and history; fit({resume: true}) continues from it
    *   bit-identically (the engine's random generator is seeded from (seed, epoch) each epoch).
    * - earlyStopping: {monitor, patience, minDelta, mode}.
