@@ -105,7 +105,7 @@ describe('output after a cell ended (defect 3)', () => {
 
   it('an error thrown in a timer callback is shown under the cell that set it', async () => {
     const got = [];
-    const a = await nb.runCell('a', 'setTimeout(() => { throw new kiln.KilnError("Value", "late throw") }, 20)', { onEvent: (ev, id) => got.push([id, ev.type, ev.message]) });
+    const a = await nb.runCell('a', 'const t = setTimeout(() => { throw new kiln.KilnError("Value", "late throw") }, 20)', { onEvent: (ev, id) => got.push([id, ev.type, ev.message]) });
     expect(a.status).toBe('ok');
     await run('b', 'await sleep(80)');
     expect(got).toEqual([['a', 'error', 'late throw']]);
