@@ -245,8 +245,9 @@ function renderCell(item, stepTitle) {
     { class: 'cell-head' },
     el('span', { class: 'cell-label', text: item.exercise ? `Exercise · ${item.id}` : item.id }),
     runBtn,
-    stopBtn,
     resetBtn,
+    // after Run and Reset: showing it moves neither (a double click on Run never hits Stop)
+    stopBtn,
     badge,
   );
   const editorBox = el('div', { class: 'editor' });
