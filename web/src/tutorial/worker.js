@@ -10,8 +10,8 @@ const mnistBase = new URL('../mnist/', pageUrl);
 const MNIST_CACHE = 'kiln-mnist-v1'; // the name sw.js uses
 
 /**
- * Loads the engine; a failure names the file that did not load (the wasm, usually), and
- * Emscripten's own error lines go into the message, not to the console.
+ * Loads the engine; a failure names the file that did not load (the wasm, usually), with
+ * Emscripten's last error line when no fetch failed.
  */
 async function loadKiln() {
   const failed = [];
@@ -38,7 +38,12 @@ async function loadKiln() {
       },
     );
   try {
-    return await init({ threads: false, printErr: (text) => log.push(String(text)) });
+    // Emscripten's error lines: kept for the message, shown as warnings (not page errors)
+    const printErr = (text) => {
+      log.push(String(text));
+      console.warn(text);
+    };
+    return await init({ threads: false, printErr });
   } catch (e) {
     const what = failed.length ? ` while fetching ${[...new Set(failed)].join(', ')}` : log.length ? ` (${log.at(-1)})` : '';
     throw new Error(`${e?.message ?? e}${what}`);
