@@ -278,6 +278,9 @@ test('offline', async () => {
     await page.reload();
     await page.waitForSelector('[data-cell]', { timeout: 30_000 });
     check(JSON.stringify(await page.evaluate(() => window.kilnTutorial.cells())) === JSON.stringify(allIds), 'offline: every cell is rendered');
+    await page.waitForFunction(() => document.body.dataset.offline === 'ready', null, { timeout: 30_000, polling: 250 }).catch(() => {});
+    const offState = await page.$eval('#offline-state', (e) => e.textContent);
+    check(offState === 'Offline: ready', `offline, the page still says it is ready for offline use (${offState})`);
     // Run all offline: every cell, the MNIST Steps 12-13 included, from the cache
     await page.click('#run-all');
     await page.waitForFunction(() => document.body.hasAttribute('data-busy'), null, { timeout: 10_000 }).catch(() => {});

@@ -359,6 +359,10 @@ async function keepMnistOffline() {
 if (import.meta.env.PROD && 'serviceWorker' in navigator) {
   navigator.serviceWorker
     .register(new URL('../sw.js', location.href))
+    // offline, the update check of an installed worker fails: the installed one still serves
+    .catch((e) => {
+      if (!navigator.serviceWorker.controller) throw e;
+    })
     .then(() => keepMnistOffline())
     .catch((e) => {
       $('offline-state').textContent = `Offline: not available (${e.message})`;
