@@ -445,7 +445,7 @@ test('fatal', async () => {
         check(/did not load/.test(notice) && /\.wasm/.test(notice), `wasm: the notice names the wasm file (${notice})`);
         check(/did not load/.test(out) && /\.wasm/.test(out), `wasm: the cell shows the reason (${out})`);
       } else {
-        check(/could not start/.test(notice), `worker: a notice says the notebook could not start (${notice})`);
+        check(/^The notebook's worker did not start/.test(notice), `worker: a notice says the notebook's worker did not start (${notice})`);
         check(/worker did not start/.test(out), `worker: the cell shows the reason (${out})`);
       }
       check(errors.length === 0, `${which}: no uncaught page error (${errors.join('; ')})`);

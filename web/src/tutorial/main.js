@@ -51,7 +51,7 @@ const session = new NotebookSession(() => new NotebookWorker({ name: location.hr
   },
   onFatal: (message) => {
     $('engine-state').textContent = 'Engine: failed to load';
-    notice(/did not start/.test(message) ? `The notebook could not start: ${message}.` : `The engine did not load: ${message}`, 'error');
+    notice(/did not start/.test(message) ? `${message[0].toUpperCase()}${message.slice(1)}.` : `The engine did not load: ${message}`, 'error');
   },
 });
 

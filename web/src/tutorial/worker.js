@@ -45,8 +45,8 @@ async function loadKiln() {
     };
     return await init({ threads: false, printErr });
   } catch (e) {
-    const what = failed.length ? ` while fetching ${[...new Set(failed)].join(', ')}` : log.length ? ` (${log.at(-1)})` : '';
-    throw new Error(`${e?.message ?? e}${what}`);
+    const what = failed.length ? `: ${[...new Set(failed)].join(', ')}` : log.length ? ` (${log.at(-1)})` : '';
+    throw new Error(`${e?.message ?? e}${what}`); // e.g. "Failed to fetch: assets/kiln-….wasm"
   } finally {
     self.fetch = realFetch;
   }
