@@ -13,6 +13,12 @@
 // add or remove a line break, so an error's line in the generated code is its line in the
 // cell; the code is named `cell-<id>.js` (`//# sourceURL`) and the
 // line is read from the error's stack, with the line offset calibrated once per engine.
+//
+// As plain JS: code without semicolons works (a statement the rewrite makes start with `(`
+// gets a leading `;`, so it never continues the line before it); writing a `const` (of
+// this cell or an earlier one) is a TypeError; a "use strict" cell cannot create a name by
+// assigning it; `var`s in top-level blocks and loop heads persist (function-scoped);
+// error messages name the reader's identifiers (userMessage), never the scope object.
 import { parse } from 'acorn';
 import { freeReferences } from './references.js';
 
