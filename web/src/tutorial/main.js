@@ -267,7 +267,10 @@ function renderCell(item, stepTitle) {
   const cell = { id: item.id, el: cellEl, badge, runBtn, stopBtn, original: item.code, output: new OutputView(outEl), view: null, pending: null };
   cell.view = cellEditor(editorBox, item.code, { onRun: () => runCell(cell), label: `Code of cell ${item.id} (${stepTitle})` });
   runBtn.addEventListener('click', () => runCell(cell));
-  stopBtn.addEventListener('click', stop);
+  stopBtn.addEventListener('click', () => {
+    stop();
+    runBtn.focus(); // the Stop button hides: keep the keyboard focus in the cell
+  });
   resetBtn.addEventListener('click', () => resetCell(cell));
   cells.set(item.id, cell);
   order.push(item.id);
