@@ -9,13 +9,28 @@
 //                under it; Reset restores the original code
 //   resume       after a reload, the cell whose id ends in `-resume` resumes training from
 //                the checkpoint in IndexedDB (prints a resumed epoch > 1)
-//   stop         a `while (true) {}` cell is ended by Stop; the page names the cells to
-//                re-run; after re-running them, the later cells run `ok`
-//   offline      with the network off, a reload still renders the page (service worker)
-//                and a cell runs
+//   stop         a `while (true) {}` cell is ended by Stop; its badge says "stopped"; the
+//                page names the cells to re-run; after re-running them, the later cells
+//                run `ok`
+//   stop-all     Stop during Run all: a short notice (the header stays small, the TOC and
+//                step headings below it) with "Re-run these N cells" (which re-runs them)
+//                and a dismiss button
+//   late-output  a timer's late print, an error thrown in a timer and an unawaited
+//                rejection are shown under the cell (no console page error); 100,000
+//                prints end in 1000 lines and an "output truncated" note
+//   run-reset    Run is disabled while its cell runs (a double click runs it once), Run
+//                all while a cell runs; Reset restores the code, clears output and status
+//   layout       a cell with one comparison panel has a full-width editor; Rust and C++
+//                panels have no clipped lines
+//   fatal        the worker script 404s / the wasm is blocked: a notice, the waiting
+//                cell shows the reason (naming the wasm file), no uncaught page error
+//   offline      a fresh profile, ONE online visit (until the page says it is ready for
+//                offline), then with the network off: a reload renders the page, `/tutorial`
+//                without its slash too, and Run all (MNIST Steps 12-13 included) passes
 //   keyboard     Tab reaches a cell's Run, Reset and editor with a visible focus ring,
-//                Ctrl+Enter runs the cell, Tab leaves the editor
-//   phone        the page at a phone's size (screenshot; no horizontal page overflow)
+//                Ctrl+Enter runs the cell, Tab indents in the editor, Esc then Tab leaves
+//   phone        the page at a phone's size (screenshot; no horizontal page overflow); a
+//                running cell has its own Stop button, which stops it
 // and no console errors anywhere. Without content in web/tutorial/content it runs on the
 // notebook's fixture step (tests/tutorial/fixture). Run by scripts/test.sh, or alone:
 //   node tests/e2e/tutorial.e2e.mjs [--no-build] [--only name,name]
@@ -225,6 +240,8 @@ test('stop', async () => {
   await page.waitForFunction(() => !document.getElementById('stop').disabled);
   await page.click('#stop');
   await waitStatus(page, loopId, ['error'], 10_000);
+  const badge = await page.$eval(`${cellSel(loopId)} .badge`, (b) => b.textContent);
+  check(badge === 'stopped', `the stopped cell's badge says "stopped" (got "${badge}")`);
   const notice = await page.$eval('#notice', (e) => e.textContent);
   const stale = await page.$$eval('[data-stale]', (els) => els.map((e) => e.dataset.cell));
   check(JSON.stringify(stale) === JSON.stringify(first.slice(0, k)), `the cells to re-run are marked (${stale})`);
@@ -245,34 +262,200 @@ test('stop', async () => {
 });
 
 test('offline', async () => {
-  const page = await open(`${base}tutorial/`, 'offline');
-  await page.evaluate(() => navigator.serviceWorker.ready);
-  await page.reload(); // now controlled by the service worker
-  await page.waitForFunction(() => Boolean(navigator.serviceWorker.controller), null, { timeout: 30_000 });
-  await context.setOffline(true);
+  // A fresh profile (no cache, no service worker) and exactly one online visit.
+  const fresh = await launchBrowser({ viewport: { width: 1400, height: 900 } });
+  const ctx = fresh.context;
   try {
+    const page = await ctx.newPage();
+    watchConsole(page, 'offline');
+    await page.goto(`${base}tutorial/`);
+    await page.waitForSelector('[data-cell]');
+    // the page says when the app and the MNIST files are cached (fetched in the background)
+    await page.waitForFunction(() => document.body.dataset.offline === 'ready', null, { timeout: 180_000, polling: 250 });
+    const state = await page.$eval('#offline-state', (e) => e.textContent);
+    check(/ready/i.test(state), `the page says it is ready for offline use (${state})`);
+    await ctx.setOffline(true);
     await page.reload();
     await page.waitForSelector('[data-cell]', { timeout: 30_000 });
-    const id = allIds[0];
-    const st = await runOne(page, id);
-    const text = await outputOf(page, id);
-    check(st === 'ok', `a cell runs offline: ${text}`);
-    await expectations.get(id)?.(text);
-    // MNIST, fetched by Run all, comes from the cache too
-    const mnistCell = runAllPage ? allIds.find((c) => /mnist\.load\(/.test(codeOf.get(c))) : null;
-    if (mnistCell) {
-      const ms = await runOne(page, mnistCell, 120_000);
-      const out = await outputOf(page, mnistCell);
-      check(ms === 'ok', `${mnistCell} loads MNIST offline: ${out}`);
-      await expectations.get(mnistCell)?.(out);
-      summary.offlineMnistCell = mnistCell;
+    check(JSON.stringify(await page.evaluate(() => window.kilnTutorial.cells())) === JSON.stringify(allIds), 'offline: every cell is rendered');
+    await page.waitForFunction(() => document.body.dataset.offline === 'ready', null, { timeout: 30_000, polling: 250 }).catch(() => {});
+    const offState = await page.$eval('#offline-state', (e) => e.textContent);
+    check(offState === 'Offline: ready', `offline, the page still says it is ready for offline use (${offState})`);
+    // Run all offline: every cell, the MNIST Steps 12-13 included, from the cache
+    await page.click('#run-all');
+    await page.waitForFunction(() => document.body.hasAttribute('data-busy'), null, { timeout: 10_000 }).catch(() => {});
+    await waitIdle(page, RUN_ALL_TIMEOUT);
+    const failures = [];
+    for (const id of allIds) {
+      const st = await statusOf(page, id);
+      const text = await outputOf(page, id);
+      if (st !== 'ok') failures.push(`${id}: ${st}: ${text.slice(0, 300)}`);
+      else {
+        try {
+          await expectations.get(id)?.(text);
+        } catch (e) {
+          failures.push(`${id}: ${e.message}`);
+        }
+      }
     }
+    check(failures.length === 0, `offline Run all: ${failures.length} cell(s) failed:\n${failures.join('\n')}`);
+    const mnistCells = allIds.filter((c) => /mnist\.load\(/.test(codeOf.get(c)));
+    summary.offlineMnistCells = mnistCells;
     await page.screenshot({ path: join(OUT, 'offline.png') });
+    // `/tutorial` without its slash, offline
+    const noSlash = await ctx.newPage();
+    watchConsole(noSlash, 'offline-noslash');
+    await noSlash.goto(`${base}tutorial`);
+    await noSlash.waitForSelector('[data-cell]', { timeout: 30_000 });
+    await ctx.setOffline(false);
+    return `one online visit, then offline: reload, Run all ${allIds.length} cells ok (MNIST cells ${mnistCells.join(', ') || 'none'}), /tutorial without slash`;
   } finally {
-    await context.setOffline(false);
+    await Promise.race([fresh.close().catch(() => {}), new Promise((r) => setTimeout(r, 15_000))]);
+  }
+});
+
+test('stop-all', async () => {
+  const page = await open(`${base}tutorial/`, 'stop-all');
+  const header0 = await page.$eval('.top', (e) => e.getBoundingClientRect().height);
+  await page.click('#run-all');
+  // let a few cells run, then Stop
+  const k = Math.min(6, allIds.length - 1);
+  await waitStatus(page, allIds[k - 1], ['ok'], 120_000);
+  await page.click('#stop');
+  await waitIdle(page, 10_000);
+  const n = await page.$eval('#notice', (e) => ({ hidden: e.hidden, text: e.textContent, h: e.getBoundingClientRect().height }));
+  check(!n.hidden, 'a notice after Stop');
+  const header = await page.$eval('.top', (e) => e.getBoundingClientRect().height);
+  check(header - header0 <= 90, `the notice adds at most 90 px to the header (added ${header - header0} px: ${n.text})`);
+  const stale = await page.$$eval('[data-stale]', (els) => els.map((e) => e.dataset.cell));
+  check(stale.length >= k, `the cells that ran are marked to re-run (${stale.length})`);
+  const action = await page.$eval('#notice-action', (b) => ({ hidden: b.hidden, text: b.textContent }));
+  check(!action.hidden && action.text === `Re-run these ${stale.length} cells`, `a "Re-run these ${stale.length} cells" action (${JSON.stringify(action)})`);
+  // the TOC's first entry and a step heading reached from the TOC are below the header
+  const tocTop = await page.$eval('#toc-list a', (a) => a.getBoundingClientRect().top);
+  check(tocTop >= header, `the TOC's first entry (${tocTop}) is below the header (${header})`);
+  const target = steps[Math.min(3, steps.length) - 1].step;
+  await page.click(`#toc-list li:nth-child(${Math.min(3, steps.length)}) a`);
+  await page.waitForFunction((h) => location.hash === h, `#step-${target}`);
+  const hTop = await page.$eval(`#step-${target} h2`, (h) => h.getBoundingClientRect().top);
+  check(hTop >= header - 1, `the step heading (${hTop}) is not under the header (${header})`);
+  await page.screenshot({ path: join(OUT, 'stop-all.png') });
+  // "Re-run these N cells" re-runs them, in order
+  await page.click('#notice-action');
+  await waitIdle(page, RUN_ALL_TIMEOUT);
+  for (const id of stale) check((await statusOf(page, id)) === 'ok', `${id} re-ran ok`);
+  check((await page.$$('[data-stale]')).length === 0, 'no cell left to re-run');
+  // dismiss
+  if (!(await page.$eval('#notice', (e) => e.hidden))) {
+    await page.click('#notice-close');
+    check(await page.$eval('#notice', (e) => e.hidden), 'the notice can be dismissed');
   }
   await page.close();
-  return `reloaded and ran ${allIds[0]}${summary.offlineMnistCell ? ` and ${summary.offlineMnistCell} (MNIST)` : ''} with the network off`;
+  return `header +${Math.round(header - header0)} px after Stop; re-ran ${stale.length} cells from the notice`;
+});
+
+test('late-output', async () => {
+  const page = await open(`${base}tutorial/`, 'late-output');
+  const id = allIds[0];
+  await editCell(page, id, 'setTimeout(() => print("late print"), 300)\nsetTimeout(() => { throw new kiln.KilnError("Value", "late throw") }, 600)\nPromise.reject(new Error("unawaited rejection"))\nprint("started")');
+  await page.click(`${cellSel(id)} button.run`);
+  await page.waitForFunction((i) => /late throw/.test(window.kilnTutorial.outputText(i)), id, { timeout: 20_000 }).catch(() => {});
+  const text = await outputOf(page, id);
+  for (const want of ['started', 'late print', 'unawaited rejection', 'KilnError [Value] at line 2 (after the cell had finished): late throw']) {
+    check(text.includes(want), `the output shows "${want}": ${text}`);
+  }
+  check((await statusOf(page, id)) === 'error', 'the cell is in error after the late throw');
+  await page.locator(cellSel(id)).screenshot({ path: join(OUT, 'late-output.png') });
+  // the output cap
+  const id2 = allIds[1];
+  await editCell(page, id2, 'for (let i = 0; i < 100000; i++) print("line " + i)');
+  check((await runOne(page, id2, 60_000)) === 'ok', 'the printing cell runs');
+  const lines = (await outputOf(page, id2)).split('\n');
+  check(lines.length === 1001 && lines[999] === 'line 999' && lines[1000] === 'output truncated: 99000 more lines', `1000 lines and the note (${lines.length} lines, last: ${lines.at(-1)})`);
+  const h = await page.$eval(`${cellSel(id2)} [data-output]`, (e) => e.getBoundingClientRect().height);
+  check(h < 40_000, `the output box stays bounded (${h} px)`);
+  await page.close();
+  return `late print/throw/rejection under ${id}; ${id2}: 1000 lines + "${lines[1000]}"`;
+});
+
+test('run-reset', async () => {
+  const page = await open(`${base}tutorial/`, 'run-reset');
+  const id = allIds[0];
+  await editCell(page, id, 'print("once")\nawait sleep(1500)');
+  await page.dblclick(`${cellSel(id)} button.run`);
+  await waitStatus(page, id, ['running']);
+  check(await page.$eval(`${cellSel(id)} button.run`, (b) => b.disabled), 'Run is disabled while its cell runs');
+  check(await page.$eval('#run-all', (b) => b.disabled), 'Run all is disabled while a cell runs');
+  await waitStatus(page, id, ['ok', 'error']);
+  check((await outputOf(page, id)) === 'once', `a double click ran the cell once (${await outputOf(page, id)})`);
+  check(!(await page.$eval(`${cellSel(id)} button.run`, (b) => b.disabled)), 'Run is enabled again');
+  check(!(await page.$eval('#run-all', (b) => b.disabled)), 'Run all is enabled again');
+  await page.click(`${cellSel(id)} button.reset`);
+  check((await editorText(page, id)) === codeOf.get(id), 'Reset restores the code');
+  check((await outputOf(page, id)) === '', 'Reset clears the output');
+  check((await statusOf(page, id)) === 'idle', 'Reset sets the status to idle');
+  check((await page.$eval(`${cellSel(id)} .badge`, (b) => b.textContent)) === '', 'and clears the badge');
+  await page.close();
+  return 'Run disabled while running; double click runs once; Reset clears output and status';
+});
+
+test('layout', async () => {
+  const page = await open(`${base}tutorial/`, 'layout');
+  const report = await page.$$eval('[data-cell]', (els) =>
+    els.map((c) => {
+      const panels = [...c.querySelectorAll('.compare .panel:not(.panel-js)')];
+      const editor = c.querySelector('.editor').getBoundingClientRect().width;
+      const clipped = [...c.querySelectorAll('.compare .panel pre.code')].filter((p) => p.scrollWidth > p.clientWidth + 1).length;
+      return { id: c.dataset.cell, panels: panels.length, ratio: editor / c.getBoundingClientRect().width, clipped };
+    }),
+  );
+  const single = report.filter((r) => r.panels === 1);
+  for (const r of single) check(r.ratio > 0.9, `${r.id}: one comparison panel, the editor is full width (${Math.round(r.ratio * 100)} % of the cell)`);
+  const clipped = report.filter((r) => r.clipped);
+  check(clipped.length === 0, `no clipped Rust/C++ lines (${clipped.map((r) => r.id)})`);
+  if (single.length) await page.locator(cellSel(single[0].id)).screenshot({ path: join(OUT, 'single-panel.png') });
+  await page.close();
+  return `${single.length} single-panel cells full width; no clipped static code`;
+});
+
+test('fatal', async () => {
+  const notes = [];
+  for (const which of ['worker', 'wasm']) {
+    // no service worker here: its cache would answer before the blocked requests
+    const b = await launchBrowser({ viewport: { width: 1400, height: 900 }, serviceWorkers: 'block' });
+    try {
+      const page = await b.context.newPage();
+      const errors = [];
+      page.on('pageerror', (e) => errors.push(`uncaught: ${e.message}`));
+      page.on('console', (m) => m.type() === 'error' && !/Failed to load resource/.test(m.text()) && errors.push(`console.error: ${m.text()}`));
+      page.on('worker', (w) => w.on('console', (m) => m.type() === 'error' && errors.push(`worker console.error: ${m.text()}`)));
+      if (which === 'wasm') await b.context.route(/kiln-[A-Za-z0-9_-]+\.wasm$/, (r) => r.abort());
+      else await b.context.route(/assets\/worker-.*\.js$/, (r) => r.fulfill({ status: 404, body: 'not here' }));
+      await page.goto(`${base}tutorial/`);
+      await page.waitForSelector('[data-cell]');
+      await page.waitForFunction(() => !document.getElementById('notice').hidden, null, { timeout: 30_000 });
+      const notice = await page.$eval('#notice-text', (e) => e.textContent);
+      const state = await page.$eval('#engine-state', (e) => e.textContent);
+      check(/failed/i.test(state), `${which}: the engine state says it failed (${state})`);
+      const id = allIds[0];
+      await page.click(`${cellSel(id)} button.run`);
+      await waitStatus(page, id, ['error'], 30_000);
+      const out = await outputOf(page, id);
+      if (which === 'wasm') {
+        check(/did not load/.test(notice) && /\.wasm/.test(notice), `wasm: the notice names the wasm file (${notice})`);
+        check(/did not load/.test(out) && /\.wasm/.test(out), `wasm: the cell shows the reason (${out})`);
+      } else {
+        check(/^The notebook's worker did not start/.test(notice), `worker: a notice says the notebook's worker did not start (${notice})`);
+        check(/worker did not start/.test(out), `worker: the cell shows the reason (${out})`);
+      }
+      check(errors.length === 0, `${which}: no uncaught page error (${errors.join('; ')})`);
+      await page.screenshot({ path: join(OUT, `fatal-${which}.png`) });
+      notes.push(`${which}: ${notice}`);
+    } finally {
+      await Promise.race([b.close().catch(() => {}), new Promise((r) => setTimeout(r, 15_000))]);
+    }
+  }
+  return notes.join(' | ');
 });
 
 test('keyboard', async () => {
@@ -301,13 +484,22 @@ test('keyboard', async () => {
   await page.keyboard.press('Control+Enter');
   await waitStatus(page, id, ['ok', 'error']);
   check((await statusOf(page, id)) === 'ok', 'Ctrl+Enter runs the cell');
-  // Tab leaves the editor (it does not insert a tab)
+  // Tab indents in the editor (focus stays); Esc then Tab leaves it (the page's hint)
   await page.keyboard.press('Tab');
   f = await focused();
-  check(f.cell !== id || !f.cls.includes('cm-content'), `Tab moves focus out of the editor (${JSON.stringify(f)})`);
+  check(f.cell === id && f.cls.includes('cm-content'), `Tab keeps the focus in the editor (${JSON.stringify(f)})`);
+  check((await editorText(page, id)) !== codeOf.get(id), 'Tab indented the code');
+  await page.keyboard.press('Control+Z');
+  check((await editorText(page, id)) === codeOf.get(id), 'undo restores the code');
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Tab');
+  f = await focused();
+  check(f.cell !== id || !f.cls.includes('cm-content'), `Esc then Tab moves focus out of the editor (${JSON.stringify(f)})`);
   check((await editorText(page, id)) === codeOf.get(id), 'the code is unchanged');
+  const hint = await page.$eval('.keys', (e) => e.textContent);
+  check(/Tab indents/.test(hint) && /Esc then Tab/.test(hint), `the page's hint says so (${hint})`);
   await page.close();
-  return 'Tab order Run -> Reset -> editor; Ctrl+Enter runs; Tab leaves the editor';
+  return 'Tab order Run -> Reset -> editor; Ctrl+Enter runs; Tab indents; Esc then Tab leaves the editor';
 });
 
 test('phone', async () => {
@@ -331,8 +523,33 @@ test('phone', async () => {
   }
   await page.screenshot({ path: join(OUT, 'phone.png'), fullPage: false });
   await page.screenshot({ path: join(OUT, 'phone-full.png'), fullPage: true });
+  // Stop from the running cell itself (the header has scrolled away on a phone)
+  const first = steps[0].cells.map((c) => c.id);
+  const loopId = first[Math.min(1, first.length - 1)];
+  await editCell(page, loopId, 'while (true) {}');
+  await page.click(`${cellSel(loopId)} button.run`);
+  await waitStatus(page, loopId, ['running']);
+  const stopBtn = page.locator(`${cellSel(loopId)} button.stop-cell`);
+  check(await stopBtn.isVisible(), 'the running cell shows its own Stop button');
+  const inView = await stopBtn.evaluate((b) => {
+    const r = b.getBoundingClientRect();
+    return r.top >= 0 && r.bottom <= innerHeight;
+  });
+  check(inView, 'the cell Stop button is on screen next to the running cell');
+  await stopBtn.click();
+  await waitStatus(page, loopId, ['error'], 10_000);
+  check((await page.$eval(`${cellSel(loopId)} .badge`, (b) => b.textContent)) === 'stopped', 'the cell says stopped');
+  check(!(await stopBtn.isVisible()), 'its Stop button is gone once it stopped');
+  const n = await page.$eval('#notice', (e) => {
+    const r = e.getBoundingClientRect();
+    return { hidden: e.hidden, top: r.top, bottom: r.bottom, h: r.height };
+  });
+  check(!n.hidden && n.bottom <= 844 && n.top >= 0 && n.h <= 844 * 0.3 + 1, `the notice is on screen and short on a phone (${JSON.stringify(n)})`);
+  await page.screenshot({ path: join(OUT, 'phone-stop.png'), fullPage: false });
+  await page.click('#notice-close');
+  check(await page.$eval('#notice', (e) => e.hidden), 'the phone notice can be dismissed');
   await page.close();
-  return 'phone layout ok';
+  return 'phone layout ok; Stop on the running cell; short dismissable notice';
 });
 
 // ---- main ----

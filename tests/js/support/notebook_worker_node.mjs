@@ -8,5 +8,12 @@ import { readMnist } from './notebook_node.mjs';
 
 serveNotebook(
   { post: (msg) => parentPort.postMessage(msg), listen: (handler) => parentPort.on('message', handler) },
-  { loadKiln: () => init({ threads: false }), fetchMnist: readMnist },
+  {
+    loadKiln: () => init({ threads: false }),
+    fetchMnist: readMnist,
+    catchErrors: (report) => {
+      process.on('uncaughtException', report);
+      process.on('unhandledRejection', report);
+    },
+  },
 );

@@ -1,8 +1,10 @@
 // CodeMirror 6 editors of the tutorial: an editable JS cell (Shift+Enter / Ctrl+Enter
-// runs it) and read-only highlighted code (Burn's Rust, Kiln's C++).
+// runs it; Tab indents; Esc then Tab leaves it) and read-only highlighted code (Burn's
+// Rust, Kiln's C++).
 import { EditorView, basicSetup } from 'codemirror';
 import { EditorState, Prec, StateEffect, StateField } from '@codemirror/state';
 import { keymap, Decoration } from '@codemirror/view';
+import { indentWithTab } from '@codemirror/commands';
 import { javascript } from '@codemirror/lang-javascript';
 import { rust } from '@codemirror/lang-rust';
 import { cpp } from '@codemirror/lang-cpp';
@@ -59,6 +61,9 @@ export function cellEditor(parent, code, { onRun, label }) {
           { key: 'Mod-Enter', run },
           { key: 'Ctrl-Enter', run },
         ])),
+        // Tab indents, as in a code editor; Esc then Tab (or Shift+Tab) leaves the editor
+        // (CodeMirror's tab-focus escape: keyboard users are never trapped)
+        keymap.of([indentWithTab]),
         basicSetup,
         javascript(),
         EditorView.lineWrapping,

@@ -6,12 +6,14 @@
 // Test contract: each cell is an element [data-cell="<id>"] with data-status
 // idle|running|ok|error and its output in [data-output]; the button #run-all; the page
 // sets body[data-busy] while cells run; window.kilnTutorial.outputText(id) is the text
-// of a cell's output (runtime/format.js's outputText).
+// of a cell's output (runtime/format.js's outputText); body[data-offline="ready"] once the
+// service worker holds the app and the MNIST files (the page then works offline).
 import steps from 'virtual:kiln-tutorial';
 import NotebookWorker from './worker.js?worker';
 import { NotebookSession, STOPPED } from './session.js';
 import { cellEditor, setCode, highlightInto, markErrorLine } from './editor.js';
 import { OutputView, outputTextOf } from './output.js';
+import { MNIST_FILES } from '../mnist.js';
 
 const $ = (id) => document.getElementById(id);
 const cells = new Map(); // id -> cell
@@ -34,13 +36,22 @@ function el(tag, attrs = {}, ...children) {
 
 const session = new NotebookSession(() => new NotebookWorker({ name: location.href }), {
   onStart: (id) => setStatus(cells.get(id), 'running'),
-  onEvent: (id, ev) => cells.get(id)?.output.add(ev),
+  onEvent: (id, ev) => {
+    const cell = cells.get(id);
+    if (!cell) return;
+    cell.output.add(ev);
+    // an error thrown by a timer after the cell had finished: the cell is in error now
+    if (ev.type === 'error' && ev.late && !cell.pending) {
+      setStatus(cell, 'error', 'error after it finished');
+      if (ev.line) markErrorLine(cell.view, ev.line);
+    }
+  },
   onReady: () => {
     $('engine-state').textContent = 'Engine: kiln-dl (WebAssembly) ready in a Web Worker';
   },
   onFatal: (message) => {
     $('engine-state').textContent = 'Engine: failed to load';
-    notice(`The engine did not load: ${message}`, 'error');
+    notice(/did not start/.test(message) ? `${message[0].toUpperCase()}${message.slice(1)}.` : `The engine did not load: ${message}`, 'error');
   },
 });
 
@@ -48,23 +59,51 @@ function setBusy() {
   const busy = session.busy || runningAll;
   document.body.toggleAttribute('data-busy', busy);
   $('stop').disabled = !busy;
+  // one run at a time from the toolbar: Run all waits for the cells already running
+  $('run-all').disabled = busy;
 }
 
 function setStatus(cell, status, note) {
   if (!cell) return;
   cell.el.dataset.status = status;
   cell.badge.textContent = note ?? { idle: '', running: 'running…', ok: 'ok', error: 'error' }[status];
+  const active = status === 'running';
+  cell.runBtn.disabled = active;
+  cell.stopBtn.hidden = !active;
 }
 
-function notice(text, kind = 'info') {
+/**
+ * Shows the notice under the toolbar (empty text hides it).
+ * @param {string} text one or two short sentences
+ * @param {'info'|'warn'|'error'} [kind]
+ * @param {{label: string, run: () => void} | null} [action] a button in the notice
+ */
+function notice(text, kind = 'info', action = null) {
   const n = $('notice');
   n.hidden = !text;
   n.dataset.kind = kind;
-  n.textContent = text;
+  $('notice-text').textContent = text;
+  const b = $('notice-action');
+  b.hidden = !action;
+  b.textContent = action?.label ?? '';
+  b.onclick = action
+    ? () => {
+        notice('');
+        action.run();
+      }
+    : null;
 }
 
 /** Runs one cell (after those already sent); resolves with its result. */
-async function runCell(cell) {
+function runCell(cell) {
+  // Run again while it runs or waits: the same run (not a second one)
+  cell.pending ??= runCellNow(cell).finally(() => {
+    cell.pending = null;
+  });
+  return cell.pending;
+}
+
+async function runCellNow(cell) {
   cell.output.clear();
   markErrorLine(cell.view, null);
   cell.el.removeAttribute('data-stale');
@@ -73,27 +112,39 @@ async function runCell(cell) {
   const p = session.run(cell.id, code);
   setBusy();
   const r = await p;
-  if (r.error === STOPPED) cell.output.add(STOPPED);
-  else if (r.error?.line) markErrorLine(cell.view, r.error.line);
-  setStatus(cell, r.status, r.status === 'ok' ? `ok · ${formatMs(r.ms)}` : 'error');
+  // an error the worker did not show (Stop, an engine that did not load)
+  if (r.error && !cell.output.hasError()) cell.output.add(r.error);
+  if (r.error?.line) markErrorLine(cell.view, r.error.line);
+  const note = r.status === 'ok' ? `ok · ${formatMs(r.ms)}` : r.error === STOPPED ? 'stopped' : 'error';
+  setStatus(cell, r.status, note);
   setBusy();
   return r;
+}
+
+/** Reset: the original code, no output, idle. */
+function resetCell(cell) {
+  setCode(cell.view, cell.original);
+  if (cell.pending) return; // running: its output is still coming
+  cell.output.clear();
+  markErrorLine(cell.view, null);
+  cell.el.removeAttribute('data-stale');
+  setStatus(cell, 'idle');
 }
 
 function formatMs(ms) {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-async function runAll() {
-  if (runningAll) return;
+/** Runs `ids` in order, stopping at the first that does not end ok. */
+async function runList(ids) {
+  if (runningAll || session.busy) return;
   runningAll = true;
-  $('run-all').disabled = true;
   setBusy();
   notice('');
   const t0 = performance.now();
   let failed = null;
   try {
-    for (const id of order) {
+    for (const id of ids) {
       const r = await runCell(cells.get(id));
       if (r.status !== 'ok') {
         failed = r;
@@ -102,12 +153,19 @@ async function runAll() {
     }
   } finally {
     runningAll = false;
-    $('run-all').disabled = false;
     setBusy();
   }
   const took = formatMs(performance.now() - t0);
-  if (!failed) notice(`Ran all ${order.length} cells in ${took}.`);
-  else if (failed.error !== STOPPED) notice(`Run all stopped at cell ${failed.id} (an error, shown under it).`, 'error');
+  const all = ids === order;
+  if (!failed) notice(all ? `Ran all ${ids.length} cells in ${took}.` : `Ran ${ids.length} cell${ids.length === 1 ? '' : 's'} in ${took}.`);
+  else if (failed.error !== STOPPED) notice(`${all ? 'Run all' : 'The run'} stopped at cell ${failed.id} (an error, shown under it).`, 'error');
+}
+
+const runAll = () => runList(order);
+
+/** The ids as a short phrase: all of them when few, else the first and last. */
+function idList(ids) {
+  return ids.length <= 3 ? ids.join(', ') : `${ids[0]} … ${ids[ids.length - 1]}`;
 }
 
 function stop() {
@@ -125,12 +183,12 @@ function stop() {
   }
   $('engine-state').textContent = 'Engine: restarting (a fresh worker)…';
   session.ensureWorker();
-  const what = stopped.length ? `Stopped ${stopped[0]}${stopped.length > 1 ? ` (and cancelled ${stopped.slice(1).join(', ')})` : ''}. ` : 'Stopped. ';
+  const what = stopped.length ? `Stopped ${stopped[0]}${stopped.length > 1 ? ` (${stopped.length - 1} queued cancelled)` : ''}.` : 'Stopped.';
+  const n = rerun.length;
   notice(
-    rerun.length
-      ? `${what}The notebook restarted with a fresh engine, so the names defined by earlier cells are gone: re-run ${rerun.join(', ')} (in this order) before the cells that use them.`
-      : `${what}The notebook restarted with a fresh engine.`,
+    n ? `${what} Fresh engine: the names of ${n} earlier cell${n === 1 ? '' : 's'} (${idList(rerun)}) are gone.` : `${what} The notebook restarted with a fresh engine.`,
     'warn',
+    n ? { label: `Re-run ${n === 1 ? 'this cell' : `these ${n} cells`}`, run: () => runList(rerun) } : null,
   );
   setBusy();
 }
@@ -179,13 +237,17 @@ function renderCell(item, stepTitle) {
   const cellEl = el('div', { class: `cell${item.exercise ? ' exercise' : ''}`, 'data-cell': item.id, 'data-status': 'idle' });
   const badge = el('span', { class: 'badge', 'aria-live': 'polite' });
   const runBtn = el('button', { type: 'button', class: 'run', text: 'Run', title: 'Run this cell (Shift+Enter)', 'aria-label': `Run cell ${item.id}` });
-  const resetBtn = el('button', { type: 'button', class: 'reset', text: 'Reset', title: "Restore this cell's original code", 'aria-label': `Reset cell ${item.id} to its original code` });
+  const resetBtn = el('button', { type: 'button', class: 'reset', text: 'Reset', title: "Restore this cell's original code and clear its output", 'aria-label': `Reset cell ${item.id} to its original code` });
+  // Stop on the running cell itself (the toolbar's may be out of reach on a phone)
+  const stopBtn = el('button', { type: 'button', class: 'stop-cell', text: 'Stop', title: 'Stop this cell (restarts the notebook)', 'aria-label': `Stop cell ${item.id}`, hidden: true });
   const head = el(
     'div',
     { class: 'cell-head' },
     el('span', { class: 'cell-label', text: item.exercise ? `Exercise · ${item.id}` : item.id }),
     runBtn,
     resetBtn,
+    // after Run and Reset: showing it moves neither (a double click on Run never hits Stop)
+    stopBtn,
     badge,
   );
   const editorBox = el('div', { class: 'editor' });
@@ -202,10 +264,14 @@ function renderCell(item, stepTitle) {
   const outEl = el('div', { class: 'output', 'data-output': '', 'aria-live': 'polite', 'aria-label': `Output of ${item.id}` });
   cellEl.append(compare, outEl);
   if (cellEl._select) cellEl._select('js', false);
-  const cell = { id: item.id, el: cellEl, badge, original: item.code, output: new OutputView(outEl), view: null };
+  const cell = { id: item.id, el: cellEl, badge, runBtn, stopBtn, original: item.code, output: new OutputView(outEl), view: null, pending: null };
   cell.view = cellEditor(editorBox, item.code, { onRun: () => runCell(cell), label: `Code of cell ${item.id} (${stepTitle})` });
   runBtn.addEventListener('click', () => runCell(cell));
-  resetBtn.addEventListener('click', () => setCode(cell.view, cell.original));
+  stopBtn.addEventListener('click', () => {
+    stop();
+    runBtn.focus(); // the Stop button hides: keep the keyboard focus in the cell
+  });
+  resetBtn.addEventListener('click', () => resetCell(cell));
   cells.set(item.id, cell);
   order.push(item.id);
   return cellEl;
@@ -246,6 +312,15 @@ if (order.length) {
 }
 $('run-all').addEventListener('click', runAll);
 $('stop').addEventListener('click', stop);
+$('notice-close').addEventListener('click', () => notice(''));
+
+// The sticky header's height (it grows with the notice): the TOC and the step headings
+// are placed below it (tutorial.css reads --top-h).
+new ResizeObserver(() => {
+  const top = document.querySelector('.top');
+  const fixed = getComputedStyle(top).position === 'sticky';
+  document.documentElement.style.setProperty('--top-h', `${fixed ? Math.ceil(top.getBoundingClientRect().height) : 0}px`);
+}).observe(document.querySelector('.top'));
 
 window.kilnTutorial = {
   /** The text of a cell's output (see runtime/format.js outputText). */
@@ -254,8 +329,45 @@ window.kilnTutorial = {
   cells: () => [...order],
 };
 
+const MNIST_CACHE = 'kiln-mnist-v1'; // the name sw.js and worker.js use
+
+/**
+ * After the first visit: the MNIST files the cells load are fetched into the service
+ * worker's cache in the background (one at a time), so Steps 12 and 13 run offline even
+ * if their cells never ran online. Sets body[data-offline] and the #offline-state text.
+ */
+async function keepMnistOffline() {
+  const state = $('offline-state');
+  const say = (text, ready = false) => {
+    state.textContent = text;
+    if (ready) document.body.dataset.offline = 'ready';
+  };
+  await navigator.serviceWorker.ready;
+  const cache = await caches.open(MNIST_CACHE);
+  const files = Object.values(MNIST_FILES);
+  let done = 0;
+  for (const file of files) {
+    const url = new URL(`../mnist/${file}`, location.href).href;
+    if (!(await cache.match(url, { ignoreVary: true }))) {
+      say(`Offline: saving MNIST (${done}/${files.length})…`);
+      const r = await fetch(url);
+      if (!r.ok) throw new Error(`${url} answered ${r.status}`);
+      await cache.put(url, r);
+    }
+    done++;
+  }
+  say('Offline: ready', true);
+}
+
 if (import.meta.env.PROD && 'serviceWorker' in navigator) {
-  navigator.serviceWorker.register(new URL('../sw.js', location.href)).catch((e) => {
-    notice(`Offline use is not available: ${e.message}`, 'warn');
-  });
+  navigator.serviceWorker
+    .register(new URL('../sw.js', location.href))
+    // offline, the update check of an installed worker fails: the installed one still serves
+    .catch((e) => {
+      if (!navigator.serviceWorker.controller) throw e;
+    })
+    .then(() => keepMnistOffline())
+    .catch((e) => {
+      $('offline-state').textContent = `Offline: not available (${e.message})`;
+    });
 }

@@ -3,7 +3,7 @@
 // the KilnError code, message and cell line). outputTextOf() reads the text back the way
 // runtime/format.js's outputText() writes it (what the expectations check).
 import { Chart, LineController, LineElement, PointElement, LinearScale, Legend, Title, Tooltip } from 'chart.js';
-import { errorText } from './runtime/format.js';
+import { errorText, truncatedText } from './runtime/format.js';
 
 Chart.register(LineController, LineElement, PointElement, LinearScale, Legend, Title, Tooltip);
 
@@ -26,6 +26,12 @@ export class OutputView {
     this.charts = new Map(); // chart -> {chart, pending: []}
     this.bars = new Map();
     this.frame = 0;
+    this.note = null; // the "output truncated" line
+  }
+
+  /** Whether an error is shown. */
+  hasError() {
+    return this.root.querySelector('.out-error') !== null;
   }
 
   /** Empties the output (a new run). */
@@ -33,6 +39,7 @@ export class OutputView {
     for (const c of this.charts.values()) c.chart.destroy();
     this.charts.clear();
     this.bars.clear();
+    this.note = null;
     this.root.textContent = '';
   }
 
@@ -62,6 +69,14 @@ export class OutputView {
       }
       case 'error':
         this.root.append(this.error(ev));
+        break;
+      case 'truncated':
+        // one note, its count updated as more lines are dropped
+        if (!this.note) {
+          this.note = el('div', 'out-line out-truncated');
+          this.root.append(this.note);
+        }
+        this.note.textContent = truncatedText(ev.count);
         break;
       case 'chart':
         this.chart(ev);

@@ -14,7 +14,8 @@ export class NotebookSession {
    *   makes a worker serving worker_core.js (a browser Worker or a Node adapter)
    * @param {{onEvent?: (id: string, ev: object) => void, onStart?: (id: string) => void,
    *   onReady?: () => void, onFatal?: (message: string) => void}} [hooks] onReady: a
-   *   worker's engine loaded; onFatal: it failed to load
+   *   worker's engine loaded; onFatal: it failed to load (or the worker did not start);
+   *   onEvent also gets the late events of finished cells (ev.late on a late error)
    */
   constructor(createWorker, hooks = {}) {
     this.createWorker = createWorker;
@@ -30,14 +31,42 @@ export class NotebookSession {
   /** The current worker, started if there is none (loads the engine ahead of a run). */
   ensureWorker() {
     if (this.worker) return this.worker;
-    const w = this.createWorker();
     const gen = ++this.generation;
+    let w;
+    try {
+      w = this.createWorker();
+    } catch (e) {
+      // e.g. a browser that refuses module workers
+      w = { postMessage() {}, terminate() {}, onmessage: null };
+      queueMicrotask(() => gen === this.generation && this.fail(`the notebook's worker did not start: ${e?.message ?? e}`));
+    }
     w.onmessage = (e) => {
       if (gen !== this.generation) return;
       this.onMessage(e?.data ?? e);
     };
+    // The worker's script did not load (404, offline without a cache) or threw before it
+    // could report: the Worker's own `error` event (errors of cell code are caught inside).
+    w.onerror = (e) => {
+      e?.preventDefault?.();
+      if (gen !== this.generation) return;
+      this.fail(`the notebook's worker did not start${e?.message ? ` (${e.message})` : ' (its script did not load)'}`);
+    };
     this.worker = w;
     return w;
+  }
+
+  /** The engine cannot run: tell the page, end every waiting cell with the reason. */
+  fail(message) {
+    this.worker?.terminate();
+    this.worker = null;
+    this.generation++;
+    this.hooks.onFatal?.(message);
+    const error = { type: 'error', name: 'Error', code: null, message, line: null, column: null };
+    for (const [run, q] of this.pending) {
+      this.pending.delete(run);
+      q.resolve({ id: q.id, status: 'error', error, ms: 0 });
+    }
+    this.running = null;
   }
 
   onMessage(msg) {
@@ -48,13 +77,18 @@ export class NotebookSession {
     }
     if (msg.type === 'fatal') {
       this.hooks.onFatal?.(msg.message);
+      const error = { type: 'error', name: 'Error', code: null, message: `the engine did not load: ${msg.message}`, line: null, column: null };
       for (const [run, q] of this.pending) {
         this.pending.delete(run);
-        q.resolve({ id: q.id, status: 'error', error: { ...STOPPED, name: 'Error', message: `the engine did not load: ${msg.message}` }, ms: 0 });
+        q.resolve({ id: q.id, status: 'error', error, ms: 0 });
       }
       return;
     }
-    if (!p) return;
+    if (!p) {
+      // output of a cell that already finished (a timer's print, a late error): its cell
+      if (msg.type === 'event' && msg.id !== undefined) this.hooks.onEvent?.(msg.id, msg.ev);
+      return;
+    }
     if (msg.type === 'start') {
       this.running = p.id;
       this.hooks.onStart?.(p.id);

@@ -1,10 +1,14 @@
 // The service worker of the site (template: web/vite-tutorial.js prepends PRECACHE, the
 // built files, and VERSION, a hash of their contents). After the first visit the pages,
-// the engine (JS + wasm) and the MNIST files already fetched work offline:
+// the engine (JS + wasm) and the MNIST files work offline:
 // - install: precache the app shell (HTML, JS chunks, CSS, wasm) of this build;
-// - HTML (navigations): network first, the cached copy when offline;
+// - HTML (navigations): network first, the cached copy when offline; `/tutorial` (no
+//   slash) is redirected to `/tutorial/` when offline;
 // - other precached files (hashed names): cache first;
-// - /mnist/<file>: cache first, stored the first time it is fetched.
+// - /mnist/<file>: cache first, stored the first time it is fetched (the tutorial page
+//   fetches the files in the background after its first visit: main.js).
+// Cache lookups ignore Vary: the precached copy was fetched without the `Origin` header a
+// page's `crossorigin` module request sends, and `vite preview` answers `Vary: Origin`.
 /* global PRECACHE, VERSION */
 const SHELL = `kiln-shell-${VERSION}`;
 const DATA = 'kiln-mnist-v1';
@@ -36,7 +40,7 @@ async function networkFirst(request, key) {
     if (response.ok) cache.put(key, response.clone());
     return response;
   } catch (e) {
-    const hit = await cache.match(key);
+    const hit = await cache.match(key, { ignoreVary: true });
     if (hit) return hit;
     throw e;
   }
@@ -44,7 +48,7 @@ async function networkFirst(request, key) {
 
 async function cacheFirst(request, cacheName) {
   const cache = await caches.open(cacheName);
-  const hit = await cache.match(request, { ignoreSearch: true });
+  const hit = await cache.match(request, { ignoreSearch: true, ignoreVary: true });
   if (hit) return hit;
   const response = await fetch(request);
   if (response.ok) await cache.put(request, response.clone());
@@ -65,6 +69,7 @@ self.addEventListener('fetch', (event) => {
   if (request.mode === 'navigate' || path.endsWith('/') || path.endsWith('.html')) {
     const page = path.endsWith('/index.html') ? key.replace(/index\.html$/, '') : key;
     if (shellUrls.has(page)) event.respondWith(networkFirst(request, page));
+    else if (shellUrls.has(`${key}/`)) event.respondWith(fetch(request).catch(() => Response.redirect(`${key}/${url.search}`, 302)));
     return;
   }
   if (shellUrls.has(key)) event.respondWith(cacheFirst(request, SHELL));

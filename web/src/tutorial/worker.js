@@ -9,6 +9,49 @@ const pageUrl = new URL(self.name || '../tutorial/', self.location.href);
 const mnistBase = new URL('../mnist/', pageUrl);
 const MNIST_CACHE = 'kiln-mnist-v1'; // the name sw.js uses
 
+/**
+ * Loads the engine; a failure names the file that did not load (the wasm, usually), with
+ * Emscripten's last error line when no fetch failed.
+ */
+async function loadKiln() {
+  const failed = [];
+  const log = [];
+  const realFetch = self.fetch;
+  const name = (input) => {
+    const href = String(input?.url ?? input);
+    try {
+      const u = new URL(href, self.location.href);
+      return u.origin === self.location.origin ? u.pathname.replace(/^\//, '') : u.href;
+    } catch {
+      return href;
+    }
+  };
+  self.fetch = (input, opts) =>
+    realFetch(input, opts).then(
+      (r) => {
+        if (!r.ok) failed.push(`${name(input)} (HTTP ${r.status})`);
+        return r;
+      },
+      (e) => {
+        failed.push(name(input));
+        throw e;
+      },
+    );
+  try {
+    // Emscripten's error lines: kept for the message, shown as warnings (not page errors)
+    const printErr = (text) => {
+      log.push(String(text));
+      console.warn(text);
+    };
+    return await init({ threads: false, printErr });
+  } catch (e) {
+    const what = failed.length ? `: ${[...new Set(failed)].join(', ')}` : log.length ? ` (${log.at(-1)})` : '';
+    throw new Error(`${e?.message ?? e}${what}`); // e.g. "Failed to fetch: assets/kiln-….wasm"
+  } finally {
+    self.fetch = realFetch;
+  }
+}
+
 serveNotebook(
   {
     post: (msg) => self.postMessage(msg),
@@ -17,13 +60,26 @@ serveNotebook(
     },
   },
   {
-    loadKiln: () => init({ threads: false }),
+    loadKiln,
+    // Errors no cell caught (a timer callback's, a rejection nobody awaited): shown under
+    // the cell that made them, not left to the console.
+    catchErrors: (report) => {
+      self.addEventListener('error', (e) => {
+        e.preventDefault();
+        report(e.error ?? new Error(e.message));
+      });
+      self.addEventListener('unhandledrejection', (e) => {
+        e.preventDefault();
+        report(e.reason);
+      });
+    },
     fetchMnist: async (file) => {
       const url = new URL(file, mnistBase);
       // The service worker's MNIST cache (sw.js), used here too: a worker started before
       // the service worker took control still stores the files for offline use.
       const cache = self.caches ? await self.caches.open(MNIST_CACHE).catch(() => null) : null;
-      const hit = await cache?.match(url);
+      // ignoreVary: the file may have been stored by a request with other headers (Origin)
+      const hit = await cache?.match(url, { ignoreVary: true });
       if (hit) return new Uint8Array(await hit.arrayBuffer());
       const r = await fetch(url);
       if (!r.ok) throw new Error(`MNIST: ${url} answered ${r.status} ${r.statusText}`);

@@ -11,21 +11,29 @@ import { Notebook } from './runtime/notebook.js';
 /**
  * Serves a notebook on a message port.
  * @param {{post: (msg: object) => void, listen: (handler: (msg: object) => void) => void}} port
- * @param {{loadKiln: () => Promise<object>, fetchMnist: (file: string) => Promise<Uint8Array>}} env
+ * @param {{loadKiln: () => Promise<object>, fetchMnist: (file: string) => Promise<Uint8Array>,
+ *   catchErrors?: (report: (error: unknown) => void) => void}} env catchErrors: installs the
+ *   worker's handlers of uncaught errors and unhandled rejections, calling `report` (they
+ *   are shown under the cell that made them, never only in the console)
  */
-export function serveNotebook(port, { loadKiln, fetchMnist }) {
+export function serveNotebook(port, { loadKiln, fetchMnist, catchErrors }) {
   let queue = Promise.resolve();
-  const ready = loadKiln().then(
-    (kiln) => {
-      const nb = new Notebook({ kiln, fetchMnist });
-      port.post({ type: 'ready' });
-      return nb;
-    },
-    (e) => {
-      port.post({ type: 'fatal', message: String(e?.message ?? e) });
-      throw e;
-    },
-  );
+  let notebook = null;
+  catchErrors?.((e) => notebook?.reportError(e));
+  const ready = Promise.resolve()
+    .then(loadKiln)
+    .then(
+      (kiln) => {
+        notebook = new Notebook({ kiln, fetchMnist });
+        port.post({ type: 'ready' });
+        return notebook;
+      },
+      (e) => {
+        port.post({ type: 'fatal', message: String(e?.message ?? e) });
+        throw e;
+      },
+    );
+  ready.catch(() => {}); // reported as `fatal`; each run then answers with the reason
   port.listen((msg) => {
     if (msg?.type !== 'run') return;
     const { run, id, code } = msg;

@@ -136,7 +136,13 @@ export function tableOf(data) {
 export function errorText(e) {
   const code = e.code ? ` [${e.code}]` : '';
   const line = e.line ? ` at line ${e.line}` : '';
-  return `${e.name}${code}${line}: ${e.message}`;
+  const late = e.late ? ' (after the cell had finished)' : '';
+  return `${e.name}${code}${line}${late}: ${e.message}`;
+}
+
+/** The note that replaces the lines a cell printed beyond the output limit. */
+export function truncatedText(count) {
+  return `output truncated: ${count} more line${count === 1 ? '' : 's'}`;
 }
 
 /**
@@ -155,6 +161,8 @@ export function eventLines(ev) {
       return [ev.columns.join(' | '), ...ev.rows.map((r) => r.join(' | '))];
     case 'error':
       return [errorText(ev)];
+    case 'truncated':
+      return [truncatedText(ev.count)];
     default:
       return [];
   }

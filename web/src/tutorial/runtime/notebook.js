@@ -10,12 +10,29 @@
 //   {type: 'progress', progress, label, total} then
 //     {type: 'progress-update', progress, done, note} / {type: 'progress-done', progress}
 //   {type: 'link', text, href}                                 show.link
-//   {type: 'error', name, code, message, line, column}         the error that ended the cell
-import { compileCell, errorLocation } from './evaluator.js';
-import { formatLine, formatValue, tableOf, outputText } from './format.js';
+//   {type: 'error', name, code, message, line, column, late?}  the error that ended the cell,
+//                                                              or one thrown later by a
+//                                                              timer it set (late: true
+//                                                              once the cell had finished)
+//   {type: 'truncated', count}   the cell printed more than OUTPUT_LIMIT lines: `count`
+//                                were dropped (sent again with the new count as more are)
+//
+// Late output (a timer's print, an error thrown in a timer callback or an unhandled
+// rejection) goes to the cell that set the timer, else to the last cell run.
+import { compileCell, errorLocation, userMessage } from './evaluator.js';
+import { formatLine, formatValue, tableOf, outputText, eventLines } from './format.js';
 import { createMnist } from './mnist.js';
 
 const NO_NAMES = Object.freeze(Object.create(null));
+
+/** The most lines a cell's output keeps (the rest are counted in a `truncated` note). */
+export const OUTPUT_LIMIT = 1000;
+const COUNTED = new Set(['text', 'value', 'table', 'link']);
+const NOTE_EVERY_MS = 200; // how often a growing `truncated` count is sent again
+const nativeSetTimeout = globalThis.setTimeout.bind(globalThis);
+const nativeClearTimeout = globalThis.clearTimeout.bind(globalThis);
+const nativeSetInterval = globalThis.setInterval.bind(globalThis);
+const nativeClearInterval = globalThis.clearInterval.bind(globalThis);
 
 /**
  * The error event of a thrown value (a KilnError keeps its code; line from the stack).
@@ -29,7 +46,7 @@ export function errorEvent(e, sourceName) {
     type: 'error',
     name: isError ? String(e.name ?? 'Error') : 'Error',
     code: isError && e.code !== undefined ? String(e.code) : null,
-    message: isError ? String(e.message) : `uncaught ${formatValue(e, true)}`,
+    message: isError ? userMessage(e.message) : `uncaught ${formatValue(e, true)}`,
     line: loc?.line ?? null,
     column: loc?.column ?? null,
   };
@@ -47,7 +64,9 @@ export class Notebook {
    */
   constructor({ kiln, fetchMnist, globals = {} }) {
     this.kiln = kiln;
-    this.current = null; // {id, events, onEvent} of the cell running (or last run)
+    this.current = null; // the cell running (or last run): see runCell
+    this.target = null; // the cell whose timer callback is running (late output goes there)
+    this.constNames = new Set(); // notebook names declared `const`
     // A prototype with no names (not null: V8 keeps a null-prototype object's properties in
     // a slower dictionary, and cells read notebook names in their loops).
     this.scope = Object.create(NO_NAMES);
@@ -88,17 +107,90 @@ export class Notebook {
       console: { log: log('log'), info: log('info'), debug: log('log'), warn: log('warn'), error: log('error') },
       show,
       mnist: createMnist(fetchMnist),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      sleep: (ms) => new Promise((resolve) => nativeSetTimeout(resolve, ms)),
+      // Timers remember the cell that set them: what their callback prints or throws is
+      // shown under that cell, even after it finished.
+      setTimeout: this.timer(nativeSetTimeout),
+      setInterval: this.timer(nativeSetInterval),
+      clearTimeout: (h) => nativeClearTimeout(h),
+      clearInterval: (h) => nativeClearInterval(h),
       ...globals,
     });
   }
 
-  /** Routes an event to the cell running (late events go to the last cell run). */
-  emit(ev) {
-    const cur = this.current;
-    if (!cur) return;
-    cur.events.push(ev);
-    cur.onEvent?.(ev, cur.id);
+  /** A timer function whose callback runs with its output going to the cell that set it. */
+  timer(native) {
+    return (fn, ms, ...args) => {
+      if (typeof fn !== 'function') return native(fn, ms, ...args);
+      const cell = this.current;
+      return native(() => this.within(cell, () => fn(...args)), ms);
+    };
+  }
+
+  /** Runs `fn` with its output (and a thrown or rejected error) going to `cell`. */
+  within(cell, fn) {
+    const prev = this.target;
+    this.target = cell;
+    try {
+      const r = fn();
+      if (r && typeof r.then === 'function') r.then(undefined, (e) => this.reportError(e, cell));
+    } catch (e) {
+      this.reportError(e, cell);
+    } finally {
+      this.target = prev;
+    }
+  }
+
+  /**
+   * Shows an error no cell code caught (a timer callback's, an unhandled rejection) under
+   * `cell` (default: the timer's cell, else the last cell run). A cell still running ends
+   * with status `error`; a finished one gets the error marked `late`.
+   * @param {unknown} e
+   * @param {object} [cell]
+   */
+  reportError(e, cell = this.target ?? this.current) {
+    if (!cell) return;
+    const ev = { ...errorEvent(e, cell.sourceName), late: cell.done };
+    if (!cell.done && !cell.asyncError) cell.asyncError = ev;
+    this.emit(ev, cell);
+  }
+
+  /**
+   * Routes an event to the cell running (late events: to the cell whose timer made them,
+   * else to the last cell run). Lines beyond OUTPUT_LIMIT are counted, not kept.
+   */
+  emit(ev, cell = this.target ?? this.current) {
+    if (!cell) return;
+    if (COUNTED.has(ev.type)) {
+      const n = Math.max(1, eventLines(ev).length);
+      if (cell.lines + n > OUTPUT_LIMIT) {
+        this.drop(cell, n);
+        return;
+      }
+      cell.lines += n;
+    }
+    cell.events.push(ev);
+    cell.onEvent?.(ev, cell.id);
+  }
+
+  /** Counts dropped lines in the cell's `truncated` note (sent now, then at most every 200 ms). */
+  drop(cell, n) {
+    cell.dropped += n;
+    if (!cell.note) {
+      cell.note = { type: 'truncated', count: cell.dropped };
+      cell.events.push(cell.note);
+      cell.onEvent?.({ ...cell.note }, cell.id);
+      return;
+    }
+    cell.note.count = cell.dropped;
+    if (!cell.noteTimer) cell.noteTimer = nativeSetTimeout(() => this.flushNote(cell), NOTE_EVERY_MS);
+  }
+
+  /** Sends the cell's `truncated` note with its latest count. */
+  flushNote(cell) {
+    if (cell.noteTimer) nativeClearTimeout(cell.noteTimer);
+    cell.noteTimer = 0;
+    if (cell.note) cell.onEvent?.({ ...cell.note }, cell.id);
   }
 
   /**
@@ -109,20 +201,25 @@ export class Notebook {
    * @returns {Promise<{id: string, status: 'ok'|'error', events: object[], text: string, error: object | null, ms: number}>}
    */
   async runCell(id, code, { onEvent } = {}) {
-    const cur = { id, events: [], onEvent };
+    const cur = { id, events: [], onEvent, sourceName: `cell-${id}.js`, lines: 0, dropped: 0, note: null, noteTimer: 0, asyncError: null, done: false };
     this.current = cur;
     const t0 = performance.now();
     let error = null;
-    let sourceName = `cell-${id}.js`;
     try {
-      const cell = compileCell(code, id, this.scope);
-      sourceName = cell.sourceName;
+      const cell = compileCell(code, id, this.scope, (name) => this.constNames.has(name));
+      cur.sourceName = cell.sourceName;
+      for (const name of cell.declared) this.constNames.delete(name);
+      for (const name of cell.consts) this.constNames.add(name);
       const value = await cell.run(this.scope);
-      if (cell.hasValue && value !== undefined) this.emit({ type: 'value', text: formatValue(value) });
+      if (cell.hasValue && value !== undefined) this.emit({ type: 'value', text: formatValue(value) }, cur);
     } catch (e) {
-      error = errorEvent(e, sourceName);
-      this.emit(error);
+      error = errorEvent(e, cur.sourceName);
+      this.emit(error, cur);
     }
+    // an error thrown by a timer the cell set, while the cell ran
+    if (!error && cur.asyncError) error = cur.asyncError;
+    cur.done = true;
+    if (cur.note) this.flushNote(cur);
     return { id, status: error ? 'error' : 'ok', events: cur.events, text: outputText(cur.events), error, ms: performance.now() - t0 };
   }
 }

@@ -4,9 +4,9 @@
 // made a hot loop reading a notebook name ~80x slower).
 //
 // Bound inside the cell: function parameters, `var`s of nested functions, block-scoped
-// declarations of nested blocks, catch parameters, function/class expression names, and
-// the cell-local `var`s of top-level blocks. The cell's own top-level declarations are not
-// local: they are notebook names.
+// declarations of nested blocks, catch parameters, function/class expression names. The
+// cell's own top-level declarations and the `var`s of its top-level blocks and loop heads
+// are not local: they are notebook names.
 
 /** The names a binding pattern binds. */
 export function patternNames(p, out = []) {
@@ -86,11 +86,9 @@ class Scope {
  * @param {(id: object, mode: string, shorthand: object | null) => void} onFree
  */
 export function freeReferences(program, onFree) {
-  const cellVars = [];
-  collectVars(program.body.filter((s) => s.type !== 'VariableDeclaration'), cellVars);
-  // `var`s nested in top-level blocks and loop heads are cell-local (the top-level ones
-  // are notebook names)
-  const top = new Scope(null, cellVars);
+  // Every `var` outside functions (top-level, in blocks, in loop heads) is a notebook name:
+  // nothing is bound at the top.
+  const top = new Scope(null, []);
 
   const ref = (id, scope, mode, shorthand = null) => {
     if (!scope.has(id.name)) onFree(id, mode, shorthand);
