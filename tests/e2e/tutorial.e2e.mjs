@@ -207,6 +207,32 @@ test('shape-error', async () => {
   return err.text;
 });
 
+test('open-in-playground', async () => {
+  // After Run all, Step 13's link hands the trained MLP (IndexedDB) to the playground.
+  const page = runAllPage ?? (await open(`${base}tutorial/`, 'open-in-playground'));
+  const link = page.locator('[data-output] a', { hasText: /playground/i }).first();
+  check((await link.count()) === 1, 'a cell printed a link to the playground');
+  const href = await link.evaluate((a) => a.href);
+  check(/#.*weights=idb:/.test(href), `the link names the weights in IndexedDB: ${href}`);
+  const pg = await context.newPage();
+  watchConsole(pg, 'open-in-playground');
+  await pg.goto(href);
+  await pg.waitForFunction(() => ['loaded', 'missing', 'mismatch', 'error'].includes(document.body.dataset.weights), null, { timeout: 120_000 });
+  const status = await pg.evaluate(() => document.body.dataset.weights);
+  const text = await pg.evaluate(() => document.body.innerText);
+  check(status === 'loaded', `the playground loaded the tutorial's weights (data-weights=${status})`);
+  const name = /weights=idb:([^&]+)/.exec(href)[1];
+  check(text.includes(`Loaded the tutorial's weights (${decodeURIComponent(name)})`), 'the playground says whose weights it loaded');
+  // The trained weights, not random ones: the test accuracy the playground measures on them.
+  await pg.waitForFunction(() => /\d/.test(document.getElementById('m-test-acc')?.textContent ?? ''), null, { timeout: 120_000 });
+  const acc = await pg.$eval('#m-test-acc', (e) => e.textContent.trim());
+  const pct = Number(/([\d.]+)/.exec(acc)[1]);
+  check(pct > 97, `the playground measures the tutorial model's test accuracy above 97 %: ${acc}`);
+  await pg.screenshot({ path: join(OUT, 'open-in-playground.png') });
+  await pg.close();
+  return `${name}: ${acc}`;
+});
+
 test('resume', async () => {
   const resumeId = allIds.find((id) => id.endsWith('-resume'));
   check(resumeId, 'a cell whose id ends in -resume');
