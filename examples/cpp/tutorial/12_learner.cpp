@@ -8,40 +8,13 @@
 #include <iostream>
 
 #include "kiln/kiln.hpp"
+#include "mnist_mlp.hpp"
 
 using namespace kiln;
 using data::vision::MnistBatch;
 using data::vision::MnistItem;
 
-// [model]
-template <Backend B>
-struct Mlp {
-  nn::Linear<B> fc1;  // 784 -> 128
-  nn::Relu activation;
-  nn::Linear<B> fc2;  // 128 -> 10
-  KILN_MODULE(Mlp, fc1, activation, fc2)
-
-  Tensor<B, 2> forward(const Tensor<B, 3>& images) const {  // [batch, 28, 28] -> [batch, 10]
-    const auto [batch_size, height, width] = images.dims();
-    const auto x =
-        images.template reshape<2>(std::array<std::int64_t, 2>{batch_size, height * width});
-    return fc2.forward(activation.forward(fc1.forward(x)));
-  }
-
-  // What the Learner calls (Burn's TrainStep / InferenceStep).
-  train::ClassificationOutput<B> inference_step(const MnistBatch<B>& batch) const {
-    auto logits = forward(batch.images);
-    auto loss = nn::loss::CrossEntropyLossConfig().init<B>().forward(logits, batch.targets);
-    return {std::move(loss), std::move(logits), batch.targets};
-  }
-  train::TrainOutput<train::ClassificationOutput<B>> train_step(
-      const MnistBatch<B>& batch) const requires AutodiffBackend<B> {
-    auto item = inference_step(batch);
-    auto grads = item.loss.backward();
-    return {*this, std::move(grads), std::move(item)};
-  }
-};
-// [/model]
+using tutorial::Mlp;
 
 int main() {
   using B = Autodiff<Cpu>;

@@ -1,13 +1,8 @@
 // Step 8's cells: what each must print. Values by hand or from PyTorch 1.13 (noted).
 import assert from 'node:assert/strict';
+import { field, num } from '../support/lines.mjs';
 
 /** The value of the first `name: value` line, as text. */
-function field(out, name) {
-  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
-  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
-  return line.slice(name.length + 2).trim();
-}
-const num = (out, name) => Number(field(out, name));
 const near = (got, want, tol, what) => assert.ok(Math.abs(got - want) <= tol, `${what}: ${got}, expected ${want} ± ${tol}`);
 
 export default {

@@ -1,12 +1,6 @@
 // Step 9's cells: what each must print. Values by hand (counts, shapes) or recomputed here.
 import assert from 'node:assert/strict';
-
-function field(out, name) {
-  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
-  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
-  return line.slice(name.length + 2).trim();
-}
-const num = (out, name) => Number(field(out, name));
+import { field, num } from '../support/lines.mjs';
 
 /** The cell's 200 XOR samples, recomputed with exact BigInt arithmetic (x_{k+1} = a·x_k + c mod 2^32). */
 function xorSamples() {

@@ -1,12 +1,6 @@
 // Step 10's cells: what each must print. Values by hand (noted).
 import assert from 'node:assert/strict';
-
-function field(out, name) {
-  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
-  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
-  return line.slice(name.length + 2).trim();
-}
-const num = (out, name) => Number(field(out, name));
+import { field, num } from '../support/lines.mjs';
 
 export default {
   's10-create': (out) => {

@@ -1,13 +1,7 @@
 // Step 11's cells: what each must print. Counts by hand; training results by threshold
 // (XOR learned: accuracy exactly 1).
 import assert from 'node:assert/strict';
-
-function field(out, name) {
-  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
-  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
-  return line.slice(name.length + 2).trim();
-}
-const num = (out, name) => Number(field(out, name));
+import { field, num } from '../support/lines.mjs';
 
 export default {
   's11-model': (out) => {

@@ -2,13 +2,7 @@
 // pixel range read from the IDX files with Python (noted); the training result by threshold
 // (test accuracy above 97 %).
 import assert from 'node:assert/strict';
-
-function field(out, name) {
-  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
-  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
-  return line.slice(name.length + 2).trim();
-}
-const num = (out, name) => Number(field(out, name));
+import { field, num } from '../support/lines.mjs';
 
 // 784·128 + 128 + 128·10 + 10
 const NUM_PARAMS = 101770;

@@ -1,13 +1,7 @@
 // Step 13's cells: what each must print. Sizes and names by hand; MNIST's labels read from
 // the IDX file with Python (noted); training results by threshold (test accuracy > 97 %).
 import assert from 'node:assert/strict';
-
-function field(out, name) {
-  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
-  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
-  return line.slice(name.length + 2).trim();
-}
-const num = (out, name) => Number(field(out, name));
+import { field, num } from '../support/lines.mjs';
 
 const NUM_PARAMS = 101770; // 784·128 + 128 + 128·10 + 10
 // t10k-labels-idx1-ubyte[0:10] (Python)

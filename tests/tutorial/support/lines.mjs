@@ -60,3 +60,13 @@ export function assertClose(got, want, tol = 1e-5, where = 'value') {
   assert.equal(typeof got, 'number', `${where}: expected a number, got ${JSON.stringify(got)}`);
   assert.ok(Math.abs(got - want) <= tol * (1 + Math.abs(want)), `${where}: ${got} != ${want} (tol ${tol})`);
 }
+
+/** The text after `name: ` on the first line that starts with it (not parsed); fails naming the line. */
+export function field(out, name) {
+  const line = out.split('\n').find((l) => l.startsWith(`${name}: `));
+  assert.ok(line !== undefined, `no "${name}:" line in:\n${out}`);
+  return line.slice(name.length + 2).trim();
+}
+
+/** field(out, name) as a number. */
+export const num = (out, name) => Number(field(out, name));
