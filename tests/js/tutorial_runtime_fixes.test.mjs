@@ -153,3 +153,39 @@ describe('output cap per cell (defect 4)', () => {
     expect(r.text).toBe('0\n1\n2');
   });
 });
+
+// Second review of issue 16: a cell's timers outlived it (an interval kept printing after
+// the cell was re-run or reset, and Stop was disabled because nothing was running).
+describe("a cell's timers end with its next run or its reset", () => {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const ticks = (events) => events.filter((e) => /^tick /.test(e.text ?? '')).length;
+
+  it('re-running a cell stops the interval its earlier run set', async () => {
+    const first = await run('a', 'let n = 0; setInterval(() => print("tick " + n++), 10)');
+    await sleep(60);
+    expect(ticks(first.events)).toBeGreaterThan(0);
+    const second = await run('a', 'print("again")');
+    const before = ticks(first.events);
+    await sleep(80);
+    expect(ticks(first.events)).toBe(before); // the old interval is gone
+    expect(second.text).toBe('again');
+  });
+
+  it('clearTimers(id) stops pending timeouts and intervals of that cell only', async () => {
+    const a = await run('a', 'setInterval(() => print("tick a"), 10); setTimeout(() => print("tick late"), 40)');
+    const b = await run('b', 'setInterval(() => print("tick b"), 10)');
+    expect(nb.clearTimers('a')).toBe(2);
+    const [na, nbTicks] = [ticks(a.events), ticks(b.events)];
+    await sleep(80);
+    expect(ticks(a.events)).toBe(na);
+    expect(ticks(b.events)).toBeGreaterThan(nbTicks); // b's interval still runs
+    expect(nb.clearTimers('b')).toBe(1);
+    expect(nb.clearTimers('b')).toBe(0);
+  });
+
+  it('a timeout that fired or was cleared is not counted again', async () => {
+    await run('a', 'setTimeout(() => print("tick 1"), 5); const t = setTimeout(() => print("never"), 1000); clearTimeout(t)');
+    await sleep(40);
+    expect(nb.clearTimers('a')).toBe(0);
+  });
+});

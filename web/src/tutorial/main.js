@@ -124,6 +124,7 @@ async function runCellNow(cell) {
 /** Reset: the original code, no output, idle. */
 function resetCell(cell) {
   setCode(cell.view, cell.original);
+  session.reset(cell.id);
   if (cell.pending) return; // running: its output is still coming
   cell.output.clear();
   markErrorLine(cell.view, null);

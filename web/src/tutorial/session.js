@@ -116,6 +116,11 @@ export class NotebookSession {
     });
   }
 
+  /** Reset of a cell: stops the timers its runs left in the worker (if one is running). */
+  reset(id) {
+    this.worker?.postMessage({ type: 'reset', id });
+  }
+
   /** Whether a cell is running or waiting. */
   get busy() {
     return this.pending.size > 0;

@@ -2,7 +2,8 @@
 // one at a time, in order. The page's Web Worker (worker.js) and the Node tests
 // (tests/js/support/notebook_worker_node.mjs, worker_threads) wire it to their port.
 //
-// Messages in:  {type: 'run', run, id, code}
+// Messages in:  {type: 'run', run, id, code} | {type: 'reset', id} (stops the timers the
+//               cell's runs left behind)
 // Messages out: {type: 'ready'} | {type: 'fatal', message},
 //               {type: 'start', run, id}, {type: 'event', run, id, ev},
 //               {type: 'done', run, id, status, error, ms}
@@ -35,6 +36,10 @@ export function serveNotebook(port, { loadKiln, fetchMnist, catchErrors }) {
     );
   ready.catch(() => {}); // reported as `fatal`; each run then answers with the reason
   port.listen((msg) => {
+    if (msg?.type === 'reset') {
+      notebook?.clearTimers(msg.id);
+      return;
+    }
     if (msg?.type !== 'run') return;
     const { run, id, code } = msg;
     queue = queue.then(async () => {

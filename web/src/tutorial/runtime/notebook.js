@@ -67,6 +67,7 @@ export class Notebook {
     this.current = null; // the cell running (or last run): see runCell
     this.target = null; // the cell whose timer callback is running (late output goes there)
     this.constNames = new Set(); // notebook names declared `const`
+    this.timers = new Map(); // cell id -> handles of its pending timers (clearTimers)
     // A prototype with no names (not null: V8 keeps a null-prototype object's properties in
     // a slower dictionary, and cells read notebook names in their loops).
     this.scope = Object.create(NO_NAMES);
@@ -110,21 +111,53 @@ export class Notebook {
       sleep: (ms) => new Promise((resolve) => nativeSetTimeout(resolve, ms)),
       // Timers remember the cell that set them: what their callback prints or throws is
       // shown under that cell, even after it finished.
-      setTimeout: this.timer(nativeSetTimeout),
-      setInterval: this.timer(nativeSetInterval),
-      clearTimeout: (h) => nativeClearTimeout(h),
-      clearInterval: (h) => nativeClearInterval(h),
+      // Re-running a cell, or resetting it, stops the timers its earlier run left behind.
+      setTimeout: this.timer(nativeSetTimeout, false),
+      setInterval: this.timer(nativeSetInterval, true),
+      clearTimeout: (h) => this.forget(h, nativeClearTimeout),
+      clearInterval: (h) => this.forget(h, nativeClearInterval),
       ...globals,
     });
   }
 
-  /** A timer function whose callback runs with its output going to the cell that set it. */
-  timer(native) {
+  /**
+   * A timer function whose callback runs with its output going to the cell that set it; the
+   * timer is remembered under that cell's id until it fires (a timeout) or is cleared.
+   */
+  timer(native, repeats) {
     return (fn, ms, ...args) => {
       if (typeof fn !== 'function') return native(fn, ms, ...args);
       const cell = this.current;
-      return native(() => this.within(cell, () => fn(...args)), ms);
+      const id = cell?.id;
+      let set = this.timers.get(id);
+      if (!set) this.timers.set(id, (set = new Set()));
+      const handle = native(() => {
+        if (!repeats) set.delete(handle);
+        this.within(cell, () => fn(...args));
+      }, ms);
+      set.add(handle);
+      return handle;
     };
+  }
+
+  /** clearTimeout / clearInterval: the native clear, and the handle forgotten. */
+  forget(handle, nativeClear) {
+    for (const set of this.timers.values()) set.delete(handle);
+    nativeClear(handle);
+  }
+
+  /**
+   * Stops every timer (timeout or interval) that cell `id`'s runs set and that is still
+   * pending. runCell calls it before a cell runs again; the page calls it on Reset.
+   * @param {string} id
+   * @returns {number} how many timers were stopped
+   */
+  clearTimers(id) {
+    const set = this.timers.get(id);
+    if (!set) return 0;
+    for (const h of set) nativeClearTimeout(h); // timeouts and intervals share one id space
+    this.timers.delete(id);
+    return set.size;
   }
 
   /** Runs `fn` with its output (and a thrown or rejected error) going to `cell`. */
@@ -201,6 +234,7 @@ export class Notebook {
    * @returns {Promise<{id: string, status: 'ok'|'error', events: object[], text: string, error: object | null, ms: number}>}
    */
   async runCell(id, code, { onEvent } = {}) {
+    this.clearTimers(id);
     const cur = { id, events: [], onEvent, sourceName: `cell-${id}.js`, lines: 0, dropped: 0, note: null, noteTimer: 0, asyncError: null, done: false };
     this.current = cur;
     const t0 = performance.now();
