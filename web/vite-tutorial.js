@@ -17,6 +17,19 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 const ROOT = resolve(here, '..');
 const VIRTUAL = 'virtual:kiln-tutorial';
 
+const escapeHtml = (t) => String(t).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+
+/**
+ * The label above a static Burn or C++ block that stands alone (not beside a cell, where the
+ * comparison panel names it): "Burn (Rust)", or "Kiln C++" and the file it comes from.
+ */
+function codeLabel(b) {
+  if (b.lang === 'rust') return '\n\n<p class="code-label">Burn (Rust)</p>\n\n';
+  if (b.lang !== 'cpp') return '';
+  const file = b.file ? ` <span class="code-file">${escapeHtml(b.file)}</span>` : '';
+  return `\n\n<p class="code-label">Kiln C++${file}</p>\n\n`;
+}
+
 /** A fenced block around `code` whose fence no line of the code can close. */
 function fence(lang, code) {
   const longest = Math.max(2, ...(code.match(/`+/g) ?? []).map((s) => s.length));
@@ -37,7 +50,7 @@ export function pageStep(step) {
   };
   for (const b of step.blocks) {
     if (b.type === 'prose') md += b.markdown;
-    else if (b.type === 'code') md += fence(b.lang, b.code);
+    else if (b.type === 'code') md += codeLabel(b) + fence(b.lang, b.code);
     else {
       flush();
       const compare = b.compare && {

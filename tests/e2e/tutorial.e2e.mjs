@@ -421,8 +421,21 @@ test('run-reset', async () => {
   check((await outputOf(page, id)) === '', 'Reset clears the output');
   check((await statusOf(page, id)) === 'idle', 'Reset sets the status to idle');
   check((await page.$eval(`${cellSel(id)} .badge`, (b) => b.textContent)) === '', 'and clears the badge');
+  // A timer the cell left behind: a re-run replaces it, Reset stops it.
+  await editCell(page, id, 'let n = 0\nsetInterval(() => print("tick " + n++), 50)');
+  await runOne(page, id);
+  await page.waitForTimeout(300);
+  check(/tick 2/.test(await outputOf(page, id)), `the interval prints under its cell (${await outputOf(page, id)})`);
+  await runOne(page, id);
+  await page.waitForTimeout(400);
+  const ticks = (await outputOf(page, id)).split('\n').filter((l) => l.startsWith('tick')); // (the first line is setInterval's value)
+  // the old run's interval would add its own count (tick 6, tick 7, ...) between these
+  check(ticks.length >= 2 && ticks.every((l, i) => l === `tick ${i}`), `after a re-run only the new interval prints (${ticks.join(' ')})`);
+  await page.click(`${cellSel(id)} button.reset`);
+  await page.waitForTimeout(400);
+  check((await outputOf(page, id)) === '', `Reset stops the interval (${await outputOf(page, id)})`);
   await page.close();
-  return 'Run disabled while running; double click runs once; Reset clears output and status';
+  return 'Run disabled while running; double click runs once; Reset clears output and status; a re-run or Reset stops the cell\'s timers';
 });
 
 test('layout', async () => {

@@ -189,3 +189,48 @@ describe("a cell's timers end with its next run or its reset", () => {
     expect(nb.clearTimers('a')).toBe(0);
   });
 });
+
+// Second review of issue 16: a cell run before the cells that declare its names failed
+// with a bare "model is not defined".
+describe('a name no cell has declared yet', () => {
+  it('keeps JavaScript message and adds a hint line to run the cells above first', async () => {
+    const r = await run('a', 'print(1)\nmodel.forward(2)');
+    expect(r.error).toMatchObject({ name: 'ReferenceError', message: 'model is not defined', line: 2 });
+    expect(r.text).toBe("1\nReferenceError at line 2: model is not defined\nIf a cell above declares it, run the step's cells from the top first (or Run all).");
+  });
+
+  it('other errors get no hint', async () => {
+    const r = await run('a', 'null.x');
+    expect(r.error.name).toBe('TypeError');
+    expect(r.error.hint).toBeUndefined();
+    expect(r.text.split('\n')).toHaveLength(1);
+  });
+});
+
+describe("the page session drops late output of a cell's earlier runs", async () => {
+  const { NotebookSession } = await import('../../web/src/tutorial/session.js');
+  it('after a re-run or a Reset, events in flight from older runs are not shown', async () => {
+    const posted = [];
+    const worker = { postMessage: (m) => posted.push(m), terminate() {}, onmessage: null };
+    const shown = [];
+    const session = new NotebookSession(() => worker, { onEvent: (id, ev) => shown.push(`${id}:${ev.text}`) });
+    const send = (msg) => worker.onmessage({ data: msg });
+    const first = session.run('a', 'x');
+    const run1 = posted.at(-1).run;
+    send({ type: 'start', run: run1, id: 'a' });
+    send({ type: 'done', run: run1, id: 'a', status: 'ok', error: null, ms: 1 });
+    await first;
+    send({ type: 'event', run: run1, id: 'a', ev: { type: 'text', text: 'late 1' } }); // shown: the cell's latest run
+    const second = session.run('a', 'y');
+    const run2 = posted.at(-1).run;
+    send({ type: 'start', run: run2, id: 'a' });
+    send({ type: 'done', run: run2, id: 'a', status: 'ok', error: null, ms: 1 });
+    await second;
+    send({ type: 'event', run: run1, id: 'a', ev: { type: 'text', text: 'late from run 1' } }); // dropped
+    send({ type: 'event', run: run2, id: 'a', ev: { type: 'text', text: 'late 2' } }); // shown
+    session.reset('a');
+    expect(posted.at(-1)).toEqual({ type: 'reset', id: 'a' });
+    send({ type: 'event', run: run2, id: 'a', ev: { type: 'text', text: 'after reset' } }); // dropped
+    expect(shown).toEqual(['a:late 1', 'a:late 2']);
+  });
+});

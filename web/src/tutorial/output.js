@@ -147,7 +147,8 @@ export class OutputView {
     box.setAttribute('role', 'alert');
     box.dataset.code = ev.code ?? '';
     box.dataset.line = ev.line ?? '';
-    box.textContent = errorText(ev);
+    box.append(el('span', 'out-error-text', errorText(ev)));
+    if (ev.hint) box.append(el('div', 'out-hint', ev.hint));
     return box;
   }
 
@@ -216,7 +217,9 @@ export function outputTextOf(root) {
   for (const child of root.children) {
     if (child.classList.contains('out-table')) {
       for (const tr of child.querySelectorAll('tr')) lines.push([...tr.children].map((c) => c.textContent).join(' | '));
-    } else if (child.classList.contains('out-line') || child.classList.contains('out-error')) {
+    } else if (child.classList.contains('out-error')) {
+      for (const part of child.children) lines.push(part.textContent); // the error, then its hint
+    } else if (child.classList.contains('out-line')) {
       lines.push(child.textContent);
     }
   }

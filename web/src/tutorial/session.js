@@ -26,6 +26,9 @@ export class NotebookSession {
     this.ran = []; // ids of the cells run in the current worker, in order (no repeats)
     this.running = null; // id of the cell running
     this.generation = 0;
+    // id -> the oldest run whose late output still shows: a cell's new run or its Reset
+    // drops what its earlier runs' timers still had in flight
+    this.since = new Map();
   }
 
   /** The current worker, started if there is none (loads the engine ahead of a run). */
@@ -85,8 +88,9 @@ export class NotebookSession {
       return;
     }
     if (!p) {
-      // output of a cell that already finished (a timer's print, a late error): its cell
-      if (msg.type === 'event' && msg.id !== undefined) this.hooks.onEvent?.(msg.id, msg.ev);
+      // output of a cell that already finished (a timer's print, a late error): its cell,
+      // unless the cell was run again or reset since
+      if (msg.type === 'event' && msg.id !== undefined && !(msg.run < (this.since.get(msg.id) ?? 0))) this.hooks.onEvent?.(msg.id, msg.ev);
       return;
     }
     if (msg.type === 'start') {
@@ -110,6 +114,7 @@ export class NotebookSession {
   run(id, code) {
     const w = this.ensureWorker();
     const run = this.nextRun++;
+    this.since.set(id, run);
     return new Promise((resolve) => {
       this.pending.set(run, { id, resolve });
       w.postMessage({ type: 'run', run, id, code });
@@ -118,6 +123,7 @@ export class NotebookSession {
 
   /** Reset of a cell: stops the timers its runs left in the worker (if one is running). */
   reset(id) {
+    this.since.set(id, this.nextRun);
     this.worker?.postMessage({ type: 'reset', id });
   }
 

@@ -160,7 +160,7 @@ export function eventLines(ev) {
     case 'table':
       return [ev.columns.join(' | '), ...ev.rows.map((r) => r.join(' | '))];
     case 'error':
-      return [errorText(ev)];
+      return ev.hint ? [errorText(ev), ev.hint] : [errorText(ev)];
     case 'truncated':
       return [truncatedText(ev.count)];
     default:

@@ -42,15 +42,16 @@ const nativeClearInterval = globalThis.clearInterval.bind(globalThis);
 export function errorEvent(e, sourceName) {
   const loc = errorLocation(e, sourceName);
   const isError = e !== null && typeof e === 'object' && 'message' in e;
-  return {
-    type: 'error',
-    name: isError ? String(e.name ?? 'Error') : 'Error',
-    code: isError && e.code !== undefined ? String(e.code) : null,
-    message: isError ? userMessage(e.message) : `uncaught ${formatValue(e, true)}`,
-    line: loc?.line ?? null,
-    column: loc?.column ?? null,
-  };
+  const name = isError ? String(e.name ?? 'Error') : 'Error';
+  const message = isError ? userMessage(e.message) : `uncaught ${formatValue(e, true)}`;
+  const ev = { type: 'error', name, code: isError && e.code !== undefined ? String(e.code) : null, message, line: loc?.line ?? null, column: loc?.column ?? null };
+  // The usual cause in a notebook: a cell run before the cells that declare its names.
+  if (name === 'ReferenceError' && / is not defined$/.test(message)) ev.hint = NOT_DEFINED_HINT;
+  return ev;
 }
+
+/** The hint under a ReferenceError "x is not defined". */
+export const NOT_DEFINED_HINT = "If a cell above declares it, run the step's cells from the top first (or Run all).";
 
 /**
  * A notebook: cells run in order in one scope (see evaluator.js).
