@@ -50,7 +50,7 @@ struct XorSample {
 
 template <Backend BB>
 struct XorBatch {
-  Tensor<BB, 2> x;        // [batch_size, 2]
+  Tensor<BB, 2> x;       // [batch_size, 2]
   Tensor<BB, 1, Int> y;  // [batch_size]
 };
 
@@ -146,7 +146,8 @@ int main() {
   bool first_ok = true;
   for (std::size_t i = 0; i < first.size(); ++i) first_ok &= xor_samples[i].x == first[i];
   check(first_ok, "first items [0,0] [1,0] [1,1] [1,0]");
-  check(std::count_if(xor_samples.begin(), xor_samples.end(), [](const XorSample& s) { return s.y == 1; }) == 111,
+  check(std::count_if(xor_samples.begin(), xor_samples.end(),
+                      [](const XorSample& s) { return s.y == 1; }) == 111,
         "111 samples labelled 1");
   return ok ? 0 : 1;
 }
