@@ -42,6 +42,35 @@ struct SampleBatcher {
 };
 // [/batcher]
 
+// [xor]
+struct XorSample {
+  std::vector<float> x;  // [x1, x2], each 0 or 1
+  std::int32_t y;        // x1 XOR x2
+};
+
+template <Backend BB>
+struct XorBatch {
+  Tensor<BB, 2> x;       // [batch_size, 2]
+  Tensor<BB, 1, Int> y;  // [batch_size]
+};
+
+/// Stacks the pairs into [batch_size, 2] and the labels into [batch_size].
+template <Backend BB>
+struct XorBatcher {
+  XorBatch<BB> batch(std::vector<XorSample> items, const Device<BB>& device) const {
+    const auto n = static_cast<std::int64_t>(items.size());
+    std::vector<float> x;
+    std::vector<std::int32_t> y;
+    for (const XorSample& s : items) {
+      x.insert(x.end(), s.x.begin(), s.x.end());
+      y.push_back(s.y);
+    }
+    return {Tensor<BB, 2>::from_data(TensorData(Shape{n, 2}, std::move(x)), device),
+            Tensor<BB, 1, Int>::from_data(TensorData(Shape{n}, std::move(y)), device)};
+  }
+};
+// [/xor]
+
 int main() {
   bool ok = true;
   auto check = [&ok](bool cond, const char* what) {
@@ -74,26 +103,51 @@ int main() {
   check(order == std::vector<int>{0, 1, 2}, "shuffled is a permutation");
 
   // [loader]
-  // 200 XOR samples: the four corners, 50 times each; labels x1 XOR x2.
-  std::vector<Sample> xor_samples;
+  // 200 pairs [x1, x2] of random bits, labelled x1 XOR x2. The bits come from a linear
+  // congruential generator modulo 2^32 (the same one as the JS cell): the same data every run.
+  std::uint32_t lcg = 12345;
+  auto bit = [&lcg]() {
+    lcg = lcg * 1103515245u + 12345u;  // unsigned arithmetic wraps modulo 2^32
+    return static_cast<int>((lcg >> 16) & 1);
+  };
+  std::vector<XorSample> xor_samples;
   for (int i = 0; i < 200; ++i) {
-    const int x1 = i & 1, x2 = (i >> 1) & 1;
-    xor_samples.push_back({{float(x1), float(x2), 0, 0}, x1 ^ x2});
+    const int x1 = bit();
+    const int x2 = bit();
+    xor_samples.push_back({{float(x1), float(x2)}, x1 ^ x2});
   }
-  const auto loader = data::DataLoaderBuilder<B, Sample, SampleBatch<B>>(SampleBatcher<B>{})
+  const auto loader = data::DataLoaderBuilder<B, XorSample, XorBatch<B>>(XorBatcher<B>{})
                           .batch_size(16)
                           .shuffle(42)
                           .build(data::InMemDataset(xor_samples));
   std::size_t batches = 0, items = 0;
-  for (const SampleBatch<B>& batch : *loader) {
-    const auto [n, features] = batch.inputs.dims();
-    std::cout << "batch " << batches << ": inputs [" << n << ", " << features << "] targets ["
-              << batch.targets.dims()[0] << "]\n";
+  bool labels_are_xor = true;
+  for (const XorBatch<B>& batch : *loader) {
+    const auto [n, features] = batch.x.dims();
+    if (batches < 2 || batches == loader->num_batches() - 1) {
+      std::cout << "batch " << batches << ": x [" << n << ", " << features << "] y ["
+                << batch.y.dims()[0] << "]\n";
+    }
+    const auto x = batch.x.to_data().to_vec<float>();
+    const auto y = batch.y.to_data().to_vec<std::int32_t>();
+    for (std::int64_t i = 0; i < n; ++i) {
+      labels_are_xor &= y[i] == (int(x[2 * i]) ^ int(x[2 * i + 1]));
+    }
     ++batches;
     items += static_cast<std::size_t>(n);
   }
   // [/loader]
   check(batches == 13, "13 batches: ceil(200 / 16)");
   check(items == 200, "every item once");
+  check(labels_are_xor, "every label is x1 XOR x2");
+  // The generator's first pairs and its count of label 1, computed in Python:
+  // s = (s * 1103515245 + 12345) % 2**32, bit = (s >> 16) & 1, starting from s = 12345.
+  const std::vector<std::vector<float>> first{{0, 0}, {1, 0}, {1, 1}, {1, 0}};
+  bool first_ok = true;
+  for (std::size_t i = 0; i < first.size(); ++i) first_ok &= xor_samples[i].x == first[i];
+  check(first_ok, "first items [0,0] [1,0] [1,1] [1,0]");
+  check(std::count_if(xor_samples.begin(), xor_samples.end(),
+                      [](const XorSample& s) { return s.y == 1; }) == 111,
+        "111 samples labelled 1");
   return ok ? 0 : 1;
 }

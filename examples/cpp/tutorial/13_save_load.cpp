@@ -100,6 +100,41 @@ int main() {
   const auto same =
       (loaded.forward(batch.images) - trained.forward(batch.images)).abs().max().into_scalar();
   check(same == 0.f, "the loaded model's logits equal the trained model's");
+
+  // [sequential]
+  // kiln-dl's model is a Sequential built from a layer list; nn::SequentialConfig builds the
+  // same one in C++ (snake_case fields), with PyTorch nn.Sequential's parameter names:
+  // 0.weight, 0.bias (the first linear), 2.weight, 2.bias (the second; relu is layer 1).
+  const auto spec = nn::SequentialConfig::from_json_string(R"({"layers": [
+      {"type": "linear", "d_input": 784, "d_output": 128},
+      {"type": "relu"},
+      {"type": "linear", "d_input": 128, "d_output": 10}]})");
+  // The Mlp above names its layers fc1 and fc2, so its file's keys are fc1.weight, ...:
+  // renamed fc1.* -> 0.* and fc2.* -> 2.*, the same weights load into the Sequential.
+  const record::SafetensorsFile mlp_file =
+      record::load_safetensors((dir / "model.safetensors").string());
+  record::SafetensorsFile renamed;
+  for (const auto& [key, tensor] : mlp_file.tensors) {
+    const std::string layer = key.starts_with("fc1.") ? "0" : "2";
+    renamed.tensors.emplace(layer + key.substr(key.find('.')), tensor);
+  }
+  record::save_safetensors(renamed, (dir / "sequential.safetensors").string());
+  const auto sequential = spec.init<Inner>().load_file(
+      (dir / "sequential.safetensors").string(), record::SafetensorsRecorder{}, Device<Inner>{});
+  // [/sequential]
+  check(sequential.param_paths() ==
+            std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"},
+        "the Sequential's parameters are 0.weight 0.bias 2.weight 2.bias, as kiln-dl's");
+  check(renamed.tensors.at("0.weight").shape == Shape{128, 784} &&
+            renamed.tensors.at("2.weight").shape == Shape{10, 128},
+        "0.weight [128, 784] and 2.weight [10, 128], as in the JS model's file");
+  const auto seq_same =
+      (sequential.forward(batch.images.reshape<2>(std::array<std::int64_t, 2>{1, 784})) -
+       trained.forward(batch.images))
+          .abs()
+          .max()
+          .into_scalar();
+  check(seq_same == 0.f, "the Sequential's logits equal the trained Mlp's");
   std::filesystem::remove_all(dir);
   return ok ? 0 : 1;
 }

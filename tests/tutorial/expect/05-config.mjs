@@ -38,6 +38,8 @@ export default {
     assert.ok(loaded.dropout === 0.5 || loaded.dropout === 0.3, `dropout ${loaded.dropout}`);
     assert.deepEqual(loaded, { hiddenSize: 64, dropout: loaded.dropout, activation: 'relu', lr: 1e-4 });
     assert.equal(get(out, 'matches'), true);
+    // the change makes a new object: the base config keeps the default 0.5
+    assert.equal(get(out, 'base.dropout'), 0.5);
     assert.equal(get(out, 'dropoutLayer'), loaded.dropout);
     assert.equal(get(out, 'numParams'), (2 * 64 + 64) + (64 * 1 + 1));
   },

@@ -12,6 +12,8 @@ export default {
     // Step 12 trains and checkpoints 4 epochs; each run of the resume cell adds one.
     const epoch = num(out, 'weights from checkpoint epoch');
     assert.ok(Number.isInteger(epoch) && epoch >= 4, `checkpoint epoch ${epoch}`);
+    // whichever epoch it is, the Learner measured it above 97 % (Step 12's threshold)
+    assert.ok(num(out, 'test accuracy recorded there') > 0.97, field(out, 'test accuracy recorded there'));
     assert.equal(num(out, 'test images'), 10000);
   },
   's13-save': (out) => {
@@ -44,6 +46,9 @@ export default {
     assert.ok(m, out);
     assert.equal(m[2], '4');
     assert.ok(num(out, 'test accuracy') > 0.97, field(out, 'test accuracy'));
+    // the loaded model scores on the 10,000 test images exactly what the Learner recorded for
+    // the checkpoint it came from (Step 12's epoch 4, or a later one after the resume cell)
+    assert.equal(field(out, 'test accuracy'), field(out, 'recorded in the checkpoint'));
     assert.match(out, /@/); // the digit drawn in text
   },
   's13-playground': (out) => {
