@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm start` (after setup and build): builds the web playground (web/, `vite build`
+# `npm start` (after setup and build): builds the web site (web/: the playground and the tutorial, `vite build`
 # against the package in dist/) and serves it with `vite preview` on a fixed local port.
 # Open the printed URL in a browser. Environment: KILN_PORT (default 4173).
 set -euo pipefail
@@ -8,5 +8,5 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PORT=${KILN_PORT:-4173}
 echo "[start] building the playground (vite build web)"
 node node_modules/vite/bin/vite.js build web --logLevel warn
-echo "[start] Kiln playground: http://127.0.0.1:${PORT}/  (Ctrl+C stops the server)"
+echo "[start] Kiln playground: http://127.0.0.1:${PORT}/  tutorial: http://127.0.0.1:${PORT}/tutorial/  (Ctrl+C stops the server)"
 exec node node_modules/vite/bin/vite.js preview web --port "$PORT" --strictPort --host 127.0.0.1
