@@ -2,8 +2,10 @@
 // transforms, a batcher and a data loader. Expected values by hand. Exit status 1 when a
 // value is wrong.
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "kiln/kiln.hpp"
@@ -13,7 +15,7 @@ using B = Cpu;
 
 // [sample]
 struct Sample {
-  std::vector<float> features;  // 4 values
+  std::vector<float> features;  // 4 values here; [x1, x2] for the XOR data below
   std::int32_t label;
 };
 // [/sample]
@@ -21,55 +23,33 @@ struct Sample {
 // [batcher]
 template <Backend BB>
 struct SampleBatch {
-  Tensor<BB, 2> inputs;        // [batch_size, 4]
+  Tensor<BB, 2> inputs;        // [batch_size, features]
   Tensor<BB, 1, Int> targets;  // [batch_size]
 };
 
-/// Stacks the items' features into [batch_size, 4] and their labels into [batch_size].
+/// Stacks the items' features into [batch_size, features] and their labels into
+/// [batch_size]; every item must have as many features as the first.
 template <Backend BB>
 struct SampleBatcher {
   SampleBatch<BB> batch(std::vector<Sample> items, const Device<BB>& device) const {
     const auto n = static_cast<std::int64_t>(items.size());
+    const std::size_t width = items.empty() ? 0 : items.front().features.size();
     std::vector<float> inputs;
     std::vector<std::int32_t> targets;
     for (const Sample& s : items) {
+      if (s.features.size() != width) {
+        throw ShapeError(str_cat("SampleBatcher::batch: every item needs ", width,
+                                 " features (as the first), got ", s.features.size()));
+      }
       inputs.insert(inputs.end(), s.features.begin(), s.features.end());
       targets.push_back(s.label);
     }
-    return {Tensor<BB, 2>::from_data(TensorData(Shape{n, 4}, std::move(inputs)), device),
+    const auto w = static_cast<std::int64_t>(width);
+    return {Tensor<BB, 2>::from_data(TensorData(Shape{n, w}, std::move(inputs)), device),
             Tensor<BB, 1, Int>::from_data(TensorData(Shape{n}, std::move(targets)), device)};
   }
 };
 // [/batcher]
-
-// [xor]
-struct XorSample {
-  std::vector<float> x;  // [x1, x2], each 0 or 1
-  std::int32_t y;        // x1 XOR x2
-};
-
-template <Backend BB>
-struct XorBatch {
-  Tensor<BB, 2> x;       // [batch_size, 2]
-  Tensor<BB, 1, Int> y;  // [batch_size]
-};
-
-/// Stacks the pairs into [batch_size, 2] and the labels into [batch_size].
-template <Backend BB>
-struct XorBatcher {
-  XorBatch<BB> batch(std::vector<XorSample> items, const Device<BB>& device) const {
-    const auto n = static_cast<std::int64_t>(items.size());
-    std::vector<float> x;
-    std::vector<std::int32_t> y;
-    for (const XorSample& s : items) {
-      x.insert(x.end(), s.x.begin(), s.x.end());
-      y.push_back(s.y);
-    }
-    return {Tensor<BB, 2>::from_data(TensorData(Shape{n, 2}, std::move(x)), device),
-            Tensor<BB, 1, Int>::from_data(TensorData(Shape{n}, std::move(y)), device)};
-  }
-};
-// [/xor]
 
 int main() {
   bool ok = true;
@@ -102,6 +82,22 @@ int main() {
   std::sort(order.begin(), order.end());
   check(order == std::vector<int>{0, 1, 2}, "shuffled is a permutation");
 
+  // The batcher on items 0 and 2 (the JS cell's batch): inputs [2, 4], targets [0, 2].
+  const auto batch = SampleBatcher<B>{}.batch({*dataset->get(0), *dataset->get(2)}, {});
+  check(
+      batch.inputs.dims() == std::array<std::int64_t, 2>{2, 4} &&
+          batch.inputs.to_data().to_vec<float>() == std::vector<float>{1, 2, 3, 4, 9, 10, 11, 12} &&
+          batch.targets.to_data().to_vec<std::int32_t>() == std::vector<std::int32_t>{0, 2},
+      "batcher stacks [2, 4] and [2]");
+  bool mixed_refused = false;
+  try {
+    SampleBatcher<B>{}.batch({{{1, 2, 3, 4}, 0}, {{1, 2}, 1}}, {});
+  } catch (const ShapeError& e) {
+    mixed_refused = std::string(e.what()).find(
+                        "every item needs 4 features (as the first), got 2") != std::string::npos;
+  }
+  check(mixed_refused, "items of different widths are a ShapeError naming both");
+
   // [loader]
   // 200 pairs [x1, x2] of random bits, labelled x1 XOR x2. The bits come from a linear
   // congruential generator modulo 2^32 (the same one as the JS cell): the same data every run.
@@ -110,26 +106,26 @@ int main() {
     lcg = lcg * 1103515245u + 12345u;  // unsigned arithmetic wraps modulo 2^32
     return static_cast<int>((lcg >> 16) & 1);
   };
-  std::vector<XorSample> xor_samples;
+  std::vector<Sample> xor_samples;  // features [x1, x2], label x1 XOR x2
   for (int i = 0; i < 200; ++i) {
     const int x1 = bit();
     const int x2 = bit();
     xor_samples.push_back({{float(x1), float(x2)}, x1 ^ x2});
   }
-  const auto loader = data::DataLoaderBuilder<B, XorSample, XorBatch<B>>(XorBatcher<B>{})
+  const auto loader = data::DataLoaderBuilder<B, Sample, SampleBatch<B>>(SampleBatcher<B>{})
                           .batch_size(16)
                           .shuffle(42)
                           .build(data::InMemDataset(xor_samples));
   std::size_t batches = 0, items = 0;
   bool labels_are_xor = true;
-  for (const XorBatch<B>& batch : *loader) {
-    const auto [n, features] = batch.x.dims();
+  for (const SampleBatch<B>& batch : *loader) {
+    const auto [n, features] = batch.inputs.dims();
     if (batches < 2 || batches == loader->num_batches() - 1) {
       std::cout << "batch " << batches << ": x [" << n << ", " << features << "] y ["
-                << batch.y.dims()[0] << "]\n";
+                << batch.targets.dims()[0] << "]\n";
     }
-    const auto x = batch.x.to_data().to_vec<float>();
-    const auto y = batch.y.to_data().to_vec<std::int32_t>();
+    const auto x = batch.inputs.to_data().to_vec<float>();
+    const auto y = batch.targets.to_data().to_vec<std::int32_t>();
     for (std::int64_t i = 0; i < n; ++i) {
       labels_are_xor &= y[i] == (int(x[2 * i]) ^ int(x[2 * i + 1]));
     }
@@ -144,10 +140,10 @@ int main() {
   // s = (s * 1103515245 + 12345) % 2**32, bit = (s >> 16) & 1, starting from s = 12345.
   const std::vector<std::vector<float>> first{{0, 0}, {1, 0}, {1, 1}, {1, 0}};
   bool first_ok = true;
-  for (std::size_t i = 0; i < first.size(); ++i) first_ok &= xor_samples[i].x == first[i];
+  for (std::size_t i = 0; i < first.size(); ++i) first_ok &= xor_samples[i].features == first[i];
   check(first_ok, "first items [0,0] [1,0] [1,1] [1,0]");
   check(std::count_if(xor_samples.begin(), xor_samples.end(),
-                      [](const XorSample& s) { return s.y == 1; }) == 111,
+                      [](const Sample& s) { return s.label == 1; }) == 111,
         "111 samples labelled 1");
   return ok ? 0 : 1;
 }
