@@ -11,6 +11,7 @@
 //    where they started.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
+import { prng } from './helpers.mjs';
 
 const CALLS = Number(process.env.KILN_FUZZ_CALLS ?? 1500);
 const SEEDS = (process.env.KILN_FUZZ_SEEDS ?? '1,2,3').split(',').map(Number);
@@ -25,18 +26,6 @@ beforeAll(async () => {
   T = kiln.Tensor;
   raw = kiln._internals.raw;
 });
-
-/** mulberry32: a small seeded PRNG (uniform in [0, 1)). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const JUNK = [null, undefined, 'x', NaN, Infinity, -1, 1.5, 2 ** 40, {}, [], [NaN], true, -0, 2 ** 31];
 

@@ -4,45 +4,17 @@
 // under /proc hung Node's recursive mkdir), 16 (the Learner's model message offered "an
 // array of Tensors"). Each asserts the KilnError code and the key words of its message,
 // kiln.memory() flat, and that nothing was half-applied (the weights are unchanged).
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
-import { expectKilnError } from './helpers.mjs';
+import { expectKilnError, expectKilnRejection, rejection, tempDirs } from './helpers.mjs';
 
 let kiln;
-const dirs = [];
+const tempDir = tempDirs('kiln-fixes-');
 beforeAll(async () => {
   kiln = await init();
 });
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir() {
-  const d = mkdtempSync(join(tmpdir(), 'kiln-fixes-'));
-  dirs.push(d);
-  return d;
-}
-
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected the promise to reject');
-}
-
-async function expectKilnAsync(promise, code, pattern) {
-  const err = await rejection(promise);
-  expect(err, `expected a KilnError, got ${err}`).toBeInstanceOf(kiln.KilnError);
-  expect(err.code).toBe(code);
-  expect(err.message).toMatch(pattern);
-  return err;
-}
-
 const tensors = () => kiln.memory().tensors;
 
 /** A generator of `n` fresh {x [2, 4], y [2] int32} batches; x is NaN everywhere with nan. */
@@ -91,8 +63,8 @@ describe('2: a failed fit() step disposes its batch', () => {
       const err = await rejection(throwing.fit(batches(3), { epochs: 1, progress: false }));
       expect(err).toBeInstanceOf(RangeError);  // the user's own error, as it is
       expect(err.message).toBe('step failed');
-      await expectKilnAsync(nanLearner.fit(batches(3, true), { epochs: 1, progress: false }), 'NonFinite', /^Learner\.fit: .*NaN.*epoch 1, batch 1/);
-      await expectKilnAsync(bareLearner.fit(batches(3), { epochs: 1, progress: false }), 'Type', /NoForward\.forward: the module defines no forward/);
+      await expectKilnRejection(kiln, nanLearner.fit(batches(3, true), { epochs: 1, progress: false }), 'NonFinite', /^Learner\.fit: .*NaN.*epoch 1, batch 1/);
+      await expectKilnRejection(kiln, bareLearner.fit(batches(3), { epochs: 1, progress: false }), 'Type', /NoForward\.forward: the module defines no forward/);
       expect(tensors(), `round ${round}`).toBe(start);
     }
     expect(weights(model)).toEqual(before);  // the refused steps changed nothing
@@ -109,7 +81,7 @@ describe('2: a failed fit() step disposes its batch', () => {
     const loader = new kiln.data.DataLoader(items, { batchSize: 2, batcher: kiln.data.defaultBatcher({ dtype: { y: 'int32' } }) });
     for (let round = 0; round < 2; round++) {
       expect((await rejection(throwing.fit(loader, { epochs: 1, progress: false }))).message).toBe('step failed');
-      await expectKilnAsync(bareLearner.fit(loader, { epochs: 1, progress: false }), 'Type', /defines no forward/);
+      await expectKilnRejection(kiln, bareLearner.fit(loader, { epochs: 1, progress: false }), 'Type', /defines no forward/);
       expect(tensors(), `loader round ${round}`).toBe(start);
     }
     // And the learners still train afterwards.
@@ -136,12 +108,12 @@ describe('4 and 1: the checkpointer\'s file-system errors are KilnError Io / For
     writeFileSync(file, 'not a directory');
     const { model, learner } = make(join(file, 'ckpt'));
     const start = tensors();
-    const err = await expectKilnAsync(learner.fit(batches(2), { epochs: 1, progress: false }), 'Io',
+    const err = await expectKilnRejection(kiln, learner.fit(batches(2), { epochs: 1, progress: false }), 'Io',
       /^Learner\.fit: checkpointer: cannot create the directory ".*a-file\/ckpt\/epoch-1": ".*a-file" exists and is not a directory$/);
     expect(err.message).toContain(file);
     expect(tensors()).toBe(start);
     // Resuming from there: reading is refused by the system (ENOTDIR): Io naming the file.
-    const r = await expectKilnAsync(learner.fit(batches(2), { epochs: 2, resume: true, progress: false }), 'Io',
+    const r = await expectKilnRejection(kiln, learner.fit(batches(2), { epochs: 2, resume: true, progress: false }), 'Io',
       /^Learner\.fit: checkpointer: cannot read ".*a-file\/ckpt\/latest\.json": .*ENOTDIR/);
     expect(r.cause?.code).toBe('ENOTDIR');
     model.dispose();
@@ -151,7 +123,7 @@ describe('4 and 1: the checkpointer\'s file-system errors are KilnError Io / For
     for (const directory of ['/sys/kiln-fixes-x', '/proc/kiln-fixes-x/deeper', '/proc/self/kiln']) {
       const { model, learner } = make(directory);
       const start = tensors();
-      await expectKilnAsync(learner.fit(batches(1), { epochs: 1, progress: false }), 'Io',
+      await expectKilnRejection(kiln, learner.fit(batches(1), { epochs: 1, progress: false }), 'Io',
         new RegExp(`^Learner\\.fit: checkpointer: cannot create the directory "${directory.replace(/\//g, '\\/')}\\/epoch-1": it is under \\/(sys|proc), a kernel file system`));
       expect(tensors()).toBe(start);
       model.dispose();
@@ -162,7 +134,7 @@ describe('4 and 1: the checkpointer\'s file-system errors are KilnError Io / For
     // /dev/fd is a link into /proc: the prefix check does not see it; creating a directory
     // there fails, level by level, instead of looping as recursive mkdir does.
     const { model, learner } = make('/dev/fd/kiln-fixes/x');
-    await expectKilnAsync(learner.fit(batches(1), { epochs: 1, progress: false }), 'Io',
+    await expectKilnRejection(kiln, learner.fit(batches(1), { epochs: 1, progress: false }), 'Io',
       /^Learner\.fit: checkpointer: cannot create the directory "\/dev\/fd\/kiln-fixes"/);
     model.dispose();
   }, 20_000);
@@ -178,18 +150,18 @@ describe('4 and 1: the checkpointer\'s file-system errors are KilnError Io / For
     expect(now).not.toEqual(trained);
     const start = tensors();
     writeFileSync(join(dir, 'latest.json'), '{"format": "kiln learner checkpoint", "epo');
-    const err = await expectKilnAsync(learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
+    const err = await expectKilnRejection(kiln, learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
       /^Learner\.fit: resume: the checkpoint file latest\.json is not valid JSON \(.*\); nothing was loaded$/);
     expect(err.cause).toBeInstanceOf(SyntaxError);
     writeFileSync(join(dir, 'latest.json'), '{"epoch": "one"}');
-    await expectKilnAsync(learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
+    await expectKilnRejection(kiln, learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
       /^Learner\.fit: resume: latest\.json does not name a checkpoint \(expected \{"epoch": <integer >= 1>\}/);
     writeFileSync(join(dir, 'latest.json'), '{"epoch": 1}');
     writeFileSync(join(dir, 'epoch-1', 'learner.json'), 'not json');
-    await expectKilnAsync(learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
+    await expectKilnRejection(kiln, learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
       /^Learner\.fit: resume: the checkpoint file epoch-1\/learner\.json is not valid JSON/);
     writeFileSync(join(dir, 'epoch-1', 'learner.json'), 'null');
-    await expectKilnAsync(learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
+    await expectKilnRejection(kiln, learner.fit(batches(2), { epochs: 3, resume: true, progress: false }), 'Format',
       /^Learner\.fit: resume: epoch-1\/learner\.json is not a Kiln learner checkpoint/);
     expect(weights(model)).toEqual(now);
     expect(tensors()).toBe(start);

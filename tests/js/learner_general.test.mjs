@@ -5,53 +5,22 @@
 // unknown options, a checkpoint of another model). Expected values come from independent
 // computations: a manual loop with optimizer.step, GradientsAccumulator, hand counts.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
+import { expectKilnError, expectKilnRejection, tempDirs } from './helpers.mjs';
 
 let kiln;
-const dirs = [];
+const tempDir = tempDirs('kiln-learner-');
 beforeAll(async () => {
   kiln = await init();
 });
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir() {
-  const d = mkdtempSync(join(tmpdir(), 'kiln-learner-'));
-  dirs.push(d);
-  return d;
-}
-
-async function expectKilnAsync(promise, code, pattern) {
-  let err;
-  try {
-    await promise;
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected a KilnError').toBeInstanceOf(kiln.KilnError);
-  expect(err.code).toBe(code);
-  expect(err.message).toMatch(pattern);
-  return err;
-}
-
-function expectKiln(fn, code, pattern) {
-  let err;
-  try {
-    fn();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected a KilnError').toBeInstanceOf(kiln.KilnError);
-  expect(err.code).toBe(code);
-  expect(err.message).toMatch(pattern);
-}
-
-/** mulberry32: a seeded PRNG for the test data and the loader's shuffles. */
+/**
+ * mulberry32, as helpers.mjs's prng: a copy here because its source (and makeData's, which
+ * calls it) is written into the child process of the "new Node process" test, where an
+ * import rewritten by Vitest would not resolve.
+ */
 function prng(seed) {
   let a = seed >>> 0;
   return () => {
@@ -209,11 +178,11 @@ describe('Learner (general path): resume is bit-identical', () => {
     const learner = new kiln.Learner(other, {
       optimizer: opt, trainStep: trainStep(kiln.loss.crossEntropy()), lrScheduler: new kiln.optim.ReduceLROnPlateau(opt), checkpointer: { directory: dir },
     });
-    await expectKilnAsync(learner.fit(new TestLoader(makeData(8, 1), 8, 5), { epochs: 2, resume: true }), 'Format',
+    await expectKilnRejection(kiln, learner.fit(new TestLoader(makeData(8, 1), 8, 5), { epochs: 2, resume: true }), 'Format',
       /Learner.fit: resume: the checkpoint of epoch 1 is of another model \(\d+ mismatched keys: "0.weight" is \[16,4\] in the checkpoint, \[10,4\] in the model;.*unexpected "3.weight".*missing "2.weight"/);
     expect(Buffer.from(other.saveSafetensors()).equals(Buffer.from(before))).toBe(true);
     expect(opt.steps).toBe(0);
-    await expectKilnAsync(new kiln.Learner(kiln.nn.sequential(SPEC), { optimizer: kiln.optim.adam(), trainStep: trainStep(kiln.loss.crossEntropy()), checkpointer: { directory: tempDir() } })
+    await expectKilnRejection(kiln, new kiln.Learner(kiln.nn.sequential(SPEC), { optimizer: kiln.optim.adam(), trainStep: trainStep(kiln.loss.crossEntropy()), checkpointer: { directory: tempDir() } })
       .fit([], { resume: true }), 'State', /resume: the checkpointer has no checkpoint/);
   });
 });
@@ -308,36 +277,36 @@ describe('Learner (general path): the steps', () => {
   it('bad inputs of steps and options', async () => {
     const data = batches(kiln, 8, 1);
     const make = (extra) => new kiln.Learner(kiln.nn.sequential(noDropout), { optimizer: kiln.optim.sgd({ lr: 0.1 }), ...extra });
-    await expectKilnAsync(make({ trainStep: () => ({ loss: 1.5 }) }).fit(data), 'Type', /Learner.fit: trainStep must return \{loss, output, targets\} with loss a Tensor \(one element\), got loss the number 1.5/);
-    await expectKilnAsync(make({ trainStep: () => 3 }).fit(data), 'Type', /trainStep must return \{loss, output, targets\}, got/);
-    await expectKilnAsync(make({ trainStep: async () => ({}) }).fit(data), 'Type', /returned a Promise/);
-    await expectKilnAsync(make({ trainStep: (m, b) => ({ loss: m.forward(b.x) }) }).fit(data), 'Shape', /the step's loss must have one element \(a scalar\), got shape \[4, 3\]/);
-    await expectKilnAsync(make({ trainStep: () => ({ loss: kiln.Tensor.fromData([1]) }) }).fit(data), 'State', /does not depend on any parameter/);
-    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy()], trainStep: (m, b) => {
+    await expectKilnRejection(kiln, make({ trainStep: () => ({ loss: 1.5 }) }).fit(data), 'Type', /Learner.fit: trainStep must return \{loss, output, targets\} with loss a Tensor \(one element\), got loss the number 1.5/);
+    await expectKilnRejection(kiln, make({ trainStep: () => 3 }).fit(data), 'Type', /trainStep must return \{loss, output, targets\}, got/);
+    await expectKilnRejection(kiln, make({ trainStep: async () => ({}) }).fit(data), 'Type', /returned a Promise/);
+    await expectKilnRejection(kiln, make({ trainStep: (m, b) => ({ loss: m.forward(b.x) }) }).fit(data), 'Shape', /the step's loss must have one element \(a scalar\), got shape \[4, 3\]/);
+    await expectKilnRejection(kiln, make({ trainStep: () => ({ loss: kiln.Tensor.fromData([1]) }) }).fit(data), 'State', /does not depend on any parameter/);
+    await expectKilnRejection(kiln, make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy()], trainStep: (m, b) => {
       const output = m.forward(b.x);
       return { loss: kiln.loss.crossEntropy().forward(output, b.y), output: output.sumDim(1).reshape([4]), targets: b.y };
     } }).fit(data), 'Shape', /Accuracy.update: output must be \[batch_size, num_classes\], got shape \[4\]/);
-    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy()], trainStep: (m, b) => {
+    await expectKilnRejection(kiln, make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy()], trainStep: (m, b) => {
       const output = m.forward(b.x);
       return { loss: kiln.loss.crossEntropy().forward(output, b.y), output, targets: kiln.Tensor.fromData([0, 1], { dtype: 'int32' }) };
     } }).fit(data), 'Shape', /Accuracy.update: output has 4 rows but targets has 2 labels/);
     const withMetrics = { loss: kiln.loss.crossEntropy(), metrics: [] };
-    await expectKilnAsync(make(withMetrics).fit(42), 'Type', /Learner.fit: with trainStep, metrics or the other general options, the training data must be an iterable \(or async iterable\) of batches, e.g. a kiln.data.DataLoader, got the number 42/);
-    await expectKilnAsync(make(withMetrics).fit(data, { epochs: 1, batchSize: 3 }), 'Config', /unknown option "batchSize"/);
-    await expectKilnAsync(make(withMetrics).fit([{ x: 1 }]), 'Type', /the default step needs batches \{x, y\}/);
-    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy() }).fit(data), 'Type', /train must be a kiln.data Dataset for a Learner made with \{optimizer, loss\}; to train on an iterable of batches/);
-    await expectKilnAsync(make({ loss: kiln.loss.crossEntropy(), earlyStopping: { monitor: 'valid.loss' } }).fit(data), 'Config', /"valid.loss" names no metric of this run .*no validLoader/);
-    expectKiln(() => make({ trainStep: () => ({}), metricz: [] }), 'Config', /Learner: unknown option "metricz"/);
-    expectKiln(() => make({ trainStep: 'step' }), 'Type', /trainStep must be a function/);
-    expectKiln(() => make({ loss: kiln.loss.crossEntropy(), metrics: [{ name: 'x', value() {} }] }), 'Type', /metrics\[0\] is not a metric: it lacks update\(\), reset\(\)/);
-    expectKiln(() => make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy(), new kiln.metrics.Accuracy()] }), 'Config', /two metrics are named "accuracy"/);
-    expectKiln(() => make({ metrics: [] }), 'Config', /give trainStep/);
-    expectKiln(() => make({ loss: kiln.loss.crossEntropy(), gradientAccumulation: 0 }), 'Value', /gradientAccumulation must be >= 1, got 0/);
-    expectKiln(() => make({ loss: kiln.loss.crossEntropy(), lrScheduler: new kiln.optim.ReduceLROnPlateau(kiln.optim.sgd({ lr: 1 })) }), 'Config', /ReduceLROnPlateau of another optimizer/);
-    expectKiln(() => make({ loss: kiln.loss.crossEntropy(), checkpointer: { directory: '/tmp/x', store: {} } }), 'Config', /exactly one of directory .* or store/);
-    expectKiln(() => make({ loss: kiln.loss.crossEntropy(), earlyStopping: { patience: 1, wait: 2 } }), 'Config', /unknown option "wait"/);
+    await expectKilnRejection(kiln, make(withMetrics).fit(42), 'Type', /Learner.fit: with trainStep, metrics or the other general options, the training data must be an iterable \(or async iterable\) of batches, e.g. a kiln.data.DataLoader, got the number 42/);
+    await expectKilnRejection(kiln, make(withMetrics).fit(data, { epochs: 1, batchSize: 3 }), 'Config', /unknown option "batchSize"/);
+    await expectKilnRejection(kiln, make(withMetrics).fit([{ x: 1 }]), 'Type', /the default step needs batches \{x, y\}/);
+    await expectKilnRejection(kiln, make({ loss: kiln.loss.crossEntropy() }).fit(data), 'Type', /train must be a kiln.data Dataset for a Learner made with \{optimizer, loss\}; to train on an iterable of batches/);
+    await expectKilnRejection(kiln, make({ loss: kiln.loss.crossEntropy(), earlyStopping: { monitor: 'valid.loss' } }).fit(data), 'Config', /"valid.loss" names no metric of this run .*no validLoader/);
+    expectKilnError(kiln, () => make({ trainStep: () => ({}), metricz: [] }), 'Config', /Learner: unknown option "metricz"/);
+    expectKilnError(kiln, () => make({ trainStep: 'step' }), 'Type', /trainStep must be a function/);
+    expectKilnError(kiln, () => make({ loss: kiln.loss.crossEntropy(), metrics: [{ name: 'x', value() {} }] }), 'Type', /metrics\[0\] is not a metric: it lacks update\(\), reset\(\)/);
+    expectKilnError(kiln, () => make({ loss: kiln.loss.crossEntropy(), metrics: [new kiln.metrics.Accuracy(), new kiln.metrics.Accuracy()] }), 'Config', /two metrics are named "accuracy"/);
+    expectKilnError(kiln, () => make({ metrics: [] }), 'Config', /give trainStep/);
+    expectKilnError(kiln, () => make({ loss: kiln.loss.crossEntropy(), gradientAccumulation: 0 }), 'Value', /gradientAccumulation must be >= 1, got 0/);
+    expectKilnError(kiln, () => make({ loss: kiln.loss.crossEntropy(), lrScheduler: new kiln.optim.ReduceLROnPlateau(kiln.optim.sgd({ lr: 1 })) }), 'Config', /ReduceLROnPlateau of another optimizer/);
+    expectKilnError(kiln, () => make({ loss: kiln.loss.crossEntropy(), checkpointer: { directory: '/tmp/x', store: {} } }), 'Config', /exactly one of directory .* or store/);
+    expectKilnError(kiln, () => make({ loss: kiln.loss.crossEntropy(), earlyStopping: { patience: 1, wait: 2 } }), 'Config', /unknown option "wait"/);
     const l = make(withMetrics);
-    expectKiln(() => l.trainBatch(new Float32Array(4), new Int32Array(1)), 'State', /Learner.trainBatch: this Learner has a trainStep\/metrics setup/);
+    expectKilnError(kiln, () => l.trainBatch(new Float32Array(4), new Int32Array(1)), 'State', /Learner.trainBatch: this Learner has a trainStep\/metrics setup/);
   });
 });
 
@@ -467,7 +436,7 @@ describe('Learner over a user kiln.Module', () => {
     const before = net.saveSafetensors();
     const opt = kiln.optim.sgd({ lr: 0.1 });
     const learner = new kiln.Learner(net, { optimizer: opt, trainStep: (m, b) => ({ loss: m.forward(b.x).sum().mul(Infinity) }) });
-    await expectKilnAsync(learner.fit(new TestLoader(makeData(8, 1), 8, 1)), 'NonFinite', /^Learner.fit: loss is Infinity at epoch 1, batch 1 \(the step was not applied: the model is that of the previous step\)$/);
+    await expectKilnRejection(kiln, learner.fit(new TestLoader(makeData(8, 1), 8, 1)), 'NonFinite', /^Learner.fit: loss is Infinity at epoch 1, batch 1 \(the step was not applied: the model is that of the previous step\)$/);
     expect(Buffer.from(net.saveSafetensors()).equals(Buffer.from(before))).toBe(true);
     expect(opt.steps).toBe(0);
   });

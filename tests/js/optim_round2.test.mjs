@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
+import { expectKilnError } from './helpers.mjs';
 import { caseData, caseTensor, expectClose, safetensorsBytes } from './support/train_helpers.mjs';
 
 let kiln;
@@ -20,18 +21,6 @@ beforeAll(async () => {
     }
   }
 });
-
-function expectKiln(fn, code, pattern) {
-  let err;
-  try {
-    fn();
-  } catch (e) {
-    err = e;
-  }
-  expect(err, 'expected a KilnError').toBeInstanceOf(kiln.KilnError);
-  expect(err.code).toBe(code);
-  expect(err.message).toMatch(pattern);
-}
 
 describe('rmsprop_eps_outside_sqrt_centered', () => {
   function run(c, options, key) {
@@ -102,7 +91,7 @@ describe('clip_grad_nonfinite_and_norm_types (kiln.optim.clipGradNorm / clipGrad
     kiln.tidy(() => {
       const a = caseTensor(kiln, c.inputs.grad_a);
       const b = caseTensor(kiln, c.inputs.grad_b_nan);
-      expectKiln(() => kiln.optim.clipGradNorm([a, b], 1, { errorIfNonfinite: true }), 'NonFinite', /clipGradNorm: the total norm of order 2 of the gradients is NaN \(errorIfNonfinite is set; the gradients are unchanged\)/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm([a, b], 1, { errorIfNonfinite: true }), 'NonFinite', /clipGradNorm: the total norm of order 2 of the gradients is NaN \(errorIfNonfinite is set; the gradients are unchanged\)/);
       expect(Array.from(a.dataSync())).toEqual([3, 4]);
     });
   });
@@ -163,21 +152,21 @@ describe('clip_grad_nonfinite_and_norm_types (kiln.optim.clipGradNorm / clipGrad
       expectClose(grads.get(params[1]).dataSync(), caseData(c.expected.clipped_b), c.tolerance, 'clipped_b');
       expectClose(grads.get(params[2]).dataSync(), caseData(c.expected.clipped_c), c.tolerance, 'clipped_c');
       expect(Array.from(grads.get(other).dataSync())).toEqual([100, 100]);
-      expectKiln(() => kiln.optim.clipGradNorm(grads, 1), 'Config', /with a Gradients, say whose gradients to clip: \{params: model\}/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm(grads, 1), 'Config', /with a Gradients, say whose gradients to clip: \{params: model\}/);
     });
   });
 
   it('bad inputs', () => {
     kiln.tidy(() => {
       const g = kiln.Tensor.fromData([1, 2]);
-      expectKiln(() => kiln.optim.clipGradNorm(g, 1), 'Type', /optim.clipGradNorm: grads must be an array of gradient tensors/);
-      expectKiln(() => kiln.optim.clipGradNorm([g, 3], 1), 'Type', /grads\[1\] must be a Tensor, got/);
-      expectKiln(() => kiln.optim.clipGradNorm([g], 0), 'Value', /clipGradNorm: maxNorm must be finite and > 0, got 0/);
-      expectKiln(() => kiln.optim.clipGradNorm([g], 1, { normType: -1 }), 'Value', /clipGradNorm: normType must be > 0 or Infinity, got -1/);
-      expectKiln(() => kiln.optim.clipGradNorm([g], 1, { norm: 2 }), 'Config', /unknown option "norm"/);
-      expectKiln(() => kiln.optim.clipGradNorm([kiln.Tensor.fromData([1], { dtype: 'int32' })], 1), 'DType', /grads\[0\] must be a float32 tensor/);
-      expectKiln(() => kiln.optim.clipGradNorm([g, g], 1), 'Value', /the same tensor twice/);
-      expectKiln(() => kiln.optim.clipGradValue([g], -1), 'Value', /clipGradValue: clipValue must be finite and > 0, got -1/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm(g, 1), 'Type', /optim.clipGradNorm: grads must be an array of gradient tensors/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm([g, 3], 1), 'Type', /grads\[1\] must be a Tensor, got/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm([g], 0), 'Value', /clipGradNorm: maxNorm must be finite and > 0, got 0/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm([g], 1, { normType: -1 }), 'Value', /clipGradNorm: normType must be > 0 or Infinity, got -1/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm([g], 1, { norm: 2 }), 'Config', /unknown option "norm"/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm([kiln.Tensor.fromData([1], { dtype: 'int32' })], 1), 'DType', /grads\[0\] must be a float32 tensor/);
+      expectKilnError(kiln, () => kiln.optim.clipGradNorm([g, g], 1), 'Value', /the same tensor twice/);
+      expectKilnError(kiln, () => kiln.optim.clipGradValue([g], -1), 'Value', /clipGradValue: clipValue must be finite and > 0, got -1/);
       expect(Array.from(g.dataSync())).toEqual([1, 2]);
     });
   });
@@ -214,11 +203,11 @@ describe('onecycle_lr_schedule (kiln.optim.schedule.oneCycle)', () => {
 
   it('bad inputs: past totalSteps is State; bad options are Config', () => {
     const s = kiln.optim.schedule.oneCycle({ maxLr: 1, totalSteps: 10 });
-    expectKiln(() => s.values(11), 'State', /Schedule.values: the schedule has totalSteps = 10 steps, this is step 11/);
-    expectKiln(() => kiln.optim.schedule.oneCycle({ maxLr: 1, totalSteps: 10, annealStrategy: 'cosine' }), 'Config', /optim.schedule.oneCycle: annealStrategy must be "cos" or "linear", got "cosine"/);
-    expectKiln(() => kiln.optim.schedule.oneCycle({ maxLr: 1 }), 'Config', /optim.schedule.oneCycle: .*totalSteps/);
-    expectKiln(() => kiln.optim.schedule.oneCycle({ maxLr: 1, totalSteps: 10, warmup: 3 }), 'Config', /unknown option "warmup"/);
-    expectKiln(() => kiln.optim.schedule.oneCycle({ maxLr: -1, totalSteps: 10 }), 'Config', /optim.schedule.oneCycle: maxLr must be finite and > 0, got -1/);
+    expectKilnError(kiln, () => s.values(11), 'State', /Schedule.values: the schedule has totalSteps = 10 steps, this is step 11/);
+    expectKilnError(kiln, () => kiln.optim.schedule.oneCycle({ maxLr: 1, totalSteps: 10, annealStrategy: 'cosine' }), 'Config', /optim.schedule.oneCycle: annealStrategy must be "cos" or "linear", got "cosine"/);
+    expectKilnError(kiln, () => kiln.optim.schedule.oneCycle({ maxLr: 1 }), 'Config', /optim.schedule.oneCycle: .*totalSteps/);
+    expectKilnError(kiln, () => kiln.optim.schedule.oneCycle({ maxLr: 1, totalSteps: 10, warmup: 3 }), 'Config', /unknown option "warmup"/);
+    expectKilnError(kiln, () => kiln.optim.schedule.oneCycle({ maxLr: -1, totalSteps: 10 }), 'Config', /optim.schedule.oneCycle: maxLr must be finite and > 0, got -1/);
   });
 });
 
@@ -268,18 +257,18 @@ describe('reduce_lr_on_plateau_patience_cooldown (kiln.optim.ReduceLROnPlateau)'
 
   it('bad inputs', () => {
     const sched = kiln.optim.sgd({ lr: kiln.optim.schedule.cosine({ initialLr: 0.1, numIters: 10 }) });
-    expectKiln(() => new kiln.optim.ReduceLROnPlateau(sched), 'Config', /the optimizer's lr is a schedule \(cosine\)/);
-    expectKiln(() => new kiln.optim.ReduceLROnPlateau('sgd'), 'Type', /must be a kiln.optim optimizer or an initial lr/);
-    expectKiln(() => new kiln.optim.ReduceLROnPlateau(1, { factor: 1 }), 'Config', /factor must be in \[0, 1\), got 1/);
-    expectKiln(() => new kiln.optim.ReduceLROnPlateau(1, { mode: 'minimum' }), 'Config', /mode must be "min" or "max", got "minimum"/);
-    expectKiln(() => new kiln.optim.ReduceLROnPlateau(1, { patience: -1 }), 'Value', /patience must be >= 0, got -1/);
-    expectKiln(() => new kiln.optim.ReduceLROnPlateau(1, { monitor: 'loss' }), 'Config', /unknown option "monitor"/);
+    expectKilnError(kiln, () => new kiln.optim.ReduceLROnPlateau(sched), 'Config', /the optimizer's lr is a schedule \(cosine\)/);
+    expectKilnError(kiln, () => new kiln.optim.ReduceLROnPlateau('sgd'), 'Type', /must be a kiln.optim optimizer or an initial lr/);
+    expectKilnError(kiln, () => new kiln.optim.ReduceLROnPlateau(1, { factor: 1 }), 'Config', /factor must be in \[0, 1\), got 1/);
+    expectKilnError(kiln, () => new kiln.optim.ReduceLROnPlateau(1, { mode: 'minimum' }), 'Config', /mode must be "min" or "max", got "minimum"/);
+    expectKilnError(kiln, () => new kiln.optim.ReduceLROnPlateau(1, { patience: -1 }), 'Value', /patience must be >= 0, got -1/);
+    expectKilnError(kiln, () => new kiln.optim.ReduceLROnPlateau(1, { monitor: 'loss' }), 'Config', /unknown option "monitor"/);
     const p = new kiln.optim.ReduceLROnPlateau(1);
-    expectKiln(() => p.step('0.5'), 'Type', /metric must be a number/);
-    expectKiln(() => p.loadState({ lr: 1, best: 0, numBadEpochs: -1, cooldownCounter: 0, steps: 0 }), 'Value', /numBadEpochs must be >= 0/);
+    expectKilnError(kiln, () => p.step('0.5'), 'Type', /metric must be a number/);
+    expectKilnError(kiln, () => p.loadState({ lr: 1, best: 0, numBadEpochs: -1, cooldownCounter: 0, steps: 0 }), 'Value', /numBadEpochs must be >= 0/);
     expect(p.lr).toBe(1);
     p.dispose();
-    expectKiln(() => p.step(1), 'Disposed', /ReduceLROnPlateau.step: the scheduler was disposed/);
+    expectKilnError(kiln, () => p.step(1), 'Disposed', /ReduceLROnPlateau.step: the scheduler was disposed/);
     sched.dispose();
   });
 });
@@ -331,12 +320,12 @@ describe('optimizer.config and saveState/loadState', () => {
     train(a, opt, 1);
     const state = opt.saveState(a);
     const fresh = kiln.optim.adam({ lr: 0.1 });
-    expectKiln(() => fresh.loadState(other, state), 'Format', /^Optimizer.loadState: the state does not fit the model: 4 problems: "0.weight.moment1" has shape \[4, 3\], the parameter \[5, 3\]/);
+    expectKilnError(kiln, () => fresh.loadState(other, state), 'Format', /^Optimizer.loadState: the state does not fit the model: 4 problems: "0.weight.moment1" has shape \[4, 3\], the parameter \[5, 3\]/);
     expect(fresh.steps).toBe(0);
-    expectKiln(() => kiln.optim.sgd({ lr: 0.1, momentum: 0.9 }).loadState(a, state), 'Format', /the state is of a "adam" optimizer, this one is "sgd"/);
-    expectKiln(() => fresh.loadState(a, a.saveSafetensors()), 'Format', /not an optimizer state/);
-    expectKiln(() => fresh.loadState(a, [1, 2]), 'Type', /bytes must be a Uint8Array/);
-    expectKiln(() => fresh.saveState({}), 'Type', /.+/);
+    expectKilnError(kiln, () => kiln.optim.sgd({ lr: 0.1, momentum: 0.9 }).loadState(a, state), 'Format', /the state is of a "adam" optimizer, this one is "sgd"/);
+    expectKilnError(kiln, () => fresh.loadState(a, a.saveSafetensors()), 'Format', /not an optimizer state/);
+    expectKilnError(kiln, () => fresh.loadState(a, [1, 2]), 'Type', /bytes must be a Uint8Array/);
+    expectKilnError(kiln, () => fresh.saveState({}), 'Type', /.+/);
     for (const x of [a, other, opt, fresh]) x.dispose();
   });
 });

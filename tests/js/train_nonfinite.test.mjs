@@ -6,6 +6,7 @@
 // on: the same weights as a run that never tried the refused step).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
+import { rejection } from './helpers.mjs';
 
 let kiln;
 beforeAll(async () => {
@@ -44,15 +45,6 @@ function expectAllFinite(w) {
   for (const [name, values] of Object.entries(w)) {
     expect(values.every(Number.isFinite), `${name} is finite`).toBe(true);
   }
-}
-
-async function rejection(promise) {
-  try {
-    await promise;
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected fit() to reject');
 }
 
 describe('Learner.fit refuses a non-finite step', () => {
