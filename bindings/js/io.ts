@@ -7,6 +7,7 @@ import { KilnError } from './errors.js';
 import { describe, fail } from './tensor/checks.js';
 import type { Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
+import { loadPytorch, type LoadPytorchOptions } from './io_pytorch.js';
 
 /** What kiln.io saves: a model with saveSafetensors(), or the bytes of a SafeTensors file. */
 export interface Saveable {
@@ -54,6 +55,13 @@ export interface Io {
    * @throws as readSafetensors (but never for an I64 range).
    */
   readSafetensorsArrays(bytes: Uint8Array | ArrayBuffer): { tensors: Record<string, SafetensorsArray>; metadata: Record<string, string> };
+  /**
+   * The tensors of a PyTorch checkpoint (torch.save's zip format) by state_dict key, read
+   * by the engine's restricted reader; load them with `model.loadStateDict(dict)`. See
+   * io_pytorch.ts for dtypes, options ({topLevelKey}) and errors (`Format`, `Limit`,
+   * `Value`, `Type`). Synchronous; the caller owns the tensors.
+   */
+  loadPytorch(bytes: Uint8Array | ArrayBuffer, options?: LoadPytorchOptions): Record<string, Tensor>;
   /**
    * Node: writes model.saveSafetensors(options) (or bytes) to `path` atomically: a temporary
    * file beside it, flushed, then renamed over `path`; on any error the temporary file is
@@ -351,6 +359,7 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
       for (const [k, v] of Object.entries(metadata)) define(meta, k, v);
       return { tensors, metadata: meta };
     },
+    loadPytorch: (bytes, options) => loadPytorch(e, bytes, options),
     save: saveFile as Io['save'],
     load: loadFile as Io['load'],
     async saveToIndexedDB(name, model, options) {

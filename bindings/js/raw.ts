@@ -294,6 +294,8 @@ export interface RawModule {
     op: string, epoch: number, batch: number): void;
   safetensorsEncode(entries: [string, RawTensor][], dtype: string): Uint8Array;
   safetensorsDecode(bytes: Uint8Array): [string, RawTensor][];
+  /** PyTorch checkpoint bytes -> its tensors in key order (bindings/record_pytorch.cpp). */
+  pytorchDecode(bytes: Uint8Array, topLevelKey: string | null): { name: string; dtype: string; shape: number[]; tensor: RawTensor }[];
   // ---- kiln.nn.functional (nn_functional.cpp): size arrays have one entry per spatial dim
   // (`dims` 1 or 2); a null tensor is an absent bias / weight / statistic.
   fConv(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],

@@ -18,6 +18,7 @@ Valid checkpoints (torch.save, the zip format) and their expectations (expected.
                 "shared_b" (one storage: a and a[2:].view(2, 2)), "expanded" (stride 0),
                 "scalar" (0-dim), "empty" ([0, 3]), "f64", "i64", "i32", "i16", "i8", "u8",
                 "bool"; their values in expected.json
+  big_int64.pt  {"big": int64 [5, -2^40]}: exact in the record, outside int32 in JS
   nested.pt     {"model": Mlp state_dict, "epoch": 3, "lr": 0.1, "tag": "run-1",
                 "optimizer": SGD(momentum=0.9).state_dict() after one step}
   parameter.pt  {"w": torch.nn.Parameter} (torch._utils._rebuild_parameter)
@@ -143,7 +144,7 @@ views["expanded"] = torch.tensor([1.5, -2.5]).expand(3, 2)  # strides (0, 1)
 views["scalar"] = torch.tensor(7.25)
 views["empty"] = torch.zeros(0, 3)
 views["f64"] = torch.tensor([[0.1, -2.0], [1e30, 3.5]], dtype=torch.float64)
-views["i64"] = torch.tensor([-3, 0, 2**40], dtype=torch.int64)
+views["i64"] = torch.tensor([-3, 0, 2**31 - 1], dtype=torch.int64)
 views["i32"] = torch.tensor([[-7, 8]], dtype=torch.int32)
 views["i16"] = torch.tensor([-300, 300], dtype=torch.int16)
 views["i8"] = torch.tensor([-128, 127], dtype=torch.int8)
@@ -164,7 +165,7 @@ def values(t):
 
 expected["views"] = {k: {"shape": list(v.shape), "dtype": str(v.dtype).replace("torch.", ""),
                          "values": values(v)} for k, v in views.items()}
-expected["views"]["i64"]["values"] = [-3, 0, 2**40]
+save({"big": torch.tensor([5, -(2**40)], dtype=torch.int64)}, "big_int64.pt")
 
 # ---------------------------------------------------------------- nested and parameter
 torch.manual_seed(0)
@@ -174,7 +175,11 @@ model(torch.randn(2, 3)).sum().backward()
 opt.step()
 save({"model": model.state_dict(), "epoch": 3, "lr": 0.1, "tag": "run-1",
       "optimizer": opt.state_dict()}, "nested.pt")
-expected["nested"] = {"model.fc1.weight": rows(model.fc1.weight),
+x = torch.randn(3, 3)
+with torch.no_grad():
+    nested_logits = model(x)
+expected["nested"] = {"inputs": rows(x), "logits": rows(nested_logits),
+                      "model.fc1.weight": rows(model.fc1.weight),
                       "optimizer.state.0.momentum_buffer": rows(opt.state[model.fc1.weight]["momentum_buffer"])}
 save({"w": torch.nn.Parameter(torch.tensor([1.0, 2.0]))}, "parameter.pt")
 

@@ -110,7 +110,7 @@ TEST(ReadPytorch, ViewsAndEveryDTypeMaterialiseAsPytorchPrintsThem) {
       ASSERT_EQ(t.dtype, SafetensorsDType::I64);
       std::vector<std::int64_t> got(3);
       std::memcpy(got.data(), t.bytes.data(), 24);  // the test hosts are little-endian
-      EXPECT_EQ(got, (std::vector<std::int64_t>{-3, 0, std::int64_t{1} << 40}));
+      EXPECT_EQ(got, (std::vector<std::int64_t>{-3, 0, 2147483647}));
     } else {
       EXPECT_EQ(t.dtype, dtype == "uint8" ? SafetensorsDType::U8 : SafetensorsDType::I32);
       std::vector<std::int32_t> values;
@@ -122,6 +122,14 @@ TEST(ReadPytorch, ViewsAndEveryDTypeMaterialiseAsPytorchPrintsThem) {
   // an offset, two tensors on one storage, a stride-0 expand.
   EXPECT_EQ(file.tensors.at("transposed").to_data(DType::F32).to_vec<float>()[1], -0.f);
   EXPECT_EQ(file.tensors.at("scalar").shape.rank(), 0u);
+
+  // int64 beyond int32 stays exact in the record; decoding it to Kiln's i32 is a ValueError.
+  const auto big = load_pytorch(kDir + "big_int64.pt").tensors.at("big");
+  ASSERT_EQ(big.dtype, SafetensorsDType::I64);
+  std::vector<std::int64_t> got(2);
+  std::memcpy(got.data(), big.bytes.data(), 16);
+  EXPECT_EQ(got, (std::vector<std::int64_t>{5, -(std::int64_t{1} << 40)}));
+  EXPECT_THROW((void)big.to_data(DType::I32), ValueError);
 }
 
 TEST(ReadPytorch, NestedCheckpointFlattensOrTakesTheTopLevelKey) {
