@@ -5,6 +5,7 @@
 # trip), idx (MnistDataset::from_bytes), config (from_json_string of SequentialConfig and
 # other configs). `npm test` runs each for KILN_FUZZ_SECONDS (default 25) through
 # scripts/test.sh; run longer here, e.g. `scripts/fuzz.sh safetensors 3600`.
+# pytorch: read_pytorch (the zip directory, the pickle interpreter, views).
 #
 # Build: build/fuzz, clang++-14 with -fsanitize=fuzzer-no-link,address,undefined on every
 # object (UBSan aborts on the first report), -O1 -g, ccache when installed. Only the
@@ -17,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TARGETS=(safetensors idx config)
+TARGETS=(safetensors idx config pytorch)
 target=${1:-}
 seconds=${2:-300}
 shift $(($# < 2 ? $# : 2))

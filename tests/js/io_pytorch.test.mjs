@@ -166,6 +166,7 @@ describe('bad input', () => {
       'no_data_pkl.pt': /no <name>\/data\.pkl entry/,
       'deep_nesting.pt': /holds a tuple, expected a dict/,
       'memo_missing.pt': /BINGET of memo key 5, never stored/,
+      'bad_utf8_key.pt': /BINUNICODE holds invalid UTF-8/,
       'stack_underflow.pt': /TUPLE2 on an empty stack/,
     };
     for (const [file, message] of Object.entries(cases)) {

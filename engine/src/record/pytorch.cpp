@@ -106,6 +106,25 @@ std::string printable(std::string_view s) {
   return out + "\"";
 }
 
+/// Whether p[0, n) is UTF-8 as Python's str.encode("utf-8") writes it: no overlong forms,
+/// no surrogates, nothing above U+10FFFF.
+bool valid_utf8(const std::uint8_t* p, std::uint64_t n) {
+  for (std::uint64_t i = 0; i < n;) {
+    const std::uint8_t c = p[i];
+    std::uint64_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || n - i < len) return false;
+    std::uint32_t cp = len == 1 ? c : c & (0x7f >> len);
+    for (std::uint64_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
 /// "[2, 3]" (sizes and strides as the file gives them, negative ones included).
 std::string dims(const std::vector<std::int64_t>& v) {
   std::string out = "[";
@@ -456,7 +475,10 @@ std::uint32_t Machine::run() {
                                                                            : 4;
         const std::uint64_t n = read_le(width);
         const std::uint8_t* p = need(n);  // checked against the bytes left before copying
-        const Kind kind = op_ == 'B' || op_ == 'C' || op_ == 0x8e ? Kind::Bytes : Kind::Str;
+        // BINUNICODE* hold a Python str as UTF-8; BINSTRING/SHORT_BINSTRING (Python 2's str)
+        // and BINBYTES* are bytes, which no state_dict key is.
+        const Kind kind = op_ == 'X' || op_ == 0x8c || op_ == 0x8d ? Kind::Str : Kind::Bytes;
+        if (kind == Kind::Str && !valid_utf8(p, n)) bad(str_cat(opcode_name(op_), " holds invalid UTF-8"));
         stack_.push_back(make_string(kind, std::string(reinterpret_cast<const char*>(p), n)));
         break;
       }
@@ -571,8 +593,21 @@ SafetensorsTensor materialise(const TensorRef& t, const StorageRef& s,
       std::memcpy(to, from, type.size);
     }
   };
-  // Walk the view in row-major order: an odometer over the dims, the storage index kept.
+  // A row-major view of an unconverted type (every state_dict entry torch.save writes from
+  // a module): one copy.
   const std::size_t rank = t.size.size();
+  bool row_major = type.size == out_size && s.type != kDouble;
+  std::int64_t expected_stride = 1;
+  for (std::size_t d = rank; d-- > 0 && row_major;) {
+    if (t.size[d] != 1 && t.stride[d] != expected_stride) row_major = false;
+    expected_stride *= t.size[d];
+  }
+  if (row_major) {
+    std::memcpy(out.bytes.data(), src + t.offset * type.size, out.bytes.size());
+    return out;
+  }
+  // Otherwise walk the view in row-major order: an odometer over the dims, the storage
+  // index kept.
   std::vector<std::int64_t> index(rank, 0);
   std::uint64_t e = t.offset;
   for (std::size_t i = 0; i < n; ++i) {

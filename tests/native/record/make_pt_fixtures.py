@@ -22,6 +22,7 @@ Valid checkpoints (torch.save, the zip format) and their expectations (expected.
   nested.pt     {"model": Mlp state_dict, "epoch": 3, "lr": 0.1, "tag": "run-1",
                 "optimizer": SGD(momentum=0.9).state_dict() after one step}
   parameter.pt  {"w": torch.nn.Parameter} (torch._utils._rebuild_parameter)
+The fuzz target's seeds (tests/fuzz/pytorch/) are copies of every .pt below.
 Malformed checkpoints (malformed/), each with the problem the reader must name:
   legacy.pt           torch.save(..., _use_new_zipfile_serialization=False): not a zip
   deflated.pt         mlp.pt with its entries deflated (zipfile.ZIP_DEFLATED)
@@ -34,6 +35,7 @@ Malformed checkpoints (malformed/), each with the problem the reader must name:
   not_a_dict.pt       the pickle's value is a list of tensors
   no_data_pkl.pt      a zip without <name>/data.pkl
   deep_nesting.pt     tuples nested 5,000 deep
+  bad_utf8_key.pt     the key is BINUNICODE b"w\x83", not UTF-8 (found by fuzz_pytorch)
   memo_missing.pt     BINGET of a memo key never stored
   stack_underflow.pt  TUPLE2 on an empty stack
 """
@@ -255,6 +257,7 @@ bad("missing_storage.pt", checkpoint(tensor_pickle(key="7"), [("0", FOUR)]))
 bad("not_a_dict.pt", checkpoint(PROTO + b"]" + tensor_expr() + b"a.", [("0", FOUR)]))
 bad("no_data_pkl.pt", zip_of([("archive/version", b"3\n"), ("archive/data/0", FOUR)]))
 bad("deep_nesting.pt", checkpoint(PROTO + b"(" * 5000 + b")" + b"t" * 5000 + b"."))
+bad("bad_utf8_key.pt", checkpoint(PROTO + b"}X\x02\x00\x00\x00w\x83" + tensor_expr() + b"s.", [("0", FOUR)]))
 bad("memo_missing.pt", checkpoint(PROTO + b"h\x05."))
 bad("stack_underflow.pt", checkpoint(PROTO + b"\x86."))
 
@@ -263,4 +266,12 @@ ok = checkpoint(tensor_pickle(), [("0", FOUR)])
 assert torch.load(io.BytesIO(ok))["w"].tolist() == [1, 2, 3, 4]
 with open(os.path.join(BAD, "README"), "w") as f:
     f.write("Malformed PyTorch checkpoints written by ../../make_pt_fixtures.py (see its docstring).\n")
+# The fuzzer's seeds (tests/fuzz/pytorch/, scripts/fuzz.sh pytorch): every fixture above.
+SEEDS = os.path.join(HERE, "..", "..", "fuzz", "pytorch")
+os.makedirs(SEEDS, exist_ok=True)
+for d, prefix in ((OUT, "valid_"), (BAD, "invalid_")):
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".pt"):
+            with open(os.path.join(d, name), "rb") as f, open(os.path.join(SEEDS, prefix + name), "wb") as g:
+                g.write(f.read())
 print("wrote", sorted(os.listdir(OUT)), sorted(os.listdir(BAD)))

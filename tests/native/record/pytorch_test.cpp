@@ -176,6 +176,7 @@ TEST(ReadPytorch, MalformedCheckpointsNameTheProblem) {
       {"no_data_pkl.pt", "no <name>/data.pkl entry: not a torch.save checkpoint"},
       {"deep_nesting.pt", "holds a tuple, expected a dict"},
       {"memo_missing.pt", "BINGET of memo key 5, never stored"},
+      {"bad_utf8_key.pt", "archive/data.pkl: byte 3: BINUNICODE holds invalid UTF-8"},
       {"stack_underflow.pt", "TUPLE2 on an empty stack"},
   };
   for (const auto& [name, message] : cases) {
