@@ -17,6 +17,7 @@
 
 namespace kiln::record {
 
+using pytorch_detail::cat;
 using pytorch_detail::fail;
 using pytorch_detail::fail_limit;
 
@@ -97,7 +98,7 @@ std::string printable(std::string_view s) {
   for (const char c : s.substr(0, 120)) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
-      out += str_cat("\\x", "0123456789abcdef"[u >> 4], "0123456789abcdef"[u & 15]);
+      out += cat("\\x", "0123456789abcdef"[u >> 4], "0123456789abcdef"[u & 15]);
     } else {
       out += c;
     }
@@ -128,7 +129,7 @@ bool valid_utf8(const std::uint8_t* p, std::uint64_t n) {
 /// "[2, 3]" (sizes and strides as the file gives them, negative ones included).
 std::string dims(const std::vector<std::int64_t>& v) {
   std::string out = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) out += str_cat(i ? ", " : "", v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) out += cat(i ? ", " : "", v[i]);
   return out + "]";
 }
 
@@ -189,11 +190,11 @@ class Machine {
 
  private:
   [[noreturn]] void bad(const std::string& problem) const {
-    fail(source_, str_cat(where_, ": byte ", at_, ": ", problem));
+    fail(source_, cat(where_, ": byte ", at_, ": ", problem));
   }
   const std::uint8_t* need(std::uint64_t n) {
     if (data_.size() - pos_ < n) {
-      bad(str_cat("truncated: ", opcode_name(op_), " needs ", n, " more bytes, ",
+      bad(cat("truncated: ", opcode_name(op_), " needs ", n, " more bytes, ",
                   data_.size() - pos_, " left"));
     }
     const std::uint8_t* p = data_.data() + pos_;
@@ -209,10 +210,10 @@ class Machine {
   std::string read_line() {
     const std::size_t start = pos_;
     while (pos_ < data_.size() && data_[pos_] != '\n') {
-      if (pos_ - start >= 256) bad(str_cat(opcode_name(op_), ": a name longer than 256 bytes"));
+      if (pos_ - start >= 256) bad(cat(opcode_name(op_), ": a name longer than 256 bytes"));
       ++pos_;
     }
-    if (pos_ == data_.size()) bad(str_cat("truncated: ", opcode_name(op_), " has no newline"));
+    if (pos_ == data_.size()) bad(cat("truncated: ", opcode_name(op_), " has no newline"));
     std::string line(reinterpret_cast<const char*>(data_.data()) + start, pos_ - start);
     ++pos_;
     return line;
@@ -231,19 +232,19 @@ class Machine {
     return make(kind, static_cast<std::int64_t>(seqs.size() - 1));
   }
   std::uint32_t pop() {
-    if (stack_.size() <= floor()) bad(str_cat(opcode_name(op_), " on an empty stack"));
+    if (stack_.size() <= floor()) bad(cat(opcode_name(op_), " on an empty stack"));
     const std::uint32_t v = stack_.back();
     stack_.pop_back();
     return v;
   }
   std::uint32_t top() {
-    if (stack_.size() <= floor()) bad(str_cat(opcode_name(op_), " on an empty stack"));
+    if (stack_.size() <= floor()) bad(cat(opcode_name(op_), " on an empty stack"));
     return stack_.back();
   }
   std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
   /// The items above the last MARK, which is removed.
   std::vector<std::uint32_t> pop_mark() {
-    if (marks_.empty()) bad(str_cat(opcode_name(op_), " without a MARK"));
+    if (marks_.empty()) bad(cat(opcode_name(op_), " without a MARK"));
     const std::size_t m = marks_.back();
     marks_.pop_back();
     std::vector<std::uint32_t> items(stack_.begin() + static_cast<std::ptrdiff_t>(m), stack_.end());
@@ -252,14 +253,14 @@ class Machine {
   }
   std::vector<std::uint32_t>& container(std::uint32_t o, Kind kind) {
     if (objs[o].kind != kind) {
-      bad(str_cat(opcode_name(op_), " on ", kind_name(objs[o].kind), ", expected ", kind_name(kind)));
+      bad(cat(opcode_name(op_), " on ", kind_name(objs[o].kind), ", expected ", kind_name(kind)));
     }
     return seqs[static_cast<std::size_t>(objs[o].v)];
   }
   void put(std::uint64_t key) { memo_[key] = top(); }
   void get(std::uint64_t key) {
     const auto it = memo_.find(key);
-    if (it == memo_.end()) bad(str_cat(opcode_name(op_), " of memo key ", key, ", never stored"));
+    if (it == memo_.end()) bad(cat(opcode_name(op_), " of memo key ", key, ", never stored"));
     stack_.push_back(it->second);
   }
   void global(const std::string& module, const std::string& name);
@@ -267,12 +268,12 @@ class Machine {
   void build();
   void persistent_id();
   std::int64_t as_int(std::uint32_t o, const char* what) {
-    if (objs[o].kind != Kind::Int) bad(str_cat(what, " is ", kind_name(objs[o].kind), ", expected an int"));
+    if (objs[o].kind != Kind::Int) bad(cat(what, " is ", kind_name(objs[o].kind), ", expected an int"));
     return objs[o].v;
   }
   std::vector<std::int64_t> int_tuple(std::uint32_t o, const char* what) {
     if (objs[o].kind != Kind::Tuple) {
-      bad(str_cat(what, " is ", kind_name(objs[o].kind), ", expected a tuple of ints"));
+      bad(cat(what, " is ", kind_name(objs[o].kind), ", expected a tuple of ints"));
     }
     std::vector<std::int64_t> out;
     for (const std::uint32_t i : seqs[static_cast<std::size_t>(objs[o].v)]) out.push_back(as_int(i, what));
@@ -303,7 +304,7 @@ void Machine::global(const std::string& module, const std::string& name) {
     }
   }
   if (code < 0) {
-    bad(str_cat("global ", printable(module + "." + name),
+    bad(cat("global ", printable(module + "." + name),
                 " is not allowed: Kiln reads tensors only and runs nothing from the file (allowed: ",
                 kAllowed, ")"));
   }
@@ -313,14 +314,14 @@ void Machine::global(const std::string& module, const std::string& name) {
 void Machine::persistent_id() {
   const std::uint32_t pid = pop();
   const char* expected = "a persistent id ('storage', torch.<T>Storage, key, location, numel)";
-  if (objs[pid].kind != Kind::Tuple) bad(str_cat("BINPERSID of ", kind_name(objs[pid].kind), ", expected ", expected));
+  if (objs[pid].kind != Kind::Tuple) bad(cat("BINPERSID of ", kind_name(objs[pid].kind), ", expected ", expected));
   const auto items = seqs[static_cast<std::size_t>(objs[pid].v)];
   if (items.size() != 5 || objs[items[0]].kind != Kind::Str ||
       strings[static_cast<std::size_t>(objs[items[0]].v)] != "storage" ||
       objs[items[1]].kind != Kind::Global || objs[items[1]].v >= kOrderedDict ||
       objs[items[2]].kind != Kind::Str || objs[items[3]].kind != Kind::Str ||
       objs[items[4]].kind != Kind::Int || objs[items[4]].v < 0) {
-    bad(str_cat("BINPERSID of a malformed tuple, expected ", expected));
+    bad(cat("BINPERSID of a malformed tuple, expected ", expected));
   }
   const auto type = static_cast<std::size_t>(objs[items[1]].v);
   const std::string& key = strings[static_cast<std::size_t>(objs[items[2]].v)];
@@ -329,7 +330,7 @@ void Machine::persistent_id() {
   if (it != storage_by_key_.end()) {
     const StorageRef& s = storages[it->second];
     if (s.type != type || s.numel != numel) {
-      bad(str_cat("storage ", printable(key), " is named twice with different types or sizes (torch.",
+      bad(cat("storage ", printable(key), " is named twice with different types or sizes (torch.",
                   kStorageTypes[s.type].name, " of ", s.numel, " vs torch.",
                   kStorageTypes[type].name, " of ", numel, ")"));
     }
@@ -345,15 +346,15 @@ void Machine::reduce() {
   const std::uint32_t args_obj = pop();
   const std::uint32_t callable = pop();
   if (objs[callable].kind != Kind::Global) {
-    bad(str_cat("REDUCE calls ", kind_name(objs[callable].kind), ", not an allowed global"));
+    bad(cat("REDUCE calls ", kind_name(objs[callable].kind), ", not an allowed global"));
   }
   if (objs[args_obj].kind != Kind::Tuple) {
-    bad(str_cat("REDUCE with arguments of ", kind_name(objs[args_obj].kind), ", expected a tuple"));
+    bad(cat("REDUCE with arguments of ", kind_name(objs[args_obj].kind), ", expected a tuple"));
   }
   const std::vector<std::uint32_t> args = seqs[static_cast<std::size_t>(objs[args_obj].v)];
   const std::int64_t code = objs[callable].v;
   if (code == kOrderedDict) {
-    if (!args.empty()) bad(str_cat("collections.OrderedDict called with ", args.size(), " arguments, expected none"));
+    if (!args.empty()) bad(cat("collections.OrderedDict called with ", args.size(), " arguments, expected none"));
     stack_.push_back(make_seq(Kind::Dict, {}));
     return;
   }
@@ -365,7 +366,7 @@ void Machine::reduce() {
     return;
   }
   if (code != kRebuildTensorV2) {
-    bad(str_cat("torch.", kStorageTypes[static_cast<std::size_t>(code)].name,
+    bad(cat("torch.", kStorageTypes[static_cast<std::size_t>(code)].name,
                 " cannot be called (a storage class is only a persistent id's type)"));
   }
   if ((args.size() != 6 && args.size() != 7) || objs[args[0]].kind != Kind::Storage) {
@@ -378,21 +379,21 @@ void Machine::reduce() {
   t.size = int_tuple(args[2], "a tensor's size");
   t.stride = int_tuple(args[3], "a tensor's stride");
   const StorageRef& s = storages[t.storage];
-  const std::string what = str_cat("a tensor on storage ", printable(s.key));
+  const std::string what = cat("a tensor on storage ", printable(s.key));
   if (t.size.size() != t.stride.size()) {
-    bad(str_cat(what, " has a size of rank ", t.size.size(), " but a stride of rank ", t.stride.size()));
+    bad(cat(what, " has a size of rank ", t.size.size(), " but a stride of rank ", t.stride.size()));
   }
   if (t.size.size() > Shape::max_rank) {
-    bad(str_cat(what, " has rank ", t.size.size(), ", above Kiln's limit of ", Shape::max_rank));
+    bad(cat(what, " has rank ", t.size.size(), ", above Kiln's limit of ", Shape::max_rank));
   }
-  if (offset < 0) bad(str_cat(what, " has a negative storage_offset ", offset));
+  if (offset < 0) bad(cat(what, " has a negative storage_offset ", offset));
   t.offset = static_cast<std::uint64_t>(offset);
   // The last element a view reads: offset + sum((size - 1) · stride), each step checked.
   std::uint64_t last = t.offset;
   bool empty = false;
   for (std::size_t d = 0; d < t.size.size(); ++d) {
     if (t.size[d] < 0 || t.stride[d] < 0) {
-      bad(str_cat(what, " has a negative size or stride: size ", dims(t.size), ", stride ",
+      bad(cat(what, " has a negative size or stride: size ", dims(t.size), ", stride ",
                   dims(t.stride)));
     }
     if (t.size[d] == 0) empty = true;
@@ -403,11 +404,11 @@ void Machine::reduce() {
       if (__builtin_mul_overflow(static_cast<std::uint64_t>(t.size[d] - 1),
                                  static_cast<std::uint64_t>(t.stride[d]), &step) ||
           __builtin_add_overflow(last, step, &last)) {
-        bad(str_cat(what, " has sizes and strides whose extent overflows 64 bits"));
+        bad(cat(what, " has sizes and strides whose extent overflows 64 bits"));
       }
     }
     if (last >= s.numel) {
-      bad(str_cat(what, " (offset ", t.offset, ") reads element ", last, " but the storage holds ",
+      bad(cat(what, " (offset ", t.offset, ") reads element ", last, " but the storage holds ",
                   s.numel));
     }
   }
@@ -420,7 +421,7 @@ void Machine::build() {
   const std::uint32_t target = top();
   // OrderedDict's state (a state_dict's `_metadata` attribute): not needed, not applied.
   if (objs[target].kind == Kind::Dict && (objs[state].kind == Kind::Dict || objs[state].kind == Kind::None)) return;
-  bad(str_cat("BUILD of ", kind_name(objs[target].kind), " with ", kind_name(objs[state].kind),
+  bad(cat("BUILD of ", kind_name(objs[target].kind), " with ", kind_name(objs[state].kind),
               " is not supported (only an OrderedDict's attributes)"));
 }
 
@@ -431,7 +432,7 @@ std::uint32_t Machine::run() {
     op_ = data_[pos_++];
     switch (op_) {
       case 0x80:  // PROTO
-        if (const auto v = read_le(1); v < 2 || v > 5) bad(str_cat("pickle protocol ", v, " is not supported (2 to 5)"));
+        if (const auto v = read_le(1); v < 2 || v > 5) bad(cat("pickle protocol ", v, " is not supported (2 to 5)"));
         break;
       case 0x95:  // FRAME: a length hint only
         (void)read_le(8);
@@ -439,9 +440,9 @@ std::uint32_t Machine::run() {
       case '.': {  // STOP
         const std::uint32_t value = pop();
         if (!stack_.empty() || !marks_.empty()) {
-          bad(str_cat("STOP leaves ", stack_.size(), " values and ", marks_.size(), " marks on the stack"));
+          bad(cat("STOP leaves ", stack_.size(), " values and ", marks_.size(), " marks on the stack"));
         }
-        if (pos_ != data_.size()) bad(str_cat(data_.size() - pos_, " bytes after STOP"));
+        if (pos_ != data_.size()) bad(cat(data_.size() - pos_, " bytes after STOP"));
         return value;
       }
       case '(': marks_.push_back(stack_.size()); break;
@@ -456,7 +457,7 @@ std::uint32_t Machine::run() {
       case 'M': stack_.push_back(make(Kind::Int, static_cast<std::int64_t>(read_le(2)))); break;
       case 0x8a: {  // LONG1: n bytes, little-endian two's complement
         const auto n = read_le(1);
-        if (n > 8) bad(str_cat("LONG1 of ", n, " bytes: an integer wider than 64 bits"));
+        if (n > 8) bad(cat("LONG1 of ", n, " bytes: an integer wider than 64 bits"));
         std::uint64_t v = read_le(static_cast<std::size_t>(n));
         if (n > 0 && n < 8 && (v >> (8 * n - 1)) & 1) v |= ~std::uint64_t{0} << (8 * n);
         stack_.push_back(make(Kind::Int, static_cast<std::int64_t>(v)));
@@ -478,7 +479,7 @@ std::uint32_t Machine::run() {
         // BINUNICODE* hold a Python str as UTF-8; BINSTRING/SHORT_BINSTRING (Python 2's str)
         // and BINBYTES* are bytes, which no state_dict key is.
         const Kind kind = op_ == 'X' || op_ == 0x8c || op_ == 0x8d ? Kind::Str : Kind::Bytes;
-        if (kind == Kind::Str && !valid_utf8(p, n)) bad(str_cat(opcode_name(op_), " holds invalid UTF-8"));
+        if (kind == Kind::Str && !valid_utf8(p, n)) bad(cat(opcode_name(op_), " holds invalid UTF-8"));
         stack_.push_back(make_string(kind, std::string(reinterpret_cast<const char*>(p), n)));
         break;
       }
@@ -549,9 +550,9 @@ std::uint32_t Machine::run() {
       case 'Q': persistent_id(); break;
       default: {
         const std::string_view name = opcode_name(op_);
-        bad(str_cat("unsupported pickle opcode 0x", "0123456789abcdef"[op_ >> 4],
+        bad(cat("unsupported pickle opcode 0x", "0123456789abcdef"[op_ >> 4],
                     "0123456789abcdef"[op_ & 15],
-                    name.empty() ? std::string(" (not a pickle opcode)") : str_cat(" (", name, ")"),
+                    name.empty() ? std::string(" (not a pickle opcode)") : cat(" (", name, ")"),
                     ": Kiln interprets only what a state_dict of tensors needs"));
       }
     }
@@ -637,12 +638,12 @@ struct Flattener {
   /// pickle's size whatever its shape.
   void walk(std::uint32_t dict, const std::string& prefix, std::size_t depth) {
     if (depth > limits.max_depth) {
-      fail(source, str_cat("dicts nest more than ", limits.max_depth, " levels deep at ",
+      fail(source, cat("dicts nest more than ", limits.max_depth, " levels deep at ",
                            printable(prefix), " (PytorchLimits::max_depth)"));
     }
     const auto seen = walked.emplace(dict, prefix);
     if (!seen.second) {
-      fail(source, str_cat("the dict at ", printable(prefix), " is also at ", printable(seen.first->second),
+      fail(source, cat("the dict at ", printable(prefix), " is also at ", printable(seen.first->second),
                            " (shared or self-containing dicts are not supported)"));
     }
     const auto& items = m.seqs[static_cast<std::size_t>(m.objs[dict].v)];
@@ -652,17 +653,17 @@ struct Flattener {
       if (k.kind == Kind::Str) {
         name = m.strings[static_cast<std::size_t>(k.v)];
       } else if (k.kind == Kind::Int) {
-        name = std::to_string(k.v);
+        name = std::to_string(k.v);  // as Python's str(int)
       } else {
-        fail(source, str_cat("a key under ", printable(prefix), " is ", kind_name(k.kind),
+        fail(source, cat("a key under ", printable(prefix), " is ", kind_name(k.kind),
                              ", expected a string or an int"));
       }
-      const std::string path = prefix.empty() ? name : str_cat(prefix, ".", name);
+      const std::string path = prefix.empty() ? name : cat(prefix, ".", name);
       const Obj& v = m.objs[items[i + 1]];
       if (v.kind == Kind::Tensor) {
-        if (!keys.insert(path).second) fail(source, str_cat("two tensors have the key ", printable(path)));
+        if (!keys.insert(path).second) fail(source, cat("two tensors have the key ", printable(path)));
         if (found.size() >= limits.max_tensors) {
-          fail_limit(source, str_cat("the checkpoint holds more than ", limits.max_tensors,
+          fail_limit(source, cat("the checkpoint holds more than ", limits.max_tensors,
                                      " tensors (PytorchLimits::max_tensors)"));
         }
         found.emplace_back(path, static_cast<std::uint32_t>(v.v));
@@ -692,26 +693,26 @@ SafetensorsFile read_pytorch(std::span<const std::uint8_t> bytes, std::string_vi
   }
   if (pickles != 1) {
     fail(source, pickles == 0 ? std::string("no <name>/data.pkl entry: not a torch.save checkpoint")
-                              : str_cat("the zip holds ", pickles, " <name>/data.pkl entries, expected one"));
+                              : cat("the zip holds ", pickles, " <name>/data.pkl entries, expected one"));
   }
   if (const auto* order = zip.find(prefix + "byteorder")) {
     const auto text = zip.read(prefix + "byteorder", *order, options.check_crc32);
     if (std::string_view(reinterpret_cast<const char*>(text.data()), text.size()) != "little") {
-      fail(source, str_cat(printable(prefix + "byteorder"), " is not \"little\": big-endian "
+      fail(source, cat(printable(prefix + "byteorder"), " is not \"little\": big-endian "
                            "checkpoints are not supported"));
     }
   }
   const std::string pkl_name = prefix + "data.pkl";
   const auto& pkl_entry = *zip.find(pkl_name);
   if (pkl_entry.size > limits.max_pickle_bytes) {
-    fail_limit(source, str_cat(printable(pkl_name), " has ", pkl_entry.size, " bytes, above the limit of ",
+    fail_limit(source, cat(printable(pkl_name), " has ", pkl_entry.size, " bytes, above the limit of ",
                                limits.max_pickle_bytes, " (PytorchLimits::max_pickle_bytes)"));
   }
   Machine m(zip.read(pkl_name, pkl_entry, options.check_crc32), source, pkl_name);
   std::uint32_t root = m.run();
 
   if (m.objs[root].kind != Kind::Dict) {
-    fail(source, str_cat(pkl_name, " holds ", kind_name(m.objs[root].kind),
+    fail(source, cat(pkl_name, " holds ", kind_name(m.objs[root].kind),
                          ", expected a dict of tensors (a state_dict; a whole pickled model, "
                          "torch.save(model), is not supported: save model.state_dict())"));
   }
@@ -724,14 +725,14 @@ SafetensorsFile read_pytorch(std::span<const std::uint8_t> bytes, std::string_vi
       if (m.objs[items[i]].kind != Kind::Str) continue;
       const std::string& k = m.strings[static_cast<std::size_t>(m.objs[items[i]].v)];
       if (k == *options.top_level_key) inner = items[i + 1];
-      if (listed++ < 20) keys += str_cat(keys.empty() ? "" : ", ", printable(k));
+      if (listed++ < 20) keys += cat(keys.empty() ? "" : ", ", printable(k));
     }
     if (!inner) {
-      fail(source, str_cat("the top-level key ", printable(*options.top_level_key), " is absent (keys: ",
+      fail(source, cat("the top-level key ", printable(*options.top_level_key), " is absent (keys: ",
                            keys.empty() ? std::string("none") : keys, listed > 20 ? ", ..." : "", ")"));
     }
     if (m.objs[*inner].kind != Kind::Dict) {
-      fail(source, str_cat("the top-level key ", printable(*options.top_level_key), " holds ",
+      fail(source, cat("the top-level key ", printable(*options.top_level_key), " holds ",
                            kind_name(m.objs[*inner].kind), ", expected a dict of tensors"));
     }
     root = *inner;
@@ -752,10 +753,10 @@ SafetensorsFile read_pytorch(std::span<const std::uint8_t> bytes, std::string_vi
     if (!loaded[t.storage]) {
       const std::string name = prefix + "data/" + s.key;
       const auto* entry = zip.find(name);
-      if (entry == nullptr) fail(source, str_cat("tensor ", printable(key), ": its storage entry ", printable(name), " is absent"));
+      if (entry == nullptr) fail(source, cat("tensor ", printable(key), ": its storage entry ", printable(name), " is absent"));
       const StorageType& type = kStorageTypes[s.type];
       if (entry->size % type.size != 0 || entry->size / type.size != s.numel) {
-        fail(source, str_cat("tensor ", printable(key), ": storage ", printable(name), " (torch.", type.name,
+        fail(source, cat("tensor ", printable(key), ": storage ", printable(name), " (torch.", type.name,
                              ") should hold ", s.numel, " elements of ", type.size, " bytes, the entry has ",
                              entry->size, " bytes"));
       }
@@ -770,7 +771,7 @@ SafetensorsFile read_pytorch(std::span<const std::uint8_t> bytes, std::string_vi
     std::uint64_t tensor_bytes = 0;
     if (__builtin_mul_overflow(elements, size, &tensor_bytes) ||
         __builtin_add_overflow(total, tensor_bytes, &total) || total > budget) {
-      fail_limit(source, str_cat("tensor ", printable(key), " ", Shape(t.size),
+      fail_limit(source, cat("tensor ", printable(key), " ", dims(t.size),
                                  " brings the materialised tensors past ", limits.max_expansion,
                                  " times the file's ", bytes.size(),
                                  " bytes (PytorchLimits::max_expansion; views can claim more "
@@ -788,7 +789,7 @@ SafetensorsFile read_pytorch(std::span<const std::uint8_t> bytes, std::string_vi
 SafetensorsFile load_pytorch(const std::string& path, const PytorchReadOptions& options) {
   const std::string text = io::read_file(path, "load_pytorch");
   return read_pytorch(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()),
-                      str_cat('"', path, '"'), options);
+                      cat('"', path, '"'), options);
 }
 
 }  // namespace kiln::record

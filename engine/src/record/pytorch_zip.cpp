@@ -6,7 +6,6 @@
 #include <array>
 
 #include "kiln/core/error.hpp"
-#include "kiln/core/str_cat.hpp"
 
 namespace kiln::record::pytorch_detail {
 
@@ -31,7 +30,7 @@ std::string printable(std::string_view s) {
   for (const char c : s.substr(0, 120)) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
-      out += str_cat("\\x", "0123456789abcdef"[u >> 4], "0123456789abcdef"[u & 15]);
+      out += cat("\\x", "0123456789abcdef"[u >> 4], "0123456789abcdef"[u & 15]);
     } else {
       out += c;
     }
@@ -56,11 +55,15 @@ std::array<std::uint32_t, 256> make_crc_table() {
 
 }  // namespace
 
+void append_text(std::string& out, std::string_view v) { out += v; }
+void append_signed(std::string& out, std::int64_t v) { out += std::to_string(v); }
+void append_unsigned(std::string& out, std::uint64_t v) { out += std::to_string(v); }
+
 void fail(std::string_view source, const std::string& problem) {
-  throw FormatError(str_cat("read_pytorch: ", source, ": ", problem));
+  throw FormatError(cat("read_pytorch: ", source, ": ", problem));
 }
 void fail_limit(std::string_view source, const std::string& problem) {
-  throw LimitError(str_cat("read_pytorch: ", source, ": ", problem));
+  throw LimitError(cat("read_pytorch: ", source, ": ", problem));
 }
 
 std::uint32_t crc32(std::span<const std::uint8_t> data) noexcept {
@@ -83,21 +86,21 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> bytes, std::string_view sou
   // starts with PROTO (0x80); the oldest are tar archives ("ustar" at byte 257).
   if (!sig_at(0, kLocalSig) && !sig_at(0, kEndSig)) {
     if (size >= 1 && b[0] == 0x80) {
-      fail(source, str_cat("a legacy PyTorch checkpoint (a bare pickle, not the zip format "
+      fail(source, cat("a legacy PyTorch checkpoint (a bare pickle, not the zip format "
                            "PyTorch writes since 1.6); ", kResave));
     }
     if (size >= 262 && std::string_view(reinterpret_cast<const char*>(b) + 257, 5) == "ustar") {
-      fail(source, str_cat("a legacy PyTorch checkpoint (the tar format of PyTorch < 0.4); ",
+      fail(source, cat("a legacy PyTorch checkpoint (the tar format of PyTorch < 0.4); ",
                            kResave));
     }
-    fail(source, size < 4 ? str_cat("not a PyTorch checkpoint: ", size, " bytes, too short for a zip")
+    fail(source, size < 4 ? cat("not a PyTorch checkpoint: ", size, " bytes, too short for a zip")
                           : "not a PyTorch checkpoint: it does not start with a zip local "
                             "header (\"PK\\x03\\x04\"); torch.save writes a zip since PyTorch 1.6");
   }
 
   // End of central directory: the last 22 bytes, or before a comment of up to 65535 bytes
   // whose length the record gives exactly.
-  if (size < kEndSize) fail(source, str_cat("truncated zip: ", size, " bytes, no end of central directory record"));
+  if (size < kEndSize) fail(source, cat("truncated zip: ", size, " bytes, no end of central directory record"));
   std::uint64_t end = 0;
   bool found = false;
   for (std::uint64_t at = size - kEndSize + 1; at-- > 0 && size - at <= kEndSize + 0xFFFF;) {
@@ -122,7 +125,7 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> bytes, std::string_view sou
       fail(source, "the zip64 locator names another disk (multi-disk zips are not supported)");
     }
     if (at > end - kLocatorSize || end - kLocatorSize - at < kEnd64Size || !sig_at(at, kEnd64Sig)) {
-      fail(source, str_cat("the zip64 locator points at byte ", at,
+      fail(source, cat("the zip64 locator points at byte ", at,
                            ", where there is no zip64 end of central directory record"));
     }
     const std::uint8_t* z = b + at;
@@ -134,7 +137,7 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> bytes, std::string_view sou
     const auto merge = [&](std::uint64_t& v, std::uint64_t v64, std::uint64_t saturated,
                            const char* what) {
       if (v != saturated && v != v64) {
-        fail(source, str_cat("the end of central directory records disagree on the ", what,
+        fail(source, cat("the end of central directory records disagree on the ", what,
                              ": ", v, " vs zip64 ", v64));
       }
       v = v64;
@@ -151,15 +154,15 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> bytes, std::string_view sou
     fail(source, "the zip spans several disks (multi-disk zips are not supported)");
   }
   if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset) {
-    fail(source, str_cat("the central directory (", cd_size, " bytes at byte ", cd_offset,
+    fail(source, cat("the central directory (", cd_size, " bytes at byte ", cd_offset,
                          ") runs past its end record at byte ", cd_limit));
   }
   if (count > max_entries) {
-    fail_limit(source, str_cat("the zip lists ", count, " entries, above the limit of ",
+    fail_limit(source, cat("the zip lists ", count, " entries, above the limit of ",
                                max_entries, " (PytorchLimits::max_entries)"));
   }
   if (count > cd_size / kCentralSize) {
-    fail(source, str_cat("the central directory claims ", count, " entries but holds ", cd_size,
+    fail(source, cat("the central directory claims ", count, " entries but holds ", cd_size,
                          " bytes (each needs at least ", kCentralSize, ")"));
   }
 
@@ -167,7 +170,7 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> bytes, std::string_view sou
   const std::uint64_t cd_end = cd_offset + cd_size;
   for (std::uint64_t i = 0; i < count; ++i) {
     if (cd_end - p < kCentralSize || le(b + p, 4) != kCentralSig) {
-      fail(source, str_cat("central directory entry ", i, " at byte ", p,
+      fail(source, cat("central directory entry ", i, " at byte ", p,
                            " is not a central directory header"));
     }
     const std::uint8_t* c = b + p;
@@ -177,20 +180,20 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> bytes, std::string_view sou
     std::uint64_t csize = le(c + 20, 4), usize = le(c + 24, 4), entry_disk = le(c + 34, 2),
                   local = le(c + 42, 4);
     if (cd_end - p - kCentralSize < name_len + extra_len + comment_len) {
-      fail(source, str_cat("central directory entry ", i, " runs past the directory's end"));
+      fail(source, cat("central directory entry ", i, " runs past the directory's end"));
     }
     const std::string name(reinterpret_cast<const char*>(c + kCentralSize), name_len);
-    const std::string entry = str_cat("entry ", printable(name));
+    const std::string entry = cat("entry ", printable(name));
     // Zip64 extended information: the saturated fields, in the order usize, csize, offset, disk.
     for (std::uint64_t x = 0; x + 4 <= extra_len;) {
       const std::uint8_t* f = c + kCentralSize + name_len + x;
       const std::uint64_t id = le(f, 2), len = le(f + 2, 2);
-      if (x + 4 + len > extra_len) fail(source, str_cat(entry, ": an extra field runs past its end"));
+      if (x + 4 + len > extra_len) fail(source, cat(entry, ": an extra field runs past its end"));
       if (id == 0x0001) {
         std::uint64_t k = 4;
         const auto take = [&](std::uint64_t& v, std::uint64_t bytes, std::uint64_t saturated) {
           if (v != saturated) return;
-          if (k + bytes > 4 + len) fail(source, str_cat(entry, ": the zip64 extra field is too short"));
+          if (k + bytes > 4 + len) fail(source, cat(entry, ": the zip64 extra field is too short"));
           v = le(f + k, bytes);
           k += bytes;
         };
@@ -203,42 +206,42 @@ ZipArchive::ZipArchive(std::span<const std::uint8_t> bytes, std::string_view sou
     }
     p += kCentralSize + name_len + extra_len + comment_len;
 
-    if (name.empty()) fail(source, str_cat("central directory entry ", i, " has an empty name"));
-    if (entry_disk != 0) fail(source, str_cat(entry, " is on another disk"));
-    if (flags & 1) fail(source, str_cat(entry, " is encrypted"));
+    if (name.empty()) fail(source, cat("central directory entry ", i, " has an empty name"));
+    if (entry_disk != 0) fail(source, cat(entry, " is on another disk"));
+    if (flags & 1) fail(source, cat(entry, " is encrypted"));
     if (method == 8) {
-      fail(source, str_cat(entry, " is deflated (compression method 8); Kiln reads stored "
+      fail(source, cat(entry, " is deflated (compression method 8); Kiln reads stored "
                                   "entries, as torch.save writes them: re-save it with torch.save"));
     }
     if (method != 0) {
-      fail(source, str_cat(entry, " uses compression method ", method,
+      fail(source, cat(entry, " uses compression method ", method,
                            "; Kiln reads stored (uncompressed) entries, as torch.save writes them"));
     }
     if (csize != usize) {
-      fail(source, str_cat(entry, " is stored but its sizes differ: ", csize, " bytes stored, ",
+      fail(source, cat(entry, " is stored but its sizes differ: ", csize, " bytes stored, ",
                            usize, " uncompressed"));
     }
     // The local header: same name, data before the central directory.
     if (local > cd_offset || cd_offset - local < kLocalSize || le(b + local, 4) != kLocalSig) {
-      fail(source, str_cat(entry, ": no local header at byte ", local));
+      fail(source, cat(entry, ": no local header at byte ", local));
     }
     const std::uint64_t local_name = le(b + local + 26, 2), local_extra = le(b + local + 28, 2);
     const std::uint64_t data = local + kLocalSize + local_name + local_extra;
     if (data > cd_offset ||
         std::string_view(reinterpret_cast<const char*>(b + local + kLocalSize), local_name) != name) {
-      fail(source, str_cat(entry, ": the local header at byte ", local,
+      fail(source, cat(entry, ": the local header at byte ", local,
                            " does not match the central directory"));
     }
     if (csize > cd_offset - data) {
-      fail(source, str_cat(entry, ": ", csize, " bytes at byte ", data,
+      fail(source, cat(entry, ": ", csize, " bytes at byte ", data,
                            " run past the entries' end at byte ", cd_offset));
     }
     if (!entries_.emplace(name, ZipEntry{data, csize, static_cast<std::uint32_t>(crc)}).second) {
-      fail(source, str_cat("the zip has two entries named ", printable(name)));
+      fail(source, cat("the zip has two entries named ", printable(name)));
     }
   }
   if (p != cd_end) {
-    fail(source, str_cat("the central directory has ", cd_end - p, " bytes after its ", count,
+    fail(source, cat("the central directory has ", cd_end - p, " bytes after its ", count,
                          " entries"));
   }
 }
@@ -254,7 +257,7 @@ std::span<const std::uint8_t> ZipArchive::read(const std::string& name, const Zi
   if (check_crc) {
     const std::uint32_t crc = crc32(data);
     if (crc != entry.crc32) {
-      fail(source_, str_cat("entry ", printable(name), " fails its CRC-32 check (stored ",
+      fail(source_, cat("entry ", printable(name), " fails its CRC-32 check (stored ",
                             entry.crc32, ", computed ", crc, "): the file is corrupt"));
     }
   }

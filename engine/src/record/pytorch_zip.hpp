@@ -7,8 +7,34 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 namespace kiln::record::pytorch_detail {
+
+/// Messages without iostreams: every str_cat instantiation inlines an ostringstream, which
+/// costs the WebAssembly build far more than these out-of-line appends.
+void append_text(std::string& out, std::string_view v);
+void append_signed(std::string& out, std::int64_t v);
+void append_unsigned(std::string& out, std::uint64_t v);
+template <class T>
+void append(std::string& out, const T& v) {
+  if constexpr (std::is_same_v<T, char>) {
+    out += v;
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    append_signed(out, v);
+  } else if constexpr (std::is_integral_v<T>) {
+    append_unsigned(out, v);
+  } else {
+    append_text(out, std::string_view(v));
+  }
+}
+/// The pieces (strings, chars, integers) joined.
+template <class... A>
+std::string cat(const A&... pieces) {
+  std::string out;
+  (append(out, pieces), ...);
+  return out;
+}
 
 /// Throws FormatError `read_pytorch: <source>: <problem>`.
 [[noreturn]] void fail(std::string_view source, const std::string& problem);
