@@ -7,7 +7,7 @@
 # a free port; screenshots in test-output/playground/) and the tutorial (every cell of
 # web/tutorial/content run in the page; screenshots and summary.json with the Run-all time
 # and the MNIST accuracy in test-output/tutorial/); last, a short run of each reader's
-# libFuzzer target (scripts/fuzz.sh: SafeTensors, IDX, configs; KILN_FUZZ_SECONDS each,
+# libFuzzer target (scripts/fuzz.sh: SafeTensors, IDX, configs, PyTorch checkpoints; KILN_FUZZ_SECONDS each,
 # default 25; 0 skips them), built in build/fuzz with clang++-14, ASan and UBSan.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -135,7 +135,7 @@ export const ITEMS = [
   ['step 11', 'SafetensorsStore (PyTorch-compatible keys)', /SafetensorsRecorder/, 'io.readSafetensors'],
   ['step 11', 'half precision records (CompactRecorder / HalfPrecisionSettings)', /HalfPrecision|Precision::Half|f16/, 'Module#saveSafetensors'],
   ['step 11', 'NamedMpkFileRecorder (named MessagePack)', null, null],
-  ['step 11', 'PytorchStore (.pt checkpoints)', null, null],
+  ['step 11', 'PytorchStore (.pt checkpoints)', /PytorchRecorder/, 'io.loadPytorch'],
   ['step 11', 'with_key_remapping (regex key remapping)', null, null],
   ['step 11', 'allow_partial and a load report (applied, missing, unexpected)', null, 'Module#loadStateDict'],
   ['step 11', 'files written atomically / browser storage', /write_file_atomic/, 'io.save'],

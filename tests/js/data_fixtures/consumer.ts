@@ -48,6 +48,9 @@ export async function main(): Promise<number> {
   const tensors: Record<string, Tensor> = kiln.io.readSafetensors(bytes);
   const arrays = kiln.io.readSafetensorsArrays(bytes);
   const meta: Record<string, string> = arrays.metadata;
+  const checkpoint: Record<string, Tensor> = kiln.io.loadPytorch(bytes, { topLevelKey: 'model' });
+  // @ts-expect-error topLevelKey is a string
+  kiln.io.loadPytorch(bytes, { topLevelKey: 3 });
   const model = kiln.nn.sequential([{ type: 'linear', dInput: 2, dOutput: 1 }]);
   await kiln.io.save('/tmp/m.safetensors', model);
   const loaded = await kiln.io.load('/tmp/m.safetensors', model);
@@ -68,6 +71,6 @@ export async function main(): Promise<number> {
   // @ts-expect-error the dtype must be one of the package's
   D.defaultBatcher({ dtype: 'float64' });
 
-  void [first, n, columns, fn, mod, own, perm, batches, tensors, meta, loaded, raw, names];
+  void [first, n, columns, fn, mod, own, perm, batches, tensors, meta, checkpoint, loaded, raw, names];
   return 0;
 }
