@@ -21,6 +21,8 @@ Valid checkpoints (torch.save, the zip format) and their expectations (expected.
   big_int64.pt  {"big": int64 [5, -2^40]}: exact in the record, outside int32 in JS
   nested.pt     {"model": Mlp state_dict, "epoch": 3, "lr": 0.1, "tag": "run-1",
                 "optimizer": SGD(momentum=0.9).state_dict() after one step}
+  zip64.pt      mlp.pt's entries in a zip whose directory keeps sizes and offsets in zip64
+                extra fields (0xFFFFFFFF in the fixed ones) and whose end record is saturated
   parameter.pt  {"w": torch.nn.Parameter} (torch._utils._rebuild_parameter)
 The fuzz target's seeds (tests/fuzz/pytorch/) are copies of every .pt below.
 Malformed checkpoints (malformed/), each with the problem the reader must name:
@@ -219,6 +221,33 @@ bad("legacy.pt", buf.getvalue())
 
 with zipfile.ZipFile(os.path.join(OUT, "mlp.pt")) as z:
     bad("deflated.pt", zip_of([(i.filename, z.read(i)) for i in z.infolist()], zipfile.ZIP_DEFLATED))
+    mlp_entries = [(i.filename, z.read(i)) for i in z.infolist()]
+
+
+def zip64_of(entries):
+    """A stored zip whose central directory gives every size and offset as 0xFFFFFFFF with
+    the values in zip64 extra fields (APPNOTE 4.5.3), plus the zip64 end records."""
+    out, central = bytearray(), bytearray()
+    for name, data in entries:
+        n, crc, offset = name.encode(), zipfile.crc32(data), len(out)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034b50, 45, 0, 0, 0, 0, crc, len(data), len(data),
+                           len(n), 0) + n + data
+        extra = struct.pack("<HHQQQ", 1, 24, len(data), len(data), offset)
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 45, 45, 0, 0, 0, 0, crc,
+                               0xFFFFFFFF, 0xFFFFFFFF, len(n), len(extra), 0, 0, 0, 0,
+                               0xFFFFFFFF) + n + extra
+    cd_offset, end64 = len(out), len(out) + len(central)
+    out += central
+    out += struct.pack("<IQHHIIQQQQ", 0x06064b50, 44, 45, 45, 0, 0, len(entries), len(entries),
+                       len(central), cd_offset)
+    out += struct.pack("<IIQI", 0x07064b50, 0, end64, 1)
+    out += struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+    return bytes(out)
+
+
+with open(os.path.join(OUT, "zip64.pt"), "wb") as f:
+    f.write(zip64_of(mlp_entries))
+assert torch.load(os.path.join(OUT, "zip64.pt"))["fc1.weight"].equal(mlp.state_dict()["fc1.weight"])
 
 
 def uni(s):

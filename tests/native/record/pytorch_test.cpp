@@ -156,6 +156,31 @@ TEST(ReadPytorch, NestedCheckpointFlattensOrTakesTheTopLevelKey) {
               HasSubstr("the top-level key \"epoch\" holds an int, expected a dict of tensors"));
 }
 
+TEST(ReadPytorch, Zip64DirectoryReadsAsTheSameRecord) {
+  // zip64.pt: mlp.pt's entries, every size and offset of the directory in zip64 extra
+  // fields and the end record saturated (PyTorch writes these for files past 4 GiB).
+  const auto a = load_pytorch(kDir + "mlp.pt");
+  const auto b = load_pytorch(kDir + "zip64.pt");
+  ASSERT_EQ(a.tensors.size(), b.tensors.size());
+  for (const auto& [key, t] : a.tensors) {
+    EXPECT_EQ(b.tensors.at(key).bytes, t.bytes) << key;
+    EXPECT_EQ(b.tensors.at(key).shape, t.shape) << key;
+  }
+  // A zip64 extra field too short for the saturated fields it must hold.
+  Bytes bytes = read_bytes(kDir + "zip64.pt");
+  const std::string name = "mlp/data.pkl";
+  std::size_t at = 0;  // the central header's copy of the name (the second occurrence)
+  for (std::size_t i = 0, seen = 0; i + name.size() <= bytes.size(); ++i) {
+    if (std::memcmp(&bytes[i], name.data(), name.size()) == 0 && ++seen == 2) {
+      at = i;
+      break;
+    }
+  }
+  ASSERT_GT(at, 0u);
+  bytes[at + name.size() + 2] = 8;  // the extra's data size: 8 of the 24 bytes it needs
+  EXPECT_THAT(error_of(bytes), HasSubstr("entry \"mlp/data.pkl\": the zip64 extra field is too short"));
+}
+
 TEST(ReadPytorch, ParameterIsReadAsItsTensor) {
   const auto file = load_pytorch(kDir + "parameter.pt");
   EXPECT_EQ(file.tensors.at("w").to_data(DType::F32).to_vec<float>(), (std::vector<float>{1.f, 2.f}));
