@@ -56,9 +56,10 @@ namespace kiln::record {
 struct PytorchLimits {
   /// Most entries the zip's central directory may list.
   std::uint64_t max_entries = 65'536;
-  /// Largest data.pkl accepted, in bytes. The interpreter's memory is linear in it (at
-  /// most about 40 bytes per byte of pickle); a state_dict needs about 150 bytes a tensor.
-  std::uint64_t max_pickle_bytes = 16ull << 20;
+  /// Largest data.pkl accepted, in bytes. The interpreter's memory is linear in it: about
+  /// 80 bytes per byte of pickle at worst (a pickle of empty lists), far less for a
+  /// state_dict, whose pickle takes about 150 bytes a tensor (8 MiB: some 50,000 tensors).
+  std::uint64_t max_pickle_bytes = 8ull << 20;
   /// Most tensors the record may hold.
   std::uint64_t max_tensors = 100'000;
   /// Deepest nesting of dicts walked for tensors (a state_dict needs 1, a checkpoint 3).
