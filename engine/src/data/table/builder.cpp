@@ -99,6 +99,9 @@ void TableBuilder::set_columns(std::vector<std::string> names) {
       data_.feature_names.push_back(name);
     }
   }
+  if (data_.feature_names.empty()) {
+    throw ValueError(str_cat(prefix_, ": no feature columns (columns: ", list_names(names), ")"));
+  }
   names_ = std::move(names);
 }
 
