@@ -98,9 +98,14 @@ describe('kiln.data.CsvDataset and SqliteDataset give the fixtures\' items', () 
     }
   });
 
+  it('a line of spaces is a record (only empty lines are skipped)', async () => {
+    await expectKilnRejection(kiln, D.CsvDataset.fromText('a,y\n1,0\n  \n', { label: 'y' }), 'Value', /line 3, column 1 \("a"\): expected a number, got " {2}"/);
+  });
+
   it('a delimiter option; bad options are refused', async () => {
     const ds = await D.CsvDataset.fromText('a;y\n2.5;1\n', { label: 'y', delimiter: ';' });
     expect(plain(ds)).toEqual([{ features: [2.5], label: 1 }]);
+    await expectKilnRejection(kiln, D.CsvDataset.fromText('a;y\n"1,5";0\n', { label: 'y', delimiter: ';' }), 'Value', /line 2, column 1 \("a"\): expected a number, got "1,5"/);
     await expectKilnRejection(kiln, D.CsvDataset.fromText('a\n1\n', { lable: 'y' }), 'Config', /unknown option "lable"/);
     await expectKilnRejection(kiln, D.CsvDataset.fromText('a\n1\n', { limits: { maxRows: -1 } }), 'Type', /limits.maxRows must be a non-negative integer/);
     await expectKilnRejection(kiln, D.CsvDataset.fromText(42), 'Type', /expected a string, Uint8Array or ArrayBuffer/);
