@@ -30,5 +30,5 @@ export type { FitCallbacks, GeneralBatchLog, GeneralEpochLog, GeneralFitOptions,
 export type { CheckpointStore, CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
 export type { AvgPoolOptions, BatchNormOptions, BatchNormResult, ConvOptions, ConvTranspose2dOptions, MaxPoolOptions, NnFunctional, NormOptions, SizeNd } from './nn_functional.js';
 export type { TabularDataset, TabularItem, TabularLimits, TabularOptions } from './data/tabular.js';
-export type { CsvDataset, CsvFormat, CsvOptions } from './data/csv.js';
+export type { CsvDataset, CsvFormat, CsvOptions, TextStreamLike } from './data/csv.js';
 export type { SqliteDataset, SqliteOptions } from './data/sqlite.js';

@@ -21,6 +21,14 @@ export interface CsvOptions extends TabularOptions, CsvFormat {
   source?: string;
 }
 
+/**
+ * A web ReadableStream of text or UTF-8 bytes, typed by what fromStream uses of it (the
+ * package's declarations need no DOM library).
+ */
+export interface TextStreamLike {
+  getReader(): { read(): Promise<{ done: boolean; value?: string | Uint8Array }>; releaseLock(): void };
+}
+
 interface PapaResult { data: string[]; errors: { type: string; code: string; message: string }[]; meta: { cursor: number } }
 interface PapaParser { abort(): void }
 interface Papa {
@@ -202,7 +210,7 @@ function parseText(Papa: Papa, text: string, options: CsvOptions | undefined, op
 /** Collects a stream's text: strings or UTF-8 bytes, at most maxBytes. */
 async function collect(source: unknown, op: string, prefix: string, maxBytes: number): Promise<string | Uint8Array> {
   let chunks: AsyncIterable<unknown>;
-  const s = source as { getReader?: () => ReadableStreamDefaultReader<unknown>; [Symbol.asyncIterator]?: unknown };
+  const s = source as { getReader?: TextStreamLike['getReader']; [Symbol.asyncIterator]?: unknown };
   if (s !== null && typeof s === 'object' && typeof s.getReader === 'function') {
     const reader = s.getReader();
     chunks = (async function* () {
@@ -289,7 +297,7 @@ export class CsvDataset extends TabularDataset {
    * collected (at most limits.maxBytes), then read as fromText.
    * @throws as fromText.
    */
-  static async fromStream(stream: ReadableStream<string | Uint8Array> | AsyncIterable<string | Uint8Array>, options?: CsvOptions): Promise<CsvDataset> {
+  static async fromStream(stream: TextStreamLike | AsyncIterable<string | Uint8Array>, options?: CsvOptions): Promise<CsvDataset> {
     const op = 'CsvDataset.fromStream';
     const opts = resolveOptions(options, op, ['delimiter', 'quote', 'source']);
     const text = await collect(stream, op, `CsvDataset: ${options?.source ?? 'bytes'}`, opts.limits.maxBytes);
