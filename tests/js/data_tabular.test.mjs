@@ -63,6 +63,8 @@ describe('kiln.data.CsvDataset and SqliteDataset give the fixtures\' items', () 
     expect(ds.classes).toEqual(SMALL.classes);
     const fromBuffer = await D.SqliteDataset.fromBytes(bytes('small.db').buffer, 'flowers', SMALL.options);
     expect(plain(fromBuffer)).toEqual(SMALL.items);
+    const fromNodeBuffer = await D.SqliteDataset.fromBytes(readFileSync(new URL('small.db', DIR)), 'flowers', SMALL.options);
+    expect(plain(fromNodeBuffer)).toEqual(SMALL.items);
   });
 
   it('a query with integer labels and NULLs filled (2^24 + 1 rounds to 2^24 as in C++)', async () => {

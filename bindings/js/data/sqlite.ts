@@ -189,7 +189,8 @@ async function open(bytes: unknown, tableOrSql: unknown, isQuery: boolean, optio
   if (options?.source !== undefined && typeof options.source !== 'string') throw fail('Type', `${op}: source must be a string, got ${describe(options.source)}`);
   const prefix = `SqliteDataset: ${options?.source ?? 'bytes'}`;
   let data: Uint8Array;
-  if (bytes instanceof Uint8Array) data = bytes;
+  // A plain Uint8Array view: sqlite-wasm's allocFromTypedArray refuses subclasses (Node's Buffer).
+  if (bytes instanceof Uint8Array) data = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else if (bytes instanceof ArrayBuffer) data = new Uint8Array(bytes);
   else throw fail('Type', `${op}: expected the database's bytes (a Uint8Array or ArrayBuffer), got ${describe(bytes)}`);
   if (typeof tableOrSql !== 'string') throw fail('Type', `${op}: ${isQuery ? 'sql' : 'table'} must be a string, got ${describe(tableOrSql)}`);
