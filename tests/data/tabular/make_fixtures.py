@@ -255,6 +255,12 @@ def make_malformed():
     csv_case("blank_lines.csv", b"\n\r\n\n", "Format", r"no header row \(the input is blank lines only\)")
     csv_case("utf16.csv", "a,y\n1,0\n".encode("utf-16"), "Format",
              r"UTF-16 byte-order mark \(FF FE\); save the file as UTF-8")
+    csv_case("latin1.csv", b"a,y\n1,caf\xe9\n", "Format", r"the text is not valid UTF-8",
+             {"label": "y", "labelType": "string"})
+    csv_case("utf8_surrogate.csv", b"a,y\n1,\xed\xa0\x80\n", "Format", r"the text is not valid UTF-8",
+             {"label": "y", "labelType": "string"})
+    csv_case("utf8_cut.csv", b"a,y\n1,\xe2\x82", "Format", r"the text is not valid UTF-8",
+             {"label": "y", "labelType": "string"})
     csv_case("binary.csv", b"a,y\n1,0\n\x00\x01\x02", "Format", r"line 3: a NUL byte")
     csv_case("too_many_columns.csv", ("," .join(f"c{i}" for i in range(20)) + "\n").encode(),
              "Limit", r"more than max_columns = 10", {"limits": {"maxColumns": 10}})

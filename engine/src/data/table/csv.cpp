@@ -107,6 +107,42 @@ bool parse_int(std::string_view s, std::int64_t& out) {
   return true;
 }
 
+/// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
+/// above U+10FFFF), as TextDecoder's fatal mode checks in JS.
+bool is_utf8(std::string_view s) {
+  std::size_t i = 0;
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  while (i < s.size()) {
+    const unsigned char c = byte(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t n;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second byte
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;  // cut short
+    if (byte(i + 1) < lo || byte(i + 1) > hi) return false;
+    for (std::size_t k = 2; k <= n; ++k) {
+      if (byte(i + k) < 0x80 || byte(i + k) > 0xBF) return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
 struct Context {
   explicit Context(TableBuilder b, LabelType label_type)
       : builder(std::move(b)), builder_label_type(label_type) {}
@@ -229,6 +265,7 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
   if (text.size() >= 3 && byte(0) == 0xEF && byte(1) == 0xBB && byte(2) == 0xBF) {
     text.remove_prefix(3);  // the UTF-8 byte-order mark
   }
+  if (!is_utf8(text)) throw FormatError(str_cat(prefix, ": the text is not valid UTF-8"));
   if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
     std::size_t line = 1;
     for (std::size_t i = 0; i < nul; ++i) {
