@@ -45,7 +45,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       const auto item = ds.get(i);
       if (!item || item->features.size() != ds.num_features()) broken("item width");
       if (item->label.has_value() != ((flags & 1) != 0)) broken("label presence");
-      if (item->label && (flags & 2) && static_cast<std::size_t>(*item->label) >= ds.classes().size()) {
+      if (item->label && (flags & 2) &&
+          static_cast<std::size_t>(*item->label) >= ds.classes().size()) {
         broken("class id");
       }
     }

@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   limits.max_rows = 10000;
   limits.max_bytes = 1 << 20;
   try {
-    const SqliteDataset ds =
-        SqliteDataset::from_bytes(bytes, "t", TabularOptions().with_fill_missing(0.f).with_limits(limits));
+    const SqliteDataset ds = SqliteDataset::from_bytes(
+        bytes, "t", TabularOptions().with_fill_missing(0.f).with_limits(limits));
     for (std::size_t i = 0; i < ds.len(); ++i) {
       const auto item = ds.get(i);
       if (!item || item->features.size() != ds.num_features()) broken("item width");

@@ -106,11 +106,11 @@ TEST(SqliteDataset, QueryWithIntegerLabelsAndNullsFilled) {
 }
 
 TEST(CsvDataset, GivenClassesFixTheIds) {
-  const auto ds = CsvDataset::from_file(
-      path("small.csv"), TabularOptions()
-                             .with_features({"sepal_length"})
-                             .with_label("species")
-                             .with_classes({"virginica", "versicolor", "setosa"}));
+  const auto ds = CsvDataset::from_file(path("small.csv"),
+                                        TabularOptions()
+                                            .with_features({"sepal_length"})
+                                            .with_label("species")
+                                            .with_classes({"virginica", "versicolor", "setosa"}));
   std::vector<std::int32_t> labels;
   for (const auto& item : ds) labels.push_back(*item.label);
   EXPECT_EQ(labels, (std::vector<std::int32_t>{2, 2, 1, 1, 0, 2}));
@@ -135,8 +135,9 @@ TEST(CsvDataset, LineEndingsCrCrlfLfGiveTheSameItems) {
     EXPECT_EQ(ds.get(1)->features, std::vector<float>{2.f});
     EXPECT_EQ(*ds.get(1)->label, 1);
     // The line numbers count every line ending (here the blank line too).
-    EXPECT_THAT([&] { CsvDataset::from_bytes(text + "q,1" + eol, options); },
-                ThrowsMessage<ValueError>(HasSubstr("line 5, column 1 (\"x\"): expected a number")));
+    EXPECT_THAT(
+        [&] { CsvDataset::from_bytes(text + "q,1" + eol, options); },
+        ThrowsMessage<ValueError>(HasSubstr("line 5, column 1 (\"x\"): expected a number")));
   }
 }
 
@@ -144,20 +145,23 @@ TEST(CsvDataset, DelimiterOption) {
   const auto format = CsvFormat().with_delimiter(';');
   const auto ds = CsvDataset::from_bytes("a;y\n2.5;1\n", TabularOptions().with_label("y"), format);
   EXPECT_EQ(ds.get(0)->features, std::vector<float>{2.5f});
-  EXPECT_THAT([&] { CsvDataset::from_bytes("a;y\n\"1,5\";0\n", TabularOptions().with_label("y"), format); },
-              ThrowsMessage<ValueError>(HasSubstr("line 2, column 1 (\"a\"): expected a number, got \"1,5\"")));
+  EXPECT_THAT(
+      [&] { CsvDataset::from_bytes("a;y\n\"1,5\";0\n", TabularOptions().with_label("y"), format); },
+      ThrowsMessage<ValueError>(
+          HasSubstr("line 2, column 1 (\"a\"): expected a number, got \"1,5\"")));
 }
 
 TEST(CsvDataset, WhitespaceOnlyLineIsARecord) {
   // Only empty lines are skipped; "  " is a record whose first field is "  " (papaparse
   // reads it so too), refused as a number before its width is checked.
   EXPECT_THAT([&] { CsvDataset::from_bytes("a,y\n1,0\n  \n", TabularOptions().with_label("y")); },
-              ThrowsMessage<ValueError>(HasSubstr("line 3, column 1 (\"a\"): expected a number, got \"  \"")));
+              ThrowsMessage<ValueError>(
+                  HasSubstr("line 3, column 1 (\"a\"): expected a number, got \"  \"")));
 }
 
 TEST(CsvDataset, NumbersAsJavaScriptReadsThem) {
-  const auto ds = CsvDataset::from_bytes("v\n1e-400\n-1e-400\n0.1\n 7 \n3.4028235e38\n1.\n",
-                                         TabularOptions());
+  const auto ds =
+      CsvDataset::from_bytes("v\n1e-400\n-1e-400\n0.1\n 7 \n3.4028235e38\n1.\n", TabularOptions());
   const std::vector<float> expected = {0.f, -0.f, 0.1f, 7.f, 3.4028235e38f, 1.f};
   ASSERT_EQ(ds.len(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -237,7 +241,8 @@ TEST(TabularMnistLike, CsvAndSqliteGiveTheSameRows) {
   const TabularItem first = *csv.get(0);
   EXPECT_EQ(*first.label, expected["first_row"]["label"].get<int>());
   std::vector<float> pixels(784, 0.f);
-  for (const Json& nz : expected["first_row"]["nonzero"]) pixels[nz[0].get<std::size_t>()] = nz[1].get<float>();
+  for (const Json& nz : expected["first_row"]["nonzero"])
+    pixels[nz[0].get<std::size_t>()] = nz[1].get<float>();
   EXPECT_EQ(first.features, pixels);
 }
 
@@ -261,10 +266,10 @@ std::vector<float> train_one_epoch(const TabularDataset& dataset, std::vector<do
   const auto loss_fn = nn::loss::CrossEntropyLossConfig().init<TrainB>(device);
   // A non-owning pointer: the dataset outlives the loader.
   const DatasetPtr<TabularItem> source(&dataset, [](const Dataset<TabularItem>*) {});
-  const auto loader = DataLoaderBuilder<TrainB, TabularItem, TabularBatch<TrainB>>(
-                          TabularBatcher<TrainB>{})
-                          .batch_size(20)
-                          .build(source);
+  const auto loader =
+      DataLoaderBuilder<TrainB, TabularItem, TabularBatch<TrainB>>(TabularBatcher<TrainB>{})
+          .batch_size(20)
+          .build(source);
   for (const auto& batch : *loader) {
     const auto logits = model.forward(batch.features.div_scalar(255.0));
     const auto loss = loss_fn.forward(logits, batch.targets);
@@ -282,7 +287,8 @@ TEST(TabularMnistLike, CsvAndSqliteTrainToTheSameWeightsAsPyTorch) {
   const Json expected = read_json("mnist_like.expected.json");
   const auto options = TabularOptions().with_label("label");
   std::vector<double> csv_losses, db_losses;
-  const auto from_csv = train_one_epoch(CsvDataset::from_file(path("mnist_like.csv"), options), &csv_losses);
+  const auto from_csv =
+      train_one_epoch(CsvDataset::from_file(path("mnist_like.csv"), options), &csv_losses);
   const auto from_db = train_one_epoch(
       SqliteDataset::from_db_file(path("mnist_like.db"), "train", options), &db_losses);
   ASSERT_EQ(from_csv.size(), 7850u);
@@ -301,17 +307,24 @@ TEST(TabularMnistLike, CsvAndSqliteTrainToTheSameWeightsAsPyTorch) {
   for (std::size_t i = 0; i < torch.size(); ++i) {
     max_diff = std::max(max_diff, static_cast<double>(std::abs(from_csv[i] - torch[i])));
   }
-  for (int i = 0; i < 10; ++i) moved += std::abs(from_csv[7840 + i] - static_cast<float>((i - 5) * 0.01));
+  for (int i = 0; i < 10; ++i)
+    moved += std::abs(from_csv[7840 + i] - static_cast<float>((i - 5) * 0.01));
   EXPECT_LT(max_diff, 1e-5);
   EXPECT_GT(moved, 1e-2);  // training changed the weights (the check above is not vacuous)
 }
 
 TEST(TabularBatcher, RefusesItemsWithoutLabelsOrOfMixedWidth) {
   const TabularBatcher<Cpu> batcher;
-  EXPECT_THAT([&] { batcher.batch({{{1.f}, std::nullopt}}, Device<Cpu>{}); },
-              ThrowsMessage<ValueError>(HasSubstr("item 0 has no label")));
-  EXPECT_THAT([&] { batcher.batch({{{1.f}, 0}, {{1.f, 2.f}, 1}}, Device<Cpu>{}); },
-              ThrowsMessage<ShapeError>(HasSubstr("item 1 has 2 features, item 0 has 1")));
+  EXPECT_THAT(
+      [&] {
+        batcher.batch({{{1.f}, std::nullopt}}, Device<Cpu>{});
+      },
+      ThrowsMessage<ValueError>(HasSubstr("item 0 has no label")));
+  EXPECT_THAT(
+      [&] {
+        batcher.batch({{{1.f}, 0}, {{1.f, 2.f}, 1}}, Device<Cpu>{});
+      },
+      ThrowsMessage<ShapeError>(HasSubstr("item 1 has 2 features, item 0 has 1")));
   const auto batch = batcher.batch({{{1.f, 2.f}, 3}, {{4.f, 5.f}, 6}}, Device<Cpu>{});
   EXPECT_EQ(batch.features.dims(), (std::array<std::int64_t, 2>{2, 2}));
   EXPECT_EQ(batch.targets.into_data().to_vec<std::int32_t>(), (std::vector<std::int32_t>{3, 6}));

@@ -46,7 +46,7 @@ enum class LabelType {
 /// Size limits of a table reader, checked as the input is read, before anything of the
 /// claimed size is allocated (reliability plan §1.5: caps on field, row and column counts).
 struct TabularLimits {
-  std::size_t max_bytes = std::size_t{1} << 31;       ///< input size (CSV text, database file)
+  std::size_t max_bytes = std::size_t{1} << 31;        ///< input size (CSV text, database file)
   std::size_t max_field_bytes = std::size_t{1} << 20;  ///< one CSV field or SQLite TEXT value
   std::size_t max_columns = 65536;                     ///< columns of the header / result
   std::size_t max_rows = 100'000'000;                  ///< data rows (items)
@@ -111,9 +111,9 @@ struct TabularOptions {
 struct TabularData {
   std::vector<std::string> feature_names;  ///< [num_features]
   std::optional<std::string> label_name;
-  std::vector<std::string> classes;    ///< String labels: id -> name; Int labels: empty
-  std::vector<float> features;         ///< [num_rows * num_features]
-  std::vector<std::int32_t> labels;    ///< [num_rows] if label_name, else empty
+  std::vector<std::string> classes;  ///< String labels: id -> name; Int labels: empty
+  std::vector<float> features;       ///< [num_rows * num_features]
+  std::vector<std::int32_t> labels;  ///< [num_rows] if label_name, else empty
   std::size_t num_rows = 0;
 };
 
@@ -187,16 +187,17 @@ struct TabularBatcher {
                                  " features, item 0 has ", width));
       }
       if (!item.label) {
-        throw ValueError(str_cat("TabularBatcher::batch: item ", i,
-                                 " has no label (choose a label column)"));
+        throw ValueError(
+            str_cat("TabularBatcher::batch: item ", i, " has no label (choose a label column)"));
       }
       features.insert(features.end(), item.features.begin(), item.features.end());
       targets.push_back(*item.label);
     }
     const auto n = static_cast<std::int64_t>(items.size());
-    return {Tensor<B, 2>::from_data(
-                TensorData(Shape{n, static_cast<std::int64_t>(width)}, std::move(features)), device),
-            Tensor<B, 1, Int>::from_data(TensorData(Shape{n}, std::move(targets)), device)};
+    return {
+        Tensor<B, 2>::from_data(
+            TensorData(Shape{n, static_cast<std::int64_t>(width)}, std::move(features)), device),
+        Tensor<B, 1, Int>::from_data(TensorData(Shape{n}, std::move(targets)), device)};
   }
 };
 

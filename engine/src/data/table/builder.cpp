@@ -33,9 +33,9 @@ TableBuilder::TableBuilder(std::string prefix, std::string row_word, const Tabul
     : prefix_(std::move(prefix)), row_word_(std::move(row_word)), options_(options) {
   if (options_.label_type == LabelType::String) {
     if (options_.classes.size() > options_.limits.max_classes) {
-      throw LimitError(str_cat(prefix_, ": ", options_.classes.size(),
-                               " classes given, more than max_classes = ",
-                               options_.limits.max_classes));
+      throw LimitError(
+          str_cat(prefix_, ": ", options_.classes.size(),
+                  " classes given, more than max_classes = ", options_.limits.max_classes));
     }
     for (std::size_t i = 0; i < options_.classes.size(); ++i) {
       if (!class_ids_.emplace(options_.classes[i], static_cast<std::int32_t>(i)).second) {
@@ -51,8 +51,8 @@ TableBuilder::TableBuilder(std::string prefix, std::string row_word, const Tabul
 
 void TableBuilder::set_columns(std::vector<std::string> names) {
   if (names.size() > options_.limits.max_columns) {
-    throw LimitError(str_cat(prefix_, ": ", names.size(), " columns, more than max_columns = ",
-                             options_.limits.max_columns));
+    throw LimitError(str_cat(prefix_, ": ", names.size(),
+                             " columns, more than max_columns = ", options_.limits.max_columns));
   }
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t c = 0; c < names.size(); ++c) {
@@ -114,8 +114,8 @@ std::string TableBuilder::at(std::size_t column) const {
 void TableBuilder::begin_row(std::size_t where) {
   where_ = where;
   if (data_.num_rows >= options_.limits.max_rows) {
-    throw LimitError(str_cat(at_row(), ": more than max_rows = ", options_.limits.max_rows,
-                             " rows"));
+    throw LimitError(
+        str_cat(at_row(), ": more than max_rows = ", options_.limits.max_rows, " rows"));
   }
   ++data_.num_rows;
   data_.features.resize(data_.num_rows * data_.feature_names.size(), 0.f);
@@ -125,8 +125,8 @@ void TableBuilder::begin_row(std::size_t where) {
 void TableBuilder::feature(std::size_t column, double value) {
   const auto f = static_cast<float>(value);
   if (!std::isfinite(value) || !std::isfinite(f)) {
-    throw ValueError(str_cat(at(column), ": ", value,
-                             " is outside float32's range (|x| <= 3.4028235e38)"));
+    throw ValueError(
+        str_cat(at(column), ": ", value, " is outside float32's range (|x| <= 3.4028235e38)"));
   }
   data_.features[(data_.num_rows - 1) * data_.feature_names.size() +
                  static_cast<std::size_t>(roles_[column])] = f;
@@ -134,8 +134,8 @@ void TableBuilder::feature(std::size_t column, double value) {
 
 void TableBuilder::feature_missing(std::size_t column) {
   if (!options_.fill_missing) {
-    throw ValueError(str_cat(at(column),
-                             ": missing value (set fill_missing to fill missing values)"));
+    throw ValueError(
+        str_cat(at(column), ": missing value (set fill_missing to fill missing values)"));
   }
   data_.features[(data_.num_rows - 1) * data_.feature_names.size() +
                  static_cast<std::size_t>(roles_[column])] = *options_.fill_missing;
@@ -143,8 +143,7 @@ void TableBuilder::feature_missing(std::size_t column) {
 
 void TableBuilder::label_int(std::size_t column, std::int64_t value) {
   if (value < 0 || value > std::numeric_limits<std::int32_t>::max()) {
-    throw ValueError(str_cat(at(column), ": class id ", value,
-                             " is outside [0, 2147483647]"));
+    throw ValueError(str_cat(at(column), ": class id ", value, " is outside [0, 2147483647]"));
   }
   data_.labels.back() = static_cast<std::int32_t>(value);
 }
@@ -156,13 +155,13 @@ void TableBuilder::label_text(std::size_t column, std::string_view value) {
     return;
   }
   if (!options_.classes.empty()) {
-    throw ValueError(str_cat(at(column), ": label ", quote_value(value),
-                             " is not one of the ", options_.classes.size(), " classes given"));
+    throw ValueError(str_cat(at(column), ": label ", quote_value(value), " is not one of the ",
+                             options_.classes.size(), " classes given"));
   }
   if (data_.classes.size() >= options_.limits.max_classes) {
     throw LimitError(str_cat(at(column), ": label ", quote_value(value), " would be class ",
-                             data_.classes.size() + 1, ", more than max_classes = ",
-                             options_.limits.max_classes));
+                             data_.classes.size() + 1,
+                             ", more than max_classes = ", options_.limits.max_classes));
   }
   const auto id = static_cast<std::int32_t>(data_.classes.size());
   data_.classes.emplace_back(value);

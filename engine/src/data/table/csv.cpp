@@ -157,15 +157,15 @@ struct Context {
   void on_field(std::string_view text) {
     const std::size_t c = field++;
     if (text.size() > builder.limits().max_field_bytes) {
-      throw LimitError(str_cat(builder.prefix(), ": line ", record_line, ", field ", c + 1, ": ",
-                               text.size(), " bytes, more than max_field_bytes = ",
-                               builder.limits().max_field_bytes));
+      throw LimitError(
+          str_cat(builder.prefix(), ": line ", record_line, ", field ", c + 1, ": ", text.size(),
+                  " bytes, more than max_field_bytes = ", builder.limits().max_field_bytes));
     }
     if (!header_done) {
       if (header.size() >= builder.limits().max_columns) {
-        throw LimitError(str_cat(builder.prefix(), ": line ", record_line,
-                                 " (the header): more than max_columns = ",
-                                 builder.limits().max_columns, " columns"));
+        throw LimitError(str_cat(
+            builder.prefix(), ": line ", record_line,
+            " (the header): more than max_columns = ", builder.limits().max_columns, " columns"));
       }
       header.emplace_back(text);
       return;
@@ -185,8 +185,8 @@ struct Context {
       }
       std::int64_t id = 0;
       if (!parse_int(trim(text), id)) {
-        throw ValueError(str_cat(builder.at(c), ": expected a class id (an integer), got ",
-                                 quote_value(text)));
+        throw ValueError(
+            str_cat(builder.at(c), ": expected a class id (an integer), got ", quote_value(text)));
       }
       builder.label_int(c, id);
       return;
@@ -252,15 +252,14 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
                                   const CsvFormat& format, std::string_view source) {
   const std::string prefix = str_cat("CsvDataset: ", source);
   if (text.size() > options.limits.max_bytes) {
-    throw LimitError(str_cat(prefix, ": ", text.size(), " bytes, more than max_bytes = ",
-                             options.limits.max_bytes));
+    throw LimitError(str_cat(prefix, ": ", text.size(),
+                             " bytes, more than max_bytes = ", options.limits.max_bytes));
   }
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
-  if (text.size() >= 2 && ((byte(0) == 0xFF && byte(1) == 0xFE) ||
-                           (byte(0) == 0xFE && byte(1) == 0xFF))) {
+  if (text.size() >= 2 &&
+      ((byte(0) == 0xFF && byte(1) == 0xFE) || (byte(0) == 0xFE && byte(1) == 0xFF))) {
     throw FormatError(str_cat(prefix, ": the text starts with a UTF-16 byte-order mark (",
-                              byte(0) == 0xFF ? "FF FE" : "FE FF",
-                              "); save the file as UTF-8"));
+                              byte(0) == 0xFF ? "FF FE" : "FE FF", "); save the file as UTF-8"));
   }
   if (text.size() >= 3 && byte(0) == 0xEF && byte(1) == 0xBB && byte(2) == 0xBF) {
     text.remove_prefix(3);  // the UTF-8 byte-order mark
@@ -273,12 +272,12 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
         ++line;
       }
     }
-    throw FormatError(str_cat(prefix, ": line ", line,
-                              ": a NUL byte (binary data, not CSV text)"));
+    throw FormatError(str_cat(prefix, ": line ", line, ": a NUL byte (binary data, not CSV text)"));
   }
   if (format.delimiter == format.quote || format.delimiter == '\n' || format.delimiter == '\r' ||
       format.quote == '\n' || format.quote == '\r') {
-    throw ValueError(str_cat(prefix, ": bad CsvFormat: delimiter and quote must differ and not "
+    throw ValueError(str_cat(prefix,
+                             ": bad CsvFormat: delimiter and quote must differ and not "
                              "be line breaks"));
   }
 
@@ -293,10 +292,12 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
   while (pos < text.size()) {
     std::size_t end = pos;
     while (end < text.size() && text[end] != '\n' && text[end] != '\r') ++end;
-    if (end < text.size()) end += (text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n') ? 2 : 1;
+    if (end < text.size())
+      end += (text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n') ? 2 : 1;
     if (parser.p.pstate == kRowNotBegun) ctx.record_line = ctx.line;
     const std::size_t n = end - pos;
-    const std::size_t used = csv_parse(&parser.p, text.data() + pos, n, on_field_cb, on_record_cb, &ctx);
+    const std::size_t used =
+        csv_parse(&parser.p, text.data() + pos, n, on_field_cb, on_record_cb, &ctx);
     if (ctx.error) std::rethrow_exception(ctx.error);
     if (used != n) {
       if (csv_error(&parser.p) == CSV_EPARSE) {
@@ -305,8 +306,8 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
                                   "after a closing quote; a quote in a field is written \"\" "
                                   "inside a quoted field)"));
       }
-      throw OutOfMemoryError(str_cat(prefix, ": line ", ctx.line, ": ",
-                                     csv_strerror(csv_error(&parser.p))));
+      throw OutOfMemoryError(
+          str_cat(prefix, ": line ", ctx.line, ": ", csv_strerror(csv_error(&parser.p))));
     }
     ++ctx.line;
     pos = end;

@@ -26,11 +26,13 @@ constexpr char kMagic[] = "SQLite format 3";  // + '\0': the first 16 bytes of e
 /// What the first bytes of a file that is not a database look like, for the message.
 std::string describe_start(std::string_view head, std::size_t size) {
   if (size == 0) return "the file is empty";
-  if (size < 100) return str_cat("the file has ", size, " bytes, shorter than SQLite's 100-byte header");
+  if (size < 100)
+    return str_cat("the file has ", size, " bytes, shorter than SQLite's 100-byte header");
   std::string shown;
   for (std::size_t i = 0; i < head.size() && i < 8; ++i) {
     char hex[4];
-    std::snprintf(hex, sizeof hex, "%02X", static_cast<unsigned>(static_cast<unsigned char>(head[i])));
+    std::snprintf(hex, sizeof hex, "%02X",
+                  static_cast<unsigned>(static_cast<unsigned char>(head[i])));
     shown += i == 0 ? "" : " ";
     shown += hex;
   }
@@ -54,7 +56,8 @@ struct Stmt {
 
 /// The error for SQLite result code `rc` while `doing`.
 [[noreturn]] void fail(sqlite3* db, int rc, const std::string& prefix, std::string_view doing) {
-  const std::string text = str_cat(prefix, ": ", doing, ": ", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+  const std::string text =
+      str_cat(prefix, ": ", doing, ": ", db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
   switch (rc & 0xFF) {
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
@@ -83,7 +86,8 @@ void harden(sqlite3* db, const TabularLimits& limits, const std::string& prefix)
   sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, nullptr);
   sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, nullptr);
-  const auto cap = limits.max_field_bytes > 0x7FFFFFFF ? 0x7FFFFFFF : static_cast<int>(limits.max_field_bytes);
+  const auto cap =
+      limits.max_field_bytes > 0x7FFFFFFF ? 0x7FFFFFFF : static_cast<int>(limits.max_field_bytes);
   sqlite3_limit(db, SQLITE_LIMIT_LENGTH, cap < 1 ? 1 : cap);
   const int rc = sqlite3_exec(db, "PRAGMA query_only = 1; PRAGMA cell_size_check = 1;", nullptr,
                               nullptr, nullptr);
@@ -152,14 +156,20 @@ void prepare_query(sqlite3* db, std::string_view sql, Stmt& s, const std::string
 std::string describe_value(sqlite3_stmt* stmt, int c) {
   const int type = sqlite3_column_type(stmt, c);
   switch (type) {
-    case SQLITE_INTEGER: return str_cat("INTEGER ", static_cast<long long>(sqlite3_column_int64(stmt, c)));
-    case SQLITE_FLOAT: return str_cat("REAL ", sqlite3_column_double(stmt, c));
+    case SQLITE_INTEGER:
+      return str_cat("INTEGER ", static_cast<long long>(sqlite3_column_int64(stmt, c)));
+    case SQLITE_FLOAT:
+      return str_cat("REAL ", sqlite3_column_double(stmt, c));
     case SQLITE_TEXT: {
       const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
-      return str_cat("TEXT ", quote_value(std::string_view(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)))));
+      return str_cat(
+          "TEXT ", quote_value(std::string_view(
+                       text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)))));
     }
-    case SQLITE_BLOB: return str_cat("BLOB of ", sqlite3_column_bytes(stmt, c), " bytes");
-    default: return "NULL";
+    case SQLITE_BLOB:
+      return str_cat("BLOB of ", sqlite3_column_bytes(stmt, c), " bytes");
+    default:
+      return "NULL";
   }
 }
 
@@ -170,8 +180,8 @@ TabularData read_rows(sqlite3* db, sqlite3_stmt* stmt, const TabularOptions& opt
   const int ncols = sqlite3_column_count(stmt);
   std::vector<std::string> names;
   if (static_cast<std::size_t>(ncols) > options.limits.max_columns) {
-    throw LimitError(str_cat(prefix, ": ", ncols, " columns, more than max_columns = ",
-                             options.limits.max_columns));
+    throw LimitError(str_cat(prefix, ": ", ncols,
+                             " columns, more than max_columns = ", options.limits.max_columns));
   }
   for (int c = 0; c < ncols; ++c) {
     const char* name = sqlite3_column_name(stmt, c);
@@ -196,11 +206,14 @@ TabularData read_rows(sqlite3* db, sqlite3_stmt* stmt, const TabularOptions& opt
           builder.label_int(column, sqlite3_column_int64(stmt, c));
         } else if (options.label_type == LabelType::String && type == SQLITE_TEXT) {
           const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, c));
-          builder.label_text(column, std::string_view(text ? text : "", static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+          builder.label_text(
+              column, std::string_view(text ? text : "",
+                                       static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
         } else {
-          throw ValueError(str_cat(builder.at(column), ": expected ",
-                                   options.label_type == LabelType::Int ? "an INTEGER class id" : "a TEXT class name",
-                                   ", got ", describe_value(stmt, c)));
+          throw ValueError(str_cat(
+              builder.at(column), ": expected ",
+              options.label_type == LabelType::Int ? "an INTEGER class id" : "a TEXT class name",
+              ", got ", describe_value(stmt, c)));
         }
         continue;
       }
@@ -230,14 +243,16 @@ TabularData read_source(sqlite3* db, std::string_view table, bool is_query,
   }
   {
     Stmt check;
-    int rc = sqlite3_prepare_v2(db,
-                                "SELECT 1 FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ?",
-                                -1, &check.stmt, nullptr);
+    int rc = sqlite3_prepare_v2(
+        db, "SELECT 1 FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ?", -1,
+        &check.stmt, nullptr);
     if (rc != SQLITE_OK) fail(db, rc, prefix, "reading the schema");
-    sqlite3_bind_text(check.stmt, 1, table.data(), static_cast<int>(table.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(check.stmt, 1, table.data(), static_cast<int>(table.size()),
+                      SQLITE_TRANSIENT);
     rc = sqlite3_step(check.stmt);
     if (rc == SQLITE_DONE) {
-      throw ValueError(str_cat(prefix, ": no table ", quote_value(table), " (tables: ", list_tables(db), ")"));
+      throw ValueError(
+          str_cat(prefix, ": no table ", quote_value(table), " (tables: ", list_tables(db), ")"));
     }
     if (rc != SQLITE_ROW) fail(db, rc, prefix, "reading the schema");
   }
@@ -258,7 +273,8 @@ TabularData read_source(sqlite3* db, std::string_view table, bool is_query,
 
 namespace {
 /// Checks a file's size and header, then opens it read-only.
-void open_checked(const std::string& path, const TabularOptions& options, const std::string& prefix, Db& db) {
+void open_checked(const std::string& path, const TabularOptions& options, const std::string& prefix,
+                  Db& db) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw IoError(str_cat(prefix, ": cannot open: it is a directory"));
@@ -266,14 +282,16 @@ void open_checked(const std::string& path, const TabularOptions& options, const 
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw IoError(str_cat(prefix, ": cannot open: ", ec.message()));
   if (size > options.limits.max_bytes) {
-    throw LimitError(str_cat(prefix, ": ", size, " bytes, more than max_bytes = ", options.limits.max_bytes));
+    throw LimitError(
+        str_cat(prefix, ": ", size, " bytes, more than max_bytes = ", options.limits.max_bytes));
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(str_cat(prefix, ": cannot open for reading"));
   char head[16] = {};
   in.read(head, sizeof head);
   check_header(std::string_view(head, static_cast<std::size_t>(in.gcount())), size, prefix);
-  const int rc = sqlite3_open_v2(path.c_str(), &db.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &db.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) fail(db.db, rc, prefix, "opening");
 }
 }  // namespace
@@ -283,7 +301,8 @@ SqliteDataset SqliteDataset::from_db_file(const std::string& path, std::string_v
   const std::string prefix = str_cat("SqliteDataset: \"", path, "\"");
   Db db;
   open_checked(path, options, prefix, db);
-  return SqliteDataset(std::make_shared<const TabularData>(read_source(db.db, table, false, options, prefix)));
+  return SqliteDataset(
+      std::make_shared<const TabularData>(read_source(db.db, table, false, options, prefix)));
 }
 
 SqliteDataset SqliteDataset::from_query(const std::string& path, std::string_view sql,
@@ -291,28 +310,33 @@ SqliteDataset SqliteDataset::from_query(const std::string& path, std::string_vie
   const std::string prefix = str_cat("SqliteDataset: \"", path, "\"");
   Db db;
   open_checked(path, options, prefix, db);
-  return SqliteDataset(std::make_shared<const TabularData>(read_source(db.db, sql, true, options, prefix)));
+  return SqliteDataset(
+      std::make_shared<const TabularData>(read_source(db.db, sql, true, options, prefix)));
 }
 
 SqliteDataset SqliteDataset::from_bytes(std::string_view bytes, std::string_view table,
                                         const TabularOptions& options, std::string_view source) {
   const std::string prefix = str_cat("SqliteDataset: ", source);
   if (bytes.size() > options.limits.max_bytes) {
-    throw LimitError(str_cat(prefix, ": ", bytes.size(), " bytes, more than max_bytes = ", options.limits.max_bytes));
+    throw LimitError(str_cat(prefix, ": ", bytes.size(),
+                             " bytes, more than max_bytes = ", options.limits.max_bytes));
   }
   check_header(bytes.substr(0, 16), bytes.size(), prefix);
   Db db;
-  int rc = sqlite3_open_v2(":memory:", &db.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  int rc =
+      sqlite3_open_v2(":memory:", &db.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) fail(db.db, rc, prefix, "opening");
   // SQLite owns (and frees) its copy; read-only: it never writes to it.
   auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
-  if (copy == nullptr) throw OutOfMemoryError(str_cat(prefix, ": no memory for ", bytes.size(), " bytes"));
+  if (copy == nullptr)
+    throw OutOfMemoryError(str_cat(prefix, ": no memory for ", bytes.size(), " bytes"));
   std::memcpy(copy, bytes.data(), bytes.size());
   rc = sqlite3_deserialize(db.db, "main", copy, static_cast<sqlite3_int64>(bytes.size()),
                            static_cast<sqlite3_int64>(bytes.size()),
                            SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
   if (rc != SQLITE_OK) fail(db.db, rc, prefix, "opening");
-  return SqliteDataset(std::make_shared<const TabularData>(read_source(db.db, table, false, options, prefix)));
+  return SqliteDataset(
+      std::make_shared<const TabularData>(read_source(db.db, table, false, options, prefix)));
 }
 
 }  // namespace kiln::data
