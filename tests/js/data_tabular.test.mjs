@@ -167,6 +167,21 @@ describe('MNIST-like rows: the CSV and the database train Linear(784, 10) to the
     expect(csv.get(0).label).toBe(MNIST.first_row.label);
   });
 
+  it('a DataLoader with worker threads gives the batches of the calling thread', async () => {
+    const batcher = D.defaultBatcher({ dtype: { label: 'int32' } });
+    const collect = async (numWorkers) => {
+      const out = [];
+      for await (const { features, label } of new D.DataLoader(db, { batchSize: 64, numWorkers, batcher })) {
+        out.push([features.shape, Array.from(features.dataSync()), Array.from(label.dataSync())]);
+        kiln.dispose([features, label]);
+      }
+      return out;
+    };
+    const here = await collect(0);
+    expect(here.map((b) => b[0])).toEqual([[64, 784], [64, 784], [64, 784], [8, 784]]);
+    expect(await collect(2)).toEqual(here);
+  });
+
   /** One epoch of SGD (lr 0.1, batches of 20 in order, inputs / 255, cross entropy). */
   async function trainOneEpoch(dataset) {
     const model = kiln.nn.sequential([{ type: 'linear', dInput: 784, dOutput: 10 }]);
