@@ -161,7 +161,7 @@ function parseText(Papa: Papa, text: string, options: CsvOptions | undefined, op
         }
         const t = trim(text);
         if (!INTEGER.test(t)) throw fail('Value', `${builder.at(c)}: expected a class id (an integer), got ${quoteValue(text)}`);
-        builder.labelInt(c, Number(t));
+        builder.labelInt(c, Number(t), t);
         continue;
       }
       if (text === '') {

@@ -146,7 +146,7 @@ function readRows(s3: Sqlite3, db: Ptr, stmt: Ptr, opts: ReturnType<typeof resol
         if (type === NULL) builder.labelMissing(c, 'NULL');
         if (builder.labelType === 'int' && type === INTEGER) {
           const v = capi.sqlite3_column_int64(stmt, c);
-          builder.labelInt(c, typeof v === 'bigint' ? (v > 2n ** 62n ? 2 ** 62 : v < -(2n ** 62n) ? -(2 ** 62) : Number(v)) : v);
+          builder.labelInt(c, Number(v), String(v)); // a BigInt beyond 2^53 is out of range either way
         } else if (builder.labelType === 'string' && type === TEXT) {
           builder.labelText(c, capi.sqlite3_column_text(stmt, c) ?? '');
         } else {

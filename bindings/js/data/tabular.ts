@@ -236,8 +236,9 @@ export class TableBuilder {
     this.features[(this.rows - 1) * this.width + this.roles[c]] = this.options.fillMissing;
   }
 
-  labelInt(c: number, value: number): void {
-    if (value < 0 || value > 2147483647) throw fail('Value', `${this.at(c)}: class id ${value} is outside [0, 2147483647]`);
+  /** `shown`: the value as the input wrote it, for the message (default: value). */
+  labelInt(c: number, value: number, shown?: string): void {
+    if (value < 0 || value > 2147483647) throw fail('Value', `${this.at(c)}: class id ${shown ?? value} is outside [0, 2147483647]`);
     this.labels[this.rows - 1] = value;
   }
 

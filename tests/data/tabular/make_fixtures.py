@@ -239,6 +239,8 @@ def make_malformed():
              r'line 2, column 3 \("y"\): missing label', lab)
     csv_case("negative_label.csv", b"a,b,y\n1,2,-1\n", "Value",
              r'line 2, column 3 \("y"\): class id -1 is outside \[0, 2147483647\]', lab)
+    csv_case("huge_label.csv", b"a,b,y\n1,2,+" + b"4" * 120 + b"\n", "Value",
+             r'line 2, column 3 \("y"\): class id \+4{120} is outside \[0, 2147483647\]', lab)
     csv_case("float_label.csv", b"a,b,y\n1,2,1.5\n", "Value",
              r'line 2, column 3 \("y"\): expected a class id \(an integer\), got "1.5"', lab)
     csv_case("unknown_class.csv", b"a,y\n1,cat\n2,emu\n", "Value",

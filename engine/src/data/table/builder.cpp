@@ -141,9 +141,11 @@ void TableBuilder::feature_missing(std::size_t column) {
                  static_cast<std::size_t>(roles_[column])] = *options_.fill_missing;
 }
 
-void TableBuilder::label_int(std::size_t column, std::int64_t value) {
+void TableBuilder::label_int(std::size_t column, std::int64_t value, std::string_view shown) {
   if (value < 0 || value > std::numeric_limits<std::int32_t>::max()) {
-    throw ValueError(str_cat(at(column), ": class id ", value, " is outside [0, 2147483647]"));
+    throw ValueError(str_cat(at(column), ": class id ",
+                             shown.empty() ? str_cat(value) : std::string(shown),
+                             " is outside [0, 2147483647]"));
   }
   data_.labels.back() = static_cast<std::int32_t>(value);
 }

@@ -32,7 +32,8 @@ class TableBuilder {
   void begin_row(std::size_t where);
   void feature(std::size_t column, double value);
   void feature_missing(std::size_t column);
-  void label_int(std::size_t column, std::int64_t value);
+  /// `shown`: the value as the input wrote it, for the message (default: `value`).
+  void label_int(std::size_t column, std::int64_t value, std::string_view shown = {});
   void label_text(std::size_t column, std::string_view value);
   void label_missing(std::size_t column, std::string_view what);
 

@@ -92,7 +92,7 @@ bool parse_number(std::string_view s, double& out) {
   return true;
 }
 
-/// Parses [+-]digits -> true and `out` (saturated beyond +-2^62), or false.
+/// Parses [+-]digits -> true and `out` (saturated beyond +-10^18), or false.
 bool parse_int(std::string_view s, std::int64_t& out) {
   std::size_t i = 0;
   bool negative = false;
@@ -101,7 +101,7 @@ bool parse_int(std::string_view s, std::int64_t& out) {
   std::int64_t value = 0;
   for (; i < s.size(); ++i) {
     if (!is_digit(s[i])) return false;
-    if (value < (std::int64_t{1} << 62)) value = value * 10 + (s[i] - '0');
+    if (value < 100'000'000'000'000'000) value = value * 10 + (s[i] - '0');  // no overflow
   }
   out = negative ? -value : value;
   return true;
@@ -188,7 +188,7 @@ struct Context {
         throw ValueError(
             str_cat(builder.at(c), ": expected a class id (an integer), got ", quote_value(text)));
       }
-      builder.label_int(c, id);
+      builder.label_int(c, id, trim(text));
       return;
     }
     if (text.empty()) {
