@@ -182,6 +182,21 @@ describe('MNIST-like rows: the CSV and the database train Linear(784, 10) to the
     expect(await collect(2)).toEqual(here);
   });
 
+  it('a table of one feature column gives Float32Array features in workers too', async () => {
+    const csv = await D.CsvDataset.fromText('x,y\n1.5,0\n-2,1\n4,0\n', { features: ['x'], label: 'y' });
+    expect(csv.get(1).features).toBeInstanceOf(Float32Array);
+    expect(Array.from(csv.get(1).features)).toEqual([-2]);
+    const seen = [];
+    const batcher = D.defaultBatcher({ dtype: { label: 'int32' } });
+    for (const numWorkers of [0, 1]) {
+      for await (const { features, label } of new D.DataLoader(csv, { batchSize: 3, numWorkers, batcher })) {
+        seen.push([numWorkers, features.shape, Array.from(features.dataSync()), Array.from(label.dataSync())]);
+        kiln.dispose([features, label]);
+      }
+    }
+    expect(seen).toEqual([[0, [3, 1], [1.5, -2, 4], [0, 1, 0]], [1, [3, 1], [1.5, -2, 4], [0, 1, 0]]]);
+  });
+
   /** One epoch of SGD (lr 0.1, batches of 20 in order, inputs / 255, cross entropy). */
   async function trainOneEpoch(dataset) {
     const model = kiln.nn.sequential([{ type: 'linear', dInput: 784, dOutput: 10 }]);

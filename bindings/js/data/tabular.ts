@@ -301,7 +301,7 @@ export class TabularDataset extends ColumnDataset<TabularItem> {
   constructor(parts: TabularParts) {
     const columns: Record<string, Float32Array | Int32Array> = { features: parts.features };
     if (parts.labels) columns.label = parts.labels;
-    super(columns, { itemSizes: { features: parts.featureNames.length } });
+    super(columns, { itemSizes: { features: parts.featureNames.length }, views: ['features'] });
     this.featureNames = Object.freeze([...parts.featureNames]);
     this.labelName = parts.labelName;
     this.classes = Object.freeze([...parts.classes]);
