@@ -18,6 +18,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 TARGETS=(safetensors idx config)
+TARGETS+=(named_mpk)  # kiln/record/named_mpk.hpp (read_named_mpk + the writer's round trip)
 target=${1:-}
 seconds=${2:-300}
 shift $(($# < 2 ? $# : 2))
