@@ -24,6 +24,9 @@ constexpr std::string_view kWriteOp = "write_named_mpk";
 
 std::string in_quotes(std::string_view s) { return str_cat('"', s, '"'); }
 
+/// A string from the input, for messages: quoted (cut at 40 bytes) if it is UTF-8.
+std::string quoted(std::string_view s);
+
 /// Where a value sits, for messages: `the item`, or the quoted field path.
 std::string where(std::string_view path) {
   return path.empty() ? std::string("the item") : in_quotes(path);
@@ -111,11 +114,8 @@ std::string_view kind_name(Value::Kind kind) {
 /// A short description for messages: `a map`, `the string "F128"`, `the integer 3`.
 std::string describe(const Value& v) {
   switch (v.kind) {
-    case Value::Kind::Str: {
-      std::string text(v.str().substr(0, 40));
-      if (!valid_utf8(text)) return "a string that is not UTF-8";
-      return str_cat("the string \"", text, v.size > 40 ? "...\"" : "\"");
-    }
+    case Value::Kind::Str:
+      return str_cat("the string ", quoted(v.str()));
     case Value::Kind::UInt:
       return str_cat("the integer ", v.uint);
     case Value::Kind::Int:
@@ -131,14 +131,25 @@ std::string describe(const Value& v) {
   }
 }
 
+std::string quoted(std::string_view s) {
+  if (!valid_utf8(s)) return "(a string that is not UTF-8)";
+  if (s.size() > 40) {
+    std::size_t cut = 40;  // not inside a multi-byte sequence
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xc0) == 0x80) --cut;
+    return str_cat('"', s.substr(0, cut), "...\"");
+  }
+  return in_quotes(s);
+}
+
 /// msgpack-cxx's parser drives this visitor (msgpack/v2/null_visitor.hpp's interface); it
 /// builds Values as their bytes arrive, so nothing is reserved from a declared count (an
 /// array claiming 2^32 elements costs nothing until they are present), and it stops the
 /// parse at the first limit passed.
 class Builder {
  public:
-  Builder(std::string_view source, const NamedMpkLimits& limits, std::size_t input_size)
-      : source_(source), limits_(limits), input_size_(input_size) {}
+  Builder(std::string_view source, const NamedMpkLimits& limits, const std::uint8_t* data,
+          std::size_t input_size)
+      : source_(source), limits_(limits), data_(data), input_size_(input_size) {}
 
   bool visit_nil() { return add(Value{}); }
   bool visit_boolean(bool v) {
@@ -180,8 +191,11 @@ class Builder {
   bool start_map_value() { return true; }
   bool end_map_value() { return true; }
   void parse_error(std::size_t, std::size_t error_offset) {
-    const auto marker = error_offset > 0 ? error_offset - 1 : 0;
-    problem(str_cat("invalid MessagePack: byte ", marker, " is not a type marker"));
+    // msgpack-cxx passes the offset of the offending byte (0xc1, the one unused marker).
+    static constexpr char kHex[] = "0123456789abcdef";
+    const unsigned b = error_offset < input_size_ ? data_[error_offset] : 0;
+    problem(str_cat("invalid MessagePack: byte ", error_offset, " (0x", kHex[b >> 4], kHex[b & 15],
+                    ") is not a type marker"));
   }
   void insufficient_bytes(std::size_t, std::size_t) {
     problem(str_cat("truncated: the ", input_size_,
@@ -269,6 +283,7 @@ class Builder {
 
   std::string_view source_;
   const NamedMpkLimits& limits_;
+  const std::uint8_t* data_;
   std::size_t input_size_;
   std::uint64_t values_ = 0;
   std::vector<Value> stack_;  // the open containers, outermost first
@@ -484,7 +499,8 @@ class Reader {
       name = dtype.items[0].str();  // a newtype variant: {"Bool": "Native"}, {"QFloat": ...}
       if (dtype.items[1].kind == Value::Kind::Str) store = dtype.items[1].str();
       if (name != "Bool" && name != "QFloat") {
-        fail_at(path, str_cat("dtype ", describe(dtype), " is not a Burn dtype"));
+        fail_at(path, str_cat("dtype is a map with the key ", quoted(name),
+                              "; of Burn's DType variants only Bool and QFloat hold a value"));
       }
     } else {
       fail_at(path, str_cat("dtype must be a string such as \"F32\" (Burn's DType), got ",
@@ -507,7 +523,7 @@ class Reader {
     for (const auto& d : kBurnDTypes) {
       if (d.name == name) return d;
     }
-    fail_at(path, str_cat("unknown dtype ", describe(dtype),
+    fail_at(path, str_cat("unknown dtype ", quoted(name),
                           " (Burn's: F64, F32, Flex32, F16, BF16, I64, I32, I16, I8, U64, U32, "
                           "U16, U8, Bool)"));
   }
@@ -892,7 +908,7 @@ SafetensorsFile read_named_mpk(std::span<const std::uint8_t> bytes, std::string_
   if (bytes.empty()) {
     throw FormatError(str_cat(kReadOp, ": ", source, ": empty input (a record is a MessagePack map)"));
   }
-  Builder builder(source, limits, bytes.size());
+  Builder builder(source, limits, bytes.data(), bytes.size());
   std::size_t offset = 0;
   const bool parsed =
       msgpack::parse(reinterpret_cast<const char*>(bytes.data()), bytes.size(), offset, builder);

@@ -131,7 +131,8 @@ TEST(NamedMpk, LoadNamedMpkNamesThePath) {
 /// kiln_layout.json's tensors as a record: F32 from floats, I64 from integers, BOOL bytes.
 SafetensorsFile layout_record() {
   SafetensorsFile file;
-  for (const auto& [key, e] : read_json("kiln_layout.json").items()) {
+  const Json layout = read_json("kiln_layout.json");
+  for (const auto& [key, e] : layout.items()) {
     const Shape shape(e["shape"].get<std::vector<std::int64_t>>());
     const std::string dtype = e["dtype"];
     if (dtype == "F32") {
@@ -428,7 +429,7 @@ TEST(NamedMpkMalformed, MessagePackLevel) {
   Bytes trailing = record_with(OJson::object());
   trailing.push_back(0xc0);
   expect_format(trailing, str_cat("1 bytes follow the record (it ends at byte ", trailing.size() - 1, ")"));
-  expect_format({0x81, 0xc1}, "invalid MessagePack: byte 1 is not a type marker");
+  expect_format({0x81, 0xc1}, "invalid MessagePack: byte 1 (0xc1) is not a type marker");
   // An array claiming 2^32 - 1 elements in 5 bytes: refused before anything is built.
   expect_format({0xdd, 0xff, 0xff, 0xff, 0xff}, "an array declares 4294967295 elements, more than the 5 bytes");
   expect_format({0xdf, 0xff, 0xff, 0xff, 0xff}, "a map declares 4294967295 entries");
@@ -491,11 +492,11 @@ TEST(NamedMpkMalformed, TensorLevel) {
   OJson extra = f32_data({}, {0});
   extra["value"] = 1;
   expect_format(at(param(extra)), w + "the TensorData has the unknown field \"value\"");
-  expect_format(at(param(f32_data({}, {0}, "F128"))), w + "unknown dtype the string \"F128\"");
+  expect_format(at(param(f32_data({}, {0}, "F128"))), w + "unknown dtype \"F128\" (Burn's: F64, F32");
   expect_format(at(param(f32_data({}, {0}, 5))), w + "dtype must be a string such as \"F32\" (Burn's DType), got the integer 5");
   expect_format(at(param(f32_data({}, {0}, {{"QFloat", {{"level", "Tensor"}}}}))), w + "dtype QFloat: quantized tensors are not supported");
   expect_format(at(param(f32_data({}, {0}, {{"Bool", "U4"}}))), w + "dtype Bool has the store the string \"U4\"");
-  expect_format(at(param(f32_data({}, {0}, {{"F32", "x"}}))), w + "is not a Burn dtype");
+  expect_format(at(param(f32_data({}, {0}, {{"F32", "x"}}))), w + "dtype is a map with the key \"F32\"; of Burn's DType variants only Bool and QFloat hold a value");
   expect_format(at(param(f32_data({}, {-1}))), w + "shape must be an array of unsigned integers, got an array of 1");
   expect_format(at(param(f32_data({}, {1.5}))), w + "shape must be an array of unsigned integers");
   expect_format(at(param(f32_data({}, "2"))), w + "shape must be an array of unsigned integers, got the string \"2\"");
