@@ -102,7 +102,8 @@ val io_write_named_mpk(val entries, const std::string& precision) {
       }
     }
     const auto bytes = kiln::record::write_named_mpk(file, p);
-    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+    return val::global("Uint8Array")
+        .new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
   });
 }
 

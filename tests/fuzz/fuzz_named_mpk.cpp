@@ -49,8 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   for (const auto& [key, tensor] : file.tensors) {
     if (key.empty()) broken("an empty field path");
-    if (tensor.bytes.size() !=
-        static_cast<std::size_t>(tensor.shape.num_elements()) * safetensors_dtype_size(tensor.dtype)) {
+    if (tensor.bytes.size() != static_cast<std::size_t>(tensor.shape.num_elements()) *
+                                   safetensors_dtype_size(tensor.dtype)) {
       broken("a tensor's bytes do not match its shape");
     }
   }

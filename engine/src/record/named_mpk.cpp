@@ -177,9 +177,15 @@ class Builder {
     x.real = v;
     return add(std::move(x));
   }
-  bool visit_str(const char* v, std::uint32_t size) { return add(bytes(Value::Kind::Str, v, size)); }
-  bool visit_bin(const char* v, std::uint32_t size) { return add(bytes(Value::Kind::Bin, v, size)); }
-  bool visit_ext(const char* v, std::uint32_t size) { return add(bytes(Value::Kind::Ext, v, size)); }
+  bool visit_str(const char* v, std::uint32_t size) {
+    return add(bytes(Value::Kind::Str, v, size));
+  }
+  bool visit_bin(const char* v, std::uint32_t size) {
+    return add(bytes(Value::Kind::Bin, v, size));
+  }
+  bool visit_ext(const char* v, std::uint32_t size) {
+    return add(bytes(Value::Kind::Ext, v, size));
+  }
   bool start_array(std::uint32_t n) { return open(Value::Kind::Array, n, n); }
   bool start_map(std::uint32_t n) { return open(Value::Kind::Map, n, 2ull * n); }
   bool end_array() { return close(); }
@@ -264,9 +270,10 @@ class Builder {
     }
     // Each value takes at least one byte: a count beyond the input is a lie (refused early).
     if (values > input_size_) {
-      problem(str_cat("truncated: ", kind == Value::Kind::Map ? "a map declares " : "an array declares ",
-                      declared, kind == Value::Kind::Map ? " entries" : " elements", ", more than the ",
-                      input_size_, " bytes could hold"));
+      problem(str_cat(
+          "truncated: ", kind == Value::Kind::Map ? "a map declares " : "an array declares ",
+          declared, kind == Value::Kind::Map ? " entries" : " elements", ", more than the ",
+          input_size_, " bytes could hold"));
       return false;
     }
     Value x;
@@ -304,11 +311,11 @@ struct BurnDType {
 };
 
 constexpr BurnDType kBurnDTypes[] = {
-    {"F64", Stored::F64, 8},  {"F32", Stored::F32, 4},   {"Flex32", Stored::F32, 4},
-    {"F16", Stored::F16, 2},  {"BF16", Stored::BF16, 2}, {"I64", Stored::I64, 8},
-    {"I32", Stored::I32, 4},  {"I16", Stored::I16, 2},   {"I8", Stored::I8, 1},
-    {"U64", Stored::U64, 8},  {"U32", Stored::U32, 4},   {"U16", Stored::U16, 2},
-    {"U8", Stored::U8, 1},    {"Bool", Stored::Bool, 1},
+    {"F64", Stored::F64, 8}, {"F32", Stored::F32, 4},   {"Flex32", Stored::F32, 4},
+    {"F16", Stored::F16, 2}, {"BF16", Stored::BF16, 2}, {"I64", Stored::I64, 8},
+    {"I32", Stored::I32, 4}, {"I16", Stored::I16, 2},   {"I8", Stored::I8, 1},
+    {"U64", Stored::U64, 8}, {"U32", Stored::U32, 4},   {"U16", Stored::U16, 2},
+    {"U8", Stored::U8, 1},   {"Bool", Stored::Bool, 1},
 };
 
 std::uint64_t load_le(const std::uint8_t* p, std::size_t n) {
@@ -480,8 +487,8 @@ class Reader {
       if (!known) {
         std::string list;
         for (const auto f : fields) list += str_cat(list.empty() ? "" : ", ", f);
-        fail_at(path, str_cat(what, " has the unknown field ", in_quotes(key), " (it has ", list,
-                              ")"));
+        fail_at(path,
+                str_cat(what, " has the unknown field ", in_quotes(key), " (it has ", list, ")"));
       }
     }
     for (const auto f : fields) {
@@ -510,7 +517,8 @@ class Reader {
       fail_at(path, "dtype QFloat: quantized tensors are not supported by Kiln");
     }
     if (name == "Bool" && dtype.kind == Value::Kind::Map) {
-      if (store == std::optional<std::string_view>("Native") || store == std::optional<std::string_view>("U8")) {
+      if (store == std::optional<std::string_view>("Native") ||
+          store == std::optional<std::string_view>("U8")) {
         return kBurnDTypes[13];
       }
       if (store == std::optional<std::string_view>("U32")) {
@@ -556,8 +564,9 @@ class Reader {
     }
     const Value& param = *field(v, "param");
     if (param.kind != Value::Kind::Map) {
-      fail_at(path, str_cat("\"param\" must be a map {bytes, shape, dtype} (Burn's TensorData), got ",
-                            describe(param)));
+      fail_at(path,
+              str_cat("\"param\" must be a map {bytes, shape, dtype} (Burn's TensorData), got ",
+                      describe(param)));
     }
     only_fields(param, path, "the TensorData", {"bytes", "shape", "dtype"});
     const BurnDType& dtype = read_dtype(*field(param, "dtype"), path);
@@ -581,8 +590,8 @@ class Reader {
                                limits_.max_tensors,
                                " tensors, the limit (NamedMpkLimits::max_tensors)"));
     }
-    file_.tensors.emplace(path, convert(dtype, shape, reinterpret_cast<const std::uint8_t*>(bytes.data),
-                                        path));
+    file_.tensors.emplace(
+        path, convert(dtype, shape, reinterpret_cast<const std::uint8_t*>(bytes.data), path));
   }
 
   /// The stored tensor as a SafetensorsTensor (see the top of named_mpk.hpp).
@@ -734,7 +743,8 @@ bool is_sequence(const std::map<std::string, Node>& children) {
 
 class Writer {
  public:
-  Writer(std::vector<std::uint8_t>& out, Precision precision) : sink_{out}, pk_(sink_), precision_(precision) {}
+  Writer(std::vector<std::uint8_t>& out, Precision precision)
+      : sink_{out}, pk_(sink_), precision_(precision) {}
 
   void record(const Node& root) {
     pk_.pack_map(3);
@@ -806,10 +816,10 @@ class Writer {
 
   /// Burn's dtype name and bytes of `t` at the writer's precision.
   std::pair<std::string_view, std::vector<std::uint8_t>> encode(const std::string& key,
-                                                                 const SafetensorsTensor& t) const {
+                                                                const SafetensorsTensor& t) const {
     const bool half = precision_ == Precision::Half;
-    const auto expected = static_cast<std::uint64_t>(t.shape.num_elements()) *
-                          safetensors_dtype_size(t.dtype);
+    const auto expected =
+        static_cast<std::uint64_t>(t.shape.num_elements()) * safetensors_dtype_size(t.dtype);
     if (t.bytes.size() != expected) {
       throw ValueError(str_cat(kWriteOp, ": ", in_quotes(key), " holds ", t.bytes.size(),
                                " bytes, but shape ", t.shape, " of ", t.dtype, " needs ",
@@ -830,9 +840,9 @@ class Writer {
       case SafetensorsDType::F16:
       case SafetensorsDType::BF16: {
         const auto want = half ? SafetensorsDType::F16 : SafetensorsDType::F32;
-        std::vector<std::uint8_t> bytes = t.dtype == want
-                                              ? t.bytes
-                                              : SafetensorsTensor::from_data(decoded(DType::F32), want).bytes;
+        std::vector<std::uint8_t> bytes =
+            t.dtype == want ? t.bytes
+                            : SafetensorsTensor::from_data(decoded(DType::F32), want).bytes;
         return {half ? "F16" : "F32", std::move(bytes)};
       }
       case SafetensorsDType::I64:
@@ -877,7 +887,8 @@ Node tree_of(const SafetensorsFile& file) {
     std::size_t begin = 0;
     while (true) {
       const std::size_t dot = key.find('.', begin);
-      const std::string part = key.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin);
+      const std::string part =
+          key.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin);
       if (part.empty()) {
         throw ValueError(str_cat(kWriteOp, ": the key ", in_quotes(key),
                                  " has an empty component (field paths are names joined by dots)"));
@@ -892,8 +903,9 @@ Node tree_of(const SafetensorsFile& file) {
       begin = dot + 1;
     }
     if (!at->children.empty()) {
-      throw ValueError(str_cat(kWriteOp, ": the key ", in_quotes(key), " is a tensor and a module at once (",
-                               in_quotes(*at->first_below), " lies under it)"));
+      throw ValueError(str_cat(kWriteOp, ": the key ", in_quotes(key),
+                               " is a tensor and a module at once (", in_quotes(*at->first_below),
+                               " lies under it)"));
     }
     at->key = &key;
     at->tensor = &tensor;
@@ -906,7 +918,8 @@ Node tree_of(const SafetensorsFile& file) {
 SafetensorsFile read_named_mpk(std::span<const std::uint8_t> bytes, std::string_view source,
                                const NamedMpkLimits& limits) {
   if (bytes.empty()) {
-    throw FormatError(str_cat(kReadOp, ": ", source, ": empty input (a record is a MessagePack map)"));
+    throw FormatError(
+        str_cat(kReadOp, ": ", source, ": empty input (a record is a MessagePack map)"));
   }
   Builder builder(source, limits, bytes.data(), bytes.size());
   std::size_t offset = 0;

@@ -14,8 +14,8 @@
 #include <fstream>
 #include <iterator>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,7 +56,8 @@ std::vector<std::int64_t> int_values(const SafetensorsTensor& t) {
   const std::size_t size = safetensors_dtype_size(t.dtype);
   for (std::size_t i = 0; i < t.bytes.size(); i += size) {
     std::uint64_t v = 0;
-    for (std::size_t b = 0; b < size; ++b) v |= static_cast<std::uint64_t>(t.bytes[i + b]) << (8 * b);
+    for (std::size_t b = 0; b < size; ++b)
+      v |= static_cast<std::uint64_t>(t.bytes[i + b]) << (8 * b);
     if (t.dtype == SafetensorsDType::I32) {
       out.push_back(static_cast<std::int32_t>(static_cast<std::uint32_t>(v)));
     } else {
@@ -97,8 +98,9 @@ void expect_matches(const SafetensorsFile& file, const Json& want, const std::st
     } else {
       std::vector<std::int64_t> expected;
       for (const auto& v : w["values"]) {
-        expected.push_back(v.is_number_unsigned() ? static_cast<std::int64_t>(v.get<std::uint64_t>())
-                                                  : v.get<std::int64_t>());
+        expected.push_back(v.is_number_unsigned()
+                               ? static_cast<std::int64_t>(v.get<std::uint64_t>())
+                               : v.get<std::int64_t>());
       }
       EXPECT_EQ(int_values(t), expected);
     }
@@ -125,7 +127,8 @@ TEST(NamedMpk, LoadNamedMpkNamesThePath) {
   const std::string path = (dir.path() / "cut.mpk").string();
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), 100);
   EXPECT_THAT([&] { load_named_mpk(path); },
-              ::testing::ThrowsMessage<FormatError>(HasSubstr(str_cat("read_named_mpk: \"", path, "\": truncated"))));
+              ::testing::ThrowsMessage<FormatError>(
+                  HasSubstr(str_cat("read_named_mpk: \"", path, "\": truncated"))));
 }
 
 /// kiln_layout.json's tensors as a record: F32 from floats, I64 from integers, BOOL bytes.
@@ -192,9 +195,8 @@ TEST(NamedMpk, WriteReadRoundTripsAtBothPrecisions) {
   const auto& bias = half.tensors.at("fc1.bias");
   EXPECT_EQ(bias.dtype, SafetensorsDType::F16);
   // 0.1 and 1/3 to the nearest f16 (as PyTorch's .half()), 70000 beyond f16's range -> inf.
-  EXPECT_THAT(float_values(bias),
-              ::testing::ElementsAre(0.0999755859375, 0.333251953125,
-                                     std::numeric_limits<double>::infinity()));
+  EXPECT_THAT(float_values(bias), ::testing::ElementsAre(0.0999755859375, 0.333251953125,
+                                                         std::numeric_limits<double>::infinity()));
   EXPECT_EQ(half.tensors.at("num_batches_tracked").dtype, SafetensorsDType::I32);  // from I16
   EXPECT_EQ(int_values(half.tensors.at("num_batches_tracked")), std::vector<std::int64_t>{7});
   EXPECT_EQ(half.metadata.at("int"), "i16");
@@ -235,11 +237,13 @@ TEST(NamedMpk, WriterRefusesKeysAndValuesBurnCannotHold) {
   file.tensors.clear();
   file.tensors["fc"] = f32({1});
   file.tensors["fc.weight"] = f32({1});
-  throws(file, Precision::Full, "\"fc\" is a tensor and a module at once (\"fc.weight\" lies under it)");
+  throws(file, Precision::Full,
+         "\"fc\" is a tensor and a module at once (\"fc.weight\" lies under it)");
   file.tensors.clear();
   file.tensors["a.b.c"] = f32({1});
   file.tensors["a.b"] = f32({1});
-  throws(file, Precision::Full, "\"a.b\" is a tensor and a module at once (\"a.b.c\" lies under it)");
+  throws(file, Precision::Full,
+         "\"a.b\" is a tensor and a module at once (\"a.b.c\" lies under it)");
   file.tensors.clear();
   file.tensors["bad\xff"] = f32({1});
   throws(file, Precision::Full, "is not valid UTF-8");
@@ -254,7 +258,8 @@ TEST(NamedMpk, WriterRefusesKeysAndValuesBurnCannotHold) {
   big.shape = Shape{1};
   big.bytes = {0, 0, 0, 0, 1, 0, 0, 0};  // 2^32
   file.tensors["steps"] = big;
-  throws(file, Precision::Full, "write_named_mpk: \"steps\": I64 value 4294967296 at element 0 does not fit in i32");
+  throws(file, Precision::Full,
+         "write_named_mpk: \"steps\": I64 value 4294967296 at element 0 does not fit in i32");
   SafetensorsTensor ragged = f32({1, 2});
   ragged.bytes.pop_back();
   file.tensors["steps"] = ragged;
@@ -330,17 +335,20 @@ TEST(NamedMpkRecorder, LoadsBurnFilesIntoAModuleAtEitherPrecision) {
 }
 
 TEST(NamedMpkRecorder, ModuleRoundTripsFullExactlyAndHalfRounded) {
-  auto m = empty_burn_like<Cpu>().load_file(kDir + "burn_full.mpk", NamedMpkRecorder{}, CpuDevice{});
+  auto m =
+      empty_burn_like<Cpu>().load_file(kDir + "burn_full.mpk", NamedMpkRecorder{}, CpuDevice{});
   const Bytes full = NamedMpkRecorder::full().to_bytes(m);
   EXPECT_EQ(full, NamedMpkRecorder{}.to_bytes(m));  // canonical
   const auto back = NamedMpkRecorder{}.from_bytes(empty_burn_like<Cpu>(), full, CpuDevice{});
-  EXPECT_EQ(back.fc1.weight.val().to_data().to_vec<float>(), m.fc1.weight.val().to_data().to_vec<float>());
+  EXPECT_EQ(back.fc1.weight.val().to_data().to_vec<float>(),
+            m.fc1.weight.val().to_data().to_vec<float>());
   EXPECT_EQ(back.blocks[0].weight.val().to_data().to_vec<float>(),
             m.blocks[0].weight.val().to_data().to_vec<float>());
   EXPECT_EQ(back.mask.val().to_data().bytes, (Bytes{1, 0, 1, 1}));
   // Ids are Kiln's own: loading keeps the module's ParamIds.
   const auto target = empty_burn_like<Cpu>();
-  EXPECT_EQ(NamedMpkRecorder{}.from_bytes(target, full, CpuDevice{}).fc1.weight.id(), target.fc1.weight.id());
+  EXPECT_EQ(NamedMpkRecorder{}.from_bytes(target, full, CpuDevice{}).fc1.weight.id(),
+            target.fc1.weight.id());
 
   const Bytes half = NamedMpkRecorder::half().to_bytes(m);
   EXPECT_LT(half.size(), full.size());
@@ -348,7 +356,8 @@ TEST(NamedMpkRecorder, ModuleRoundTripsFullExactlyAndHalfRounded) {
   const auto want = read_json("expected.json")["burn_half.mpk"]["tensors"]["fc1.weight"]["values"];
   const auto got = h.fc1.weight.val().to_data().to_vec<float>();
   ASSERT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], want[i].get<double>());  // PyTorch's .half()
+  for (std::size_t i = 0; i < got.size(); ++i)
+    EXPECT_EQ(got[i], want[i].get<double>());  // PyTorch's .half()
   EXPECT_EQ(h.steps.val().to_data().to_vec<std::int32_t>(), std::vector<std::int32_t>{12345});
 
   // An Int beyond i16 cannot be saved at half precision (Burn's i16), only at full.
@@ -361,7 +370,8 @@ TEST(NamedMpkRecorder, ModuleRoundTripsFullExactlyAndHalfRounded) {
 TEST(NamedMpkRecorder, SaveFileAndAFailedLoadChangesNothing) {
   test::TempDir dir("named_mpk_save");
   const std::string path = (dir.path() / "m.mpk").string();
-  const auto m = empty_burn_like<Cpu>().load_file(kDir + "burn_full.mpk", NamedMpkRecorder{}, CpuDevice{});
+  const auto m =
+      empty_burn_like<Cpu>().load_file(kDir + "burn_full.mpk", NamedMpkRecorder{}, CpuDevice{});
   m.save_file(path, NamedMpkRecorder::half());
   const auto back = empty_burn_like<Cpu>().load_file(path, NamedMpkRecorder{}, CpuDevice{});
   EXPECT_EQ(back.steps.val().to_data().to_vec<std::int32_t>(), std::vector<std::int32_t>{12345});
@@ -383,13 +393,15 @@ Bytes msgpack_of(const OJson& j) { return OJson::to_msgpack(j); }
 OJson bin(std::vector<std::uint8_t> b) { return OJson::binary(std::move(b)); }
 
 OJson meta() {
-  return OJson{{"float", "f32"}, {"int", "i32"}, {"format", "f"}, {"version", "0.21.0"}, {"settings", "s"}};
+  return OJson{
+      {"float", "f32"}, {"int", "i32"}, {"format", "f"}, {"version", "0.21.0"}, {"settings", "s"}};
 }
 
 OJson param(OJson tensor_data) { return OJson{{"id", "abc"}, {"param", std::move(tensor_data)}}; }
 
 OJson f32_data(std::vector<std::uint8_t> bytes, OJson shape, OJson dtype = "F32") {
-  return OJson{{"bytes", bin(std::move(bytes))}, {"shape", std::move(shape)}, {"dtype", std::move(dtype)}};
+  return OJson{
+      {"bytes", bin(std::move(bytes))}, {"shape", std::move(shape)}, {"dtype", std::move(dtype)}};
 }
 
 Bytes record_with(OJson item) {
@@ -401,14 +413,16 @@ void expect_format(const Bytes& bytes, const std::string& message) {
               ::testing::ThrowsMessage<FormatError>(HasSubstr(message)))
       << "expected: " << message;
 }
-void expect_limit(const Bytes& bytes, const std::string& message, const NamedMpkLimits& limits = {}) {
+void expect_limit(const Bytes& bytes, const std::string& message,
+                  const NamedMpkLimits& limits = {}) {
   EXPECT_THAT([&] { read_named_mpk(bytes, "bytes", limits); },
               ::testing::ThrowsMessage<LimitError>(HasSubstr(message)))
       << "expected: " << message;
 }
 
 TEST(NamedMpkMalformed, TheValidBaseReads) {
-  const auto file = read_named_mpk(record_with({{"w", param(f32_data({0, 0, 128, 63}, {1}))}}), "bytes");
+  const auto file =
+      read_named_mpk(record_with({{"w", param(f32_data({0, 0, 128, 63}, {1}))}}), "bytes");
   EXPECT_EQ(float_values(file.tensors.at("w")), std::vector<double>{1.0});
 }
 
@@ -420,7 +434,8 @@ TEST(NamedMpkMalformed, EveryPrefixOfARealFileIsTruncated) {
       EXPECT_THROW(read_named_mpk(cut, "bytes"), FormatError) << name << " cut at " << n;
     }
     Bytes cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2));
-    expect_format(cut, str_cat("read_named_mpk: bytes: truncated: the ", cut.size(), " bytes end inside a value"));
+    expect_format(cut, str_cat("read_named_mpk: bytes: truncated: the ", cut.size(),
+                               " bytes end inside a value"));
   }
   expect_format({}, "read_named_mpk: bytes: empty input");
 }
@@ -428,10 +443,12 @@ TEST(NamedMpkMalformed, EveryPrefixOfARealFileIsTruncated) {
 TEST(NamedMpkMalformed, MessagePackLevel) {
   Bytes trailing = record_with(OJson::object());
   trailing.push_back(0xc0);
-  expect_format(trailing, str_cat("1 bytes follow the record (it ends at byte ", trailing.size() - 1, ")"));
+  expect_format(trailing,
+                str_cat("1 bytes follow the record (it ends at byte ", trailing.size() - 1, ")"));
   expect_format({0x81, 0xc1}, "invalid MessagePack: byte 1 (0xc1) is not a type marker");
   // An array claiming 2^32 - 1 elements in 5 bytes: refused before anything is built.
-  expect_format({0xdd, 0xff, 0xff, 0xff, 0xff}, "an array declares 4294967295 elements, more than the 5 bytes");
+  expect_format({0xdd, 0xff, 0xff, 0xff, 0xff},
+                "an array declares 4294967295 elements, more than the 5 bytes");
   expect_format({0xdf, 0xff, 0xff, 0xff, 0xff}, "a map declares 4294967295 entries");
   // A str32 / bin32 claiming 4 GiB.
   expect_format({0x81, 0xdb, 0xff, 0xff, 0xff, 0xff, 'a'}, "truncated");
@@ -442,27 +459,33 @@ TEST(NamedMpkMalformed, MessagePackLevel) {
   expect_limit(deep, "nest more than 64 levels deep, the limit (NamedMpkLimits::max_depth)");
   NamedMpkLimits few;
   few.max_values = 20;
-  expect_limit(read_bytes("burn_full.mpk"), "more than 20 MessagePack values, the limit (NamedMpkLimits::max_values)", few);
+  expect_limit(read_bytes("burn_full.mpk"),
+               "more than 20 MessagePack values, the limit (NamedMpkLimits::max_values)", few);
   NamedMpkLimits one;
   one.max_tensors = 1;
-  expect_limit(read_bytes("burn_full.mpk"), "more than 1 tensors, the limit (NamedMpkLimits::max_tensors)", one);
+  expect_limit(read_bytes("burn_full.mpk"),
+               "more than 1 tensors, the limit (NamedMpkLimits::max_tensors)", one);
 }
 
 TEST(NamedMpkMalformed, RecordLevel) {
-  expect_format(msgpack_of(OJson::array()), "the record must be a map {metadata, item, _b} (Burn's BurnRecord), got an array of 0");
+  expect_format(
+      msgpack_of(OJson::array()),
+      "the record must be a map {metadata, item, _b} (Burn's BurnRecord), got an array of 0");
   expect_format(msgpack_of(OJson{{"item", OJson::object()}}), "the record has no \"metadata\"");
   expect_format(msgpack_of(OJson{{"metadata", meta()}}), "the record has no \"item\"");
   expect_format(msgpack_of(OJson{{"metadata", meta()}, {"item", nullptr}, {"extra", 1}}),
                 "the record has the unknown field \"extra\"");
   expect_format(msgpack_of(OJson{{"metadata", meta()}, {"item", nullptr}, {"_b", 1}}),
                 "\"_b\" (Burn's PhantomData) must be an empty array, got the integer 1");
-  expect_format(msgpack_of(OJson{{"metadata", 3}, {"item", nullptr}}), "\"metadata\" must be a map of strings");
+  expect_format(msgpack_of(OJson{{"metadata", 3}, {"item", nullptr}}),
+                "\"metadata\" must be a map of strings");
   OJson m = meta();
   m["version"] = 21;
   expect_format(msgpack_of(OJson{{"metadata", m}, {"item", nullptr}}),
                 "\"metadata\": \"version\" must be a UTF-8 string, got the integer 21");
   m.erase("version");
-  expect_format(msgpack_of(OJson{{"metadata", m}, {"item", nullptr}}), "\"metadata\" has no \"version\"");
+  expect_format(msgpack_of(OJson{{"metadata", m}, {"item", nullptr}}),
+                "\"metadata\" has no \"version\"");
   expect_format(record_with(param(f32_data({0, 0, 128, 63}, {1}))), "the item is a single tensor");
   // Keys: not a string, repeated, holding a dot, not UTF-8 (hand-packed: JSON cannot say it).
   const Bytes head = msgpack_of(OJson{{"metadata", meta()}});
@@ -473,11 +496,15 @@ TEST(NamedMpkMalformed, RecordLevel) {
     out.insert(out.end(), item.begin(), item.end());
     return out;
   };
-  expect_format(with_item({0x81, 0x01, 0xc0}), "the item has a key that is the integer 1; keys must be strings");
-  expect_format(with_item({0x82, 0xa1, 'a', 0xc0, 0xa1, 'a', 0xc0}), "the item repeats the key \"a\"");
-  expect_format(with_item({0x81, 0xa3, 'a', '.', 'b', 0xc0}), "the item: the field name \"a.b\" holds a dot");
+  expect_format(with_item({0x81, 0x01, 0xc0}),
+                "the item has a key that is the integer 1; keys must be strings");
+  expect_format(with_item({0x82, 0xa1, 'a', 0xc0, 0xa1, 'a', 0xc0}),
+                "the item repeats the key \"a\"");
+  expect_format(with_item({0x81, 0xa3, 'a', '.', 'b', 0xc0}),
+                "the item: the field name \"a.b\" holds a dot");
   expect_format(with_item({0x81, 0xa1, 0xff, 0xc0}), "the item has a key that is not valid UTF-8");
-  expect_format(with_item({0x81, 0xa1, 'x', 0xc4, 0x01, 0x00}), "\"x\": a bin outside a tensor's \"param\"");
+  expect_format(with_item({0x81, 0xa1, 'x', 0xc4, 0x01, 0x00}),
+                "\"x\": a bin outside a tensor's \"param\"");
   expect_format(with_item({0x81, 0xa1, 'x', 0xd4, 0x01, 0x00}), "\"x\": an ext value");
 }
 
@@ -485,30 +512,49 @@ TEST(NamedMpkMalformed, TensorLevel) {
   const auto at = [](OJson p) { return record_with({{"layer", {{"w", std::move(p)}}}}); };
   const std::string w = "read_named_mpk: bytes: \"layer.w\": ";
   expect_format(at({{"id", "a"}}), w + "a ParamSerde has no \"param\"");
-  expect_format(at({{"id", "a"}, {"param", 1}, {"x", 2}}), w + "a ParamSerde has the unknown field \"x\" (it has id, param)");
-  expect_format(at({{"id", 7}, {"param", 1}}), w + "the ParamSerde's id must be a string, got the integer 7");
-  expect_format(at(param(1)), w + "\"param\" must be a map {bytes, shape, dtype} (Burn's TensorData), got the integer 1");
-  expect_format(at(param({{"bytes", bin({})}, {"shape", {0}}})), w + "the TensorData has no \"dtype\"");
+  expect_format(at({{"id", "a"}, {"param", 1}, {"x", 2}}),
+                w + "a ParamSerde has the unknown field \"x\" (it has id, param)");
+  expect_format(at({{"id", 7}, {"param", 1}}),
+                w + "the ParamSerde's id must be a string, got the integer 7");
+  expect_format(
+      at(param(1)),
+      w + "\"param\" must be a map {bytes, shape, dtype} (Burn's TensorData), got the integer 1");
+  expect_format(at(param({{"bytes", bin({})}, {"shape", {0}}})),
+                w + "the TensorData has no \"dtype\"");
   OJson extra = f32_data({}, {0});
   extra["value"] = 1;
   expect_format(at(param(extra)), w + "the TensorData has the unknown field \"value\"");
-  expect_format(at(param(f32_data({}, {0}, "F128"))), w + "unknown dtype \"F128\" (Burn's: F64, F32");
-  expect_format(at(param(f32_data({}, {0}, 5))), w + "dtype must be a string such as \"F32\" (Burn's DType), got the integer 5");
-  expect_format(at(param(f32_data({}, {0}, {{"QFloat", {{"level", "Tensor"}}}}))), w + "dtype QFloat: quantized tensors are not supported");
-  expect_format(at(param(f32_data({}, {0}, {{"Bool", "U4"}}))), w + "dtype Bool has the store the string \"U4\"");
-  expect_format(at(param(f32_data({}, {0}, {{"F32", "x"}}))), w + "dtype is a map with the key \"F32\"; of Burn's DType variants only Bool and QFloat hold a value");
-  expect_format(at(param(f32_data({}, {-1}))), w + "shape must be an array of unsigned integers, got an array of 1");
+  expect_format(at(param(f32_data({}, {0}, "F128"))),
+                w + "unknown dtype \"F128\" (Burn's: F64, F32");
+  expect_format(at(param(f32_data({}, {0}, 5))),
+                w + "dtype must be a string such as \"F32\" (Burn's DType), got the integer 5");
+  expect_format(at(param(f32_data({}, {0}, {{"QFloat", {{"level", "Tensor"}}}}))),
+                w + "dtype QFloat: quantized tensors are not supported");
+  expect_format(at(param(f32_data({}, {0}, {{"Bool", "U4"}}))),
+                w + "dtype Bool has the store the string \"U4\"");
+  expect_format(at(param(f32_data({}, {0}, {{"F32", "x"}}))),
+                w + "dtype is a map with the key \"F32\"; of Burn's DType variants only Bool and "
+                    "QFloat hold a value");
+  expect_format(at(param(f32_data({}, {-1}))),
+                w + "shape must be an array of unsigned integers, got an array of 1");
   expect_format(at(param(f32_data({}, {1.5}))), w + "shape must be an array of unsigned integers");
-  expect_format(at(param(f32_data({}, "2"))), w + "shape must be an array of unsigned integers, got the string \"2\"");
-  expect_format(at(param(f32_data({}, {1, 1, 1, 1, 1, 1, 1, 1, 1}))), w + "shape has rank 9, above Kiln's limit of 8");
-  expect_format(at(param(f32_data({}, {std::uint64_t{1} << 63}))), w + "shape dim 9223372036854775808 is too large");
-  expect_format(at(param(f32_data({}, {std::uint64_t{1} << 62, 16}))), w + "shape [4611686018427387904, 16] of F32 needs more than 2^64 bytes");
-  expect_format(at(param(f32_data({1, 2, 3}, {1}))), w + "holds 3 bytes, but shape [1] of F32 needs 4");
-  expect_format(at(param(f32_data({0, 0, 0, 0, 0, 0, 0, 0}, {1}))), w + "holds 8 bytes, but shape [1] of F32 needs 4");
+  expect_format(at(param(f32_data({}, "2"))),
+                w + "shape must be an array of unsigned integers, got the string \"2\"");
+  expect_format(at(param(f32_data({}, {1, 1, 1, 1, 1, 1, 1, 1, 1}))),
+                w + "shape has rank 9, above Kiln's limit of 8");
+  expect_format(at(param(f32_data({}, {std::uint64_t{1} << 63}))),
+                w + "shape dim 9223372036854775808 is too large");
+  expect_format(at(param(f32_data({}, {std::uint64_t{1} << 62, 16}))),
+                w + "shape [4611686018427387904, 16] of F32 needs more than 2^64 bytes");
+  expect_format(at(param(f32_data({1, 2, 3}, {1}))),
+                w + "holds 3 bytes, but shape [1] of F32 needs 4");
+  expect_format(at(param(f32_data({0, 0, 0, 0, 0, 0, 0, 0}, {1}))),
+                w + "holds 8 bytes, but shape [1] of F32 needs 4");
   OJson as_array = f32_data({}, {0});
   as_array["bytes"] = OJson::array();
   expect_format(at(param(as_array)), w + "\"bytes\" must be a bin, got an array of 0");
-  expect_format(at(param(f32_data({0, 2}, {2}, "Bool"))), w + "Bool value 2 at element 1 is neither 0 nor 1");
+  expect_format(at(param(f32_data({0, 2}, {2}, "Bool"))),
+                w + "Bool value 2 at element 1 is neither 0 nor 1");
   expect_format(at(param(f32_data({0, 0, 0, 0, 0, 0, 0, 0x80}, {1}, "U64"))),
                 w + "U64 value 9223372036854775808 at element 0 does not fit in I64");
 }
