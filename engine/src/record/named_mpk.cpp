@@ -76,15 +76,20 @@ struct Value {
   enum class Kind : std::uint8_t { Nil, Bool, UInt, Int, Float, Str, Bin, Ext, Array, Map };
   Kind kind = Kind::Nil;
   bool boolean = false;
-  std::uint64_t uint = 0;
-  std::int64_t sint = 0;
-  double real = 0;
-  const char* data = nullptr;
-  std::uint32_t size = 0;
+  std::uint32_t size = 0;  // Str, Bin, Ext: the byte count
+  union {                  // 40 bytes per value in all (limits: NamedMpkLimits::max_values)
+    std::uint64_t uint = 0;
+    std::int64_t sint;
+    double real;
+    const char* data;  // Str, Bin, Ext
+  };
   std::vector<Value> items;  // Array: the elements; Map: key, value, key, value, ...
 
+  /// The bytes of a Str (callers check the kind first).
   std::string_view str() const { return {data, size}; }
 };
+
+static_assert(sizeof(Value) <= 40, "NamedMpkLimits::max_values documents 40 bytes per value");
 
 std::string_view kind_name(Value::Kind kind) {
   switch (kind) {

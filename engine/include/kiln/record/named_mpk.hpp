@@ -62,9 +62,9 @@ namespace kiln::record {
 struct NamedMpkLimits {
   /// Deepest nesting of maps and arrays (a Burn record needs the module depth + 4).
   std::uint32_t max_depth = 64;
-  /// Most MessagePack values (keys included) in the record: each costs about 48 bytes
-  /// while parsing; a Burn record has about 12 per tensor.
-  std::uint64_t max_values = 2'000'000;
+  /// Most MessagePack values (keys included) in the record: each costs 40 bytes while
+  /// parsing (so at most 40 MB by default); a Burn record has about 14 per tensor.
+  std::uint64_t max_values = 1'000'000;
   /// Most tensors (ParamSerde entries) in the record.
   std::uint64_t max_tensors = 100'000;
 };
