@@ -5,7 +5,6 @@
 # trip), idx (MnistDataset::from_bytes), config (from_json_string of SequentialConfig and
 # other configs). `npm test` runs each for KILN_FUZZ_SECONDS (default 25) through
 # scripts/test.sh; run longer here, e.g. `scripts/fuzz.sh safetensors 3600`.
-# pytorch: read_pytorch (the zip directory, the pickle interpreter, views).
 #
 # Build: build/fuzz, clang++-14 with -fsanitize=fuzzer-no-link,address,undefined on every
 # object (UBSan aborts on the first report), -O1 -g, ccache when installed. Only the
@@ -18,7 +17,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-TARGETS=(safetensors idx config pytorch)
+TARGETS=(safetensors idx config)
+TARGETS+=(csv sqlite)  # CsvDataset::from_bytes (libcsv), SqliteDataset::from_bytes (libsqlite3)
+TARGETS+=(named_mpk)  # kiln/record/named_mpk.hpp (read_named_mpk + the writer's round trip)
+TARGETS+=(pytorch)  # kiln/record/pytorch.hpp (read_pytorch: the zip directory, the pickle interpreter, views)
 target=${1:-}
 seconds=${2:-300}
 shift $(($# < 2 ? $# : 2))
