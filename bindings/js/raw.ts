@@ -294,6 +294,13 @@ export interface RawModule {
     op: string, epoch: number, batch: number): void;
   safetensorsEncode(entries: [string, RawTensor][], dtype: string): Uint8Array;
   safetensorsDecode(bytes: Uint8Array): [string, RawTensor][];
+  /**
+   * The engine's decision of a module's load (record_load.cpp): which parameter takes which
+   * entry of SafeTensors bytes or held tensors, under the options; throws listing every
+   * problem; the tensors returned are new handles (delete them).
+   */
+  loadPlan(expected: [string, number[], number][], source: Uint8Array | [string, RawTensor][],
+    options: RawLoadOptions, op: string): { assign: [string, RawTensor][]; report: RawLoadReport };
   // ---- kiln.nn.functional (nn_functional.cpp): size arrays have one entry per spatial dim
   // (`dims` 1 or 2); a null tensor is an absent bias / weight / statistic.
   fConv(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
@@ -336,3 +343,23 @@ export interface RawParamList extends RawOwned {
 
 /** The Emscripten factory (kiln.mjs, kiln-mt.mjs): options in, the module out. */
 export type CreateModule = (options: Record<string, unknown>) => Promise<RawModule>;
+
+/** The load options as the engine takes them (module_class.ts, loadOptions). */
+export interface RawLoadOptions {
+  strict: boolean;
+  allowPartial: boolean;
+  /** [pattern, replacement, ignoreCase] */
+  remap: [string, string, boolean][];
+  /** Burn's adapter: its Linear weight patterns [pattern, ignoreCase]; null for none. */
+  linearWeights: [string, boolean][] | null;
+}
+
+/** The engine's load report (record_load.cpp, js_report). */
+export interface RawLoadReport {
+  applied: string[];
+  missing: string[];
+  unexpected: string[];
+  mismatched: string[];
+  remapped: [string, string][];
+  transposed: string[];
+}
