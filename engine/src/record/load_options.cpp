@@ -88,6 +88,11 @@ std::string named(const std::string& path, const std::string& key) {
   return path == key ? in_quotes(path) : str_cat(in_quotes(path), " (from ", in_quotes(key), ")");
 }
 
+/// The mismatch as one phrase: `"path" has shape ...`, `"path": I64 value ...`.
+std::string described(const LoadMismatch& m) {
+  return str_cat(named(m.path, m.key), m.problem.rfind(':', 0) == 0 ? "" : " ", m.problem);
+}
+
 }  // namespace
 
 LoadOptions LoadOptions::with_key_remapping(KeyPattern pattern, std::string replacement) const {
@@ -133,7 +138,7 @@ std::string LoadReport::to_string() const {
   list("missing", missing.size(), [&](std::size_t i) { return in_quotes(missing[i]); });
   list("unexpected", unexpected.size(), [&](std::size_t i) { return in_quotes(unexpected[i]); });
   list("mismatched", mismatched.size(), [&](std::size_t i) {
-    return str_cat(named(mismatched[i].path, mismatched[i].key), ' ', mismatched[i].problem);
+    return described(mismatched[i]);
   });
   list("remapped", remapped.size(), [&](std::size_t i) {
     return str_cat(in_quotes(remapped[i].first), " -> ", in_quotes(remapped[i].second));
@@ -279,7 +284,7 @@ void throw_if_refused(const LoadReport& report, const LoadOptions& options, std:
   }
   bool shape = false;
   for (const auto& m : report.mismatched) {
-    problems.push_back(str_cat(named(m.path, m.key), ' ', m.problem));
+    problems.push_back(described(m));
     if (m.problem.rfind("has shape", 0) == 0) shape = true;
   }
   problems.insert(problems.end(), report.conflicts.begin(), report.conflicts.end());

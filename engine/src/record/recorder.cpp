@@ -57,7 +57,7 @@ std::vector<RecordValue> plan_record(const std::vector<LoadTarget>& targets,
     TensorData data;
     std::string problem;
     if (!codec::decode(*stored[m.entry], target.dtype, data, problem)) {
-      add_mismatch(report, target, entries[m.entry], stored[m.entry]->shape, problem);
+      add_mismatch(report, target, entries[m.entry], stored[m.entry]->shape, ": " + problem);
       failed.insert(target.path);
       continue;
     }

@@ -42,7 +42,7 @@ struct Mlp {
   KILN_MODULE(Mlp, fc1, bn, fc2)
 
   Tensor<B, 2> forward(const Tensor<B, 2>& x) const {
-    return fc2.forward(relu(bn.forward(fc1.forward(x))));
+    return fc2.forward(activation::relu(bn.forward(fc1.forward(x))));
   }
 };
 
@@ -86,7 +86,7 @@ struct BurnMlp {
   KILN_MODULE(BurnMlp, fc1, norm, fc2)
 
   Tensor<B, 2> forward(const Tensor<B, 2>& x) const {
-    return fc2.forward(relu(norm.forward(fc1.forward(x))));
+    return fc2.forward(activation::relu(norm.forward(fc1.forward(x))));
   }
 };
 
@@ -304,7 +304,7 @@ TEST(LoadOptions, ValuesThatDoNotConvertAreMismatches) {
   LoadReport report;
   EXPECT_THAT([&] { SafetensorsRecorder{}.with_load_options(LoadOptions().allow_partial(true)).from_record(mlp(), file, Cpu::Device{}, report); },
               ThrowsMessage<FormatError>(HasSubstr(
-                  "1 problem: \"bn.num_batches_tracked\" I64 value 1099511627776 at element 0")));
+                  "1 problem: \"bn.num_batches_tracked\": I64 value 1099511627776 at element 0")));
   EXPECT_EQ(report.mismatched.size(), 1u);
   EXPECT_TRUE(report.applied.empty());
 }

@@ -125,7 +125,7 @@ struct LoadMismatch {
   std::string key;              ///< the record's own key (before remapping)
   Shape found;                  ///< the entry's shape (after the adapter's transpose)
   std::optional<Shape> expected;  ///< the parameter's shape (none for an empty parameter)
-  std::string problem;          ///< "has shape [3, 1], module expects [1, 3]", "has dtype ..."
+  std::string problem;  ///< "has shape [3, 1], module expects [1, 3]", "has dtype ...", ": I64 value ..."
 };
 
 /// What applying a record did or would do (burn-store's ApplyResult; PyTorch's
