@@ -205,7 +205,7 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
     if (transpose[i]) report.transposed.push_back(key);
     const auto [it, inserted] = by_key.emplace(key, i);
     if (!inserted) {
-      report.conflicts.push_back(str_cat("the record keys ", in_quotes(entries[it->second].key),
+      report.conflicts.push_back(str_cat("the keys ", in_quotes(entries[it->second].key),
                                          " and ", in_quotes(entries[i].key), " both become ",
                                          in_quotes(key)));
     }

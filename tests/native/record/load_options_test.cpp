@@ -222,7 +222,7 @@ TEST(LoadOptions, TwoKeysRemappedToOneAreRefused) {
             .from_record(mlp(), file, Cpu::Device{}, report);
       },
       ThrowsMessage<FormatError>(HasSubstr(
-          "record: 1 problem: the record keys \"fc1.weight\" and \"model.fc1.weight\" both "
+          "record: 1 problem: the keys \"fc1.weight\" and \"model.fc1.weight\" both "
           "become \"fc1.weight\"")));
   EXPECT_THAT(report.conflicts, ElementsAre(HasSubstr("both become \"fc1.weight\"")));
 }
