@@ -18,6 +18,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 TARGETS=(safetensors idx config)
+TARGETS+=(csv sqlite)  # CsvDataset::from_bytes (libcsv), SqliteDataset::from_bytes (libsqlite3)
+TARGETS+=(named_mpk)  # kiln/record/named_mpk.hpp (read_named_mpk + the writer's round trip)
 target=${1:-}
 seconds=${2:-300}
 shift $(($# < 2 ? $# : 2))

@@ -1,10 +1,11 @@
 // kiln.io: where JS users keep models. SafeTensors bytes read by the engine's reader
-// (kiln/record/safetensors.hpp) into named tensors; files in Node written atomically;
+// (kiln/record/safetensors.hpp) into named tensors; Burn's named MessagePack records read
+// and written by the engine (kiln/record/named_mpk.hpp); files in Node written atomically;
 // IndexedDB in browsers and workers; a browser download. Models are duck-typed: anything
 // with `saveSafetensors(options?)` -> Uint8Array and `loadSafetensors(bytes)` (Sequential,
 // kiln.Module) works, and every function also takes the raw bytes.
 import { KilnError } from './errors.js';
-import { describe, fail } from './tensor/checks.js';
+import { checkOptions, describe, fail } from './tensor/checks.js';
 import type { Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
 
@@ -54,6 +55,36 @@ export interface Io {
    * @throws as readSafetensors (but never for an I64 range).
    */
   readSafetensorsArrays(bytes: Uint8Array | ArrayBuffer): { tensors: Record<string, SafetensorsArray>; metadata: Record<string, string> };
+  /**
+   * The tensors of a Burn named MessagePack record (a `.mpk` file of Burn's
+   * NamedMpkFileRecorder, DefaultRecorder or CompactRecorder; or writeNamedMpk's bytes), by
+   * field path ("fc1.weight", "layers.0.bias": the record's field names and Vec indices
+   * joined with dots), read by the engine's reader (kiln/record/named_mpk.hpp): Burn's
+   * float dtypes (F32, F16, BF16, F64, Flex32) -> float32; its integers -> int32 (64-bit
+   * ones range-checked); Bool -> bool. Burn's names are kept (a norm's `gamma`/`beta`, a
+   * Linear's weight as [d_input, d_output]): load them with module.loadStateDict. The caller
+   * owns (disposes) the tensors. Nothing is returned unless the whole record reads.
+   * @throws KilnError `Format` naming the problem and field path (`read_named_mpk: bytes:
+   *   "fc1.weight": holds 20 bytes, but shape [2, 3] of F32 needs 24`) for malformed or
+   *   truncated bytes; `Limit` naming the NamedMpkLimits field for input nested too deep
+   *   or too large; `Value` naming the tensor for a 64-bit integer outside int32; `Type`
+   *   unless bytes is a Uint8Array or ArrayBuffer.
+   */
+  readNamedMpk(bytes: Uint8Array | ArrayBuffer): Record<string, Tensor>;
+  /**
+   * Burn's named MessagePack bytes of named tensors (a plain object or a Map from field path
+   * to Tensor) or of a model (its stateDict(): a kiln.Module or Sequential), in Burn v0.21's
+   * NamedMpkFileRecorder layout, so Burn loads them with `NamedMpkFileRecorder` into a
+   * module with the same field paths. `precision` 'full' (default: float32 as f32, int32 as
+   * i32, Burn's FullPrecisionSettings) or 'half' (f16 rounded to nearest even, i16: Burn's
+   * HalfPrecisionSettings). The same tensors give the same bytes.
+   * @throws KilnError `Value` for a name that is empty, has an empty component ("a..b") or
+   *   is both a tensor and a module ("fc" and "fc.weight"), for an int32 value outside i16
+   *   at half precision, or an unknown precision; `Type` for a value that is not a Tensor,
+   *   an unknown option, or a source that is none of the above; `Disposed`.
+   */
+  writeNamedMpk(source: Record<string, Tensor> | Map<string, Tensor> | { stateDict(): Record<string, Tensor> },
+    options?: NamedMpkOptions): Uint8Array;
   /**
    * Node: writes model.saveSafetensors(options) (or bytes) to `path` atomically: a temporary
    * file beside it, flushed, then renamed over `path`; on any error the temporary file is
@@ -106,6 +137,12 @@ export interface Io {
    * @throws KilnError `State` outside a page with a document (in Node use kiln.io.save).
    */
   download(fileName: string, model: Saveable | Uint8Array, options?: SaveOptions): void;
+}
+
+/** Options of kiln.io.writeNamedMpk. */
+export interface NamedMpkOptions {
+  /** 'full' (f32 / i32, default) or 'half' (f16 / i16), Burn's precision settings. */
+  precision?: 'full' | 'half';
 }
 
 /** kiln.io.indexedDBStore(prefix): a Learner checkpoint store (save/load) in IndexedDB. */
@@ -350,6 +387,45 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
       const meta: Record<string, string> = {};
       for (const [k, v] of Object.entries(metadata)) define(meta, k, v);
       return { tensors, metadata: meta };
+    },
+    readNamedMpk(bytes) {
+      const { entries } = e.raw.ioReadNamedMpk(asBytes(bytes, 'readNamedMpk'));
+      const tensors = e.wrapAll(entries.map((x) => x.tensor));
+      const out: Record<string, Tensor> = {};
+      entries.forEach((x, i) => define(out, x.name, tensors[i]));
+      return out;
+    },
+    writeNamedMpk(source, options) {
+      const op = 'writeNamedMpk';
+      const opts = checkOptions<NamedMpkOptions>(options, op);
+      for (const key of Object.keys(opts)) {
+        if (key !== 'precision') throw fail('Type', `${op}: unknown option "${key}" (options: precision)`);
+      }
+      const precision = opts.precision === undefined ? 'full' : opts.precision;
+      if (precision !== 'full' && precision !== 'half') {
+        throw fail('Value', `${op}: precision must be 'full' or 'half', got ${describe(precision)}`);
+      }
+      let pairs: [string, unknown][];
+      let owned: Record<string, Tensor> | null = null;
+      if (source instanceof Map) {
+        pairs = [...source.entries()];
+      } else if (source !== null && typeof source === 'object' && typeof (source as { stateDict?: unknown }).stateDict === 'function') {
+        owned = (source as { stateDict(): Record<string, Tensor> }).stateDict();
+        pairs = Object.entries(owned);
+      } else if (source !== null && typeof source === 'object' && !Array.isArray(source) && !(source instanceof Uint8Array)) {
+        pairs = Object.entries(source);
+      } else {
+        throw fail('Type', `${op}: source must be an object or Map of name -> Tensor, or a model with stateDict(), got ${describe(source)}`);
+      }
+      try {
+        const raw = pairs.map(([k, t]): [string, ReturnType<typeof e.unwrap>] => {
+          if (typeof k !== 'string') throw fail('Type', `${op}: names must be strings, got ${describe(k)}`);
+          return [k, e.unwrap(t, op, JSON.stringify(k))];
+        });
+        return e.raw.ioWriteNamedMpk(raw, precision);
+      } finally {
+        if (owned !== null) for (const t of Object.values(owned)) t.dispose();
+      }
     },
     save: saveFile as Io['save'],
     load: loadFile as Io['load'],

@@ -301,6 +301,14 @@ export interface RawModule {
    */
   loadPlan(expected: [string, number[], number][], source: Uint8Array | [string, RawTensor][],
     options: RawLoadOptions, op: string): { assign: [string, RawTensor][]; report: RawLoadReport };
+  // ---- Burn's named MessagePack records (bindings/record_mpk.cpp: kiln.io.readNamedMpk / writeNamedMpk)
+  /** The whole record or an error: tensors by field path in key order, BurnMetadata's strings. */
+  ioReadNamedMpk(bytes: Uint8Array): {
+    metadata: Record<string, string>;
+    entries: { name: string; dtype: string; shape: number[]; tensor: RawTensor }[];
+  };
+  /** The record's bytes at precision 'full' (f32, i32) or 'half' (f16, i16). */
+  ioWriteNamedMpk(entries: [string, RawTensor][], precision: string): Uint8Array;
   // ---- kiln.nn.functional (nn_functional.cpp): size arrays have one entry per spatial dim
   // (`dims` 1 or 2); a null tensor is an absent bias / weight / statistic.
   fConv(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],

@@ -29,3 +29,6 @@ export type { Accuracy, LearningRate, Loss as LossMetric, Metric, MetricInfo, To
 export type { FitCallbacks, GeneralBatchLog, GeneralEpochLog, GeneralFitOptions, GeneralHistory, StepFn, StepOutput } from './train/learner_loop.js';
 export type { CheckpointStore, CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
 export type { AvgPoolOptions, BatchNormOptions, BatchNormResult, ConvOptions, ConvTranspose2dOptions, MaxPoolOptions, NnFunctional, NormOptions, SizeNd } from './nn_functional.js';
+export type { TabularDataset, TabularItem, TabularLimits, TabularOptions } from './data/tabular.js';
+export type { CsvDataset, CsvFormat, CsvOptions, TextStreamLike } from './data/csv.js';
+export type { SqliteDataset, SqliteOptions } from './data/sqlite.js';

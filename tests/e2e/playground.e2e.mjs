@@ -172,6 +172,60 @@ test('phone', async () => {
   return `no overflow at 390 px, all controls labelled, Tab reaches Train; circle test accuracy ${(acc * 100).toFixed(1)} %`;
 });
 
+test('load-pt', async () => {
+  // A PyTorch checkpoint of the equivalent nn.Sequential (tests/e2e/fixtures/
+  // make_playground_pt.py, PyTorch 1.13) loads into the default toy model; the weights the
+  // page then downloads are PyTorch's. A checkpoint of other shapes is refused beside
+  // the model, which keeps its weights.
+  const fixtures = join(REPO, 'tests/e2e/fixtures');
+  const page = await open(context, `${base}#data=xor`, 'load-pt');
+  await waitStatus(page, ['idle'], 60_000);
+  const fresh = await metric(page, 'm-test-loss');
+  await page.setInputFiles('#load-input', [join(fixtures, 'wrong_shape.pt')]);
+  await page.waitForFunction(() => document.body.dataset.weights === 'mismatch', null, { timeout: 20_000 });
+  const refused = await page.$eval('#messages', (el) => el.textContent);
+  check(/wrong_shape\.pt/.test(refused) && /shape/.test(refused) && /unchanged/.test(refused), `refusal message: ${refused}`);
+  check((await metric(page, 'm-test-loss')) === fresh, 'a refused checkpoint changed the model');
+  await page.setInputFiles('#load-input', [join(fixtures, 'xor_mlp.pt')]);
+  await page.waitForFunction(() => document.body.dataset.weights === 'loaded', null, { timeout: 20_000 });
+  await page.waitForFunction((l) => Number(document.getElementById('m-test-loss').dataset.value) !== l, fresh, { timeout: 20_000 });
+  const loadedMsg = await page.$eval('#messages', (el) => el.textContent);
+  check(/Loaded xor_mlp\.pt \(6 tensors\)/.test(loadedMsg), `message: ${loadedMsg}`);
+  await shot(page, 'load-pt');
+  const downloads = [];
+  const got = new Promise((resolve) => {
+    page.on('download', (d) => {
+      downloads.push(d);
+      if (downloads.length === 2) resolve();
+    });
+  });
+  await page.click('#save-btn');
+  await got;
+  const st = downloads.find((d) => d.suggestedFilename().endsWith('.safetensors'));
+  const path = join(OUT, 'load-pt.safetensors');
+  await st.saveAs(path);
+  // Compare the downloaded SafeTensors with PyTorch's values (F32 exactly).
+  const { readFileSync } = await import('node:fs');
+  const bytes = readFileSync(path);
+  const n = Number(bytes.readBigUInt64LE(0));
+  const header = JSON.parse(bytes.subarray(8, 8 + n).toString('utf8'));
+  const want = JSON.parse(readFileSync(join(fixtures, 'xor_mlp.json'), 'utf8'));
+  const keys = Object.keys(header).filter((k) => k !== '__metadata__').sort();
+  check(keys.join() === Object.keys(want).sort().join(), `downloaded keys ${keys}`);
+  let compared = 0;
+  for (const k of keys) {
+    const { dtype, data_offsets: [b, e] } = header[k];
+    check(dtype === 'F32', `${k}: ${dtype}`);
+    const got = new Float32Array(bytes.buffer.slice(bytes.byteOffset + 8 + n + b, bytes.byteOffset + 8 + n + e));
+    const flat = want[k].flat();
+    check(got.length === flat.length, `${k}: ${got.length} values, PyTorch has ${flat.length}`);
+    for (let i = 0; i < flat.length; i++) check(got[i] === Math.fround(flat[i]), `${k}[${i}] = ${got[i]}, PyTorch ${flat[i]}`);
+    compared += flat.length;
+  }
+  await page.close();
+  return `wrong shapes refused (model kept), xor_mlp.pt loaded: ${compared} values equal PyTorch's`;
+});
+
 test('mnist-mlp', async () => {
   mnistPage = await open(context, `${base}#data=mnist&train=10000&mtest=10000`, 'mnist');
   const r = await trainToEnd(mnistPage, 240_000);

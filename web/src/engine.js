@@ -57,7 +57,7 @@ export class Engine {
         optimizer = kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
       }
       const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy', seed: s.seed });
-      return new Session(model, optimizer, learner);
+      return new Session(kiln, model, optimizer, learner);
     } catch (e) {
       optimizer?.dispose?.();
       model.dispose();
@@ -67,7 +67,8 @@ export class Engine {
 }
 
 export class Session {
-  constructor(model, optimizer, learner) {
+  constructor(kiln, model, optimizer, learner) {
+    this.kiln = kiln;
     this.model = model;
     this.optimizer = optimizer;
     this.learner = learner;
@@ -114,6 +115,27 @@ export class Session {
   /** @param {Uint8Array} bytes SafeTensors written by save() for the same spec */
   load(bytes) {
     this.model.loadSafetensors(bytes);
+  }
+
+  /**
+   * Loads weights for the current layers from a file the user chose: SafeTensors, or a
+   * PyTorch checkpoint (`torch.save(model.state_dict(), "m.pt")` of the equivalent
+   * `nn.Sequential`, whose keys "0.weight", "2.bias", ... are the playground's). Strict:
+   * every key and shape must match; on any error the model is unchanged.
+   * @param {Uint8Array} bytes the file's contents
+   * @param {'safetensors' | 'pytorch'} format
+   * @returns {number} the number of tensors loaded
+   * @throws KilnError `Format` for a malformed file; `Shape` / `DType` / `Value` when the
+   *   tensors do not fit these layers (loadStateDict's report).
+   */
+  loadWeights(bytes, format) {
+    const dict = format === 'pytorch' ? this.kiln.io.loadPytorch(bytes) : this.kiln.io.readSafetensors(bytes);
+    try {
+      this.model.loadStateDict(dict);
+      return Object.keys(dict).length;
+    } finally {
+      for (const t of Object.values(dict)) t.dispose();
+    }
   }
 
   /** Frees the learner, the optimizer and the model (the learner owns neither). */

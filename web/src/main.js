@@ -569,13 +569,31 @@ function onSaved(m) {
   say(`Downloaded ${base}.safetensors and ${base}.json.`, 'info');
 }
 
-$('load-input').addEventListener('change', async (ev) => {
-  const files = [...ev.target.files];
-  ev.target.value = '';
-  const json = files.find((f) => f.name.endsWith('.json'));
-  const weights = files.find((f) => f.name.endsWith('.safetensors'));
-  if (!json || !weights) {
-    say('Load model: choose both files, the .json set-up and the .safetensors weights (select the two together).', 'error');
+/** The weights format of a file by its name: 'safetensors', 'pytorch' or null. */
+const weightsFormat = (name) => (/\.safetensors$/i.test(name) ? 'safetensors' : /\.(pt|pth)$/i.test(name) ? 'pytorch' : null);
+
+/**
+ * Loads a weights-only file (.safetensors, or PyTorch's .pt / .pth of the equivalent
+ * nn.Sequential) into the current model, keeping the set-up; the worker says how it went.
+ */
+async function loadWeightsFile(file) {
+  if (!desc.ok || status === 'invalid' || status === 'loading') {
+    say(`Load model: the model is not ready yet; try ${file.name} again in a moment.`, 'error');
+    return;
+  }
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  worker.postMessage({ type: 'loadWeights', run, bytes, format: weightsFormat(file.name), name: file.name }, [bytes.buffer]);
+}
+
+async function loadFiles(files) {
+  const json = files.find((f) => /\.json$/i.test(f.name));
+  const weights = files.find((f) => weightsFormat(f.name) !== null);
+  if (!json && weights && files.length === 1) {
+    await loadWeightsFile(weights);
+    return;
+  }
+  if (!json || !weights || weightsFormat(weights.name) !== 'safetensors') {
+    say('Load model: choose the .json set-up and the .safetensors weights together, or one weights file (.safetensors, or a PyTorch .pt / .pth) for the current layers.', 'error');
     return;
   }
   let meta;
@@ -603,6 +621,31 @@ $('load-input').addEventListener('change', async (ev) => {
   }
   setup(new Uint8Array(await weights.arrayBuffer()));
   say(`Loaded ${weights.name} (${desc.numParams.toLocaleString('en-US')} parameters).`, 'info');
+}
+
+$('load-input').addEventListener('change', async (ev) => {
+  const files = [...ev.target.files];
+  ev.target.value = '';
+  await loadFiles(files);
+});
+
+// Files dropped anywhere on the page load as "Load model…" would.
+document.addEventListener('dragover', (ev) => {
+  if ([...(ev.dataTransfer?.types ?? [])].includes('Files')) {
+    ev.preventDefault();
+    ev.dataTransfer.dropEffect = 'copy';
+    document.body.dataset.dropping = '';
+  }
+});
+document.addEventListener('dragleave', (ev) => {
+  if (ev.relatedTarget === null) delete document.body.dataset.dropping;
+});
+document.addEventListener('drop', async (ev) => {
+  const files = [...(ev.dataTransfer?.files ?? [])];
+  if (files.length === 0) return;
+  ev.preventDefault();
+  delete document.body.dataset.dropping;
+  await loadFiles(files);
 });
 
 $('copy-link').addEventListener('click', async () => {

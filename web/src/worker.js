@@ -278,6 +278,29 @@ self.onmessage = async (ev) => {
         post({ type: 'prediction', id: msg.id, error: errorInfo(e) });
       }
       break;
+    case 'loadWeights':
+      // A weights-only file for the current layers (Load model… or a drop on the page).
+      if (!ctx?.session) break;
+      try {
+        if (ctx.running) {
+          ctx.running = false;
+          post({ type: 'status', run: ctx.run, status: 'paused' });
+        }
+        const n = ctx.session.loadWeights(msg.bytes, msg.format);
+        evaluate(ctx);
+        post({ type: 'weights', run: ctx.run, name: msg.name, status: 'loaded', kind: 'info', text: `Loaded ${msg.name} (${n} tensors) into the current layers.` });
+      } catch (e) {
+        const info = errorInfo(e);
+        post({
+          type: 'weights',
+          run: ctx.run,
+          name: msg.name,
+          status: info.code === 'Format' ? 'error' : 'mismatch',
+          kind: 'error',
+          text: `Could not load ${msg.name}: ${info.code !== 'Internal' ? `[${info.code}] ` : ''}${info.message} The model is unchanged.`,
+        });
+      }
+      break;
     case 'save':
       try {
         if (!ctx?.session) throw new Error('no model to save yet');

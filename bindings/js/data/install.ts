@@ -7,6 +7,9 @@ import { makeDefaultBatcher, type DefaultBatcherFn } from './batcher.js';
 import type { CollateOptions } from './collate.js';
 import { FunctionDataset, fromModule, SamplerDataset, ShuffledDataset } from './datasets.js';
 import { DataLoader } from './loader.js';
+import { CsvDataset } from './csv.js';
+import { SqliteDataset } from './sqlite.js';
+import { TabularDataset } from './tabular.js';
 import {
   BaseDataset, ColumnDataset, ComposedDataset, InMemDataset, MapperDataset, ModuleDataset, PartialDataset,
 } from './plain.js';
@@ -25,6 +28,12 @@ export interface DataPipeline {
   readonly FunctionDataset: typeof FunctionDataset;
   readonly ModuleDataset: typeof ModuleDataset;
   readonly DataLoader: typeof DataLoader;
+  /** Rows of CSV text as `{features, label}` items (papaparse, imported on first use). */
+  readonly CsvDataset: typeof CsvDataset;
+  /** Rows of an SQLite table or query as `{features, label}` items (sqlite-wasm, imported on first use). */
+  readonly SqliteDataset: typeof SqliteDataset;
+  /** The base of CsvDataset and SqliteDataset (featureNames, labelName, classes, classId). */
+  readonly TabularDataset: typeof TabularDataset;
   /** See ModuleDataset. */
   fromModule: typeof fromModule;
   /**
@@ -55,6 +64,9 @@ export function installDataPipeline(kiln: Record<string, unknown>, e: Engine): v
     ShuffledDataset: bind(class ShuffledDataset<T> extends ShuffledDatasetBase<T> {}) as typeof ShuffledDataset,
     SamplerDataset: bind(class SamplerDataset<T> extends SamplerDatasetBase<T> {}) as typeof SamplerDataset,
     DataLoader: bind(class DataLoader<I, B> extends DataLoaderBase<I, B> {}) as typeof DataLoader,
+    CsvDataset,
+    SqliteDataset,
+    TabularDataset,
     fromModule,
     defaultBatcher: (options?: CollateOptions) => makeDefaultBatcher(e, options),
     permutation: (n: number, seed: number, stream?: number) => {

@@ -29,7 +29,7 @@ export type ItemOf<D> = D extends DatasetLike<infer T> ? T : never;
 export type Description =
   | { kind: 'items'; items: unknown[] }
   | { kind: 'typed'; values: ArrayLike<number> }
-  | { kind: 'columns'; columns: Record<string, unknown>; itemSizes: Record<string, number> }
+  | { kind: 'columns'; columns: Record<string, unknown>; itemSizes: Record<string, number>; views: string[] }
   | { kind: 'partial'; source: Description; start: number; end: number }
   | { kind: 'indexed'; source: Description; indices: Uint32Array; op: string }
   | { kind: 'composed'; sources: Description[] }
@@ -239,7 +239,8 @@ export type Column = ArrayLike<unknown>;
 /**
  * Items made of columns, e.g. `{x: Float32Array(n·784), y: Int32Array(n)}` with
  * `itemSizes: {x: 784}`: item i is `{x: x.subarray(i·784, (i+1)·784), y: y[i]}` (a view, no
- * copy; a column of size 1 gives numbers). With workers, each worker receives one copy of
+ * copy; a column of size 1 gives numbers, unless it is named in `views`: then a view of
+ * one value, e.g. a table with one feature column). With workers, each worker receives one copy of
  * the columns (typed arrays are cheap to send), the fastest way to load large data there.
  * Like PyTorch's TensorDataset over JS arrays.
  * @throws KilnError `Type` for a non-object or a column that is not an array; `Shape` when
@@ -250,9 +251,11 @@ export class ColumnDataset<T = Record<string, unknown>> extends BaseDataset<T> {
   readonly _columns: Record<string, Column>;
   /** @internal */
   readonly _sizes: Record<string, number>;
+  /** @internal columns whose items are views even at size 1 */
+  readonly _views: Set<string>;
   readonly length: number;
 
-  constructor(columns: Record<string, Column>, options: { itemSizes?: Record<string, number> } = {}) {
+  constructor(columns: Record<string, Column>, options: { itemSizes?: Record<string, number>; views?: string[] } = {}) {
     super();
     const op = 'ColumnDataset';
     if (columns === null || typeof columns !== 'object' || Array.isArray(columns)) {
@@ -263,6 +266,14 @@ export class ColumnDataset<T = Record<string, unknown>> extends BaseDataset<T> {
     for (const key of Object.keys(sizes)) {
       if (!(key in columns)) throw fail('Config', `${op}: itemSizes names "${key}", which is not a column (columns: ${Object.keys(columns).join(', ')})`);
     }
+    const views = options.views ?? [];
+    if (!Array.isArray(views)) throw fail('Type', `${op}: views must be an array of column names, got ${describe(views)}`);
+    for (const key of views) {
+      if (typeof key !== 'string' || !(key in columns)) throw fail('Config', `${op}: views names ${describe(key)}, which is not a column (columns: ${Object.keys(columns).join(', ')})`);
+      const col = columns[key];
+      if (!ArrayBuffer.isView(col) || col instanceof DataView) throw fail('Type', `${op}: column "${key}" is in views, which needs a typed array, got ${describe(col)}`);
+    }
+    this._views = new Set(views);
     this._columns = {};
     this._sizes = {};
     let length: number | null = null;
@@ -293,7 +304,7 @@ export class ColumnDataset<T = Record<string, unknown>> extends BaseDataset<T> {
     const out: Record<string, unknown> = {};
     for (const [key, col] of Object.entries(this._columns)) {
       const size = this._sizes[key];
-      out[key] = size === 1 ? col[index] : (col as Float32Array).subarray(index * size, (index + 1) * size);
+      out[key] = size === 1 && !this._views.has(key) ? col[index] : (col as Float32Array).subarray(index * size, (index + 1) * size);
     }
     return out as T;
   }
@@ -305,7 +316,7 @@ export class ColumnDataset<T = Record<string, unknown>> extends BaseDataset<T> {
     }
     const columns: Record<string, unknown> = {};
     for (const [key, col] of Object.entries(this._columns)) columns[key] = shared(col);
-    return { kind: 'columns', columns, itemSizes: this._sizes };
+    return { kind: 'columns', columns, itemSizes: this._sizes, views: [...this._views] };
   }
 }
 
@@ -578,7 +589,7 @@ export async function rebuild(desc: Description): Promise<DatasetLike> {
     case 'typed':
       return new InMemDataset(desc.values);
     case 'columns':
-      return new ColumnDataset(desc.columns as Record<string, Column>, { itemSizes: desc.itemSizes });
+      return new ColumnDataset(desc.columns as Record<string, Column>, { itemSizes: desc.itemSizes, views: desc.views });
     case 'partial':
       return new PartialDataset(await rebuild(desc.source), desc.start, desc.end);
     case 'indexed':

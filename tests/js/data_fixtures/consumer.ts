@@ -57,6 +57,16 @@ export async function main(): Promise<number> {
   const names: string[] = await kiln.io.listIndexedDB();
   kiln.io.download('m.safetensors', bytes);
 
+  const csv = await D.CsvDataset.fromText('a,y\n1,0\n', { label: 'y', fillMissing: 0, limits: { maxRows: 10 } });
+  const row: { features: Float32Array; label?: number } = csv.get(0);
+  const classes: readonly string[] = csv.classes;
+  const db = await D.SqliteDataset.fromQuery(bytes, 'SELECT * FROM t', { features: ['a'], labelType: 'string' });
+  const fromDb: number = db.numFeatures + db.classId('cat');
+  async function* chunks(): AsyncGenerator<string> { yield 'a\n1\n'; }
+  const streamed: number = (await D.CsvDataset.fromStream(chunks())).length;
+  // @ts-expect-error labelType is 'int' or 'string'
+  await D.CsvDataset.fromText('a\n1\n', { labelType: 'float' });
+
   // @ts-expect-error batchSize is a number
   new D.DataLoader(mem, { batchSize: '2' });
   // @ts-expect-error state needs epoch, batch and seed
@@ -68,6 +78,6 @@ export async function main(): Promise<number> {
   // @ts-expect-error the dtype must be one of the package's
   D.defaultBatcher({ dtype: 'float64' });
 
-  void [first, n, columns, fn, mod, own, perm, batches, tensors, meta, loaded, raw, names];
+  void [first, n, columns, fn, mod, own, perm, batches, tensors, meta, loaded, raw, names, row, classes, fromDb, streamed];
   return 0;
 }

@@ -5,15 +5,18 @@
 // - HTML (navigations): network first, the cached copy when offline; `/tutorial` (no
 //   slash) is redirected to `/tutorial/` when offline;
 // - other precached files (hashed names): cache first;
+// - LAZY files (libraries kiln-dl imports on first use, e.g. sqlite-wasm): not precached,
+//   cache first once a page has fetched them;
 // - /mnist/<file>: cache first, stored the first time it is fetched (the tutorial page
 //   fetches the files in the background after its first visit: main.js).
 // Cache lookups ignore Vary: the precached copy was fetched without the `Origin` header a
 // page's `crossorigin` module request sends, and `vite preview` answers `Vary: Origin`.
-/* global PRECACHE, VERSION */
+/* global PRECACHE, LAZY, VERSION */
 const SHELL = `kiln-shell-${VERSION}`;
 const DATA = 'kiln-mnist-v1';
 const scopeUrl = new URL('./', self.location.href);
 const shellUrls = new Set(PRECACHE.map((p) => new URL(p, scopeUrl).href));
+const lazyUrls = new Set(LAZY.map((p) => new URL(p, scopeUrl).href));
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -72,5 +75,5 @@ self.addEventListener('fetch', (event) => {
     else if (shellUrls.has(`${key}/`)) event.respondWith(fetch(request).catch(() => Response.redirect(`${key}/${url.search}`, 302)));
     return;
   }
-  if (shellUrls.has(key)) event.respondWith(cacheFirst(request, SHELL));
+  if (shellUrls.has(key) || lazyUrls.has(key)) event.respondWith(cacheFirst(request, SHELL));
 });
