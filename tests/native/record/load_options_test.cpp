@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "kiln/record/named_mpk.hpp"
 
 namespace kiln::record {
 namespace {
@@ -151,6 +152,19 @@ TEST(LoadOptions, ModuleLoadFileUsesTheRecordersOptions) {
   const auto loaded = mlp().load_file(kDir + "prefixed_mlp.safetensors",
                                       SafetensorsRecorder{}.with_load_options(kStripModel));
   EXPECT_LT(max_diff(loaded.forward(matrix(e["x"])), matrix(e["prefixed_output"])), 1e-5f);
+}
+
+TEST(LoadOptions, NamedMpkRecorderTakesTheOptionsToo) {
+  const Json e = expected();
+  const auto bytes = write_named_mpk(load_safetensors(kDir + "prefixed_mlp.safetensors"));
+  LoadReport report;
+  const auto loaded = NamedMpkRecorder{}.with_load_options(kStripModel).from_bytes(
+      mlp(), bytes, Cpu::Device{}, report);
+  EXPECT_LT(max_diff(loaded.forward(matrix(e["x"])), matrix(e["prefixed_output"])), 1e-5f);
+  EXPECT_EQ(report.applied.size(), 9u);
+  EXPECT_EQ(report.remapped.size(), 9u);
+  EXPECT_THAT([&] { NamedMpkRecorder{}.from_bytes(mlp(), bytes, Cpu::Device{}); },
+              ThrowsMessage<FormatError>(HasSubstr("NamedMpkRecorder::from_bytes: bytes: 18 problems")));
 }
 
 TEST(LoadOptions, PrefixedCheckpointWithoutRemappingListsEveryKey) {
