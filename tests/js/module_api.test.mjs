@@ -154,7 +154,8 @@ describe('names, modes, printing', () => {
       sd.extra = kiln.Tensor.zeros([1]);
       return net.loadStateDict(sd, { strict: false });
     });
-    expect(report).toEqual({ missing: ['fc2.bias'], unexpected: ['extra'], mismatched: [] });
+    expect(report).toEqual({ applied: expect.any(Array), missing: ['fc2.bias'], unexpected: ['extra'], mismatched: [], remapped: [], transposed: [] });
+    expect(report.applied).toEqual(Object.keys(values(net)).filter((k) => k !== 'fc2.bias'));
     expect(values(net)['fc1.weight']).toEqual(F.init['fc1.weight'].map(Math.fround));
     net.dispose();
   });
