@@ -25,7 +25,8 @@ namespace rd = kiln::record::detail;
 
 std::vector<std::int64_t> dims_of(val array) {
   std::vector<std::int64_t> dims(array["length"].as<std::size_t>());
-  for (std::size_t i = 0; i < dims.size(); ++i) dims[i] = static_cast<std::int64_t>(array[i].as<double>());
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    dims[i] = static_cast<std::int64_t>(array[i].as<double>());
   return dims;
 }
 
@@ -44,12 +45,14 @@ val js_strings(const std::vector<std::string>& xs) {
 /// The options JS checked (module_class.ts, loadOptions): {strict, allowPartial,
 /// remap: [[pattern, replacement, ignoreCase]], linearWeights: null | [[pattern, ignoreCase]]}.
 LoadOptions options_from(val o) {
-  LoadOptions options = LoadOptions().strict(o["strict"].as<bool>()).allow_partial(o["allowPartial"].as<bool>());
+  LoadOptions options =
+      LoadOptions().strict(o["strict"].as<bool>()).allow_partial(o["allowPartial"].as<bool>());
   const val remap = o["remap"];
   const auto n = remap["length"].as<std::size_t>();
   for (std::size_t i = 0; i < n; ++i) {
     options = options.with_key_remapping(
-        KeyPattern(remap[i][0].as<std::string>(), remap[i][2].as<bool>()), remap[i][1].as<std::string>());
+        KeyPattern(remap[i][0].as<std::string>(), remap[i][2].as<bool>()),
+        remap[i][1].as<std::string>());
   }
   const val linear = o["linearWeights"];
   if (!linear.isNull() && !linear.isUndefined()) {
@@ -102,8 +105,9 @@ val load_plan(val expected, val source, val options_js, const std::string& op) {
     targets.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
       const val e = expected[i];
-      targets.push_back(rd::LoadTarget{e[0].as<std::string>(), static_cast<kiln::DType>(e[2].as<int>()),
-                                       e[1]["length"].as<std::size_t>(), kiln::Shape(dims_of(e[1]))});
+      targets.push_back(
+          rd::LoadTarget{e[0].as<std::string>(), static_cast<kiln::DType>(e[2].as<int>()),
+                         e[1]["length"].as<std::size_t>(), kiln::Shape(dims_of(e[1]))});
     }
     val assign = val::array();
     auto push = [&](const std::string& name, JsTensor t) {
@@ -115,12 +119,14 @@ val load_plan(val expected, val source, val options_js, const std::string& op) {
     LoadReport report;
     if (val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", source)) {
       std::vector<std::uint8_t> data(source["length"].as<std::size_t>());
-      if (!data.empty()) val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", source);
+      if (!data.empty())
+        val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", source);
       const auto file = kiln::record::read_safetensors(data, "bytes");
       data = {};
       auto values = rd::plan_record(targets, file, options, report, op, "bytes");
       for (auto& v : values) {
-        push(targets[v.target].path, JsTensor(kiln::CpuOps::from_data(v.data, v.data.dtype, kiln::CpuDevice{})));
+        push(targets[v.target].path,
+             JsTensor(kiln::CpuOps::from_data(v.data, v.data.dtype, kiln::CpuDevice{})));
       }
     } else {
       const auto m = source["length"].as<std::size_t>();
@@ -153,7 +159,8 @@ val load_plan(val expected, val source, val options_js, const std::string& op) {
         kiln::TensorData data = kiln::CpuOps::into_data(t.primitive());
         if (match.transpose) data = rd::transpose_2d(data);
         data.shape = match.shape;
-        push(targets[match.target].path, JsTensor(kiln::CpuOps::from_data(data, data.dtype, kiln::CpuDevice{})));
+        push(targets[match.target].path,
+             JsTensor(kiln::CpuOps::from_data(data, data.dtype, kiln::CpuDevice{})));
       }
     }
     val out = val::object();
@@ -166,6 +173,4 @@ val load_plan(val expected, val source, val options_js, const std::string& op) {
 }  // namespace
 }  // namespace kiln_js
 
-EMSCRIPTEN_BINDINGS(kiln_record_load) {
-  emscripten::function("loadPlan", &kiln_js::load_plan);
-}
+EMSCRIPTEN_BINDINGS(kiln_record_load) { emscripten::function("loadPlan", &kiln_js::load_plan); }

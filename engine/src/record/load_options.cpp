@@ -137,9 +137,7 @@ std::string LoadReport::to_string() const {
   list("applied", applied.size(), [&](std::size_t i) { return in_quotes(applied[i]); });
   list("missing", missing.size(), [&](std::size_t i) { return in_quotes(missing[i]); });
   list("unexpected", unexpected.size(), [&](std::size_t i) { return in_quotes(unexpected[i]); });
-  list("mismatched", mismatched.size(), [&](std::size_t i) {
-    return described(mismatched[i]);
-  });
+  list("mismatched", mismatched.size(), [&](std::size_t i) { return described(mismatched[i]); });
   list("remapped", remapped.size(), [&](std::size_t i) {
     return str_cat(in_quotes(remapped[i].first), " -> ", in_quotes(remapped[i].second));
   });
@@ -190,8 +188,10 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
       const std::string_view last =
           dot == std::string::npos ? std::string_view(key) : std::string_view(key).substr(dot + 1);
       const std::string head = dot == std::string::npos ? "" : key.substr(0, dot + 1);
-      if (last == "gamma") key = head + "weight";
-      else if (last == "beta") key = head + "bias";
+      if (last == "gamma")
+        key = head + "weight";
+      else if (last == "beta")
+        key = head + "bias";
       if (entries[i].shape.rank() == 2) {
         for (const auto& re : linear) {
           if (std::regex_search(key, re)) {
@@ -205,8 +205,8 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
     if (transpose[i]) report.transposed.push_back(key);
     const auto [it, inserted] = by_key.emplace(key, i);
     if (!inserted) {
-      report.conflicts.push_back(str_cat("the keys ", in_quotes(entries[it->second].key),
-                                         " and ", in_quotes(entries[i].key), " both become ",
+      report.conflicts.push_back(str_cat("the keys ", in_quotes(entries[it->second].key), " and ",
+                                         in_quotes(entries[i].key), " both become ",
                                          in_quotes(key)));
     }
     keys[i] = std::move(key);
@@ -218,7 +218,8 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const LoadTarget& target = targets[t];
     if (!seen.insert(target.path).second) {
-      report.conflicts.push_back(str_cat("the module has two parameters at ", in_quotes(target.path)));
+      report.conflicts.push_back(
+          str_cat("the module has two parameters at ", in_quotes(target.path)));
       continue;
     }
     const auto it = by_key.find(target.path);
@@ -235,10 +236,11 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
                               ? codec::decodes_to(entry.dtype, target.dtype)
                               : entry.dtype == held_dtype(target.dtype);
     if (!dtype_ok) {
-      add_mismatch(report, target, entry, shape,
-                   kind == LoadSourceKind::Record
-                       ? str_cat("has dtype ", entry.dtype, ", module expects ", accepted(target.dtype))
-                       : str_cat("is ", held_name(target.dtype), ", got ", held_name(entry.dtype)));
+      add_mismatch(
+          report, target, entry, shape,
+          kind == LoadSourceKind::Record
+              ? str_cat("has dtype ", entry.dtype, ", module expects ", accepted(target.dtype))
+              : str_cat("is ", held_name(target.dtype), ", got ", held_name(entry.dtype)));
       continue;
     }
     // Kiln has no rank-0 tensors: a stored scalar (PyTorch's num_batches_tracked) is [1].
@@ -277,7 +279,8 @@ void throw_if_refused(const LoadReport& report, const LoadOptions& options, std:
   };
   std::vector<std::string> problems;
   if (!options.missing_allowed()) {
-    for (const auto& path : report.missing) problems.push_back(str_cat("missing ", in_quotes(path)));
+    for (const auto& path : report.missing)
+      problems.push_back(str_cat("missing ", in_quotes(path)));
   }
   if (!options.unexpected_allowed()) {
     for (const auto& key : report.unexpected) problems.push_back(str_cat("unexpected ", name(key)));

@@ -116,7 +116,8 @@ float max_diff(const Tensor<Cpu, 2>& a, const Tensor<Cpu, 2>& b) {
   const auto y = b.to_data().to_vec<float>();
   EXPECT_EQ(x.size(), y.size());
   float d = 0;
-  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) d = std::max(d, std::fabs(x[i] - y[i]));
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+    d = std::max(d, std::fabs(x[i] - y[i]));
   return d;
 }
 
@@ -129,8 +130,10 @@ const LoadOptions kStripModel = LoadOptions().with_key_remapping(R"(^model\.)", 
 TEST(LoadOptions, PrefixedCheckpointLoadsWithRemapping) {
   const Json e = expected();
   LoadReport report;
-  const auto loaded = SafetensorsRecorder{}.with_load_options(kStripModel).load_file(
-      mlp(), kDir + "prefixed_mlp.safetensors", Cpu::Device{}, report);
+  const auto loaded =
+      SafetensorsRecorder{}
+          .with_load_options(kStripModel)
+          .load_file(mlp(), kDir + "prefixed_mlp.safetensors", Cpu::Device{}, report);
   EXPECT_LT(max_diff(loaded.forward(matrix(e["x"])), matrix(e["prefixed_output"])), 1e-5f);
   EXPECT_EQ(loaded.bn.num_batches_tracked.val().to_data().to_vec<std::int32_t>(),
             std::vector<std::int32_t>{7});
@@ -142,7 +145,8 @@ TEST(LoadOptions, PrefixedCheckpointLoadsWithRemapping) {
   EXPECT_TRUE(report.mismatched.empty());
   EXPECT_TRUE(report.transposed.empty());
   ASSERT_EQ(report.remapped.size(), 9u);  // key order
-  EXPECT_EQ(report.remapped[0], std::make_pair(std::string("model.bn.bias"), std::string("bn.bias")));
+  EXPECT_EQ(report.remapped[0],
+            std::make_pair(std::string("model.bn.bias"), std::string("bn.bias")));
   EXPECT_EQ(report.remapped[8],
             std::make_pair(std::string("model.fc2.weight"), std::string("fc2.weight")));
 }
@@ -158,13 +162,15 @@ TEST(LoadOptions, NamedMpkRecorderTakesTheOptionsToo) {
   const Json e = expected();
   const auto bytes = write_named_mpk(load_safetensors(kDir + "prefixed_mlp.safetensors"));
   LoadReport report;
-  const auto loaded = NamedMpkRecorder{}.with_load_options(kStripModel).from_bytes(
-      mlp(), bytes, Cpu::Device{}, report);
+  const auto loaded = NamedMpkRecorder{}
+                          .with_load_options(kStripModel)
+                          .from_bytes(mlp(), bytes, Cpu::Device{}, report);
   EXPECT_LT(max_diff(loaded.forward(matrix(e["x"])), matrix(e["prefixed_output"])), 1e-5f);
   EXPECT_EQ(report.applied.size(), 9u);
   EXPECT_EQ(report.remapped.size(), 9u);
-  EXPECT_THAT([&] { NamedMpkRecorder{}.from_bytes(mlp(), bytes, Cpu::Device{}); },
-              ThrowsMessage<FormatError>(HasSubstr("NamedMpkRecorder::from_bytes: bytes: 18 problems")));
+  EXPECT_THAT(
+      [&] { NamedMpkRecorder{}.from_bytes(mlp(), bytes, Cpu::Device{}); },
+      ThrowsMessage<FormatError>(HasSubstr("NamedMpkRecorder::from_bytes: bytes: 18 problems")));
 }
 
 TEST(LoadOptions, PrefixedCheckpointWithoutRemappingListsEveryKey) {
@@ -176,9 +182,9 @@ TEST(LoadOptions, PrefixedCheckpointWithoutRemappingListsEveryKey) {
         SafetensorsRecorder{}.load_file(model, kDir + "prefixed_mlp.safetensors", Cpu::Device{},
                                         report);
       },
-      ThrowsMessage<FormatError>(HasSubstr(
-          "SafetensorsRecorder::load_file: \"" + kDir +
-          "prefixed_mlp.safetensors\": 18 problems: missing \"fc1.weight\"; missing \"fc1.bias\"")));
+      ThrowsMessage<FormatError>(HasSubstr("SafetensorsRecorder::load_file: \"" + kDir +
+                                           "prefixed_mlp.safetensors\": 18 problems: missing "
+                                           "\"fc1.weight\"; missing \"fc1.bias\"")));
   EXPECT_TRUE(report.applied.empty());  // nothing was loaded
   EXPECT_EQ(report.missing.size(), 9u);
   EXPECT_EQ(report.unexpected.size(), 9u);
@@ -219,8 +225,9 @@ TEST(LoadOptions, InvalidPatternIsAValueErrorNamingIt) {
               ThrowsMessage<ValueError>(HasSubstr(
                   "LoadOptions::with_key_remapping: the pattern \"model.(\" is not a valid "
                   "ECMAScript regular expression")));
-  EXPECT_THAT([] { LoadOptions().with_adapter(BurnAdapter({"[fc"})); },
-              ThrowsMessage<ValueError>(HasSubstr("LoadOptions::with_adapter: the pattern \"[fc\"")));
+  EXPECT_THAT(
+      [] { LoadOptions().with_adapter(BurnAdapter({"[fc"})); },
+      ThrowsMessage<ValueError>(HasSubstr("LoadOptions::with_adapter: the pattern \"[fc\"")));
 }
 
 TEST(LoadOptions, TwoKeysRemappedToOneAreRefused) {
@@ -232,12 +239,13 @@ TEST(LoadOptions, TwoKeysRemappedToOneAreRefused) {
   LoadReport report;
   EXPECT_THAT(
       [&] {
-        SafetensorsRecorder{}.with_load_options(kStripModel.strict(false))
+        SafetensorsRecorder{}
+            .with_load_options(kStripModel.strict(false))
             .from_record(mlp(), file, Cpu::Device{}, report);
       },
-      ThrowsMessage<FormatError>(HasSubstr(
-          "record: 1 problem: the keys \"fc1.weight\" and \"model.fc1.weight\" both "
-          "become \"fc1.weight\"")));
+      ThrowsMessage<FormatError>(
+          HasSubstr("record: 1 problem: the keys \"fc1.weight\" and \"model.fc1.weight\" both "
+                    "become \"fc1.weight\"")));
   EXPECT_THAT(report.conflicts, ElementsAre(HasSubstr("both become \"fc1.weight\"")));
 }
 
@@ -252,9 +260,12 @@ TEST(LoadOptions, AllowPartialKeepsWhatTheRecordLacks) {
   const auto head_before = values(model.head.weight.val());
   const std::string path = kDir + "prefixed_mlp.safetensors";
 
-  EXPECT_THAT([&] { SafetensorsRecorder{}.with_load_options(kStripModel).load_file(model, path, Cpu::Device{}); },
-              ThrowsMessage<FormatError>(
-                  HasSubstr("2 problems: missing \"head.weight\"; missing \"head.bias\"")));
+  EXPECT_THAT(
+      [&] {
+        SafetensorsRecorder{}.with_load_options(kStripModel).load_file(model, path, Cpu::Device{});
+      },
+      ThrowsMessage<FormatError>(
+          HasSubstr("2 problems: missing \"head.weight\"; missing \"head.bias\"")));
 
   LoadReport report;
   const auto loaded = SafetensorsRecorder{}
@@ -273,18 +284,21 @@ TEST(LoadOptions, UnexpectedKeysNeedStrictFalse) {
   const std::string path = kDir + "prefixed_mlp.safetensors";
   EXPECT_THAT(
       [&] {
-        SafetensorsRecorder{}.with_load_options(kStripModel.allow_partial(true))
+        SafetensorsRecorder{}
+            .with_load_options(kStripModel.allow_partial(true))
             .load_file(head, path, Cpu::Device{});
       },
-      ThrowsMessage<FormatError>(HasSubstr(
-          "7 problems: unexpected \"bn.bias\" (from \"model.bn.bias\"); unexpected \"bn.num_batches_tracked\"")));
+      ThrowsMessage<FormatError>(
+          HasSubstr("7 problems: unexpected \"bn.bias\" (from \"model.bn.bias\"); unexpected "
+                    "\"bn.num_batches_tracked\"")));
   LoadReport report;
   const auto loaded = SafetensorsRecorder{}
                           .with_load_options(kStripModel.strict(false))
                           .load_file(head, path, Cpu::Device{}, report);
   EXPECT_THAT(report.applied, ElementsAre("fc1.weight", "fc1.bias"));
-  EXPECT_THAT(report.unexpected, ElementsAre("bn.bias", "bn.num_batches_tracked", "bn.running_mean",
-                                             "bn.running_var", "bn.weight", "fc2.bias", "fc2.weight"));
+  EXPECT_THAT(report.unexpected,
+              ElementsAre("bn.bias", "bn.num_batches_tracked", "bn.running_mean", "bn.running_var",
+                          "bn.weight", "fc2.bias", "fc2.weight"));
   EXPECT_TRUE(report.missing.empty());
   const auto fc1 = load_safetensors(path).tensors.at("model.fc1.weight").to_data(DType::F32);
   EXPECT_EQ(values(loaded.fc1.weight.val()), fc1.to_vec<float>());
@@ -296,12 +310,14 @@ TEST(LoadOptions, MismatchesAreRefusedEvenNotStrict) {
   LoadReport report;
   EXPECT_THAT(
       [&] {
-        SafetensorsRecorder{}.with_load_options(kStripModel.strict(false))
+        SafetensorsRecorder{}
+            .with_load_options(kStripModel.strict(false))
             .load_file(model, kDir + "prefixed_mlp.safetensors", Cpu::Device{}, report);
       },
       ThrowsMessage<FormatError>(HasSubstr(
           "2 problems: \"fc2.weight\" (from \"model.fc2.weight\") has shape [3, 5], module "
-          "expects [2, 5]; \"fc2.bias\" (from \"model.fc2.bias\") has shape [3], module expects [2]")));
+          "expects [2, 5]; \"fc2.bias\" (from \"model.fc2.bias\") has shape [3], module expects "
+          "[2]")));
   ASSERT_EQ(report.mismatched.size(), 2u);
   EXPECT_EQ(report.mismatched[0].path, "fc2.weight");
   EXPECT_EQ(report.mismatched[0].key, "model.fc2.weight");
@@ -316,9 +332,14 @@ TEST(LoadOptions, ValuesThatDoNotConvertAreMismatches) {
   const std::int64_t big = std::int64_t{1} << 40;
   std::memcpy(n.bytes.data(), &big, sizeof big);
   LoadReport report;
-  EXPECT_THAT([&] { SafetensorsRecorder{}.with_load_options(LoadOptions().allow_partial(true)).from_record(mlp(), file, Cpu::Device{}, report); },
-              ThrowsMessage<FormatError>(HasSubstr(
-                  "1 problem: \"bn.num_batches_tracked\": I64 value 1099511627776 at element 0")));
+  EXPECT_THAT(
+      [&] {
+        SafetensorsRecorder{}
+            .with_load_options(LoadOptions().allow_partial(true))
+            .from_record(mlp(), file, Cpu::Device{}, report);
+      },
+      ThrowsMessage<FormatError>(HasSubstr(
+          "1 problem: \"bn.num_batches_tracked\": I64 value 1099511627776 at element 0")));
   EXPECT_EQ(report.mismatched.size(), 1u);
   EXPECT_TRUE(report.applied.empty());
 }
@@ -334,14 +355,17 @@ TEST(LoadOptions, BurnConventionFileLoadsWithTheAdapter) {
           .load_file(burn_mlp(), kDir + "burn_mlp.safetensors", Cpu::Device{}, report);
   EXPECT_LT(max_diff(loaded.forward(matrix(e["x"])), matrix(e["burn_output"])), 1e-5f);
   EXPECT_THAT(report.transposed, ElementsAre("fc1.weight", "fc2.weight"));
-  EXPECT_THAT(report.remapped, ElementsAre(std::make_pair(std::string("norm.beta"), std::string("norm.bias")),
-                                           std::make_pair(std::string("norm.gamma"), std::string("norm.weight"))));
+  EXPECT_THAT(report.remapped,
+              ElementsAre(std::make_pair(std::string("norm.beta"), std::string("norm.bias")),
+                          std::make_pair(std::string("norm.gamma"), std::string("norm.weight"))));
   EXPECT_EQ(report.applied.size(), 6u);
 }
 
 TEST(LoadOptions, BurnConventionFileWithoutTheAdapterIsRefused) {
   EXPECT_THAT(
-      [&] { SafetensorsRecorder{}.load_file(burn_mlp(), kDir + "burn_mlp.safetensors", Cpu::Device{}); },
+      [&] {
+        SafetensorsRecorder{}.load_file(burn_mlp(), kDir + "burn_mlp.safetensors", Cpu::Device{});
+      },
       ThrowsMessage<FormatError>(HasSubstr(
           "5 problems: missing \"norm.weight\"; missing \"norm.bias\"; unexpected \"norm.beta\"; "
           "unexpected \"norm.gamma\"; \"fc2.weight\" has shape [4, 3], module expects [3, 4]")));
@@ -363,7 +387,8 @@ TEST(LoadOptions, TheSquareWeightCannotTellItsLayout) {
             .with_load_options(LoadOptions().with_adapter(BurnAdapter{}))
             .load_file(burn_mlp(), kDir + "burn_mlp.safetensors", Cpu::Device{});
       },
-      ThrowsMessage<FormatError>(HasSubstr("1 problem: \"fc2.weight\" has shape [4, 3], module expects [3, 4]")));
+      ThrowsMessage<FormatError>(
+          HasSubstr("1 problem: \"fc2.weight\" has shape [4, 3], module expects [3, 4]")));
 }
 
 // ---------------------------------------------------------------- the report
@@ -374,8 +399,12 @@ TEST(LoadOptions, ReportPrints) {
       .with_load_options(kStripModel.strict(false))
       .load_file(fc1_only(), kDir + "prefixed_mlp.safetensors", Cpu::Device{}, report);
   const std::string text = report.to_string();
-  EXPECT_THAT(text, HasSubstr("LoadReport: 2 applied, 0 missing, 7 unexpected, 0 mismatched, 9 remapped, 0 transposed\n"));
-  EXPECT_THAT(text, HasSubstr("\n  applied:\n    \"fc1.weight\"\n    \"fc1.bias\"\n  unexpected:\n    \"bn.bias\""));
+  EXPECT_THAT(text, HasSubstr("LoadReport: 2 applied, 0 missing, 7 unexpected, 0 mismatched, 9 "
+                              "remapped, 0 transposed\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "\n  applied:\n    \"fc1.weight\"\n    \"fc1.bias\"\n  unexpected:\n    \"bn.bias\""));
   EXPECT_THAT(text, HasSubstr("\n  remapped:\n    \"model.bn.bias\" -> \"bn.bias\""));
   std::ostringstream out;
   out << report;
@@ -401,19 +430,36 @@ TEST(LoadOptions, HeldTensorsAreRefusedByTheirWorstProblem) {
     detail::throw_if_refused(d.report, options, "Net.loadStateDict", "", LoadSourceKind::Tensors);
     return d;
   };
-  EXPECT_THAT([&] { refuse({{"w", SafetensorsDType::F32, Shape{3, 2}}, {"n", SafetensorsDType::F32, Shape{1}}}, {}); },
-              ThrowsMessage<ShapeError>(
-                  "Net.loadStateDict: 2 problems (nothing was loaded): \"w\" has shape [2, 3], got [3, 2]; "
-                  "\"n\" is int32, got float32"));
-  EXPECT_THAT([&] { refuse({{"w", SafetensorsDType::F32, Shape{2, 3}}, {"n", SafetensorsDType::F32, Shape{1}}}, {}); },
-              ThrowsMessage<DTypeError>(HasSubstr("\"n\" is int32, got float32")));
-  EXPECT_THAT([&] { refuse({{"w", SafetensorsDType::F32, Shape{2, 3}}}, {}); },
-              ThrowsMessage<ValueError>("Net.loadStateDict: 1 problem (nothing was loaded): missing \"n\""));
+  EXPECT_THAT(
+      [&] {
+        refuse({{"w", SafetensorsDType::F32, Shape{3, 2}}, {"n", SafetensorsDType::F32, Shape{1}}},
+               {});
+      },
+      ThrowsMessage<ShapeError>(
+          "Net.loadStateDict: 2 problems (nothing was loaded): \"w\" has shape [2, 3], got [3, 2]; "
+          "\"n\" is int32, got float32"));
+  EXPECT_THAT(
+      [&] {
+        refuse({{"w", SafetensorsDType::F32, Shape{2, 3}}, {"n", SafetensorsDType::F32, Shape{1}}},
+               {});
+      },
+      ThrowsMessage<DTypeError>(HasSubstr("\"n\" is int32, got float32")));
+  EXPECT_THAT(
+      [&] {
+        refuse({{"w", SafetensorsDType::F32, Shape{2, 3}}}, {});
+      },
+      ThrowsMessage<ValueError>(
+          "Net.loadStateDict: 1 problem (nothing was loaded): missing \"n\""));
   // A held I32 does not load into a float parameter (a record's would not either).
-  EXPECT_THAT([&] { refuse({{"w", SafetensorsDType::I32, Shape{2, 3}}, {"n", SafetensorsDType::I32, Shape{}}}, {}); },
-              ThrowsMessage<DTypeError>(HasSubstr("\"w\" is float32, got int32")));
+  EXPECT_THAT(
+      [&] {
+        refuse({{"w", SafetensorsDType::I32, Shape{2, 3}}, {"n", SafetensorsDType::I32, Shape{}}},
+               {});
+      },
+      ThrowsMessage<DTypeError>(HasSubstr("\"w\" is float32, got int32")));
   // A scalar loads into a [1] parameter.
-  const auto d = refuse({{"w", SafetensorsDType::F32, Shape{2, 3}}, {"n", SafetensorsDType::I32, Shape{}}}, {});
+  const auto d = refuse(
+      {{"w", SafetensorsDType::F32, Shape{2, 3}}, {"n", SafetensorsDType::I32, Shape{}}}, {});
   ASSERT_EQ(d.matches.size(), 2u);
   EXPECT_EQ(d.matches[1].shape, Shape{1});
 }

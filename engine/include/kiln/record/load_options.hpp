@@ -121,22 +121,24 @@ class LoadOptions {
 
 /// A record entry that does not fit its parameter.
 struct LoadMismatch {
-  std::string path;             ///< the module's parameter path (the key after remapping)
-  std::string key;              ///< the record's own key (before remapping)
-  Shape found;                  ///< the entry's shape (after the adapter's transpose)
+  std::string path;               ///< the module's parameter path (the key after remapping)
+  std::string key;                ///< the record's own key (before remapping)
+  Shape found;                    ///< the entry's shape (after the adapter's transpose)
   std::optional<Shape> expected;  ///< the parameter's shape (none for an empty parameter)
-  std::string problem;  ///< "has shape [3, 1], module expects [1, 3]", "has dtype ...", ": I64 value ..."
+  std::string
+      problem;  ///< "has shape [3, 1], module expects [1, 3]", "has dtype ...", ": I64 value ..."
 };
 
 /// What applying a record did or would do (burn-store's ApplyResult; PyTorch's
 /// `_IncompatibleKeys` plus the rest). Filled by the recorders' load functions that take
 /// one, also when they throw (then `applied` is empty: nothing was loaded).
 struct LoadReport {
-  std::vector<std::string> applied;     ///< parameter paths set from the record, module order
-  std::vector<std::string> missing;     ///< parameter paths the record lacks, module order
-  std::vector<std::string> unexpected;  ///< record keys (after remapping) no parameter has
+  std::vector<std::string> applied;      ///< parameter paths set from the record, module order
+  std::vector<std::string> missing;      ///< parameter paths the record lacks, module order
+  std::vector<std::string> unexpected;   ///< record keys (after remapping) no parameter has
   std::vector<LoadMismatch> mismatched;  ///< entries whose dtype or shape does not fit
-  std::vector<std::pair<std::string, std::string>> remapped;  ///< (record key, new key), changed only
+  std::vector<std::pair<std::string, std::string>>
+      remapped;                         ///< (record key, new key), changed only
   std::vector<std::string> transposed;  ///< keys (after remapping) the adapter transposed
   std::vector<std::string> conflicts;   ///< two record keys made one, a path the module repeats
 
