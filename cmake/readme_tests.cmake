@@ -46,6 +46,8 @@ function(kiln_add_readme_tests readme)
          @ONLY)
     add_executable(${name} ${out_dir}/${name}.cpp)
     target_link_libraries(${name} PRIVATE kiln)
+    # Examples may read the clone's fixtures: KILN_SOURCE_DIR "/tests/...".
+    target_compile_definitions(${name} PRIVATE KILN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
     set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${out_dir})
     add_test(NAME ${name} COMMAND ${name})
   endwhile()

@@ -138,3 +138,60 @@ TEST(PytorchRecorder, ShapeMismatchAndMalformedFilesAreFormatErrors) {
 
 }  // namespace
 }  // namespace kiln::record
+
+namespace kiln::record {
+namespace {
+
+/// The MLP with one more layer than the checkpoints have: fc3 = Linear(2, 2).
+template <Backend B>
+struct Mlp3 {
+  nn::Linear<B> fc1;
+  nn::Linear<B> fc2;
+  nn::Linear<B> fc3;
+  KILN_MODULE(Mlp3, fc1, fc2, fc3)
+};
+
+TEST(PytorchRecorder, KeyRemappingLoadsANestedCheckpointAndReportsWhatItDid) {
+  // nested.pt is {"model": state_dict, "optimizer": {...}}: keys "model.fc1.weight", ...,
+  // "optimizer.state.0.momentum_buffer". Remapping "^model\." to "" leaves the optimizer's
+  // entry unexpected: refused with strict, reported without it.
+  const auto rec = PytorchRecorder{}.with_key_remapping(R"(^model\.)", "");
+  try {
+    (void)rec.load_file(Mlp<Cpu>::init(), kDir + "nested.pt", Cpu::Device{});
+    FAIL() << "an unexpected key loaded strictly";
+  } catch (const FormatError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("optimizer.state.0.momentum_buffer"));
+  }
+  LoadReport report;
+  const auto model =
+      rec.with_load_options(rec.load_options().strict(false))
+          .load_file(Mlp<Cpu>::init(), kDir + "nested.pt", Cpu::Device{}, report);
+  expect_logits(model.forward(rows(expected()["nested"]["inputs"])), expected()["nested"]);
+  EXPECT_EQ(report.applied,
+            (std::vector<std::string>{"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}));
+  EXPECT_EQ(report.unexpected, std::vector<std::string>{"optimizer.state.0.momentum_buffer"});
+  EXPECT_TRUE(report.missing.empty());
+  ASSERT_EQ(report.remapped.size(), 4u);
+  EXPECT_EQ(report.remapped[0].second.rfind("fc", 0), 0u);
+  EXPECT_THAT(report.to_string(), HasSubstr("optimizer.state.0.momentum_buffer"));
+}
+
+TEST(PytorchRecorder, AllowPartialKeepsTheLayersTheCheckpointLacks) {
+  const Mlp3<Cpu> fresh{nn::LinearConfig(3, 4).init<Cpu>({}), nn::LinearConfig(4, 2).init<Cpu>({}),
+                        nn::LinearConfig(2, 2).init<Cpu>({})};
+  EXPECT_THROW((void)PytorchRecorder{}.load_file(fresh, kDir + "mlp.pt", Cpu::Device{}),
+               FormatError);
+  LoadReport report;
+  const auto model =
+      PytorchRecorder{}.allow_partial().load_file(fresh, kDir + "mlp.pt", Cpu::Device{}, report);
+  EXPECT_EQ(report.missing, (std::vector<std::string>{"fc3.weight", "fc3.bias"}));
+  EXPECT_EQ(report.applied.size(), 4u);
+  model.fc3.weight.val().to_data().assert_approx_eq(fresh.fc3.weight.val().to_data(),
+                                                     Tolerance::absolute(0));
+  // fc1/fc2 are PyTorch's: the first two layers give the MLP's logits.
+  const auto x = rows(expected()["mlp"]["inputs"]);
+  expect_logits(model.fc2.forward(activation::relu(model.fc1.forward(x))), expected()["mlp"]);
+}
+
+}  // namespace
+}  // namespace kiln::record

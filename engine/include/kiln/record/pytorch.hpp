@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "kiln/core/str_cat.hpp"
+#include "kiln/record/load_options.hpp"
 #include "kiln/record/recorder.hpp"
 #include "kiln/record/safetensors.hpp"
 
@@ -118,11 +119,15 @@ SafetensorsFile read_pytorch(std::span<const std::uint8_t> bytes, std::string_vi
 /// Throws: IoError if the file cannot be read; as read_pytorch.
 SafetensorsFile load_pytorch(const std::string& path, const PytorchReadOptions& options = {});
 
-/// Loads modules from PyTorch checkpoints (Burn's PyTorchFileRecorder): read_pytorch, then
-/// SafetensorsRecorder::from_record, so keys, dtypes and shapes are checked as for
-/// SafeTensors files and a failed load changes nothing:
+/// Loads modules from PyTorch checkpoints (Burn's PyTorchFileRecorder / burn-store's
+/// PytorchStore): read_pytorch, then the load options (kiln/record/load_options.hpp: key
+/// remapping, partial loading, Burn's conventions) and SafetensorsRecorder's checks, so keys,
+/// dtypes and shapes are checked as for SafeTensors files and a failed load changes nothing:
 ///   auto model = Mlp<Cpu>{...}.load_file("mlp.pt", PytorchRecorder{}, device);
 ///   auto inner = PytorchRecorder{}.with_top_level_key("model").load_file(model, "ckpt.pt", device);
+///   LoadReport report;
+///   auto part = PytorchRecorder{}.with_key_remapping(R"(^model\.)", "").allow_partial(true)
+///                   .load_file(model, "m.pt", device, report);   // report: applied, missing, ...
 /// Load-only: Kiln saves SafeTensors (SafetensorsRecorder), which PyTorch reads too.
 class PytorchRecorder {
  public:
@@ -130,31 +135,65 @@ class PytorchRecorder {
   explicit PytorchRecorder(PytorchReadOptions options) : options_(std::move(options)) {}
   /// A copy reading only the dict under `key` of the checkpoint.
   PytorchRecorder with_top_level_key(std::string key) const {
-    return PytorchRecorder(options_.with_top_level_key(std::move(key)));
+    PytorchRecorder out = *this;
+    out.options_ = options_.with_top_level_key(std::move(key));
+    return out;
+  }
+  /// A copy loading under `options` (replacing the current load options).
+  PytorchRecorder with_load_options(LoadOptions options) const {
+    PytorchRecorder out = *this;
+    out.load_options_ = std::move(options);
+    return out;
+  }
+  /// A copy that also renames keys matching `pattern` (ECMAScript) to `replacement`, after
+  /// the rules already given (LoadOptions::with_key_remapping; burn-store's name).
+  /// Throws: ValueError at load time if the pattern is not a valid regular expression.
+  PytorchRecorder with_key_remapping(std::string pattern, std::string replacement) const {
+    return with_load_options(
+        load_options_.with_key_remapping(std::move(pattern), std::move(replacement)));
+  }
+  /// A copy that loads what matches and leaves the module's other parameters as they are
+  /// (LoadOptions::allow_partial; burn-store's name); the report lists them as missing.
+  PytorchRecorder allow_partial(bool allow = true) const {
+    return with_load_options(load_options_.allow_partial(allow));
   }
   const PytorchReadOptions& options() const { return options_; }
+  const LoadOptions& load_options() const { return load_options_; }
 
   /// A copy of `module` with every parameter taken from the checkpoint `bytes` (errors
-  /// name the source `bytes`).
+  /// name the source `bytes`) under the load options; `report` is filled (also when this
+  /// throws).
   /// Throws: FormatError / LimitError as read_pytorch; FormatError listing every missing,
-  ///   unexpected and mismatched entry (SafetensorsRecorder::from_record).
+  ///   unexpected and mismatched entry refused (load_record).
+  template <class M, class Dev>
+  M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device,
+               LoadReport& report) const {
+    return load_record(module, read_pytorch(bytes, "bytes", options_), device, load_options_,
+                       report, "PytorchRecorder::from_bytes", "bytes");
+  }
   template <class M, class Dev>
   M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device) const {
-    return SafetensorsRecorder{}.from_record(module, read_pytorch(bytes, "bytes", options_),
-                                             device, "PytorchRecorder::from_bytes", "bytes");
+    LoadReport report;
+    return from_bytes(module, bytes, device, report);
   }
 
   /// from_bytes of the file at `path` (Burn's load_file; errors name the path).
   /// Throws: IoError if it cannot be read; as from_bytes.
   template <class M, class Dev>
+  M load_file(const M& module, const std::string& path, const Dev& device,
+              LoadReport& report) const {
+    return load_record(module, load_pytorch(path, options_), device, load_options_, report,
+                       "PytorchRecorder::load_file", str_cat('"', path, '"'));
+  }
+  template <class M, class Dev>
   M load_file(const M& module, const std::string& path, const Dev& device) const {
-    return SafetensorsRecorder{}.from_record(module, load_pytorch(path, options_), device,
-                                             "PytorchRecorder::load_file",
-                                             str_cat('"', path, '"'));
+    LoadReport report;
+    return load_file(module, path, device, report);
   }
 
  private:
   PytorchReadOptions options_;
+  LoadOptions load_options_;
 };
 
 }  // namespace kiln::record
