@@ -30,6 +30,8 @@ export function createAsset(fetchBytes) {
     if (typeof name !== 'string' || !ASSET_NAME.test(name)) {
       throw fail('Value', `asset: expected the name of a file in the tutorial's assets, such as 'xor.pt' (no folders), got ${typeof name === 'string' ? JSON.stringify(name) : typeof name}`);
     }
+    // made now, while the calling cell is on the stack (so the error names its line)
+    const failure = fail('Io', `asset('${name}'): the tutorial has no such file, or it could not be read`);
     if (!cache.has(name)) {
       const p = Promise.resolve()
         .then(() => {
@@ -41,12 +43,19 @@ export function createAsset(fetchBytes) {
           return bytes;
         })
         .catch((e) => {
-          throw fail('Io', `asset('${name}'): the tutorial has no such file, or it could not be read (${e?.message ?? e})`);
+          throw Object.assign(new Error(String(e?.message ?? e)), { cause: e });
         });
       p.catch(() => cache.delete(name)); // a failed read is tried again next time
       cache.set(name, p);
     }
-    return (await cache.get(name)).slice();
+    let bytes;
+    try {
+      bytes = await cache.get(name);
+    } catch (e) {
+      failure.message += ` (${e.message})`;
+      throw failure;
+    }
+    return bytes.slice();
   };
 }
 
