@@ -7,8 +7,9 @@ import { serveNotebook } from './worker_core.js';
 // passes its own URL so the worker's location does not matter.
 const pageUrl = new URL(self.name || '../tutorial/', self.location.href);
 const mnistBase = new URL('../mnist/', pageUrl);
-// The tutorial's own files (web/tutorial/assets/, copied to <site>/tutorial/assets/).
-const assetBase = new URL('assets/', pageUrl);
+// The tutorial's own files (web/tutorial/assets/, copied to <site>/tutorial/assets/); by
+// way of ../tutorial/ so that a page URL without its final slash finds them too.
+const assetBase = new URL('../tutorial/assets/', pageUrl);
 const MNIST_CACHE = 'kiln-mnist-v1'; // the name sw.js uses
 
 /**
