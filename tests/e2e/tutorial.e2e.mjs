@@ -452,6 +452,7 @@ test('add-file', async () => {
   const text = await page.$eval('#notice-text', (e) => e.textContent);
   check(!(await page.$eval('#notice', (e) => e.hidden)), 'a notice after adding a file');
   check(text.includes('model.pt') && text.includes("files.get('model.pt')") && text.includes('kiln.io.loadPytorch'), `the notice names the file and how to use it: ${text}`);
+  await page.locator('header.top').screenshot({ path: join(OUT, 'add-file.png') });
   await editCell(page, id, "print('got:', Array.from(files.get('model.pt')).join(' '), files.size)");
   check((await runOne(page, id)) === 'ok', 'a cell reads the added file');
   check((await outputOf(page, id)) === 'got: 1 2 3 4 5 1', `the cell sees its bytes: ${await outputOf(page, id)}`);
