@@ -23,27 +23,120 @@
 // bindings/module_params.cpp) with their ParamIds, so optimizer.step(module, grads) runs the
 // engine's one optimizer over them (state keyed by ParamId) and swaps each Param's value in
 // place; built-in layers keep theirs in their RawModel, stepped in the same engine call.
-import type { RawModel, RawOptimizer, RawParam, RawParamList, RawTensor } from './raw.js';
+import type { RawLoadOptions, RawModel, RawOptimizer, RawParam, RawParamList, RawTensor } from './raw.js';
 import { checkOptions, describe, fail } from './tensor/checks.js';
 import { bindClass, type Engine } from './tensor/engine.js';
 import type { Gradients } from './tensor/gradients.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { Param } from './module_param.js';
 
-/** What loadStateDict reports (PyTorch's `_IncompatibleKeys`, plus the mismatched keys). */
+/**
+ * What loadStateDict reports (PyTorch's `_IncompatibleKeys`, burn-store's ApplyResult):
+ * every list in the module's order, or the entries' key order for `unexpected`.
+ */
 export interface LoadReport {
+  /** The module's keys that were set from the state dict. */
+  applied: string[];
   /** Keys the module has that the state dict lacks (their values are unchanged). */
   missing: string[];
-  /** Keys of the state dict that the module does not have (ignored). */
+  /** Keys of the state dict (after remapping) that the module does not have (ignored). */
   unexpected: string[];
   /** Keys whose shape or dtype differs (always an error: never in a returned report). */
   mismatched: string[];
+  /** [key in the state dict, key after remapping and the adapter], for each key that changed. */
+  remapped: [string, string][];
+  /** Keys (after remapping) that the Burn adapter transposed ([dInput, dOutput] -> [dOutput, dInput]). */
+  transposed: string[];
 }
 
-/** Options of loadStateDict / loadSafetensors. */
+/**
+ * Options of loadStateDict / loadSafetensors (burn-store's `with_key_remapping`,
+ * `allow_partial` and adapters; PyTorch's `strict`). The engine decides (C++
+ * kiln::record::LoadOptions, kiln/record/load_options.hpp): each key goes through every
+ * `remap` rule in order, then the adapter, then is matched to the module's keys. Nothing is
+ * set unless every check passes.
+ */
 export interface LoadOptions {
-  /** true (default): missing or unexpected keys are an error; false: reported and skipped. */
+  /**
+   * true (default): missing or unexpected keys are an error (PyTorch's strict); false:
+   * both are reported and skipped. Shape and dtype mismatches are errors either way.
+   */
   strict?: boolean;
+  /**
+   * true: keys the module has and the state dict lacks keep their values (burn-store's
+   * allow_partial); unexpected keys are still an error unless strict is false.
+   */
+  allowPartial?: boolean;
+  /**
+   * Rules `[pattern, replacement]` applied in order to every key, each replacing ALL matches
+   * (also of a RegExp without the `g` flag): `[[/^model\./, '']]` turns "model.fc1.weight"
+   * into "fc1.weight". A pattern is a RegExp or its source text, run by the engine's
+   * std::regex (ECMAScript grammar: no lookbehind, no named groups; of a RegExp's flags `i`
+   * is honoured, `y` refused, the others ignore nothing keys contain). The replacement
+   * uses `$1`..`$99`, `$&` and `$$` as String.prototype.replace does.
+   */
+  remap?: [RegExp | string, string][];
+  /**
+   * Loads a state stored in Burn's conventions (burn-store's BurnToPyTorchAdapter): a last
+   * key segment `gamma` / `beta` becomes `weight` / `bias`, and each rank-2 entry whose key
+   * (after remapping) matches one of `linearWeights` is a Burn Linear weight [dInput,
+   * dOutput], transposed to [dOutput, dInput]. Name the Linear weights explicitly: neither
+   * the keys nor a square weight's shape tell them from an Embedding's.
+   * Example: `{ from: 'burn', linearWeights: [/^fc\d+\.weight$/] }`.
+   */
+  adapter?: { from: 'burn'; linearWeights?: (RegExp | string)[] };
+}
+
+/** [source, ignoreCase] of a pattern option. @throws KilnError `Type`, `Value` naming it. */
+function keyPattern(p: unknown, op: string, what: string): [string, boolean] {
+  if (typeof p === 'string') return [p, false];
+  if (p instanceof RegExp) {
+    if (p.flags.includes('y')) throw fail('Value', `${op}: ${what} ${String(p)} is sticky (flag y); every match of a key is replaced`);
+    return [p.source, p.flags.includes('i')];
+  }
+  throw fail('Type', `${op}: ${what} must be a RegExp or a string, got ${describe(p)}`);
+}
+
+/**
+ * The checked options of loadStateDict / loadSafetensors, as the engine takes them.
+ * @throws KilnError `Type` for an unknown option or a wrong type, naming it.
+ * @internal
+ */
+export function loadOptions(options: unknown, op: string): RawLoadOptions {
+  const opts = checkOptions<LoadOptions>(options, op) as Record<string, unknown>;
+  const known = ['strict', 'allowPartial', 'remap', 'adapter'];
+  for (const key of Object.keys(opts)) {
+    if (!known.includes(key)) throw fail('Type', `${op}: unknown option "${key}" (options: ${known.join(', ')})`);
+  }
+  const flag = (name: string, dflt: boolean): boolean => {
+    const v = opts[name];
+    if (v === undefined) return dflt;
+    if (typeof v !== 'boolean') throw fail('Type', `${op}: ${name} must be a boolean, got ${describe(v)}`);
+    return v;
+  };
+  const out: RawLoadOptions = { strict: flag('strict', true), allowPartial: flag('allowPartial', false), remap: [], linearWeights: null };
+  if (opts.remap !== undefined) {
+    if (!Array.isArray(opts.remap)) throw fail('Type', `${op}: remap must be an array of [pattern, replacement] pairs, got ${describe(opts.remap)}`);
+    opts.remap.forEach((rule: unknown, i: number) => {
+      if (!Array.isArray(rule) || rule.length !== 2) throw fail('Type', `${op}: remap[${i}] must be a [pattern, replacement] pair, got ${describe(rule)}`);
+      const [source, icase] = keyPattern(rule[0], op, `remap[${i}][0]`);
+      if (typeof rule[1] !== 'string') throw fail('Type', `${op}: remap[${i}][1] (the replacement) must be a string, got ${describe(rule[1])}`);
+      out.remap.push([source, rule[1], icase]);
+    });
+  }
+  if (opts.adapter !== undefined) {
+    const a = opts.adapter as Record<string, unknown> | null;
+    if (a === null || typeof a !== 'object' || Array.isArray(a) || a.from !== 'burn') {
+      throw fail('Type', `${op}: adapter must be {from: 'burn', linearWeights?: [...]}, got ${describe(a)}`);
+    }
+    for (const key of Object.keys(a)) {
+      if (key !== 'from' && key !== 'linearWeights') throw fail('Type', `${op}: unknown adapter option "${key}" (from, linearWeights)`);
+    }
+    const lw = a.linearWeights ?? [];
+    if (!Array.isArray(lw)) throw fail('Type', `${op}: adapter.linearWeights must be an array of patterns, got ${describe(lw)}`);
+    out.linearWeights = lw.map((p: unknown, i: number) => keyPattern(p, op, `adapter.linearWeights[${i}]`));
+  }
+  return out;
 }
 
 /** Options of saveSafetensors. */
@@ -490,35 +583,37 @@ export class Module {
 
   /**
    * Sets the parameters and buffers from `dict` (`{name: Tensor}` or a Map; values are
-   * copied, ParamIds kept, so optimizer state stays attached). Every entry is checked
-   * before anything is set: on error the module is unchanged.
-   * Returns the report (PyTorch's load_state_dict): with strict (default) it is empty.
+   * copied, ParamIds kept, so optimizer state stays attached), under `options`: key
+   * remapping, partial loading, Burn's conventions (LoadOptions). Every entry is checked
+   * (by the engine) before anything is set: on error the module is unchanged.
+   * Returns the report (PyTorch's load_state_dict, burn-store's ApplyResult): what was
+   * applied, missing, unexpected, remapped and transposed.
    * @throws KilnError `Shape` / `DType` listing every entry whose shape or dtype differs
-   *   from the module's (also with strict false, as PyTorch); `Value` listing the missing
-   *   and unexpected keys with strict; `Type` for a non-Tensor value; `Disposed`.
+   *   from the module's (also with strict false, as PyTorch), with the other problems;
+   *   `Value` listing the missing and unexpected keys the options refuse, or two keys
+   *   remapped to one, or an invalid pattern; `Type` for a non-Tensor value or a bad option;
+   *   `Disposed`.
    */
   loadStateDict(dict: Record<string, Tensor> | Map<string, Tensor>, options?: LoadOptions): LoadReport {
     const op = `${this._typeName()}.loadStateDict`;
-    const opts = checkOptions<{ strict: unknown }>(options, op);
-    for (const key of Object.keys(opts)) {
-      if (key !== 'strict') throw fail('Type', `${op}: unknown option "${key}" (options: strict)`);
-    }
-    const strict = opts.strict === undefined ? true : opts.strict;
-    if (typeof strict !== 'boolean') throw fail('Type', `${op}: strict must be a boolean, got ${describe(strict)}`);
-    const given = new Map<string, RawTensor>();
+    const opts = loadOptions(options, op);
+    const given: [string, RawTensor][] = [];
     const entries: [unknown, unknown][] = isMap(dict) ? [...dict.entries()]
       : dict !== null && typeof dict === 'object' && !Array.isArray(dict) ? Object.entries(dict)
         : (() => { throw fail('Type', `${op}: expected an object {name: Tensor} or a Map, got ${describe(dict)}`); })();
     for (const [k, v] of entries) {
       if (typeof k !== 'string') throw fail('Type', `${op}: keys must be strings, got ${describe(k)}`);
-      given.set(k, this._e.unwrap(v, op, `"${k}"`));
+      given.push([k, this._e.unwrap(v, op, `"${k}"`)]);
     }
-    return this._loadRaw(given, strict, op);
+    return this._loadRaw(given, opts, op);
   }
 
-  /** loadStateDict of engine handles (the caller's). @internal */
-  _loadRaw(given: Map<string, RawTensor>, strict: boolean, op: string): LoadReport {
-    // What the module expects: name -> {shape, dtype}, and how to set it.
+  /**
+   * Loads `source` (SafeTensors bytes, or named engine handles: the caller's) as the engine
+   * decides (raw.loadPlan), then sets what it returns. @internal
+   */
+  _loadRaw(source: Uint8Array | [string, RawTensor][], options: RawLoadOptions, op: string): LoadReport {
+    // What the module has: name -> {shape, dtype}, and how to set it.
     type Target = { shape: number[]; dtype: number; leaf: ModuleLeaf; key: string };
     const expected = new Map<string, Target>();
     for (const leaf of this._leaves()) {
@@ -534,52 +629,29 @@ export class Module {
         }
       }
     }
-    const report: LoadReport = { missing: [], unexpected: [], mismatched: [] };
-    const problems: string[] = [];
-    const dtypeName = ['float32', 'int32', 'bool'];
-    let code: 'Shape' | 'DType' | 'Value' = 'Value';
-    for (const [name, t] of expected) {
-      const h = given.get(name);
-      if (h === undefined) {
-        report.missing.push(name);
-        continue;
+    const plan = this._e.raw.loadPlan([...expected].map(([name, t]) => [name, t.shape, t.dtype]), source, options, op);
+    try {
+      // Apply: built-in layers one call each (checked again, atomically, by the engine).
+      const byLayer = new Map<RawModel, Record<string, RawTensor>>();
+      const refreshed: Param[] = [];
+      for (const [name, h] of plan.assign) {
+        const t = expected.get(name) as Target;
+        if (t.leaf.kind === 'param') {
+          t.leaf.param._param(op).assign(h, op);
+          refreshed.push(t.leaf.param);
+        } else {
+          const rec = byLayer.get(t.leaf.model) ?? {};
+          rec[t.key] = h;
+          byLayer.set(t.leaf.model, rec);
+        }
       }
-      if (h.dtype() !== t.dtype) {
-        report.mismatched.push(name);
-        problems.push(`"${name}" is ${dtypeName[t.dtype]}, got ${dtypeName[h.dtype()]}`);
-        if (code === 'Value') code = 'DType';
-      } else if (h.shape().join(',') !== t.shape.join(',') && !(h.shape().length === 0 && t.shape.join(',') === '1' && t.leaf.kind === 'layer')) {
-        report.mismatched.push(name);
-        problems.push(`"${name}" has shape [${t.shape.join(', ')}], got [${h.shape().join(', ')}]`);
-        code = 'Shape';
-      }
+      for (const p of refreshed) p._refresh();
+      for (const [model, rec] of byLayer) model.setParameters(rec, op);
+    } finally {
+      for (const [, h] of plan.assign) h.delete();
     }
-    for (const name of given.keys()) if (!expected.has(name)) report.unexpected.push(name);
-    if (strict) {
-      for (const name of report.missing) problems.push(`missing "${name}"`);
-      for (const name of report.unexpected) problems.push(`unexpected "${name}"`);
-    }
-    if (problems.length > 0) {
-      throw fail(code, `${op}: ${problems.length} problem${problems.length === 1 ? '' : 's'} (nothing was loaded): ${problems.join('; ')}`);
-    }
-    // Apply: built-in layers one call each (checked again, atomically, by the engine).
-    const byLayer = new Map<RawModel, Record<string, RawTensor>>();
-    const refreshed: Param[] = [];
-    for (const [name, t] of expected) {
-      const h = given.get(name);
-      if (h === undefined) continue;
-      if (t.leaf.kind === 'param') {
-        t.leaf.param._param(op).assign(h, op);
-        refreshed.push(t.leaf.param);
-      } else {
-        const rec = byLayer.get(t.leaf.model) ?? {};
-        rec[t.key] = h;
-        byLayer.set(t.leaf.model, rec);
-      }
-    }
-    for (const p of refreshed) p._refresh();
-    for (const [model, rec] of byLayer) model.setParameters(rec, op);
-    return report;
+    const r = plan.report;
+    return { applied: r.applied, missing: r.missing, unexpected: r.unexpected, mismatched: r.mismatched, remapped: r.remapped, transposed: r.transposed };
   }
 
   // ---- records
@@ -604,28 +676,20 @@ export class Module {
   /**
    * Loads SafeTensors bytes (from saveSafetensors, a Sequential's, or PyTorch's
    * safetensors.torch.save_file of the equivalent module; F32, F16 or BF16 floats, I64 /
-   * I32 integers) as loadStateDict does: strict by default (missing or unexpected keys
-   * are a `Value` error listing them), nothing half-applied. Returns this (as
-   * Sequential.loadSafetensors always has); with strict false the keys that were skipped
-   * are those loadStateDict reports: `m.loadStateDict(dict, {strict: false})`.
-   * @throws KilnError `Format` for malformed bytes; as loadStateDict; `Type` for a non-Uint8Array.
+   * I32 integers) under `options` as loadStateDict (remap, allowPartial, adapter, strict by
+   * default), read and checked by the engine as the C++ SafetensorsRecorder does: nothing
+   * half-applied. Returns this (as Sequential.loadSafetensors always has); for the report,
+   * `m.loadStateDict(kiln.io.readSafetensors(bytes), options)`.
+   * @throws KilnError `Format` for malformed bytes, and listing every missing, unexpected or
+   *   mismatched entry the options refuse (`<Type>.loadSafetensors: bytes: 2 problems:
+   *   missing "scale"; unexpected "weight"`); `Type` for a non-Uint8Array or a bad option;
+   *   `Value` for an invalid pattern.
    */
   loadSafetensors(bytes: Uint8Array, options?: LoadOptions): this {
     const op = `${this._typeName()}.loadSafetensors`;
     if (!(bytes instanceof Uint8Array)) throw fail('Type', `${op}: bytes must be a Uint8Array, got ${describe(bytes)}`);
     this._live(op);
-    const opts = checkOptions<{ strict: unknown }>(options, op);
-    for (const key of Object.keys(opts)) {
-      if (key !== 'strict') throw fail('Type', `${op}: unknown option "${key}" (options: strict)`);
-    }
-    const strict = opts.strict === undefined ? true : opts.strict;
-    if (typeof strict !== 'boolean') throw fail('Type', `${op}: strict must be a boolean, got ${describe(strict)}`);
-    const pairs = this._e.raw.safetensorsDecode(bytes);
-    try {
-      this._loadRaw(new Map(pairs), strict, op);
-    } finally {
-      for (const [, h] of pairs) h.delete();
-    }
+    this._loadRaw(bytes, loadOptions(options, op), op);
     return this;
   }
 

@@ -4,7 +4,7 @@
 // snake_case ({"type": "max_pool2d", "kernel_size": [2, 2]}): translated here, both ways,
 // and back in error messages. The layer specs' types: train_api.ts.
 import { KilnError } from './errors.js';
-import { Module, saveDtype, SequentialModule, type LoadOptions, type ModuleLeaf, type SaveOptions } from './module_class.js';
+import { loadOptions, Module, saveDtype, SequentialModule, type LoadOptions, type ModuleLeaf, type SaveOptions } from './module_class.js';
 import type { RawModel, RawModule } from './raw.js';
 import { adoptHandle, liveHandle, releaseHandle } from './handle.js';
 import { checkIntArray, checkOptions, describe, engineJson, fail } from './tensor/checks.js';
@@ -284,9 +284,11 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
 
   /**
    * Replaces the parameters by those of SafeTensors bytes (from saveSafetensors, C++ or
-   * PyTorch). Returns this.
+   * PyTorch), under `options` as Module.loadSafetensors (remap, allowPartial, adapter,
+   * strict; LoadOptions). Returns this.
    * @throws KilnError `Format` for malformed bytes or missing, unexpected or mis-shaped
-   *   entries (all listed); the model is then unchanged. `Type` for a non-Uint8Array.
+   *   entries the options refuse (all listed); the model is then unchanged. `Type` for a
+   *   non-Uint8Array or a bad option.
    */
   loadSafetensors(bytes: Uint8Array, options?: LoadOptions): this {
     const op = 'Sequential.loadSafetensors';
@@ -294,18 +296,11 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
     if (!(bytes instanceof Uint8Array)) {
       throw fail('Type', `${op}: bytes must be a Uint8Array, got ${describe(bytes)}`);
     }
-    if (options !== undefined && (options as { strict?: unknown } | null)?.strict === false) {
+    const opts = loadOptions(options, op);
+    if (!opts.strict || opts.allowPartial || opts.remap.length > 0 || opts.linearWeights !== null) {
       return super.loadSafetensors(bytes, options);
     }
-    if (options !== undefined) {
-      const opts = checkOptions<{ strict: unknown }>(options, op);
-      for (const key of Object.keys(opts)) {
-        if (key !== 'strict') throw fail('Type', `${op}: unknown option "${key}" (options: strict)`);
-      }
-      if (opts.strict !== undefined && typeof opts.strict !== 'boolean') {
-        throw fail('Type', `${op}: strict must be a boolean, got ${describe(opts.strict)}`);
-      }
-    }
+    // The default: one engine call (the C++ SafetensorsRecorder's strict load).
     camelErrors(() => h.loadSafetensors(bytes));
     return this;
   }

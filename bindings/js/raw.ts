@@ -296,6 +296,13 @@ export interface RawModule {
   safetensorsDecode(bytes: Uint8Array): [string, RawTensor][];
   /** PyTorch checkpoint bytes -> its tensors in key order (bindings/record_pytorch.cpp). */
   pytorchDecode(bytes: Uint8Array, topLevelKey: string | null): { name: string; dtype: string; shape: number[]; tensor: RawTensor }[];
+  /**
+   * The engine's decision of a module's load (record_load.cpp): which parameter takes which
+   * entry of SafeTensors bytes or held tensors, under the options; throws listing every
+   * problem; the tensors returned are new handles (delete them).
+   */
+  loadPlan(expected: [string, number[], number][], source: Uint8Array | [string, RawTensor][],
+    options: RawLoadOptions, op: string): { assign: [string, RawTensor][]; report: RawLoadReport };
   // ---- Burn's named MessagePack records (bindings/record_mpk.cpp: kiln.io.readNamedMpk / writeNamedMpk)
   /** The whole record or an error: tensors by field path in key order, BurnMetadata's strings. */
   ioReadNamedMpk(bytes: Uint8Array): {
@@ -346,3 +353,23 @@ export interface RawParamList extends RawOwned {
 
 /** The Emscripten factory (kiln.mjs, kiln-mt.mjs): options in, the module out. */
 export type CreateModule = (options: Record<string, unknown>) => Promise<RawModule>;
+
+/** The load options as the engine takes them (module_class.ts, loadOptions). */
+export interface RawLoadOptions {
+  strict: boolean;
+  allowPartial: boolean;
+  /** [pattern, replacement, ignoreCase] */
+  remap: [string, string, boolean][];
+  /** Burn's adapter: its Linear weight patterns [pattern, ignoreCase]; null for none. */
+  linearWeights: [string, boolean][] | null;
+}
+
+/** The engine's load report (record_load.cpp, js_report). */
+export interface RawLoadReport {
+  applied: string[];
+  missing: string[];
+  unexpected: string[];
+  mismatched: string[];
+  remapped: [string, string][];
+  transposed: string[];
+}

@@ -297,7 +297,7 @@ self.onmessage = async (ev) => {
           name: msg.name,
           status: info.code === 'Format' ? 'error' : 'mismatch',
           kind: 'error',
-          text: `Could not load ${msg.name}: ${info.code !== 'Internal' ? `[${info.code}] ` : ''}${info.message} The model is unchanged.`,
+          text: `Could not load ${msg.name}: ${info.code !== 'Internal' ? `[${info.code}] ` : ''}${info.message.replace(/\.?\s*$/, '.')} The model is unchanged.`,
         });
       }
       break;

@@ -2,6 +2,9 @@
 // parameter and matching a file against a module, every problem gathered into one error.
 #include "kiln/record/recorder.hpp"
 
+#include <algorithm>
+#include <set>
+
 #include "record/codec.hpp"
 
 namespace kiln::record::detail {
@@ -9,19 +12,6 @@ namespace kiln::record::detail {
 namespace {
 
 std::string in_quotes(std::string_view s) { return str_cat('"', s, '"'); }
-
-/// "Float (F32, F16 or BF16)": what a parameter of host `dtype` accepts.
-std::string_view accepted(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return "a Float tensor (F32, F16 or BF16)";
-    case DType::I32:
-      return "an Int tensor (I64, I32 or U8)";
-    case DType::Bool:
-      return "a Bool tensor (BOOL or U8)";
-  }
-  return "?";
-}
 
 }  // namespace
 
@@ -40,58 +30,60 @@ SafetensorsTensor encode_param(const TensorData& data, Precision precision) {
 
 void LoadPlan::check(const std::string& path, DType dtype, std::size_t rank,
                      const Shape* expected) {
-  if (!seen_.insert(path).second) {
-    mismatched_.push_back(str_cat("the module has two parameters at ", in_quotes(path)));
-    return;
-  }
-  const auto it = file_.tensors.find(path);
-  if (it == file_.tensors.end()) {
-    missing_.push_back(path);
-    return;
-  }
-  const SafetensorsTensor& stored = it->second;
-  if (!codec::decodes_to(stored.dtype, dtype)) {
-    mismatched_.push_back(str_cat(in_quotes(path), " has dtype ", stored.dtype, ", module expects ",
-                                  accepted(dtype)));
-    return;
-  }
-  // Kiln has no rank-0 tensors: a stored scalar (PyTorch's num_batches_tracked) is [1].
-  const Shape shape = stored.shape.rank() == 0 && rank == 1 ? Shape{1} : stored.shape;
-  if (expected != nullptr && !(shape == *expected)) {
-    mismatched_.push_back(
-        str_cat(in_quotes(path), " has shape ", stored.shape, ", module expects ", *expected));
-    return;
-  }
-  if (expected == nullptr && shape.rank() != rank) {
-    mismatched_.push_back(
-        str_cat(in_quotes(path), " has shape ", stored.shape, ", module expects rank ", rank));
-    return;
-  }
-  TensorData data;
-  std::string problem;
-  if (!codec::decode(stored, dtype, data, problem)) {
-    mismatched_.push_back(str_cat(in_quotes(path), ": ", problem));
-    return;
-  }
-  data.shape = shape;
-  ready_.insert_or_assign(path, std::move(data));
+  targets_.push_back(LoadTarget{path, dtype, rank,
+                                expected ? std::optional<Shape>(*expected) : std::nullopt});
 }
 
-void LoadPlan::finish(std::string_view op, std::string_view source) const {
-  std::vector<std::string> problems;
-  for (const auto& path : missing_) problems.push_back(str_cat("missing ", in_quotes(path)));
-  for (const auto& [key, tensor] : file_.tensors) {
-    if (!seen_.count(key)) problems.push_back(str_cat("unexpected ", in_quotes(key)));
+std::vector<RecordValue> plan_record(const std::vector<LoadTarget>& targets,
+                                     const SafetensorsFile& file, const LoadOptions& options,
+                                     LoadReport& report, std::string_view op,
+                                     std::string_view source) {
+  std::vector<LoadEntry> entries;
+  std::vector<const SafetensorsTensor*> stored;
+  entries.reserve(file.tensors.size());
+  stored.reserve(file.tensors.size());
+  for (const auto& [key, tensor] : file.tensors) {
+    entries.push_back(LoadEntry{key, tensor.dtype, tensor.shape});
+    stored.push_back(&tensor);
   }
-  problems.insert(problems.end(), mismatched_.begin(), mismatched_.end());
-  if (problems.empty()) return;
-  std::string message = str_cat(op, ": ", source, ": ", problems.size(),
-                                problems.size() == 1 ? " problem: " : " problems: ");
-  for (std::size_t i = 0; i < problems.size(); ++i) {
-    if (i) message += "; ";
-    message += problems[i];
+  LoadDecision decision = plan_load(targets, entries, options, LoadSourceKind::Record);
+  report = std::move(decision.report);
+  // Decode what is taken: an entry whose values do not convert is one more mismatch.
+  std::vector<RecordValue> out;
+  out.reserve(decision.matches.size());
+  std::set<std::string> failed;
+  for (const LoadMatch& m : decision.matches) {
+    const LoadTarget& target = targets[m.target];
+    TensorData data;
+    std::string problem;
+    if (!codec::decode(*stored[m.entry], target.dtype, data, problem)) {
+      add_mismatch(report, target, entries[m.entry], stored[m.entry]->shape, ": " + problem);
+      failed.insert(target.path);
+      continue;
+    }
+    if (m.transpose) data = transpose_2d(data);
+    data.shape = m.shape;
+    out.push_back(RecordValue{m.target, std::move(data)});
   }
-  throw FormatError(message);
+  if (!failed.empty()) {
+    auto& applied = report.applied;
+    applied.erase(std::remove_if(applied.begin(), applied.end(),
+                                 [&](const std::string& p) { return failed.count(p) != 0; }),
+                  applied.end());
+  }
+  try {
+    throw_if_refused(report, options, op, source, LoadSourceKind::Record);
+  } catch (...) {
+    report.applied.clear();
+    throw;
+  }
+  return out;
+}
+
+void LoadPlan::finish(std::string_view op, std::string_view source) {
+  for (auto& v : plan_record(targets_, file_, options_, *report_, op, source)) {
+    ready_.insert_or_assign(targets_[v.target].path, std::move(v.data));
+  }
 }
 
 TensorData LoadPlan::take(const std::string& path) {

@@ -35,6 +35,15 @@ export async function main(): Promise<number> {
   const n: number = net.numParams;
   const sd: Record<string, Tensor> = net.stateDict();
   const report: LoadReport = net.loadStateDict(sd, { strict: false });
+  const remapped: LoadReport = net.loadStateDict(sd, {
+    remap: [[/^model\./, ''], ['^body\\.', 'layers.']],
+    allowPartial: true,
+    adapter: { from: 'burn', linearWeights: [/^fc\d\.weight$/] },
+  });
+  const pairs: [string, string][] = remapped.remapped;
+  const applied: string[] = remapped.applied.concat(remapped.transposed);
+  void pairs;
+  void applied;
   const missing: string[] = report.missing;
   const bytes: Uint8Array = net.saveSafetensors({ dtype: 'bfloat16' });
   net.loadSafetensors(bytes, { strict: true }).train().eval();

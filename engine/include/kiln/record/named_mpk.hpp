@@ -112,13 +112,21 @@ void save_named_mpk(const SafetensorsFile& file, const std::string& path,
 /// which converts on load).
 class NamedMpkRecorder {
  public:
-  constexpr NamedMpkRecorder() = default;
-  constexpr explicit NamedMpkRecorder(Precision precision) : precision_(precision) {}
+  NamedMpkRecorder() = default;
+  explicit NamedMpkRecorder(Precision precision) : precision_(precision) {}
   /// f32 floats, i32 ints on disk (Burn's DefaultRecorder).
-  static constexpr NamedMpkRecorder full() { return NamedMpkRecorder(Precision::Full); }
+  static NamedMpkRecorder full() { return NamedMpkRecorder(Precision::Full); }
   /// f16 floats, i16 ints on disk (Burn's CompactRecorder).
-  static constexpr NamedMpkRecorder half() { return NamedMpkRecorder(Precision::Half); }
-  constexpr Precision precision() const { return precision_; }
+  static NamedMpkRecorder half() { return NamedMpkRecorder(Precision::Half); }
+  Precision precision() const { return precision_; }
+  /// This recorder loading under `options` (key remapping, partial loading, Burn's adapter;
+  /// kiln/record/load_options.hpp). Saving is unaffected.
+  NamedMpkRecorder with_load_options(LoadOptions options) const {
+    NamedMpkRecorder out = *this;
+    out.load_options_ = std::move(options);
+    return out;
+  }
+  const LoadOptions& load_options() const { return load_options_; }
 
   /// The record of `module` (tensors by field path, in the recorder's precision).
   /// Throws: as SafetensorsRecorder::to_record.
@@ -145,34 +153,55 @@ class NamedMpkRecorder {
         "NamedMpkRecorder::save_file");
   }
 
-  /// A copy of `module` with every parameter taken from `file` (see
-  /// SafetensorsRecorder::from_record: every key, dtype and shape checked first).
-  /// Throws: FormatError listing every missing, unexpected and mismatched entry.
+  /// A copy of `module` with every parameter taken from `file` under the load options (see
+  /// SafetensorsRecorder::from_record: every key, dtype and shape checked first); `report`
+  /// is filled (also when this throws).
+  /// Throws: FormatError listing every missing, unexpected and mismatched entry refused.
+  template <class M, class Dev>
+  M from_record(const M& module, const SafetensorsFile& file, const Dev& device,
+                LoadReport& report, std::string_view op = "NamedMpkRecorder::from_record",
+                std::string_view source = "record") const {
+    return load_record(module, file, device, load_options_, report, op, source);
+  }
   template <class M, class Dev>
   M from_record(const M& module, const SafetensorsFile& file, const Dev& device,
                 std::string_view op = "NamedMpkRecorder::from_record",
                 std::string_view source = "record") const {
-    return SafetensorsRecorder(precision_).from_record(module, file, device, op, source);
+    LoadReport report;
+    return from_record(module, file, device, report, op, source);
   }
 
   /// from_record of the `.mpk` `bytes` (errors name the source `bytes`).
   /// Throws: FormatError / LimitError as read_named_mpk; FormatError if it does not fit.
   template <class M, class Dev>
-  M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device) const {
-    return from_record(module, read_named_mpk(bytes, "bytes"), device,
+  M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device,
+               LoadReport& report) const {
+    return from_record(module, read_named_mpk(bytes, "bytes"), device, report,
                        "NamedMpkRecorder::from_bytes", "bytes");
+  }
+  template <class M, class Dev>
+  M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device) const {
+    LoadReport report;
+    return from_bytes(module, bytes, device, report);
   }
 
   /// from_record of the `.mpk` file at `path` (Burn's load_file).
   /// Throws: IoError if it cannot be read; FormatError / LimitError as above.
   template <class M, class Dev>
+  M load_file(const M& module, const std::string& path, const Dev& device,
+              LoadReport& report) const {
+    return from_record(module, load_named_mpk(path), device, report,
+                       "NamedMpkRecorder::load_file", str_cat('"', path, '"'));
+  }
+  template <class M, class Dev>
   M load_file(const M& module, const std::string& path, const Dev& device) const {
-    return from_record(module, load_named_mpk(path), device, "NamedMpkRecorder::load_file",
-                       str_cat('"', path, '"'));
+    LoadReport report;
+    return load_file(module, path, device, report);
   }
 
  private:
   Precision precision_ = Precision::Full;
+  LoadOptions load_options_;
 };
 
 }  // namespace kiln::record

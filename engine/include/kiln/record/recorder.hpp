@@ -25,6 +25,14 @@
 /// Param::set: ids and require-grad flags are kept, Float parameters of an autodiff
 /// module become tracked leaves again. A parameter of the given module may be empty
 /// (never initialized); it then takes the file's shape, which must have the right rank.
+///
+/// Load options (kiln/record/load_options.hpp: key remapping, partial loading, Burn's
+/// conventions) ride on the recorder, so `model.load_file(path, recorder, device)` uses
+/// them; the overloads taking a LoadReport& fill it (also when they throw):
+///   auto recorder = SafetensorsRecorder{}.with_load_options(
+///       LoadOptions().with_key_remapping(R"(^model\.)", "").allow_partial(true));
+///   LoadReport report;
+///   auto loaded = recorder.load_file(model, "m.safetensors", device, report);
 #include <cstdint>
 #include <map>
 #include <set>
@@ -37,6 +45,7 @@
 #include "kiln/core/io.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/param.hpp"
+#include "kiln/record/load_options.hpp"
 #include "kiln/record/safetensors.hpp"
 
 namespace kiln::record {
@@ -53,25 +62,52 @@ namespace detail {
 /// bool -> BOOL.
 SafetensorsTensor encode_param(const TensorData& data, Precision precision);
 
-/// Matches a file against a module's parameters (the non-template part of loading).
+/// One decided assignment of a record: targets[target] takes `data` (decoded to the
+/// target's dtype, transposed by the adapter, a scalar made [1]).
+struct RecordValue {
+  std::size_t target = 0;
+  TensorData data;
+};
+
+/// plan_load of `file`'s entries (LoadSourceKind::Record), then decoding what is taken (a
+/// value that does not convert, an I64 beyond i32, is one more mismatch); fills `report`.
+/// Throws: FormatError `<op>: <source>: N problems: ...` if the options refuse a problem
+///   (the report's `applied` is then empty).
+std::vector<RecordValue> plan_record(const std::vector<LoadTarget>& targets,
+                                     const SafetensorsFile& file, const LoadOptions& options,
+                                     LoadReport& report, std::string_view op,
+                                     std::string_view source);
+
+/// Matches a record against a module's parameters under LoadOptions (the non-template part
+/// of loading): check() each parameter, finish() once, then take() each path that has().
 class LoadPlan {
  public:
-  explicit LoadPlan(const SafetensorsFile& file) : file_(file) {}
-  /// Checks the entry for `path` against a parameter of host `dtype` and `rank` whose
-  /// current shape is `*expected` (null when the parameter is empty), and decodes it.
+  /// `report`, when given, receives the report (it must outlive the plan).
+  explicit LoadPlan(const SafetensorsFile& file, LoadOptions options = {},
+                    LoadReport* report = nullptr)
+      : file_(file), options_(std::move(options)), report_(report ? report : &own_report_) {}
+  LoadPlan(const LoadPlan&) = delete;
+  LoadPlan& operator=(const LoadPlan&) = delete;
+  /// Notes a parameter of host `dtype` and `rank` at `path` whose current shape is
+  /// `*expected` (null when the parameter is empty).
   void check(const std::string& path, DType dtype, std::size_t rank, const Shape* expected);
-  /// Throws FormatError `<op>: <source>: N problems: ...` listing every missing,
-  /// unexpected and mismatched entry, if there is any.
-  void finish(std::string_view op, std::string_view source) const;
-  /// The decoded data checked for `path` (moved out).
+  /// Matches, decodes what is taken, fills the report. Throws FormatError
+  /// `<op>: <source>: N problems: ...` listing every problem the options refuse (see
+  /// detail::throw_if_refused); the report's `applied` is then empty.
+  void finish(std::string_view op, std::string_view source);
+  /// Whether `path` takes a value (false for a missing one the options allow).
+  bool has(const std::string& path) const { return ready_.count(path) != 0; }
+  /// The decoded data for `path` (moved out).
   TensorData take(const std::string& path);
+  const LoadReport& report() const { return *report_; }
 
  private:
   const SafetensorsFile& file_;
+  LoadOptions options_;
+  LoadReport own_report_;
+  LoadReport* report_;
+  std::vector<LoadTarget> targets_;
   std::map<std::string, TensorData> ready_;
-  std::set<std::string> seen_;
-  std::vector<std::string> missing_;
-  std::vector<std::string> mismatched_;
 };
 
 /// plan.check for one parameter: its kind's dtype, its rank and its shape if initialized.
@@ -86,27 +122,62 @@ void check_param(LoadPlan& plan, const std::string& path, const module::Param<Te
 }
 
 /// Replaces the parameter's tensor with the checked data on `device` (Param::set keeps the
-/// id and the require-grad flag).
+/// id and the require-grad flag); a parameter the record lacks (partial load) is kept.
 template <Backend B, std::size_t D, TensorKind K, class Dev>
 void load_param(LoadPlan& plan, const std::string& path, module::Param<Tensor<B, D, K>>& p,
                 const Dev& device) {
+  if (!plan.has(path)) return;
   p.set(Tensor<B, D, K>::from_data(plan.take(path), device));
 }
 
 }  // namespace detail
+
+/// A copy of `module` with its parameters taken from `file` under `options`, tensors
+/// created on `device`; `report` says what was applied, missing, unexpected, mismatched and
+/// remapped (filled also when this throws). What every recorder's load does: a reader of
+/// another format (PyTorch, named MessagePack) makes a SafetensorsFile and calls this.
+/// `op` and `source` name the call and the file in errors.
+/// Throws: FormatError listing every problem the options refuse (missing, unexpected,
+///   mismatched entries; two record keys remapped to one); the module is then unchanged.
+template <class M, class Dev>
+M load_record(const M& module, const SafetensorsFile& file, const Dev& device,
+              const LoadOptions& options, LoadReport& report, std::string_view op,
+              std::string_view source) {
+  report = LoadReport{};
+  detail::LoadPlan plan(file, options, &report);
+  auto check = [&](const std::string& path, const auto& param) {
+    detail::check_param(plan, path, param);
+  };
+  module.visit(check);
+  plan.finish(op, source);
+  M out = module;
+  auto load = [&](const std::string& path, auto& param) {
+    detail::load_param(plan, path, param, device);
+  };
+  out.visit_mut(load);
+  return out;
+}
 
 /// Saves and loads modules as SafeTensors (see the top of this header). Full precision by
 /// default; `SafetensorsRecorder::half()` (or CompactRecorder) stores Float parameters as
 /// F16 and loads them back as f32.
 class SafetensorsRecorder {
  public:
-  constexpr SafetensorsRecorder() = default;
-  constexpr explicit SafetensorsRecorder(Precision precision) : precision_(precision) {}
+  SafetensorsRecorder() = default;
+  explicit SafetensorsRecorder(Precision precision) : precision_(precision) {}
   /// F32 on disk.
-  static constexpr SafetensorsRecorder full() { return SafetensorsRecorder(Precision::Full); }
+  static SafetensorsRecorder full() { return SafetensorsRecorder(Precision::Full); }
   /// F16 on disk (Burn's HalfPrecisionSettings).
-  static constexpr SafetensorsRecorder half() { return SafetensorsRecorder(Precision::Half); }
-  constexpr Precision precision() const { return precision_; }
+  static SafetensorsRecorder half() { return SafetensorsRecorder(Precision::Half); }
+  Precision precision() const { return precision_; }
+  /// This recorder loading under `options` (key remapping, partial loading, adapter;
+  /// kiln/record/load_options.hpp). Saving is unaffected.
+  SafetensorsRecorder with_load_options(LoadOptions options) const {
+    SafetensorsRecorder out = *this;
+    out.load_options_ = std::move(options);
+    return out;
+  }
+  const LoadOptions& load_options() const { return load_options_; }
 
   /// The record of `module`: one tensor per parameter, keyed by field path.
   /// Throws: StateError if a parameter is empty; ValueError if two parameters share a path.
@@ -146,52 +217,64 @@ class SafetensorsRecorder {
         "SafetensorsRecorder::save_file");
   }
 
-  /// A copy of `module` with every parameter taken from `file`, tensors created on
-  /// `device`. `op` and `source` name the call and the file in errors.
-  /// Throws: FormatError listing every missing, unexpected and mismatched entry.
+  /// A copy of `module` with every parameter taken from `file` under the recorder's load
+  /// options, tensors created on `device`; `report` is filled (also when this throws).
+  /// `op` and `source` name the call and the file in errors.
+  /// Throws: FormatError listing every missing, unexpected and mismatched entry the options
+  ///   refuse; the module is then unchanged.
+  template <class M, class Dev>
+  M from_record(const M& module, const SafetensorsFile& file, const Dev& device,
+                LoadReport& report, std::string_view op = "SafetensorsRecorder::from_record",
+                std::string_view source = "record") const {
+    return load_record(module, file, device, load_options_, report, op, source);
+  }
+  /// from_record without a report.
   template <class M, class Dev>
   M from_record(const M& module, const SafetensorsFile& file, const Dev& device,
                 std::string_view op = "SafetensorsRecorder::from_record",
                 std::string_view source = "record") const {
-    detail::LoadPlan plan(file);
-    auto check = [&](const std::string& path, const auto& param) {
-      detail::check_param(plan, path, param);
-    };
-    module.visit(check);
-    plan.finish(op, source);
-    M out = module;
-    auto load = [&](const std::string& path, auto& param) {
-      detail::load_param(plan, path, param, device);
-    };
-    out.visit_mut(load);
-    return out;
+    LoadReport report;
+    return from_record(module, file, device, report, op, source);
   }
 
   /// from_record of the SafeTensors `bytes` (errors name the source `bytes`).
   /// Throws: FormatError if the bytes are malformed (read_safetensors) or do not fit the module.
   template <class M, class Dev>
-  M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device) const {
-    return from_record(module, read_safetensors(bytes, "bytes"), device,
+  M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device,
+               LoadReport& report) const {
+    return from_record(module, read_safetensors(bytes, "bytes"), device, report,
                        "SafetensorsRecorder::from_bytes", "bytes");
+  }
+  template <class M, class Dev>
+  M from_bytes(const M& module, std::span<const std::uint8_t> bytes, const Dev& device) const {
+    LoadReport report;
+    return from_bytes(module, bytes, device, report);
   }
 
   /// from_record of the file at `path` (Burn's load_file; errors name the path).
   /// Throws: IoError if it cannot be read; FormatError if it is malformed or does not fit.
   template <class M, class Dev>
+  M load_file(const M& module, const std::string& path, const Dev& device,
+              LoadReport& report) const {
+    return from_record(module, load_safetensors(path), device, report,
+                       "SafetensorsRecorder::load_file", str_cat('"', path, '"'));
+  }
+  template <class M, class Dev>
   M load_file(const M& module, const std::string& path, const Dev& device) const {
-    return from_record(module, load_safetensors(path), device, "SafetensorsRecorder::load_file",
-                       str_cat('"', path, '"'));
+    LoadReport report;
+    return load_file(module, path, device, report);
   }
 
  private:
   Precision precision_ = Precision::Full;
+  LoadOptions load_options_;
 };
 
 /// The half-precision SafetensorsRecorder (F16 on disk, f32 in memory), named after Burn's
 /// CompactRecorder: `model.save_file("m.safetensors", CompactRecorder{})`.
 class CompactRecorder : public SafetensorsRecorder {
  public:
-  constexpr CompactRecorder() : SafetensorsRecorder(Precision::Half) {}
+  CompactRecorder() : SafetensorsRecorder(Precision::Half) {}
 };
 
 }  // namespace kiln::record
