@@ -78,16 +78,19 @@ bool weights_from_pytorch() {
         "all four tensors applied after remapping");
   const auto got = logits.to_data().to_vec<float>();
   bool close = got.size() == 4;
-  for (std::size_t i = 0; close && i < 4; ++i) close = std::fabs(got[i] - kTorchXorLogits[i]) < 1e-5f;
+  for (std::size_t i = 0; close && i < 4; ++i) {
+    close = std::fabs(got[i] - kTorchXorLogits[i]) < 1e-5f;
+  }
   check(close, "the logits are PyTorch's (to 1e-5)");
   check(predicted == std::vector<std::int32_t>{0, 1, 1, 0}, "it predicts XOR: 0 1 1 0");
 
   // [pytorch_partial]
   // Another output layer (three classes): its [3, 8] weight cannot take the file's [1, 8].
-  const auto three_way = nn::SequentialConfig::from_json_string(R"({"layers": [
+  const auto three_way_spec = nn::SequentialConfig::from_json_string(R"({"layers": [
       {"type": "linear", "d_input": 2, "d_output": 8},
       {"type": "tanh"},
-      {"type": "linear", "d_input": 8, "d_output": 3}]})").init<Inner>();
+      {"type": "linear", "d_input": 8, "d_output": 3}]})");
+  const auto three_way = three_way_spec.init<Inner>();
   const auto partial = record::SafetensorsRecorder{}.with_load_options(remap.allow_partial(true));
   record::LoadReport refused;
   try {
