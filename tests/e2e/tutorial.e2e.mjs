@@ -20,6 +20,10 @@
 //                prints end in 1000 lines and an "output truncated" note
 //   run-reset    Run is disabled while its cell runs (a double click runs it once), Run
 //                all while a cell runs; Reset restores the code, clears output and status
+//   add-file     a file chosen with "Add file…" (setInputFiles) and one dropped on a cell's
+//                editor become `files.get(name)` in the cells (the editor's text is left
+//                alone), with a notice naming the file and how to use it; a cell reading
+//                `files.get('xor.pt') ?? await asset('xor.pt')` takes the reader's file first
 //   layout       a cell with one comparison panel has a full-width editor; Rust and C++
 //                panels have no clipped lines
 //   fatal        the worker script 404s / the wasm is blocked: a notice, the waiting
@@ -35,7 +39,7 @@
 // notebook's fixture step (tests/tutorial/fixture). Run by scripts/test.sh, or alone:
 //   node tests/e2e/tutorial.e2e.mjs [--no-build] [--only name,name]
 // Exit status 1 if any test failed.
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO, buildApp, startPreview, launchBrowser } from './support.mjs';
 
@@ -436,6 +440,55 @@ test('run-reset', async () => {
   check((await outputOf(page, id)) === '', `Reset stops the interval (${await outputOf(page, id)})`);
   await page.close();
   return 'Run disabled while running; double click runs once; Reset clears output and status; a re-run or Reset stops the cell\'s timers';
+});
+
+test('add-file', async () => {
+  const page = await open(`${base}tutorial/`, 'add-file');
+  const id = allIds[0];
+  // Add file…: the button opens the hidden input; playwright sets its files
+  const bytes = Buffer.from([1, 2, 3, 4, 5]);
+  await page.setInputFiles('#file-input', { name: 'model.pt', mimeType: 'application/octet-stream', buffer: bytes });
+  await page.waitForFunction(() => document.body.dataset.files === '1', null, { timeout: 10_000 });
+  const text = await page.$eval('#notice-text', (e) => e.textContent);
+  check(!(await page.$eval('#notice', (e) => e.hidden)), 'a notice after adding a file');
+  check(text.includes('model.pt') && text.includes("files.get('model.pt')") && text.includes('kiln.io.loadPytorch'), `the notice names the file and how to use it: ${text}`);
+  await page.locator('header.top').screenshot({ path: join(OUT, 'add-file.png') });
+  await editCell(page, id, "print('got:', Array.from(files.get('model.pt')).join(' '), files.size)");
+  check((await runOne(page, id)) === 'ok', 'a cell reads the added file');
+  check((await outputOf(page, id)) === 'got: 1 2 3 4 5 1', `the cell sees its bytes: ${await outputOf(page, id)}`);
+  // a drop on an editor: the file goes to `files`, not into the editor as text
+  const before = await editorText(page, id);
+  await page.evaluate((sel) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([new Uint8Array([9, 8])], 'dropped.csv'));
+    const target = document.querySelector(sel);
+    target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, `${cellSel(id)} .cm-content`);
+  await page.waitForFunction(() => document.body.dataset.files === '2', null, { timeout: 10_000 });
+  check((await editorText(page, id)) === before, 'the drop left the editor text alone');
+  check(!(await page.evaluate(() => document.body.hasAttribute('data-dropping'))), 'the drop outline is gone after the drop');
+  check((await page.$eval('#notice-text', (e) => e.textContent)).includes("files.get('dropped.csv')"), 'the notice names the dropped file');
+  check(JSON.stringify(await page.evaluate(() => window.kilnTutorial.files())) === '["model.pt","dropped.csv"]', 'both files are listed');
+  await editCell(page, id, "print('dropped:', Array.from(files.get('dropped.csv')).join(' '))");
+  check((await runOne(page, id)) === 'ok' && (await outputOf(page, id)) === 'dropped: 9 8', `a cell reads the dropped file: ${await outputOf(page, id)}`);
+  // The PyTorch cell of Step 13 prefers the reader's xor.pt over the tutorial's asset
+  const ptId = allIds.find((c) => c.endsWith('-pt-read'));
+  if (ptId) {
+    await page.setInputFiles('#file-input', { name: 'xor.pt', mimeType: 'application/octet-stream', buffer: Buffer.from('not a zip') });
+    await page.waitForFunction(() => document.body.dataset.files === '3', null, { timeout: 10_000 });
+    check((await runOne(page, ptId)) === 'error', `${ptId} with a broken xor.pt of the reader's ends in error`);
+    const out = await outputOf(page, ptId);
+    check(/\[Format\]/.test(out), `the broken file is refused with a Format error: ${out}`);
+    const real = readFileSync(join(REPO, 'web/tutorial/assets/xor.pt'));
+    await page.setInputFiles('#file-input', { name: 'xor.pt', mimeType: 'application/octet-stream', buffer: real });
+    await page.waitForFunction(() => /xor\.pt \(1\.\d KB\)/.test(document.getElementById('notice-text').textContent), null, { timeout: 10_000 });
+    check((await runOne(page, ptId)) === 'ok', `${ptId} runs ok with the real file`);
+    check((await outputOf(page, ptId)).includes(`bytes: ${real.length}`), 'it read the reader\'s xor.pt');
+    check((await page.evaluate(() => window.kilnTutorial.files().length)) === 3, 'the newer xor.pt replaced the older');
+  }
+  await page.close();
+  return `Add file… and drop give files.get(name)${ptId ? `; ${ptId} takes the reader's xor.pt` : ''}`;
 });
 
 test('layout', async () => {

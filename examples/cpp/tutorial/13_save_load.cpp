@@ -1,12 +1,17 @@
 // Step 13 of the tutorial (web/tutorial/content/13-save-load.md shows the regions): saving a
-// trained model, loading it into a fresh one, inference on test digits, and resuming an
-// interrupted run from its checkpoint. Trains on the first 10,000 MNIST images (validating
-// on 1,000) so the test stays short. Exit status 1 when a check fails.
+// trained model, loading it into a fresh one, inference on test digits, resuming an
+// interrupted run from its checkpoint, and weights from PyTorch (xor.pt, written by
+// web/tutorial/assets/make_xor_pt.py: key remapping, partial loading). Trains on the first
+// 10,000 MNIST images (validating on 1,000) so the test stays short. Exit status 1 when a
+// check fails.
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
 
 #include "kiln/kiln.hpp"
+#include "kiln/record/load_options.hpp"
+#include "kiln/record/pytorch.hpp"
 #include "mnist_mlp.hpp"
 
 using namespace kiln;
@@ -27,6 +32,92 @@ struct MlpConfig {
 
 using B = Autodiff<Cpu>;
 using Inner = Cpu;
+
+#ifndef KILN_TUTORIAL_ASSETS
+#define KILN_TUTORIAL_ASSETS "web/tutorial/assets"
+#endif
+/// PyTorch's logits for the XOR inputs (0,0) (0,1) (1,0) (1,1) with xor.pt's weights, as
+/// make_xor_pt.py printed them (web/tutorial/assets/xor.json).
+constexpr float kTorchXorLogits[4] = {-7.24458981f, 7.57535934f, 8.06463718f, -7.62034702f};
+
+/// The PyTorch part of the step; true if every check passed.
+bool weights_from_pytorch() {
+  bool ok = true;
+  auto check = [&ok](bool cond, const std::string& what) {
+    std::cout << what << ": " << (cond ? "ok" : "WRONG") << "\n";
+    ok &= cond;
+  };
+  const std::string assets = KILN_TUTORIAL_ASSETS;
+  // [pytorch_read]
+  // xor.pt: torch.save(model.state_dict()) of a PyTorch model whose layers sit in an
+  // attribute `net` (an nn.Sequential): keys net.0.weight, net.0.bias, net.2.weight, ...
+  const record::SafetensorsFile xor_pt = record::load_pytorch(assets + "/xor.pt");
+  for (const auto& [key, tensor] : xor_pt.tensors) std::cout << key << ": " << tensor.shape << "\n";
+  // [/pytorch_read]
+  check(xor_pt.tensors.size() == 4 && xor_pt.tensors.at("net.0.weight").shape == Shape{8, 2} &&
+            xor_pt.tensors.at("net.2.weight").shape == Shape{1, 8},
+        "xor.pt holds net.0.* [8, 2] and net.2.* [1, 8]");
+
+  // [pytorch_load]
+  const auto xor_spec = nn::SequentialConfig::from_json_string(R"({"layers": [
+      {"type": "linear", "d_input": 2, "d_output": 8},
+      {"type": "tanh"},
+      {"type": "linear", "d_input": 8, "d_output": 1}]})");
+  // A Sequential's keys are 0.weight, ...: the rule renames net.0.weight to 0.weight.
+  const auto remap = record::LoadOptions().with_key_remapping(R"(^net\.)", "");
+  record::LoadReport report;
+  const auto xor_net = record::SafetensorsRecorder{}.with_load_options(remap).from_record(
+      xor_spec.init<Inner>(), xor_pt, Device<Inner>{}, report);
+  std::cout << report << "\n";
+  const auto logits = xor_net.forward(
+      Tensor<Inner, 2>::from_data({{0.f, 0.f}, {0.f, 1.f}, {1.f, 0.f}, {1.f, 1.f}}));
+  const auto predicted = logits.greater_elem(0.f).int_().to_data().to_vec<std::int32_t>();
+  // [/pytorch_load]
+  check(report.applied == std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"} &&
+            report.missing.empty() && report.unexpected.empty() && report.remapped.size() == 4,
+        "all four tensors applied after remapping");
+  const auto got = logits.to_data().to_vec<float>();
+  bool close = got.size() == 4;
+  for (std::size_t i = 0; close && i < 4; ++i) {
+    close = std::fabs(got[i] - kTorchXorLogits[i]) < 1e-5f;
+  }
+  check(close, "the logits are PyTorch's (to 1e-5)");
+  check(predicted == std::vector<std::int32_t>{0, 1, 1, 0}, "it predicts XOR: 0 1 1 0");
+
+  // [pytorch_partial]
+  // Another output layer (three classes): its [3, 8] weight cannot take the file's [1, 8].
+  const auto three_way_spec = nn::SequentialConfig::from_json_string(R"({"layers": [
+      {"type": "linear", "d_input": 2, "d_output": 8},
+      {"type": "tanh"},
+      {"type": "linear", "d_input": 8, "d_output": 3}]})");
+  const auto three_way = three_way_spec.init<Inner>();
+  const auto partial = record::SafetensorsRecorder{}.with_load_options(remap.allow_partial(true));
+  record::LoadReport refused;
+  try {
+    partial.from_record(three_way, xor_pt, Device<Inner>{}, refused);
+  } catch (const Error& e) {
+    std::cout << e.what() << "\n";  // "2.weight" has shape [1, 8], module expects [3, 8]; ...
+  }
+  // Without the old output layer, the rest loads; the new layer keeps its values.
+  record::SafetensorsFile body = xor_pt;
+  body.tensors.erase("net.2.weight");
+  body.tensors.erase("net.2.bias");
+  record::LoadReport reused;
+  const auto tuned = partial.from_record(three_way, body, Device<Inner>{}, reused);
+  std::cout << reused << "\n";  // applied 0.weight 0.bias; missing 2.weight 2.bias
+  // [/pytorch_partial]
+  check(refused.applied.empty() && refused.mismatched.size() == 2,
+        "the whole file is refused: 2.weight and 2.bias mismatched, nothing applied");
+  check(reused.applied == std::vector<std::string>{"0.weight", "0.bias"} &&
+            reused.missing == std::vector<std::string>{"2.weight", "2.bias"},
+        "the body applied, the new head missing");
+  const auto before = record::SafetensorsRecorder{}.to_record(three_way);
+  const auto after = record::SafetensorsRecorder{}.to_record(tuned);
+  check(after.tensors.at("0.weight").bytes == xor_pt.tensors.at("net.0.weight").bytes &&
+            after.tensors.at("2.weight").bytes == before.tensors.at("2.weight").bytes,
+        "the first layer is the file's, the new head unchanged");
+  return ok;
+}
 
 /// A run of `num_epochs` on the first 10,000 training images; `resume_from` > 0 continues
 /// after that epoch's checkpoint instead of starting afresh.
@@ -136,5 +227,6 @@ int main() {
           .into_scalar();
   check(seq_same == 0.f, "the Sequential's logits equal the trained Mlp's");
   std::filesystem::remove_all(dir);
+  ok &= weights_from_pytorch();
   return ok ? 0 : 1;
 }

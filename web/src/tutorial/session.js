@@ -29,6 +29,8 @@ export class NotebookSession {
     // id -> the oldest run whose late output still shows: a cell's new run or its Reset
     // drops what its earlier runs' timers still had in flight
     this.since = new Map();
+    // the reader's files (name -> Uint8Array), sent to every worker this session starts
+    this.files = new Map();
   }
 
   /** The current worker, started if there is none (loads the engine ahead of a run). */
@@ -55,7 +57,21 @@ export class NotebookSession {
       this.fail(`the notebook's worker did not start${e?.message ? ` (${e.message})` : ' (its script did not load)'}`);
     };
     this.worker = w;
+    for (const [name, bytes] of this.files) w.postMessage({ type: 'file', name, bytes });
     return w;
+  }
+
+  /**
+   * A file the reader gave the page (dropped or chosen): cells see it as `files.get(name)`,
+   * in this worker and in the fresh ones Stop starts (a file of the same name is replaced).
+   * @param {string} name
+   * @param {Uint8Array} bytes kept by the session (the worker gets a copy)
+   */
+  addFile(name, bytes) {
+    this.files.delete(name);
+    this.files.set(name, bytes);
+    if (this.worker) this.worker.postMessage({ type: 'file', name, bytes });
+    else this.ensureWorker(); // sends every file
   }
 
   /** The engine cannot run: tell the page, end every waiting cell with the reason. */

@@ -7,6 +7,9 @@ import { serveNotebook } from './worker_core.js';
 // passes its own URL so the worker's location does not matter.
 const pageUrl = new URL(self.name || '../tutorial/', self.location.href);
 const mnistBase = new URL('../mnist/', pageUrl);
+// The tutorial's own files (web/tutorial/assets/, copied to <site>/tutorial/assets/); by
+// way of ../tutorial/ so that a page URL without its final slash finds them too.
+const assetBase = new URL('../tutorial/assets/', pageUrl);
 const MNIST_CACHE = 'kiln-mnist-v1'; // the name sw.js uses
 
 /**
@@ -72,6 +75,22 @@ serveNotebook(
         e.preventDefault();
         report(e.reason);
       });
+    },
+    // asset(name): the network (through the service worker, which precached the assets),
+    // else any cache holding it (a worker the service worker does not control, offline).
+    fetchAsset: async (name) => {
+      const url = new URL(name, assetBase);
+      let failure;
+      try {
+        const r = await fetch(url);
+        if (r.ok) return new Uint8Array(await r.arrayBuffer());
+        failure = `${url.pathname} answered ${r.status} ${r.statusText}`.trim();
+      } catch (e) {
+        failure = `${url.pathname}: ${e?.message ?? e}`;
+      }
+      const hit = self.caches ? await self.caches.match(url, { ignoreVary: true }).catch(() => null) : null;
+      if (hit) return new Uint8Array(await hit.arrayBuffer());
+      throw new Error(failure);
     },
     fetchMnist: async (file) => {
       const url = new URL(file, mnistBase);

@@ -22,6 +22,7 @@
 import { compileCell, errorLocation, userMessage } from './evaluator.js';
 import { formatLine, formatValue, tableOf, outputText, eventLines } from './format.js';
 import { createMnist } from './mnist.js';
+import { createAsset, addFile } from './assets.js';
 
 const NO_NAMES = Object.freeze(Object.create(null));
 
@@ -61,10 +62,15 @@ export class Notebook {
    * @param {object} env
    * @param {object} env.kiln the engine instance (`await init({threads: false})`)
    * @param {(file: string) => Promise<Uint8Array>} env.fetchMnist reads an MNIST IDX file
+   * @param {(name: string) => Promise<Uint8Array>} [env.fetchAsset] reads a file of the
+   *   tutorial's assets (web/tutorial/assets/) for `asset(name)`
+   * @param {Map<string, Uint8Array>} [env.files] the reader's files (the `files` global;
+   *   addFile adds to it)
    * @param {object} [env.globals] more names for the scope
    */
-  constructor({ kiln, fetchMnist, globals = {} }) {
+  constructor({ kiln, fetchMnist, fetchAsset, files = new Map(), globals = {} }) {
     this.kiln = kiln;
+    this.files = files;
     this.current = null; // the cell running (or last run): see runCell
     this.target = null; // the cell whose timer callback is running (late output goes there)
     this.constNames = new Set(); // notebook names declared `const`
@@ -109,6 +115,9 @@ export class Notebook {
       console: { log: log('log'), info: log('info'), debug: log('log'), warn: log('warn'), error: log('error') },
       show,
       mnist: createMnist(fetchMnist),
+      // the files the reader dropped on the page or added (name -> Uint8Array)
+      files,
+      asset: createAsset(fetchAsset),
       sleep: (ms) => new Promise((resolve) => nativeSetTimeout(resolve, ms)),
       // Timers remember the cell that set them: what their callback prints or throws is
       // shown under that cell, even after it finished.
@@ -119,6 +128,16 @@ export class Notebook {
       clearInterval: (h) => this.forget(h, nativeClearInterval),
       ...globals,
     });
+  }
+
+  /**
+   * Makes a file the reader gave the page visible to cells as `files.get(name)` (a file of
+   * the same name added before is replaced).
+   * @param {string} name
+   * @param {Uint8Array} bytes
+   */
+  addFile(name, bytes) {
+    addFile(this.files, name, bytes);
   }
 
   /**
