@@ -153,7 +153,8 @@ struct Mlp3 {
 
 TEST(PytorchRecorder, KeyRemappingLoadsANestedCheckpointAndReportsWhatItDid) {
   // nested.pt is {"model": state_dict, "optimizer": {...}}: keys "model.fc1.weight", ...,
-  // "optimizer.state.0.momentum_buffer". Remapping "^model\." to "" leaves the optimizer's
+  // "optimizer.state.0.momentum_buffer" ... "optimizer.state.3.momentum_buffer" (SGD with
+  // momentum, one buffer per parameter). Remapping "^model\." to "" leaves the optimizer's
   // entry unexpected: refused with strict, reported without it.
   const auto rec = PytorchRecorder{}.with_key_remapping(R"(^model\.)", "");
   try {
@@ -169,7 +170,10 @@ TEST(PytorchRecorder, KeyRemappingLoadsANestedCheckpointAndReportsWhatItDid) {
   expect_logits(model.forward(rows(expected()["nested"]["inputs"])), expected()["nested"]);
   EXPECT_EQ(report.applied,
             (std::vector<std::string>{"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"}));
-  EXPECT_EQ(report.unexpected, std::vector<std::string>{"optimizer.state.0.momentum_buffer"});
+  EXPECT_EQ(report.unexpected,
+            (std::vector<std::string>{
+                "optimizer.state.0.momentum_buffer", "optimizer.state.1.momentum_buffer",
+                "optimizer.state.2.momentum_buffer", "optimizer.state.3.momentum_buffer"}));
   EXPECT_TRUE(report.missing.empty());
   ASSERT_EQ(report.remapped.size(), 4u);
   EXPECT_EQ(report.remapped[0].second.rfind("fc", 0), 0u);
