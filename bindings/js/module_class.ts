@@ -73,7 +73,9 @@ export interface LoadOptions {
    * into "fc1.weight". A pattern is a RegExp or its source text, run by the engine's
    * std::regex (ECMAScript grammar: no lookbehind, no named groups; of a RegExp's flags `i`
    * is honoured, `y` refused, the others ignore nothing keys contain). The replacement
-   * uses `$1`..`$99`, `$&` and `$$` as String.prototype.replace does.
+   * uses `$1`..`$99`, `$&` and `$$`. Use patterns that match at least one character:
+   * empty matches (`x*`, `$`, `\b`) do not rename as String.prototype.replace would. A
+   * pattern that backtracks too far is a `Value` error naming it and the key.
    */
   remap?: [RegExp | string, string][];
   /**

@@ -16,7 +16,7 @@
 //      dev server and unbundled page (main thread): 'simd-threads' and the product right.
 // Prints one line per check and the main thread's product times with 1 and all threads
 // (informational; no timing assertion). Skips (exit 0) without /usr/bin/chromium.
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
@@ -49,6 +49,14 @@ const pkgDir = join(app, 'node_modules', 'kiln-dl');
 mkdirSync(pkgDir, { recursive: true });
 cpSync(join(repo, 'package.json'), join(pkgDir, 'package.json'));
 cpSync(join(repo, 'dist'), join(pkgDir, 'dist'), { recursive: true });
+// The package's run-time dependencies (imported lazily by kiln.data's CSV and SQLite
+// datasets), as `npm install kiln-dl` would install them next to it.
+const pkgJson = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8'));
+for (const dep of Object.keys(pkgJson.dependencies ?? {})) {
+  const to = join(app, 'node_modules', dep);
+  mkdirSync(dirname(to), { recursive: true });
+  symlinkSync(join(repo, 'node_modules', dep), to, 'dir');
+}
 writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'threads-e2e', private: true, type: 'module' }));
 writeFileSync(join(app, 'index.html'), `<!doctype html><html><head><meta charset="utf-8">
 <link rel="icon" href="data:,"><title>kiln threads e2e</title></head>

@@ -261,3 +261,15 @@ describe('papaparse and sqlite-wasm are imported on first use only', () => {
     expect(pkg.dependencies['@sqlite.org/sqlite-wasm']).toMatch(/^\d+\.\d+\.\d+(-build\d+)?$/);
   });
 });
+
+describe('review fixes', () => {
+  it('a WAL-mode database opens from bytes (make_review_fixtures.py), the caller\'s bytes unchanged', async () => {
+    const bytes = new Uint8Array(readFileSync(new URL('wal.db', DIR)));
+    expect([bytes[18], bytes[19]]).toEqual([2, 2]);
+    const db = await D.SqliteDataset.fromBytes(bytes, 't', { label: 'y' });
+    expect(db.length).toBe(2);
+    expect(Array.from(db.get(1).features)).toEqual([2.5]);
+    expect(db.get(1).label).toBe(1);
+    expect([bytes[18], bytes[19]]).toEqual([2, 2]);
+  });
+});

@@ -116,6 +116,16 @@ describe('remap', () => {
     model.dispose();
   });
 
+  it('a pattern the regex library gives up on is a Value error naming the pattern and the key', () => {
+    const m = new kiln.Module();
+    m.p = new kiln.Param(kiln.Tensor.zeros([1]));
+    const t = kiln.Tensor.ones([1]);
+    const key = `${'a'.repeat(30)}!`;
+    expectKilnError(kiln, () => m.loadStateDict({ [key]: t }, { remap: [['(a+)+$', 'x']], strict: false }), 'Value', /\(a\+\)\+\$.*aaaa/);
+    t.dispose();
+    m.dispose();
+  });
+
   it('without remap: every key listed, nothing loaded (Format from bytes, Value from a dict)', () => {
     const model = new Mlp();
     const before = values(model);

@@ -213,3 +213,10 @@ describe('bad input', () => {
     model.dispose();
   });
 });
+
+describe('review fixes', () => {
+  it('float64 values outside float32 are refused (Value naming the tensor), not loaded as Infinity', () => {
+    // f64_overflow.pt: {"x": float64 [1e300, 1.0]} (make_review_fixtures.py, PyTorch 1.13).
+    expectKilnError(kiln, () => kiln.io.loadPytorch(bytesOf('f64_overflow.pt')), 'Value', /"x".*1\.?0*e\+300 at element 0 is outside float32's range/);
+  });
+});

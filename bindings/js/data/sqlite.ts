@@ -203,7 +203,11 @@ async function open(bytes: unknown, tableOrSql: unknown, isQuery: boolean, optio
   let stmt = 0;
   try {
     // SQLite owns (and frees) its copy; read-only: nothing is written to it.
-    const p = wasm.allocFromTypedArray(data);
+    // A WAL-mode file (header bytes 18 and 19 = 2) cannot be opened from memory: SQLite's
+    // copy is marked as a rollback-journal file, as the native SqliteDataset does (the
+    // caller's bytes are not changed).
+    const wal = data.length > 19 && data[18] === 2 && data[19] === 2;
+    const p = wasm.allocFromTypedArray(wal ? Uint8Array.from(data, (v, i) => (i === 18 || i === 19 ? 1 : v)) : data);
     let rc = capi.sqlite3_deserialize(db, 'main', p, data.length, data.length,
       capi.SQLITE_DESERIALIZE_FREEONCLOSE | capi.SQLITE_DESERIALIZE_READONLY);
     if (rc !== 0) throw sqliteError(capi, db, rc, prefix, 'opening');

@@ -32,6 +32,20 @@ std::regex compile(const KeyPattern& p, std::string_view op) {
   }
 }
 
+/// Every match of `re` in `key` replaced by `rule.to` (std::regex_replace: ECMAScript format
+/// rules). Throws ValueError naming `op`, the pattern and the key when the regex library
+/// gives up (std::regex_error, e.g. a pattern that backtracks too much).
+std::string replace_all(const std::string& key, const std::regex& re, const KeyRemapping& rule,
+                        std::string_view op) {
+  try {
+    return std::regex_replace(key, re, rule.to);
+  } catch (const std::regex_error& e) {
+    throw ValueError(str_cat(op, ": the pattern ", in_quotes(rule.from.pattern),
+                             " could not be applied to the key ", in_quotes(key), " (",
+                             e.what(), ")"));
+  }
+}
+
 /// "a Float tensor (F32, F16 or BF16)": what a parameter of host `dtype` accepts from a record.
 std::string_view accepted(DType dtype) {
   switch (dtype) {
@@ -181,7 +195,7 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
   for (std::size_t i = 0; i < entries.size(); ++i) {
     std::string key = entries[i].key;
     for (std::size_t r = 0; r < rules.size(); ++r) {
-      key = std::regex_replace(key, rules[r], options.key_remapping()[r].to);
+      key = replace_all(key, rules[r], options.key_remapping()[r], "LoadOptions::with_key_remapping");
     }
     if (options.adapter()) {
       const auto dot = key.rfind('.');
@@ -194,7 +208,14 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
         key = head + "bias";
       if (entries[i].shape.rank() == 2) {
         for (const auto& re : linear) {
-          if (std::regex_search(key, re)) {
+          bool found = false;
+          try {
+            found = std::regex_search(key, re);
+          } catch (const std::regex_error& e) {
+            throw ValueError(str_cat("LoadOptions::with_adapter: a linear_weights pattern could not be applied to the key ",
+                                     in_quotes(key), " (", e.what(), ")"));
+          }
+          if (found) {
             transpose[i] = true;
             break;
           }

@@ -5,6 +5,8 @@
 // the same files; its allow-list of names is the model for ours.
 #include "kiln/record/pytorch.hpp"
 
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -582,6 +584,12 @@ SafetensorsTensor materialise(const TensorRef& t, const StorageRef& s,
       double d;
       std::memcpy(&d, &bits, 8);
       const float f = static_cast<float>(d);
+      if (std::isfinite(d) && !std::isfinite(f)) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.17g", d);
+        throw ValueError(cat("float64 value ", std::string_view(text), " at element ", i,
+                             " is outside float32's range (|x| <= 3.4028235e38)"));
+      }
       std::uint32_t fb;
       std::memcpy(&fb, &f, 4);
       for (int k = 0; k < 4; ++k) to[k] = static_cast<std::uint8_t>(fb >> (8 * k));
@@ -781,7 +789,11 @@ SafetensorsFile read_pytorch(std::span<const std::uint8_t> bytes, std::string_vi
   SafetensorsFile file;
   for (const auto& [key, index] : flat.found) {
     const TensorRef& t = m.tensors[index];
-    file.tensors.emplace(key, materialise(t, m.storages[t.storage], data[t.storage]));
+    try {
+      file.tensors.emplace(key, materialise(t, m.storages[t.storage], data[t.storage]));
+    } catch (const ValueError& e) {
+      throw ValueError(cat("read_pytorch: ", source, ": tensor ", printable(key), ": ", e.what()));
+    }
   }
   return file;
 }

@@ -90,6 +90,20 @@ TEST(SqliteDataset, SmallTableGivesTheCsvItems) {
   expect_items(from_bytes, expected["items"]);
 }
 
+TEST(SqliteDataset, WalModeFileOpensFromBytesAndFromTheFile) {
+  // wal.db (tests/native/record/make_review_fixtures.py): journal_mode=wal, header bytes
+  // 18 and 19 = 2, table t(a REAL, y INTEGER) = (1.5, 0), (2.5, 1).
+  const std::string bytes = read("wal.db");
+  ASSERT_EQ(bytes[18], 2);
+  for (const auto& ds : {SqliteDataset::from_bytes(bytes, "t", TabularOptions().with_label("y")),
+                         SqliteDataset::from_db_file(path("wal.db"), "t",
+                                                     TabularOptions().with_label("y"))}) {
+    ASSERT_EQ(ds.len(), 2u);
+    EXPECT_EQ(ds.get(1)->features, std::vector<float>{2.5f});
+    EXPECT_EQ(*ds.get(1)->label, 1);
+  }
+}
+
 TEST(SqliteDataset, QueryWithIntegerLabelsAndNullsFilled) {
   const Json expected = read_json("small.expected.json")["numbers"];
   const auto ds = SqliteDataset::from_query(

@@ -16,9 +16,12 @@
 ///
 /// Each record key goes through, in order:
 ///   1. every remapping rule, in the order given: each replaces ALL matches of its pattern
-///      (std::regex, ECMAScript grammar) by its replacement, in which `$1`..`$99` are the
-///      groups, `$&` the match and `$$` a dollar sign (burn-store's KeyRemapper, whose
-///      replace_all takes Rust's `$1` too);
+///      (std::regex_replace, ECMAScript grammar and format rules) by its replacement, in
+///      which `$1`..`$99` are the groups, `$&` the match and `$$` a dollar sign
+///      (burn-store's KeyRemapper, whose replace_all takes Rust's `$1` too). Patterns
+///      that can match the empty string (`x*`, `$`, `\b`) follow the C++ library, which
+///      differs from JavaScript's replace there (and between libstdc++ natively and libc++
+///      in WebAssembly): use patterns that match at least one character;
 ///   2. the adapter, if any (Burn's conventions, see BurnAdapter): a last segment `gamma`
 ///      becomes `weight` and `beta` becomes `bias`; then a rank-2 entry whose key (as it is
 ///      now) matches one of the adapter's Linear patterns is transposed, [d_input, d_output]

@@ -331,6 +331,10 @@ SqliteDataset SqliteDataset::from_bytes(std::string_view bytes, std::string_view
   if (copy == nullptr)
     throw OutOfMemoryError(str_cat(prefix, ": no memory for ", bytes.size(), " bytes"));
   std::memcpy(copy, bytes.data(), bytes.size());
+  // A WAL-mode file (header bytes 18 and 19 = 2) cannot be opened from memory: its copy is
+  // marked as a rollback-journal file (1, 1), as SQLite's own tools do. Its last commits
+  // must be in the file (the -wal file is not part of the bytes).
+  if (bytes.size() > 19 && copy[18] == 2 && copy[19] == 2) copy[18] = copy[19] = 1;
   rc = sqlite3_deserialize(db.db, "main", copy, static_cast<sqlite3_int64>(bytes.size()),
                            static_cast<sqlite3_int64>(bytes.size()),
                            SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
