@@ -22,6 +22,7 @@ namespace kiln::record {
 using pytorch_detail::cat;
 using pytorch_detail::fail;
 using pytorch_detail::fail_limit;
+using pytorch_detail::printable;
 
 namespace {
 
@@ -93,20 +94,6 @@ std::string_view opcode_name(std::uint8_t op) {
     case 0x97: return "NEXT_BUFFER";    case 0x98: return "READONLY_BUFFER";
     default: return "";
   }
-}
-
-std::string printable(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s.substr(0, 120)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
-      out += cat("\\x", "0123456789abcdef"[u >> 4], "0123456789abcdef"[u & 15]);
-    } else {
-      out += c;
-    }
-  }
-  if (s.size() > 120) out += "...";
-  return out + "\"";
 }
 
 /// Whether p[0, n) is UTF-8 as Python's str.encode("utf-8") writes it: no overlong forms,

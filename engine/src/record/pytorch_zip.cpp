@@ -25,20 +25,6 @@ std::uint64_t le(const std::uint8_t* p, std::size_t n) {
   return v;
 }
 
-std::string printable(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s.substr(0, 120)) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
-      out += cat("\\x", "0123456789abcdef"[u >> 4], "0123456789abcdef"[u & 15]);
-    } else {
-      out += c;
-    }
-  }
-  if (s.size() > 120) out += "...";
-  return out + "\"";
-}
-
 constexpr std::string_view kResave =
     "re-save it with a newer PyTorch (>= 1.6, the zip format): "
     "torch.save(torch.load(path), new_path)";
@@ -54,6 +40,20 @@ std::array<std::uint32_t, 256> make_crc_table() {
 }
 
 }  // namespace
+
+std::string printable(std::string_view s) {
+  std::string out = "\"";
+  for (const char c : s.substr(0, 120)) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f || c == '"' || c == '\\') {
+      out += cat("\\x", "0123456789abcdef"[u >> 4], "0123456789abcdef"[u & 15]);
+    } else {
+      out += c;
+    }
+  }
+  if (s.size() > 120) out += "...";
+  return out + "\"";
+}
 
 void append_text(std::string& out, std::string_view v) { out += v; }
 void append_signed(std::string& out, std::int64_t v) { out += std::to_string(v); }

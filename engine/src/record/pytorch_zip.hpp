@@ -36,6 +36,10 @@ std::string cat(const A&... pieces) {
   return out;
 }
 
+/// `s` in double quotes for messages: control bytes, quotes and backslashes as \xNN, cut
+/// to 120 bytes ("..." after).
+std::string printable(std::string_view s);
+
 /// Throws FormatError `read_pytorch: <source>: <problem>`.
 [[noreturn]] void fail(std::string_view source, const std::string& problem);
 /// Throws LimitError `read_pytorch: <source>: <problem>`.
