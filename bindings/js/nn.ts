@@ -12,6 +12,7 @@ import { bindClass, type Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { LayerSpec, Nn, SequentialSpec } from './train_api.js';
 import { functionalApi } from './nn_functional.js';
+import { layerClassMakers, type LayerClass } from './nn_layer_classes.js';
 
 const TOKEN = Symbol('kiln.nn.internal');
 
@@ -422,9 +423,17 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
   const SM = e.bound(SequentialModule) as unknown as new () => SequentialModule;
   const L = bindClass(class Layer extends S {}, e, LayerBase) as unknown as ModelCtor<Layer> & typeof Layer;
 
-  function create(specJson: string, seed: number, single: boolean): Sequential | Layer {
+  // Layer types with methods of their own (nn_layer_classes.ts): their subclasses of L.
+  const layerClasses = new Map<string, ModelCtor<Layer>>();
+  for (const [t, make] of Object.entries(layerClassMakers)) {
+    layerClasses.set(t, make(L as unknown as LayerClass, raw, e) as unknown as ModelCtor<Layer>);
+  }
+
+  function create(specJson: string, seed: number, single: boolean, type?: string): Sequential | Layer {
     const handle = camelErrors(() => raw.modelCreate(specJson, seed, single));
-    return single ? new L(TOKEN, handle) : new S(TOKEN, handle);
+    if (!single) return new S(TOKEN, handle);
+    const C = (type !== undefined ? layerClasses.get(type) : undefined) ?? L;
+    return new C(TOKEN, handle);
   }
 
   function sequential(spec: unknown, options?: unknown): Sequential {
@@ -445,7 +454,8 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
               if ((l as Module)._e !== e) throw fail('Type', `${op}: layers[${i}] belongs to another kiln instance`);
               (out as unknown as Record<string, unknown>)[String(i)] = l;
             } else {
-              const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, true);
+              const t = isPlainObject(l) && typeof l.type === 'string' ? l.type : undefined;
+              const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, true, t);
               made.push(m as unknown as Sequential);
               (out as unknown as Record<string, unknown>)[String(i)] = m;
             }
@@ -486,7 +496,7 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
         throw fail('Config', `${op}: type is "${type}", got ${describe(cfg.type)}`);
       }
       const json = JSON.stringify({ layers: [layerToCpp({ ...cfg, type }, `SequentialConfig: layers[0]`)] });
-      return create(json, seedOf(options, op), true) as Layer;
+      return create(json, seedOf(options, op), true, type) as Layer;
     };
   }
 

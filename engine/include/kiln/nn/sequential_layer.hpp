@@ -245,11 +245,16 @@ std::string_view layer_type_name(std::type_index layer);
 /// The registry's from_inner conversion (Inner -> AD) of a layer of type `layer`, or nullptr.
 void (*find_from_inner(std::type_index layer, std::type_index target))();
 
-/// layer applied to x, the output's rank chosen by the layer: forward(x) when the layer
+/// layer applied to x, the output's rank chosen by the layer: sequential_forward(x) when
+/// the layer has one (its single-tensor form inside a Sequential), forward(x) when the layer
 /// takes rank D, a reshaping layer's output rank at run time (nn::Reshape, nn::Flatten).
 template <Backend B, class L, std::size_t D>
 SequentialActivation<B> apply_layer(const L& layer, Tensor<B, D> x) {
-  if constexpr (requires {
+  if constexpr (requires { layer.sequential_forward(std::move(x)); }) {
+    // A layer whose forward takes or returns more than one tensor (Lstm: output and state;
+    // MultiHeadAttention: query, key, value) says what it does inside a Sequential.
+    return layer.sequential_forward(std::move(x));
+  } else if constexpr (requires {
                   layer.output_shape(x.shape());
                   layer.template forward<B, D, 2>(x);
                 }) {
@@ -264,9 +269,14 @@ SequentialActivation<B> apply_layer(const L& layer, Tensor<B, D> x) {
     return layer.forward(std::move(x));
   } else {
     // The rank the layer takes (conv2d and the 2-D pools 4, conv1d 3).
-    constexpr std::size_t rank = requires { layer.forward(std::declval<Tensor<B, 4>>()); } ? 4
-                                 : requires { layer.forward(std::declval<Tensor<B, 3>>()); } ? 3
-                                                                                               : 2;
+    constexpr std::size_t rank =
+        requires { layer.forward(std::declval<Tensor<B, 4>>()); } ||
+                requires { layer.sequential_forward(std::declval<Tensor<B, 4>>()); }
+            ? 4
+        : requires { layer.forward(std::declval<Tensor<B, 3>>()); } ||
+                requires { layer.sequential_forward(std::declval<Tensor<B, 3>>()); }
+            ? 3
+            : 2;
     throw_rank(rank_dims(rank), rank, x.shape());
   }
 }
