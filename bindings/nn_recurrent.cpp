@@ -29,7 +29,7 @@ struct RecurrentResult {
 /// A float tensor of rank 3 (detached inside kiln.noGrad), or nullopt for null/undefined.
 std::optional<kiln::Tensor<AD, 3>> optional_state(const val& v, const char* op, const char* what) {
   if (v.isNull() || v.isUndefined()) return std::nullopt;
-  const JsTensor& t = v.as<const JsTensor&>();
+  const JsTensor t = v.as<JsTensor>();
   check_dtype(op, t, kiln::DType::F32);
   if (t.shape().rank() != 3) {
     throw kiln::ShapeError(kiln::str_cat(op, ": expected ", what,
