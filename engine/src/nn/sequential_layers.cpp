@@ -22,9 +22,6 @@
 #include "kiln/nn/layer_norm.hpp"
 // Every other public layer header: a layer registered there is registered here.
 #include "kiln/kiln.hpp"
-// Not yet in kiln/kiln.hpp (rnn branch): the recurrent layers.
-#include "kiln/nn/lstm.hpp"
-#include "kiln/nn/gru.hpp"
 
 namespace kiln::nn {
 

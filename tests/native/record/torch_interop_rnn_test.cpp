@@ -14,8 +14,6 @@
 #include <string>
 
 #include "kiln/kiln.hpp"
-#include "kiln/nn/lstm.hpp"
-#include "kiln/nn/gru.hpp"
 #include "nn/rnn_fixtures.hpp"
 #include "support/temp_dir.hpp"
 
