@@ -153,10 +153,10 @@ describe('lstm and gru (registered in C++)', () => {
         const a = layer.forwardWithState(x);
         const b = layer.forwardWithState(x);
         expect(a.output.dataSync()).toEqual(b.output.dataSync());  // no dropout in eval mode
-        expect(a.output.requiresGrad).toBe(false);
+        expect(a.output.isRequireGrad).toBe(false);
         layer.train();
         const c = kiln.noGrad(() => layer.forwardWithState(x.requireGrad()).state.cell);
-        expect(c.requiresGrad).toBe(false);
+        expect(c.isRequireGrad).toBe(false);
         expect(c.shape).toEqual([2, 1, 3]);
       });
     } finally {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -67,6 +69,73 @@ void load_state_dict(M& module, const Json& state_dict) {
   module.visit_mut(set);
   std::sort(kiln_keys.begin(), kiln_keys.end());
   EXPECT_EQ(kiln_keys, torch_keys);
+}
+
+/// The parameter `key` of `module` as TensorData (visit by PyTorch's key).
+template <class M>
+TensorData param_data(const M& module, const std::string& key) {
+  TensorData out;
+  auto get = [&](const std::string& path, const auto& p) {
+    if (path == key) out = p.val().to_data();
+  };
+  module.visit(get);
+  return out;
+}
+
+/// `module` with the parameter `key` set to `value`.
+template <class M>
+M with_param(M module, const std::string& key, const TensorData& value) {
+  auto set = [&](const std::string& path, auto& p) {
+    using T = std::decay_t<decltype(p.val())>;
+    if (path == key) p = p.with_value(T::from_data(value));
+  };
+  module.visit_mut(set);
+  return module;
+}
+
+/// Gradients of the parameter `key` against central differences (a parameter is a fresh
+/// leaf of the module, so test::gradcheck cannot feed it): L = Σ_k w_k·y_k with fixed
+/// weights w_k in ±[0.5, 1.5), y = run(module) flattened; numeric by Richardson
+/// extrapolation of central differences at h = 1e-2 and h/2 (as support/gradcheck.hpp),
+/// L accumulated in double. Tolerance 1e-4 + 1e-3·|numeric| (float32 roundoff of a
+/// ~50-term sum over recurrent steps).
+template <class M, class F>
+void expect_param_grad_matches_differences(const M& module, const std::string& key, F run) {
+  const auto y0 = run(module);
+  const auto n = y0.num_elements();
+  std::vector<float> w(static_cast<std::size_t>(n));
+  for (std::int64_t k = 0; k < n; ++k) {
+    w[static_cast<std::size_t>(k)] = (k % 2 ? -1.f : 1.f) * (0.5f + static_cast<float>((k * 7) % 10) / 10.f);
+  }
+  const auto loss = [&](const M& m) {
+    const auto v = run(m).to_data().template to_vec<float>();
+    double l = 0;
+    for (std::size_t k = 0; k < v.size(); ++k) l += static_cast<double>(w[k]) * v[k];
+    return l;
+  };
+  using T = std::decay_t<decltype(y0)>;
+  const auto grads = (y0 * T::from_data(TensorData(y0.shape(), w))).sum().backward();
+  std::optional<TensorData> analytic;
+  auto get = [&](const std::string& path, const auto& p) {
+    if (path == key) analytic = p.val().grad(grads)->to_data();
+  };
+  module.visit(get);
+  ASSERT_TRUE(analytic.has_value()) << key;
+  const auto a = analytic->to_vec<float>();
+  const TensorData base = param_data(module, key);
+  auto values = base.to_vec<float>();
+  for (std::size_t j = 0; j < values.size(); ++j) {
+    const auto central = [&](float h) {
+      auto plus = values, minus = values;
+      plus[j] = values[j] + h;
+      minus[j] = values[j] - h;
+      const double lp = loss(with_param(module, key, TensorData(base.shape, plus)));
+      const double lm = loss(with_param(module, key, TensorData(base.shape, minus)));
+      return (lp - lm) / (static_cast<double>(plus[j]) - static_cast<double>(minus[j]));
+    };
+    const double numeric = (4 * central(5e-3f) - central(1e-2f)) / 3;
+    EXPECT_NEAR(a[j], numeric, 1e-4 + 1e-3 * std::abs(numeric)) << key << " element " << j;
+  }
 }
 
 inline void expect_close(const TensorData& got, const Json& expected, const std::string& what,
