@@ -330,6 +330,10 @@ export interface RawModule {
   /** [output, runningMean, runningVar, hasStats], each tensor owned by the caller (placeholders when !hasStats). */
   fBatchNorm(x: RawTensor, runningMean: RawTensor | null, runningVar: RawTensor | null, weight: RawTensor | null,
     bias: RawTensor | null, training: boolean, momentum: number, epsilon: number): [RawTensor, RawTensor, RawTensor, boolean];
+  // ---- lstm / gru layers (nn_recurrent.cpp): [output, hidden, cell, hasCell], each owned
+  // by the caller (cell a placeholder for gru); null hidden / cell: zeros.
+  recurrentForwardWithState(model: RawModel, x: RawTensor, hidden: RawTensor | null,
+    cell: RawTensor | null): [RawTensor, RawTensor, RawTensor, boolean];
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {

@@ -15,6 +15,8 @@ import type { GradientsAccumulator, ParamSource } from './train/accumulator.js';
 import type { Gradients } from './tensor/gradients.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { StepFn } from './train/learner_loop.js';
+import type { GruLayer, LstmLayer } from './nn_recurrent.js';
+export type { GruLayer, GruState, LstmLayer, LstmState } from './nn_recurrent.js';
 import type { CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
 
 // ---------------------------------------------------------------- layer specs
@@ -122,13 +124,23 @@ export interface MaxPool1dSpec { type: 'maxPool1d'; kernelSize: number; stride?:
 export interface AvgPool1dSpec { type: 'avgPool1d'; kernelSize: number; stride?: number; padding?: number; countIncludePad?: boolean; ceilMode?: boolean }
 /** `[batch, c, length] -> [batch, c, outputSize]`. torch.nn.AdaptiveAvgPool1d. */
 export interface AdaptiveAvgPool1dSpec { type: 'adaptiveAvgPool1d'; outputSize: number }
+/**
+ * `[batch, seqLength, dInput] -> [batch, seqLength, D·dHidden]` (D = 2 when bidirectional):
+ * the output sequence from a zero state (the layer's forwardWithState takes and returns the
+ * state). torch.nn.LSTM(dInput, dHidden, numLayers, bias, batch_first=True, dropout,
+ * bidirectional); keys weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0, ..._reverse, ..._l1.
+ */
+export interface LstmSpec { type: 'lstm'; dInput: number; dHidden: number; bias: boolean; numLayers?: number; bidirectional?: boolean; dropout?: number }
+/** As LstmSpec for torch.nn.GRU (gates r|z|n, the reset gate applied to W_hn·h + b_hn). */
+export interface GruSpec { type: 'gru'; dInput: number; dHidden: number; bias: boolean; numLayers?: number; bidirectional?: boolean; dropout?: number }
 
 /** One layer of a Sequential spec. */
 export type LayerSpec =
   | LinearSpec | DropoutSpec | ActivationSpec | GeluSpec | LeakyReluSpec | ReshapeSpec
   | FlattenSpec | Conv2dSpec | Conv1dSpec | MaxPool2dSpec | AvgPool2dSpec | AdaptiveAvgPool2dSpec
   | BatchNormSpec | LayerNormSpec | GroupNormSpec | EmbeddingSpec | ConvTranspose2dSpec
-  | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec;
+  | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec
+  | LstmSpec | GruSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -186,6 +198,10 @@ export interface Nn {
   maxPool1d(config: LayerConfig<MaxPool1dSpec>): Layer;
   avgPool1d(config: LayerConfig<AvgPool1dSpec>): Layer;
   adaptiveAvgPool1d(config: LayerConfig<AdaptiveAvgPool1dSpec>): Layer;
+  /** torch.nn.LSTM(batch_first=True): forward(x) is the output sequence; forwardWithState(x, {hidden, cell}?) -> {output, state}. @throws KilnError `Config` naming the field. */
+  lstm(config: LayerConfig<LstmSpec>, options?: ModelOptions): LstmLayer;
+  /** torch.nn.GRU(batch_first=True): forward(x) is the output sequence; forwardWithState(x, {hidden}?) -> {output, state}. @throws KilnError `Config` naming the field. */
+  gru(config: LayerConfig<GruSpec>, options?: ModelOptions): GruLayer;
   /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */
   readonly functional: NnFunctional;
   /** The layer types a spec may use. */

@@ -58,6 +58,8 @@
 #include "kiln/nn/pool.hpp"
 #include "kiln/nn/rms_norm.hpp"
 #include "kiln/nn/sequential.hpp"
+#include "kiln/nn/lstm.hpp"
+#include "kiln/nn/gru.hpp"
 #include "kiln/optim/adam.hpp"
 #include "kiln/optim/adamw.hpp"
 #include "kiln/optim/decay.hpp"

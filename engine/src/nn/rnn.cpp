@@ -1,0 +1,212 @@
+// The time loop of nn::Lstm and nn::Gru (kiln/nn/rnn.hpp, lstm.hpp, gru.hpp), compiled once
+// per engine backend (Cpu and Autodiff<Cpu>), one function for both cells, and their config
+// checks, initialisation and Sequential shape rule.
+#include "kiln/nn/rnn.hpp"
+
+#include <array>
+#include <cmath>
+
+#include "kiln/autodiff/autodiff.hpp"
+#include "kiln/core/checked.hpp"
+#include "kiln/cpu/cpu.hpp"
+#include "kiln/nn/dropout.hpp"
+
+namespace kiln::nn::detail {
+
+/// The fields an Lstm/Gru config shares, checked: `config` names it in messages
+/// ("LstmConfig::init"). Throws config::FieldError for d_input, d_hidden or num_layers < 1,
+/// dropout outside [0, 1]; LimitError when a weight would pass 2^31 - 1 elements.
+void check_rnn_config(const char* config, std::int64_t gates, std::int64_t d_input,
+                             std::int64_t d_hidden, std::int64_t num_layers, bool bidirectional,
+                             double dropout) {
+  const auto field = [&](const char* name, std::int64_t value) {
+    if (value < 1) {
+      throw config::FieldError(
+          str_cat(config, ": ", name, " must be >= 1, got ", value,
+                  " (d_input = ", d_input, ", d_hidden = ", d_hidden, ", num_layers = ", num_layers, ")"),
+          str_cat(name, " must be >= 1, got ", value));
+    }
+  };
+  field("d_input", d_input);
+  field("d_hidden", d_hidden);
+  field("num_layers", num_layers);
+  if (!(dropout >= 0.0 && dropout <= 1.0)) {
+    throw config::FieldError(str_cat(config, ": dropout must be in [0, 1], got ", dropout),
+                             str_cat("dropout must be in [0, 1], got ", dropout));
+  }
+  const std::int64_t rows = checked::mul(config, gates, d_hidden, "gates·d_hidden");
+  const std::int64_t dirs = bidirectional ? 2 : 1;
+  const std::int64_t above = checked::mul(config, dirs, d_hidden, "D·d_hidden");
+  for (const std::int64_t cols : {d_input, d_hidden, above}) {
+    checked::numel(config, std::array<std::int64_t, 2>{rows, cols}, "weight shape");
+  }
+}
+
+/// New weights, every one U(-k, k) with k = 1/sqrt(d_hidden) (torch.nn.LSTM / GRU's
+/// reset_parameters).
+template <Backend B>
+RnnWeights<B> init_rnn_weights(std::int64_t gates, std::int64_t d_input, std::int64_t d_hidden,
+                               std::int64_t num_layers, bool bidirectional, bool bias,
+                               const Device<B>& device) {
+  const double k = 1.0 / std::sqrt(static_cast<double>(d_hidden));
+  const Distribution u = Distribution::uniform(-k, k);
+  RnnWeights<B> w;
+  w.num_directions = bidirectional ? 2 : 1;
+  for (std::int64_t layer = 0; layer < num_layers; ++layer) {
+    const std::int64_t d_in = layer == 0 ? d_input : w.num_directions * d_hidden;
+    for (std::int64_t dir = 0; dir < w.num_directions; ++dir) {
+      RnnCellWeights<B> c;
+      c.weight_ih = module::Param<Tensor<B, 2>>(
+          Tensor<B, 2>::random(Shape{gates * d_hidden, d_in}, u, device));
+      c.weight_hh = module::Param<Tensor<B, 2>>(
+          Tensor<B, 2>::random(Shape{gates * d_hidden, d_hidden}, u, device));
+      if (bias) {
+        c.bias_ih = module::Param<Tensor<B, 1>>(Tensor<B, 1>::random(Shape{gates * d_hidden}, u, device));
+        c.bias_hh = module::Param<Tensor<B, 1>>(Tensor<B, 1>::random(Shape{gates * d_hidden}, u, device));
+      }
+      w.cells.push_back(std::move(c));
+    }
+  }
+  return w;
+}
+
+/// Runs a stacked recurrent layer (lstm: LSTM cells i|f|g|o; else GRU cells r|z|n with the
+/// reset gate applied to W_hn·h + b_hn, as PyTorch and cuDNN) over `input`.
+///
+/// Shapes: input [batch_size, seq_length, d_input]; h0, c0 [num_layers·D, batch_size, d_hidden]
+///         (zeros when absent) -> RnnResult.
+/// Throws: ShapeError naming `op` (`Lstm::forward`) when input, h0 or c0 do not fit;
+///         StateError if the layer was never initialized; LimitError for sizes past 2^31 - 1.
+template <Backend B>
+RnnResult<B> rnn_forward(const char* op, bool lstm, const RnnWeights<B>& w, double dropout,
+                         const Tensor<B, 3>& input, const std::optional<Tensor<B, 3>>& h0,
+                         const std::optional<Tensor<B, 3>>& c0) {
+  const std::int64_t gates = lstm ? 4 : 3;
+  const std::int64_t num_dirs = w.num_directions;
+  if (w.cells.empty()) {
+    throw StateError(str_cat(op, ": the layer has no weights (it was never initialized or loaded)"));
+  }
+  const std::int64_t d_input = w.cells[0].weight_ih.shape()[1];
+  const std::int64_t d_hidden = w.cells[0].weight_hh.shape()[1];
+  const auto num_cells = static_cast<std::int64_t>(w.cells.size());
+  const std::int64_t num_layers = num_cells / num_dirs;
+  const Shape s = input.shape();
+  if (s[2] != d_input || s[0] < 1 || s[1] < 1) {
+    throw ShapeError(str_cat(op, ": expected input [batch_size, seq_length, d_input] with d_input = ",
+                             d_input, " (batch_size and seq_length >= 1), got ", s));
+  }
+  const std::int64_t batch = s[0], seq = s[1];
+  const std::int64_t rows = checked::mul(op, batch, seq, "batch_size·seq_length");
+  checked::numel(op, std::array<std::int64_t, 2>{rows, checked::mul(op, gates, d_hidden, "gates·d_hidden")},
+                 "input projection");
+  checked::numel(op, std::array<std::int64_t, 3>{batch, seq, checked::mul(op, num_dirs, d_hidden, "D·d_hidden")},
+                 "output");
+  const Shape state_shape{num_cells, batch, d_hidden};
+  const auto check_state = [&](const std::optional<Tensor<B, 3>>& t, const char* name) {
+    if (t && t->shape() != state_shape) {
+      throw ShapeError(str_cat(op, ": expected ", name, " [num_layers·D, batch_size, d_hidden] = ",
+                               state_shape, " (num_layers = ", num_layers, ", D = ", num_dirs,
+                               "), got ", t->shape()));
+    }
+  };
+  check_state(h0, lstm ? "state.hidden" : "hidden");
+  if (lstm) check_state(c0, "state.cell");
+
+  // The initial state of cell k: [batch, d_hidden].
+  std::vector<Tensor<B, 2>> h_init, c_init;
+  const auto initial = [&](const std::optional<Tensor<B, 3>>& t, std::vector<Tensor<B, 2>>& out) {
+    if (!t) return;
+    for (auto& piece : t->split(1, 0)) {
+      out.push_back(piece.template reshape<2>(std::array<std::int64_t, 2>{batch, d_hidden}));
+    }
+  };
+  initial(h0, h_init);
+  if (lstm) initial(c0, c_init);
+  const auto zeros = [&] { return Tensor<B, 2>::zeros(Shape{batch, d_hidden}, input.device()); };
+
+  Tensor<B, 3> layer_input = input;
+  std::vector<Tensor<B, 2>> h_final, c_final;
+  for (std::int64_t layer = 0; layer < num_layers; ++layer) {
+    if (layer > 0 && dropout > 0.0) layer_input = Dropout{dropout}.forward(std::move(layer_input));
+    const std::int64_t d_in = layer_input.shape()[2];
+    // Time-major rows, so that each step's projection is one contiguous piece.
+    const Tensor<B, 2> x_rows = layer_input.swap_dims(0, 1).template reshape<2>(
+        std::array<std::int64_t, 2>{rows, d_in});
+    std::vector<Tensor<B, 3>> directions;
+    for (std::int64_t dir = 0; dir < num_dirs; ++dir) {
+      const auto k = static_cast<std::size_t>(layer * num_dirs + dir);
+      const RnnCellWeights<B>& c = w.cells[k];
+      const Tensor<B, 2>& w_hh = c.weight_hh.val();
+      // x·W_ihᵀ + b_ih for every step (LSTM also folds b_hh in: it is added unchanged).
+      Tensor<B, 2> proj = x_rows.matmul_transposed(c.weight_ih.val(), false, true);
+      if (c.bias_ih) proj = std::move(proj) + c.bias_ih->val().template unsqueeze<2>();
+      std::optional<Tensor<B, 2>> b_hh;
+      if (c.bias_hh) b_hh = c.bias_hh->val().template unsqueeze<2>();
+      if (lstm && b_hh) proj = std::move(proj) + *b_hh;
+      const std::vector<Tensor<B, 2>> steps = proj.split(batch, 0);
+
+      Tensor<B, 2> h = h_init.empty() ? zeros() : h_init[k];
+      Tensor<B, 2> cs = lstm ? (c_init.empty() ? zeros() : c_init[k]) : h;
+      std::vector<Tensor<B, 2>> outs(static_cast<std::size_t>(seq), h);
+      for (std::int64_t i = 0; i < seq; ++i) {
+        const std::int64_t t = dir == 0 ? i : seq - 1 - i;
+        Tensor<B, 2> hh = h.matmul_transposed(w_hh, false, true);
+        if (lstm) {
+          const auto g = (steps[static_cast<std::size_t>(t)] + std::move(hh)).chunk(4, 1);
+          const auto in_gate = g[0].sigmoid();
+          const auto forget_gate = g[1].sigmoid();
+          const auto cell_gate = g[2].tanh();
+          const auto out_gate = g[3].sigmoid();
+          cs = forget_gate * cs + in_gate * cell_gate;
+          h = out_gate * cs.tanh();
+        } else {
+          if (b_hh) hh = std::move(hh) + *b_hh;
+          const auto xg = steps[static_cast<std::size_t>(t)].chunk(3, 1);
+          const auto hg = hh.chunk(3, 1);
+          const auto reset = (xg[0] + hg[0]).sigmoid();
+          const auto update = (xg[1] + hg[1]).sigmoid();
+          const auto candidate = (xg[2] + reset * hg[2]).tanh();
+          h = (1.0f - update) * candidate + update * h;
+        }
+        outs[static_cast<std::size_t>(t)] = h;
+      }
+      directions.push_back(Tensor<B, 2>::template stack<3>(outs, 1));
+      h_final.push_back(h);
+      if (lstm) c_final.push_back(cs);
+    }
+    layer_input = num_dirs == 1 ? directions[0] : Tensor<B, 3>::cat(directions, 2);
+  }
+  RnnResult<B> out{layer_input, Tensor<B, 2>::template stack<3>(h_final, 0), std::nullopt};
+  if (lstm) out.cell = Tensor<B, 2>::template stack<3>(c_final, 0);
+  return out;
+}
+
+/// The Sequential item rule of Lstm and Gru: items [seq_length, d_input] ->
+/// [seq_length, D·d_hidden]. Throws ConfigError prefixed by `at`.
+SequentialItem rnn_item_shape(std::int64_t d_input, std::int64_t out_features,
+                                     const SequentialItem& in, std::string_view at) {
+  sequential::need_item_rank(in, 2, at, "[batch_size, seq_length, d_input]");
+  if (const auto last = in.last_dim(); last && *last != d_input) {
+    throw ConfigError(str_cat(at, "d_input is ", d_input, " but the previous layer outputs ",
+                              in.describe()));
+  }
+  SequentialItem out;
+  out.dims = std::vector<std::int64_t>{in.dims ? (*in.dims)[0] : -1, out_features};
+  return out;
+}
+
+
+template RnnWeights<Cpu> init_rnn_weights<Cpu>(std::int64_t, std::int64_t, std::int64_t,
+                                               std::int64_t, bool, bool, const Device<Cpu>&);
+template RnnWeights<Autodiff<Cpu>> init_rnn_weights<Autodiff<Cpu>>(
+    std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool,
+    const Device<Autodiff<Cpu>>&);
+template RnnResult<Cpu> rnn_forward<Cpu>(const char*, bool, const RnnWeights<Cpu>&, double,
+                                         const Tensor<Cpu, 3>&,
+                                         const std::optional<Tensor<Cpu, 3>>&,
+                                         const std::optional<Tensor<Cpu, 3>>&);
+template RnnResult<Autodiff<Cpu>> rnn_forward<Autodiff<Cpu>>(
+    const char*, bool, const RnnWeights<Autodiff<Cpu>>&, double, const Tensor<Autodiff<Cpu>, 3>&,
+    const std::optional<Tensor<Autodiff<Cpu>, 3>>&, const std::optional<Tensor<Autodiff<Cpu>, 3>>&);
+
+}  // namespace kiln::nn::detail
