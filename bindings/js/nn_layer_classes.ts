@@ -5,6 +5,7 @@
 import type { Layer } from './nn.js';
 import type { RawModule } from './raw.js';
 import type { Engine } from './tensor/engine.js';
+import { makeMultiHeadAttention, makeTransformerDecoder, makeTransformerEncoder } from './nn_attention.js';
 
 /** This kiln instance's Layer class. */
 export type LayerClass = new (token: symbol, handle: never) => Layer;
@@ -17,3 +18,6 @@ export type LayerClassMaker = (base: LayerClass, raw: RawModule, e: Engine) => L
 
 /** Layer type (camelCase, as kiln.nn.layerTypes) -> the maker of its class. */
 export const layerClassMakers: Record<string, LayerClassMaker> = {};
+layerClassMakers.multiHeadAttention = makeMultiHeadAttention;
+layerClassMakers.transformerEncoder = makeTransformerEncoder;
+layerClassMakers.transformerDecoder = makeTransformerDecoder;

@@ -330,6 +330,14 @@ export interface RawModule {
   /** [output, runningMean, runningVar, hasStats], each tensor owned by the caller (placeholders when !hasStats). */
   fBatchNorm(x: RawTensor, runningMean: RawTensor | null, runningVar: RawTensor | null, weight: RawTensor | null,
     bias: RawTensor | null, training: boolean, momentum: number, epsilon: number): [RawTensor, RawTensor, RawTensor, boolean];
+  // ---- attention layers (bindings/nn_attention.cpp): single-layer models; masks bool or null
+  /** [context, weights], each owned by the caller. */
+  mhaAttend(model: RawModel, query: RawTensor, key: RawTensor, value: RawTensor, maskPad: RawTensor | null,
+    maskAttn: RawTensor | null): [RawTensor, RawTensor];
+  transformerEncoderForward(model: RawModel, x: RawTensor, maskPad: RawTensor | null, maskAttn: RawTensor | null): RawTensor;
+  transformerDecoderForward(model: RawModel, target: RawTensor, memory: RawTensor, targetMaskPad: RawTensor | null,
+    targetMaskAttn: RawTensor | null, memoryMaskPad: RawTensor | null, memoryMaskAttn: RawTensor | null): RawTensor;
+  generateAutoregressiveMask(batchSize: number, seqLength: number): RawTensor;
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {
