@@ -37,9 +37,9 @@ function loadTorch(layer, params) {
 }
 
 /** Compares the gradient of every parameter with PyTorch's. */
-function checkParamGrads(layer, grads, expected) {
+function checkParamGrads(layer, grads, expected, torchKeys) {
   const params = layer.namedParameters();
-  expect(Object.keys(params).sort()).toEqual(Object.keys(expected).filter((k) => k in params).sort());
+  expect(Object.keys(params).sort()).toEqual(Object.keys(torchKeys).sort());
   for (const [k, p] of Object.entries(params)) {
     const g = p.grad(grads);
     expect(g, k).toBeTruthy();
@@ -53,7 +53,6 @@ describe('multiHeadAttention', () => {
     const mha = kiln.nn.multiHeadAttention({ dModel: 6, nHeads: 2, dropout: 0 });
     try {
       loadTorch(mha, f.params);
-      expect(Object.keys(mha.namedParameters()).sort()).toEqual(Object.keys(f.params).sort());
       kiln.tidy(() => {
         const q = ft(f.query).requireGrad();
         const k = ft(f.key).requireGrad();
@@ -67,7 +66,7 @@ describe('multiHeadAttention', () => {
         expectClose(q.grad(grads).dataSync(), f.grads.query.data, TOL);
         expectClose(k.grad(grads).dataSync(), f.grads.key.data, TOL);
         expectClose(v.grad(grads).dataSync(), f.grads.value.data, TOL);
-        checkParamGrads(mha, grads, f.grads);
+        checkParamGrads(mha, grads, f.grads, f.params);
       });
     } finally {
       mha.dispose();
@@ -121,9 +120,9 @@ describe('multiHeadAttention', () => {
     try {
       kiln.tidy(() => {
         const x = T.zeros([2, 3, 4]);
-        expectKilnError(kiln, () => mha.attend({ query: T.zeros([2, 3, 5]) }), 'Shape', /MultiHeadAttention::forward: expected query \[batchSize, seqQ, dModel\] with dModel = 4, got \[2, 3, 5\]/);
+        expectKilnError(kiln, () => mha.attend({ query: T.zeros([2, 3, 5]) }), 'Shape', /MultiHeadAttention::forward: expected query \[batch_size, seqQ, dModel\] with dModel = 4, got \[2, 3, 5\]/);
         expectKilnError(kiln, () => mha.attend({ query: x, maskPad: T.zeros([2, 3]) }), 'DType', /MultiHeadAttention.attend/);
-        expectKilnError(kiln, () => mha.attend({ query: x, maskPad: T.fromData([true, false], { shape: [1, 2], dtype: 'bool' }) }), 'Shape', /expected maskPad \[batchSize, seqK\] = \[2, 3\], got \[1, 2\]/);
+        expectKilnError(kiln, () => mha.attend({ query: x, maskPad: T.fromData([true, false], { shape: [1, 2], dtype: 'bool' }) }), 'Shape', /expected maskPad \[batch_size, seqK\] = \[2, 3\], got \[1, 2\]/);
         expectKilnError(kiln, () => mha.forward(T.zeros([2, 4])), 'Shape', /layer 0 \(multiHeadAttention\)/);
       });
     } finally {
@@ -147,7 +146,7 @@ describe('transformers', () => {
           expectClose(y.dataSync(), f.y.data, TOL);
           const grads = y.mul(ft(f.dy)).sum().backward();
           expectClose(x.grad(grads).dataSync(), f.grads.x.data, TOL);
-          checkParamGrads(enc, grads, f.grads);
+          checkParamGrads(enc, grads, f.grads, f.params);
           expectClose(enc.forward(x).dataSync(), f.y_nomask.data, TOL);
         });
       } finally {
@@ -182,9 +181,8 @@ describe('transformers', () => {
       { type: 'positionWiseFeedForward', dModel: 8, dFf: 4, dropout: 0 },
     ], { seed: 3 });
     try {
-      expect(Object.keys(model.namedParameters())).toContain('4.layers.0.self_attn.in_proj_weight');
-      for (const p of Object.values(model.namedParameters())) p.dispose();
       kiln.tidy(() => {
+        expect(Object.keys(model.namedParameters())).toContain('4.layers.0.self_attn.in_proj_weight');
         const x = T.ones([2, 5, 3]).requireGrad();
         const y = model.forward(x);
         expect(y.shape).toEqual([2, 5, 8]);

@@ -40,7 +40,9 @@ Json to_json(const TensorData& d) {
   Json j;
   j["shape"] = std::vector<std::int64_t>(d.shape.dims().begin(), d.shape.dims().end());
   if (d.dtype == DType::Bool) {
-    j["data"] = d.to_vec<bool>();
+    std::vector<bool> values;
+    for (const auto b : d.bytes) values.push_back(b != 0);
+    j["data"] = values;
   } else {
     j["data"] = d.to_vec<float>();
   }

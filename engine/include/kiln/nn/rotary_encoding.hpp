@@ -129,9 +129,15 @@ struct RotaryEncoding {
   }
   /// Inside a Sequential: forward from position 0.
   /// Shapes: [batch_size, seq_length, d_model] -> same.
-  template <Backend B>
-  Tensor<B, 3> sequential_forward(const Tensor<B, 3>& input) const {
-    return forward(input);
+  /// Throws: RankError for an activation of another rank.
+  template <Backend B, std::size_t D>
+  Tensor<B, D> sequential_forward(const Tensor<B, D>& input) const {
+    if constexpr (D != 3) {
+      throw RankError(str_cat("RotaryEncoding: expected input [batch_size, seq_length, d_model] "
+                              "(rank 3), got ", input.shape(), " (rank ", D, ")"));
+    } else {
+      return forward(input);
+    }
   }
 
   friend bool operator==(const RotaryEncoding&, const RotaryEncoding&) = default;
