@@ -22,10 +22,6 @@
 #include "kiln/nn/layer_norm.hpp"
 // Every other public layer header: a layer registered there is registered here.
 #include "kiln/kiln.hpp"
-#include "kiln/nn/attention.hpp"  // DEV-ONLY
-#include "kiln/nn/transformer.hpp"  // DEV-ONLY
-#include "kiln/nn/positional_encoding.hpp"  // DEV-ONLY
-#include "kiln/nn/rotary_encoding.hpp"  // DEV-ONLY
 
 namespace kiln::nn {
 
