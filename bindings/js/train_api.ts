@@ -17,6 +17,7 @@ import type { Tensor } from './tensor/tensor.js';
 import type { StepFn } from './train/learner_loop.js';
 import type { CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
 import type { AttentionMasks, DecoderMasks, MhaInput, MhaOutput } from './nn_attention.js';
+export type { AttentionMasks, DecoderMasks, MhaInput, MhaOutput } from './nn_attention.js';
 
 // ---------------------------------------------------------------- layer specs
 

@@ -4,7 +4,9 @@
 // gradients and state_dicts of torch.nn.MultiheadAttention / TransformerEncoder /
 // TransformerDecoder with batch_first=True) and the shared cases
 // mha_self_attention_and_key_padding / mha_fully_masked_row (tests/native/cases/cases.jsonl).
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
 import { expectClose, expectKilnError } from './helpers.mjs';
@@ -223,4 +225,18 @@ describe('encodings', () => {
       rope.dispose();
     }
   });
+});
+
+describe('declarations', () => {
+  it('type-check tests/js/types/attention_consumer.ts with --strict', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    const tsc = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
+    let output = '';
+    try {
+      execFileSync(process.execPath, [tsc, '-p', 'tests/js/types/tsconfig.attention.json'], { cwd: root, encoding: 'utf8' });
+    } catch (e) {
+      output = `${e.stdout ?? ''}${e.stderr ?? ''}`;
+    }
+    expect(output).toBe('');
+  }, 60_000);
 });
