@@ -6,6 +6,7 @@ import type { Layer } from './nn.js';
 import type { RawModule } from './raw.js';
 import type { Engine } from './tensor/engine.js';
 import { makeGruClass, makeLstmClass } from './nn_recurrent.js';
+import { makeMultiHeadAttention, makeTransformerDecoder, makeTransformerEncoder } from './nn_attention.js';
 
 /** This kiln instance's Layer class. */
 export type LayerClass = new (token: symbol, handle: never) => Layer;
@@ -20,3 +21,6 @@ export type LayerClassMaker = (base: LayerClass, raw: RawModule, e: Engine) => L
 export const layerClassMakers: Record<string, LayerClassMaker> = {};
 layerClassMakers.lstm = makeLstmClass;
 layerClassMakers.gru = makeGruClass;
+layerClassMakers.multiHeadAttention = makeMultiHeadAttention;
+layerClassMakers.transformerEncoder = makeTransformerEncoder;
+layerClassMakers.transformerDecoder = makeTransformerDecoder;

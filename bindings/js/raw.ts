@@ -334,6 +334,14 @@ export interface RawModule {
   // by the caller (cell a placeholder for gru); null hidden / cell: zeros.
   recurrentForwardWithState(model: RawModel, x: RawTensor, hidden: RawTensor | null,
     cell: RawTensor | null): [RawTensor, RawTensor, RawTensor, boolean];
+  // ---- attention layers (bindings/nn_attention.cpp): single-layer models; masks bool or null
+  /** [context, weights], each owned by the caller. */
+  mhaAttend(model: RawModel, query: RawTensor, key: RawTensor, value: RawTensor, maskPad: RawTensor | null,
+    maskAttn: RawTensor | null): [RawTensor, RawTensor];
+  transformerEncoderForward(model: RawModel, x: RawTensor, maskPad: RawTensor | null, maskAttn: RawTensor | null): RawTensor;
+  transformerDecoderForward(model: RawModel, target: RawTensor, memory: RawTensor, targetMaskPad: RawTensor | null,
+    targetMaskAttn: RawTensor | null, memoryMaskPad: RawTensor | null, memoryMaskAttn: RawTensor | null): RawTensor;
+  generateAutoregressiveMask(batchSize: number, seqLength: number): RawTensor;
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {

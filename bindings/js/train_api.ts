@@ -18,6 +18,8 @@ import type { StepFn } from './train/learner_loop.js';
 import type { GruLayer, LstmLayer } from './nn_recurrent.js';
 export type { GruLayer, GruState, LstmLayer, LstmState } from './nn_recurrent.js';
 import type { CheckpointerOptions, EarlyStoppingOptions } from './train/learner_support.js';
+import type { AttentionMasks, DecoderMasks, MhaInput, MhaOutput } from './nn_attention.js';
+export type { AttentionMasks, DecoderMasks, MhaInput, MhaOutput } from './nn_attention.js';
 
 // ---------------------------------------------------------------- layer specs
 
@@ -133,6 +135,40 @@ export interface AdaptiveAvgPool1dSpec { type: 'adaptiveAvgPool1d'; outputSize: 
 export interface LstmSpec { type: 'lstm'; dInput: number; dHidden: number; bias: boolean; numLayers?: number; bidirectional?: boolean; dropout?: number }
 /** As LstmSpec for torch.nn.GRU (gates r|z|n, the reset gate applied to W_hn·h + b_hn). */
 export interface GruSpec { type: 'gru'; dInput: number; dHidden: number; bias: boolean; numLayers?: number; bidirectional?: boolean; dropout?: number }
+ * Multi-head self-attention `[batch, seq, dModel] -> [batch, seq, dModel]` in a Sequential;
+ * the layer's attend() takes query/key/value and masks. torch.nn.MultiheadAttention(dModel,
+ * nHeads, batch_first=True) (keys inProjWeight... as PyTorch's in_proj_weight, out_proj.*);
+ * dropout (on the weights, training only) defaults to 0.1 as Burn's.
+ */
+export interface MultiHeadAttentionSpec { type: 'multiHeadAttention'; dModel: number; nHeads: number; dropout?: number; bias?: boolean }
+/** Shared fields of transformerEncoder and transformerDecoder (Burn's configs; activation 'gelu' by default as Burn, PyTorch's is 'relu'). */
+interface TransformerFields { dModel: number; dFf: number; nHeads: number; nLayers: number; dropout?: number; normFirst?: boolean; activation?: 'relu' | 'gelu'; layerNormEps?: number }
+/** `[batch, seq, dModel] -> same`. torch.nn.TransformerEncoder(TransformerEncoderLayer(batch_first=True), nLayers). */
+export interface TransformerEncoderSpec extends TransformerFields { type: 'transformerEncoder' }
+/** torch.nn.TransformerDecoder(TransformerDecoderLayer(batch_first=True), nLayers); needs the memory: not usable inside a Sequential's forward. */
+export interface TransformerDecoderSpec extends TransformerFields { type: 'transformerDecoder' }
+/** linear(dModel -> dFf), activation, dropout, linear(dFf -> dModel) over the last dim. Burn's PositionWiseFeedForward. */
+export interface PositionWiseFeedForwardSpec { type: 'positionWiseFeedForward'; dModel: number; dFf: number; dropout?: number; activation?: 'relu' | 'gelu' }
+/** Adds the sinusoids of Vaswani et al. to `[batch, seq, dModel]` (dModel even, seq <= maxSequenceSize). Burn's PositionalEncoding. */
+export interface PositionalEncodingSpec { type: 'positionalEncoding'; dModel: number; maxSequenceSize?: number; maxTimescale?: number }
+/** Rotates interleaved feature pairs (2i, 2i+1) of `[batch, seq, dModel]` by position·theta^(-2i/dModel) (RoFormer). Burn's RotaryEncoding. */
+export interface RotaryEncodingSpec { type: 'rotaryEncoding'; maxSequenceLength: number; dModel: number; theta?: number }
+
+/** kiln.nn.multiHeadAttention(...): forward(x) is self-attention; attend() the full form. */
+export interface MultiHeadAttentionLayer extends Layer {
+  attend(input: MhaInput): MhaOutput;
+  autoregressiveMask(seqLength: number, batchSize?: number): Tensor;
+}
+/** kiln.nn.transformerEncoder(...): forward with optional masks. */
+export interface TransformerEncoderLayer extends Layer {
+  forward(x: Tensor, masks?: AttentionMasks): Tensor;
+  autoregressiveMask(seqLength: number, batchSize?: number): Tensor;
+}
+/** kiln.nn.transformerDecoder(...): forward(target, memory, masks?). */
+export interface TransformerDecoderLayer extends Layer {
+  forward(target: Tensor, memory?: Tensor, masks?: DecoderMasks): Tensor;
+  autoregressiveMask(seqLength: number, batchSize?: number): Tensor;
+}
 
 /** One layer of a Sequential spec. */
 export type LayerSpec =
@@ -140,7 +176,9 @@ export type LayerSpec =
   | FlattenSpec | Conv2dSpec | Conv1dSpec | MaxPool2dSpec | AvgPool2dSpec | AdaptiveAvgPool2dSpec
   | BatchNormSpec | LayerNormSpec | GroupNormSpec | EmbeddingSpec | ConvTranspose2dSpec
   | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec
-  | LstmSpec | GruSpec;
+  | LstmSpec | GruSpec
+  | MultiHeadAttentionSpec | TransformerEncoderSpec | TransformerDecoderSpec | PositionWiseFeedForwardSpec
+  | PositionalEncodingSpec | RotaryEncodingSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -202,6 +240,13 @@ export interface Nn {
   lstm(config: LayerConfig<LstmSpec>, options?: ModelOptions): LstmLayer;
   /** torch.nn.GRU(batch_first=True): forward(x) is the output sequence; forwardWithState(x, {hidden}?) -> {output, state}. @throws KilnError `Config` naming the field. */
   gru(config: LayerConfig<GruSpec>, options?: ModelOptions): GruLayer;
+  /** torch.nn.MultiheadAttention (batch_first). @throws KilnError `Config` if nHeads does not divide dModel. */
+  multiHeadAttention(config: LayerConfig<MultiHeadAttentionSpec>, options?: ModelOptions): MultiHeadAttentionLayer;
+  transformerEncoder(config: LayerConfig<TransformerEncoderSpec>, options?: ModelOptions): TransformerEncoderLayer;
+  transformerDecoder(config: LayerConfig<TransformerDecoderSpec>, options?: ModelOptions): TransformerDecoderLayer;
+  positionWiseFeedForward(config: LayerConfig<PositionWiseFeedForwardSpec>, options?: ModelOptions): Layer;
+  positionalEncoding(config: LayerConfig<PositionalEncodingSpec>): Layer;
+  rotaryEncoding(config: LayerConfig<RotaryEncodingSpec>): Layer;
   /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */
   readonly functional: NnFunctional;
   /** The layer types a spec may use. */
