@@ -330,6 +330,12 @@ export interface RawModule {
   /** [output, runningMean, runningVar, hasStats], each tensor owned by the caller (placeholders when !hasStats). */
   fBatchNorm(x: RawTensor, runningMean: RawTensor | null, runningVar: RawTensor | null, weight: RawTensor | null,
     bias: RawTensor | null, training: boolean, momentum: number, epsilon: number): [RawTensor, RawTensor, RawTensor, boolean];
+  /** conv3d: size arrays of 3 entries (depth, height, width). */
+  fConv3d(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
+    dilation: number[], groups: number): RawTensor;
+  /** conv_transpose1d (dims 1) / conv_transpose3d (dims 3). */
+  fConvTransposeNd(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
+    paddingOut: number[], dilation: number[], groups: number, dims: number): RawTensor;
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {
