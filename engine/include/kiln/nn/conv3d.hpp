@@ -190,14 +190,15 @@ struct SequentialRules<Conv3dConfig> {
   static void config_to_spec(config::Value& j) { sequential::config_padding_to_spec(j); }
   static SequentialItem item_shape(const Conv3dConfig& c, const SequentialItem& in,
                                    std::string_view at) {
-    const auto [begin, end] =
-        c.padding.resolve("Conv3dConfig::init", c.kernel_size, c.stride, c.dilation);
+    // Not a structured binding: clang 14 (em++) cannot capture one in the lambda.
+    const auto sides = c.padding.resolve("Conv3dConfig::init", c.kernel_size, c.stride, c.dilation);
     static constexpr const char* kNames[] = {"depth", "height", "width"};
     return sequential::item_shape_3d(
         c.channels[0], c.channels[1], in, at, [&](std::size_t i, std::int64_t size) {
-          return sequential::conv_out(size, c.kernel_size[i], c.stride[i],
-                                      sequential::pad_sum(begin[i], end[i], at, kNames[i]),
-                                      c.dilation[i], at, kNames[i], in);
+          return sequential::conv_out(
+              size, c.kernel_size[i], c.stride[i],
+              sequential::pad_sum(sides.first[i], sides.second[i], at, kNames[i]), c.dilation[i],
+              at, kNames[i], in);
         });
   }
 };
