@@ -113,6 +113,38 @@ JsTensor f_conv_transpose2d(const JsTensor& x, const JsTensor& w, val bias, val 
   });
 }
 
+/// conv3d: x, weight, bias or null; stride, padding (symmetric), dilation arrays of 3 integers.
+JsTensor f_conv3d(const JsTensor& x, const JsTensor& w, val bias, val stride, val padding,
+                  val dilation, double groups) {
+  return guarded([&] {
+    const char* op = "conv3d";
+    const kiln::ConvOptions<3> o(ints<3>(stride, op, "stride"), ints<3>(padding, op, "padding"),
+                                 ints<3>(dilation, op, "dilation"), integer(groups, op, "groups"));
+    return from_typed(kiln::conv3d(input<5>(x, op), input<5>(w, op), optional_input<1>(bias, op), o));
+  });
+}
+
+/// conv_transpose1d (dims 1) or conv_transpose3d (dims 3): padding_out is PyTorch's
+/// output_padding; size arrays of `dims` integers.
+JsTensor f_conv_transpose_nd(const JsTensor& x, const JsTensor& w, val bias, val stride,
+                             val padding, val padding_out, val dilation, double groups, int dims) {
+  return guarded([&] {
+    const char* op = dims == 1 ? "conv_transpose1d" : "conv_transpose3d";
+    const std::int64_t g = integer(groups, op, "groups");
+    const auto b = optional_input<1>(bias, op);
+    if (dims == 1) {
+      const kiln::ConvTransposeOptions<1> o(
+          ints<1>(stride, op, "stride"), ints<1>(padding, op, "padding"),
+          ints<1>(padding_out, op, "padding_out"), ints<1>(dilation, op, "dilation"), g);
+      return from_typed(kiln::conv_transpose1d(input<3>(x, op), input<3>(w, op), b, o));
+    }
+    const kiln::ConvTransposeOptions<3> o(
+        ints<3>(stride, op, "stride"), ints<3>(padding, op, "padding"),
+        ints<3>(padding_out, op, "padding_out"), ints<3>(dilation, op, "dilation"), g);
+    return from_typed(kiln::conv_transpose3d(input<5>(x, op), input<5>(w, op), b, o));
+  });
+}
+
 /// max_pool1d / max_pool2d (dims 1 or 2): kernel, stride, padding, dilation arrays.
 JsTensor f_max_pool(const JsTensor& x, val kernel, val stride, val padding, val dilation,
                     bool ceil_mode, int dims) {
@@ -365,4 +397,6 @@ EMSCRIPTEN_BINDINGS(kiln_nn_functional) {
       .element(&BatchNormResult::running_var)
       .element(&BatchNormResult::has_stats);
   emscripten::function("fBatchNorm", &f_batch_norm);
+  emscripten::function("fConv3d", &f_conv3d);
+  emscripten::function("fConvTransposeNd", &f_conv_transpose_nd);
 }

@@ -16,10 +16,14 @@ import { binaryCrossEntropy, crossEntropy, huber, mse, smoothL1 } from './train/
 import type { Reduction } from './train_api.js';
 
 /** A size per spatial dim: one number for every dim, or one per dim. */
-export type SizeNd<N extends number> = N extends 1 ? number | readonly [number] : number | readonly [number, number];
+export type SizeNd<N extends number> = N extends 1
+  ? number | readonly [number]
+  : N extends 2
+    ? number | readonly [number, number]
+    : number | readonly [number, number, number];
 
-/** Options of conv1d / conv2d (torch.nn.functional.conv1d / conv2d; symmetric zero padding). */
-export interface ConvOptions<N extends 1 | 2> {
+/** Options of conv1d / conv2d / conv3d (torch.nn.functional.conv1d / 2d / 3d; symmetric zero padding). */
+export interface ConvOptions<N extends 1 | 2 | 3> {
   /** Step between output positions (default 1). */
   stride?: SizeNd<N>;
   /** Zeros added on both sides of each spatial dim (default 0; 'valid' is 0). */
@@ -38,6 +42,20 @@ export interface ConvTranspose2dOptions {
   /** Added to the end side of the output: PyTorch's output_padding (default 0; < stride or dilation). */
   paddingOut?: SizeNd<2>;
   dilation?: SizeNd<2>;
+  groups?: number;
+}
+
+/** Options of convTranspose1d / convTranspose3d (torch.nn.functional.conv_transpose1d / 3d). */
+export interface ConvTransposeOptions<N extends 1 | 3> {
+  /** Step between input positions in the output (default 1). */
+  stride?: SizeNd<N>;
+  /** Removed from both sides of the output (default 0). */
+  padding?: SizeNd<N>;
+  /** Added to the end side of the output: PyTorch's output_padding (default 0; < stride or dilation). */
+  paddingOut?: SizeNd<N>;
+  /** Spacing between kernel taps (default 1). */
+  dilation?: SizeNd<N>;
+  /** Channel groups (default 1). */
   groups?: number;
 }
 
@@ -113,6 +131,26 @@ export interface NnFunctional extends Activation {
    * torch.nn.functional.conv_transpose2d.
    */
   convTranspose2d(x: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvTranspose2dOptions): Tensor;
+  /**
+   * 3-D convolution: x `[batch, cIn, d, h, w]`, weight `[cOut, cIn / groups, kd, kh, kw]`, bias
+   * `[cOut]` -> `[batch, cOut, d', h', w']` (per dim as conv1d). torch.nn.functional.conv3d.
+   * @throws KilnError `Shape` (channels, kernel larger than the padded input), `Rank`, `Config`.
+   */
+  conv3d(x: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvOptions<3>): Tensor;
+  /**
+   * Transposed 1-D convolution: x `[batch, cIn, length]`, weight `[cIn, cOut / groups, k]`, bias
+   * `[cOut]` -> `[batch, cOut, (length - 1)·stride - 2·padding + dilation·(k - 1) + paddingOut + 1]`.
+   * torch.nn.functional.conv_transpose1d.
+   * @throws KilnError `Shape`, `Rank`, `Config` (paddingOut not below stride or dilation).
+   */
+  convTranspose1d(x: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvTransposeOptions<1>): Tensor;
+  /**
+   * Transposed 3-D convolution: x `[batch, cIn, d, h, w]`, weight `[cIn, cOut / groups, kd, kh, kw]`,
+   * bias `[cOut]` -> `[batch, cOut, d', h', w']` (per dim as convTranspose1d).
+   * torch.nn.functional.conv_transpose3d.
+   * @throws KilnError `Shape`, `Rank`, `Config`.
+   */
+  convTranspose3d(x: Tensor, weight: Tensor, bias?: Tensor | null, options?: ConvTransposeOptions<3>): Tensor;
   /** `[batch, c, length] -> [batch, c, length']`; gradient to the first maximum of each window. torch.nn.functional.max_pool1d. */
   maxPool1d(x: Tensor, options: MaxPoolOptions<1>): Tensor;
   /** `[batch, c, h, w] -> [batch, c, h', w']`. torch.nn.functional.max_pool2d. */
@@ -209,6 +247,35 @@ export function functionalApi(e: Engine): NnFunctional {
     const hw = t(weight, op, 'weight');
     const hb = optT(bias, op, 'bias');
     return call(() => raw.fConv(hx, hw, hb, stride, padding, dilation, groups, dims));
+  }
+
+  function conv3d(x: unknown, weight: unknown, bias: unknown, options: unknown): Tensor {
+    const op = 'conv3d';
+    const o = opts<ConvOptions<3>>(options, op, ['stride', 'padding', 'dilation', 'groups']);
+    const padding = o.padding === 'valid' ? [0, 0, 0] : sizes(o.padding, 3, op, 'padding', [0, 0, 0]);
+    const stride = sizes(o.stride, 3, op, 'stride', [1, 1, 1]);
+    const dilation = sizes(o.dilation, 3, op, 'dilation', [1, 1, 1]);
+    const groups = o.groups === undefined ? 1 : checkInt(o.groups, op, 'groups');
+    const hx = t(x, op, 'x');
+    const hw = t(weight, op, 'weight');
+    const hb = optT(bias, op, 'bias');
+    return call(() => raw.fConv3d(hx, hw, hb, stride, padding, dilation, groups));
+  }
+
+  function convTranspose(dims: 1 | 3, x: unknown, weight: unknown, bias: unknown, options: unknown): Tensor {
+    const op = `convTranspose${dims}d`;
+    const o = opts<ConvTransposeOptions<3>>(options, op, ['stride', 'padding', 'paddingOut', 'dilation', 'groups']);
+    const zeros = new Array<number>(dims).fill(0);
+    const ones = new Array<number>(dims).fill(1);
+    const stride = sizes(o.stride, dims, op, 'stride', ones);
+    const padding = sizes(o.padding, dims, op, 'padding', zeros);
+    const paddingOut = sizes(o.paddingOut, dims, op, 'paddingOut', zeros);
+    const dilation = sizes(o.dilation, dims, op, 'dilation', ones);
+    const groups = o.groups === undefined ? 1 : checkInt(o.groups, op, 'groups');
+    const hx = t(x, op, 'x');
+    const hw = t(weight, op, 'weight');
+    const hb = optT(bias, op, 'bias');
+    return call(() => raw.fConvTransposeNd(hx, hw, hb, stride, padding, paddingOut, dilation, groups, dims));
   }
 
   function maxPool(dims: 1 | 2, x: unknown, options: unknown): Tensor {
@@ -311,6 +378,9 @@ export function functionalApi(e: Engine): NnFunctional {
       const hb = optT(bias, op, 'bias');
       return call(() => raw.fConvTranspose2d(hx, hw, hb, stride, padding, paddingOut, dilation, groups));
     },
+    conv3d: (x: Tensor, w: Tensor, b?: Tensor | null, o?: ConvOptions<3>) => conv3d(x, w, b, o),
+    convTranspose1d: (x: Tensor, w: Tensor, b?: Tensor | null, o?: ConvTransposeOptions<1>) => convTranspose(1, x, w, b, o),
+    convTranspose3d: (x: Tensor, w: Tensor, b?: Tensor | null, o?: ConvTransposeOptions<3>) => convTranspose(3, x, w, b, o),
     maxPool1d: (x: Tensor, o: MaxPoolOptions<1>) => maxPool(1, x, o),
     maxPool2d: (x: Tensor, o: MaxPoolOptions<2>) => maxPool(2, x, o),
     avgPool1d: (x: Tensor, o: AvgPoolOptions<1>) => avgPool(1, x, o),

@@ -342,6 +342,12 @@ export interface RawModule {
   transformerDecoderForward(model: RawModel, target: RawTensor, memory: RawTensor, targetMaskPad: RawTensor | null,
     targetMaskAttn: RawTensor | null, memoryMaskPad: RawTensor | null, memoryMaskAttn: RawTensor | null): RawTensor;
   generateAutoregressiveMask(batchSize: number, seqLength: number): RawTensor;
+  /** conv3d: size arrays of 3 entries (depth, height, width). */
+  fConv3d(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
+    dilation: number[], groups: number): RawTensor;
+  /** conv_transpose1d (dims 1) / conv_transpose3d (dims 3). */
+  fConvTransposeNd(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
+    paddingOut: number[], dilation: number[], groups: number, dims: number): RawTensor;
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {

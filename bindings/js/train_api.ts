@@ -44,7 +44,7 @@ export interface GeluSpec { type: 'gelu'; approximate?: boolean }
 /** max(x, 0) + negativeSlope·min(x, 0); negativeSlope defaults to 0.01. */
 export interface LeakyReluSpec { type: 'leakyRelu'; negativeSlope?: number }
 /**
- * `[batch, ...] -> [batch, ...shape]` (per-item shape; 1 to 3 dims, one may be -1).
+ * `[batch, ...] -> [batch, ...shape]` (per-item shape; 1 to 4 dims, one may be -1).
  * torch.nn.Unflatten(1, shape) on `[batch, n]`.
  */
 export interface ReshapeSpec { type: 'reshape'; shape: readonly number[] }
@@ -168,6 +168,33 @@ export interface TransformerEncoderLayer extends Layer {
 export interface TransformerDecoderLayer extends Layer {
   forward(target: Tensor, memory?: Tensor, masks?: DecoderMasks): Tensor;
   autoregressiveMask(seqLength: number, batchSize?: number): Tensor;
+/** A size per 3-D spatial dim ([depth, height, width]), or one number for all three. */
+export type Size3d = number | readonly [number, number, number];
+/**
+ * `[batch, channels[0], d, h, w] -> [batch, channels[1], d', h', w']` (per dim as Conv2dSpec).
+ * padding: 'valid' (default), 'same' (stride 1 only; an even kernel's extra zero on the end
+ * side, as PyTorch) or explicit sizes. torch.nn.Conv3d; weight `[out, in / groups, kd, kh, kw]`.
+ */
+export interface Conv3dSpec {
+  type: 'conv3d'; channels: readonly [number, number]; kernelSize: Size3d; stride?: Size3d;
+  padding?: 'valid' | 'same' | Size3d; dilation?: Size3d; groups?: number; bias?: boolean;
+  initializer?: Initializer;
+}
+/**
+ * `[batch, channels[0], length] -> [batch, channels[1], (length - 1)·stride - 2·padding +
+ * dilation·(k - 1) + paddingOut + 1]`. torch.nn.ConvTranspose1d; weight `[in, out / groups, k]`.
+ */
+export interface ConvTranspose1dSpec {
+  type: 'convTranspose1d'; channels: readonly [number, number]; kernelSize: number; stride?: number;
+  padding?: number; paddingOut?: number; dilation?: number; groups?: number; bias?: boolean; initializer?: Initializer;
+}
+/**
+ * `[batch, channels[0], d, h, w] -> [batch, channels[1], d', h', w']` (per dim as
+ * ConvTranspose1dSpec). torch.nn.ConvTranspose3d; weight `[in, out / groups, kd, kh, kw]`.
+ */
+export interface ConvTranspose3dSpec {
+  type: 'convTranspose3d'; channels: readonly [number, number]; kernelSize: Size3d; stride?: Size3d;
+  padding?: Size3d; paddingOut?: Size3d; dilation?: Size3d; groups?: number; bias?: boolean; initializer?: Initializer;
 }
 
 /** One layer of a Sequential spec. */
@@ -178,7 +205,8 @@ export type LayerSpec =
   | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec
   | LstmSpec | GruSpec
   | MultiHeadAttentionSpec | TransformerEncoderSpec | TransformerDecoderSpec | PositionWiseFeedForwardSpec
-  | PositionalEncodingSpec | RotaryEncodingSpec;
+  | PositionalEncodingSpec | RotaryEncodingSpec
+  | Conv3dSpec | ConvTranspose1dSpec | ConvTranspose3dSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -247,6 +275,12 @@ export interface Nn {
   positionWiseFeedForward(config: LayerConfig<PositionWiseFeedForwardSpec>, options?: ModelOptions): Layer;
   positionalEncoding(config: LayerConfig<PositionalEncodingSpec>): Layer;
   rotaryEncoding(config: LayerConfig<RotaryEncodingSpec>): Layer;
+  /** torch.nn.Conv3d: forward takes `[batch, channels[0], d, h, w]`. @throws KilnError `Config` for bad sizes; forward `Shape`. */
+  conv3d(config: LayerConfig<Conv3dSpec>, options?: ModelOptions): Layer;
+  /** torch.nn.ConvTranspose1d: forward takes `[batch, channels[0], length]`. @throws KilnError `Config`; forward `Shape`. */
+  convTranspose1d(config: LayerConfig<ConvTranspose1dSpec>, options?: ModelOptions): Layer;
+  /** torch.nn.ConvTranspose3d: forward takes `[batch, channels[0], d, h, w]`. @throws KilnError `Config`; forward `Shape`. */
+  convTranspose3d(config: LayerConfig<ConvTranspose3dSpec>, options?: ModelOptions): Layer;
   /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */
   readonly functional: NnFunctional;
   /** The layer types a spec may use. */

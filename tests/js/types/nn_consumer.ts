@@ -68,5 +68,19 @@ export async function main(): Promise<number> {
   // @ts-expect-error: smoothL1 has beta, not delta
   kiln.loss.smoothL1({ delta: 1 });
   void [h, emb, ln, layers, type, y, y1, y2, p, p1, a, d, e, n1, n2, bnEval, bnTrain, r, losses, huber, sl1, bce, wrong];
+  // Issue 19's 3-D and transposed 1-D convolutions.
+  const v: Tensor = kiln.Tensor.zeros([1, 2, 4, 4, 4]);
+  const c3: Layer = kiln.nn.conv3d({ channels: [2, 4], kernelSize: [3, 3, 1], padding: 'same', stride: 1 });
+  const t3: Layer = kiln.nn.convTranspose3d({ channels: [2, 4], kernelSize: 2, stride: [2, 2, 1], paddingOut: [1, 1, 0] });
+  const t1: Layer = kiln.nn.convTranspose1d({ channels: [2, 4], kernelSize: 3, stride: 2, paddingOut: 1 });
+  const convs: Tensor[] = [F.conv3d(v, kiln.Tensor.zeros([4, 2, 3, 3, 3]), null, { padding: [1, 1, 0], groups: 2 }),
+    F.convTranspose3d(v, kiln.Tensor.zeros([2, 4, 2, 2, 2]), undefined, { stride: 2, paddingOut: [1, 0, 0] }),
+    F.convTranspose1d(kiln.Tensor.zeros([1, 2, 6]), kiln.Tensor.zeros([2, 4, 3]), null, { dilation: 2 })];
+  const spec3: SequentialSpec = { layers: [{ type: 'conv3d', channels: [2, 4], kernelSize: 3 }, { type: 'convTranspose3d', channels: [4, 2], kernelSize: 2 }] };
+  // @ts-expect-error: conv3d sizes have three entries
+  F.conv3d(v, v, null, { stride: [1, 2] });
+  // @ts-expect-error: convTranspose1d takes a number, not a pair
+  kiln.nn.convTranspose1d({ channels: [2, 4], kernelSize: [3, 3] });
+  void [c3, t3, t1, convs, spec3];
   return 0;
 }

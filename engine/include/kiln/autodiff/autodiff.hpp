@@ -202,6 +202,14 @@ struct AutodiffOps {
   static Tensor conv_transpose2d(const Tensor& x, const Tensor& weight,
                                  const std::optional<Tensor>& bias,
                                  const ConvTransposeOptions<2>& options);
+  static Tensor conv3d(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                       const ConvOptions<3>& options);
+  static Tensor conv_transpose1d(const Tensor& x, const Tensor& weight,
+                                 const std::optional<Tensor>& bias,
+                                 const ConvTransposeOptions<1>& options);
+  static Tensor conv_transpose3d(const Tensor& x, const Tensor& weight,
+                                 const std::optional<Tensor>& bias,
+                                 const ConvTransposeOptions<3>& options);
 };
 
 /// The autodiff backend over `B` (Burn's `Autodiff<B>`): `using B = Autodiff<Cpu>;`.

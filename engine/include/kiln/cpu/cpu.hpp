@@ -301,6 +301,43 @@ struct CpuOps {
   static CpuTensor conv_transpose2d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
                                                     const CpuTensor& output_grad,
                                                     const ConvTransposeOptions<2>& options);
+  /// 3-D convolution (torch.nn.functional.conv3d): x [batch_size, channels_in, depth,
+  /// height, width], weight [channels_out, channels_in / groups, kernel_d, kernel_h,
+  /// kernel_w] -> [batch_size, channels_out, depth_out, height_out, width_out] (the 2-D
+  /// kernels' im2col + GEMM with a depth axis). Throws as conv2d, naming conv3d.
+  static CpuTensor conv3d(const CpuTensor& x, const CpuTensor& weight,
+                          const std::optional<CpuTensor>& bias, const ConvOptions<3>& options);
+  /// Gradient of conv3d w.r.t. x (shape x_shape): col2im of Wᵀ·G.
+  static CpuTensor conv3d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                     const CpuTensor& output_grad, const ConvOptions<3>& options);
+  /// Gradient of conv3d w.r.t. the weight (shape weight_shape), summed over the batch in a
+  /// fixed order.
+  static CpuTensor conv3d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                          const CpuTensor& output_grad,
+                                          const ConvOptions<3>& options);
+  /// Transposed 1-D convolution (torch.nn.functional.conv_transpose1d): x [batch_size,
+  /// channels_in, length], weight [channels_in, channels_out / groups, kernel_size] ->
+  /// [batch_size, channels_out, length_out] (conv_transpose2d over a unit height). Throws as
+  /// conv_transpose2d, naming conv_transpose1d. Its gradients are conv_transpose2d's on the
+  /// unit-height views.
+  static CpuTensor conv_transpose1d(const CpuTensor& x, const CpuTensor& weight,
+                                    const std::optional<CpuTensor>& bias,
+                                    const ConvTransposeOptions<1>& options);
+  /// Transposed 3-D convolution (torch.nn.functional.conv_transpose3d): x [batch_size,
+  /// channels_in, depth, height, width], weight [channels_in, channels_out / groups,
+  /// kernel_d, kernel_h, kernel_w] -> [batch_size, channels_out, depth_out, height_out,
+  /// width_out]. Throws as conv_transpose2d, naming conv_transpose3d.
+  static CpuTensor conv_transpose3d(const CpuTensor& x, const CpuTensor& weight,
+                                    const std::optional<CpuTensor>& bias,
+                                    const ConvTransposeOptions<3>& options);
+  /// Gradient of conv_transpose3d w.r.t. x (a conv3d of the output gradient).
+  static CpuTensor conv_transpose3d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                               const CpuTensor& output_grad,
+                                               const ConvTransposeOptions<3>& options);
+  /// Gradient of conv_transpose3d w.r.t. the weight.
+  static CpuTensor conv_transpose3d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                                    const CpuTensor& output_grad,
+                                                    const ConvTransposeOptions<3>& options);
 };
 
 /// The Cpu backend (Burn's `NdArray`): `using B = kiln::Cpu;`.

@@ -21,7 +21,7 @@
 
 namespace kiln::nn {
 
-/// Padding of an N-D convolution layer (N = 1 or 2; use the aliases below).
+/// Padding of an N-D convolution layer (N = 1, 2 or 3; use the aliases below).
 template <std::size_t N>
 class PaddingConfig {
  public:
@@ -109,6 +109,7 @@ class PaddingConfig {
 
 using PaddingConfig1d = PaddingConfig<1>;
 using PaddingConfig2d = PaddingConfig<2>;
+using PaddingConfig3d = PaddingConfig<3>;  ///< {depth, height, width} (Burn's PaddingConfig3d)
 
 }  // namespace kiln::nn
 
@@ -155,6 +156,6 @@ struct kiln::config::Codec<kiln::nn::PaddingConfig<N>> {
     }
     throw kiln::ConfigError(kiln::str_cat(
         "PaddingConfig", N, "d: expected \"Valid\", \"Same\" or {\"Explicit\": ",
-        N == 1 ? "n" : "[h, w]", "}, got ", j.dump()));
+        N == 1 ? "n" : N == 2 ? "[h, w]" : "[d, h, w]", "}, got ", j.dump()));
   }
 };

@@ -1,7 +1,8 @@
 // im2col / col2im convolution kernels (see conv.hpp). The column matrix of one image and
-// group is [Cg·kh·kw, height_out·width_out]: row (c, i, j) holds the input values that
-// kernel tap (c, i, j) meets at each output position (0 in the padding), so the
-// convolution of that image and group is one GEMM W_g[Og, Cg·kh·kw] · cols.
+// group is [Cg·kd·kh·kw, depth_out·height_out·width_out]: row (c, a, i, j) holds the input
+// values that kernel tap (c, a, i, j) meets at each output position (0 in the padding), so
+// the convolution of that image and group is one GEMM W_g[Og, Cg·kd·kh·kw] · cols (kd = 1,
+// depth 1 for the 1-D and 2-D convolutions).
 #include "cpu/conv/conv.hpp"
 
 #include <algorithm>
@@ -30,12 +31,13 @@ Sizes sizes(const Geometry& g) {
   Sizes s{};
   s.cg = g.channels_in / g.groups;
   s.og = g.channels_out / g.groups;
-  s.k = s.cg * g.kernel_h * g.kernel_w;
-  s.in_spatial = g.height * g.width;
-  s.out_spatial = g.height_out * g.width_out;
+  s.k = s.cg * g.kernel_d * g.kernel_h * g.kernel_w;
+  s.in_spatial = g.depth * g.height * g.width;
+  s.out_spatial = g.depth_out * g.height_out * g.width_out;
   s.identity = g.kernel_h == 1 && g.kernel_w == 1 && g.stride_h == 1 && g.stride_w == 1 &&
                g.pad_h == 0 && g.pad_w == 0 && g.height_out == g.height &&
-               g.width_out == g.width;
+               g.width_out == g.width && g.kernel_d == 1 && g.stride_d == 1 && g.pad_d == 0 &&
+               g.depth_out == g.depth;
   return s;
 }
 
@@ -50,33 +52,46 @@ void valid_range(std::int64_t out_size, std::int64_t in_size, std::int64_t strid
   lo = std::min(lo, hi);
 }
 
-/// cols [cg·kh·kw, out_spatial] from x (the group's cg channels of one image).
+/// cols [cg·kd·kh·kw, out_spatial] from x (the group's cg channels of one image).
 void im2col(const Geometry& g, const Sizes& s, const float* x, float* cols) {
   const std::int64_t ho = g.height_out, wo = g.width_out;
+  const std::int64_t plane_in = g.height * g.width, plane_out = ho * wo;
   for (std::int64_t c = 0; c < s.cg; ++c) {
-    const float* xc = x + c * s.in_spatial;
-    for (std::int64_t i = 0; i < g.kernel_h; ++i) {
-      const std::int64_t off_h = i * g.dilation_h - g.pad_h;
-      std::int64_t oh_lo, oh_hi;
-      valid_range(ho, g.height, g.stride_h, off_h, oh_lo, oh_hi);
-      for (std::int64_t j = 0; j < g.kernel_w; ++j) {
-        const std::int64_t off_w = j * g.dilation_w - g.pad_w;
-        std::int64_t ow_lo, ow_hi;
-        valid_range(wo, g.width, g.stride_w, off_w, ow_lo, ow_hi);
-        float* row = cols + ((c * g.kernel_h + i) * g.kernel_w + j) * s.out_spatial;
-        std::fill(row, row + oh_lo * wo, 0.0f);
-        std::fill(row + oh_hi * wo, row + s.out_spatial, 0.0f);
-        for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh) {
-          float* dst = row + oh * wo;
-          const float* src = xc + (oh * g.stride_h + off_h) * g.width;
-          std::fill(dst, dst + ow_lo, 0.0f);
-          if (g.stride_w == 1) {  // rows are short (tens of floats): a loop beats memcpy's call
-            const float* s = src + off_w;
-            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] = s[ow];
-          } else {
-            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] = src[ow * g.stride_w + off_w];
+    for (std::int64_t a = 0; a < g.kernel_d; ++a) {
+      const std::int64_t off_d = a * g.dilation_d - g.pad_d;
+      std::int64_t od_lo, od_hi;
+      valid_range(g.depth_out, g.depth, g.stride_d, off_d, od_lo, od_hi);
+      for (std::int64_t i = 0; i < g.kernel_h; ++i) {
+        const std::int64_t off_h = i * g.dilation_h - g.pad_h;
+        std::int64_t oh_lo, oh_hi;
+        valid_range(ho, g.height, g.stride_h, off_h, oh_lo, oh_hi);
+        for (std::int64_t j = 0; j < g.kernel_w; ++j) {
+          const std::int64_t off_w = j * g.dilation_w - g.pad_w;
+          std::int64_t ow_lo, ow_hi;
+          valid_range(wo, g.width, g.stride_w, off_w, ow_lo, ow_hi);
+          float* row_d =
+              cols + (((c * g.kernel_d + a) * g.kernel_h + i) * g.kernel_w + j) * s.out_spatial;
+          std::fill(row_d, row_d + od_lo * plane_out, 0.0f);
+          std::fill(row_d + od_hi * plane_out, row_d + s.out_spatial, 0.0f);
+          for (std::int64_t od = od_lo; od < od_hi; ++od) {
+            const float* xc = x + c * s.in_spatial + (od * g.stride_d + off_d) * plane_in;
+            float* row = row_d + od * plane_out;
+            std::fill(row, row + oh_lo * wo, 0.0f);
+            std::fill(row + oh_hi * wo, row + plane_out, 0.0f);
+            for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+              float* dst = row + oh * wo;
+              const float* src = xc + (oh * g.stride_h + off_h) * g.width;
+              std::fill(dst, dst + ow_lo, 0.0f);
+              if (g.stride_w == 1) {  // rows are short (tens of floats): a loop beats memcpy's call
+                const float* s = src + off_w;
+                for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] = s[ow];
+              } else {
+                for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow)
+                  dst[ow] = src[ow * g.stride_w + off_w];
+              }
+              std::fill(dst + ow_hi, dst + wo, 0.0f);
+            }
           }
-          std::fill(dst + ow_hi, dst + wo, 0.0f);
         }
       }
     }
@@ -87,24 +102,35 @@ void im2col(const Geometry& g, const Sizes& s, const float* x, float* cols) {
 /// the adjoint of im2col.
 void col2im(const Geometry& g, const Sizes& s, const float* cols, float* x) {
   const std::int64_t ho = g.height_out, wo = g.width_out;
+  const std::int64_t plane_in = g.height * g.width, plane_out = ho * wo;
   for (std::int64_t c = 0; c < s.cg; ++c) {
-    float* xc = x + c * s.in_spatial;
-    for (std::int64_t i = 0; i < g.kernel_h; ++i) {
-      const std::int64_t off_h = i * g.dilation_h - g.pad_h;
-      std::int64_t oh_lo, oh_hi;
-      valid_range(ho, g.height, g.stride_h, off_h, oh_lo, oh_hi);
-      for (std::int64_t j = 0; j < g.kernel_w; ++j) {
-        const std::int64_t off_w = j * g.dilation_w - g.pad_w;
-        std::int64_t ow_lo, ow_hi;
-        valid_range(wo, g.width, g.stride_w, off_w, ow_lo, ow_hi);
-        const float* row = cols + ((c * g.kernel_h + i) * g.kernel_w + j) * s.out_spatial;
-        for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh) {
-          const float* src = row + oh * wo;
-          float* dst = xc + (oh * g.stride_h + off_h) * g.width;
-          if (g.stride_w == 1) {
-            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow + off_w] += src[ow];
-          } else {
-            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow * g.stride_w + off_w] += src[ow];
+    for (std::int64_t a = 0; a < g.kernel_d; ++a) {
+      const std::int64_t off_d = a * g.dilation_d - g.pad_d;
+      std::int64_t od_lo, od_hi;
+      valid_range(g.depth_out, g.depth, g.stride_d, off_d, od_lo, od_hi);
+      for (std::int64_t i = 0; i < g.kernel_h; ++i) {
+        const std::int64_t off_h = i * g.dilation_h - g.pad_h;
+        std::int64_t oh_lo, oh_hi;
+        valid_range(ho, g.height, g.stride_h, off_h, oh_lo, oh_hi);
+        for (std::int64_t j = 0; j < g.kernel_w; ++j) {
+          const std::int64_t off_w = j * g.dilation_w - g.pad_w;
+          std::int64_t ow_lo, ow_hi;
+          valid_range(wo, g.width, g.stride_w, off_w, ow_lo, ow_hi);
+          for (std::int64_t od = od_lo; od < od_hi; ++od) {
+            float* xc = x + c * s.in_spatial + (od * g.stride_d + off_d) * plane_in;
+            const float* row =
+                cols + (((c * g.kernel_d + a) * g.kernel_h + i) * g.kernel_w + j) * s.out_spatial +
+                od * plane_out;
+            for (std::int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+              const float* src = row + oh * wo;
+              float* dst = xc + (oh * g.stride_h + off_h) * g.width;
+              if (g.stride_w == 1) {
+                for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow + off_w] += src[ow];
+              } else {
+                for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow)
+                  dst[ow * g.stride_w + off_w] += src[ow];
+              }
+            }
           }
         }
       }
@@ -139,7 +165,7 @@ constexpr std::int64_t kRound = 32;  // lengths are rounded to a multiple of 2·
 std::int64_t round_up(std::int64_t n) { return (n + kRound - 1) / kRound * kRound; }
 
 bool use_direct(const Geometry& g, const Sizes& s) {
-  return g.groups == 1 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
+  return g.depth == 1 && g.kernel_d == 1 && g.depth_out == 1 && g.groups == 1 && g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 &&
          g.dilation_w == 1 && g.pad_h == 0 && g.pad_w == 0 &&
          g.height_out == g.height - g.kernel_h + 1 && g.width_out == g.width - g.kernel_w + 1 &&
          g.height_out > 0 && g.width_out > 0 && s.k <= 256 && g.channels_out <= 64 &&

@@ -8,7 +8,8 @@
 // Every op is written for the 2-D convolution
 //   out[n, o, oh, ow] = Σ_{c, i, j} w[o, c, i, j] · x[n, g·Cg + c, oh·sh - ph + i·dh, ow·sw - pw + j·dw]
 // (zero outside the input; g the group of o, Cg = channels_in / groups), and its two
-// adjoints. A transposed convolution is the x-adjoint of the convolution whose input is its
+// adjoints; a depth axis (od, a; sd, pd, dd) in front of the height makes it the 3-D
+// convolution (conv3d; depth 1 and kernel_d 1 for the 1-D and 2-D ops). A transposed convolution is the x-adjoint of the convolution whose input is its
 // output (engine/src/cpu/ops/conv_ops.cpp maps the shapes).
 //
 // Threads: the batch is split across kiln::num_threads() (engine/src/core/parallel.hpp).
@@ -31,10 +32,12 @@ struct Geometry {
   std::int64_t pad_h = 0, pad_w = 0;  // before the input (top, left); the end side is implied
   std::int64_t dilation_h = 1, dilation_w = 1;
   std::int64_t height_out = 0, width_out = 0;
+  // The depth axis of a 3-D convolution (in front of the height); 1-D and 2-D leave these.
+  std::int64_t depth = 1, kernel_d = 1, stride_d = 1, pad_d = 0, dilation_d = 1, depth_out = 1;
 };
 
-/// out [batch, channels_out, height_out, width_out] = conv(x, w) (+ bias[o] when bias is
-/// not null). w is [channels_out, channels_in / groups, kernel_h, kernel_w].
+/// out [batch, channels_out, (depth_out,) height_out, width_out] = conv(x, w) (+ bias[o] when
+/// bias is not null). w is [channels_out, channels_in / groups, (kernel_d,) kernel_h, kernel_w].
 void forward(const Geometry& g, const float* x, const float* w, const float* bias, float* out);
 
 /// grad_x [batch, channels_in, height, width] = the adjoint of `forward` w.r.t. x applied to

@@ -1,6 +1,7 @@
 // Convolutions of the Cpu backend: argument checks (STYLE.md §7) and the mapping of each
-// op onto the 2-D kernels of engine/src/cpu/conv/ (conv1d is conv2d over a unit height; a
-// transposed convolution is the x-adjoint of the convolution whose input is its output).
+// op onto the kernels of engine/src/cpu/conv/ (conv1d is conv2d over a unit height, conv3d
+// the same kernels with a depth axis; a transposed convolution is the x-adjoint of the
+// convolution whose input is its output).
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -32,7 +33,9 @@ List<N> list(const std::array<std::int64_t, N>& a) {
 
 template <std::size_t N>
 const char* layout() {
-  return N == 1 ? "[batch_size, channels, length]" : "[batch_size, channels, height, width]";
+  return N == 1   ? "[batch_size, channels, length]"
+         : N == 2 ? "[batch_size, channels, height, width]"
+                  : "[batch_size, channels, depth, height, width]";
 }
 
 template <std::size_t N>
@@ -73,7 +76,7 @@ void check_tensors(const char* op, const CpuTensor& x, const CpuTensor& weight,
   }
 }
 
-/// The 2-D geometry of an N-D convolution (N = 1: a unit height).
+/// The kernels' geometry of an N-D convolution (N = 1: a unit height; N = 3: with depth).
 template <std::size_t N>
 cpu::conv::Geometry geometry(const Shape& xs, const Shape& ws, std::int64_t channels_out,
                              std::int64_t groups, const std::array<std::int64_t, N>& stride,
@@ -85,19 +88,32 @@ cpu::conv::Geometry geometry(const Shape& xs, const Shape& ws, std::int64_t chan
   g.channels_in = xs[1];
   g.channels_out = channels_out;
   g.groups = groups;
-  constexpr std::size_t h = 0, w = N - 1;  // h is only read when N == 2
-  g.height = N == 2 ? xs[2] : 1;
+  constexpr std::size_t w = N - 1;
   g.width = xs[N + 1];
-  g.kernel_h = N == 2 ? ws[2] : 1;
   g.kernel_w = ws[N + 1];
-  g.stride_h = N == 2 ? stride[h] : 1;
   g.stride_w = stride[w];
-  g.pad_h = N == 2 ? padding[h] : 0;
   g.pad_w = padding[w];
-  g.dilation_h = N == 2 ? dilation[h] : 1;
   g.dilation_w = dilation[w];
-  g.height_out = N == 2 ? out[h] : 1;
   g.width_out = out[w];
+  if constexpr (N >= 2) {
+    constexpr std::size_t h = N - 2;
+    g.height = xs[N];
+    g.kernel_h = ws[N];
+    g.stride_h = stride[h];
+    g.pad_h = padding[h];
+    g.dilation_h = dilation[h];
+    g.height_out = out[h];
+  } else {
+    g.height = g.kernel_h = g.height_out = 1;
+  }
+  if constexpr (N == 3) {
+    g.depth = xs[2];
+    g.kernel_d = ws[2];
+    g.stride_d = stride[0];
+    g.pad_d = padding[0];
+    g.dilation_d = dilation[0];
+    g.depth_out = out[0];
+  }
   return g;
 }
 
@@ -106,21 +122,30 @@ cpu::conv::Geometry geometry(const Shape& xs, const Shape& ws, std::int64_t chan
 /// and byte limits (the buffer only when the output is not empty: no kernel runs then):
 /// checked once here, so the kernels' loops need no checks.
 void check_buffers(const char* op, const cpu::conv::Geometry& g, std::size_t spatial_dims) {
-  const std::array<std::int64_t, 4> out{g.batch, g.channels_out, g.height_out, g.width_out};
+  const std::array<std::int64_t, 5> out{g.batch, g.channels_out, g.depth_out, g.height_out,
+                                        g.width_out};
   const std::int64_t out_count = checked::product(op, out, "output shape");
   checked::elements(
       op, out_count,
       spatial_dims == 1
           ? str_cat("output shape [", g.batch, ", ", g.channels_out, ", ", g.width_out, "]")
+      : spatial_dims == 2
+          ? str_cat("output shape ", checked::dims_string(std::array<std::int64_t, 4>{
+                                         g.batch, g.channels_out, g.height_out, g.width_out}))
           : str_cat("output shape ", checked::dims_string(out)));
   if (out_count == 0) return;  // an empty output runs no kernel: no column buffer
-  const std::array<std::int64_t, 5> cols{g.channels_in / g.groups, g.kernel_h, g.kernel_w,
-                                         g.height_out, g.width_out};
+  const std::array<std::int64_t, 7> cols{g.channels_in / g.groups, g.kernel_d, g.kernel_h,
+                                         g.kernel_w, g.depth_out, g.height_out, g.width_out};
   const std::int64_t col_count = checked::product(op, cols, "the column buffer (im2col)");
-  checked::buffer(op, col_count, sizeof(float),
-                  str_cat("the column buffer (im2col) of ", g.channels_in / g.groups, " · ",
-                          g.kernel_h * g.kernel_w, " kernel taps by ", g.height_out, " · ",
-                          g.width_out, " output positions"));
+  checked::buffer(
+      op, col_count, sizeof(float),
+      spatial_dims == 3
+          ? str_cat("the column buffer (im2col) of ", g.channels_in / g.groups, " · ",
+                    g.kernel_d * g.kernel_h * g.kernel_w, " kernel taps by ", g.depth_out, " · ",
+                    g.height_out, " · ", g.width_out, " output positions")
+          : str_cat("the column buffer (im2col) of ", g.channels_in / g.groups, " · ",
+                    g.kernel_h * g.kernel_w, " kernel taps by ", g.height_out, " · ", g.width_out,
+                    " output positions"));
 }
 
 /// Checks a convolution's arguments; returns its geometry.
@@ -175,17 +200,18 @@ cpu::conv::Geometry check_conv(const char* op, const CpuTensor& x, const CpuTens
 
 /// Checks a transposed convolution's arguments; returns the geometry of the convolution
 /// whose x-adjoint it is (input: the transposed conv's output, output: its input).
+template <std::size_t N>
 cpu::conv::Geometry check_conv_transpose(const char* op, const CpuTensor& x,
                                          const CpuTensor& weight,
                                          const std::optional<CpuTensor>& bias,
-                                         const ConvTransposeOptions<2>& o) {
-  check_tensors<2>(op, x, weight, bias);
+                                         const ConvTransposeOptions<N>& o) {
+  check_tensors<N>(op, x, weight, bias);
   check_at_least(op, "stride", o.stride, 1);
   check_at_least(op, "dilation", o.dilation, 1);
   check_at_least(op, "padding", o.padding, 0);
   check_at_least(op, "padding_out", o.padding_out, 0);
   if (o.groups < 1) throw ConfigError(str_cat(op, ": groups must be >= 1, got ", o.groups));
-  for (std::size_t d = 0; d < 2; ++d) {
+  for (std::size_t d = 0; d < N; ++d) {
     if (o.padding_out[d] >= o.stride[d] && o.padding_out[d] >= o.dilation[d]) {
       throw ConfigError(str_cat(op, ": padding_out ", list(o.padding_out),
                                 " must be smaller than stride ", list(o.stride),
@@ -208,8 +234,8 @@ cpu::conv::Geometry check_conv_transpose(const char* op, const CpuTensor& x,
     throw ShapeError(str_cat(op, ": expected bias [", channels_out,
                              "] (channels_out = weight dim 1 · groups), got ", bias->shape()));
   }
-  std::array<std::int64_t, 2> out{};
-  for (std::size_t d = 0; d < 2; ++d) {
+  std::array<std::int64_t, N> out{};
+  for (std::size_t d = 0; d < N; ++d) {
     // PyTorch's formula term by term, each sum and product checked.
     const std::string in_dim = str_cat(" in spatial dim ", d);
     const std::int64_t grown =
@@ -229,21 +255,70 @@ cpu::conv::Geometry check_conv_transpose(const char* op, const CpuTensor& x,
     }
   }
   // The adjoint convolution: input [batch, channels_out, out...], output = x's spatial dims.
-  const std::array<std::int64_t, 4> out_dims{xs[0], channels_out, out[0], out[1]};
+  std::array<std::int64_t, N + 2> out_dims{xs[0], channels_out};
+  std::array<std::int64_t, N> x_spatial{};
+  for (std::size_t d = 0; d < N; ++d) {
+    out_dims[d + 2] = out[d];
+    x_spatial[d] = xs[d + 2];
+  }
   checked::numel(op, out_dims, "output shape");
-  const Shape conv_in{xs[0], channels_out, out[0], out[1]};
-  auto g = geometry<2>(conv_in, ws, xs[1], o.groups, o.stride, o.padding, o.dilation,
-                       {xs[2], xs[3]});
+  const Shape conv_in(out_dims);
+  auto g = geometry<N>(conv_in, ws, xs[1], o.groups, o.stride, o.padding, o.dilation, x_spatial);
   // The adjoint's column buffer: channels_out / groups · taps rows by x's plane.
-  check_buffers(op, g, 2);
+  check_buffers(op, g, N);
   return g;
 }
 
-/// The conv2d geometry of the backward ops (arguments came from a checked forward).
+/// The spatial dims of a shape [batch, channels, spatial...] (N of them).
+template <std::size_t N>
+std::array<std::int64_t, N> spatial(const Shape& s) {
+  std::array<std::int64_t, N> out{};
+  for (std::size_t d = 0; d < N; ++d) out[d] = s[d + 2];
+  return out;
+}
+
+/// The geometry of the backward ops of convN (arguments came from a checked forward).
+template <std::size_t N>
 cpu::conv::Geometry backward_geometry(const Shape& x_shape, const Shape& w_shape,
-                                      const Shape& grad_shape, const ConvOptions<2>& o) {
-  return geometry<2>(x_shape, w_shape, w_shape[0], o.groups, o.stride, o.padding, o.dilation,
-                     {grad_shape[2], grad_shape[3]});
+                                      const Shape& grad_shape, const ConvOptions<N>& o) {
+  return geometry<N>(x_shape, w_shape, w_shape[0], o.groups, o.stride, o.padding, o.dilation,
+                     spatial<N>(grad_shape));
+}
+
+/// The output shape [batch, channels, spatial...] of a geometry's input side (a transposed
+/// convolution's output) with N spatial dims.
+template <std::size_t N>
+Shape input_side_shape(const cpu::conv::Geometry& g) {
+  if constexpr (N == 1) return Shape{g.batch, g.channels_in, g.width};
+  if constexpr (N == 2) return Shape{g.batch, g.channels_in, g.height, g.width};
+  if constexpr (N == 3) return Shape{g.batch, g.channels_in, g.depth, g.height, g.width};
+}
+
+/// A transposed convolution with N spatial dims: the x-adjoint of the convolution whose
+/// input is its output, plus the bias.
+template <std::size_t N>
+CpuTensor conv_transpose(const char* op, const CpuTensor& x, const CpuTensor& weight,
+                         const std::optional<CpuTensor>& bias, const ConvTransposeOptions<N>& o) {
+  const cpu::conv::Geometry g = check_conv_transpose<N>(op, x, weight, bias, o);
+  CpuTensor out(input_side_shape<N>(g), DType::F32);
+  if (out.num_elements() == 0) return out;
+  float* p_out = out.data<float>();
+  if (x.num_elements() == 0) {
+    std::fill(p_out, p_out + out.num_elements(), 0.0f);
+  } else {
+    cpu::conv::backward_input(g, x.data<float>(), weight.data<float>(), p_out);
+  }
+  if (bias) {
+    const float* b = bias->data<float>();
+    const std::int64_t plane = g.depth * g.height * g.width;
+    for (std::int64_t n = 0; n < g.batch; ++n) {
+      for (std::int64_t c = 0; c < g.channels_in; ++c) {
+        float* p = p_out + (n * g.channels_in + c) * plane;
+        for (std::int64_t i = 0; i < plane; ++i) p[i] += b[c];
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -270,7 +345,7 @@ CpuTensor CpuOps::conv2d(const CpuTensor& x, const CpuTensor& weight,
 
 CpuTensor CpuOps::conv2d_x_backward(const Shape& x_shape, const CpuTensor& weight,
                                     const CpuTensor& output_grad, const ConvOptions<2>& options) {
-  const auto g = backward_geometry(x_shape, weight.shape(), output_grad.shape(), options);
+  const auto g = backward_geometry<2>(x_shape, weight.shape(), output_grad.shape(), options);
   CpuTensor grad(x_shape, DType::F32);
   if (grad.num_elements() == 0) return grad;
   cpu::conv::backward_input(g, output_grad.data<float>(), weight.data<float>(),
@@ -281,7 +356,7 @@ CpuTensor CpuOps::conv2d_x_backward(const Shape& x_shape, const CpuTensor& weigh
 CpuTensor CpuOps::conv2d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
                                          const CpuTensor& output_grad,
                                          const ConvOptions<2>& options) {
-  const auto g = backward_geometry(x.shape(), weight_shape, output_grad.shape(), options);
+  const auto g = backward_geometry<2>(x.shape(), weight_shape, output_grad.shape(), options);
   CpuTensor grad(weight_shape, DType::F32);
   if (grad.num_elements() == 0) return grad;
   cpu::conv::backward_weight(g, x.data<float>(), output_grad.data<float>(), grad.data<float>());
@@ -300,26 +375,7 @@ CpuTensor CpuOps::conv_bias_backward(const CpuTensor& output_grad) {
 CpuTensor CpuOps::conv_transpose2d(const CpuTensor& x, const CpuTensor& weight,
                                    const std::optional<CpuTensor>& bias,
                                    const ConvTransposeOptions<2>& options) {
-  const cpu::conv::Geometry g = check_conv_transpose("conv_transpose2d", x, weight, bias, options);
-  CpuTensor out(Shape{g.batch, g.channels_in, g.height, g.width}, DType::F32);
-  if (out.num_elements() == 0) return out;
-  float* o = out.data<float>();
-  if (x.num_elements() == 0) {
-    std::fill(o, o + out.num_elements(), 0.0f);
-  } else {
-    cpu::conv::backward_input(g, x.data<float>(), weight.data<float>(), o);
-  }
-  if (bias) {
-    const float* b = bias->data<float>();
-    const std::int64_t spatial = g.height * g.width;
-    for (std::int64_t n = 0; n < g.batch; ++n) {
-      for (std::int64_t c = 0; c < g.channels_in; ++c) {
-        float* p = o + (n * g.channels_in + c) * spatial;
-        for (std::int64_t i = 0; i < spatial; ++i) p[i] += b[c];
-      }
-    }
-  }
-  return out;
+  return conv_transpose<2>("conv_transpose2d", x, weight, bias, options);
 }
 
 CpuTensor CpuOps::conv_transpose2d_x_backward(const Shape& x_shape, const CpuTensor& weight,
@@ -343,6 +399,77 @@ CpuTensor CpuOps::conv_transpose2d_weight_backward(const CpuTensor& x, const Sha
   const Shape& xs = x.shape();
   const auto g = geometry<2>(gs, weight_shape, xs[1], options.groups, options.stride,
                              options.padding, options.dilation, {xs[2], xs[3]});
+  CpuTensor grad(weight_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::backward_weight(g, output_grad.data<float>(), x.data<float>(), grad.data<float>());
+  return grad;
+}
+
+// ---- 3-D convolutions and the transposed 1-D one (issue 19)
+
+CpuTensor CpuOps::conv3d(const CpuTensor& x, const CpuTensor& weight,
+                         const std::optional<CpuTensor>& bias, const ConvOptions<3>& options) {
+  const cpu::conv::Geometry g = check_conv<3>("conv3d", x, weight, bias, options);
+  CpuTensor out(Shape{g.batch, g.channels_out, g.depth_out, g.height_out, g.width_out},
+                DType::F32);
+  if (out.num_elements() == 0) return out;
+  cpu::conv::forward(g, x.data<float>(), weight.data<float>(),
+                     bias ? bias->data<float>() : nullptr, out.data<float>());
+  return out;
+}
+
+CpuTensor CpuOps::conv3d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                    const CpuTensor& output_grad, const ConvOptions<3>& options) {
+  const auto g = backward_geometry<3>(x_shape, weight.shape(), output_grad.shape(), options);
+  CpuTensor grad(x_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::backward_input(g, output_grad.data<float>(), weight.data<float>(),
+                            grad.data<float>());
+  return grad;
+}
+
+CpuTensor CpuOps::conv3d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                         const CpuTensor& output_grad,
+                                         const ConvOptions<3>& options) {
+  const auto g = backward_geometry<3>(x.shape(), weight_shape, output_grad.shape(), options);
+  CpuTensor grad(weight_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::backward_weight(g, x.data<float>(), output_grad.data<float>(), grad.data<float>());
+  return grad;
+}
+
+CpuTensor CpuOps::conv_transpose1d(const CpuTensor& x, const CpuTensor& weight,
+                                   const std::optional<CpuTensor>& bias,
+                                   const ConvTransposeOptions<1>& options) {
+  return conv_transpose<1>("conv_transpose1d", x, weight, bias, options);
+}
+
+CpuTensor CpuOps::conv_transpose3d(const CpuTensor& x, const CpuTensor& weight,
+                                   const std::optional<CpuTensor>& bias,
+                                   const ConvTransposeOptions<3>& options) {
+  return conv_transpose<3>("conv_transpose3d", x, weight, bias, options);
+}
+
+CpuTensor CpuOps::conv_transpose3d_x_backward(const Shape& x_shape, const CpuTensor& weight,
+                                              const CpuTensor& output_grad,
+                                              const ConvTransposeOptions<3>& options) {
+  const auto g = geometry<3>(output_grad.shape(), weight.shape(), x_shape[1], options.groups,
+                             options.stride, options.padding, options.dilation,
+                             spatial<3>(x_shape));
+  CpuTensor grad(x_shape, DType::F32);
+  if (grad.num_elements() == 0) return grad;
+  cpu::conv::forward(g, output_grad.data<float>(), weight.data<float>(), nullptr,
+                     grad.data<float>());
+  return grad;
+}
+
+CpuTensor CpuOps::conv_transpose3d_weight_backward(const CpuTensor& x, const Shape& weight_shape,
+                                                   const CpuTensor& output_grad,
+                                                   const ConvTransposeOptions<3>& options) {
+  // dW of the transposed conv = dW of the adjoint conv with input output_grad, output grad x.
+  const auto g = geometry<3>(output_grad.shape(), weight_shape, x.shape()[1], options.groups,
+                             options.stride, options.padding, options.dilation,
+                             spatial<3>(x.shape()));
   CpuTensor grad(weight_shape, DType::F32);
   if (grad.num_elements() == 0) return grad;
   cpu::conv::backward_weight(g, output_grad.data<float>(), x.data<float>(), grad.data<float>());
