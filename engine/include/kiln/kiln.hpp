@@ -58,6 +58,8 @@
 #include "kiln/nn/pool.hpp"
 #include "kiln/nn/rms_norm.hpp"
 #include "kiln/nn/sequential.hpp"
+#include "kiln/nn/pool3d.hpp"
+#include "kiln/nn/upsample.hpp"
 #include "kiln/optim/adam.hpp"
 #include "kiln/optim/adamw.hpp"
 #include "kiln/optim/decay.hpp"
@@ -77,3 +79,4 @@
 #include "kiln/tensor/conv.hpp"
 #include "kiln/tensor/kind.hpp"
 #include "kiln/tensor/tensor.hpp"
+#include "kiln/tensor/interpolate.hpp"

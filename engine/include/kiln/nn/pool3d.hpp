@@ -1,0 +1,192 @@
+#pragma once
+/// 3-D pooling layers (PyTorch's nn.MaxPool3d, nn.AvgPool3d, nn.AdaptiveAvgPool3d; configs
+/// named as Burn's 2-D ones): MaxPool3d, AvgPool3d, AdaptiveAvgPool3d over
+/// kiln/nn/functional/pool3d.hpp, input [batch_size, channels, depth, height, width].
+///
+///   auto pool = nn::MaxPool3dConfig({2, 2, 2}).init();
+///   auto y = pool.forward(x);  // [batch_size, channels, 8, 8, 8] -> [batch_size, channels, 4, 4, 4]
+///
+/// As the 2-D pools (kiln/nn/pool.hpp): no parameters and no backend, triples
+/// {depth, height, width}, symmetric padding <= kernel / 2, `strides` defaulting to the
+/// kernel.
+#include <array>
+#include <cstdint>
+#include <ostream>
+
+#include "kiln/config/config.hpp"
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+#include "kiln/nn/functional/pool3d.hpp"
+#include "kiln/nn/pool.hpp"
+#include "kiln/nn/sequential_rules.hpp"
+#include "kiln/tensor/tensor.hpp"
+
+namespace kiln::nn {
+
+namespace detail {
+/// `[2, 2, 2]` for printing.
+inline std::ostream& print_triple(std::ostream& out, const std::array<std::int64_t, 3>& t) {
+  return out << "[" << t[0] << ", " << t[1] << ", " << t[2] << "]";
+}
+}  // namespace detail
+
+// ------------------------------------------------------------------ MaxPool3d
+
+struct MaxPool3d;
+
+/// Configuration of 3-D max pooling (as Burn's MaxPool2dConfig; `strides` default to the
+/// kernel, as PyTorch's stride=None).
+struct MaxPool3dConfig {
+  std::array<std::int64_t, 3> kernel_size;        ///< window {depth, height, width}
+  std::array<std::int64_t, 3> strides;            ///< step; default kernel_size
+  std::array<std::int64_t, 3> padding{0, 0, 0};   ///< -inf padding, <= kernel / 2
+  std::array<std::int64_t, 3> dilation{1, 1, 1};  ///< spacing of window elements
+  bool ceil_mode = false;                         ///< ceil in the output-size rule
+
+  explicit MaxPool3dConfig(std::array<std::int64_t, 3> kernel_size)
+      : kernel_size(kernel_size), strides(kernel_size) {}
+  KILN_CONFIG(MaxPool3dConfig, (kernel_size), (strides, padding, dilation, ceil_mode))
+
+  /// Throws: ConfigError if a kernel size, stride or dilation is < 1, or a padding is
+  ///         negative or > kernel_size / 2.
+  void check() const {
+    const char* op = "MaxPool3dConfig::init";
+    detail::check_at_least(op, "kernel_size", kernel_size, 1);
+    detail::check_at_least(op, "strides", strides, 1);
+    detail::check_at_least(op, "dilation", dilation, 1);
+    detail::check_padding(op, padding, kernel_size);
+  }
+  /// Throws: ConfigError as check().
+  MaxPool3d init() const;
+};
+
+/// 3-D max pooling (PyTorch nn.MaxPool3d).
+struct MaxPool3d {
+  functional::MaxPool3dOptions options;
+
+  /// Shapes:    input [batch_size, channels, depth, height, width] ->
+  ///            [batch_size, channels, out_d, out_h, out_w]
+  /// Throws:    ShapeError if the window is larger than the padded input or a spatial dim
+  ///            is empty; RankError for another rank (in a Sequential).
+  /// Semantics: nn::functional::max_pool3d.
+  template <Backend B>
+  Tensor<B, 5> forward(const Tensor<B, 5>& input) const {
+    return functional::max_pool3d(input, options);
+  }
+  /// `MaxPool3d {kernel_size: [2, 2, 2], stride: [2, 2, 2], padding: [0, 0, 0], dilation: [1, 1, 1], ceil_mode: false}`
+  friend std::ostream& operator<<(std::ostream& out, const MaxPool3d& m) {
+    out << "MaxPool3d {kernel_size: ";
+    detail::print_triple(out, m.options.kernel_size) << ", stride: ";
+    detail::print_triple(out, m.options.stride) << ", padding: ";
+    detail::print_triple(out, m.options.padding) << ", dilation: ";
+    detail::print_triple(out, m.options.dilation);
+    return out << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
+  }
+};
+
+inline MaxPool3d MaxPool3dConfig::init() const {
+  check();
+  return MaxPool3d{functional::MaxPool3dOptions{kernel_size, strides, padding, dilation, ceil_mode}};
+}
+
+// ------------------------------------------------------------------ AvgPool3d
+
+struct AvgPool3d;
+
+/// Configuration of 3-D average pooling (as Burn's AvgPool2dConfig).
+struct AvgPool3dConfig {
+  std::array<std::int64_t, 3> kernel_size;       ///< window {depth, height, width}
+  std::array<std::int64_t, 3> strides;           ///< step; default kernel_size
+  std::array<std::int64_t, 3> padding{0, 0, 0};  ///< zero padding, <= kernel / 2
+  bool count_include_pad = true;                 ///< padded window size as divisor (PyTorch's default)
+  bool ceil_mode = false;                        ///< ceil in the output-size rule
+
+  explicit AvgPool3dConfig(std::array<std::int64_t, 3> kernel_size)
+      : kernel_size(kernel_size), strides(kernel_size) {}
+  KILN_CONFIG(AvgPool3dConfig, (kernel_size), (strides, padding, count_include_pad, ceil_mode))
+
+  /// Throws: ConfigError if a kernel size or stride is < 1, or a padding is negative or
+  ///         > kernel_size / 2.
+  void check() const {
+    const char* op = "AvgPool3dConfig::init";
+    detail::check_at_least(op, "kernel_size", kernel_size, 1);
+    detail::check_at_least(op, "strides", strides, 1);
+    detail::check_padding(op, padding, kernel_size);
+  }
+  /// Throws: ConfigError as check().
+  AvgPool3d init() const;
+};
+
+/// 3-D average pooling (PyTorch nn.AvgPool3d, no divisor_override).
+struct AvgPool3d {
+  functional::AvgPool3dOptions options;
+
+  /// Shapes:    as MaxPool3d.
+  /// Throws:    as MaxPool3d.
+  /// Semantics: nn::functional::avg_pool3d (divisor rules there).
+  template <Backend B>
+  Tensor<B, 5> forward(const Tensor<B, 5>& input) const {
+    return functional::avg_pool3d(input, options);
+  }
+  /// `AvgPool3d {kernel_size: [2, 2, 2], stride: [2, 2, 2], padding: [0, 0, 0], count_include_pad: true, ceil_mode: false}`
+  friend std::ostream& operator<<(std::ostream& out, const AvgPool3d& m) {
+    out << "AvgPool3d {kernel_size: ";
+    detail::print_triple(out, m.options.kernel_size) << ", stride: ";
+    detail::print_triple(out, m.options.stride) << ", padding: ";
+    detail::print_triple(out, m.options.padding);
+    return out << ", count_include_pad: " << (m.options.count_include_pad ? "true" : "false")
+               << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
+  }
+};
+
+inline AvgPool3d AvgPool3dConfig::init() const {
+  check();
+  return AvgPool3d{
+      functional::AvgPool3dOptions{kernel_size, strides, padding, count_include_pad, ceil_mode}};
+}
+
+// ------------------------------------------------------------------ AdaptiveAvgPool3d
+
+struct AdaptiveAvgPool3d;
+
+/// Configuration of 3-D adaptive average pooling (as Burn's AdaptiveAvgPool2dConfig).
+struct AdaptiveAvgPool3dConfig {
+  std::array<std::int64_t, 3> output_size;  ///< {out_d, out_h, out_w}, each >= 1
+
+  explicit AdaptiveAvgPool3dConfig(std::array<std::int64_t, 3> output_size)
+      : output_size(output_size) {}
+  KILN_CONFIG(AdaptiveAvgPool3dConfig, (output_size), ())
+
+  /// Throws: ConfigError if an output size is < 1.
+  void check() const {
+    detail::check_at_least("AdaptiveAvgPool3dConfig::init", "output_size", output_size, 1);
+  }
+  /// Throws: ConfigError as check().
+  AdaptiveAvgPool3d init() const;
+};
+
+/// 3-D adaptive average pooling (PyTorch nn.AdaptiveAvgPool3d).
+struct AdaptiveAvgPool3d {
+  std::array<std::int64_t, 3> output_size{1, 1, 1};
+
+  /// Shapes:    input [batch_size, channels, depth, height, width] ->
+  ///            [batch_size, channels, out_d, out_h, out_w]
+  /// Throws:    ShapeError for an empty depth, height or width.
+  /// Semantics: nn::functional::adaptive_avg_pool3d.
+  template <Backend B>
+  Tensor<B, 5> forward(const Tensor<B, 5>& input) const {
+    return functional::adaptive_avg_pool3d(input, output_size);
+  }
+  /// `AdaptiveAvgPool3d {output_size: [1, 1, 1]}`
+  friend std::ostream& operator<<(std::ostream& out, const AdaptiveAvgPool3d& m) {
+    out << "AdaptiveAvgPool3d {output_size: ";
+    return detail::print_triple(out, m.output_size) << "}";
+  }
+};
+
+inline AdaptiveAvgPool3d AdaptiveAvgPool3dConfig::init() const {
+  check();
+  return AdaptiveAvgPool3d{output_size};
+}
+
+}  // namespace kiln::nn
