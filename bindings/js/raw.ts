@@ -330,6 +330,12 @@ export interface RawModule {
   /** [output, runningMean, runningVar, hasStats], each tensor owned by the caller (placeholders when !hasStats). */
   fBatchNorm(x: RawTensor, runningMean: RawTensor | null, runningVar: RawTensor | null, weight: RawTensor | null,
     bias: RawTensor | null, training: boolean, momentum: number, epsilon: number): [RawTensor, RawTensor, RawTensor, boolean];
+  // ---- kiln.nn.functional's 3-D pools and interpolate (nn_resample.cpp): triples [depth, height, width]
+  fMaxPool3d(x: RawTensor, kernel: number[], stride: number[], padding: number[], dilation: number[], ceilMode: boolean): RawTensor;
+  fAvgPool3d(x: RawTensor, kernel: number[], stride: number[], padding: number[], countIncludePad: boolean, ceilMode: boolean): RawTensor;
+  fAdaptiveAvgPool3d(x: RawTensor, outputSize: number[]): RawTensor;
+  /** size or scaleFactor null when absent; mode 'nearest' | 'bilinear'. */
+  fInterpolate(x: RawTensor, size: number[] | null, scaleFactor: number[] | null, mode: string, alignCorners: boolean): RawTensor;
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {

@@ -122,13 +122,23 @@ export interface MaxPool1dSpec { type: 'maxPool1d'; kernelSize: number; stride?:
 export interface AvgPool1dSpec { type: 'avgPool1d'; kernelSize: number; stride?: number; padding?: number; countIncludePad?: boolean; ceilMode?: boolean }
 /** `[batch, c, length] -> [batch, c, outputSize]`. torch.nn.AdaptiveAvgPool1d. */
 export interface AdaptiveAvgPool1dSpec { type: 'adaptiveAvgPool1d'; outputSize: number }
+/**
+ * Resizes `[batch, c, h, w]` (nearest or bilinear) or `[batch, c, length]` (nearest) to `size`
+ * or by `scaleFactor` (exactly one; one number for every spatial dim or one per dim), with
+ * PyTorch 1.13's index rules. torch.nn.Upsample; no parameters.
+ */
+export interface UpsampleSpec {
+  type: 'upsample'; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null;
+  mode?: 'nearest' | 'bilinear'; alignCorners?: boolean;
+}
 
 /** One layer of a Sequential spec. */
 export type LayerSpec =
   | LinearSpec | DropoutSpec | ActivationSpec | GeluSpec | LeakyReluSpec | ReshapeSpec
   | FlattenSpec | Conv2dSpec | Conv1dSpec | MaxPool2dSpec | AvgPool2dSpec | AdaptiveAvgPool2dSpec
   | BatchNormSpec | LayerNormSpec | GroupNormSpec | EmbeddingSpec | ConvTranspose2dSpec
-  | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec;
+  | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec
+  | UpsampleSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -186,6 +196,8 @@ export interface Nn {
   maxPool1d(config: LayerConfig<MaxPool1dSpec>): Layer;
   avgPool1d(config: LayerConfig<AvgPool1dSpec>): Layer;
   adaptiveAvgPool1d(config: LayerConfig<AdaptiveAvgPool1dSpec>): Layer;
+  /** torch.nn.Upsample. @throws KilnError `Config` for both or neither of size and scaleFactor, a bad mode or alignCorners with nearest. */
+  upsample(config: LayerConfig<UpsampleSpec>): Layer;
   /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */
   readonly functional: NnFunctional;
   /** The layer types a spec may use. */
