@@ -12,6 +12,9 @@
 #include <array>
 #include <cstdint>
 #include <ostream>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -27,6 +30,30 @@ namespace detail {
 /// `[2, 2, 2]` for printing.
 inline std::ostream& print_triple(std::ostream& out, const std::array<std::int64_t, 3>& t) {
   return out << "[" << t[0] << ", " << t[1] << ", " << t[2] << "]";
+}
+/// An integer given for a {depth, height, width} field of a spec becomes [n, n, n]
+/// (PyTorch's int-or-tuple).
+inline void widen_triple(config::Value& body, const char* field) {
+  config::Value* v = body.find(field);
+  if (v && v->is_number_integer()) *v = config::Value::array({*v, *v, *v});
+}
+/// The items after a 3-D pool (rank 4, [channels, depth, height, width]) in a Sequential spec.
+inline SequentialItem pool3d_item_shape(const std::array<std::int64_t, 3>& kernel_size,
+                                        const std::array<std::int64_t, 3>& strides,
+                                        const std::array<std::int64_t, 3>& padding,
+                                        const std::array<std::int64_t, 3>& dilation,
+                                        bool ceil_mode, const SequentialItem& in,
+                                        std::string_view at) {
+  sequential::need_item_rank(in, 4, at, "[batch_size, channels, depth, height, width]");
+  if (!in.dims) return SequentialItem{std::vector<std::int64_t>{-1, -1, -1, -1}, std::nullopt};
+  const auto& d = *in.dims;
+  const char* names[3] = {"depth", "height", "width"};
+  std::vector<std::int64_t> out{d[0]};
+  for (std::size_t i = 0; i < 3; ++i) {
+    out.push_back(sequential::pool_out(d[i + 1], kernel_size[i], strides[i], padding[i],
+                                       dilation[i], ceil_mode, at, names[i], in));
+  }
+  return SequentialItem{out, std::nullopt};
 }
 }  // namespace detail
 
@@ -89,6 +116,25 @@ inline MaxPool3d MaxPool3dConfig::init() const {
   return MaxPool3d{functional::MaxPool3dOptions{kernel_size, strides, padding, dilation, ceil_mode}};
 }
 
+/// In a Sequential: {"type": "max_pool3d", "kernel_size": [2, 2, 2], "stride": 2, ...}: the
+/// spec says "stride" (as PyTorch) for the config's "strides"; triples also as one integer;
+/// items [channels, depth, height, width].
+template <>
+struct SequentialRules<MaxPool3dConfig> {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 1> renames{
+      {{"stride", "strides"}}};
+  static void spec_to_config(config::Value& body, std::string_view) {
+    for (const char* f : {"kernel_size", "stride", "padding", "dilation"}) {
+      detail::widen_triple(body, f);
+    }
+  }
+  static SequentialItem item_shape(const MaxPool3dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    return detail::pool3d_item_shape(c.kernel_size, c.strides, c.padding, c.dilation, c.ceil_mode,
+                                     in, at);
+  }
+};
+
 // ------------------------------------------------------------------ AvgPool3d
 
 struct AvgPool3d;
@@ -145,6 +191,21 @@ inline AvgPool3d AvgPool3dConfig::init() const {
       functional::AvgPool3dOptions{kernel_size, strides, padding, count_include_pad, ceil_mode}};
 }
 
+/// In a Sequential: as max_pool3d ("stride" for "strides"), without dilation.
+template <>
+struct SequentialRules<AvgPool3dConfig> {
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 1> renames{
+      {{"stride", "strides"}}};
+  static void spec_to_config(config::Value& body, std::string_view) {
+    for (const char* f : {"kernel_size", "stride", "padding"}) detail::widen_triple(body, f);
+  }
+  static SequentialItem item_shape(const AvgPool3dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    return detail::pool3d_item_shape(c.kernel_size, c.strides, c.padding, {1, 1, 1}, c.ceil_mode,
+                                     in, at);
+  }
+};
+
 // ------------------------------------------------------------------ AdaptiveAvgPool3d
 
 struct AdaptiveAvgPool3d;
@@ -188,5 +249,21 @@ inline AdaptiveAvgPool3d AdaptiveAvgPool3dConfig::init() const {
   check();
   return AdaptiveAvgPool3d{output_size};
 }
+
+/// In a Sequential: {"type": "adaptive_avg_pool3d", "output_size": [1, 1, 1]} (or one
+/// integer); items [channels, out_d, out_h, out_w].
+template <>
+struct SequentialRules<AdaptiveAvgPool3dConfig> {
+  static void spec_to_config(config::Value& body, std::string_view) {
+    detail::widen_triple(body, "output_size");
+  }
+  static SequentialItem item_shape(const AdaptiveAvgPool3dConfig& c, const SequentialItem& in,
+                                   std::string_view at) {
+    sequential::need_item_rank(in, 4, at, "[batch_size, channels, depth, height, width]");
+    return SequentialItem{std::vector<std::int64_t>{in.dims ? (*in.dims)[0] : -1, c.output_size[0],
+                                                    c.output_size[1], c.output_size[2]},
+                          std::nullopt};
+  }
+};
 
 }  // namespace kiln::nn
