@@ -25,8 +25,9 @@ Activation activation_from(kiln::CpuTensor p) {
     case 2: return kiln::Tensor<AD, 2>(FloatPrim(std::move(p)));
     case 3: return kiln::Tensor<AD, 3>(FloatPrim(std::move(p)));
     case 4: return kiln::Tensor<AD, 4>(FloatPrim(std::move(p)));
+    case 5: return kiln::Tensor<AD, 5>(FloatPrim(std::move(p)));
     default:
-      throw kiln::ShapeError(kiln::str_cat("model input: expected a tensor of rank 2 to 4 ",
+      throw kiln::ShapeError(kiln::str_cat("model input: expected a tensor of rank 2 to 5 ",
                                            "([batch_size, ...]), got ", p.shape()));
   }
 }
@@ -46,8 +47,9 @@ Activation activation_from_js(const JsTensor& t, const char* op) {
     case 2: return kiln::Tensor<AD, 2>(v);
     case 3: return kiln::Tensor<AD, 3>(v);
     case 4: return kiln::Tensor<AD, 4>(v);
+    case 5: return kiln::Tensor<AD, 5>(v);
     default:
-      throw kiln::ShapeError(kiln::str_cat(op, ": expected input [batch_size, ...] of rank 2 to 4, got ",
+      throw kiln::ShapeError(kiln::str_cat(op, ": expected input [batch_size, ...] of rank 2 to 5, got ",
                                            t.shape()));
   }
 }

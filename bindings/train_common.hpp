@@ -113,11 +113,11 @@ StepItem learner_step(OptimizerState& optimizer, ModelState& model,
 struct DataStore {
   std::vector<float> x;                                   ///< [n, item...] (fromArrays)
   std::optional<kiln::data::vision::MnistDataset> mnist;  ///< u8 pixels (mnist), normalised on use
-  std::vector<std::int64_t> item_shape;                   ///< per item, 1 to 3 dims
+  std::vector<std::int64_t> item_shape;                   ///< per item, 1 to 4 dims
   std::int64_t item_size = 0;
   std::vector<std::int32_t> labels;   ///< class targets [n] (int targets)
   std::vector<float> targets;         ///< float targets [n, target...] (float targets)
-  std::vector<std::int64_t> target_shape;  ///< per item (float targets), 1 to 3 dims
+  std::vector<std::int64_t> target_shape;  ///< per item (float targets), 1 to 4 dims
   std::int64_t target_size = 0;
   std::int64_t num_classes = 0;  ///< 0: unknown (int targets: max label + 1 when not given)
   std::size_t count = 0;         ///< items
@@ -137,13 +137,13 @@ void gather_inputs(const JsDataset& data, std::size_t begin, std::size_t end, fl
 
 // ---------------------------------------------------------------- tensors
 
-/// A float AD tensor of shape [n, item...] from the Cpu primitive `p` (rank 2..4).
+/// A float AD tensor of shape [n, item...] from the Cpu primitive `p` (rank 2..5).
 Activation activation_from(kiln::CpuTensor p);
 /// The JsTensor of an activation (graph node kept).
 JsTensor js_from_activation(const Activation& a);
 /// The JsTensor (untracked) of an inference activation.
 JsTensor js_from_activation(const InferenceActivation& a);
-/// A JS float tensor of rank 2..4 -> an activation; ShapeError naming `op` otherwise.
+/// A JS float tensor of rank 2..5 -> an activation; ShapeError naming `op` otherwise.
 Activation activation_from_js(const JsTensor& t, const char* op);
 
 /// A copy of `p`'s floats in a new Float32Array.

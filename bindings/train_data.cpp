@@ -52,9 +52,9 @@ std::shared_ptr<const std::vector<std::uint32_t>> identity(std::size_t n) {
 
 std::vector<std::int64_t> dims_from_js(const val& v, const char* op, const char* what) {
   auto dims = ints_from_js(v, op, what);
-  if (dims.empty() || dims.size() > 3) {
-    throw kiln::ShapeError(kiln::str_cat(op, ": ", what, " must have 1 to 3 dims (a batch is [n, ",
-                                         what, "...], rank 2 to 4), got ", dims.size()));
+  if (dims.empty() || dims.size() > 4) {
+    throw kiln::ShapeError(kiln::str_cat(op, ": ", what, " must have 1 to 4 dims (a batch is [n, ",
+                                         what, "...], rank 2 to 5), got ", dims.size()));
   }
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 1) {

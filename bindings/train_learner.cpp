@@ -412,8 +412,8 @@ JsLearner learner_create(const JsModel& model, const JsOptimizer& optimizer,
     AD::seed(s->seed);  // dropout masks
     if (!input_shape.isNull() && !input_shape.isUndefined()) {
       s->input_shape = ints_from_js(input_shape, "Learner", "inputShape");
-      if (s->input_shape.empty() || s->input_shape.size() > 3) {
-        throw kiln::ShapeError("Learner: inputShape must have 1 to 3 dims (per item)");
+      if (s->input_shape.empty() || s->input_shape.size() > 4) {
+        throw kiln::ShapeError("Learner: inputShape must have 1 to 4 dims (per item)");
       }
       (void)s->model->config.output_item_shape(s->input_shape);  // errors name the layer
     }

@@ -209,7 +209,7 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
   }
 
   /**
-   * Applies every layer: `[batch, ...] -> [batch, ...]`, input rank 2 to 4, e.g.
+   * Applies every layer: `[batch, ...] -> [batch, ...]`, input rank 2 to 5, e.g.
    * `[batch, 784] -> [batch, 10]`. In training mode the output carries the graph (backward()
    * reaches the parameters; batchNorm's running statistics move); in eval() mode and inside
    * kiln.noGrad it carries none.

@@ -161,7 +161,7 @@ describe('kiln.nn.sequential', () => {
     const images = kiln.Tensor.zeros([2, 1, 5, 5]);
     const y = model.forward(images);
     expect(y.shape).toEqual([2, 2, 3, 3]);
-    expectKilnError(() => model.forward(kiln.Tensor.zeros([4])), 'Shape', 'rank 2 to 4');
+    expectKilnError(() => model.forward(kiln.Tensor.zeros([4])), 'Shape', 'rank 2 to 5');
     expectKilnError(() => model.forward(kiln.Tensor.zeros([2, 2], { dtype: 'int32' })), 'DType', 'expected a float32 tensor, got int32');
     expectKilnError(() => model.forward([[1, 2]]), 'Type', 'Sequential.forward: x must be a kiln Tensor');
     kiln.dispose([flat, images, y]);

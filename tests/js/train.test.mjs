@@ -226,7 +226,7 @@ describe('kiln.data', () => {
     expectKilnError(() => kiln.data.fromArrays(new Float32Array(4), Int32Array.from([0]), { itemShape: [2] }), 'Shape', 'y has 1 labels but x has 2 items');
     expectKilnError(() => kiln.data.fromArrays(new Float32Array(2), Int32Array.from([-1]), { itemShape: [2] }), 'Value', 'label -1 at index 0 is negative');
     expectKilnError(() => kiln.data.fromArrays(new Float32Array(2), Int32Array.from([3]), { itemShape: [2], numClasses: 3 }), 'Value', 'not below numClasses = 3');
-    expectKilnError(() => kiln.data.fromArrays(new Float32Array(2), Int32Array.from([0]), { itemShape: [1, 1, 1, 2] }), 'Shape', 'itemShape must have 1 to 3 dims');
+    expectKilnError(() => kiln.data.fromArrays(new Float32Array(2), Int32Array.from([0]), { itemShape: [1, 1, 1, 1, 2] }), 'Shape', 'itemShape must have 1 to 4 dims');
     expectKilnError(() => kiln.data.mnist(new Uint8Array(10), new Uint8Array(10)), 'Format', 'imagesIdxBytes');
     expectKilnError(() => kiln.data.mnist([], new Uint8Array(10)), 'Type', 'imagesIdxBytes must be a Uint8Array');
     const d = kiln.data.fromArrays(new Float32Array(4), Int32Array.from([0, 1]), { itemShape: [2] });

@@ -187,14 +187,15 @@ std::string_view rank_dims(std::size_t rank) {
   switch (rank) {
     case 2: return "[batch_size, features]";
     case 3: return "[batch_size, channels, length]";
-    default: return "[batch_size, channels, height, width]";
+    case 4: return "[batch_size, channels, height, width]";
+    default: return "[batch_size, channels, depth, height, width]";
   }
 }
 
 void check_output_rank(const Shape& out, const Shape& in) {
-  if (out.rank() < 2 || out.rank() > 4) {
+  if (out.rank() < 2 || out.rank() > 5) {
     throw ShapeError(str_cat("gives rank-", out.rank(), " outputs ", out,
-                             " (Sequential supports ranks 2 to 4), input ", in));
+                             " (Sequential supports ranks 2 to 5), input ", in));
   }
 }
 
@@ -331,8 +332,8 @@ std::vector<std::int64_t> SequentialConfig::output_item_shape(
                                 detail::dims_string(item)));
     }
   }
-  if (item.empty() || item.size() > 3) {
-    throw ConfigError(str_cat("SequentialConfig::output_item_shape: items have 1 to 3 dims, got ",
+  if (item.empty() || item.size() > 4) {
+    throw ConfigError(str_cat("SequentialConfig::output_item_shape: items have 1 to 4 dims, got ",
                               detail::dims_string(item)));
   }
   const auto items = follow(layers, SequentialItem{item, std::nullopt});

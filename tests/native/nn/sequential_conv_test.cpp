@@ -254,8 +254,8 @@ TEST(SequentialConvSpecTest, FieldErrorsNameLayerAndField) {
                     "layers[0] (reshape): missing required field \"shape\"");
   expect_spec_error(R"({"type": "reshape", "shape": [1, -1, -1]})",
                     "layers[0] (reshape): at most one dim of shape may be -1, got [1, -1, -1]");
-  expect_spec_error(R"({"type": "reshape", "shape": [1, 2, 3, 4]})",
-                    "layers[0] (reshape): shape must have 1 to 3 dims");
+  expect_spec_error(R"({"type": "reshape", "shape": [1, 2, 3, 4, 5]})",
+                    "layers[0] (reshape): shape must have 1 to 4 dims");
   expect_spec_error(R"({"type": "reshape", "shape": [2, "3"]})",
                     "layers[0] (reshape): shape[1]: expected an integer, got the string \"3\"");
   expect_spec_error(R"({"type": "flatten", "start_dim": 0})",

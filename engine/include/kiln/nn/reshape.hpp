@@ -121,7 +121,7 @@ struct Reshape {
 };
 
 /// In a Sequential: {"type": "reshape", "shape": [1, 28, 28]}; the items become `shape`
-/// (1 to 3 dims, as activations are [batch_size] plus 1 to 3 dims), whose element count must
+/// (1 to 4 dims, as activations are [batch_size] plus 1 to 4 dims), whose element count must
 /// be the previous layer's.
 template <>
 struct SequentialRules<Reshape> {
@@ -146,9 +146,9 @@ struct SequentialRules<Reshape> {
   static std::vector<config::Field> fields() { return {{"shape", true}}; }
   static SequentialItem item_shape(const Reshape& c, const SequentialItem& in,
                                    std::string_view at) {
-    if (c.shape.size() > 3) {
-      throw ConfigError(str_cat(at, "shape must have 1 to 3 dims (activations are ",
-                                "[batch_size] plus 1 to 3 dims), got ",
+    if (c.shape.size() > 4) {
+      throw ConfigError(str_cat(at, "shape must have 1 to 4 dims (activations are ",
+                                "[batch_size] plus 1 to 4 dims), got ",
                                 detail::dims_string(c.shape)));
     }
     std::vector<std::int64_t> dims = c.shape;

@@ -26,7 +26,7 @@
 ///   {"type": "gelu", "approximate": false}                    approximate optional
 ///   {"type": "leaky_relu", "negative_slope": 0.01}            negative_slope optional
 ///   {"type": "reshape", "shape": [1, 28, 28]}                 per-item dims (batch kept),
-///       1 to 3 of them, one may be -1 (nn::Reshape; torch nn.Unflatten(1, shape))
+///       1 to 4 of them, one may be -1 (nn::Reshape; torch nn.Unflatten(1, shape))
 ///   {"type": "flatten", "start_dim": 1, "end_dim": -1}        both optional (nn::Flatten)
 ///   {"type": "conv2d", "channels": [1, 8], "kernel_size": [3, 3], "stride": [1, 1],
 ///    "padding": "valid" | "same" | [1, 1], "dilation": [1, 1], "groups": 1, "bias": true,
@@ -45,9 +45,10 @@
 /// "<index>.running_mean", "<index>.running_var", "<index>.num_batches_tracked".
 ///
 /// Shapes flow through the layers at run time (the activation between two layers is a
-/// Tensor of rank 2, 3 or 4): linear, activations, dropout and layer_norm keep the rank and
+/// Tensor of rank 2 to 5): linear, activations, dropout and layer_norm keep the rank and
 /// act on the last dim; conv2d and the 2-D pools take [batch_size, channels, height, width];
-/// conv1d [batch_size, channels, length]; batch_norm ranks 2 to 4.
+/// conv1d [batch_size, channels, length]; conv3d [batch_size, channels, depth, height,
+/// width]; batch_norm ranks 2 to 4.
 ///
 /// A bad spec throws ConfigError naming the layer index, type and field:
 ///   SequentialConfig: layers[2]: unknown layer type "lineer" (types: linear, dropout, ...)
@@ -115,7 +116,7 @@ struct SequentialConfig {
   /// batch_norm's num_features the channels, a layer_norm's d_model the last dim; conv2d and
   /// the 2-D pools need items of rank 3, conv1d of rank 2, batch_norm of rank 1 to 3; a
   /// kernel must fit its (padded) input; a reshape must keep the item's element count;
-  /// activations between layers are rank 2 to 4 ([batch_size] plus 1 to 3 item dims).
+  /// activations between layers are rank 2 to 5 ([batch_size] plus 1 to 4 item dims).
   /// Throws: ConfigError naming the layer index, its type and the field.
   void validate() const;
 
@@ -191,7 +192,7 @@ struct Sequential {
 
   /// Applies every layer in order, the rank of the value changing where a layer changes it
   /// (reshape, flatten, ...). The generic entry point.
-  /// Shapes: input [batch_size, ...] of rank 2 to 4 -> what the last layer gives; no
+  /// Shapes: input [batch_size, ...] of rank 2 to 5 -> what the last layer gives; no
   ///         layers: the identity.
   /// Throws: ShapeError naming the layer (index and type) whose input does not fit, e.g.
   ///         `Sequential::forward: layer 0 (conv2d): expected input [batch_size, channels,
@@ -203,8 +204,8 @@ struct Sequential {
   /// Throws: as forward_any; ShapeError if the output's rank is not DOut (naming it).
   template <std::size_t DOut, std::size_t DIn>
   Tensor<B, DOut> forward_as(Tensor<B, DIn> input) const {
-    static_assert(DIn >= 2 && DIn <= 4 && DOut >= 2 && DOut <= 4,
-                  "Sequential::forward: ranks 2 to 4 ([batch_size, ...])");
+    static_assert(DIn >= 2 && DIn <= 5 && DOut >= 2 && DOut <= 5,
+                  "Sequential::forward: ranks 2 to 5 ([batch_size, ...])");
     Activation out = forward_any(Activation(std::move(input)));
     if (auto* t = std::get_if<Tensor<B, DOut>>(&out)) return std::move(*t);
     throw ShapeError(str_cat("Sequential::forward: the model outputs ", activation_shape<B>(out),
@@ -212,7 +213,7 @@ struct Sequential {
   }
 
   /// The same-rank form (the usual [batch_size, d_input] -> [batch_size, d_output]).
-  /// Shapes: input rank D (2 to 4) -> output rank D.
+  /// Shapes: input rank D (2 to 5) -> output rank D.
   /// Throws: as forward_as.
   template <std::size_t D>
   Tensor<B, D> forward(Tensor<B, D> input) const {

@@ -35,7 +35,7 @@
 /// `layerTypes()`) is the order in which it meets the registrations.
 ///
 /// At run time a layer is applied with one virtual call (`SequentialLayer::forward`); the
-/// activation between layers is a tensor of rank 2, 3 or 4 (`SequentialActivation<B>`).
+/// activation between layers is a tensor of rank 2 to 5 (`SequentialActivation<B>`).
 #include <any>
 #include <array>
 #include <cstddef>
@@ -66,12 +66,14 @@ namespace kiln::nn {
 
 // ---------------------------------------------------------------- activations
 
-/// The value between two layers of a Sequential: a tensor of rank 2, 3 or 4 (the rank is a
-/// run-time property of a spec-built model).
+/// The value between two layers of a Sequential: a tensor of rank 2 to 5 (the rank is a
+/// run-time property of a spec-built model; rank 5 is [batch_size, channels, depth, height,
+/// width], for the 3-D layers).
 template <Backend B>
-using SequentialActivation = std::variant<Tensor<B, 2>, Tensor<B, 3>, Tensor<B, 4>>;
+using SequentialActivation =
+    std::variant<Tensor<B, 2>, Tensor<B, 3>, Tensor<B, 4>, Tensor<B, 5>>;
 
-/// The rank of a Sequential activation (2, 3 or 4).
+/// The rank of a Sequential activation (2 to 5).
 template <Backend B>
 std::size_t activation_rank(const SequentialActivation<B>& a) {
   return a.index() + 2;
@@ -151,9 +153,11 @@ class SequentialLayerConfig {
 // ---------------------------------------------------------------- type-erased layer
 
 /// The parameter types a Sequential layer may hold, one visitor/mapper overload each: float
-/// tensors of rank 1 to 4 and BatchNorm's Int num_batches_tracked. A layer holding another
-/// type fails to compile at its registration (add the type here).
-#define KILN_SEQUENTIAL_PARAM_TYPES(X) X(1, Float) X(2, Float) X(3, Float) X(4, Float) X(1, Int)
+/// tensors of rank 1 to 5 (rank 5: the 3-D convolutions' weights) and BatchNorm's Int
+/// num_batches_tracked. A layer holding another type fails to compile at its registration
+/// (add the type here).
+#define KILN_SEQUENTIAL_PARAM_TYPES(X) \
+  X(1, Float) X(2, Float) X(3, Float) X(4, Float) X(1, Int) X(5, Float)
 
 namespace sequential {
 
@@ -225,9 +229,10 @@ struct ParamMapperFor final : ParamMapper<B> {
 /// `expected input [batch_size, channels, height, width] (rank 4), got [64, 784]`.
 [[noreturn]] void throw_rank(std::string_view expected, std::size_t rank, const Shape& got);
 /// `[batch_size, features]`, `[batch_size, channels, length]`,
-/// `[batch_size, channels, height, width]` for ranks 2, 3, 4.
+/// `[batch_size, channels, height, width]`, `[batch_size, channels, depth, height, width]`
+/// for ranks 2, 3, 4, 5.
 std::string_view rank_dims(std::size_t rank);
-/// Throws ShapeError unless `out` (a reshaping layer's output for `in`) has rank 2 to 4.
+/// Throws ShapeError unless `out` (a reshaping layer's output for `in`) has rank 2 to 5.
 void check_output_rank(const Shape& out, const Shape& in);
 
 /// Whether To is the inner backend of autodiff backend B.
@@ -263,14 +268,18 @@ SequentialActivation<B> apply_layer(const L& layer, Tensor<B, D> x) {
     switch (out.rank()) {
       case 2: return layer.template forward<B, D, 2>(x);
       case 3: return layer.template forward<B, D, 3>(x);
-      default: return layer.template forward<B, D, 4>(x);
+      case 4: return layer.template forward<B, D, 4>(x);
+      default: return layer.template forward<B, D, 5>(x);
     }
   } else if constexpr (requires { layer.forward(std::move(x)); }) {
     return layer.forward(std::move(x));
   } else {
-    // The rank the layer takes (conv2d and the 2-D pools 4, conv1d 3).
+    // The rank the layer takes (conv3d 5, conv2d and the 2-D pools 4, conv1d 3).
     constexpr std::size_t rank =
-        requires { layer.forward(std::declval<Tensor<B, 4>>()); } ||
+        requires { layer.forward(std::declval<Tensor<B, 5>>()); } ||
+                requires { layer.sequential_forward(std::declval<Tensor<B, 5>>()); }
+            ? 5
+        : requires { layer.forward(std::declval<Tensor<B, 4>>()); } ||
                 requires { layer.sequential_forward(std::declval<Tensor<B, 4>>()); }
             ? 4
         : requires { layer.forward(std::declval<Tensor<B, 3>>()); } ||
