@@ -7,9 +7,8 @@ import type { RawTensor } from './raw.js';
 import { checkBool, checkInt, checkNumber, checkOptions, describe, fail } from './tensor/checks.js';
 import type { Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
+import type { Size3d } from './train_api.js';
 
-/** One integer for each of depth, height and width, or one for all three. */
-export type Size3d = number | readonly [number, number, number];
 
 /** Options of maxPool3d (torch.nn.functional.max_pool3d); triples are [depth, height, width]. */
 export interface MaxPool3dOptions {

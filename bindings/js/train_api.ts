@@ -122,6 +122,18 @@ export interface MaxPool1dSpec { type: 'maxPool1d'; kernelSize: number; stride?:
 export interface AvgPool1dSpec { type: 'avgPool1d'; kernelSize: number; stride?: number; padding?: number; countIncludePad?: boolean; ceilMode?: boolean }
 /** `[batch, c, length] -> [batch, c, outputSize]`. torch.nn.AdaptiveAvgPool1d. */
 export interface AdaptiveAvgPool1dSpec { type: 'adaptiveAvgPool1d'; outputSize: number }
+/** One integer for each of depth, height and width, or one for all three. */
+export type Size3d = number | readonly [number, number, number];
+/** `[batch, c, d, h, w] -> [batch, c, d', h', w']`; stride defaults to kernelSize. torch.nn.MaxPool3d. */
+export interface MaxPool3dSpec {
+  type: 'maxPool3d'; kernelSize: Size3d; stride?: Size3d; padding?: Size3d; dilation?: Size3d; ceilMode?: boolean;
+}
+/** `[batch, c, d, h, w] -> [batch, c, d', h', w']`; stride defaults to kernelSize. torch.nn.AvgPool3d. */
+export interface AvgPool3dSpec {
+  type: 'avgPool3d'; kernelSize: Size3d; stride?: Size3d; padding?: Size3d; countIncludePad?: boolean; ceilMode?: boolean;
+}
+/** `[batch, c, d, h, w] -> [batch, c, outputSize]`. torch.nn.AdaptiveAvgPool3d. */
+export interface AdaptiveAvgPool3dSpec { type: 'adaptiveAvgPool3d'; outputSize: Size3d }
 /**
  * Resizes `[batch, c, h, w]` (nearest or bilinear) or `[batch, c, length]` (nearest) to `size`
  * or by `scaleFactor` (exactly one; one number for every spatial dim or one per dim), with
@@ -138,7 +150,7 @@ export type LayerSpec =
   | FlattenSpec | Conv2dSpec | Conv1dSpec | MaxPool2dSpec | AvgPool2dSpec | AdaptiveAvgPool2dSpec
   | BatchNormSpec | LayerNormSpec | GroupNormSpec | EmbeddingSpec | ConvTranspose2dSpec
   | InstanceNormSpec | RmsNormSpec | MaxPool1dSpec | AvgPool1dSpec | AdaptiveAvgPool1dSpec
-  | UpsampleSpec;
+  | MaxPool3dSpec | AvgPool3dSpec | AdaptiveAvgPool3dSpec | UpsampleSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -196,6 +208,9 @@ export interface Nn {
   maxPool1d(config: LayerConfig<MaxPool1dSpec>): Layer;
   avgPool1d(config: LayerConfig<AvgPool1dSpec>): Layer;
   adaptiveAvgPool1d(config: LayerConfig<AdaptiveAvgPool1dSpec>): Layer;
+  maxPool3d(config: LayerConfig<MaxPool3dSpec>): Layer;
+  avgPool3d(config: LayerConfig<AvgPool3dSpec>): Layer;
+  adaptiveAvgPool3d(config: LayerConfig<AdaptiveAvgPool3dSpec>): Layer;
   /** torch.nn.Upsample. @throws KilnError `Config` for both or neither of size and scaleFactor, a bad mode or alignCorners with nearest. */
   upsample(config: LayerConfig<UpsampleSpec>): Layer;
   /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */

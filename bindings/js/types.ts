@@ -33,4 +33,4 @@ export type { TabularDataset, TabularItem, TabularLimits, TabularOptions } from 
 export type { CsvDataset, CsvFormat, CsvOptions, TextStreamLike } from './data/csv.js';
 export type { SqliteDataset, SqliteOptions } from './data/sqlite.js';
 export type { LoadPytorchOptions } from './io_pytorch.js';
-export type { AvgPool3dOptions, InterpolateOptions, MaxPool3dOptions, ResampleFunctional, Size3d } from './nn_resample.js';
+export type { AvgPool3dOptions, InterpolateOptions, MaxPool3dOptions, ResampleFunctional } from './nn_resample.js';

@@ -111,6 +111,6 @@ describe('upsample layer', () => {
     expectKilnError(kiln, () => kiln.nn.upsample({ mode: 'nearest' }), 'Config', /layers\[0\] \(upsample\): exactly one of size and scaleFactor must be given, got neither/);
     expectKilnError(kiln, () => kiln.nn.upsample({ size: 2, mode: 'area' }), 'Config', /mode must be "nearest" or "bilinear", got "area"/);
     expectKilnError(kiln, () => kiln.nn.sequential([{ type: 'linear', dInput: 4, dOutput: 6 }, { type: 'upsample', scaleFactor: 2, mode: 'bilinear' }]),
-      'Config', /layers\[1\] \(upsample\): expects input \[batchSize, channels, height, width\]/);
+      'Config', /layers\[1\] \(upsample\): expects input \[batch_size, channels, height, width\]/);
   });
 });

@@ -79,3 +79,33 @@ describe('3-D pools', () => {
     });
   });
 });
+
+describe('3-D pool layers', () => {
+  it('kiln.nn.maxPool3d / avgPool3d / adaptiveAvgPool3d and specs equal the functional forms', () => {
+    expect(kiln.nn.layerTypes).toEqual(expect.arrayContaining(['maxPool3d', 'avgPool3d', 'adaptiveAvgPool3d']));
+    const model = kiln.nn.sequential([
+      { type: 'maxPool3d', kernelSize: 2, stride: [1, 2, 2], padding: [1, 0, 0] },
+      { type: 'avgPool3d', kernelSize: [1, 2, 2], ceilMode: true },
+      { type: 'adaptiveAvgPool3d', outputSize: 1 },
+    ]);
+    expect(model.outputShape([3, 4, 8, 9])).toEqual([3, 1, 1, 1]);
+    expect(model.config.layers[0]).toEqual({ type: 'maxPool3d', kernelSize: [2, 2, 2], stride: [1, 2, 2], padding: [1, 0, 0], dilation: [1, 1, 1], ceilMode: false });
+    kiln.tidy(() => {
+      const x = kiln.Tensor.random([2, 3, 4, 8, 9], { normal: [0, 1] });
+      const want = F.adaptiveAvgPool3d(F.avgPool3d(F.maxPool3d(x, { kernelSize: 2, stride: [1, 2, 2], padding: [1, 0, 0] }), { kernelSize: [1, 2, 2], ceilMode: true }), 1);
+      const y = model.forward(x);
+      expect(y.shape).toEqual([2, 3, 1, 1, 1]);
+      expect(Array.from(y.dataSync())).toEqual(Array.from(want.dataSync()));
+    });
+    model.dispose();
+    const layer = kiln.nn.maxPool3d({ kernelSize: 2 });
+    kiln.tidy(() => expect(layer.forward(kiln.Tensor.zeros([1, 1, 4, 4, 4])).shape).toEqual([1, 1, 2, 2, 2]));
+    layer.dispose();
+  });
+
+  it('bad specs name the layer', () => {
+    expectKilnError(kiln, () => kiln.nn.avgPool3d({ kernelSize: 3, padding: 2 }), 'Config', /layers\[0\] \(avgPool3d\): padding must be in/);
+    expectKilnError(kiln, () => kiln.nn.sequential([{ type: 'conv2d', channels: [1, 2], kernelSize: 3 }, { type: 'maxPool3d', kernelSize: 2 }]),
+      'Config', /layers\[1\] \(maxPool3d\): expects input \[batch_size, channels, depth, height, width\]/);
+  });
+});

@@ -176,5 +176,50 @@ TEST(Pool3dLayers, ConfigsCheckAndModulesPrint) {
   EXPECT_EQ(nn::MaxPool3dConfig::from_json_string(c.to_json_string()), c);
 }
 
+
+TEST(Pool3dLayers, SequentialSpecsShapesAndErrors) {
+  const auto config = nn::SequentialConfig::from_json_string(R"({"layers": [
+      {"type": "max_pool3d", "kernel_size": 2, "stride": [1, 2, 2], "padding": [1, 0, 0]},
+      {"type": "avg_pool3d", "kernel_size": [1, 2, 2], "ceil_mode": true},
+      {"type": "adaptive_avg_pool3d", "output_size": 1},
+      {"type": "flatten"}]})");
+  // [3, 4, 8, 9] -> max (depth 4 + 2 - 1 - 1 + 1 = 5, 4, 4) -> avg ceil (5, 2, 2) -> [3, 1, 1, 1]
+  const auto shapes = config.item_shapes(std::vector<std::int64_t>{3, 4, 8, 9});
+  EXPECT_EQ(shapes[0], (std::vector<std::int64_t>{3, 5, 4, 4}));
+  EXPECT_EQ(shapes[1], (std::vector<std::int64_t>{3, 5, 2, 2}));
+  EXPECT_EQ(config.output_item_shape({3, 4, 8, 9}), (std::vector<std::int64_t>{3}));
+  const auto model = config.init<AD>();
+  test::Sampler rng(5);
+  const auto x = rng.uniform<5>(Shape{2, 3, 4, 8, 9}, -1, 1).require_grad();
+  const auto y = model.forward_any(x);
+  // The same as the functional forms one after the other.
+  const auto want = nn::functional::adaptive_avg_pool3d(
+      nn::functional::avg_pool3d(
+          nn::functional::max_pool3d(x, MaxPool3dOptions{{2, 2, 2}, {1, 2, 2}, {1, 0, 0}}),
+          AvgPool3dOptions{{1, 2, 2}, {1, 2, 2}, {0, 0, 0}, true, true}),
+      {1, 1, 1});
+  std::get<Tensor<AD, 2>>(y).to_data().assert_approx_eq(
+      want.reshape<2>(std::array<std::int64_t, 2>{2, 3}).to_data(), Tolerance::exact());
+  EXPECT_THAT(
+      [] {
+        nn::SequentialConfig::from_json_string(
+            R"({"layers": [{"type": "conv2d", "channels": [1, 2], "kernel_size": 3},
+                           {"type": "max_pool3d", "kernel_size": 2}]})")
+            .validate();
+      },
+      ThrowsMessage<ConfigError>(HasSubstr("layers[1] (max_pool3d): expects input [batch_size, "
+                                           "channels, depth, height, width]")));
+  EXPECT_THAT(
+      [] {
+        nn::SequentialConfig::from_json_string(
+            R"({"layers": [{"type": "avg_pool3d", "kernel_size": 3, "padding": 2}]})")
+            .validate();
+      },
+      ThrowsMessage<ConfigError>(HasSubstr("layers[0] (avg_pool3d): padding must be in")));
+  EXPECT_THAT([&] { model.forward_any(Tensor<AD, 4>::zeros(Shape{1, 3, 4, 4})); },
+              ThrowsMessage<ShapeError>(HasSubstr(
+                  "expected input [batch_size, channels, depth, height, width] (rank 5)")));
+}
+
 }  // namespace
 }  // namespace kiln

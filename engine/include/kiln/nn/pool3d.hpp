@@ -8,7 +8,8 @@
 ///
 /// As the 2-D pools (kiln/nn/pool.hpp): no parameters and no backend, triples
 /// {depth, height, width}, symmetric padding <= kernel / 2, `strides` defaulting to the
-/// kernel.
+/// kernel. Registered as Sequential layers "max_pool3d", "avg_pool3d", "adaptive_avg_pool3d"
+/// (rank-5 activations).
 #include <array>
 #include <cstdint>
 #include <ostream>
@@ -134,6 +135,7 @@ struct SequentialRules<MaxPool3dConfig> {
                                      in, at);
   }
 };
+KILN_REGISTER_LAYER(MaxPool3dConfig, "max_pool3d");
 
 // ------------------------------------------------------------------ AvgPool3d
 
@@ -205,6 +207,7 @@ struct SequentialRules<AvgPool3dConfig> {
                                      in, at);
   }
 };
+KILN_REGISTER_LAYER(AvgPool3dConfig, "avg_pool3d");
 
 // ------------------------------------------------------------------ AdaptiveAvgPool3d
 
@@ -265,5 +268,6 @@ struct SequentialRules<AdaptiveAvgPool3dConfig> {
                           std::nullopt};
   }
 };
+KILN_REGISTER_LAYER(AdaptiveAvgPool3dConfig, "adaptive_avg_pool3d");
 
 }  // namespace kiln::nn

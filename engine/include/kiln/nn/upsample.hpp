@@ -131,6 +131,7 @@ struct SequentialRules<UpsampleConfig> {
   }
   static SequentialItem item_shape(const UpsampleConfig& c, const SequentialItem& in,
                                    std::string_view at) {
+    if (!c.size && !c.scale_factor) return in;  // check() rejects the config
     const bool bilinear = c.mode == "bilinear";
     const std::size_t n = c.size ? c.size->size() : c.scale_factor->size();
     if (in.dims) {
