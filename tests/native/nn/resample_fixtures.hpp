@@ -23,8 +23,9 @@ inline std::vector<nlohmann::json> resample_cases(const std::string& op) {
   std::stringstream text;
   text << in.rdbuf();
   std::vector<nlohmann::json> out;
-  for (const auto& c : nlohmann::json::parse(text.str()).at("cases")) {
-    if (c.at("op") == op) out.push_back(c);
+  const nlohmann::json all = nlohmann::json::parse(text.str());
+  for (const auto& c : all.at("cases")) {
+    if (c.at("op").get<std::string>() == op) out.push_back(c);
   }
   if (out.empty()) throw std::runtime_error("no case for " + op + " in " + path);
   return out;

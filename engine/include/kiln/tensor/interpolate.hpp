@@ -11,6 +11,15 @@
 ///                   out = λ0·x[i0] + λ1·x[i1] per dim, width first; a dim with out = in
 ///                   takes i0 = i1 = dst, λ0 = 1, λ1 = 0 (PyTorch's copy rule)
 ///
+/// These are the rules of PyTorch's general (channels-first) CPU kernel. PyTorch 1.13 runs
+/// a [batch, 1, height, width] input (contiguous in both memory formats) through its
+/// channels-last kernel instead, whose nearest copies when out = in and reads dst >> 1 when
+/// out = 2·in even when scale_factor says otherwise (e.g. in 3, scale_factor 1.3: rows
+/// [0, 1, 2] there, [0, 0, 1] with two channels); Kiln gives every channel count the
+/// general kernel's answer. PyTorch's nearest backward keeps those two rules for every
+/// channel count, so there its gradient is not the derivative of its forward
+/// (torch.autograd.gradcheck fails); Kiln's gradient is its forward's.
+///
 /// Output size: `size`, or floor(in · scale_factor) per dim. PyTorch's recompute_scale_factor
 /// and antialias options and the other modes (linear, bicubic, trilinear, area,
 /// nearest-exact) are not provided.
