@@ -13,8 +13,13 @@ Kiln -> PyTorch:
       linear): loads into model() with load_state_dict(strict=True) (the Upsample layers
       hold no state, so the keys are the convolutions' and the linear's under their
       indices) and gives the same logits.
+  kiln_pool3d.safetensors + kiln_pool3d.json   reshape to [1, 4, 6, 6], max_pool3d (stride
+      1, padding 1, ceil mode), avg_pool3d (padding 1, count_include_pad false),
+      adaptive_avg_pool3d [2, 2, 2], flatten, linear: loads into pool3d_model() (key
+      "5.weight", "5.bias") and gives the same logits.
 PyTorch -> Kiln:
   torch_upsample.safetensors + torch_upsample.json   model() seeded, inputs and logits.
+  torch_pool3d.safetensors + torch_pool3d.json       pool3d_model() likewise.
 """
 import json
 import os
@@ -37,29 +42,42 @@ def model():
         torch.nn.Linear(105, 2))
 
 
+def pool3d_model():
+    return torch.nn.Sequential(
+        torch.nn.Unflatten(1, (1, 4, 6, 6)),
+        torch.nn.MaxPool3d(2, stride=1, padding=1, ceil_mode=True),
+        torch.nn.AvgPool3d(2, padding=1, count_include_pad=False),
+        torch.nn.AdaptiveAvgPool3d((2, 2, 2)),
+        torch.nn.Flatten(),
+        torch.nn.Linear(8, 3))
+
+
+def both_ways(work, name, make, n_inputs):
+    with open(os.path.join(work, "kiln_%s.json" % name)) as f:
+        expected = json.load(f)
+    m = make()
+    m.load_state_dict(read_safetensors(os.path.join(work, "kiln_%s.safetensors" % name)),
+                      strict=True)
+    with torch.no_grad():
+        check_close("Kiln %s model in torch: logits" % name, m(torch.tensor(expected["inputs"])),
+                    torch.tensor(expected["logits"]), tol=1e-4)
+    torch.manual_seed(3)
+    m = make()
+    inputs = torch.randn(4, n_inputs)
+    with torch.no_grad():
+        logits = m(inputs)
+    with open(os.path.join(work, "torch_%s.safetensors" % name), "wb") as f:
+        f.write(safetensors_bytes(m.state_dict()))
+    with open(os.path.join(work, "torch_%s.json" % name), "w") as f:
+        json.dump({"inputs": inputs.tolist(), "logits": logits.tolist()}, f)
+    print("ok  wrote torch_%s" % name)
+
+
 def main():
     if len(sys.argv) != 2:
         fail("usage: torch_interop_resample.py WORK_DIR")
-    work = sys.argv[1]
-    with open(os.path.join(work, "kiln_upsample.json")) as f:
-        expected = json.load(f)
-    m = model()
-    m.load_state_dict(read_safetensors(os.path.join(work, "kiln_upsample.safetensors")), strict=True)
-    with torch.no_grad():
-        check_close("Kiln upsample model in torch: logits", m(torch.tensor(expected["inputs"])),
-                    torch.tensor(expected["logits"]), tol=1e-4)
-
-    torch.manual_seed(3)
-    m = model()
-    inputs = torch.randn(4, 12)
-    with torch.no_grad():
-        logits = m(inputs)
-    with open(os.path.join(work, "torch_upsample.safetensors"), "wb") as f:
-        f.write(safetensors_bytes(m.state_dict()))
-    with open(os.path.join(work, "torch_upsample.json"), "w") as f:
-        json.dump({"inputs": inputs.tolist(), "logits": logits.tolist()}, f)
-    print("ok  wrote torch_upsample")
-
+    both_ways(sys.argv[1], "upsample", model, 12)
+    both_ways(sys.argv[1], "pool3d", pool3d_model, 144)
 
 if __name__ == "__main__":
     main()
