@@ -61,6 +61,7 @@ struct InterpolateOptions {
   /// align_corners=True). Must stay false for nearest (as PyTorch's check).
   bool align_corners = false;
 
+  /// Copies with one field replaced (Burn's builder style).
   InterpolateOptions with_size(std::vector<std::int64_t> v) const {
     auto c = *this;
     c.size = std::move(v);
