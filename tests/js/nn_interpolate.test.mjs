@@ -88,7 +88,7 @@ describe('upsample layer', () => {
       expect(Array.from(y.dataSync()).slice(0, 4)).toEqual([1, 1.25, 1.75, 2]);
     });
     expect(kiln.nn.layerTypes).toContain('upsample');
-    expect(up.config.layers[0]).toEqual({ type: 'upsample', size: null, scaleFactor: [2], mode: 'bilinear', alignCorners: false });
+    expect(up.config).toEqual({ type: 'upsample', size: null, scaleFactor: [2], mode: 'bilinear', alignCorners: false });
     up.dispose();
     const model = kiln.nn.sequential([
       { type: 'conv2d', channels: [1, 4], kernelSize: 3, padding: 1 },
@@ -110,7 +110,7 @@ describe('upsample layer', () => {
   it('bad specs name the layer', () => {
     expectKilnError(kiln, () => kiln.nn.upsample({ mode: 'nearest' }), 'Config', /layers\[0\] \(upsample\): exactly one of size and scaleFactor must be given, got neither/);
     expectKilnError(kiln, () => kiln.nn.upsample({ size: 2, mode: 'area' }), 'Config', /mode must be "nearest" or "bilinear", got "area"/);
-    expectKilnError(kiln, () => kiln.nn.sequential([{ type: 'linear', dInput: 4, dOutput: 6 }, { type: 'upsample', scaleFactor: 2, mode: 'bilinear' }]),
+    expectKilnError(kiln, () => kiln.nn.sequential([{ type: 'reshape', shape: [2, 3] }, { type: 'upsample', scaleFactor: 2, mode: 'bilinear' }]),
       'Config', /layers\[1\] \(upsample\): expects input \[batch_size, channels, height, width\]/);
   });
 });
