@@ -13,6 +13,7 @@ import { checkBool, checkInt, checkNumber, checkOptions, describe, fail } from '
 import type { Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
 import { binaryCrossEntropy, crossEntropy, huber, mse, smoothL1 } from './train/loss.js';
+import { type ResampleFunctional, resampleApi } from './nn_resample.js';
 import type { Reduction } from './train_api.js';
 
 /** A size per spatial dim: one number for every dim, or one per dim. */
@@ -113,7 +114,7 @@ export interface BatchNormResult {
  * not fit, `Config`/`Value` for bad sizes or probabilities, `Type` for JS values of the wrong
  * type, `DType` for a wrong dtype. The activations are kiln.activation's.
  */
-export interface NnFunctional extends Activation {
+export interface NnFunctional extends Activation, ResampleFunctional {
   /**
    * 1-D convolution: x `[batch, cIn, length]`, weight `[cOut, cIn / groups, k]`, bias `[cOut]`
    * -> `[batch, cOut, floor((length + 2·padding - dilation·(k - 1) - 1) / stride) + 1]`.
@@ -452,6 +453,7 @@ export function functionalApi(e: Engine): NnFunctional {
     binaryCrossEntropyWithLogits: (logits: Tensor, target: Tensor, options?: object) => bce(true, logits, target, options),
     huber: (input: Tensor, target: Tensor, options?: object) => huber(e, options).forward(input, target),
     smoothL1: (input: Tensor, target: Tensor, options?: object) => smoothL1(e, options).forward(input, target),
+    ...resampleApi(e),
   };
   return Object.freeze(f) as unknown as NnFunctional;
 }

@@ -348,6 +348,12 @@ export interface RawModule {
   /** conv_transpose1d (dims 1) / conv_transpose3d (dims 3). */
   fConvTransposeNd(x: RawTensor, weight: RawTensor, bias: RawTensor | null, stride: number[], padding: number[],
     paddingOut: number[], dilation: number[], groups: number, dims: number): RawTensor;
+  // ---- kiln.nn.functional's 3-D pools and interpolate (nn_resample.cpp): triples [depth, height, width]
+  fMaxPool3d(x: RawTensor, kernel: number[], stride: number[], padding: number[], dilation: number[], ceilMode: boolean): RawTensor;
+  fAvgPool3d(x: RawTensor, kernel: number[], stride: number[], padding: number[], countIncludePad: boolean, ceilMode: boolean): RawTensor;
+  fAdaptiveAvgPool3d(x: RawTensor, outputSize: number[]): RawTensor;
+  /** size or scaleFactor null when absent; mode 'nearest' | 'bilinear'. */
+  fInterpolate(x: RawTensor, size: number[] | null, scaleFactor: number[] | null, mode: string, alignCorners: boolean): RawTensor;
 }
 /** The C++ parameter of a kiln.Param (module::Param with its ParamId). */
 export interface RawParam extends RawOwned {

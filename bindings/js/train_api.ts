@@ -135,6 +135,7 @@ export interface AdaptiveAvgPool1dSpec { type: 'adaptiveAvgPool1d'; outputSize: 
 export interface LstmSpec { type: 'lstm'; dInput: number; dHidden: number; bias: boolean; numLayers?: number; bidirectional?: boolean; dropout?: number }
 /** As LstmSpec for torch.nn.GRU (gates r|z|n, the reset gate applied to W_hn·h + b_hn). */
 export interface GruSpec { type: 'gru'; dInput: number; dHidden: number; bias: boolean; numLayers?: number; bidirectional?: boolean; dropout?: number }
+/**
  * Multi-head self-attention `[batch, seq, dModel] -> [batch, seq, dModel]` in a Sequential;
  * the layer's attend() takes query/key/value and masks. torch.nn.MultiheadAttention(dModel,
  * nHeads, batch_first=True) (keys inProjWeight... as PyTorch's in_proj_weight, out_proj.*);
@@ -168,6 +169,7 @@ export interface TransformerEncoderLayer extends Layer {
 export interface TransformerDecoderLayer extends Layer {
   forward(target: Tensor, memory?: Tensor, masks?: DecoderMasks): Tensor;
   autoregressiveMask(seqLength: number, batchSize?: number): Tensor;
+}
 /** A size per 3-D spatial dim ([depth, height, width]), or one number for all three. */
 export type Size3d = number | readonly [number, number, number];
 /**
@@ -196,6 +198,25 @@ export interface ConvTranspose3dSpec {
   type: 'convTranspose3d'; channels: readonly [number, number]; kernelSize: Size3d; stride?: Size3d;
   padding?: Size3d; paddingOut?: Size3d; dilation?: Size3d; groups?: number; bias?: boolean; initializer?: Initializer;
 }
+/** `[batch, c, d, h, w] -> [batch, c, d', h', w']`; stride defaults to kernelSize. torch.nn.MaxPool3d. */
+export interface MaxPool3dSpec {
+  type: 'maxPool3d'; kernelSize: Size3d; stride?: Size3d; padding?: Size3d; dilation?: Size3d; ceilMode?: boolean;
+}
+/** `[batch, c, d, h, w] -> [batch, c, d', h', w']`; stride defaults to kernelSize. torch.nn.AvgPool3d. */
+export interface AvgPool3dSpec {
+  type: 'avgPool3d'; kernelSize: Size3d; stride?: Size3d; padding?: Size3d; countIncludePad?: boolean; ceilMode?: boolean;
+}
+/** `[batch, c, d, h, w] -> [batch, c, outputSize]`. torch.nn.AdaptiveAvgPool3d. */
+export interface AdaptiveAvgPool3dSpec { type: 'adaptiveAvgPool3d'; outputSize: Size3d }
+/**
+ * Resizes `[batch, c, h, w]` (nearest or bilinear) or `[batch, c, length]` (nearest) to `size`
+ * or by `scaleFactor` (exactly one; one number for every spatial dim or one per dim), with
+ * PyTorch 1.13's index rules. torch.nn.Upsample; no parameters.
+ */
+export interface UpsampleSpec {
+  type: 'upsample'; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null;
+  mode?: 'nearest' | 'bilinear'; alignCorners?: boolean;
+}
 
 /** One layer of a Sequential spec. */
 export type LayerSpec =
@@ -206,7 +227,8 @@ export type LayerSpec =
   | LstmSpec | GruSpec
   | MultiHeadAttentionSpec | TransformerEncoderSpec | TransformerDecoderSpec | PositionWiseFeedForwardSpec
   | PositionalEncodingSpec | RotaryEncodingSpec
-  | Conv3dSpec | ConvTranspose1dSpec | ConvTranspose3dSpec;
+  | Conv3dSpec | ConvTranspose1dSpec | ConvTranspose3dSpec
+  | MaxPool3dSpec | AvgPool3dSpec | AdaptiveAvgPool3dSpec | UpsampleSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -281,6 +303,11 @@ export interface Nn {
   convTranspose1d(config: LayerConfig<ConvTranspose1dSpec>, options?: ModelOptions): Layer;
   /** torch.nn.ConvTranspose3d: forward takes `[batch, channels[0], d, h, w]`. @throws KilnError `Config`; forward `Shape`. */
   convTranspose3d(config: LayerConfig<ConvTranspose3dSpec>, options?: ModelOptions): Layer;
+  maxPool3d(config: LayerConfig<MaxPool3dSpec>): Layer;
+  avgPool3d(config: LayerConfig<AvgPool3dSpec>): Layer;
+  adaptiveAvgPool3d(config: LayerConfig<AdaptiveAvgPool3dSpec>): Layer;
+  /** torch.nn.Upsample. @throws KilnError `Config` for both or neither of size and scaleFactor, a bad mode or alignCorners with nearest. */
+  upsample(config: LayerConfig<UpsampleSpec>): Layer;
   /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */
   readonly functional: NnFunctional;
   /** The layer types a spec may use. */

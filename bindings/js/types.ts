@@ -34,3 +34,4 @@ export type { CsvDataset, CsvFormat, CsvOptions, TextStreamLike } from './data/c
 export type { SqliteDataset, SqliteOptions } from './data/sqlite.js';
 export type { LoadPytorchOptions } from './io_pytorch.js';
 export type { ConvTransposeOptions } from './nn_functional.js';
+export type { AvgPool3dOptions, InterpolateOptions, MaxPool3dOptions, ResampleFunctional } from './nn_resample.js';

@@ -67,6 +67,8 @@
 #include "kiln/nn/conv3d.hpp"
 #include "kiln/nn/conv_transpose1d.hpp"
 #include "kiln/nn/conv_transpose3d.hpp"
+#include "kiln/nn/pool3d.hpp"
+#include "kiln/nn/upsample.hpp"
 #include "kiln/optim/adam.hpp"
 #include "kiln/optim/adamw.hpp"
 #include "kiln/optim/decay.hpp"
@@ -86,3 +88,4 @@
 #include "kiln/tensor/conv.hpp"
 #include "kiln/tensor/kind.hpp"
 #include "kiln/tensor/tensor.hpp"
+#include "kiln/tensor/interpolate.hpp"

@@ -84,3 +84,34 @@ export async function main(): Promise<number> {
   void [c3, t3, t1, convs, spec3];
   return 0;
 }
+
+/** Issue 19: the 3-D pools, interpolate and upsample, as layers, specs and functions. */
+export async function resample(): Promise<number> {
+  const kiln: Kiln = await init();
+  const F: NnFunctional = kiln.nn.functional;
+  const spec: SequentialSpec = {
+    layers: [
+      { type: 'maxPool3d', kernelSize: 2, stride: [1, 2, 2], ceilMode: true },
+      { type: 'avgPool3d', kernelSize: [1, 2, 2], countIncludePad: false },
+      { type: 'adaptiveAvgPool3d', outputSize: [1, 2, 2] },
+      { type: 'flatten', startDim: 2 },
+      { type: 'upsample', scaleFactor: 2 },
+    ],
+  };
+  const up: Layer = kiln.nn.upsample({ size: [8, 8], mode: 'bilinear', alignCorners: true });
+  const x = kiln.Tensor.zeros([1, 1, 4, 4, 4]);
+  const pooled: Tensor[] = [
+    F.maxPool3d(x, { kernelSize: [2, 2, 2], dilation: 1 }),
+    F.avgPool3d(x, { kernelSize: 2, padding: [1, 0, 0] }),
+    F.adaptiveAvgPool3d(x, [1, 1, 1]),
+    F.interpolate(kiln.Tensor.zeros([1, 1, 2, 2]), { scaleFactor: [2, 1.5], mode: 'bilinear' }),
+  ];
+  // @ts-expect-error: a 3-D kernel has three entries
+  F.maxPool3d(x, { kernelSize: [2, 2] });
+  // @ts-expect-error: interpolate's modes are nearest and bilinear
+  F.interpolate(x, { size: 2, mode: 'bicubic' });
+  // @ts-expect-error: upsample's scaleFactor is a number or numbers
+  kiln.nn.upsample({ scaleFactor: '2' });
+  void [spec, up, pooled];
+  return 0;
+}

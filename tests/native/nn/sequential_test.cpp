@@ -163,7 +163,8 @@ TEST(SequentialSpecErrorsTest, UnknownOrMissingType) {
                     "conv_transpose2d, embedding, group_norm, instance_norm, rms_norm, lstm, gru, "
                     "multi_head_attention, position_wise_feed_forward, transformer_encoder, "
                     "transformer_decoder, positional_encoding, rotary_encoding, conv3d, "
-                    "conv_transpose3d, conv_transpose1d)");
+                    "conv_transpose3d, conv_transpose1d, "
+                    "max_pool3d, avg_pool3d, adaptive_avg_pool3d, upsample)");
   expect_spec_error(R"({"d_input": 2, "d_output": 3})",
                     "SequentialConfig: layers[0]: missing required field \"type\"");
   expect_spec_error(R"({"type": 3})",
