@@ -160,7 +160,8 @@ TEST(SequentialSpecErrorsTest, UnknownOrMissingType) {
                     "dropout, relu, gelu, sigmoid, tanh, leaky_relu, silu, reshape, flatten, "
                     "conv2d, conv1d, max_pool2d, max_pool1d, avg_pool2d, avg_pool1d, "
                     "adaptive_avg_pool2d, adaptive_avg_pool1d, batch_norm, layer_norm, "
-                    "conv_transpose2d, embedding, group_norm, instance_norm, rms_norm)");
+                    "conv_transpose2d, embedding, group_norm, instance_norm, rms_norm, "
+                    "selu, mish, hard_sigmoid, hard_swish, elu, celu, glu, prelu, swi_glu)");
   expect_spec_error(R"({"d_input": 2, "d_output": 3})",
                     "SequentialConfig: layers[0]: missing required field \"type\"");
   expect_spec_error(R"({"type": 3})",

@@ -61,12 +61,13 @@ TEST(TorchInteropActivations, KilnAndPyTorchLoadEachOthersFiles) {
   Cpu::seed(3);
   auto model = config.init<Cpu>();
   // Slopes other than PReLU's 0.25 default, so that a mix-up of channels shows.
-  model.visit_mut([](const std::string& path, auto& p) {
+  auto set_slopes = [](const std::string& path, auto& p) {
     using T = std::decay_t<decltype(p.val())>;
     if (path == "1.weight") {
-      if constexpr (T::rank == 1) p.set(T::from_floats({-0.3f, 0.1f, 0.25f, 0.6f, 1.2f, -1.f}));
+      if constexpr (T::rank == 1 && std::is_same_v<typename T::Elem, float>) p.set(T::from_floats({-0.3f, 0.1f, 0.25f, 0.6f, 1.2f, -1.f}));
     }
-  });
+  };
+  model.visit_mut(set_slopes);
   const auto inputs = Tensor<Cpu, 2>::from_floats(
       {{1.f, -2.f, 0.5f, 3.f}, {0.3f, 0.7f, -1.1f, 0.f}, {-0.25f, 2.f, 3.f, -4.f}});
   record::SafetensorsRecorder{}.save_file(model, (work / "kiln_act.safetensors").string());
