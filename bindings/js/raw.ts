@@ -181,6 +181,11 @@ export interface RawModule {
   tClamp(a: RawTensor, hasMin: boolean, min: number, hasMax: boolean, max: number): RawTensor;
   tLeakyRelu(a: RawTensor, slope: number): RawTensor;
   tSoftplus(a: RawTensor, beta: number, threshold: number): RawTensor;
+  /** bindings/nn_activation_more.cpp: elu, celu (alpha), glu (dim), prelu (weight [numParameters]). */
+  tElu(a: RawTensor, alpha: number): RawTensor;
+  tCelu(a: RawTensor, alpha: number): RawTensor;
+  tGlu(a: RawTensor, dim: number): RawTensor;
+  tPrelu(a: RawTensor, weight: RawTensor): RawTensor;
   tSoftmax(a: RawTensor, dim: number, log: boolean): RawTensor;
   tCompare(op: number, a: RawTensor, b: RawTensor): RawTensor;
   tCompareScalar(op: number, a: RawTensor, scalar: number): RawTensor;

@@ -217,6 +217,18 @@ export interface UpsampleSpec {
   type: 'upsample'; size?: number | readonly number[] | null; scaleFactor?: number | readonly number[] | null;
   mode?: 'nearest' | 'bilinear'; alignCorners?: boolean;
 }
+/** More element-wise activations, any shape: torch.nn.SELU, Mish, Hardsigmoid, Hardswish. */
+export interface ActivationMoreSpec { type: 'selu' | 'mish' | 'hardSigmoid' | 'hardSwish' }
+/** torch.nn.ELU: x for x > 0, alpha·(e^x - 1) otherwise (alpha default 1, finite). */
+export interface EluSpec { type: 'elu'; alpha?: number }
+/** torch.nn.CELU: max(0, x) + min(0, alpha·(e^(x/alpha) - 1)) (alpha default 1, finite, not 0). */
+export interface CeluSpec { type: 'celu'; alpha?: number }
+/** torch.nn.PReLU: a learned slope per channel (dim 1; numParameters = channels) or shared (1, the default), initialised to alpha (0.25); key `weight`. */
+export interface PReluSpec { type: 'prelu'; numParameters?: number; alpha?: number }
+/** torch.nn.GLU: a·sigmoid(b) over the halves of dim (default -1; not the batch dim 0): `[..., 2n] -> [..., n]`. */
+export interface GluSpec { type: 'glu'; dim?: number }
+/** Burn's SwiGlu: silu(linearInner(x))·linearOuter(x), `[..., dInput] -> [..., dOutput]`; keys `linear_inner.weight`, `linear_outer.weight` (+ `.bias`; bias default false). */
+export interface SwiGluSpec { type: 'swiGlu'; dInput: number; dOutput: number; bias?: boolean; initializer?: Initializer }
 
 /** One layer of a Sequential spec. */
 export type LayerSpec =
@@ -228,7 +240,8 @@ export type LayerSpec =
   | MultiHeadAttentionSpec | TransformerEncoderSpec | TransformerDecoderSpec | PositionWiseFeedForwardSpec
   | PositionalEncodingSpec | RotaryEncodingSpec
   | Conv3dSpec | ConvTranspose1dSpec | ConvTranspose3dSpec
-  | MaxPool3dSpec | AvgPool3dSpec | AdaptiveAvgPool3dSpec | UpsampleSpec;
+  | MaxPool3dSpec | AvgPool3dSpec | AdaptiveAvgPool3dSpec | UpsampleSpec
+  | ActivationMoreSpec | EluSpec | CeluSpec | PReluSpec | GluSpec | SwiGluSpec;
 
 /** A Sequential spec: the layers in order. */
 export interface SequentialSpec { layers: LayerSpec[] }
@@ -308,6 +321,16 @@ export interface Nn {
   adaptiveAvgPool3d(config: LayerConfig<AdaptiveAvgPool3dSpec>): Layer;
   /** torch.nn.Upsample. @throws KilnError `Config` for both or neither of size and scaleFactor, a bad mode or alignCorners with nearest. */
   upsample(config: LayerConfig<UpsampleSpec>): Layer;
+  selu(): Layer;
+  mish(): Layer;
+  hardSigmoid(): Layer;
+  hardSwish(): Layer;
+  elu(config?: LayerConfig<EluSpec>): Layer;
+  celu(config?: LayerConfig<CeluSpec>): Layer;
+  /** torch.nn.PReLU; its `weight` is trained. */
+  prelu(config?: LayerConfig<PReluSpec>, options?: ModelOptions): Layer;
+  glu(config?: LayerConfig<GluSpec>): Layer;
+  swiGlu(config: LayerConfig<SwiGluSpec>, options?: ModelOptions): Layer;
   /** The layers as functions of tensors (torch.nn.functional), for user-written layers. */
   readonly functional: NnFunctional;
   /** The layer types a spec may use. */

@@ -29,6 +29,26 @@ export interface Activation {
   logSoftmax(x: Tensor, dim: Dim): Tensor;
   /** softmin(x) = softmax(-x) along dim. */
   softmin(x: Tensor, dim: Dim): Tensor;
+  /** scale·(max(0, x) + min(0, alpha·(e^x - 1))), SELU's constants (torch.selu; Klambauer et al. 2017). */
+  selu(x: Tensor): Tensor;
+  /** x for x > 0, alpha·(e^x - 1) otherwise (default alpha 1; torch.nn.functional.elu). */
+  elu(x: Tensor, alpha?: number): Tensor;
+  /** max(0, x) + min(0, alpha·(e^(x/alpha) - 1)) (default alpha 1; torch.nn.functional.celu). @throws `Value` if alpha is 0. */
+  celu(x: Tensor, alpha?: number): Tensor;
+  /** x·tanh(softplus(x)) (torch.nn.functional.mish; Misra 2019). */
+  mish(x: Tensor): Tensor;
+  /** clamp(x + 3, 0, 6) / 6 (torch.nn.functional.hardsigmoid). */
+  hardSigmoid(x: Tensor): Tensor;
+  /** x·clamp(x + 3, 0, 6) / 6 (torch.nn.functional.hardswish; MobileNetV3). */
+  hardSwish(x: Tensor): Tensor;
+  /** a·sigmoid(b) over the halves of dim (default -1; torch.nn.functional.glu): `[..., 2n] -> [..., n]`. @throws `Shape` for an odd size. */
+  glu(x: Tensor, dim?: Dim): Tensor;
+  /**
+   * x for x > 0, weight·x otherwise (torch.nn.functional.prelu): weight `[numParameters]` over
+   * dim 1 of x `[batch, C, ...]`, numParameters = C or 1; gradients reach x and weight.
+   * @throws `Shape` unless numParameters is 1 or C.
+   */
+  prelu(x: Tensor, weight: Tensor): Tensor;
 }
 
 /** kiln.activation of one engine instance. */
@@ -62,6 +82,15 @@ export function activationApi(e: Engine): Activation {
     softplus: act('softplus', (x, beta: number = 1, threshold: number = 20) => x.softplus(beta, threshold)),
     softmax: act('softmax', (x, dim: Dim) => x.softmax(dim)),
     logSoftmax: act('logSoftmax', (x, dim: Dim) => x.logSoftmax(dim)),
+    selu: act('selu', (x) => x.selu()),
+    elu: act('elu', (x, alpha: number = 1) => x.elu(alpha)),
+    celu: act('celu', (x, alpha: number = 1) => x.celu(alpha)),
+    mish: act('mish', (x) => x.mish()),
+    hardSigmoid: act('hardSigmoid', (x) => x.hardSigmoid()),
+    hardSwish: act('hardSwish', (x) => x.hardSwish()),
+    glu: act('glu', (x, dim: Dim = -1) => x.glu(dim)),
+    prelu: act('prelu', (x, weight: Tensor) =>
+      e.wrap(e.raw.tPrelu(e.unwrap(x, 'prelu', 'x'), e.unwrap(weight, 'prelu', 'weight')))),
     softmin: act('softmin', (x, dim: Dim) => {
       checkInt(dim, 'softmin', 'dim');
       const n = x.neg();

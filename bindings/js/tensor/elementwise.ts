@@ -59,6 +59,27 @@ export class TensorElementwise extends TensorCreation {
     return this._e.wrap(this._e.raw.tSoftplus(this._raw('softplus'), beta, threshold));
   }
 
+  /** x for x > 0, alpha·(e^x - 1) otherwise (torch.nn.functional.elu, default alpha 1); gradient alpha at 0. */
+  elu(alpha: number = 1): Tensor {
+    checkNumber(alpha, 'elu', 'alpha');
+    return this._e.wrap(this._e.raw.tElu(this._raw('elu'), alpha));
+  }
+
+  /** max(0, x) + min(0, alpha·(e^(x/alpha) - 1)) (torch.nn.functional.celu, default alpha 1). @throws `Value` if alpha is 0. */
+  celu(alpha: number = 1): Tensor {
+    checkNumber(alpha, 'celu', 'alpha');
+    return this._e.wrap(this._e.raw.tCelu(this._raw('celu'), alpha));
+  }
+
+  /**
+   * a·sigmoid(b), a and b the two halves of dim (torch.nn.functional.glu, default the last dim):
+   * `[..., 2n, ...] -> [..., n, ...]`. @throws `Shape` if the size of dim is odd; `Index` for a bad dim.
+   */
+  glu(dim: number = -1): Tensor {
+    checkInt(dim, 'glu', 'dim');
+    return this._e.wrap(this._e.raw.tGlu(this._raw('glu'), dim));
+  }
+
   /** exp(x - max) / Σ exp(x - max) along dim; -inf entries get 0; an all -inf row gives nan (PyTorch). */
   softmax(dim: number): Tensor {
     checkInt(dim, 'softmax', 'dim');

@@ -45,6 +45,39 @@ Value<B> silu_derivative(const Value<B>& x) {
   return sig * (x * (1.0 - sig) + 1.0);
 }
 
+/// selu'(x) = scale·alpha·e^x for x <= 0, scale otherwise (nan included), as PyTorch's
+/// elu_backward with is_result = false.
+template <Backend B>
+Value<B> selu_derivative(const Value<B>& x) {
+  using M = Math<B>;
+  using O = typename B::FloatOps;
+  constexpr float scale = 1.0507009873554804934f;
+  constexpr float negcoef = 1.6732632423543772848f * scale;
+  auto neg = M::mul_s(M::un(UnaryOp::Exp, x.p), negcoef);
+  auto pos = O::full(O::shape(x.p), scale, DType::F32, O::device(x.p));
+  return Value<B>{M::where(std::move(pos), M::cmp_s(CompareOp::LowerEqual, x.p, 0.0), neg)};
+}
+
+/// mish'(x) = t + x·σ(x)·(1 - t²), t = tanh(log1p(e^x)) (PyTorch's mish_backward).
+template <Backend B>
+Value<B> mish_derivative(const Value<B>& x) {
+  using M = Math<B>;
+  const Value<B> t{M::un(UnaryOp::Tanh, M::un(UnaryOp::Log1p, M::un(UnaryOp::Exp, x.p)))};
+  return t + x * sigmoid(x) * (1.0 - t * t);
+}
+
+/// hardswish'(x) = 0 for x < -3, x/3 + 1/2 for x <= 3, 1 otherwise (nan included), as
+/// PyTorch's hardswish_backward.
+template <Backend B>
+Value<B> hard_swish_derivative(const Value<B>& x) {
+  using M = Math<B>;
+  using O = typename B::FloatOps;
+  auto mid = M::add_s(M::scal(BinaryOp::Div, x.p, 3.0), 0.5);
+  auto one = O::full(O::shape(x.p), 1.0, DType::F32, O::device(x.p));
+  auto d = M::where(std::move(one), M::cmp_s(CompareOp::LowerEqual, x.p, 3.0), mid);
+  return Value<B>{M::zero_where(std::move(d), M::cmp_s(CompareOp::Lower, x.p, -3.0))};
+}
+
 /// What a one-line rule reads besides g (a row's `saves` column).
 enum class Saves { None, X, Y };
 

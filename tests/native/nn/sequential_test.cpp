@@ -164,7 +164,8 @@ TEST(SequentialSpecErrorsTest, UnknownOrMissingType) {
                     "multi_head_attention, position_wise_feed_forward, transformer_encoder, "
                     "transformer_decoder, positional_encoding, rotary_encoding, conv3d, "
                     "conv_transpose3d, conv_transpose1d, "
-                    "max_pool3d, avg_pool3d, adaptive_avg_pool3d, upsample)");
+                    "max_pool3d, avg_pool3d, adaptive_avg_pool3d, upsample, "
+                    "selu, mish, hard_sigmoid, hard_swish, elu, celu, glu, prelu, swi_glu)");
   expect_spec_error(R"({"d_input": 2, "d_output": 3})",
                     "SequentialConfig: layers[0]: missing required field \"type\"");
   expect_spec_error(R"({"type": 3})",
