@@ -18,6 +18,16 @@ describe('examples/js', () => {
     expect(r.out).toMatch(/Learner: .* predictions 0 1 1 0/);
   }, 60_000);
 
+  for (const model of ['lstm', 'transformer']) {
+    it(`sequence.mjs reverses held-out sequences of 8 digits with the ${model} (>= 95 % exactly right)`, () => {
+      const r = run('sequence.mjs', ['--model', model, '--quiet']);
+      expect(r.status, r.out).toBe(0);
+      const m = r.out.match(new RegExp(`${model}: exact-sequence accuracy ([\\d.]+) %`));
+      expect(m, r.out).not.toBeNull();
+      expect(Number(m[1])).toBeGreaterThanOrEqual(95);
+    }, 120_000);
+  }
+
   it('mnist.mjs trains on a subset and reports the test accuracy', () => {
     const r = run('mnist.mjs', ['--epochs', '1', '--train-subset', '6000', '--test-subset', '2000', '--min-accuracy', '0.85', '--quiet']);
     expect(r.status, r.out).toBe(0);
