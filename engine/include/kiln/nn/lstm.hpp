@@ -96,8 +96,8 @@ struct Lstm {
 
   KILN_MODULE(Lstm, weights, dropout)
 
-  /// Runs the layers over the sequence (the time loop is in the engine: one GEMM for the
-  /// input projection of all steps per layer and direction, then h·W_hhᵀ per step).
+  /// Runs the layers over the sequence (the time loop is in the engine, one call per
+  /// sequence: kiln/nn/rnn.hpp says how the input projections are batched).
   ///
   /// Shapes:    input [batch_size, seq_length, d_input], state (zeros when absent)
   ///            [num_layers·D, batch_size, d_hidden] each -> LstmOutput.

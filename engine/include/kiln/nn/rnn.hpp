@@ -6,10 +6,13 @@
 /// layer/direction, compiled once per backend).
 ///
 /// The loop follows torch.nn.LSTM / torch.nn.GRU with batch_first=True: per layer and
-/// direction, the input projection of every step is one GEMM ([batch·seq, d_in] · W_ihᵀ), and
-/// each step adds only h·W_hhᵀ; a reverse direction walks the steps from last to first and
-/// writes its outputs at their own positions; layer l > 0 reads layer l-1's output
-/// (both directions concatenated), through dropout when training (PyTorch's `dropout`).
+/// direction, on an inference backend the input projection of every step is one GEMM
+/// ([seq·batch, d_in] · W_ihᵀ) and each step adds h·W_hhᵀ; on an autodiff backend each step
+/// computes x_t·W_ihᵀ and h·W_hhᵀ (slicing one whole-sequence projection would cost a
+/// full-size zero gradient per step in backward, engine/src/nn/rnn.cpp); a reverse direction
+/// walks the steps from last to first and writes its outputs at their own positions; layer
+/// l > 0 reads layer l-1's output (both directions concatenated), through dropout when
+/// training (PyTorch's `dropout`).
 #include <cstdint>
 #include <optional>
 #include <ostream>
