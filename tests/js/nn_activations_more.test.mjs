@@ -179,12 +179,12 @@ describe('layers registered in C++', () => {
     try {
       const params = prelu.namedParameters();
       try {
-        expect(Object.keys(params)).toEqual(['0.weight']);
-        expect(params['0.weight'].toArray()).toEqual([0.25, 0.25, 0.25]);
+        expect(Object.keys(params)).toEqual(['weight']);  // torch.nn.PReLU's state_dict key
+        expect(params.weight.toArray()).toEqual([0.25, 0.25, 0.25]);
       } finally {
         for (const p of Object.values(params)) p.dispose();
       }
-      expect(prelu.config.layers[0]).toEqual({ type: 'prelu', numParameters: 3, alpha: 0.25 });
+      expect(prelu.config).toEqual({ type: 'prelu', numParameters: 3, alpha: 0.25 });
     } finally {
       prelu.dispose();
     }
