@@ -61,12 +61,12 @@ const kiln = await init();
 
 const layers = kind === 'lstm'
   ? [
-      { type: 'embedding', numEmbeddings: DIGITS, embeddingDim: 32 },
-      { type: 'lstm', dInput: 32, dHidden: 64, bidirectional: true },
+      { type: 'embedding', nEmbedding: DIGITS, dModel: 32 },
+      { type: 'lstm', dInput: 32, dHidden: 64, bias: true, bidirectional: true },
       { type: 'linear', dInput: 128, dOutput: DIGITS },
     ]
   : [
-      { type: 'embedding', numEmbeddings: DIGITS, embeddingDim: 64 },
+      { type: 'embedding', nEmbedding: DIGITS, dModel: 64 },
       { type: 'positionalEncoding', dModel: 64 },
       { type: 'transformerEncoder', dModel: 64, dFf: 128, nHeads: 4, nLayers: 2, dropout: 0 },
       { type: 'linear', dInput: 64, dOutput: DIGITS },
