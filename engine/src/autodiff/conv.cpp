@@ -39,24 +39,44 @@ const AutodiffTensor<B>* bias_input(const std::optional<AutodiffTensor<B>>& bias
   return bias ? &*bias : &none;
 }
 
-template <Backend B>
-AutodiffTensor<B> AutodiffOps<B>::conv2d(const Tensor& x, const Tensor& weight,
-                                         const std::optional<Tensor>& bias,
-                                         const ConvOptions<2>& options) {
-  using Sink = autodiff::GradSink<B>;
+/// The rule every op of the family shares: `forward(b)` on the inner backend (b the bias's
+/// primitive, if any); the step adds `dx(x_shape, weight, g)`, `dw(x, weight_shape, g)` and
+/// conv_bias_backward(g) for the tracked inputs, saving only what those need. With
+/// `unit_height` (the 1-D ops) the adjoints are the 2-D ones over a unit height: x, the
+/// weight and g are viewed as [a, b, 1, c] and the gradients viewed back.
+template <Backend B, class Forward, class Dx, class Dw>
+AutodiffTensor<B> conv_rule(const AutodiffTensor<B>& x, const AutodiffTensor<B>& weight,
+                            const std::optional<AutodiffTensor<B>>& bias, bool unit_height,
+                            Forward forward, Dx dx, Dw dw) {
+  using Inner = typename AutodiffOps<B>::Inner;
+  using P = typename AutodiffOps<B>::P;
+  using autodiff::detail::with_unit_height;
   std::optional<P> b;
   if (bias) b = bias->primitive;
   return autodiff::detail::apply<B>(
-      {&x, &weight, bias_input<B>(bias)},
-      [&] { return Inner::conv2d(x.primitive, weight.primitive, b, options); },
+      {&x, &weight, bias_input<B>(bias)}, [&] { return forward(b); },
       [&](const P&) {
+        const Shape xs = Inner::shape(x.primitive), ws = Inner::shape(weight.primitive);
+        // The 1-D ops' views as 2-D ones (no copy); the others' tensors as they are.
+        const auto lift = [unit_height](P t) {
+          if (!unit_height) return t;
+          const Shape lifted = with_unit_height(Inner::shape(t));
+          return Inner::reshape(std::move(t), lifted.dims());
+        };
+        const auto lower = [unit_height](P t, const Shape& s) {
+          return unit_height ? Inner::reshape(std::move(t), s.dims()) : t;
+        };
         std::optional<P> x_saved, w_saved;  // only what the tracked inputs' gradients need
-        if (weight.node) x_saved = x.primitive;
-        if (x.node) w_saved = weight.primitive;
-        return [xs = shape(x), ws = shape(weight), x_saved, w_saved, options](P g, Sink& s) {
-          if (s.needs(0)) s.add(0, Inner::conv2d_x_backward(xs, *w_saved, g, options));
-          if (s.needs(1)) s.add(1, Inner::conv2d_weight_backward(*x_saved, ws, g, options));
+        if (weight.node) x_saved = lift(x.primitive);
+        if (x.node) w_saved = lift(weight.primitive);
+        const Shape xl = unit_height ? with_unit_height(xs) : xs;
+        const Shape wl = unit_height ? with_unit_height(ws) : ws;
+        return [xs, ws, xl, wl, x_saved, w_saved, lift, lower, dx, dw](P g,
+                                                                        autodiff::GradSink<B>& s) {
           if (s.needs(2)) s.add(2, Inner::conv_bias_backward(g));
+          const P gl = lift(std::move(g));
+          if (s.needs(0)) s.add(0, lower(dx(xl, *w_saved, gl), xs));
+          if (s.needs(1)) s.add(1, lower(dw(*x_saved, wl, gl), ws));
         };
       });
 }
@@ -65,32 +85,32 @@ template <Backend B>
 AutodiffTensor<B> AutodiffOps<B>::conv1d(const Tensor& x, const Tensor& weight,
                                          const std::optional<Tensor>& bias,
                                          const ConvOptions<1>& options) {
-  using Sink = autodiff::GradSink<B>;
-  using autodiff::detail::with_unit_height;
-  std::optional<P> b;
-  if (bias) b = bias->primitive;
-  return autodiff::detail::apply<B>(
-      {&x, &weight, bias_input<B>(bias)},
-      [&] { return Inner::conv1d(x.primitive, weight.primitive, b, options); },  // names conv1d
-      [&](const P&) {
-        const Shape xs = shape(x), ws = shape(weight);
-        std::optional<P> x_saved, w_saved;
-        if (weight.node) x_saved = Inner::reshape(x.primitive, with_unit_height(xs).dims());
-        if (x.node) w_saved = Inner::reshape(weight.primitive, with_unit_height(ws).dims());
-        const ConvOptions<2> o2 = autodiff::detail::conv1d_as_conv2d(options);
-        return [xs, ws, x_saved, w_saved, o2](P g, Sink& s) {
-          const Shape gs = Inner::shape(g);
-          P g4 = Inner::reshape(g, with_unit_height(gs).dims());
-          if (s.needs(0)) {
-            P dx = Inner::conv2d_x_backward(with_unit_height(xs), *w_saved, g4, o2);
-            s.add(0, Inner::reshape(std::move(dx), xs.dims()));
-          }
-          if (s.needs(1)) {
-            P dw = Inner::conv2d_weight_backward(*x_saved, with_unit_height(ws), g4, o2);
-            s.add(1, Inner::reshape(std::move(dw), ws.dims()));
-          }
-          if (s.needs(2)) s.add(2, Inner::conv_bias_backward(g));
-        };
+  const ConvOptions<2> o2 = autodiff::detail::conv1d_as_conv2d(options);
+  return conv_rule<B>(
+      x, weight, bias, true,
+      [&](const std::optional<P>& b) {  // names conv1d in its messages
+        return Inner::conv1d(x.primitive, weight.primitive, b, options);
+      },
+      [o2](const Shape& xs, const P& w, const P& g) { return Inner::conv2d_x_backward(xs, w, g, o2); },
+      [o2](const P& xv, const Shape& ws, const P& g) {
+        return Inner::conv2d_weight_backward(xv, ws, g, o2);
+      });
+}
+
+template <Backend B>
+AutodiffTensor<B> AutodiffOps<B>::conv2d(const Tensor& x, const Tensor& weight,
+                                         const std::optional<Tensor>& bias,
+                                         const ConvOptions<2>& options) {
+  return conv_rule<B>(
+      x, weight, bias, false,
+      [&](const std::optional<P>& b) {
+        return Inner::conv2d(x.primitive, weight.primitive, b, options);
+      },
+      [options](const Shape& xs, const P& w, const P& g) {
+        return Inner::conv2d_x_backward(xs, w, g, options);
+      },
+      [options](const P& xv, const Shape& ws, const P& g) {
+        return Inner::conv2d_weight_backward(xv, ws, g, options);
       });
 }
 
@@ -98,23 +118,16 @@ template <Backend B>
 AutodiffTensor<B> AutodiffOps<B>::conv_transpose2d(const Tensor& x, const Tensor& weight,
                                                    const std::optional<Tensor>& bias,
                                                    const ConvTransposeOptions<2>& options) {
-  using Sink = autodiff::GradSink<B>;
-  std::optional<P> b;
-  if (bias) b = bias->primitive;
-  return autodiff::detail::apply<B>(
-      {&x, &weight, bias_input<B>(bias)},
-      [&] { return Inner::conv_transpose2d(x.primitive, weight.primitive, b, options); },
-      [&](const P&) {
-        std::optional<P> x_saved, w_saved;
-        if (weight.node) x_saved = x.primitive;
-        if (x.node) w_saved = weight.primitive;
-        return [xs = shape(x), ws = shape(weight), x_saved, w_saved, options](P g, Sink& s) {
-          if (s.needs(0)) s.add(0, Inner::conv_transpose2d_x_backward(xs, *w_saved, g, options));
-          if (s.needs(1)) {
-            s.add(1, Inner::conv_transpose2d_weight_backward(*x_saved, ws, g, options));
-          }
-          if (s.needs(2)) s.add(2, Inner::conv_bias_backward(g));
-        };
+  return conv_rule<B>(
+      x, weight, bias, false,
+      [&](const std::optional<P>& b) {
+        return Inner::conv_transpose2d(x.primitive, weight.primitive, b, options);
+      },
+      [options](const Shape& xs, const P& w, const P& g) {
+        return Inner::conv_transpose2d_x_backward(xs, w, g, options);
+      },
+      [options](const P& xv, const Shape& ws, const P& g) {
+        return Inner::conv_transpose2d_weight_backward(xv, ws, g, options);
       });
 }
 
@@ -122,21 +135,16 @@ template <Backend B>
 AutodiffTensor<B> AutodiffOps<B>::conv3d(const Tensor& x, const Tensor& weight,
                                          const std::optional<Tensor>& bias,
                                          const ConvOptions<3>& options) {
-  using Sink = autodiff::GradSink<B>;
-  std::optional<P> b;
-  if (bias) b = bias->primitive;
-  return autodiff::detail::apply<B>(
-      {&x, &weight, bias_input<B>(bias)},
-      [&] { return Inner::conv3d(x.primitive, weight.primitive, b, options); },
-      [&](const P&) {
-        std::optional<P> x_saved, w_saved;
-        if (weight.node) x_saved = x.primitive;
-        if (x.node) w_saved = weight.primitive;
-        return [xs = shape(x), ws = shape(weight), x_saved, w_saved, options](P g, Sink& s) {
-          if (s.needs(0)) s.add(0, Inner::conv3d_x_backward(xs, *w_saved, g, options));
-          if (s.needs(1)) s.add(1, Inner::conv3d_weight_backward(*x_saved, ws, g, options));
-          if (s.needs(2)) s.add(2, Inner::conv_bias_backward(g));
-        };
+  return conv_rule<B>(
+      x, weight, bias, false,
+      [&](const std::optional<P>& b) {
+        return Inner::conv3d(x.primitive, weight.primitive, b, options);
+      },
+      [options](const Shape& xs, const P& w, const P& g) {
+        return Inner::conv3d_x_backward(xs, w, g, options);
+      },
+      [options](const P& xv, const Shape& ws, const P& g) {
+        return Inner::conv3d_weight_backward(xv, ws, g, options);
       });
 }
 
@@ -144,32 +152,17 @@ template <Backend B>
 AutodiffTensor<B> AutodiffOps<B>::conv_transpose1d(const Tensor& x, const Tensor& weight,
                                                    const std::optional<Tensor>& bias,
                                                    const ConvTransposeOptions<1>& options) {
-  using Sink = autodiff::GradSink<B>;
-  using autodiff::detail::with_unit_height;
-  std::optional<P> b;
-  if (bias) b = bias->primitive;
-  return autodiff::detail::apply<B>(
-      {&x, &weight, bias_input<B>(bias)},
-      [&] { return Inner::conv_transpose1d(x.primitive, weight.primitive, b, options); },
-      [&](const P&) {
-        const Shape xs = shape(x), ws = shape(weight);
-        std::optional<P> x_saved, w_saved;
-        if (weight.node) x_saved = Inner::reshape(x.primitive, with_unit_height(xs).dims());
-        if (x.node) w_saved = Inner::reshape(weight.primitive, with_unit_height(ws).dims());
-        const ConvTransposeOptions<2> o2 = autodiff::detail::conv_transpose1d_as_2d(options);
-        return [xs, ws, x_saved, w_saved, o2](P g, Sink& s) {
-          const Shape gs = Inner::shape(g);
-          P g4 = Inner::reshape(g, with_unit_height(gs).dims());
-          if (s.needs(0)) {
-            P dx = Inner::conv_transpose2d_x_backward(with_unit_height(xs), *w_saved, g4, o2);
-            s.add(0, Inner::reshape(std::move(dx), xs.dims()));
-          }
-          if (s.needs(1)) {
-            P dw = Inner::conv_transpose2d_weight_backward(*x_saved, with_unit_height(ws), g4, o2);
-            s.add(1, Inner::reshape(std::move(dw), ws.dims()));
-          }
-          if (s.needs(2)) s.add(2, Inner::conv_bias_backward(g));
-        };
+  const ConvTransposeOptions<2> o2 = autodiff::detail::conv_transpose1d_as_2d(options);
+  return conv_rule<B>(
+      x, weight, bias, true,
+      [&](const std::optional<P>& b) {
+        return Inner::conv_transpose1d(x.primitive, weight.primitive, b, options);
+      },
+      [o2](const Shape& xs, const P& w, const P& g) {
+        return Inner::conv_transpose2d_x_backward(xs, w, g, o2);
+      },
+      [o2](const P& xv, const Shape& ws, const P& g) {
+        return Inner::conv_transpose2d_weight_backward(xv, ws, g, o2);
       });
 }
 
@@ -177,23 +170,16 @@ template <Backend B>
 AutodiffTensor<B> AutodiffOps<B>::conv_transpose3d(const Tensor& x, const Tensor& weight,
                                                    const std::optional<Tensor>& bias,
                                                    const ConvTransposeOptions<3>& options) {
-  using Sink = autodiff::GradSink<B>;
-  std::optional<P> b;
-  if (bias) b = bias->primitive;
-  return autodiff::detail::apply<B>(
-      {&x, &weight, bias_input<B>(bias)},
-      [&] { return Inner::conv_transpose3d(x.primitive, weight.primitive, b, options); },
-      [&](const P&) {
-        std::optional<P> x_saved, w_saved;
-        if (weight.node) x_saved = x.primitive;
-        if (x.node) w_saved = weight.primitive;
-        return [xs = shape(x), ws = shape(weight), x_saved, w_saved, options](P g, Sink& s) {
-          if (s.needs(0)) s.add(0, Inner::conv_transpose3d_x_backward(xs, *w_saved, g, options));
-          if (s.needs(1)) {
-            s.add(1, Inner::conv_transpose3d_weight_backward(*x_saved, ws, g, options));
-          }
-          if (s.needs(2)) s.add(2, Inner::conv_bias_backward(g));
-        };
+  return conv_rule<B>(
+      x, weight, bias, false,
+      [&](const std::optional<P>& b) {
+        return Inner::conv_transpose3d(x.primitive, weight.primitive, b, options);
+      },
+      [options](const Shape& xs, const P& w, const P& g) {
+        return Inner::conv_transpose3d_x_backward(xs, w, g, options);
+      },
+      [options](const P& xv, const Shape& ws, const P& g) {
+        return Inner::conv_transpose3d_weight_backward(xv, ws, g, options);
       });
 }
 
