@@ -4,83 +4,14 @@
 // to test-output/playground/. Run by scripts/test.sh (`npm test`), or alone:
 //   node tests/e2e/playground.e2e.mjs [--no-build] [--only name,name]
 // Exit status 1 if any test failed.
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { REPO, buildApp, startPreview, launchBrowser } from './support.mjs';
+import { REPO } from './support.mjs';
+import { OUT, test, run, env, check, shot, open, watchConsole, status, waitStatus, metric, trainToEnd, drawStroke } from './playground_support.mjs';
 
-const OUT = join(REPO, 'test-output/playground');
-const args = process.argv.slice(2);
-const only = args.includes('--only') ? args[args.indexOf('--only') + 1].split(',') : null;
-
-const consoleErrors = [];
-const results = [];
-
-function check(cond, message) {
-  if (!cond) throw new Error(message);
-}
-
-async function shot(page, name, fullPage = true) {
-  const path = join(OUT, `${name}.png`);
-  await page.screenshot({ path, fullPage });
-  return path;
-}
-
-function watchConsole(page, label) {
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(`${label}: console.error: ${msg.text()}`);
-  });
-  page.on('pageerror', (err) => consoleErrors.push(`${label}: uncaught: ${err.message}`));
-  page.on('worker', (w) => w.on('console', (msg) => {
-    if (msg.type() === 'error') consoleErrors.push(`${label} (worker): console.error: ${msg.text()}`);
-  }));
-}
-
-async function open(context, url, label) {
-  const page = await context.newPage();
-  watchConsole(page, label);
-  await page.goto(url);
-  return page;
-}
-
-const status = (page) => page.evaluate(() => document.body.dataset.status);
-
-async function waitStatus(page, wanted, timeout) {
-  try {
-    await page.waitForFunction((w) => w.includes(document.body.dataset.status), wanted, { timeout, polling: 100 });
-  } catch (e) {
-    const text = await page.$eval('#status', (el) => el.textContent).catch(() => '?');
-    const msgs = await page.$eval('#messages', (el) => el.textContent).catch(() => '');
-    throw new Error(`status did not become ${wanted.join('/')} within ${timeout} ms (now "${await status(page)}": ${text}) ${msgs}`);
-  }
-}
-
-const metric = (page, id) => page.$eval(`#${id}`, (el) => (el.dataset.value === '' || el.dataset.value === undefined ? null : Number(el.dataset.value)));
-
-async function trainToEnd(page, timeout) {
-  await waitStatus(page, ['idle'], 60_000);
-  await page.click('#train-btn');
-  await waitStatus(page, ['done'], timeout);
-  return { testAcc: await metric(page, 'm-test-acc'), testLoss: await metric(page, 'm-test-loss'), trainAcc: await metric(page, 'm-train-acc') };
-}
-
-async function drawStroke(page, points) {
-  const box = await page.locator('#draw').boundingBox();
-  const at = ([x, y]) => [box.x + x * box.width, box.y + y * box.height];
-  await page.mouse.move(...at(points[0]));
-  await page.mouse.down();
-  for (const p of points.slice(1)) await page.mouse.move(...at(p), { steps: 8 });
-  await page.mouse.up();
-}
-
-const tests = [];
-const test = (name, fn) => tests.push({ name, fn });
-
-let base;
-let context;
 let mnistPage; // shared by the MNIST tests (trained once)
 
 test('xor', async () => {
-  const page = await open(context, `${base}#data=xor`, 'xor');
+  const page = await open(`#data=xor`, 'xor');
   const r = await trainToEnd(page, 120_000);
   await shot(page, 'xor-trained');
   check(r.testAcc === 1, `XOR test accuracy ${r.testAcc}, expected 1 (100 %)`);
@@ -91,7 +22,7 @@ test('xor', async () => {
 
 test('spiral-step', async () => {
   // Step one batch, pause/resume, and the heat map is drawn (canvas not blank).
-  const page = await open(context, `${base}#data=spiral&noise=0.1&layers=d16-relu,d16-relu,d8-relu&epochs=10000&lr=0.02`, 'spiral');
+  const page = await open(`#data=spiral&noise=0.1&layers=d16-relu,d16-relu,d8-relu&epochs=10000&lr=0.02`, 'spiral');
   await waitStatus(page, ['idle'], 60_000);
   await page.click('#step-btn');
   await page.waitForFunction(() => document.getElementById('m-step').dataset.value === '1');
@@ -117,7 +48,7 @@ test('spiral-step', async () => {
 });
 
 test('bad-link', async () => {
-  const page = await open(context, `${base}#data=moons&lr=abc&layers=d0-relu,d4-tanh`, 'bad-link');
+  const page = await open(`#data=moons&lr=abc&layers=d0-relu,d4-tanh`, 'bad-link');
   await page.waitForSelector('#messages .msg');
   const msgs = await page.$eval('#messages', (el) => el.textContent);
   check(/Unknown data set "moons"/.test(msgs), `no warning for the data set: ${msgs}`);
@@ -137,10 +68,10 @@ test('bad-link', async () => {
 });
 
 test('phone', async () => {
-  const page = await context.newPage();
+  const page = await env.context.newPage();
   watchConsole(page, 'phone');
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(`${base}#data=circle`);
+  await page.goto(`${env.base}#data=circle`);
   await waitStatus(page, ['idle'], 60_000);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   check(overflow <= 0, `horizontal overflow of ${overflow} px at 390 px width`);
@@ -178,7 +109,7 @@ test('load-pt', async () => {
   // page then downloads are PyTorch's. A checkpoint of other shapes is refused beside
   // the model, which keeps its weights.
   const fixtures = join(REPO, 'tests/e2e/fixtures');
-  const page = await open(context, `${base}#data=xor`, 'load-pt');
+  const page = await open(`#data=xor`, 'load-pt');
   await waitStatus(page, ['idle'], 60_000);
   const fresh = await metric(page, 'm-test-loss');
   await page.setInputFiles('#load-input', [join(fixtures, 'wrong_shape.pt')]);
@@ -227,7 +158,7 @@ test('load-pt', async () => {
 });
 
 test('mnist-mlp', async () => {
-  mnistPage = await open(context, `${base}#data=mnist&train=10000&mtest=10000`, 'mnist');
+  mnistPage = await open(`#data=mnist&train=10000&mtest=10000`, 'mnist');
   const r = await trainToEnd(mnistPage, 240_000);
   await shot(mnistPage, 'mnist-mlp-trained');
   check(r.testAcc >= 0.9, `MNIST MLP test accuracy ${r.testAcc}, expected >= 0.90`);
@@ -295,7 +226,7 @@ test('save-load', async () => {
 });
 
 test('cnn', async () => {
-  const page = await open(context, `${base}#data=mnist&train=10000&mtest=10000`, 'cnn');
+  const page = await open(`#data=mnist&train=10000&mtest=10000`, 'cnn');
   await waitStatus(page, ['idle'], 60_000);
   await page.click('#preset-cnn');
   await page.waitForFunction(() => /layers=c8-3-relu-max,c16-3-relu-max&/.test(location.hash));
@@ -319,41 +250,4 @@ test('cnn', async () => {
   return `10,000 images, 1 epoch: test accuracy ${(acc * 100).toFixed(2)} %; a prediction was answered during training`;
 });
 
-async function main() {
-  mkdirSync(OUT, { recursive: true });
-  const t0 = Date.now();
-  if (!args.includes('--no-build')) buildApp('web');
-  const server = await startPreview('web');
-  base = server.url;
-  const browser = await launchBrowser({ viewport: { width: 1400, height: 1000 } });
-  context = browser.context;
-  try {
-    for (const t of tests) {
-      if (only && !only.includes(t.name)) continue;
-      const start = Date.now();
-      try {
-        const note = await t.fn();
-        results.push({ name: t.name, ok: true, note, ms: Date.now() - start });
-        console.log(`  ok   ${t.name} (${((Date.now() - start) / 1000).toFixed(1)} s) ${note ?? ''}`);
-      } catch (e) {
-        results.push({ name: t.name, ok: false, note: e.message, ms: Date.now() - start });
-        console.log(`  FAIL ${t.name} (${((Date.now() - start) / 1000).toFixed(1)} s): ${e.message}`);
-      }
-    }
-    const noErrors = consoleErrors.length === 0;
-    results.push({ name: 'no-console-errors', ok: noErrors, note: consoleErrors.join('\n') });
-    console.log(noErrors ? '  ok   no console errors' : `  FAIL console errors:\n    ${consoleErrors.join('\n    ')}`);
-  } finally {
-    await browser.close();
-    server.stop();
-  }
-  writeFileSync(join(OUT, 'results.json'), JSON.stringify({ date: new Date().toISOString(), seconds: (Date.now() - t0) / 1000, results }, null, 2));
-  const failed = results.filter((r) => !r.ok);
-  console.log(`[e2e] ${results.length - failed.length}/${results.length} passed in ${((Date.now() - t0) / 1000).toFixed(0)} s; screenshots in ${OUT}`);
-  process.exit(failed.length ? 1 : 0);
-}
-
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+run('main');
