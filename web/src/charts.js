@@ -53,8 +53,32 @@ export class Charts {
     for (const c of [this.loss, this.acc]) {
       for (const d of c.data.datasets) d.data = [];
       c.data.datasets[1].pointRadius = 2;
+      this.count(c);
       c.update('none');
     }
+  }
+
+  /** A copy of every curve's points (live.js keeps it for Undo). */
+  snapshot() {
+    return [this.loss, this.acc].map((c) => c.data.datasets.map((d) => d.data.map((p) => ({ ...p }))));
+  }
+
+  /** Puts back the points of snapshot(). */
+  restore(snap) {
+    [this.loss, this.acc].forEach((c, i) => {
+      c.data.datasets.forEach((d, j) => {
+        d.data = (snap[i]?.[j] ?? []).map((p) => ({ ...p }));
+        if (j === 1) d.pointRadius = d.data.length > 60 ? 0 : 2;
+      });
+      this.count(c);
+      c.update('none');
+    });
+  }
+
+  /** The number of points of each curve on the canvas (data-train-points, data-test-points). */
+  count(chart) {
+    chart.canvas.dataset.trainPoints = String(chart.data.datasets[0].data.length);
+    chart.canvas.dataset.testPoints = String(chart.data.datasets[1].data.length);
   }
 
   /** A train point (running mean since the previous one). */
@@ -76,6 +100,7 @@ export class Charts {
       // Long runs: keep every other point once there are many (the curve's shape stays).
       if (ds.data.length > MAX_POINTS) ds.data = ds.data.filter((_, i) => i % 2 === 0 || i === ds.data.length - 1);
       if (index === 1) ds.pointRadius = ds.data.length > 60 ? 0 : 2;
+      this.count(chart);
     }
     this.schedule();
   }
