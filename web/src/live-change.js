@@ -56,7 +56,10 @@ export function classifyChange(before, after) {
   const live = [];
   const reset = [];
   let dropoutChanged = false;
-  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  // In a fixed order: the layers, the training settings, the data, the rest.
+  const order = ['layers', ...Object.keys(LIVE_FIELDS), ...Object.keys(DATA_FIELDS)];
+  const rank = (k) => (order.includes(k) ? order.indexOf(k) : order.length);
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort((a, b) => rank(a) - rank(b));
   for (const key of keys) {
     if (VIEW_FIELDS.has(key) || same(before[key], after[key])) continue;
     if (key === 'layers') {
@@ -88,7 +91,7 @@ function describeLayers(a, b) {
   const diffs = [];
   a.forEach((l, i) => {
     const m = b[i];
-    if (same(l, m)) return;
+    if (same(withoutDropout([l]), withoutDropout([m]))) return;
     if (l.kind !== m.kind) diffs.push(`layer ${i + 1}: ${l.kind} → ${m.kind}`);
     else if (l.kind === 'dense' && l.units !== m.units) diffs.push(`layer ${i + 1}: ${l.units} → ${m.units} units`);
     else if (l.kind === 'conv' && l.filters !== m.filters) diffs.push(`layer ${i + 1}: ${l.filters} → ${m.filters} filters`);

@@ -335,12 +335,13 @@ self.onmessage = async (ev) => {
       break;
     case 'undo': {
       // Brings back the run kept when the data or the layers changed, under the new id.
-      const kept = takeKept(msg.from);
+      // (The page may not have replaced it yet: an invalid model was never sent.)
+      const kept = cur?.run === msg.from && cur.trainer ? cur : takeKept(msg.from);
       if (!kept) {
         post({ type: 'restored', run: msg.run, error: { message: 'the previous model is no longer kept', code: 'State' } });
         break;
       }
-      stopCurrent();
+      if (kept !== cur) stopCurrent();
       kept.run = msg.run;
       cur = kept;
       post({ type: 'ready', run: kept.run, numParams: kept.session.numParams, summary: kept.session.summary(), view: kept.view });
