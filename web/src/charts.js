@@ -22,7 +22,8 @@ function makeChart(canvas, title, yOptions) {
     data: {
       datasets: [
         { label: `Train ${title}`, data: [], borderColor: TRAIN_COLOR, backgroundColor: TRAIN_COLOR, borderWidth: 1.5, pointRadius: 0, tension: 0 },
-        { label: `Test ${title}`, data: [], borderColor: TEST_COLOR, backgroundColor: TEST_COLOR, borderWidth: 2, pointRadius: 2, tension: 0 },
+        // Dots while there are few test points (resolved at each draw: a scriptable option).
+        { label: `Test ${title}`, data: [], borderColor: TEST_COLOR, backgroundColor: TEST_COLOR, borderWidth: 2, pointRadius: (c) => (c.dataset.data.length > 60 ? 0 : 2), tension: 0 },
       ],
     },
     options: {
@@ -52,7 +53,6 @@ export class Charts {
   clear() {
     for (const c of [this.loss, this.acc]) {
       for (const d of c.data.datasets) d.data = [];
-      c.data.datasets[1].pointRadius = 2;
       this.count(c);
       c.update('none');
     }
@@ -68,7 +68,6 @@ export class Charts {
     [this.loss, this.acc].forEach((c, i) => {
       c.data.datasets.forEach((d, j) => {
         d.data = (snap[i]?.[j] ?? []).map((p) => ({ ...p }));
-        if (j === 1) d.pointRadius = d.data.length > 60 ? 0 : 2;
       });
       this.count(c);
       c.update('none');
@@ -99,7 +98,6 @@ export class Charts {
       else ds.data.push({ x: epoch, y });
       // Long runs: keep every other point once there are many (the curve's shape stays).
       if (ds.data.length > MAX_POINTS) ds.data = ds.data.filter((_, i) => i % 2 === 0 || i === ds.data.length - 1);
-      if (index === 1) ds.pointRadius = ds.data.length > 60 ? 0 : 2;
       this.count(chart);
     }
     this.schedule();

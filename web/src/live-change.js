@@ -14,6 +14,9 @@ export const LIVE_FIELDS = {
   regRate: 'regularization rate',
 };
 
+/** Short names for the charts' marks (epochs are not marked: they do not change the curve). */
+const MARK_NAMES = { lr: 'lr', batch: 'batch', wd: 'wd', momentum: 'momentum', opt: '', reg: 'reg', regRate: 'reg rate' };
+
 /** Settings of the view only (no effect on the model or its training). */
 export const VIEW_FIELDS = new Set(['discretize', 'showTest', 'weights']);
 
@@ -47,14 +50,16 @@ const withoutDropout = (layers) => layers.map(({ dropout, ...rest }) => rest);
  * Compares the set-up a model was trained with to the page's set-up.
  * @param {object} before the set-up of the running model
  * @param {object} after the set-up now
- * @returns {{kind: 'same' | 'live' | 'reset', live: string[], reset: string[], optimizerChanged: boolean, dropoutChanged: boolean}}
+ * @returns {{kind: 'same' | 'live' | 'reset', live: string[], reset: string[], marks: string[], optimizerChanged: boolean, dropoutChanged: boolean}}
  *   `live`: what changes live ("learning rate 0.01 → 0.03"); `reset`: why a new model is
  *   needed ("layers: d8-tanh,d8-tanh → d16-tanh,d8-tanh", "noise 0 → 0.1"); kind 'reset'
- *   whenever `reset` is not empty.
+ *   whenever `reset` is not empty; `marks`: the live changes in short ("lr 0.03") for the
+ *   charts.
  */
 export function classifyChange(before, after) {
   const live = [];
   const reset = [];
+  const marks = [];
   let dropoutChanged = false;
   // In a fixed order: the layers, the training settings, the data, the rest.
   const order = ['layers', ...Object.keys(LIVE_FIELDS), ...Object.keys(DATA_FIELDS)];
@@ -68,13 +73,17 @@ export function classifyChange(before, after) {
       if (a.length === b.length && same(withoutDropout(a), withoutDropout(b))) {
         dropoutChanged = true;
         a.forEach((l, i) => {
-          if ((l.dropout ?? 0) !== (b[i].dropout ?? 0)) live.push(`dropout of layer ${i + 1} ${show('dropout', l.dropout ?? 0)} → ${show('dropout', b[i].dropout ?? 0)}`);
+          if ((l.dropout ?? 0) !== (b[i].dropout ?? 0)) {
+            live.push(`dropout of layer ${i + 1} ${show('dropout', l.dropout ?? 0)} → ${show('dropout', b[i].dropout ?? 0)}`);
+            marks.push(`dropout${a.length > 1 ? ` ${i + 1}` : ''} ${show('dropout', b[i].dropout ?? 0)}`);
+          }
         });
       } else {
         reset.push(describeLayers(a, b));
       }
     } else if (key in LIVE_FIELDS) {
       live.push(`${LIVE_FIELDS[key]} ${show(key, before[key])} → ${show(key, after[key])}`);
+      if (key in MARK_NAMES) marks.push(`${MARK_NAMES[key]} ${show(key, after[key])}`.trim());
     } else if (key in DATA_FIELDS) {
       reset.push(`${DATA_FIELDS[key]} ${show(key, before[key])} → ${show(key, after[key])}`);
     } else {
@@ -82,7 +91,7 @@ export function classifyChange(before, after) {
     }
   }
   const kind = reset.length ? 'reset' : live.length ? 'live' : 'same';
-  return { kind, live, reset, optimizerChanged: !same(before.opt, after.opt), dropoutChanged };
+  return { kind, live, reset, marks, optimizerChanged: !same(before.opt, after.opt), dropoutChanged };
 }
 
 /** "layers: 2 → 3" or "layer 2: 8 → 16 units" for the reset notice. */

@@ -6,6 +6,7 @@
 // forever" (TF Playground) and "One more epoch" after Done.
 import './live.css';
 import { classifyChange } from './live-change.js';
+import { setMarks } from './live-marks.js';
 
 const $ = (id) => document.getElementById(id);
 const fmtInt = (v) => Math.round(v).toLocaleString('en-US');
@@ -37,6 +38,8 @@ export class Live {
     this.posted = null; // {run, state, step}: the run the worker holds
     this.undo = null; // {run, state, charts, metrics, why}: the previous trained run, kept
     this.epoch = 0; // the current run's epochs (fractional), as last reported
+    this.pending = []; // the changes sent to the worker, answered in order by 'retuned'
+    this.marks = []; // [{epoch, label}] on the charts
     this.forever = $('forever');
     this.more = $('more-btn');
     this.notice = $('live-notice');
@@ -60,8 +63,8 @@ export class Live {
     const desc = host.describe();
     if (!desc.ok) return false;
     host.worker.postMessage({ type: 'retune', run: this.posted.run, state: structuredClone(state), spec: desc.spec });
+    this.pending.push({ change, before: this.posted.state });
     this.posted.state = structuredClone(state);
-    this.pendingChange = change.live;
     return true;
   }
 
@@ -70,7 +73,7 @@ export class Live {
     const p = this.posted;
     if (p && p.step > 0 && this.undo?.run !== p.run) {
       const m = Object.fromEntries(METRICS.map((id) => [id, { text: $(id).textContent, value: $(id).dataset.value ?? '' }]));
-      this.undo = { run: p.run, state: structuredClone(p.state), charts: this.host.charts.snapshot(), metrics: m, step: p.step };
+      this.undo = { run: p.run, state: structuredClone(p.state), charts: this.host.charts.snapshot(), marks: [...this.marks], metrics: m, step: p.step };
     }
   }
 
@@ -83,6 +86,8 @@ export class Live {
   afterSetup(run, state) {
     this.posted = { run, state: structuredClone(state), step: 0 };
     this.epoch = 0;
+    this.pending = [];
+    this.showMarks([]);
     this.clearLog();
     this.showNotice(state);
   }
@@ -127,6 +132,8 @@ export class Live {
     const run = host.nextRun();
     host.setState(structuredClone(u.state));
     host.charts.restore(u.charts);
+    this.pending = [];
+    this.showMarks(u.marks);
     for (const [id, { text, value }] of Object.entries(u.metrics)) {
       $(id).textContent = text;
       $(id).dataset.value = value;
@@ -158,17 +165,22 @@ export class Live {
         host.showMetric('m-test-acc', m.accuracy, (v) => `${(v * 100).toFixed(2)} %`);
         host.charts.addTest(m.epoch, m.loss, m.accuracy);
         break;
-      case 'retuned':
+      case 'retuned': {
+        const sent = this.pending.shift();
         if (m.error) {
-          host.say(`The change could not be applied to the running model (${m.error.message}); starting a new model.`, 'warn');
-          this.posted = null;
+          // The running model keeps its old settings: it is kept for Undo, a new model
+          // takes the new ones.
+          host.say(`The change could not be applied to the running model (${m.error.message}); starting a new model (Undo brings back the trained one).`, 'warn');
+          if (sent && this.posted) this.posted.state = sent.before;
           host.reset();
         } else {
-          const what = this.pendingChange?.join(', ') ?? 'settings';
+          const what = sent?.change.live.join(', ') ?? 'settings';
           const kept = m.optimizerState === 'kept' ? 'optimizer state kept' : m.why;
           this.addLog(`Step ${fmtInt(m.step)} (epoch ${m.epoch.toFixed(2)}): ${what}; weights${m.modelRebuilt ? ' carried into the rebuilt model' : ' kept'}, ${kept}.`);
+          if (sent?.change.marks.length && m.step > 0) this.showMarks([...this.marks, { epoch: m.epoch, label: sent.change.marks.join(', ') }]);
         }
         break;
+      }
       case 'restored':
         if (m.error) {
           host.say(`Undo: ${m.error.message}; the previous set-up starts from a new model.`, 'warn');
@@ -210,6 +222,11 @@ export class Live {
     host.setState({ ...state, epochs: next });
     if (!this.apply()) return;
     host.worker.postMessage({ type: 'train', run: this.posted.run });
+  }
+
+  showMarks(marks) {
+    this.marks = marks;
+    setMarks([this.host.charts.loss, this.host.charts.acc], marks);
   }
 
   showLr(lr) {
