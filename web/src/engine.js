@@ -76,9 +76,12 @@ function makeOptimizer(kiln, s) {
   return kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
 }
 
-/** The learner of a set-up: the model, the optimizer and the loss, whole steps in the engine. */
-function makeLearner(kiln, model, optimizer, s) {
-  return new kiln.Learner(model, { optimizer, loss: 'crossEntropy', seed: s.seed });
+/**
+ * The learner of a set-up: the model, the optimizer and the loss (cross-entropy, or MSE
+ * for a regression task), whole steps in the engine.
+ */
+function makeLearner(kiln, model, optimizer, s, task = 'classification') {
+  return new kiln.Learner(model, { optimizer, loss: task === 'regression' ? 'mse' : 'crossEntropy', seed: s.seed });
 }
 
 export class Session {
@@ -197,10 +200,12 @@ export class Session {
           why = `the optimizer's state starts from zero (${e?.message ?? e})`;
         }
       }
-      const learner = makeLearner(kiln, model, optimizer, s);
-      for (const k of ['learner', 'optimizer']) this[k].dispose();
+      const learner = makeLearner(kiln, model, optimizer, s, this.task);
+      for (const k of ['regLearner', 'learner', 'optimizer']) this[k]?.dispose?.();
       if (rebuild) this.model.dispose();
-      Object.assign(this, { model, optimizer, learner, spec, settings: { ...s } });
+      Object.assign(this, { model, optimizer, learner, regLearner: null, spec, settings: { ...s } });
+      // The regularised step (its learner holds the model and the optimizer) with the new ones.
+      if ((s.reg ?? 'none') !== 'none' && s.regRate > 0 && typeof this.regularize === 'function') this.regularize(s.reg, s.regRate, s.seed);
       return { optimizerState, why, modelRebuilt: rebuild };
     } catch (e) {
       optimizer?.dispose?.();

@@ -17,8 +17,12 @@ export const LIVE_FIELDS = {
 /** Short names for the charts' marks (epochs are not marked: they do not change the curve). */
 const MARK_NAMES = { lr: 'lr', batch: 'batch', wd: 'wd', momentum: 'momentum', opt: '', reg: 'reg', regRate: 'reg rate' };
 
-/** Settings of the view only (no effect on the model or its training). */
-export const VIEW_FIELDS = new Set(['discretize', 'showTest', 'weights']);
+/**
+ * Settings that are not the model's or that other paths apply to the running model: the
+ * view options, the link's initial weights, and the points' own seed (Regenerate: new
+ * points, same model).
+ */
+export const VIEW_FIELDS = new Set(['discretize', 'showTest', 'weights', 'dataSeed']);
 
 /** Settings that define the data (a change makes a new data set, so a new model). */
 const DATA_FIELDS = {

@@ -7,8 +7,9 @@
 // - forever: train past the epoch count (TF Playground's endless training).
 //
 // Messages in:  retune {run, state, spec}, undo {run, from}, forever {run, on}
-// Messages out: retuned {run, step, epoch, changes, optimizerState, why?, modelRebuilt,
-//               status} | retuned {run, error}; restored {run, step, epoch, lr} |
+// Messages out: retuned {run, step, epoch, optimizerState, why?, modelRebuilt, batch,
+//               testLoss, testAccuracy (evaluated after the change)} | retuned {run, error}; restored {run, step, epoch, lr, testLoss,
+//               testAccuracy} |
 //               restored {run, error}; progress (also at each epoch's end) carries lr;
 //               epochEval {run, step, epoch, loss, accuracy}: the test metrics at an
 //               epoch's end between two full evaluations.
@@ -53,6 +54,8 @@ export function retune(ctx, msg, post) {
     const r = ctx.session.retune(msg.spec, msg.state);
     ctx.trainer.retune(msg.state);
     ctx.state = msg.state;
+    // The test metrics of the model as it now is (the same weights: the same figures).
+    const test = ctx.trainer.evaluate();
     post({
       type: 'retuned',
       run: ctx.run,
@@ -62,6 +65,8 @@ export function retune(ctx, msg, post) {
       why: r.why,
       modelRebuilt: r.modelRebuilt,
       batch: ctx.trainer.batch,
+      testLoss: test.loss,
+      testAccuracy: test.accuracy,
     });
     if (!ctx.running) post({ type: 'status', run: ctx.run, status: restingStatus(ctx) });
     return true;

@@ -159,6 +159,10 @@ export class Live {
       case 'eval':
         this.epoch = m.epoch;
         break;
+      case 'regenerated':
+        // New points, same model (Regenerate): the run's set-up has the new data seed.
+        if (this.posted) this.posted.state.dataSeed = host.getState().dataSeed;
+        break;
       case 'epochEval':
         // The test metrics at an epoch's end between two full evaluations.
         host.showMetric('m-test-loss', m.loss, (v) => v.toFixed(4));
@@ -176,7 +180,11 @@ export class Live {
         } else {
           const what = sent?.change.live.join(', ') ?? 'settings';
           const kept = m.optimizerState === 'kept' ? 'optimizer state kept' : m.why;
-          this.addLog(`Step ${fmtInt(m.step)} (epoch ${m.epoch.toFixed(2)}): ${what}; weights${m.modelRebuilt ? ' carried into the rebuilt model' : ' kept'}, ${kept}.`);
+          const li = this.addLog(`Step ${fmtInt(m.step)} (epoch ${m.epoch.toFixed(2)}): ${what}; weights${m.modelRebuilt ? ' carried into the rebuilt model' : ' kept'}, ${kept}; test loss ${m.testLoss.toFixed(4)}.`);
+          li.dataset.testLoss = String(m.testLoss);
+          li.dataset.testAccuracy = String(m.testAccuracy ?? '');
+          host.showMetric('m-test-loss', m.testLoss, (v) => v.toFixed(4));
+          host.showMetric('m-test-acc', m.testAccuracy, (v) => `${(v * 100).toFixed(2)} %`);
           if (sent?.change.marks.length && m.step > 0) this.showMarks([...this.marks, { epoch: m.epoch, label: sent.change.marks.join(', ') }]);
         }
         break;
@@ -192,7 +200,9 @@ export class Live {
           host.showMetric('m-step', m.step, String);
           host.showMetric('m-epoch', m.epoch, (v) => v.toFixed(2));
           if (Number.isFinite(m.lr)) this.showLr(m.lr);
-          this.addLog(`Undo: the previous model is back at step ${fmtInt(m.step)}.`);
+          const li = this.addLog(`Undo: the previous model is back at step ${fmtInt(m.step)}; test loss ${m.testLoss.toFixed(4)}.`);
+          li.dataset.testLoss = String(m.testLoss);
+          li.dataset.testAccuracy = String(m.testAccuracy ?? '');
         }
         break;
       default:
@@ -241,6 +251,7 @@ export class Live {
     this.log.append(li);
     while (this.log.children.length > MAX_LOG) this.log.firstChild.remove();
     this.log.hidden = false;
+    return li;
   }
 
   clearLog() {

@@ -346,7 +346,8 @@ self.onmessage = async (ev) => {
       cur = kept;
       post({ type: 'ready', run: kept.run, numParams: kept.session.numParams, summary: kept.session.summary(), view: kept.view });
       evaluate(kept);
-      post({ type: 'restored', run: kept.run, step: kept.trainer.step, epoch: kept.trainer.progress, lr: kept.session.learningRate });
+      const test = kept.trainer.evaluate();
+      post({ type: 'restored', run: kept.run, step: kept.trainer.step, epoch: kept.trainer.progress, lr: kept.session.learningRate, testLoss: test.loss, testAccuracy: test.accuracy });
       post({ type: 'status', run: kept.run, status: restingStatus(kept) });
       break;
     }
