@@ -223,6 +223,42 @@ describe('Session.retune (kiln-dl)', () => {
     a.dispose();
   });
 
+  it('SGD momentum 0.9 → 0 → 0.9: the weights are kept either way', () => {
+    const a = engine.createSession(spec(0), settings({ opt: 'sgd', momentum: 0.9, lr: 0.1 }));
+    for (let i = 0; i < 3; i++) a.trainBatch(X, Y, 8);
+    const before = a.predict(X);
+    const off = a.retune(spec(0), settings({ opt: 'sgd', momentum: 0, lr: 0.1 }));
+    expect(['kept', 'fresh']).toContain(off.optimizerState);
+    expect(a.predict(X)).toEqual(before);
+    a.trainBatch(X, Y, 8);
+    expect(a.retune(spec(0), settings({ opt: 'sgd', momentum: 0.9, lr: 0.1 })).optimizerState).toBe('kept');
+    a.trainBatch(X, Y, 8);
+    expect(a.learningRate).toBeCloseTo(0.1, 12);
+    a.dispose();
+  });
+
+  it('a CNN (conv layers, then dense with dropout) keeps its weights across a dropout change', () => {
+    const cnn = (drop) =>
+      describeModel(
+        [
+          { kind: 'conv', filters: 2, kernel: 3, act: 'relu', pool: 'max', padding: 'valid' },
+          { kind: 'dense', units: 5, act: 'relu', dropout: drop },
+        ],
+        { features: 784, classes: 10, image: [1, 28, 28] },
+      ).spec;
+    const x = Float32Array.from({ length: 4 * 784 }, (_, i) => Math.sin(i * 0.37));
+    const y = Int32Array.from([3, 1, 4, 1]);
+    const a = engine.createSession(cnn(0), settings({ lr: 0.001 }));
+    a.trainBatch(x, y, 4);
+    const before = a.predict(x);
+    expect(a.retune(cnn(0.3), settings({ lr: 0.002 }))).toMatchObject({ optimizerState: 'kept', modelRebuilt: true });
+    expect(a.predict(x)).toEqual(before);
+    a.trainBatch(x, y, 4);
+    expect(a.optimizer.steps).toBe(2);
+    expect(a.learningRate).toBeCloseTo(0.002, 12);
+    a.dispose();
+  });
+
   it('refuses other layers (a new model is needed) and leaves the session working', () => {
     const a = engine.createSession(spec(0), settings());
     const other = describeModel([{ kind: 'dense', units: 7, act: 'tanh', dropout: 0 }], { features: 2, classes: 2 }).spec;
