@@ -212,4 +212,33 @@ test('chart-points', async () => {
   return `${train} train and ${testPts} test points for 30 epochs`;
 });
 
+test('mnist-live', async () => {
+  // MNIST while training: the rate and a dense layer's dropout change, it trains on (the
+  // engine reports the new rate), the step count keeps growing.
+  const page = await open('#data=mnist&train=1000&mtest=1000&layers=d64-relu&epochs=100&batch=32&lr=0.001', 'mnist-live');
+  await waitStatus(page, ['idle'], 90_000);
+  await page.click('#train-btn');
+  await stepOver(page, 40);
+  const s0 = await metric(page, 'm-step');
+  await setField(page, '#lr', 0.003);
+  const entry = await logEntry(page, 1);
+  check(/learning rate 0\.001 → 0\.003/.test(entry), `log: ${entry}`);
+  const dropout = page.locator('#layers li:nth-child(1) input[type=number]').nth(1);
+  await dropout.fill('0.25');
+  await dropout.dispatchEvent('change');
+  const entry2 = await logEntry(page, 2);
+  check(/dropout of layer 1 0 → 0\.25/.test(entry2) && /rebuilt model/.test(entry2), `log: ${entry2}`);
+  check((await status(page)) === 'training', `status after the changes: ${await status(page)}`);
+  await stepOver(page, s0 + 60);
+  check((await metric(page, 'live-lr')) === 0.003, `the engine steps at ${await metric(page, 'live-lr')}`);
+  await page.click('#train-btn');
+  await waitStatus(page, ['paused'], 20_000);
+  const acc = await metric(page, 'm-test-acc');
+  check(acc > 0.5, `MNIST test accuracy ${acc} after the changes`);
+  const steps = await metric(page, 'm-step');
+  await shot(page, 'live-mnist');
+  await page.close();
+  return `trained on through lr 0.001 → 0.003 and dropout 0 → 0.25 to step ${steps}, test accuracy ${(acc * 100).toFixed(1)} %`;
+});
+
 run('live');

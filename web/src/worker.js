@@ -199,6 +199,16 @@ function epochEval(ctx) {
   post({ type: 'epochEval', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress, loss: r.loss, accuracy: r.accuracy });
 }
 
+/**
+ * Whether an epoch's end gets test metrics: always on toy data (at most 2,000 points, a
+ * forward pass each), on MNIST unless they would take more than a quarter of the time (a
+ * big test part and short epochs: then the train curve's point at the epoch's end and the
+ * test point every evalEvery()).
+ */
+function testAtEpochEnd(ctx, now) {
+  return ctx.grid ? true : now - ctx.lastEval >= 3 * (ctx.evalCost ?? 0);
+}
+
 function finishIfDone(ctx) {
   if (ctx.trainer.done) {
     ctx.running = false;
@@ -228,16 +238,20 @@ async function trainLoop(ctx) {
       // The charts get a point at every epoch's end and at least every 250 ms, whichever
       // comes first (a toy epoch can take a millisecond: short runs still draw a curve):
       // train metrics every 100 ms and at each epoch's end; a full evaluation (test
-      // metrics, heat map or digits) every evalEvery() and when training ends, and the
-      // test metrics alone (epochEval) at the other epochs' ends.
+      // metrics, heat map or digits) every evalEvery() and when training ends, and test
+      // metrics at the other epochs' ends (toy: alone, epochEval; MNIST: a full one)
+      // unless that would take more than a quarter of the time (testAtEpochEnd).
       const now = performance.now();
       const done = ctx.trainer.done;
       if (done || epochEnded || now - lastReport >= 100) {
         report(ctx);
         lastReport = now;
       }
-      if (done || now - ctx.lastEval >= evalEvery() || (epochEnded && !ctx.grid)) evaluate(ctx);
-      else if (epochEnded) epochEval(ctx);
+      if (done || now - ctx.lastEval >= evalEvery()) evaluate(ctx);
+      else if (epochEnded && testAtEpochEnd(ctx, now)) {
+        if (ctx.grid) epochEval(ctx);
+        else evaluate(ctx);
+      }
       if (finishIfDone(ctx)) break;
       await yieldNow();
     }
