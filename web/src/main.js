@@ -255,7 +255,7 @@ function setSelect(el, value) {
 
 function renderOutputs() {
   $('points-out').textContent = String(state.points);
-  $('noise-out').textContent = `${Math.round(state.noise * 100)} %`;
+  $('noise-out').textContent = `${state.noise} %`;
   $('test-out').textContent = `${Math.round(state.test * 100)} %`;
 }
 

@@ -12,6 +12,7 @@
 //               weights {run, name, status, kind, text} (idbWeights: loaded or why not)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
+import { dataSeedOf } from './state.js';
 import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
@@ -95,7 +96,7 @@ async function buildData(state, mnistBase) {
     };
     return { data: { train, test, classes: 10 }, view };
   }
-  const all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: state.seed, classes: state.classes });
+  const all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: dataSeedOf(state), classes: state.classes });
   const { train, test } = splitTrainTest(all, state.test, state.seed);
   const view = {
     kind: 'toy',
