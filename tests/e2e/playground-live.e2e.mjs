@@ -30,7 +30,7 @@ test('lr-live', async () => {
   // A learning-rate change keeps the step count, the weights (the test loss and accuracy
   // evaluated after the change are those before it, to the last digit), the charts; the
   // engine then steps at the new rate. While training, a change does not stop it.
-  const page = await open('#data=spiral&noise=0.1&layers=d16-relu,d16-relu&epochs=10000&lr=0.01&opt=adam', 'lr-live');
+  const page = await open('#data=spiral&noise=10&layers=d16-relu,d16-relu&epochs=10000&lr=0.01&opt=adam', 'lr-live');
   await waitStatus(page, ['idle'], 60_000);
   await page.click('#train-btn');
   await stepOver(page, 300);

@@ -72,9 +72,10 @@ describe('classifyChange', () => {
     expect(classifyChange(base, { ...base, layers: base.layers.slice(0, 1) }).reset).toEqual(['layers: 2 → 1 hidden layers']);
   });
   it('data and seed changes reset, view settings are ignored', () => {
-    expect(classifyChange(base, { ...base, noise: 0.1, lr: 0.1 })).toMatchObject({ kind: 'reset', reset: ['noise 0 → 0.1'], live: ['learning rate 0.01 → 0.1'] });
+    expect(classifyChange(base, { ...base, noise: 10, lr: 0.1 })).toMatchObject({ kind: 'reset', reset: ['noise 0 → 10'], live: ['learning rate 0.01 → 0.1'] });
     expect(classifyChange(base, { ...base, seed: 2 }).reset).toEqual(['seed 1 → 2']);
-    expect(classifyChange(base, { ...base, features: ['x1', 'x2', 'x1sq'] }, {}).reset).toEqual(['input features undefined → x1, x2, x1sq']);
+    expect(classifyChange(base, { ...base, features: ['x1', 'x2', 'x1sq'] }).reset).toEqual(['input features x1, x2 → x1, x2, x1sq']);
+    expect(classifyChange(base, { ...base, dataSeed: 7 }).kind).toBe('same'); // Regenerate keeps the model
     expect(classifyChange({ ...base, showTest: false }, { ...base, showTest: true, discretize: true }).kind).toBe('same');
     expect(classifyChange({ ...base, reg: 'none', regRate: 0 }, { ...base, reg: 'l2', regRate: 0.01 }).kind).toBe('live');
   });
