@@ -145,8 +145,17 @@ test('undo', async () => {
   check((await metric(page, 'm-step')) === s0, `step after Undo ${await metric(page, 'm-step')}, expected ${s0}`);
   check(page.url() === url0, `URL after Undo ${page.url()}, expected ${url0}`);
   check((await points(page, 'acc-chart', 'testPoints')) >= pts0, 'the charts were not restored');
-  check(await page.$eval('#live-notice', (el) => el.hidden), 'the notice stays after Undo');
   check((await page.$eval('#layers li:first-child input[type=number]', (el) => el.value)) === '8', 'the layer controls were not restored');
+  // The model left (one step) is kept in its turn: Undo again swaps back, and again.
+  const swap = await page.$eval('#live-notice', (el) => (el.hidden ? '' : el.textContent));
+  check(/Undo: the previous model is back: layer 1: 16 → 8 units/.test(swap) && /The model you left \(step 1[,)]/.test(swap), `notice after Undo: "${swap}"`);
+  await shot(page, 'live-undo-swap');
+  await page.click('#undo-btn');
+  await waitStatus(page, ['paused'], 20_000);
+  check(/back at step 1;/.test(await logEntry(page, 1)) && /layers=d16-tanh,d8-tanh/.test(page.url()), `second Undo: ${await logEntry(page, 1)} ${page.url()}`);
+  await page.click('#undo-btn');
+  await waitStatus(page, ['paused'], 20_000);
+  check((await logEntry(page, 1)).includes(`back at step ${s0.toLocaleString('en-US')}`) && (await logTest(page)).loss === loss0 && page.url() === url0, `third Undo: ${await logEntry(page, 1)}`);
   // And it trains on from there.
   await page.click('#train-btn');
   await stepOver(page, s0 + 50);

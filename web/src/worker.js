@@ -4,8 +4,8 @@
 //
 // Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
 //               pause {run}, step {run}, predict {id, x}, save {run}
-//               (live-worker.js: retune, undo, forever; setup's `keep` keeps the run it
-//               replaces for undo)
+//               (live-worker.js: retune, undo {run, from, keep}, forever; setup's and
+//               undo's `keep` keep the run they replace for undo)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -356,7 +356,7 @@ self.onmessage = async (ev) => {
         post({ type: 'restored', run: msg.run, error: { message: 'the previous model is no longer kept', code: 'State' } });
         break;
       }
-      if (kept !== cur) stopCurrent();
+      if (kept !== cur) stopCurrent(msg.keep === true); // the model left, kept for a second Undo
       kept.run = msg.run;
       cur = kept;
       post({ type: 'ready', run: kept.run, numParams: kept.session.numParams, summary: kept.session.summary(), view: kept.view });
