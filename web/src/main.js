@@ -213,7 +213,7 @@ const STATUS_TEXT = {
   idle: 'Ready: press Train (or Step one batch).',
   training: 'Training…',
   paused: 'Paused.',
-  done: 'Done: all epochs trained. One more epoch, more epochs or Train forever go on.',
+  done: 'Done: all epochs trained. One more epoch or Train forever goes on.',
   error: 'Error (see the message above).',
   invalid: 'Fix the model to train it (see the messages under Model).',
 };
