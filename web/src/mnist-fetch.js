@@ -32,8 +32,8 @@ export function chunksFor(entry, count) {
   };
 }
 
-/** Megabytes with one decimal (10⁶ bytes, as browsers' download bars): 9.8 MB. */
-export const mb = (bytes) => `${(bytes / 1e6).toFixed(bytes > 0 && bytes < 1e5 ? 2 : 1)} MB`;
+/** Megabytes (10⁶ bytes, as browsers' download bars): one decimal from 1 MB (9.8 MB), two below (0.16 MB). */
+export const mb = (bytes) => `${(bytes / 1e6).toFixed(bytes < 1e6 ? 2 : 1)} MB`;
 
 /**
  * Decompresses gzip bytes with DecompressionStream into `out` at `offset`.
@@ -54,7 +54,7 @@ export async function gunzipInto(gz, out, offset, expected, label) {
   } catch (e) {
     reader.cancel().catch(() => {});
     if (e.message?.startsWith('MNIST:')) throw e;
-    throw new Error(`MNIST: ${label} is not valid gzip (${e.message})`);
+    throw new Error(`MNIST: ${label} is not valid gzip (${e.message.replace(/\.$/, '')}).`);
   }
   if (n !== expected) throw new Error(`MNIST: ${label} unpacks to ${n} bytes, the manifest gives ${expected}`);
 }
@@ -164,7 +164,8 @@ export class MnistLoader {
           try {
             await gunzipInto(gz, data, at, c.rawBytes, c.url);
           } catch (e) {
-            cache?.delete(this.base + c.url).catch(() => {});
+            await cache?.delete(this.base + c.url).catch(() => {});
+            e.message += ' It was not kept: Reset fetches it again.';
             throw e;
           }
         });
