@@ -6,10 +6,11 @@
 // cross-origin isolation headers (COOP/COEP) of `vite preview`. Cache-Control: hashed
 // files (assets/, MNIST's chunks) are immutable, the rest revalidates (ETag). MNIST's gzip
 // chunks (mnist/gz/*.gz) are gzip files as such (application/gzip, no Content-Encoding):
-// the page's worker decompresses them with DecompressionStream.
+// the page's worker decompresses them with DecompressionStream. A folder asked for
+// without its slash (/tutorial) is redirected to it (/tutorial/).
 //   node scripts/serve.mjs <dir> [--port 4173] [--host 127.0.0.1]
 import { createServer } from 'node:http';
-import { createReadStream, statSync } from 'node:fs';
+import { createReadStream, existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import sirv from 'sirv';
 
@@ -55,6 +56,14 @@ export function siteHandler(dir) {
         else createReadStream(abs).pipe(res);
         return;
       }
+    }
+    // A folder without its slash (/tutorial): redirect, so the page's relative URLs resolve.
+    const folder = join(root, path);
+    if (!path.endsWith('/') && !/\.[a-z0-9]+$/i.test(path) && folder.startsWith(root) && existsSync(join(folder, 'index.html'))) {
+      const query = (req.url ?? '').slice(path.length);
+      res.writeHead(301, { ...ISOLATION, Location: `${path}/${query}` });
+      res.end();
+      return;
     }
     files(req, res, () => {
       res.writeHead(404, { ...ISOLATION, 'Content-Type': 'text/plain; charset=utf-8' });

@@ -5,8 +5,9 @@
 //   named by a hash of its bytes: /mnist/gz/<file>.<index>.<hash>.gz. The chunk list is
 //   the virtual module `virtual:kiln-mnist` (the worker imports it: no manifest request);
 //   a subset of N images fetches only the chunks holding the first N. The raw files stay
-//   under /mnist/<file> for the tutorial and the benchmark. Dev and preview serve both
-//   from memory or node_modules; a build writes them into <outDir>/mnist/.
+//   under /mnist/<file> for the tutorial and the benchmark (with a .gz twin the production
+//   server sends gzip-encoded). Dev and preview serve both from memory or node_modules; a
+//   build writes them into <outDir>/mnist/.
 // - precompress(): after a build, a .gz beside every compressible file of the output
 //   (.wasm, .js, .mjs, .css, .html, .svg, .json, .map) for the production server
 //   (scripts/serve.mjs), which sends it with Content-Encoding: gzip to browsers that accept it.
@@ -144,7 +145,12 @@ export function mnistData() {
     closeBundle() {
       if (!building) return;
       mkdirSync(join(outDir, 'mnist', 'gz'), { recursive: true });
-      for (const f of MNIST_FILES) copyFileSync(join(MNIST_DIR, f), join(outDir, 'mnist', f));
+      for (const f of MNIST_FILES) {
+        // The raw file for the tutorial and the benchmark, and its gzip twin: the
+        // production server sends that with Content-Encoding: gzip (scripts/serve.mjs).
+        copyFileSync(join(MNIST_DIR, f), join(outDir, 'mnist', f));
+        writeFileSync(join(outDir, 'mnist', `${f}.gz`), gzipSync(readFileSync(join(MNIST_DIR, f)), { level: 6 }));
+      }
       for (const [name, bytes] of makeChunks().files) writeFileSync(join(outDir, 'mnist', 'gz', name), bytes);
     },
   };
