@@ -210,7 +210,12 @@ export class MnistLoader {
         await cache.delete(url).catch(() => {}); // a partial or foreign entry: fetch again
       }
     }
-    const r = await this.fetch(url);
+    let r;
+    try {
+      r = await this.fetch(url);
+    } catch (e) {
+      throw new Error(`MNIST: could not download ${c.url} (${e.message}). Check the connection, then Reset.`);
+    }
     if (!r.ok) throw new Error(`MNIST: ${url} answered ${r.status} ${r.statusText}`);
     const gz = await readCounting(r, (n) => {
       progress.fetched += n;

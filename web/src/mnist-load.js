@@ -1,6 +1,7 @@
 // The page's view of MNIST loading (the worker's `mnistLoad` messages, mnist-fetch.js): a
 // progress bar in MB of the gzip chunks, then one line that says what was downloaded and
-// what came from this browser's cache. Its element carries data-state (loading | done),
+// what came from this browser's cache, or why loading failed. Its element carries
+// data-state (loading | done | failed),
 // data-fetched, data-cached and data-total (bytes) for the tests.
 import { mb } from './mnist-fetch.js';
 import './mnist-load.css';
@@ -8,6 +9,7 @@ import './mnist-load.css';
 /** One line of text for a progress report of the MNIST loader. */
 export function describeLoad(p) {
   const seconds = `${p.seconds.toFixed(1)} s`;
+  if (p.failed) return `MNIST could not be loaded (${mb(p.fetched + p.cached)} of ${mb(p.total)} arrived): ${p.error}`;
   if (!p.done) {
     const head = p.fetched > 0 || p.cached === 0 ? 'Downloading MNIST' : 'Reading MNIST from this browser\'s cache';
     const fromCache = p.cached > 0 && p.fetched > 0 ? ` (${mb(p.cached)} of it from this browser's cache)` : '';
@@ -49,14 +51,17 @@ export class MnistLoadView {
   update(m) {
     const { el, bar, text } = this;
     el.hidden = false;
-    el.dataset.state = m.done ? 'done' : 'loading';
+    el.dataset.state = m.failed ? 'failed' : m.done ? 'done' : 'loading';
+    // Busy while loading: screen readers announce the final line, not every step.
+    el.setAttribute('aria-busy', String(!m.done && !m.failed));
     el.dataset.fetched = String(m.fetched);
     el.dataset.cached = String(m.cached);
     el.dataset.total = String(m.total);
     bar.max = Math.max(1, m.total);
     bar.value = m.total ? m.fetched + m.cached : 1;
     bar.setAttribute('aria-valuetext', `${mb(m.fetched + m.cached)} of ${mb(m.total)}`);
-    bar.hidden = m.done;
+    bar.hidden = m.done || m.failed;
+    text.classList.toggle('error', Boolean(m.failed));
     text.textContent = describeLoad(m);
   }
 }

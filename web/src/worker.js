@@ -8,7 +8,8 @@
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
 //               weights {run, name, status, kind, text} (idbWeights: loaded or why not),
-//               mnistLoad {run, total, rawTotal, fetched, cached, done, cacheNote, chunks, seconds}
+//               mnistLoad {run, total, rawTotal, fetched, cached, done, cacheNote, chunks, seconds,
+//               failed?, error?}
 //               (MNIST's gzip chunks: compressed bytes to load, downloaded, read from the Cache API)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
@@ -74,17 +75,26 @@ async function loadMnist(ctx, base) {
   const { state } = ctx;
   const t0 = performance.now();
   let last = 0;
+  let latest = { total: 0, rawTotal: 0, fetched: 0, cached: 0, chunks: 0, cacheNote: '' };
   const send = (p) => {
+    latest = p;
     const now = performance.now();
     if (!p.done && now - last < 100) return;
     last = now;
     post({ type: 'mnistLoad', run: ctx.run, ...p, seconds: (now - t0) / 1000 });
   };
-  const [trainImages, trainLabels, testImages, testLabels] = await mnistLoader(base).load(
-    [MNIST_FILES.trainImages, MNIST_FILES.trainLabels, MNIST_FILES.testImages, MNIST_FILES.testLabels],
-    [state.train, state.train, state.mtest, state.mtest],
-    send,
-  );
+  let loaded;
+  try {
+    loaded = await mnistLoader(base).load(
+      [MNIST_FILES.trainImages, MNIST_FILES.trainLabels, MNIST_FILES.testImages, MNIST_FILES.testLabels],
+      [state.train, state.train, state.mtest, state.mtest],
+      send,
+    );
+  } catch (e) {
+    post({ type: 'mnistLoad', run: ctx.run, ...latest, done: false, failed: true, error: e.message, seconds: (performance.now() - t0) / 1000 });
+    throw e;
+  }
+  const [trainImages, trainLabels, testImages, testLabels] = loaded;
   return { train: mnistSource(trainImages, trainLabels, 'training'), test: mnistSource(testImages, testLabels, 'test') };
 }
 

@@ -208,6 +208,17 @@ describe('MnistLoader', () => {
     expect(Buffer.from(im.data).equals(Buffer.from(images.subarray(16, 16 + 80)))).toBe(true);
   });
 
+  it('names an unreachable server and says what to do', async () => {
+    const s = served(FILES);
+    const down = async () => {
+      throw new TypeError('Failed to fetch');
+    };
+    await expect(new MnistLoader(s.manifest, BASE, { fetch: down, caches: null }).load(['lbls'], [5])).rejects.toThrow(
+      /^MNIST: could not download gz\/lbls\.00\.[0-9a-f]+\.gz \(Failed to fetch\)\. Check the connection, then Reset\.$/,
+    );
+    expect(describeLoad({ failed: true, error: 'MNIST: x', fetched: 0, cached: 0, total: 28236, seconds: 1 })).toBe('MNIST could not be loaded (0.00 MB of 0.03 MB arrived): MNIST: x');
+  });
+
   it('mb writes megabytes as the page shows them', () => {
     expect(mb(0)).toBe('0.00 MB');
     expect(mb(163437)).toBe('0.16 MB');
