@@ -18,6 +18,7 @@ import { Charts } from './charts.js';
 import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
+import { MnistLoadView } from './mnist-load.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -61,6 +62,7 @@ function say(text, kind = 'info') {
 const clearMessages = () => $('messages').replaceChildren();
 
 // ---- worker ---------------------------------------------------------------------------
+const mnistLoad = new MnistLoadView($('status'));
 const worker = new KilnWorker();
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
@@ -117,6 +119,9 @@ worker.onmessage = (ev) => {
       break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
+      break;
+    case 'mnistLoad':
+      mnistLoad.update(m);
       break;
     default:
       break;
