@@ -18,6 +18,7 @@ import { Charts } from './charts.js';
 import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
+import { Inside } from './inside.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -62,6 +63,7 @@ const clearMessages = () => $('messages').replaceChildren();
 
 // ---- worker ---------------------------------------------------------------------------
 const worker = new KilnWorker();
+const inside = new Inside($('inside'), worker);
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
   setStatus('error');
@@ -85,6 +87,9 @@ worker.onmessage = (ev) => {
       cb?.(m);
       return;
     }
+    case 'inspected':
+      inside.onInspected(m);
+      return;
     default:
       break;
   }
@@ -118,6 +123,9 @@ worker.onmessage = (ev) => {
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
       break;
+    case 'inside':
+      inside.onInside(m);
+      break;
     default:
       break;
   }
@@ -148,6 +156,7 @@ function setup(weights = null) {
   lastBoundary = null;
   lastTest = null;
   charts.clear();
+  inside.reset();
   for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
   for (const id of ['m-train-loss', 'm-train-acc', 'm-test-loss', 'm-test-acc', 'm-speed']) showMetric(id, null);
   $('engine-summary').textContent = '';
@@ -487,6 +496,7 @@ $('preset-cnn').addEventListener('click', () => {
 // ---- drawing --------------------------------------------------------------------------
 const pad = new DrawPad($('draw'), (grey) => {
   drawing = grey;
+  inside.onDrawing(grey);
   if (!grey) {
     $('draw-pred').textContent = '–';
     $('draw-pred').dataset.value = '';
