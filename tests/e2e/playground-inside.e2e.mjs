@@ -122,7 +122,13 @@ test('toy-graph', async () => {
   const tipEdge = await page.$eval('#ig-tip', (t) => (t.hidden ? '' : t.textContent));
   check(/^Weight [−\d.e+-]+ from .* to /.test(tipEdge), `edge tooltip: ${tipEdge} (edge box ${JSON.stringify(edgeBox)})`);
   await page.mouse.move(0, 0);
-  await page.focus('#inside .ig-node[data-layer="3"][data-unit="1"]');
+  // One tab stop for the graph (the first input); arrow keys move between neurons.
+  const stops = await page.$$eval('#inside .ig-node', (els) => els.filter((e) => e.tabIndex === 0).length);
+  check(stops === 1, `the graph has ${stops} tab stops, expected 1`);
+  await page.focus('#inside .ig-node[tabindex="0"]');
+  for (const key of ['ArrowRight', 'ArrowRight', 'ArrowRight', 'ArrowDown']) await page.keyboard.press(key);
+  const focused = await page.evaluate(() => `${document.activeElement.dataset.layer}.${document.activeElement.dataset.unit}`);
+  check(focused === '3.1', `arrow keys reached neuron ${focused}, expected output 2 (3.1)`);
   const tipKey = await page.$eval('#ig-tip', (t) => (t.hidden ? '' : t.textContent));
   check(/^output 2 \(logit\): output from .* bias/.test(tipKey), `focus tooltip: ${tipKey}`);
   const label = await page.$eval('#inside .ig-node[data-layer="3"][data-unit="1"]', (e) => e.getAttribute('aria-label'));
@@ -230,6 +236,32 @@ test('mnist-inside', async () => {
   await shot(page, 'inside-mnist', true);
   await page.close();
   return `CNN 8-16, 2,000 images: test accuracy ${(acc * 100).toFixed(1)} %; ${n2} inspections (${n1} before the stroke's end); drawn digit read as ${pred}; softmax(logits) = probabilities to ${softErr.toExponential(1)}; saliency max ${top.toExponential(2)} vs median ${median.toExponential(2)}`;
+});
+
+test('mnist-mlp-inside', async () => {
+  // The default MLP (784-128-64-10), untrained: its first layer's weights as images, three
+  // histograms, and a drawn digit's five activation rows.
+  const page = await open('#data=mnist&train=1000&mtest=1000', 'inside-mlp');
+  await waitStatus(page, ['idle'], 90_000);
+  await page.waitForSelector('#inside .im-hist');
+  const templates = await page.$$eval('#inside .im-templates canvas', (cs) => cs.map((c) => `${c.width}x${c.height}`));
+  check(templates.length === 16 && templates.every((t) => t === '56x56'), `first-layer weight images: ${templates}`);
+  const hists = await page.$$eval('#inside .im-hist', (rs) => rs.map((r) => r.dataset.counts.split(',').map(Number).reduce((a, b) => a + b, 0)));
+  check(JSON.stringify(hists) === JSON.stringify([784 * 128, 128 * 64, 64 * 10]), `histogram totals ${hists}`);
+  await page.locator('#draw').scrollIntoViewIfNeeded();
+  await page.click('#sample-draw');
+  await page.waitForSelector('#inside .im-acts .im-row[data-layer]');
+  const rows = await page.$$eval('#inside .im-acts .im-row[data-layer]', (rs) => rs.map((r) => `${r.dataset.type}:${r.querySelector('canvas').getAttribute('aria-label').match(/(\d+) units/)[1]}`));
+  check(JSON.stringify(rows) === JSON.stringify(['linear:128', 'relu:128', 'linear:64', 'relu:64', 'linear:10']), `activation rows: ${rows}`);
+  await page.click('#clear-draw');
+  const cleared = await page.$$eval('#inside .im-acts .im-row[data-layer]', (rs) => rs.length);
+  check(cleared === 0, 'Clear left the activations of the old drawing');
+  await page.click('#sample-draw');
+  await page.waitForSelector('#inside .im-acts .im-row[data-layer]');
+  await page.locator('#inside').scrollIntoViewIfNeeded();
+  await shot(page, 'inside-mnist-mlp', false);
+  await page.close();
+  return 'templates 16, histograms 100,352 / 8,192 / 640 weights, 5 activation rows';
 });
 
 run('inside');

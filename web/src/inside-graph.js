@@ -83,7 +83,8 @@ export class NetworkGraph {
     const cols = [{ title: 'Input', units: toy.inputs.length, shown: toy.inputs.length }];
     toy.layers.forEach((l, b) => {
       const last = b === toy.layers.length - 1;
-      cols.push({ title: last ? 'Output (logits)' : `Hidden ${b + 1} · ${ACT_NAMES[l.act] ?? l.act}`, units: l.units, shown: l.shown });
+      // several outputs are logits (classification); one is the prediction itself (regression)
+      cols.push({ title: last ? (l.units > 1 ? 'Output (logits)' : 'Output') : `Hidden ${b + 1} · ${ACT_NAMES[l.act] ?? l.act}`, units: l.units, shown: l.shown });
     });
     return cols;
   }
@@ -110,7 +111,7 @@ export class NetworkGraph {
       const y0 = TOP + ((maxShown - c.shown) * (NODE + GAP)) / 2;
       return Array.from({ length: c.shown }, (_, u) => ({ x, y: y0 + u * (NODE + GAP) }));
     });
-    this.graph.setAttribute('aria-label', `Network graph: ${cols.map((c) => `${c.title} (${c.units})`).join(', ')}. Focus a neuron for its values.`);
+    this.graph.setAttribute('aria-label', `Network graph: ${cols.map((c) => `${c.title} (${c.units})`).join(', ')}. Focus a neuron for its values; arrow keys move between neurons.`);
     this.graph.setAttribute('aria-describedby', 'ig-summary');
     this.nodes = [];
     this.edges = [];
@@ -159,7 +160,7 @@ export class NetworkGraph {
     cols.forEach((c, ci) => {
       this.pos[ci].forEach((p, u) => {
         const node = el('div', 'ig-node');
-        node.tabIndex = 0;
+        node.tabIndex = ci === 0 && u === 0 ? 0 : -1; // one tab stop; arrow keys move (roving tabindex)
         node.style.left = `${p.x}px`;
         node.style.top = `${p.y}px`;
         node.dataset.layer = String(ci);
@@ -172,12 +173,27 @@ export class NetworkGraph {
         const n = { layer: ci, unit: u, node, canvas };
         node.addEventListener('pointerenter', () => this.showNode(n, node));
         node.addEventListener('pointerleave', () => this.hideTip());
-        node.addEventListener('focus', () => this.showNode(n, node));
+        node.addEventListener('focus', () => {
+          for (const m of this.nodes) m.node.tabIndex = m === n ? 0 : -1;
+          this.showNode(n, node);
+        });
+        node.addEventListener('keydown', (ev) => this.move(n, ev));
         node.addEventListener('blur', () => this.hideTip());
         this.graph.append(node);
         this.nodes.push(n);
       });
     });
+  }
+
+  /** Arrow keys: up / down within a layer, left / right to the previous / next layer. */
+  move(n, ev) {
+    const d = { ArrowUp: [0, -1], ArrowDown: [0, 1], ArrowLeft: [-1, 0], ArrowRight: [1, 0], Home: [0, -1e9], End: [0, 1e9] }[ev.key];
+    if (!d) return;
+    ev.preventDefault();
+    const layer = Math.max(0, Math.min(this.pos.length - 1, n.layer + d[0]));
+    const count = this.pos[layer].length;
+    const unit = d[0] !== 0 ? Math.min(count - 1, Math.round((n.unit / Math.max(1, this.pos[n.layer].length - 1)) * (count - 1))) : Math.max(0, Math.min(count - 1, n.unit + d[1]));
+    this.nodes.find((m) => m.layer === layer && m.unit === unit)?.node.focus();
   }
 
   /** The numbers of neuron (layer, unit): layer 0 = inputs. */
@@ -198,7 +214,7 @@ export class NetworkGraph {
       n,
       bias: l.bias[unit],
       weights: l.weight.subarray(unit * before, (unit + 1) * before),
-      act: last ? 'logit' : l.act,
+      act: last ? (l.units > 1 ? 'logit' : 'linear') : l.act,
     };
   }
 
@@ -304,7 +320,7 @@ export class NetworkGraph {
       const before = b === 0 ? toy.inputs.map((i) => i.name) : Array.from({ length: toy.layers[b - 1].shown }, (_, j) => `h${b}.${j + 1}`);
       const last = b === toy.layers.length - 1;
       const t = el('table', 'ig-weights');
-      t.append(el('caption', '', last ? 'Output layer (logits)' : `Hidden layer ${b + 1} (${ACT_NAMES[l.act] ?? l.act})`));
+      t.append(el('caption', '', last ? `Output layer${l.units > 1 ? ' (logits)' : ''}` : `Hidden layer ${b + 1} (${ACT_NAMES[l.act] ?? l.act})`));
       const head = el('tr');
       head.append(el('th', '', 'Neuron'), el('th', '', 'Bias'), ...before.map((n) => el('th', '', `w from ${n}`)));
       head.querySelectorAll('th').forEach((th) => th.setAttribute('scope', 'col'));

@@ -1,7 +1,8 @@
 // The MNIST "Look inside" views in ConvNetJS's spirit: the drawn digit through the network
 // (every layer's activations, from the engine's forwardAll), its saliency |∂ logit / ∂ pixel|
-// (the engine's autodiff), the convolution filters as images and a histogram of each
-// layer's weights. Numbers come from the worker (inside-probe.js); this file draws them.
+// (the engine's autodiff), the convolution filters (and a dense first layer's weights) as
+// images and a histogram of each layer's weights. Numbers come from the worker
+// (inside-probe.js); this file draws them.
 import { paintMap, diverging, hot, maxAbs, range, mapCanvas, fmt, el } from './inside-draw.js';
 
 const SKIP = new Set(['reshape', 'flatten', 'dropout']); // same values as the layer before (eval mode)
@@ -20,7 +21,7 @@ export class MnistInside {
     this.actsBody = el('div', 'im-acts-body');
     this.acts.append(ha, this.actsHint, this.actsBody);
     this.filters = el('section', 'im-filters');
-    const hf = el('h4', '', 'Convolution filters');
+    const hf = el('h4', '', 'Filters: what the first layers look for');
     this.filtersBody = el('div', 'im-filters-body');
     this.filters.append(hf, this.filtersBody);
     this.hists = el('section', 'im-hists');
@@ -130,6 +131,7 @@ export class MnistInside {
     const histRows = [];
     for (const l of w.layers) {
       if (l.type === 'conv2d' && l.filters) filterRows.push(this.filterRow(l));
+      if (l.templates) filterRows.push(this.templateRow(l));
       histRows.push(this.histRow(l));
     }
     this.filters.hidden = filterRows.length === 0;
@@ -156,6 +158,21 @@ export class MnistInside {
       grid.append(cv);
     }
     if (O > MAX_FILTERS) grid.append(el('span', 'hint', `+${O - MAX_FILTERS} more`));
+    row.append(grid);
+    return row;
+  }
+
+  /** A dense layer on the pixels: each shown unit's 784 weights as a 28 x 28 image. */
+  templateRow(l) {
+    const row = el('div', 'im-row');
+    row.append(el('div', 'im-label', `${l.param} · linear [${l.shape.join('×')}]: first ${l.templates.length / 784} units`));
+    const grid = el('div', 'im-filter-grid im-templates');
+    const s = maxAbs(l.templates);
+    for (let u = 0; u < l.templates.length / 784; u++) {
+      const cv = mapCanvas(56, 56, `weights of unit ${u + 1} of layer ${l.param} as a 28 × 28 image`);
+      paintMap(cv, l.templates, { w: 28, h: 28, start: u * 784, color: (v) => diverging(v / s) });
+      grid.append(cv);
+    }
     row.append(grid);
     return row;
   }

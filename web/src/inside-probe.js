@@ -13,6 +13,9 @@ export const MAX_SHOWN = 12;
 /** Grid of each neuron's heat map: INSIDE_GRID² points over the plane of the boundary. */
 export const INSIDE_GRID = 24;
 
+/** Units of a dense layer on the image whose weights are shown as 28 x 28 images. */
+export const MAX_TEMPLATES = 16;
+
 /** Bins of a weight histogram. */
 export const HIST_BINS = 24;
 
@@ -134,8 +137,9 @@ export function histogram(data, bins = HIST_BINS) {
 
 /**
  * The weights of an MNIST model as the views show them: per linear/conv2d layer its
- * weight histogram, and each convolution's filters ([out, in, k, k]).
- * @returns {{layers: {param: number, type: string, shape: number[], hist: object, biasHist: object | null, filters?: Float32Array}[]}}
+ * weight histogram, each convolution's filters ([out, in, k, k]) and, for a dense layer on
+ * the 784 pixels, its first MAX_TEMPLATES units' weights ([units, 784]).
+ * @returns {{layers: {param: number, type: string, shape: number[], hist: object, biasHist: object | null, filters?: Float32Array, templates?: Float32Array}[]}}
  */
 export function weightProbe(session, layers) {
   const blocks = blocksOf(layers);
@@ -146,6 +150,8 @@ export function weightProbe(session, layers) {
       const bias = params[`${b.param}.bias`];
       const entry = { param: b.param, type: b.type, shape: w.shape, hist: histogram(w.data), biasHist: bias ? histogram(bias.data) : null };
       if (b.type === 'conv2d') entry.filters = w.data;
+      // A dense layer reading the 28 x 28 image: its first units' weights are images too.
+      if (b.type === 'linear' && w.shape[1] === 784) entry.templates = w.data.slice(0, Math.min(w.shape[0], MAX_TEMPLATES) * 784);
       return entry;
     }),
   };
