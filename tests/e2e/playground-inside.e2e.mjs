@@ -66,7 +66,7 @@ function maxForwardError(ns, hiddenLayers) {
 const pixels = (page, selector) => page.$eval(selector, (c) => c.toDataURL());
 
 test('toy-graph', async () => {
-  const page = await open('#data=xor&epochs=200', 'inside-toy');
+  const page = await open('#data=xor&epochs=60', 'inside-toy');
   await waitStatus(page, ['idle'], 60_000);
   await page.waitForSelector('#inside .ig-node[data-corners]');
   const before = await nodes(page);
@@ -251,7 +251,7 @@ test('mnist-mlp-inside', async () => {
   await page.locator('#draw').scrollIntoViewIfNeeded();
   await page.click('#sample-draw');
   await page.waitForSelector('#inside .im-acts .im-row[data-layer]');
-  const rows = await page.$$eval('#inside .im-acts .im-row[data-layer]', (rs) => rs.map((r) => `${r.dataset.type}:${r.querySelector('canvas').getAttribute('aria-label').match(/(\d+) units/)[1]}`));
+  const rows = await page.$$eval('#inside .im-acts .im-row[data-layer]', (rs) => rs.map((r) => `${r.dataset.type}:${r.dataset.shape}`));
   check(JSON.stringify(rows) === JSON.stringify(['linear:128', 'relu:128', 'linear:64', 'relu:64', 'linear:10']), `activation rows: ${rows}`);
   await page.click('#clear-draw');
   const cleared = await page.$$eval('#inside .im-acts .im-row[data-layer]', (rs) => rs.length);

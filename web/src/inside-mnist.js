@@ -88,6 +88,7 @@ export class MnistInside {
     const row = el('div', 'im-row');
     row.dataset.layer = String(o.index);
     row.dataset.type = o.type;
+    row.dataset.shape = o.shape.slice(1).join('x');
     const [lo, hi] = range(o.data);
     let sum = 0;
     for (const v of o.data) sum += v;
@@ -119,7 +120,18 @@ export class MnistInside {
       const cell = last ? 14 : Math.max(4, Math.min(10, Math.floor(220 / cols)));
       const cv = mapCanvas(cols * cell, rowsN * cell, `${o.type} layer ${o.index}: ${U} units from ${fmt(lo)} to ${fmt(hi)}`);
       paintMap(cv, padded, { w: cols, h: rowsN, color });
-      maps.append(cv);
+      if (last) {
+        // the output layer: one cell per class, labelled
+        const box = el('div', 'im-logits');
+        const labels = el('div', 'im-logit-labels');
+        labels.setAttribute('aria-hidden', 'true');
+        for (let c = 0; c < U; c++) labels.append(el('span', '', String(c)));
+        cv.setAttribute('aria-label', `logits: ${Array.from(o.data, (v, c) => `${c}: ${fmt(v)}`).join(', ')}`);
+        box.append(cv, labels);
+        maps.append(box);
+      } else {
+        maps.append(cv);
+      }
     }
     row.append(maps);
     return row;

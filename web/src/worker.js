@@ -149,7 +149,6 @@ async function setup(msg) {
     }
     ctx.grid = built.grid;
     ctx.view = built.view;
-    ctx.spec = msg.spec;
     if (built.grid) ctx.insideGrid = modelInput(msg.state, boundaryGrid(INSIDE_GRID, GRID.lo, GRID.hi));
     ctx.trainer = new Trainer(ctx.session, built.data, msg.state);
     post({
@@ -200,9 +199,9 @@ function postInside(ctx) {
   try {
     if (ctx.insideGrid) {
       const k = ctx.insideGrid.length / (INSIDE_GRID * INSIDE_GRID);
-      msg.toy = toyProbe(ctx.session, ctx.spec.layers, ctx.insideGrid, INSIDE_GRID, inputNames(ctx.state, k));
+      msg.toy = toyProbe(ctx.session, ctx.session.config().layers, ctx.insideGrid, INSIDE_GRID, inputNames(ctx.state, k));
     } else {
-      msg.weights = weightProbe(ctx.session, ctx.spec.layers);
+      msg.weights = weightProbe(ctx.session, ctx.session.config().layers);
     }
   } catch (e) {
     msg.error = errorInfo(e);
@@ -346,7 +345,7 @@ self.onmessage = async (ev) => {
       // Every layer's activations and the saliency of one item (the drawn digit).
       try {
         if (!cur?.session) throw new Error('no model yet');
-        post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.spec.layers, msg.x) });
+        post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.session.config().layers, msg.x) });
       } catch (e) {
         post({ type: 'inspected', id: msg.id, error: errorInfo(e) });
       }
