@@ -107,6 +107,95 @@ export class Session {
     return this.learner.predict(x, { batchSize }); // the package predicts in inference mode
   }
 
+  /**
+   * Every layer's output for a batch, in evaluation mode (dropout off), from one engine call
+   * (kiln-dl's Sequential.forwardAll): what the "Look inside" views show.
+   * @param {Float32Array} x [n, ...itemShape] row-major
+   * @param {number} n items in x
+   * @returns {{shape: number[], data: Float32Array}[]} one entry per layer of the spec
+   */
+  layerOutputs(x, n) {
+    const { kiln, model } = this;
+    const wasTraining = model.training;
+    const input = kiln.Tensor.fromData(x, { shape: [n, x.length / n] });
+    model.eval();
+    try {
+      const outs = model.forwardAll(input);
+      try {
+        return outs.map((t) => ({ shape: t.shape, data: t.dataSync() }));
+      } finally {
+        for (const t of outs) t.dispose();
+      }
+    } finally {
+      input.dispose();
+      model.train(wasTraining);
+    }
+  }
+
+  /**
+   * Copies of parameters by key ("0.weight", "0.bias", ...: PyTorch's nn.Sequential keys).
+   * @param {(key: string) => boolean} want which keys to copy
+   * @returns {Record<string, {shape: number[], data: Float32Array}>}
+   */
+  parameters(want = () => true) {
+    const dict = this.model.stateDict();
+    const out = {};
+    try {
+      for (const [k, t] of Object.entries(dict)) if (want(k)) out[k] = { shape: t.shape, data: t.dataSync() };
+    } finally {
+      for (const t of Object.values(dict)) t.dispose();
+    }
+    return out;
+  }
+
+  /**
+   * Saliency of one input: |∂ logit_c / ∂ x| for the predicted class c (Simonyan et al.,
+   * 2013), by kiln-dl's autodiff, with dropout off (a copy of the model whose dropout
+   * layers have probability 0, when it has any).
+   * @param {Float32Array} x [1, ...itemShape] row-major
+   * @returns {{predicted: number, logits: Float32Array, map: Float32Array}} map: |gradient|, like x
+   */
+  saliency(x) {
+    const { kiln } = this;
+    const layers = this.model.config.layers;
+    let model = this.model;
+    let copy = null;
+    if (layers.some((l) => l.type === 'dropout')) {
+      copy = kiln.nn.sequential({ layers: layers.map((l) => (l.type === 'dropout' ? { ...l, prob: 0 } : l)) });
+      const dict = this.model.stateDict();
+      try {
+        copy.loadStateDict(dict);
+      } finally {
+        for (const t of Object.values(dict)) t.dispose();
+      }
+      model = copy;
+    }
+    const wasTraining = model.training;
+    const input = kiln.Tensor.fromData(x, { shape: [1, x.length] }).requireGrad();
+    const temps = [input];
+    try {
+      model.train(); // the graph is recorded in training mode (no dropout here, no batchNorm in the playground)
+      const logits = model.forward(input);
+      temps.push(logits);
+      const values = logits.dataSync();
+      let predicted = 0;
+      for (let c = 1; c < values.length; c++) if (values[c] > values[predicted]) predicted = c;
+      const picked = logits.narrow(1, predicted, 1).sum();
+      temps.push(picked);
+      const grads = picked.backward();
+      temps.push(grads);
+      const grad = input.grad(grads);
+      temps.push(grad);
+      const abs = grad.abs();
+      temps.push(abs);
+      return { predicted, logits: values, map: abs.dataSync() };
+    } finally {
+      for (const t of temps) t?.dispose();
+      model.train(wasTraining);
+      copy?.dispose();
+    }
+  }
+
   /** @returns {Uint8Array} the weights in SafeTensors format */
   save() {
     return this.model.saveSafetensors();

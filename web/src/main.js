@@ -19,6 +19,7 @@ import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
 import { MnistLoadView } from './mnist-load.js';
+import { Inside } from './inside.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -64,6 +65,7 @@ const clearMessages = () => $('messages').replaceChildren();
 // ---- worker ---------------------------------------------------------------------------
 const mnistLoad = new MnistLoadView($('status'));
 const worker = new KilnWorker();
+const inside = new Inside($('inside'), worker);
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
   setStatus('error');
@@ -87,6 +89,9 @@ worker.onmessage = (ev) => {
       cb?.(m);
       return;
     }
+    case 'inspected':
+      inside.onInspected(m);
+      return;
     default:
       break;
   }
@@ -123,6 +128,9 @@ worker.onmessage = (ev) => {
     case 'mnistLoad':
       mnistLoad.update(m);
       break;
+    case 'inside':
+      inside.onInside(m);
+      break;
     default:
       break;
   }
@@ -153,6 +161,7 @@ function setup(weights = null) {
   lastBoundary = null;
   lastTest = null;
   charts.clear();
+  inside.reset();
   for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
   for (const id of ['m-train-loss', 'm-train-acc', 'm-test-loss', 'm-test-acc', 'm-speed']) showMetric(id, null);
   $('engine-summary').textContent = '';
@@ -492,6 +501,7 @@ $('preset-cnn').addEventListener('click', () => {
 // ---- drawing --------------------------------------------------------------------------
 const pad = new DrawPad($('draw'), (grey) => {
   drawing = grey;
+  inside.onDrawing(grey);
   if (!grey) {
     $('draw-pred').textContent = '–';
     $('draw-pred').dataset.value = '';

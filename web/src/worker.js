@@ -3,7 +3,8 @@
 // yields between them, so a prediction request, a pause or a new set-up is handled at once.
 //
 // Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
-//               pause {run}, step {run}, predict {id, x}, save {run}
+//               pause {run}, step {run}, predict {id, x}, save {run},
+//               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -11,14 +12,18 @@
 //               mnistLoad {run, total, rawTotal, fetched, cached, done, cacheNote, chunks, seconds,
 //               failed?, error?}
 //               (MNIST's gzip chunks: compressed bytes to load, downloaded, read from the Cache API)
+//               inside {run, step, toy | weights | error} after each evaluation while shown,
+//               inspected {id, run, outputs, saliency | error}
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { dataSeedOf } from './state.js';
+import { applyFeatures } from './features.js';
 import { MNIST_FILES, normaliseInto } from './mnist.js';
 import { MnistLoader } from './mnist-fetch.js';
 import mnistManifest from 'virtual:kiln-mnist';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
+import { toyProbe, weightProbe, inspectProbe, inputNames, INSIDE_GRID } from './inside-probe.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -29,6 +34,10 @@ let engine = null;
 let enginePromise = null;
 let cur = null; // the current run: {run, state, session, trainer, running, ...}
 let mnist = null; // the MnistLoader (keeps the loaded chunks between set-ups)
+let insideOn = true; // the page shows the "Look inside" views
+
+/** The model's input for points (x1, x2) of the plane (toy sets): the chosen features. */
+const featuresOf = (state, points) => applyFeatures(points, state.features);
 
 function getEngine() {
   enginePromise ??= loadEngine().then((e) => (engine = e));
@@ -162,6 +171,7 @@ async function setup(msg) {
     }
     ctx.grid = built.grid;
     ctx.view = built.view;
+    if (built.grid) ctx.insideGrid = featuresOf(msg.state, boundaryGrid(INSIDE_GRID, GRID.lo, GRID.hi));
     ctx.trainer = new Trainer(ctx.session, built.data, msg.state);
     post({
       type: 'ready',
@@ -199,8 +209,26 @@ function evaluate(ctx) {
     msg.samplePredicted = r.predicted.slice(0, ctx.view.sampleLabels.length);
   }
   post(msg); // copied (structured clone): the arrays may be views the engine reuses
+  postInside(ctx);
   ctx.evalCost = performance.now() - t0;
   ctx.lastEval = performance.now();
+}
+
+/** The "Look inside" numbers after an evaluation (inside-probe.js), while the page shows them. */
+function postInside(ctx) {
+  if (!insideOn) return;
+  const msg = { type: 'inside', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress };
+  try {
+    if (ctx.insideGrid) {
+      const k = ctx.insideGrid.length / (INSIDE_GRID * INSIDE_GRID);
+      msg.toy = toyProbe(ctx.session, ctx.session.config().layers, ctx.insideGrid, INSIDE_GRID, inputNames(ctx.state, k));
+    } else {
+      msg.weights = weightProbe(ctx.session, ctx.session.config().layers);
+    }
+  } catch (e) {
+    msg.error = errorInfo(e);
+  }
+  post(msg);
 }
 
 function report(ctx) {
@@ -329,6 +357,19 @@ self.onmessage = async (ev) => {
         post({ type: 'saved', run: ctx.run, weights, config: ctx.session.config() });
       } catch (e) {
         post({ type: 'error', run: msg.run, error: errorInfo(e) });
+      }
+      break;
+    case 'inside':
+      insideOn = Boolean(msg.on);
+      if (insideOn && cur?.trainer && !cur.running) postInside(cur);
+      break;
+    case 'inspect':
+      // Every layer's activations and the saliency of one item (the drawn digit).
+      try {
+        if (!cur?.session) throw new Error('no model yet');
+        post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.session.config().layers, msg.x) });
+      } catch (e) {
+        post({ type: 'inspected', id: msg.id, error: errorInfo(e) });
       }
       break;
     default:
