@@ -251,6 +251,10 @@ test('csv', async () => {
   check(/bad\.csv/.test(err) && /line 3: x2 "four" is not a number/.test(err) && /line 4: 2 fields/.test(err) && /rings\.csv stay/.test(err), `CSV errors: ${err}`);
   check((await metric(page, 'm-test-acc')) === acc && (await page.evaluate(() => document.body.dataset.status)) === 'done', 'a bad file changed the run');
   await shot(page, 'tfp-csv-bad');
+  // A reload of the tab trains on the same file again (kept in sessionStorage).
+  await page.reload();
+  await waitStatus(page, ['idle'], 30_000);
+  check(/rings\.csv: 300 points/.test(await page.$eval('#csv-status', (el) => el.textContent)), 'the reloaded tab lost the CSV');
   // A data=csv link without the file: the page says why beside the upload, keeps the settings.
   const link = page.url().split('#')[1];
   await page.close();

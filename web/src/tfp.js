@@ -21,8 +21,18 @@ const $ = (id) => document.getElementById(id);
  *   csvPayload(): object | null, blocked(state: object): string | null,
  *   boundaryOptions(state: object, view: object): object}}
  */
+/** Where this tab keeps the last uploaded CSV, so a reload can train on it again. */
+const CSV_KEY = 'kiln-playground-csv';
+
 export function initTfp(api) {
   let csv = null; // the parsed upload: {x, y, numClasses, classNames, name, ...}
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(CSV_KEY) ?? 'null');
+    const r = kept ? parseCsv(kept.text, kept.name) : null;
+    if (r?.ok) csv = { ...r, name: kept.name };
+  } catch {
+    // no sessionStorage (or nothing readable in it): the upload is asked for again
+  }
 
   // ---- features: one checkbox each, in FEATURES order ----
   const boxes = $('feature-boxes');
@@ -120,12 +130,18 @@ export function initTfp(api) {
       showCsv('error', `${file.name} is ${(file.size / 1048576).toFixed(1)} MB; at most ${CSV_LIMITS.maxBytes / 1048576} MB.${keep}`);
       return;
     }
-    const r = parseCsv(await file.text(), file.name);
+    const text = await file.text();
+    const r = parseCsv(text, file.name);
     if (!r.ok) {
       showCsv('error', `Could not use ${file.name}:${keep}`, r.errors);
       return;
     }
     csv = { ...r, name: file.name };
+    try {
+      sessionStorage.setItem(CSV_KEY, JSON.stringify({ name: file.name, text }));
+    } catch {
+      // too large for this tab's storage: a reload asks for the file again
+    }
     const state = api.getState();
     state.data = 'csv';
     api.changed({ rerender: true });
