@@ -80,6 +80,7 @@ export class Session {
     this.optimizer = optimizer;
     this.learner = learner;
     this.task = 'classification';
+    this.reg = null; // {kind, rate, seed} when a penalty is on (see regularize)
     this.regLearner = null; // the regularised step's learner (trainStep), when reg is on
     this.lastStep = null;
   }
@@ -90,11 +91,21 @@ export class Session {
    * and conv layers (parameters named "*.weight", not biases), with penalty |w| (L1) or ½w²
    * (L2), composed from kiln-dl ops in a Learner trainStep and applied by the engine's
    * guarded step (Learner.trainOnBatch). The page's loss figures stay the data loss.
-   * @param {'l1'|'l2'} kind
+   * May be called again to change the penalty ('none' or rate 0: the built-in step again).
+   * @param {'none'|'l1'|'l2'} kind
    * @param {number} rate >= 0
    */
   regularize(kind, rate, seed = 0) {
+    this.regLearner?.dispose();
+    this.regLearner = null;
+    this.reg = kind !== 'none' && rate > 0 ? { kind, rate, seed } : null;
+    if (this.reg) this.regLearner = this.makeRegLearner();
+  }
+
+  /** The regularised step's Learner over the current model and optimizer. */
+  makeRegLearner() {
     const { kiln } = this;
+    const { kind, rate, seed } = this.reg;
     const dataLoss = this.task === 'regression' ? kiln.loss.mse() : kiln.loss.crossEntropy();
     const trainStep = (model, batch) => {
       const output = model.forward(batch.x);
@@ -110,7 +121,7 @@ export class Session {
       this.lastStep = { dataLoss: data.item(), output: output.dataSync() };
       return { loss, output, targets: batch.y };
     };
-    this.regLearner = new kiln.Learner(this.model, { optimizer: this.optimizer, trainStep, seed });
+    return new kiln.Learner(this.model, { optimizer: this.optimizer, trainStep, seed });
   }
 
   get numParams() {
@@ -136,7 +147,12 @@ export class Session {
    * @returns {{loss: number, accuracy: number}} the batch's mean loss and accuracy (0..1)
    */
   trainBatch(x, y, n, position) {
-    if (!this.regLearner) return this.learner.trainBatch(x, y, n);
+    if (!this.reg) return this.learner.trainBatch(x, y, n);
+    // A model or optimizer replaced since (e.g. new settings taking the old state over).
+    if (this.regLearner.optimizer !== this.optimizer || this.regLearner.model !== this.model) {
+      this.regLearner.dispose();
+      this.regLearner = this.makeRegLearner();
+    }
     return this.trainRegularized(x, y, n, position);
   }
 
