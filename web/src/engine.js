@@ -40,9 +40,12 @@ export class Engine {
   /**
    * A training session: model + optimizer + learner.
    * @param {{layers: object[]}} spec kiln.nn.sequential spec (modelspec.js builds it)
-   * @param {{opt: 'sgd'|'adam'|'adamw', lr: number, momentum: number, wd: number, seed: number}} s
+   * @param {{opt: 'sgd'|'adam'|'adamw', lr: number, momentum: number, wd: number, seed: number,
+   *   reg?: 'none'|'l1'|'l2', regRate?: number}} s
+   * @param {'classification'|'regression'} [task] cross-entropy on class labels, or MSE
+   *   (torch.nn.MSELoss, mean) on one float target per item
    */
-  createSession(spec, s) {
+  createSession(spec, s, task = 'classification') {
     const { kiln } = this;
     const model = kiln.nn.sequential(spec, { seed: s.seed });
     let optimizer = null;
@@ -56,8 +59,12 @@ export class Engine {
         // playground's weight-decay field (default 0) is the setting.
         optimizer = kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
       }
-      const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy', seed: s.seed });
-      return new Session(kiln, model, optimizer, learner);
+      const loss = task === 'regression' ? 'mse' : 'crossEntropy';
+      const learner = new kiln.Learner(model, { optimizer, loss, seed: s.seed });
+      const session = new Session(kiln, model, optimizer, learner);
+      session.task = task;
+      if ((s.reg ?? 'none') !== 'none' && s.regRate > 0) session.regularize(s.reg, s.regRate, s.seed);
+      return session;
     } catch (e) {
       optimizer?.dispose?.();
       model.dispose();
@@ -72,6 +79,49 @@ export class Session {
     this.model = model;
     this.optimizer = optimizer;
     this.learner = learner;
+    this.task = 'classification';
+    this.reg = null; // {kind, rate, seed} when a penalty is on (see regularize)
+    this.regLearner = null; // the regularised step's learner (trainStep), when reg is on
+    this.lastStep = null;
+  }
+
+  /**
+   * Trains with a penalty on the weights from now on (TF Playground's regularisation): the
+   * loss of a step is data loss + rate · Σ penalty(w) over the weight tensors of the linear
+   * and conv layers (parameters named "*.weight", not biases), with penalty |w| (L1) or ½w²
+   * (L2), composed from kiln-dl ops in a Learner trainStep and applied by the engine's
+   * guarded step (Learner.trainOnBatch). The page's loss figures stay the data loss.
+   * May be called again to change the penalty ('none' or rate 0: the built-in step again).
+   * @param {'none'|'l1'|'l2'} kind
+   * @param {number} rate >= 0
+   */
+  regularize(kind, rate, seed = 0) {
+    this.regLearner?.dispose();
+    this.regLearner = null;
+    this.reg = kind !== 'none' && rate > 0 ? { kind, rate, seed } : null;
+    if (this.reg) this.regLearner = this.makeRegLearner();
+  }
+
+  /** The regularised step's Learner over the current model and optimizer. */
+  makeRegLearner() {
+    const { kiln } = this;
+    const { kind, rate, seed } = this.reg;
+    const dataLoss = this.task === 'regression' ? kiln.loss.mse() : kiln.loss.crossEntropy();
+    const trainStep = (model, batch) => {
+      const output = model.forward(batch.x);
+      const data = dataLoss.forward(output, batch.y);
+      let penalty = null;
+      for (const [name, w] of Object.entries(model.namedParameters())) {
+        if (!name.endsWith('.weight')) continue;
+        const p = kind === 'l1' ? w.abs().sum() : w.mul(w).sum().mul(0.5);
+        penalty = penalty === null ? p : penalty.add(p);
+      }
+      const loss = penalty === null ? data : data.add(penalty.mul(rate));
+      // Read while the step's tensors live (the learner disposes them after the step).
+      this.lastStep = { dataLoss: data.item(), output: output.dataSync() };
+      return { loss, output, targets: batch.y };
+    };
+    return new kiln.Learner(this.model, { optimizer: this.optimizer, trainStep, seed });
   }
 
   get numParams() {
@@ -90,18 +140,54 @@ export class Session {
   /**
    * One optimizer step on a batch.
    * @param {Float32Array} x [n, ...itemShape] row-major
-   * @param {Int32Array} y [n] class indices
+   * @param {Int32Array | Float32Array} y [n] class indices, or targets (regression)
    * @param {number} n items in the batch
+   * @param {{epoch?: number, batch?: number}} [position] the step's epoch (from 1: seeds
+   *   dropout on the regularised path) and batch (names a refused step)
    * @returns {{loss: number, accuracy: number}} the batch's mean loss and accuracy (0..1)
    */
-  trainBatch(x, y, n) {
-    return this.learner.trainBatch(x, y, n);
+  trainBatch(x, y, n, position) {
+    if (!this.reg) return this.learner.trainBatch(x, y, n);
+    // A model or optimizer replaced since (e.g. new settings taking the old state over).
+    if (this.regLearner.optimizer !== this.optimizer || this.regLearner.model !== this.model) {
+      this.regLearner.dispose();
+      this.regLearner = this.makeRegLearner();
+    }
+    return this.trainRegularized(x, y, n, position);
+  }
+
+  /** trainBatch with the penalty (see regularize): the data loss and accuracy of the batch. */
+  trainRegularized(x, y, n, position = {}) {
+    const { kiln } = this;
+    const d = x.length / n;
+    const regression = this.task === 'regression';
+    const xt = kiln.Tensor.fromData(x, { shape: [n, d] });
+    const yt = regression ? kiln.Tensor.fromData(y, { shape: [n, 1] }) : kiln.Tensor.fromData(y, { dtype: 'int32' });
+    try {
+      this.regLearner.trainOnBatch({ x: xt, y: yt }, position);
+    } finally {
+      xt.dispose();
+      yt.dispose();
+    }
+    const { dataLoss, output } = this.lastStep;
+    const k = output.length / n;
+    let correct = 0;
+    for (let i = 0; i < n; i++) {
+      if (regression) {
+        if (Math.abs(output[i] - y[i]) < 0.5) correct++;
+        continue;
+      }
+      let best = 0;
+      for (let c = 1; c < k; c++) if (output[i * k + c] > output[i * k + best]) best = c;
+      if (best === y[i]) correct++;
+    }
+    return { loss: dataLoss, accuracy: correct / n };
   }
 
   /**
-   * Class probabilities in evaluation mode (dropout off).
+   * Class probabilities in evaluation mode (dropout off); regression: the raw outputs.
    * @param {Float32Array} x [n, ...itemShape]
-   * @returns {Float32Array} [n, classes] row-major
+   * @returns {Float32Array} [n, classes] row-major ([n, 1] for regression)
    */
   predict(x, batchSize = 500) {
     return this.learner.predict(x, { batchSize }); // the package predicts in inference mode
@@ -229,7 +315,7 @@ export class Session {
 
   /** Frees the learner, the optimizer and the model (the learner owns neither). */
   dispose() {
-    for (const k of ['learner', 'optimizer', 'model']) {
+    for (const k of ['regLearner', 'learner', 'optimizer', 'model']) {
       try {
         this[k]?.dispose?.();
       } catch {

@@ -1,7 +1,8 @@
 // The playground page: controls <-> set-up (state.js, kept in the URL), the model
 // builder (modelspec.js), and the views fed by the training worker (worker.js).
 import KilnWorker from './worker.js?worker';
-import { decodeState, encodeState, defaultState, isToy, modelKey, parseWeightsRef } from './state.js';
+import { decodeState, encodeState, defaultState, isToy, modelKey, modelInput, parseWeightsRef } from './state.js';
+import { initTfp } from './tfp.js';
 import {
   describeModel,
   ACTIVATIONS,
@@ -39,10 +40,22 @@ let drawBusy = false;
 let drawDirty = false;
 let weightsModel = null; // modelKey() of the set-up the link's weights=idb:<name> came with
 
-const inputFor = (s) =>
-  isToy(s.data)
-    ? { features: 2, classes: s.data === 'gauss' ? s.classes : 2 }
-    : { features: 784, classes: 10, image: [1, 28, 28] };
+const inputFor = (s) => modelInput(s, { csvClasses: tfp.csvClasses() });
+
+// TF Playground's controls (features, regularisation, view options, Regenerate, CSV).
+const tfp = initTfp({
+  getState: () => state,
+  changed: (opts) => changed(opts),
+  writeUrl: () => writeUrl(),
+  redraw: () => {
+    if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+  },
+  regenerate: (s) => {
+    if (!['idle', 'paused', 'training', 'done'].includes(status)) return false;
+    worker.postMessage({ type: 'regenerate', run, state: structuredClone(s) });
+    return true;
+  },
+});
 
 // ---- messages -------------------------------------------------------------------------
 function say(text, kind = 'info') {
@@ -122,6 +135,10 @@ worker.onmessage = (ev) => {
       document.body.dataset.weights = m.status;
       say(m.text, m.kind);
       break;
+    case 'regenerated':
+      view = m.view;
+      drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+      break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
       break;
@@ -169,11 +186,16 @@ function setup(weights = null) {
     setStatus('invalid');
     return;
   }
+  const blocked = tfp.blocked(state);
+  if (blocked) {
+    setStatus('invalid', blocked);
+    return;
+  }
   const mnistBase = new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
   const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
   if (idbWeights) document.body.dataset.weights = 'loading';
   else delete document.body.dataset.weights;
-  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights });
+  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, csv: tfp.csvPayload() });
   setStatus('loading');
 }
 
@@ -196,7 +218,7 @@ function onReady(m) {
     buildDigitGrid($('digit-grid'), view.sampleImages, view.sampleLabels);
     $('confusion').replaceChildren();
   } else {
-    drawBoundary($('boundary'), null, { ...GRID, classes: view.classes }, view);
+    drawBoundary($('boundary'), null, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
   }
 }
 
@@ -208,7 +230,7 @@ function onEval(m) {
   if (!view) return;
   if (view.kind === 'toy') {
     lastBoundary = m.boundary;
-    drawBoundary($('boundary'), m.boundary, { ...GRID, classes: view.classes }, view);
+    drawBoundary($('boundary'), m.boundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
   } else {
     updateDigitGrid($('digit-grid'), m.samplePredicted);
     drawConfusion($('confusion'), m.confusion, 10);
@@ -280,6 +302,7 @@ function renderControls() {
   document.body.classList.toggle('is-gauss', state.data === 'gauss');
   document.body.classList.toggle('is-sgd', state.opt === 'sgd');
   $('wd-label').textContent = state.opt === 'adamw' ? 'Weight decay (decoupled)' : 'L2 / weight decay';
+  tfp.render(state);
   renderLayers();
   renderModelInfo();
 }
@@ -695,7 +718,7 @@ window.addEventListener('hashchange', () => {
 });
 
 window.addEventListener('resize', () => {
-  if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, classes: view.classes }, view);
+  if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
 });
 
 loadFromUrl();

@@ -2,9 +2,10 @@
 // the training loop, so the page stays responsive. The loop trains in slices of ~30 ms and
 // yields between them, so a prediction request, a pause or a new set-up is handled at once.
 //
-// Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
+// Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?, csv?}, train {run},
 //               pause {run}, step {run}, predict {id, x}, save {run},
-//               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js)
+//               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js),
+//               regenerate {run, state} (new toy points from state.dataSeed, same model)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -13,11 +14,12 @@
 //               failed?, error?}
 //               (MNIST's gzip chunks: compressed bytes to load, downloaded, read from the Cache API)
 //               inside {run, step, toy | weights | error} after each evaluation while shown,
-//               inspected {id, run, outputs, saliency | error}
+//               inspected {id, run, outputs, saliency | error},
+//               regenerated {run, view} (the new points after regenerate)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
-import { dataSeedOf } from './state.js';
-import { applyFeatures } from './features.js';
+import { dataSeedOf, taskOf } from './state.js';
+import { featureNames, applyFeatures } from './features.js';
 import { MNIST_FILES, normaliseInto } from './mnist.js';
 import { MnistLoader } from './mnist-fetch.js';
 import mnistManifest from 'virtual:kiln-mnist';
@@ -108,7 +110,7 @@ async function loadMnist(ctx, base) {
   return { train: mnistSource(trainImages, trainLabels, 'training'), test: mnistSource(testImages, testLabels, 'test') };
 }
 
-async function buildData(ctx, mnistBase) {
+async function buildData(ctx, mnistBase, csv) {
   const { state } = ctx;
   if (state.data === 'mnist') {
     const { train, test } = await loadMnist(ctx, mnistBase);
@@ -122,11 +124,31 @@ async function buildData(ctx, mnistBase) {
     };
     return { data: { train, test, classes: 10 }, view };
   }
-  const all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: dataSeedOf(state), classes: state.classes });
-  const { train, test } = splitTrainTest(all, state.test, state.seed);
+  return buildToy(state, csv);
+}
+
+/**
+ * A toy set as the model sees it: the points (generated from the data seed, or the uploaded
+ * CSV's), split, and turned into the chosen input features; the view keeps the raw points.
+ */
+function buildToy(state, csv) {
+  let all;
+  if (state.data === 'csv') {
+    if (!csv) throw new Error('No CSV points: upload a CSV file of x1, x2, label rows');
+    all = { x: csv.x, y: csv.y, n: csv.y.length, numClasses: csv.numClasses, itemShape: [2], task: 'classification' };
+  } else {
+    all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: dataSeedOf(state), classes: state.classes });
+  }
+  const { train, test } = splitTrainTest(all, state.test, dataSeedOf(state));
+  const features = featureNames(state);
+  const k = features.length;
+  const task = taskOf(state.data);
   const view = {
     kind: 'toy',
+    task,
     classes: all.numClasses,
+    features,
+    classNames: csv && state.data === 'csv' ? csv.classNames : null,
     trainX: train.x,
     trainY: train.y,
     testX: test.x,
@@ -135,9 +157,14 @@ async function buildData(ctx, mnistBase) {
     testCount: test.n,
   };
   return {
-    data: { train: floatSource(train.x, train.y, 2), test: floatSource(test.x, test.y, 2), classes: all.numClasses },
+    data: {
+      train: floatSource(applyFeatures(train.x, features), train.y, k),
+      test: floatSource(applyFeatures(test.x, features), test.y, k),
+      classes: all.numClasses,
+      task,
+    },
     view,
-    grid: boundaryGrid(GRID.size, GRID.lo, GRID.hi),
+    grid: applyFeatures(boundaryGrid(GRID.size, GRID.lo, GRID.hi), features),
   };
 }
 
@@ -156,9 +183,9 @@ async function setup(msg) {
   post({ type: 'status', run: ctx.run, status: 'loading', message: msg.state.data === 'mnist' ? 'Loading MNIST…' : 'Building…' });
   try {
     await getEngine();
-    const built = await buildData(ctx, msg.mnistBase);
+    const built = await buildData(ctx, msg.mnistBase, msg.csv);
     if (cur !== ctx) return; // superseded while loading
-    ctx.session = engine.createSession(msg.spec, msg.state);
+    ctx.session = engine.createSession(msg.spec, msg.state, taskOf(msg.state.data));
     if (msg.weights) ctx.session.load(msg.weights);
     else if (msg.idbWeights) {
       // The link's weights=idb:<name>: on any failure the model keeps its random weights.
@@ -370,6 +397,22 @@ self.onmessage = async (ev) => {
         post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.session.config().layers, msg.x) });
       } catch (e) {
         post({ type: 'inspected', id: msg.id, error: errorInfo(e) });
+      }
+      break;
+    case 'regenerate':
+      // New points from a new data seed (the Regenerate button): same model, optimizer
+      // state and step count; the next steps train on the new points.
+      if (!ctx?.trainer || !ctx.grid) break;
+      try {
+        const built = buildToy(msg.state, null);
+        ctx.trainer.setData(built.data);
+        ctx.state = msg.state;
+        ctx.view = built.view;
+        ctx.grid = built.grid;
+        post({ type: 'regenerated', run: ctx.run, view: built.view });
+        evaluate(ctx);
+      } catch (e) {
+        post({ type: 'error', run: ctx.run, error: errorInfo(e) });
       }
       break;
     default:
