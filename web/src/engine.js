@@ -3,6 +3,9 @@
 // against the JS API contract of BRIEF6.md (kiln.nn.sequential, kiln.optim.*, kiln.Learner,
 // model.saveSafetensors / loadSafetensors). If the package's spelling differs, fix it here.
 import { init } from 'kiln-dl';
+import { paramLayerMap, isIdentity, renamer, rewriteSafetensors, withConstantLr } from './live-optim.js';
+
+const OPT_NAMES = { sgd: 'SGD', adam: 'Adam', adamw: 'AdamW' };
 
 /** Wraps a KilnError (or any error) into a plain object that survives postMessage. */
 export function errorInfo(e) {
@@ -50,19 +53,12 @@ export class Engine {
     const model = kiln.nn.sequential(spec, { seed: s.seed });
     let optimizer = null;
     try {
-      if (s.opt === 'sgd') {
-        optimizer = kiln.optim.sgd({ lr: s.lr, momentum: s.momentum, weightDecay: s.wd });
-      } else if (s.opt === 'adam') {
-        optimizer = kiln.optim.adam({ lr: s.lr, weightDecay: s.wd });
-      } else {
-        // weightDecay given explicitly: kiln's AdamW default is 0.01 (PyTorch's); the
-        // playground's weight-decay field (default 0) is the setting.
-        optimizer = kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
-      }
-      const loss = task === 'regression' ? 'mse' : 'crossEntropy';
-      const learner = new kiln.Learner(model, { optimizer, loss, seed: s.seed });
+      optimizer = makeOptimizer(kiln, s);
+      const learner = makeLearner(kiln, model, optimizer, s, task);
       const session = new Session(kiln, model, optimizer, learner);
       session.task = task;
+      session.spec = spec;
+      session.settings = { ...s };
       if ((s.reg ?? 'none') !== 'none' && s.regRate > 0) session.regularize(s.reg, s.regRate, s.seed);
       return session;
     } catch (e) {
@@ -71,6 +67,26 @@ export class Engine {
       throw e;
     }
   }
+}
+
+/**
+ * The optimizer of a set-up.
+ * @param {{opt: 'sgd'|'adam'|'adamw', lr: number, momentum: number, wd: number}} s
+ */
+function makeOptimizer(kiln, s) {
+  if (s.opt === 'sgd') return kiln.optim.sgd({ lr: s.lr, momentum: s.momentum, weightDecay: s.wd });
+  if (s.opt === 'adam') return kiln.optim.adam({ lr: s.lr, weightDecay: s.wd });
+  // weightDecay given explicitly: kiln's AdamW default is 0.01 (PyTorch's); the
+  // playground's weight-decay field (default 0) is the setting.
+  return kiln.optim.adamW({ lr: s.lr, weightDecay: s.wd });
+}
+
+/**
+ * The learner of a set-up: the model, the optimizer and the loss (cross-entropy, or MSE
+ * for a regression task), whole steps in the engine.
+ */
+function makeLearner(kiln, model, optimizer, s, task = 'classification') {
+  return new kiln.Learner(model, { optimizer, loss: task === 'regression' ? 'mse' : 'crossEntropy', seed: s.seed });
 }
 
 export class Session {
@@ -311,6 +327,69 @@ export class Session {
     } finally {
       for (const t of Object.values(dict)) t.dispose();
     }
+  }
+
+  /**
+   * Takes new training settings without losing the model (live.js): a new optimizer with
+   * the new settings takes over the old one's state (moments, step count: Optimizer.saveState
+   * and loadState, the rate set to the new one), a new learner the new loss settings; a new
+   * spec that differs only in its dropout layers rebuilds the model and loads the same
+   * weights into it (the layers' indices mapped). Everything new is built before anything
+   * old is freed, so on an error the session is unchanged.
+   * @param {{layers: object[]}} spec the model spec for the new settings
+   * @param {object} s the new set-up (opt, lr, momentum, wd, ... as createSession)
+   * @returns {{optimizerState: 'kept' | 'fresh', why?: string, modelRebuilt: boolean}}
+   * @throws Error if the spec's parameter layers differ (that needs a new session).
+   */
+  retune(spec, s) {
+    const { kiln } = this;
+    const map = paramLayerMap(this.spec, spec);
+    if (!map) throw new Error('retune: the layers differ beyond dropout; a new model is needed');
+    const rebuild = JSON.stringify(this.spec) !== JSON.stringify(spec);
+    const rename = isIdentity(map) ? undefined : renamer(map);
+    let model = this.model;
+    let optimizer = null;
+    try {
+      if (rebuild) {
+        model = kiln.nn.sequential(spec, { seed: s.seed });
+        const weights = this.model.saveSafetensors();
+        model.loadSafetensors(rename ? rewriteSafetensors(weights, { rename }) : weights);
+      }
+      optimizer = makeOptimizer(kiln, s);
+      let optimizerState = 'kept';
+      let why;
+      if (s.opt !== this.settings.opt) {
+        optimizerState = 'fresh';
+        why = `the ${OPT_NAMES[s.opt] ?? s.opt} optimizer's state starts from zero (the old one's does not carry over)`;
+      } else {
+        const bytes = withConstantLr(this.optimizer.saveState(this.model), s.lr, rename);
+        try {
+          optimizer.loadState(model, bytes);
+        } catch (e) {
+          // e.g. SGD momentum 0.9 -> 0: the momentum buffers have no place in the new one.
+          optimizer.dispose();
+          optimizer = makeOptimizer(kiln, s);
+          optimizerState = 'fresh';
+          why = `the optimizer's state starts from zero (${e?.message ?? e})`;
+        }
+      }
+      const learner = makeLearner(kiln, model, optimizer, s, this.task);
+      for (const k of ['regLearner', 'learner', 'optimizer']) this[k]?.dispose?.();
+      if (rebuild) this.model.dispose();
+      Object.assign(this, { model, optimizer, learner, regLearner: null, spec, settings: { ...s } });
+      // The regularised step (its learner holds the model and the optimizer) with the new ones.
+      if ((s.reg ?? 'none') !== 'none' && s.regRate > 0 && typeof this.regularize === 'function') this.regularize(s.reg, s.regRate, s.seed);
+      return { optimizerState, why, modelRebuilt: rebuild };
+    } catch (e) {
+      optimizer?.dispose?.();
+      if (model !== this.model) model.dispose();
+      throw e;
+    }
+  }
+
+  /** The rate of the optimizer's last step (NaN before the first). */
+  get learningRate() {
+    return this.optimizer.learningRate;
   }
 
   /** Frees the learner, the optimizer and the model (the learner owns neither). */

@@ -21,6 +21,7 @@ import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
 import { MnistLoadView } from './mnist-load.js';
 import { Inside } from './inside.js';
+import { Live } from './live.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -109,6 +110,7 @@ worker.onmessage = (ev) => {
       break;
   }
   if (m.run !== run) return; // from a set-up that was replaced
+  live.onMessage(m);
   switch (m.type) {
     case 'status':
       setStatus(m.status, m.message);
@@ -171,6 +173,7 @@ function predict(x) {
 
 /** Sends the current set-up to the worker (a fresh model: the Reset). */
 function setup(weights = null) {
+  live.beforeSetup(); // the trained model it replaces is kept for Undo
   clearTimeout(setupTimer);
   setupTimer = 0;
   run++;
@@ -195,7 +198,8 @@ function setup(weights = null) {
   const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
   if (idbWeights) document.body.dataset.weights = 'loading';
   else delete document.body.dataset.weights;
-  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, csv: tfp.csvPayload() });
+  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, csv: tfp.csvPayload(), keep: live.keep });
+  live.afterSetup(run, state);
   setStatus('loading');
 }
 
@@ -245,7 +249,7 @@ const STATUS_TEXT = {
   idle: 'Ready: press Train (or Step one batch).',
   training: 'Training…',
   paused: 'Paused.',
-  done: 'Done: all epochs trained. Reset (or change a setting) to train again.',
+  done: 'Done: all epochs trained. One more epoch, more epochs or Train forever go on.',
   error: 'Error (see the message above).',
   invalid: 'Fix the model to train it (see the messages under Model).',
 };
@@ -260,6 +264,7 @@ function setStatus(s, message) {
   trainBtn.setAttribute('aria-pressed', String(s === 'training'));
   $('step-btn').disabled = !['idle', 'paused'].includes(s);
   $('save-btn').disabled = !['idle', 'paused', 'done'].includes(s);
+  live.onStatus(s);
 }
 
 $('train-btn').addEventListener('click', () => {
@@ -325,7 +330,7 @@ function changed({ rerender = false } = {}) {
     state.weights = null;
   }
   writeUrl();
-  scheduleSetup();
+  if (!live.apply()) scheduleSetup(); // training settings change live (live.js)
 }
 
 $('data').addEventListener('change', () => {
@@ -700,6 +705,24 @@ $('copy-link').addEventListener('click', async () => {
 
 // ---- start ----------------------------------------------------------------------------
 const charts = new Charts($('loss-chart'), $('acc-chart'));
+const live = new Live({
+  worker,
+  getState: () => state,
+  setState: (s) => {
+    state = s;
+    renderControls();
+    writeUrl();
+  },
+  getRun: () => run,
+  nextRun: () => ++run,
+  getStatus: () => status,
+  setStatus,
+  describe: () => desc,
+  charts,
+  showMetric,
+  say,
+  reset: () => scheduleSetup(),
+});
 
 function loadFromUrl() {
   const { state: s, warnings } = decodeState(location.hash);

@@ -102,11 +102,28 @@ export class Trainer {
     this.x = new Float32Array(this.batch * data.train.itemSize);
     this.y = new data.train.y.constructor(this.batch);
     this.testX = null;
+    this.forever = false;
     this.resetWindow();
   }
 
+  /** All epochs trained (never while `forever` is set: TF Playground's endless training). */
   get done() {
-    return this.epoch >= this.epochs;
+    return !this.forever && this.epoch >= this.epochs;
+  }
+
+  /**
+   * New batch size and epoch count in the middle of a run (live.js): the epoch in progress
+   * goes on with the new batch size from where it is; the step count and the order stay.
+   * @param {{batch: number, epochs: number}} settings
+   */
+  retune({ batch, epochs }) {
+    const b = Math.min(batch, this.data.train.n);
+    if (b !== this.batch) {
+      this.batch = b;
+      this.x = new Float32Array(b * this.data.train.itemSize);
+      this.y = new this.y.constructor(b); // Int32Array labels (or Float32Array targets)
+    }
+    this.epochs = epochs;
   }
 
   /** Epochs done, fractional (the charts' x axis). */

@@ -6,6 +6,8 @@
 //               pause {run}, step {run}, predict {id, x}, save {run},
 //               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js),
 //               regenerate {run, state} (new toy points from state.dataSeed, same model)
+//               (live-worker.js: retune, undo, forever; setup's `keep` keeps the run it
+//               replaces for undo)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -26,6 +28,7 @@ import mnistManifest from 'virtual:kiln-mnist';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
 import { toyProbe, weightProbe, inspectProbe, inputNames, INSIDE_GRID } from './inside-probe.js';
+import { keepForUndo, takeKept, retune, restingStatus } from './live-worker.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -168,16 +171,18 @@ function buildToy(state, csv) {
   };
 }
 
-function stopCurrent() {
+/** Stops the current run; frees it, or keeps it for undo (live-worker.js) if `keep`. */
+function stopCurrent(keep = false) {
   if (cur) {
     cur.running = false;
-    cur.session?.dispose();
+    if (keep && cur.trainer) keepForUndo(cur);
+    else cur.session?.dispose();
     cur = null;
   }
 }
 
 async function setup(msg) {
-  stopCurrent();
+  stopCurrent(msg.keep === true);
   const ctx = { run: msg.run, state: msg.state, running: false };
   cur = ctx;
   post({ type: 'status', run: ctx.run, status: 'loading', message: msg.state.data === 'mnist' ? 'Loading MNIST…' : 'Building…' });
@@ -261,7 +266,23 @@ function postInside(ctx) {
 function report(ctx) {
   const w = ctx.trainer.takeWindow();
   if (!w) return;
-  post({ type: 'progress', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress, ...w });
+  post({ type: 'progress', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress, lr: ctx.session.learningRate, ...w });
+}
+
+/** The test loss and accuracy at an epoch's end (the charts' point; no heat map). */
+function epochEval(ctx) {
+  const r = ctx.trainer.evaluate();
+  post({ type: 'epochEval', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress, loss: r.loss, accuracy: r.accuracy });
+}
+
+/**
+ * Whether an epoch's end gets test metrics: always on toy data (at most 2,000 points, a
+ * forward pass each), on MNIST unless they would take more than a quarter of the time (a
+ * big test part and short epochs: then the train curve's point at the epoch's end and the
+ * test point every evalEvery()).
+ */
+function testAtEpochEnd(ctx, now) {
+  return ctx.grid ? true : now - ctx.lastEval >= 3 * (ctx.evalCost ?? 0);
 }
 
 function finishIfDone(ctx) {
@@ -290,16 +311,23 @@ async function trainLoop(ctx) {
           break;
         }
       }
-      // Messages at a bounded rate whatever the speed (a toy epoch can take a millisecond):
-      // train metrics every 100 ms, an evaluation every evalEvery() and at an epoch's end
-      // (at most every 250 ms), and both when training ends.
+      // The charts get a point at every epoch's end and at least every 250 ms, whichever
+      // comes first (a toy epoch can take a millisecond: short runs still draw a curve):
+      // train metrics every 100 ms and at each epoch's end; a full evaluation (test
+      // metrics, heat map or digits) every evalEvery() and when training ends, and test
+      // metrics at the other epochs' ends (toy: alone, epochEval; MNIST: a full one)
+      // unless that would take more than a quarter of the time (testAtEpochEnd).
       const now = performance.now();
       const done = ctx.trainer.done;
-      if (done || now - lastReport >= 100 || (epochEnded && now - lastReport >= 50)) {
+      if (done || epochEnded || now - lastReport >= 100) {
         report(ctx);
         lastReport = now;
       }
-      if (done || now - ctx.lastEval >= evalEvery() || (epochEnded && now - ctx.lastEval >= 250)) evaluate(ctx);
+      if (done || now - ctx.lastEval >= evalEvery()) evaluate(ctx);
+      else if (epochEnded && testAtEpochEnd(ctx, now)) {
+        if (ctx.grid) epochEval(ctx);
+        else evaluate(ctx);
+      }
       if (finishIfDone(ctx)) break;
       await yieldNow();
     }
@@ -415,6 +443,33 @@ self.onmessage = async (ev) => {
         post({ type: 'error', run: ctx.run, error: errorInfo(e) });
       }
       break;
+    case 'retune':
+      if (ctx) retune(ctx, msg, post);
+      break;
+    case 'forever':
+      if (ctx?.trainer) {
+        ctx.trainer.forever = msg.on === true;
+        if (!ctx.running) post({ type: 'status', run: ctx.run, status: restingStatus(ctx) });
+      }
+      break;
+    case 'undo': {
+      // Brings back the run kept when the data or the layers changed, under the new id.
+      // (The page may not have replaced it yet: an invalid model was never sent.)
+      const kept = cur?.run === msg.from && cur.trainer ? cur : takeKept(msg.from);
+      if (!kept) {
+        post({ type: 'restored', run: msg.run, error: { message: 'the previous model is no longer kept', code: 'State' } });
+        break;
+      }
+      if (kept !== cur) stopCurrent();
+      kept.run = msg.run;
+      cur = kept;
+      post({ type: 'ready', run: kept.run, numParams: kept.session.numParams, summary: kept.session.summary(), view: kept.view });
+      evaluate(kept);
+      const test = kept.trainer.evaluate();
+      post({ type: 'restored', run: kept.run, step: kept.trainer.step, epoch: kept.trainer.progress, lr: kept.session.learningRate, testLoss: test.loss, testAccuracy: test.accuracy });
+      post({ type: 'status', run: kept.run, status: restingStatus(kept) });
+      break;
+    }
     default:
       break;
   }
