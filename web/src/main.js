@@ -18,6 +18,7 @@ import { Charts } from './charts.js';
 import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
+import { initExport } from './export.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -117,6 +118,9 @@ worker.onmessage = (ev) => {
       break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
+      break;
+    case 'exported':
+      exporter.onExported(m);
       break;
     default:
       break;
@@ -662,6 +666,7 @@ $('copy-link').addEventListener('click', async () => {
 
 // ---- start ----------------------------------------------------------------------------
 const charts = new Charts($('loss-chart'), $('acc-chart'));
+const exporter = initExport({ root: $('export-root'), worker, run: () => run, state: () => state, desc: () => desc, view: () => view, link: encodeState });
 
 function loadFromUrl() {
   const { state: s, warnings } = decodeState(location.hash);

@@ -3,16 +3,18 @@
 // yields between them, so a prediction request, a pause or a new set-up is handled at once.
 //
 // Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
-//               pause {run}, step {run}, predict {id, x}, save {run}
+//               pause {run}, step {run}, predict {id, x}, save {run}, export {run, id}
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
-//               weights {run, name, status, kind, text} (idbWeights: loaded or why not)
+//               weights {run, name, status, kind, text} (idbWeights: loaded or why not),
+//               exported {run, id, weights, check, step, epoch | error} (export/snapshot.js)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
+import { exportSnapshot } from './export/snapshot.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -308,6 +310,16 @@ self.onmessage = async (ev) => {
         post({ type: 'saved', run: ctx.run, weights, config: ctx.session.config() });
       } catch (e) {
         post({ type: 'error', run: msg.run, error: errorInfo(e) });
+      }
+      break;
+    case 'export':
+      // The Export menu (export.js): weights and the page's outputs on the first test items.
+      try {
+        if (!ctx?.session || !ctx.trainer) throw new Error('no model to export yet');
+        const snap = exportSnapshot(ctx.session, ctx.trainer, ctx.state.data === 'mnist');
+        post({ type: 'exported', run: ctx.run, id: msg.id, ...snap });
+      } catch (e) {
+        post({ type: 'exported', run: msg.run, id: msg.id, error: errorInfo(e) });
       }
       break;
     default:
