@@ -184,6 +184,25 @@ test('mnist-cnn', async () => {
   return `PyTorch: max diff ${diff.toExponential(2)} over 100 digits, test loss ${m.loss.toFixed(5)} (page ${testLoss.toFixed(5)}); Kiln JS: ${jsDiff.toExponential(2)}`;
 });
 
+test('phone', async () => {
+  // The dialog fits a 390 px wide phone: no horizontal overflow of the page, buttons wrap.
+  const page = await open('#data=circle&epochs=2', 'export-phone');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await waitStatus(page, ['idle'], 60_000);
+  await exportAs(page, 'kilnjs');
+  const { overflow, dialogWidth } = await page.evaluate(() => ({
+    overflow: document.documentElement.scrollWidth - window.innerWidth,
+    dialogWidth: document.getElementById('export-dialog').getBoundingClientRect().width,
+  }));
+  check(overflow <= 0 && dialogWidth <= 390, `overflow ${overflow} px, dialog ${dialogWidth} px wide at 390 px`);
+  await shot(page, 'export-phone-dialog', false);
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => !document.getElementById('export-dialog').open);
+  check((await page.evaluate(() => document.activeElement?.id)) === 'export-btn', 'closing the dialog does not return the focus to Export');
+  await page.close();
+  return `dialog ${Math.round(dialogWidth)} px wide; Escape closes it`;
+});
+
 test('not-ready', async () => {
   // An invalid model: the Export button is disabled and says why.
   const page = await open('#data=xor&layers=d0-relu', 'export-invalid');

@@ -51,7 +51,6 @@ export function initExport({ root, worker, run, state, desc, view, link }) {
     const b = el('button', { type: 'button', className: 'export-item' }, label, ' ', el('small', { textContent: hint }));
     b.dataset.target = key;
     b.setAttribute('role', 'menuitem');
-    b.tabIndex = -1;
     return b;
   });
   const menu = el('ul', { id: 'export-menu', className: 'export-menu', hidden: true }, ...items.map((b) => el('li', { role: 'none' }, b)));
@@ -65,8 +64,8 @@ export function initExport({ root, worker, run, state, desc, view, link }) {
   const title = el('h2', { id: 'export-title' });
   const about = el('p', { id: 'export-about', className: 'hint' });
   const runCode = el('code', { id: 'export-run' });
-  const dlCode = el('button', { type: 'button', id: 'export-dl-code', className: 'primary' });
-  const dlWeights = el('button', { type: 'button', id: 'export-dl-weights' });
+  const dlCode = el('button', { type: 'button', id: 'export-dl-code', className: 'primary', textContent: 'Download the program' });
+  const dlWeights = el('button', { type: 'button', id: 'export-dl-weights', textContent: 'Download the weights' });
   const copy = el('button', { type: 'button', id: 'export-copy', textContent: 'Copy code' });
   const close = el('button', { type: 'button', id: 'export-close', textContent: 'Close' });
   const copied = el('span', { id: 'export-copied', className: 'hint' });
