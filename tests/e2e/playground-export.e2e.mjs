@@ -159,7 +159,7 @@ test('kilncpp', async () => {
 test('mnist-cnn', async () => {
   if (!havePytorch()) throw new Error('/usr/bin/python3 has no torch');
   await toy?.page.close();
-  const page = await open('#data=mnist&train=1000&mtest=200&layers=c4-3-relu-max-same,c8-3-relu-avg,d16-relu-0.25&opt=sgd&lr=0.05&momentum=0.9&batch=50&epochs=1&seed=3', 'export-mnist');
+  const page = await open('#data=mnist&train=1000&mtest=200&layers=c4-3-relu-max-same,c8-3-relu-avg,d16-relu-0.25&opt=adam&lr=0.005&batch=50&epochs=1&seed=3', 'export-mnist');
   await trainToEnd(page, 120_000);
   const testLoss = await metric(page, 'm-test-loss');
   const { program, weights, text } = await exportFiles(page, 'pytorch');

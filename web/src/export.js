@@ -194,10 +194,10 @@ export function initExport({ root, worker, run, state, desc, view, link }) {
     }
     current = { setup, target, text, weights };
     title.textContent = `Export: ${t.label}`;
-    const steps = m.step === 1 ? '1 step' : `${m.step.toLocaleString('en-US')} steps`;
+    const trained = m.step === 0 ? 'the initial (untrained) weights' : `the weights after ${m.step === 1 ? '1 step' : `${m.step.toLocaleString('en-US')} steps`} (epoch ${m.epoch.toFixed(2)})`;
     about.textContent =
       `${programFile(setup, target)}: this model and training set-up as a runnable program (${setup.toy ? 'the page\'s points embedded' : 'MNIST read from its IDX files'}). ` +
-      `${weightsFile(setup)}: the weights after ${steps} (epoch ${m.epoch.toFixed(2)}); with them the program prints how far its outputs are from the page's on ${m.check.count} test items.`;
+      `${weightsFile(setup)}: ${trained}; with them the program prints how far its outputs are from the page's on ${m.check.count} test items.`;
     runCode.textContent = t.run(setup).join('\n');
     dlCode.textContent = `Download ${programFile(setup, target)}`;
     dlWeights.textContent = `Download ${weightsFile(setup)}`;

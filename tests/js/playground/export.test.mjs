@@ -6,12 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { f32Text, wrapItems, snake } from '../../../web/src/export/format.js';
-import { exportSetup, setupFeatures, taskOfData, exportName, headerLines } from '../../../web/src/export/setup.js';
+import { exportSetup, setupFeatures, taskOfData, exportName, headerLines, modelWords } from '../../../web/src/export/setup.js';
 import { torchLayer, pytorchScript } from '../../../web/src/export/pytorch.js';
 import { kilnJsScript } from '../../../web/src/export/kilnjs.js';
 import { kilnCppProgram, cppLayerJson } from '../../../web/src/export/kilncpp.js';
 import { TARGETS, programFile, weightsFile } from '../../../web/src/export/targets.js';
-import { describeModel } from '../../../web/src/modelspec.js';
+import { describeModel, CNN_PRESET } from '../../../web/src/modelspec.js';
 import { defaultState } from '../../../web/src/state.js';
 import { createRng } from '../../../web/src/rng.js';
 
@@ -103,6 +103,14 @@ describe('exportSetup', () => {
     expect(() => exportSetup({ state: { ...state, data: 'plane' }, spec, view: view() })).toThrow(/regression model has 1 output, this one 2/);
     expect(() => exportSetup({ state: { ...state, reg: 'l3' }, spec, view: view() })).toThrow(/unknown regularisation "l3"/);
     expect(() => exportSetup({ state, spec, view: view(), check: { count: 5, values: new Float32Array(10) } })).toThrow(/check holds 10 values for 5 items/);
+  });
+
+  it('names the model in the title', () => {
+    const MNIST = { features: 784, classes: 10, image: [1, 28, 28] };
+    expect(modelWords(describeModel(CNN_PRESET, MNIST).spec.layers)).toBe('2 conv hidden layers');
+    expect(modelWords(describeModel([...CNN_PRESET, { kind: 'dense', units: 8, act: 'relu', dropout: 0 }], MNIST).spec.layers)).toBe('2 conv + 1 dense hidden layers');
+    expect(modelWords(describeModel([], { features: 2, classes: 2 }).spec.layers)).toBe('a linear model');
+    expect(toySetup({ layers: [{ kind: 'dense', units: 3, act: 'relu', dropout: 0 }] }).title).toBe('XOR, 1 hidden layer');
   });
 
   it('keeps regRate only with a regularisation', () => {
@@ -226,6 +234,7 @@ describe('targets', () => {
     expect(programFile(s, 'kilncpp')).toBe('kiln_xor.cpp');
     expect(weightsFile(s)).toBe('kiln_xor.safetensors');
     expect(TARGETS.pytorch.run(s)[0]).toBe('python3 kiln_xor.py --weights kiln_xor.safetensors');
+    expect(TARGETS.kilnjs.run({ ...s, name: 'kiln_mnist', mnist: { train: 100, test: 100 } })[1]).toBe('node kiln_mnist.mjs --weights kiln_mnist.safetensors --mnist-dir DIR');
   });
 });
 

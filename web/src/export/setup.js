@@ -78,7 +78,7 @@ export function exportSetup({ state, spec, view, check = null, link = '' }) {
   if (!['none', 'l1', 'l2'].includes(reg)) throw new Error(`export: unknown regularisation "${reg}" (expected none, l1 or l2)`);
   const setup = {
     name: exportName(state.data),
-    title: `${DATA_NAMES[state.data] ?? state.data}, ${linears.length === 1 ? 'a linear model' : `${linears.length - 1} hidden layer${linears.length > 2 ? 's' : ''}`}`,
+    title: `${DATA_NAMES[state.data] ?? state.data}, ${modelWords(spec.layers)}`,
     link,
     data: state.data,
     task,
@@ -113,6 +113,16 @@ export function exportSetup({ state, spec, view, check = null, link = '' }) {
     setup.check = { count: check.count, values: check.values };
   }
   return setup;
+}
+
+/** "2 hidden layers", "2 conv + 1 dense hidden layers", "2 conv hidden layers", "a linear model". */
+export function modelWords(layers) {
+  const conv = layers.filter((l) => l.type === 'conv2d').length;
+  const dense = layers.filter((l) => l.type === 'linear').length - 1;
+  if (conv + dense === 0) return 'a linear model';
+  const plural = conv + dense > 1 ? 's' : '';
+  if (conv === 0) return `${dense} hidden layer${plural}`;
+  return `${[`${conv} conv`, dense > 0 ? `${dense} dense` : ''].filter(Boolean).join(' + ')} hidden layer${plural}`;
 }
 
 /** The optimizer in words, for the programs' headers. */

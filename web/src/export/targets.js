@@ -4,6 +4,9 @@ import { pytorchScript } from './pytorch.js';
 import { kilnJsScript } from './kilnjs.js';
 import { kilnCppProgram } from './kilncpp.js';
 
+/** The MNIST directory option of the run lines (the four IDX files; ./mnist by default). */
+const mnistDir = (s) => (s.mnist ? ' --mnist-dir DIR' : '');
+
 /**
  * @type {Record<'pytorch' | 'kilnjs' | 'kilncpp', {label: string, ext: string, mime: string,
  *   generate: (setup: object) => string, run: (setup: object) => string[]}>}
@@ -14,14 +17,14 @@ export const TARGETS = {
     ext: '.py',
     mime: 'text/x-python',
     generate: pytorchScript,
-    run: (s) => [`python3 ${s.name}.py --weights ${s.name}.safetensors`, `python3 ${s.name}.py   # train from scratch`],
+    run: (s) => [`python3 ${s.name}.py --weights ${s.name}.safetensors${mnistDir(s)}`, `python3 ${s.name}.py${mnistDir(s)}   # train from scratch`],
   },
   kilnjs: {
     label: 'Kiln JS',
     ext: '.mjs',
     mime: 'text/javascript',
     generate: kilnJsScript,
-    run: (s) => ['npm install kiln-dl', `node ${s.name}.mjs --weights ${s.name}.safetensors`, `node ${s.name}.mjs   # train from scratch`],
+    run: (s) => ['npm install kiln-dl', `node ${s.name}.mjs --weights ${s.name}.safetensors${mnistDir(s)}`, `node ${s.name}.mjs${mnistDir(s)}   # train from scratch`],
   },
   kilncpp: {
     label: 'Kiln C++',
@@ -30,7 +33,7 @@ export const TARGETS = {
     generate: kilnCppProgram,
     run: (s) => [
       `g++ -std=c++20 -O2 -I$KILN/engine/include ${s.name}.cpp $KILN/build/native/libkiln.a -lsqlite3 -lcsv -o ${s.name}`,
-      `./${s.name} --weights ${s.name}.safetensors`,
+      `./${s.name} --weights ${s.name}.safetensors${mnistDir(s)}`,
     ],
   },
 };
