@@ -18,6 +18,7 @@ import { Charts } from './charts.js';
 import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
+import { MnistLoadView } from './mnist-load.js';
 import { initExport } from './export.js';
 
 const $ = (id) => document.getElementById(id);
@@ -62,6 +63,7 @@ function say(text, kind = 'info') {
 const clearMessages = () => $('messages').replaceChildren();
 
 // ---- worker ---------------------------------------------------------------------------
+const mnistLoad = new MnistLoadView($('status'));
 const worker = new KilnWorker();
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
@@ -118,6 +120,9 @@ worker.onmessage = (ev) => {
       break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
+      break;
+    case 'mnistLoad':
+      mnistLoad.update(m);
       break;
     case 'exported':
       exporter.onExported(m);
@@ -254,7 +259,7 @@ function setSelect(el, value) {
 
 function renderOutputs() {
   $('points-out').textContent = String(state.points);
-  $('noise-out').textContent = `${Math.round(state.noise * 100)} %`;
+  $('noise-out').textContent = `${state.noise} %`;
   $('test-out').textContent = `${Math.round(state.test * 100)} %`;
 }
 

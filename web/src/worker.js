@@ -8,10 +8,16 @@
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
 //               weights {run, name, status, kind, text} (idbWeights: loaded or why not),
+//               mnistLoad {run, total, rawTotal, fetched, cached, done, cacheNote, chunks, seconds,
+//               failed?, error?}
+//               (MNIST's gzip chunks: compressed bytes to load, downloaded, read from the Cache API),
 //               exported {run, id, weights, check, step, epoch | error} (export/snapshot.js)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
-import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
+import { dataSeedOf } from './state.js';
+import { MNIST_FILES, normaliseInto } from './mnist.js';
+import { MnistLoader } from './mnist-fetch.js';
+import mnistManifest from 'virtual:kiln-mnist';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
 import { exportSnapshot } from './export/snapshot.js';
@@ -24,7 +30,7 @@ const post = (msg) => self.postMessage(msg);
 let engine = null;
 let enginePromise = null;
 let cur = null; // the current run: {run, state, session, trainer, running, ...}
-const mnistCache = new Map(); // url -> Promise<Uint8Array>
+let mnist = null; // the MnistLoader (keeps the loaded chunks between set-ups)
 
 function getEngine() {
   enginePromise ??= loadEngine().then((e) => (engine = e));
@@ -38,35 +44,20 @@ const yieldNow = () =>
     ch.port2.postMessage(null);
   });
 
-async function fetchBytes(url) {
-  if (!mnistCache.has(url)) {
-    mnistCache.set(
-      url,
-      fetch(url).then(async (r) => {
-        if (!r.ok) throw new Error(`MNIST: ${url} answered ${r.status} ${r.statusText}`);
-        return new Uint8Array(await r.arrayBuffer());
-      }),
-    );
-  }
-  try {
-    return await mnistCache.get(url);
-  } catch (e) {
-    mnistCache.delete(url);
-    throw e;
-  }
+/** The MNIST loader (gzip chunks, Cache API: mnist-fetch.js), made on the first MNIST set-up. */
+function mnistLoader(base) {
+  if (!mnist || mnist.base !== base) mnist = new MnistLoader(mnistManifest, base);
+  return mnist;
 }
 
-/** A Source over the first `n` images of an MNIST IDX pair, normalised per batch. */
-async function mnistSource(base, imagesFile, labelsFile, n) {
-  const [imgBytes, lblBytes] = await Promise.all([fetchBytes(base + imagesFile), fetchBytes(base + labelsFile)]);
-  const images = parseIdx(imgBytes, 3);
-  const labels = parseIdx(lblBytes, 1);
+/** A Source over a loaded MNIST pair ({dims, data} each: count items), normalised per batch. */
+function mnistSource(images, labels, what) {
   if (images.dims[1] !== 28 || images.dims[2] !== 28 || labels.dims[0] !== images.dims[0]) {
-    throw new Error(`MNIST: ${imagesFile} has dims [${images.dims}], ${labelsFile} [${labels.dims}]`);
+    throw new Error(`MNIST: the ${what} images have dims [${images.dims}], the labels [${labels.dims}]`);
   }
-  const count = Math.min(n, images.dims[0]);
-  const pixels = images.data.subarray(0, count * 784);
-  const y = Int32Array.from(labels.data.subarray(0, count));
+  const count = images.dims[0];
+  const pixels = images.data;
+  const y = Int32Array.from(labels.data);
   return {
     n: count,
     itemSize: 784,
@@ -78,12 +69,42 @@ async function mnistSource(base, imagesFile, labelsFile, n) {
   };
 }
 
-async function buildData(state, mnistBase) {
+/**
+ * Loads the chunks of the MNIST subset of the run's set-up (train and mtest images),
+ * posting `mnistLoad` messages (bytes downloaded / read from the Cache API; at most every
+ * 100 ms, and when done).
+ */
+async function loadMnist(ctx, base) {
+  const { state } = ctx;
+  const t0 = performance.now();
+  let last = 0;
+  let latest = { total: 0, rawTotal: 0, fetched: 0, cached: 0, chunks: 0, cacheNote: '' };
+  const send = (p) => {
+    latest = p;
+    const now = performance.now();
+    if (!p.done && now - last < 100) return;
+    last = now;
+    post({ type: 'mnistLoad', run: ctx.run, ...p, seconds: (now - t0) / 1000 });
+  };
+  let loaded;
+  try {
+    loaded = await mnistLoader(base).load(
+      [MNIST_FILES.trainImages, MNIST_FILES.trainLabels, MNIST_FILES.testImages, MNIST_FILES.testLabels],
+      [state.train, state.train, state.mtest, state.mtest],
+      send,
+    );
+  } catch (e) {
+    post({ type: 'mnistLoad', run: ctx.run, ...latest, done: false, failed: true, error: e.message, seconds: (performance.now() - t0) / 1000 });
+    throw e;
+  }
+  const [trainImages, trainLabels, testImages, testLabels] = loaded;
+  return { train: mnistSource(trainImages, trainLabels, 'training'), test: mnistSource(testImages, testLabels, 'test') };
+}
+
+async function buildData(ctx, mnistBase) {
+  const { state } = ctx;
   if (state.data === 'mnist') {
-    const [train, test] = await Promise.all([
-      mnistSource(mnistBase, MNIST_FILES.trainImages, MNIST_FILES.trainLabels, state.train),
-      mnistSource(mnistBase, MNIST_FILES.testImages, MNIST_FILES.testLabels, state.mtest),
-    ]);
+    const { train, test } = await loadMnist(ctx, mnistBase);
     const k = Math.min(MNIST_SAMPLE, test.n);
     const view = {
       kind: 'mnist',
@@ -94,7 +115,7 @@ async function buildData(state, mnistBase) {
     };
     return { data: { train, test, classes: 10 }, view };
   }
-  const all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: state.seed, classes: state.classes });
+  const all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: dataSeedOf(state), classes: state.classes });
   const { train, test } = splitTrainTest(all, state.test, state.seed);
   const view = {
     kind: 'toy',
@@ -128,7 +149,7 @@ async function setup(msg) {
   post({ type: 'status', run: ctx.run, status: 'loading', message: msg.state.data === 'mnist' ? 'Loading MNIST…' : 'Building…' });
   try {
     await getEngine();
-    const built = await buildData(msg.state, msg.mnistBase);
+    const built = await buildData(ctx, msg.mnistBase);
     if (cur !== ctx) return; // superseded while loading
     ctx.session = engine.createSession(msg.spec, msg.state);
     if (msg.weights) ctx.session.load(msg.weights);
