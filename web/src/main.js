@@ -22,6 +22,7 @@ import { normaliseGrey } from './mnist.js';
 import { MnistLoadView } from './mnist-load.js';
 import { Inside } from './inside.js';
 import { Live } from './live.js';
+import { initExport } from './export.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -149,6 +150,9 @@ worker.onmessage = (ev) => {
       break;
     case 'inside':
       inside.onInside(m);
+      break;
+    case 'exported':
+      exporter.onExported(m);
       break;
     default:
       break;
@@ -723,6 +727,7 @@ const live = new Live({
   say,
   reset: () => scheduleSetup(),
 });
+const exporter = initExport({ root: $('export-root'), worker, run: () => run, state: () => state, desc: () => desc, view: () => view, link: encodeState });
 
 function loadFromUrl() {
   const { state: s, warnings } = decodeState(location.hash);

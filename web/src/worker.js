@@ -8,6 +8,7 @@
 //               regenerate {run, state} (new toy points from state.dataSeed, same model)
 //               (live-worker.js: retune, undo, forever; setup's `keep` keeps the run it
 //               replaces for undo)
+//               export {run, id} (export.js)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -17,7 +18,8 @@
 //               (MNIST's gzip chunks: compressed bytes to load, downloaded, read from the Cache API)
 //               inside {run, step, toy | weights | error} after each evaluation while shown,
 //               inspected {id, run, outputs, saliency | error},
-//               regenerated {run, view} (the new points after regenerate)
+//               regenerated {run, view} (the new points after regenerate),
+//               exported {run, id, weights, check, step, epoch | error} (export/snapshot.js)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { dataSeedOf, taskOf } from './state.js';
@@ -29,6 +31,7 @@ import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
 import { toyProbe, weightProbe, inspectProbe, inputNames, INSIDE_GRID } from './inside-probe.js';
 import { keepForUndo, takeKept, retune, restingStatus } from './live-worker.js';
+import { exportSnapshot } from './export/snapshot.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -470,6 +473,16 @@ self.onmessage = async (ev) => {
       post({ type: 'status', run: kept.run, status: restingStatus(kept) });
       break;
     }
+    case 'export':
+      // The Export menu (export.js): weights and the page's outputs on the first test items.
+      try {
+        if (!ctx?.session || !ctx.trainer) throw new Error('no model to export yet');
+        const snap = exportSnapshot(ctx.session, ctx.trainer, ctx.state.data === 'mnist');
+        post({ type: 'exported', run: ctx.run, id: msg.id, ...snap });
+      } catch (e) {
+        post({ type: 'exported', run: msg.run, id: msg.id, error: errorInfo(e) });
+      }
+      break;
     default:
       break;
   }
