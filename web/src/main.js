@@ -1,7 +1,8 @@
 // The playground page: controls <-> set-up (state.js, kept in the URL), the model
 // builder (modelspec.js), and the views fed by the training worker (worker.js).
 import KilnWorker from './worker.js?worker';
-import { decodeState, encodeState, defaultState, isToy, modelKey, parseWeightsRef } from './state.js';
+import { decodeState, encodeState, defaultState, isToy, modelKey, modelInput, parseWeightsRef } from './state.js';
+import { initTfp } from './tfp.js';
 import {
   describeModel,
   ACTIVATIONS,
@@ -18,7 +19,10 @@ import { Charts } from './charts.js';
 import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
+import { MnistLoadView } from './mnist-load.js';
+import { Inside } from './inside.js';
 import { Live } from './live.js';
+import { initExport } from './export.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -38,10 +42,22 @@ let drawBusy = false;
 let drawDirty = false;
 let weightsModel = null; // modelKey() of the set-up the link's weights=idb:<name> came with
 
-const inputFor = (s) =>
-  isToy(s.data)
-    ? { features: 2, classes: s.data === 'gauss' ? s.classes : 2 }
-    : { features: 784, classes: 10, image: [1, 28, 28] };
+const inputFor = (s) => modelInput(s, { csvClasses: tfp.csvClasses() });
+
+// TF Playground's controls (features, regularisation, view options, Regenerate, CSV).
+const tfp = initTfp({
+  getState: () => state,
+  changed: (opts) => changed(opts),
+  writeUrl: () => writeUrl(),
+  redraw: () => {
+    if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+  },
+  regenerate: (s) => {
+    if (!['idle', 'paused', 'training', 'done'].includes(status)) return false;
+    worker.postMessage({ type: 'regenerate', run, state: structuredClone(s) });
+    return true;
+  },
+});
 
 // ---- messages -------------------------------------------------------------------------
 function say(text, kind = 'info') {
@@ -62,7 +78,9 @@ function say(text, kind = 'info') {
 const clearMessages = () => $('messages').replaceChildren();
 
 // ---- worker ---------------------------------------------------------------------------
+const mnistLoad = new MnistLoadView($('status'));
 const worker = new KilnWorker();
+const inside = new Inside($('inside'), worker);
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
   setStatus('error');
@@ -86,6 +104,9 @@ worker.onmessage = (ev) => {
       cb?.(m);
       return;
     }
+    case 'inspected':
+      inside.onInspected(m);
+      return;
     default:
       break;
   }
@@ -117,8 +138,21 @@ worker.onmessage = (ev) => {
       document.body.dataset.weights = m.status;
       say(m.text, m.kind);
       break;
+    case 'regenerated':
+      view = m.view;
+      drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+      break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
+      break;
+    case 'mnistLoad':
+      mnistLoad.update(m);
+      break;
+    case 'inside':
+      inside.onInside(m);
+      break;
+    case 'exported':
+      exporter.onExported(m);
       break;
     default:
       break;
@@ -151,6 +185,7 @@ function setup(weights = null) {
   lastBoundary = null;
   lastTest = null;
   charts.clear();
+  inside.reset();
   for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
   for (const id of ['m-train-loss', 'm-train-acc', 'm-test-loss', 'm-test-acc', 'm-speed']) showMetric(id, null);
   $('engine-summary').textContent = '';
@@ -158,11 +193,16 @@ function setup(weights = null) {
     setStatus('invalid');
     return;
   }
+  const blocked = tfp.blocked(state);
+  if (blocked) {
+    setStatus('invalid', blocked);
+    return;
+  }
   const mnistBase = new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
   const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
   if (idbWeights) document.body.dataset.weights = 'loading';
   else delete document.body.dataset.weights;
-  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, keep: live.keep });
+  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, csv: tfp.csvPayload(), keep: live.keep });
   live.afterSetup(run, state);
   setStatus('loading');
 }
@@ -186,7 +226,7 @@ function onReady(m) {
     buildDigitGrid($('digit-grid'), view.sampleImages, view.sampleLabels);
     $('confusion').replaceChildren();
   } else {
-    drawBoundary($('boundary'), null, { ...GRID, classes: view.classes }, view);
+    drawBoundary($('boundary'), null, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
   }
 }
 
@@ -198,7 +238,7 @@ function onEval(m) {
   if (!view) return;
   if (view.kind === 'toy') {
     lastBoundary = m.boundary;
-    drawBoundary($('boundary'), m.boundary, { ...GRID, classes: view.classes }, view);
+    drawBoundary($('boundary'), m.boundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
   } else {
     updateDigitGrid($('digit-grid'), m.samplePredicted);
     drawConfusion($('confusion'), m.confusion, 10);
@@ -271,6 +311,7 @@ function renderControls() {
   document.body.classList.toggle('is-gauss', state.data === 'gauss');
   document.body.classList.toggle('is-sgd', state.opt === 'sgd');
   $('wd-label').textContent = state.opt === 'adamw' ? 'Weight decay (decoupled)' : 'L2 / weight decay';
+  tfp.render(state);
   renderLayers();
   renderModelInfo();
 }
@@ -492,6 +533,7 @@ $('preset-cnn').addEventListener('click', () => {
 // ---- drawing --------------------------------------------------------------------------
 const pad = new DrawPad($('draw'), (grey) => {
   drawing = grey;
+  inside.onDrawing(grey);
   if (!grey) {
     $('draw-pred').textContent = '–';
     $('draw-pred').dataset.value = '';
@@ -685,6 +727,7 @@ const live = new Live({
   say,
   reset: () => scheduleSetup(),
 });
+const exporter = initExport({ root: $('export-root'), worker, run: () => run, state: () => state, desc: () => desc, view: () => view, link: encodeState });
 
 function loadFromUrl() {
   const { state: s, warnings } = decodeState(location.hash);
@@ -703,7 +746,7 @@ window.addEventListener('hashchange', () => {
 });
 
 window.addEventListener('resize', () => {
-  if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, classes: view.classes }, view);
+  if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
 });
 
 loadFromUrl();

@@ -11,7 +11,8 @@
 //   reg=l1|l2|none&regRate=0.003   L1 / L2 penalty on the weights (not biases) with its rate
 //   discretize=1, showTest=1       view options (written only when on)
 //   dataSeed=<int>                 the points' own seed (the Regenerate button); absent: seed
-//   noise=0..50                    percent, TF Playground's scale (datasets.js)
+//   noise=0..50                    integer percent, TF Playground's scale (datasets.js); a
+//                                  fraction 0 < v <= 0.5 (the old scale) is read as v·100 %
 //   data=plane|mgauss              regression (MSE, 1 output); data=csv: uploaded points,
 //                                  which a link cannot carry (the page asks for the file)
 //
@@ -132,7 +133,7 @@ export function modelKey(state) {
  */
 export const NUMBER_FIELDS = [
   { key: 'points', label: 'number of points', min: TOY_LIMITS.minPoints, max: TOY_LIMITS.maxPoints, int: true, only: 'toy' },
-  { key: 'noise', label: 'noise (percent)', min: 0, max: TOY_LIMITS.maxNoise, int: false, only: 'toy' },
+  { key: 'noise', label: 'noise (percent)', min: 0, max: TOY_LIMITS.maxNoise, int: true, only: 'toy' },
   { key: 'test', label: 'test fraction', min: 0.05, max: 0.95, int: false, only: 'toy' },
   { key: 'classes', label: 'classes', min: TOY_LIMITS.minClasses, max: TOY_LIMITS.maxClasses, int: true, only: 'toy' },
   { key: 'train', label: 'training images', min: 100, max: 60000, int: true, only: 'mnist' },
@@ -256,7 +257,13 @@ export function decodeState(fragment) {
   for (const f of NUMBER_FIELDS) {
     const raw = params.get(f.key);
     if (raw === null) continue;
-    const v = raw.trim() === '' ? NaN : Number(raw);
+    let v = raw.trim() === '' ? NaN : Number(raw);
+    if (f.key === 'noise' && v > 0 && v <= 0.5 && !Number.isInteger(v)) {
+      // Links from before issue 18 gave noise as a fraction 0 .. 0.5 (now percent 0 .. 50).
+      const pctNoise = Math.round(v * 100);
+      warnings.push(`Noise "${raw}" in the link is on the old 0 to 0.5 scale: read as ${pctNoise} % (noise is now a percentage, 0 to 50, as in TensorFlow Playground)`);
+      v = pctNoise;
+    }
     if (!Number.isFinite(v) || (f.int && !Number.isInteger(v)) || v < f.min || v > f.max) {
       warnings.push(`Bad ${f.label} "${raw}" in the link (expected ${f.int ? 'an integer' : 'a number'} from ${f.min} to ${f.max}); using ${state[f.key]}`);
       continue;

@@ -2,21 +2,36 @@
 // the training loop, so the page stays responsive. The loop trains in slices of ~30 ms and
 // yields between them, so a prediction request, a pause or a new set-up is handled at once.
 //
-// Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
-//               pause {run}, step {run}, predict {id, x}, save {run}
+// Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?, csv?}, train {run},
+//               pause {run}, step {run}, predict {id, x}, save {run},
+//               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js),
+//               regenerate {run, state} (new toy points from state.dataSeed, same model)
 //               (live-worker.js: retune, undo {run, from, keep}, forever; setup's and
 //               undo's `keep` keep the run they replace for undo)
+//               export {run, id} (export.js)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
-//               weights {run, name, status, kind, text} (idbWeights: loaded or why not)
+//               weights {run, name, status, kind, text} (idbWeights: loaded or why not),
+//               mnistLoad {run, total, rawTotal, fetched, cached, done, cacheNote, chunks, seconds,
+//               failed?, error?}
+//               (MNIST's gzip chunks: compressed bytes to load, downloaded, read from the Cache API)
+//               inside {run, step, toy | weights | error} after each evaluation while shown,
+//               inspected {id, run, outputs, saliency | error},
+//               regenerated {run, view} (the new points after regenerate),
+//               exported {run, id, weights, check, step, epoch | error} (export/snapshot.js)
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
-import { dataSeedOf } from './state.js';
-import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
+import { dataSeedOf, taskOf } from './state.js';
+import { featureNames, applyFeatures } from './features.js';
+import { MNIST_FILES, normaliseInto } from './mnist.js';
+import { MnistLoader } from './mnist-fetch.js';
+import mnistManifest from 'virtual:kiln-mnist';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
+import { toyProbe, weightProbe, inspectProbe, inputNames, INSIDE_GRID } from './inside-probe.js';
 import { keepForUndo, takeKept, retune, restingStatus } from './live-worker.js';
+import { exportSnapshot } from './export/snapshot.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -26,7 +41,11 @@ const post = (msg) => self.postMessage(msg);
 let engine = null;
 let enginePromise = null;
 let cur = null; // the current run: {run, state, session, trainer, running, ...}
-const mnistCache = new Map(); // url -> Promise<Uint8Array>
+let mnist = null; // the MnistLoader (keeps the loaded chunks between set-ups)
+let insideOn = true; // the page shows the "Look inside" views
+
+/** The model's input for points (x1, x2) of the plane (toy sets): the chosen features. */
+const featuresOf = (state, points) => applyFeatures(points, state.features);
 
 function getEngine() {
   enginePromise ??= loadEngine().then((e) => (engine = e));
@@ -40,35 +59,20 @@ const yieldNow = () =>
     ch.port2.postMessage(null);
   });
 
-async function fetchBytes(url) {
-  if (!mnistCache.has(url)) {
-    mnistCache.set(
-      url,
-      fetch(url).then(async (r) => {
-        if (!r.ok) throw new Error(`MNIST: ${url} answered ${r.status} ${r.statusText}`);
-        return new Uint8Array(await r.arrayBuffer());
-      }),
-    );
-  }
-  try {
-    return await mnistCache.get(url);
-  } catch (e) {
-    mnistCache.delete(url);
-    throw e;
-  }
+/** The MNIST loader (gzip chunks, Cache API: mnist-fetch.js), made on the first MNIST set-up. */
+function mnistLoader(base) {
+  if (!mnist || mnist.base !== base) mnist = new MnistLoader(mnistManifest, base);
+  return mnist;
 }
 
-/** A Source over the first `n` images of an MNIST IDX pair, normalised per batch. */
-async function mnistSource(base, imagesFile, labelsFile, n) {
-  const [imgBytes, lblBytes] = await Promise.all([fetchBytes(base + imagesFile), fetchBytes(base + labelsFile)]);
-  const images = parseIdx(imgBytes, 3);
-  const labels = parseIdx(lblBytes, 1);
+/** A Source over a loaded MNIST pair ({dims, data} each: count items), normalised per batch. */
+function mnistSource(images, labels, what) {
   if (images.dims[1] !== 28 || images.dims[2] !== 28 || labels.dims[0] !== images.dims[0]) {
-    throw new Error(`MNIST: ${imagesFile} has dims [${images.dims}], ${labelsFile} [${labels.dims}]`);
+    throw new Error(`MNIST: the ${what} images have dims [${images.dims}], the labels [${labels.dims}]`);
   }
-  const count = Math.min(n, images.dims[0]);
-  const pixels = images.data.subarray(0, count * 784);
-  const y = Int32Array.from(labels.data.subarray(0, count));
+  const count = images.dims[0];
+  const pixels = images.data;
+  const y = Int32Array.from(labels.data);
   return {
     n: count,
     itemSize: 784,
@@ -80,12 +84,42 @@ async function mnistSource(base, imagesFile, labelsFile, n) {
   };
 }
 
-async function buildData(state, mnistBase) {
+/**
+ * Loads the chunks of the MNIST subset of the run's set-up (train and mtest images),
+ * posting `mnistLoad` messages (bytes downloaded / read from the Cache API; at most every
+ * 100 ms, and when done).
+ */
+async function loadMnist(ctx, base) {
+  const { state } = ctx;
+  const t0 = performance.now();
+  let last = 0;
+  let latest = { total: 0, rawTotal: 0, fetched: 0, cached: 0, chunks: 0, cacheNote: '' };
+  const send = (p) => {
+    latest = p;
+    const now = performance.now();
+    if (!p.done && now - last < 100) return;
+    last = now;
+    post({ type: 'mnistLoad', run: ctx.run, ...p, seconds: (now - t0) / 1000 });
+  };
+  let loaded;
+  try {
+    loaded = await mnistLoader(base).load(
+      [MNIST_FILES.trainImages, MNIST_FILES.trainLabels, MNIST_FILES.testImages, MNIST_FILES.testLabels],
+      [state.train, state.train, state.mtest, state.mtest],
+      send,
+    );
+  } catch (e) {
+    post({ type: 'mnistLoad', run: ctx.run, ...latest, done: false, failed: true, error: e.message, seconds: (performance.now() - t0) / 1000 });
+    throw e;
+  }
+  const [trainImages, trainLabels, testImages, testLabels] = loaded;
+  return { train: mnistSource(trainImages, trainLabels, 'training'), test: mnistSource(testImages, testLabels, 'test') };
+}
+
+async function buildData(ctx, mnistBase, csv) {
+  const { state } = ctx;
   if (state.data === 'mnist') {
-    const [train, test] = await Promise.all([
-      mnistSource(mnistBase, MNIST_FILES.trainImages, MNIST_FILES.trainLabels, state.train),
-      mnistSource(mnistBase, MNIST_FILES.testImages, MNIST_FILES.testLabels, state.mtest),
-    ]);
+    const { train, test } = await loadMnist(ctx, mnistBase);
     const k = Math.min(MNIST_SAMPLE, test.n);
     const view = {
       kind: 'mnist',
@@ -96,11 +130,31 @@ async function buildData(state, mnistBase) {
     };
     return { data: { train, test, classes: 10 }, view };
   }
-  const all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: dataSeedOf(state), classes: state.classes });
-  const { train, test } = splitTrainTest(all, state.test, state.seed);
+  return buildToy(state, csv);
+}
+
+/**
+ * A toy set as the model sees it: the points (generated from the data seed, or the uploaded
+ * CSV's), split, and turned into the chosen input features; the view keeps the raw points.
+ */
+function buildToy(state, csv) {
+  let all;
+  if (state.data === 'csv') {
+    if (!csv) throw new Error('No CSV points: upload a CSV file of x1, x2, label rows');
+    all = { x: csv.x, y: csv.y, n: csv.y.length, numClasses: csv.numClasses, itemShape: [2], task: 'classification' };
+  } else {
+    all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: dataSeedOf(state), classes: state.classes });
+  }
+  const { train, test } = splitTrainTest(all, state.test, dataSeedOf(state));
+  const features = featureNames(state);
+  const k = features.length;
+  const task = taskOf(state.data);
   const view = {
     kind: 'toy',
+    task,
     classes: all.numClasses,
+    features,
+    classNames: csv && state.data === 'csv' ? csv.classNames : null,
     trainX: train.x,
     trainY: train.y,
     testX: test.x,
@@ -109,9 +163,14 @@ async function buildData(state, mnistBase) {
     testCount: test.n,
   };
   return {
-    data: { train: floatSource(train.x, train.y, 2), test: floatSource(test.x, test.y, 2), classes: all.numClasses },
+    data: {
+      train: floatSource(applyFeatures(train.x, features), train.y, k),
+      test: floatSource(applyFeatures(test.x, features), test.y, k),
+      classes: all.numClasses,
+      task,
+    },
     view,
-    grid: boundaryGrid(GRID.size, GRID.lo, GRID.hi),
+    grid: applyFeatures(boundaryGrid(GRID.size, GRID.lo, GRID.hi), features),
   };
 }
 
@@ -132,9 +191,9 @@ async function setup(msg) {
   post({ type: 'status', run: ctx.run, status: 'loading', message: msg.state.data === 'mnist' ? 'Loading MNIST…' : 'Building…' });
   try {
     await getEngine();
-    const built = await buildData(msg.state, msg.mnistBase);
+    const built = await buildData(ctx, msg.mnistBase, msg.csv);
     if (cur !== ctx) return; // superseded while loading
-    ctx.session = engine.createSession(msg.spec, msg.state);
+    ctx.session = engine.createSession(msg.spec, msg.state, taskOf(msg.state.data));
     if (msg.weights) ctx.session.load(msg.weights);
     else if (msg.idbWeights) {
       // The link's weights=idb:<name>: on any failure the model keeps its random weights.
@@ -147,6 +206,7 @@ async function setup(msg) {
     }
     ctx.grid = built.grid;
     ctx.view = built.view;
+    if (built.grid) ctx.insideGrid = featuresOf(msg.state, boundaryGrid(INSIDE_GRID, GRID.lo, GRID.hi));
     ctx.trainer = new Trainer(ctx.session, built.data, msg.state);
     post({
       type: 'ready',
@@ -184,8 +244,26 @@ function evaluate(ctx) {
     msg.samplePredicted = r.predicted.slice(0, ctx.view.sampleLabels.length);
   }
   post(msg); // copied (structured clone): the arrays may be views the engine reuses
+  postInside(ctx);
   ctx.evalCost = performance.now() - t0;
   ctx.lastEval = performance.now();
+}
+
+/** The "Look inside" numbers after an evaluation (inside-probe.js), while the page shows them. */
+function postInside(ctx) {
+  if (!insideOn) return;
+  const msg = { type: 'inside', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress };
+  try {
+    if (ctx.insideGrid) {
+      const k = ctx.insideGrid.length / (INSIDE_GRID * INSIDE_GRID);
+      msg.toy = toyProbe(ctx.session, ctx.session.config().layers, ctx.insideGrid, INSIDE_GRID, inputNames(ctx.state, k));
+    } else {
+      msg.weights = weightProbe(ctx.session, ctx.session.config().layers);
+    }
+  } catch (e) {
+    msg.error = errorInfo(e);
+  }
+  post(msg);
 }
 
 function report(ctx) {
@@ -339,6 +417,35 @@ self.onmessage = async (ev) => {
         post({ type: 'error', run: msg.run, error: errorInfo(e) });
       }
       break;
+    case 'inside':
+      insideOn = Boolean(msg.on);
+      if (insideOn && cur?.trainer && !cur.running) postInside(cur);
+      break;
+    case 'inspect':
+      // Every layer's activations and the saliency of one item (the drawn digit).
+      try {
+        if (!cur?.session) throw new Error('no model yet');
+        post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.session.config().layers, msg.x) });
+      } catch (e) {
+        post({ type: 'inspected', id: msg.id, error: errorInfo(e) });
+      }
+      break;
+    case 'regenerate':
+      // New points from a new data seed (the Regenerate button): same model, optimizer
+      // state and step count; the next steps train on the new points.
+      if (!ctx?.trainer || !ctx.grid) break;
+      try {
+        const built = buildToy(msg.state, null);
+        ctx.trainer.setData(built.data);
+        ctx.state = msg.state;
+        ctx.view = built.view;
+        ctx.grid = built.grid;
+        post({ type: 'regenerated', run: ctx.run, view: built.view });
+        evaluate(ctx);
+      } catch (e) {
+        post({ type: 'error', run: ctx.run, error: errorInfo(e) });
+      }
+      break;
     case 'retune':
       if (ctx) retune(ctx, msg, post);
       break;
@@ -366,6 +473,16 @@ self.onmessage = async (ev) => {
       post({ type: 'status', run: kept.run, status: restingStatus(kept) });
       break;
     }
+    case 'export':
+      // The Export menu (export.js): weights and the page's outputs on the first test items.
+      try {
+        if (!ctx?.session || !ctx.trainer) throw new Error('no model to export yet');
+        const snap = exportSnapshot(ctx.session, ctx.trainer, ctx.state.data === 'mnist');
+        post({ type: 'exported', run: ctx.run, id: msg.id, ...snap });
+      } catch (e) {
+        post({ type: 'exported', run: msg.run, id: msg.id, error: errorInfo(e) });
+      }
+      break;
     default:
       break;
   }
