@@ -42,6 +42,7 @@ function makeChart(canvas, title, yOptions) {
 }
 
 export class Charts {
+  /** `onDraw` (optional, set by the page) runs after every redraw. */
   constructor(lossCanvas, accCanvas) {
     this.loss = makeChart(lossCanvas, 'loss', { beginAtZero: true });
     this.acc = makeChart(accCanvas, 'accuracy', { min: 0, max: 1 });
@@ -55,6 +56,7 @@ export class Charts {
       c.data.datasets[1].pointRadius = 2;
       c.update('none');
     }
+    this.onDraw?.();
   }
 
   /** A train point (running mean since the previous one). */
@@ -94,6 +96,7 @@ export class Charts {
         this.lastDraw = performance.now();
         this.loss.update('none');
         this.acc.update('none');
+        this.onDraw?.(); // e.g. the text alternative (chart-text.js)
       });
     }, wait);
   }

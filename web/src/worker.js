@@ -3,11 +3,15 @@
 // yields between them, so a prediction request, a pause or a new set-up is handled at once.
 //
 // Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
-//               pause {run}, step {run}, predict {id, x}, save {run}
+//               pause {run}, step {run}, predict {id, x}, save {run},
+//               resolution {size} (the decision-boundary canvas's width in device pixels)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
 //               weights {run, name, status, kind, text} (idbWeights: loaded or why not)
+// An eval of toy data holds `boundary` (class probabilities over a size x size grid of
+// the plane) and `boundarySize`: the canvas's device-pixel size when the model's cost
+// allows (boundaryBudget), else the largest grid that does (the page smooths it up).
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
@@ -22,6 +26,9 @@ const post = (msg) => self.postMessage(msg);
 let engine = null;
 let enginePromise = null;
 let cur = null; // the current run: {run, state, session, trainer, running, ...}
+let boundaryPixels = GRID.size; // the page's canvas width in device pixels (resolution)
+const gridCache = new Map(); // size -> boundaryGrid(size)
+const BOUNDARY_CHUNK = 16384; // points per predict call (bounds the engine's activations)
 const mnistCache = new Map(); // url -> Promise<Uint8Array>
 
 function getEngine() {
@@ -159,6 +166,49 @@ async function setup(msg) {
   }
 }
 
+/** Milliseconds a decision-boundary evaluation may take: while training, and otherwise. */
+const boundaryBudget = (ctx) => (ctx.running ? 25 : 400);
+
+/** Predicts a grid in chunks, into one Float32Array [points, classes]. */
+function predictGrid(session, grid) {
+  const n = grid.length / 2;
+  let out = null;
+  for (let start = 0; start < n; start += BOUNDARY_CHUNK) {
+    const count = Math.min(BOUNDARY_CHUNK, n - start);
+    const p = session.predict(grid.subarray(2 * start, 2 * (start + count)));
+    out ??= new Float32Array(n * (p.length / count));
+    out.set(p, start * (p.length / count)); // copied: p may be a view the engine reuses
+  }
+  return out;
+}
+
+/**
+ * The decision boundary at the canvas's device-pixel resolution, or (if that would take
+ * more than boundaryBudget by the measured cost per point) the largest grid that fits,
+ * at least GRID.size. Returns {probs, size}.
+ */
+function boundary(ctx) {
+  const gridOf = (size) => {
+    if (!gridCache.has(size)) {
+      if (gridCache.size > 4) gridCache.clear();
+      gridCache.set(size, boundaryGrid(size, GRID.lo, GRID.hi));
+    }
+    return gridCache.get(size);
+  };
+  const measure = (size) => {
+    const t0 = performance.now();
+    const probs = predictGrid(ctx.session, gridOf(size));
+    ctx.pointCost = Math.max(1e-6, (performance.now() - t0) / (size * size));
+    return { probs, size };
+  };
+  let first = null;
+  if (ctx.pointCost === undefined) first = measure(GRID.size);
+  const fits = Math.floor(Math.sqrt(boundaryBudget(ctx) / ctx.pointCost));
+  const size = Math.max(GRID.size, Math.min(boundaryPixels, fits));
+  if (first && size === first.size) return first;
+  return measure(size);
+}
+
 function evaluate(ctx) {
   const t0 = performance.now();
   const { trainer } = ctx;
@@ -173,7 +223,10 @@ function evaluate(ctx) {
     confusion: r.confusion,
   };
   if (ctx.grid) {
-    msg.boundary = ctx.session.predict(ctx.grid);
+    const b = boundary(ctx);
+    msg.boundary = b.probs;
+    msg.boundarySize = b.size;
+    ctx.boundarySize = b.size;
   } else {
     msg.samplePredicted = r.predicted.slice(0, ctx.view.sampleLabels.length);
   }
@@ -191,6 +244,7 @@ function report(ctx) {
 function finishIfDone(ctx) {
   if (ctx.trainer.done) {
     ctx.running = false;
+    if (ctx.grid && ctx.boundarySize < boundaryPixels) evaluate(ctx); // the final picture at full resolution
     post({ type: 'status', run: ctx.run, status: 'done' });
     return true;
   }
@@ -309,6 +363,11 @@ self.onmessage = async (ev) => {
       } catch (e) {
         post({ type: 'error', run: msg.run, error: errorInfo(e) });
       }
+      break;
+    case 'resolution':
+      // The page's canvas changed size: a new picture now unless training sends one soon.
+      boundaryPixels = Math.max(GRID.size, Math.min(1200, Math.round(msg.size) || GRID.size));
+      if (cur?.trainer && cur.grid && !cur.running) evaluate(cur);
       break;
     default:
       break;
