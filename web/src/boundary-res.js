@@ -25,13 +25,28 @@ export function watchCanvasPixels(canvas, onSize) {
   };
   const observer = new ResizeObserver((entries) => {
     const e = entries[entries.length - 1];
-    const box = e.devicePixelContentBoxSize?.[0];
-    if (box) apply(box.inlineSize);
-    else apply(e.contentRect.width * devicePixelRatio);
+    const css = e.contentRect.width * devicePixelRatio;
+    // The exact device-pixel box where the browser gives it (it ignores an emulated
+    // device-pixel ratio, so it is used only when it agrees with CSS size x ratio).
+    const box = e.devicePixelContentBoxSize?.[0]?.inlineSize;
+    apply(box && Math.abs(box - css) <= 2 ? box : css);
   });
   try {
     observer.observe(canvas, { box: 'device-pixel-content-box' });
   } catch {
     observer.observe(canvas); // browsers without device-pixel-content-box
   }
+  // A change of devicePixelRatio alone (zoom, another screen): measure again.
+  const watchRatio = () => {
+    matchMedia(`(resolution: ${devicePixelRatio}dppx)`).addEventListener(
+      'change',
+      () => {
+        const w = canvas.getBoundingClientRect().width - canvas.clientLeft * 2;
+        apply(w * devicePixelRatio);
+        watchRatio();
+      },
+      { once: true },
+    );
+  };
+  watchRatio();
 }

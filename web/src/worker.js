@@ -28,7 +28,7 @@ let enginePromise = null;
 let cur = null; // the current run: {run, state, session, trainer, running, ...}
 let boundaryPixels = GRID.size; // the page's canvas width in device pixels (resolution)
 const gridCache = new Map(); // size -> boundaryGrid(size)
-const BOUNDARY_CHUNK = 16384; // points per predict call (bounds the engine's activations)
+const BOUNDARY_CHUNK = 16384; // points per predict call and batch (bounds the engine's activations)
 const mnistCache = new Map(); // url -> Promise<Uint8Array>
 
 function getEngine() {
@@ -167,7 +167,7 @@ async function setup(msg) {
 }
 
 /** Milliseconds a decision-boundary evaluation may take: while training, and otherwise. */
-const boundaryBudget = (ctx) => (ctx.running ? 25 : 400);
+const boundaryBudget = (ctx) => (ctx.running ? 25 : 1000);
 
 /** Predicts a grid in chunks, into one Float32Array [points, classes]. */
 function predictGrid(session, grid) {
@@ -175,7 +175,7 @@ function predictGrid(session, grid) {
   let out = null;
   for (let start = 0; start < n; start += BOUNDARY_CHUNK) {
     const count = Math.min(BOUNDARY_CHUNK, n - start);
-    const p = session.predict(grid.subarray(2 * start, 2 * (start + count)));
+    const p = session.predict(grid.subarray(2 * start, 2 * (start + count)), BOUNDARY_CHUNK);
     out ??= new Float32Array(n * (p.length / count));
     out.set(p, start * (p.length / count)); // copied: p may be a view the engine reuses
   }
@@ -185,7 +185,9 @@ function predictGrid(session, grid) {
 /**
  * The decision boundary at the canvas's device-pixel resolution, or (if that would take
  * more than boundaryBudget by the measured cost per point) the largest grid that fits,
- * at least GRID.size. Returns {probs, size}.
+ * at least GRID.size. The cost per point is measured on every evaluation; one measured on
+ * a small grid overstates it (the per-call overhead), so up to two larger grids follow at
+ * once while the time spent stays within the budget. Returns {probs, size}.
  */
 function boundary(ctx) {
   const gridOf = (size) => {
@@ -195,18 +197,22 @@ function boundary(ctx) {
     }
     return gridCache.get(size);
   };
+  const t0 = performance.now();
   const measure = (size) => {
-    const t0 = performance.now();
+    const t = performance.now();
     const probs = predictGrid(ctx.session, gridOf(size));
-    ctx.pointCost = Math.max(1e-6, (performance.now() - t0) / (size * size));
+    ctx.pointCost = Math.max(1e-6, (performance.now() - t) / (size * size));
     return { probs, size };
   };
-  let first = null;
-  if (ctx.pointCost === undefined) first = measure(GRID.size);
-  const fits = Math.floor(Math.sqrt(boundaryBudget(ctx) / ctx.pointCost));
-  const size = Math.max(GRID.size, Math.min(boundaryPixels, fits));
-  if (first && size === first.size) return first;
-  return measure(size);
+  const budget = boundaryBudget(ctx);
+  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(ms / ctx.pointCost))));
+  let best = measure(ctx.pointCost === undefined ? GRID.size : fits(budget));
+  for (let round = 0; round < 2 && best.size < boundaryPixels; round++) {
+    const next = fits(budget - (performance.now() - t0)); // what the time left allows
+    if (next < best.size * 1.25) break;
+    best = measure(next);
+  }
+  return best;
 }
 
 function evaluate(ctx) {
