@@ -43,6 +43,7 @@ function makeChart(canvas, title, yOptions) {
 }
 
 export class Charts {
+  /** `onDraw` (optional, set by the page) runs after every redraw. */
   constructor(lossCanvas, accCanvas) {
     this.loss = makeChart(lossCanvas, 'loss', { beginAtZero: true });
     this.acc = makeChart(accCanvas, 'accuracy', { min: 0, max: 1 });
@@ -56,6 +57,7 @@ export class Charts {
       this.count(c);
       c.update('none');
     }
+    this.onDraw?.();
   }
 
   /** A copy of every curve's points (live.js keeps it for Undo). */
@@ -72,6 +74,7 @@ export class Charts {
       this.count(c);
       c.update('none');
     });
+    this.onDraw?.(); // the text alternative follows
   }
 
   /** The number of points of each curve on the canvas (data-train-points, data-test-points). */
@@ -117,6 +120,7 @@ export class Charts {
         this.lastDraw = performance.now();
         this.loss.update('none');
         this.acc.update('none');
+        this.onDraw?.(); // e.g. the text alternative (chart-text.js)
       });
     }, wait);
   }

@@ -1,7 +1,7 @@
 // The playground page: controls <-> set-up (state.js, kept in the URL), the model
 // builder (modelspec.js), and the views fed by the training worker (worker.js).
 import KilnWorker from './worker.js?worker';
-import { decodeState, encodeState, defaultState, isToy, modelKey, modelInput, parseWeightsRef } from './state.js';
+import { decodeState, encodeState, defaultState, isToy, modelKey, modelInput, parseWeightsRef, NUMBER_FIELDS } from './state.js';
 import { initTfp } from './tfp.js';
 import {
   describeModel,
@@ -23,6 +23,9 @@ import { MnistLoadView } from './mnist-load.js';
 import { Inside } from './inside.js';
 import { Live } from './live.js';
 import { initExport } from './export.js';
+import { showFieldError, clearFieldError, clearAllFieldErrors } from './fielderror.js';
+import { ChartText } from './chart-text.js';
+import { watchCanvasPixels } from './boundary-res.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -49,9 +52,7 @@ const tfp = initTfp({
   getState: () => state,
   changed: (opts) => changed(opts),
   writeUrl: () => writeUrl(),
-  redraw: () => {
-    if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
-  },
+  redraw: () => redrawBoundary(),
   regenerate: (s) => {
     if (!['idle', 'paused', 'training', 'done'].includes(status)) return false;
     worker.postMessage({ type: 'regenerate', run, state: structuredClone(s) });
@@ -124,7 +125,8 @@ worker.onmessage = (ev) => {
       showMetric('m-step', m.step, String);
       showMetric('m-train-loss', m.loss, (v) => v.toFixed(4));
       showMetric('m-train-acc', m.accuracy, pct);
-      showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
+      // null: too few steps to measure (one Step); the tile keeps the last measured figure.
+      if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
       charts.addTrain(m.epoch, m.loss, m.accuracy);
       break;
     case 'eval':
@@ -140,7 +142,7 @@ worker.onmessage = (ev) => {
       break;
     case 'regenerated':
       view = m.view;
-      drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+      redrawBoundary();
       break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
@@ -226,8 +228,17 @@ function onReady(m) {
     buildDigitGrid($('digit-grid'), view.sampleImages, view.sampleLabels);
     $('confusion').replaceChildren();
   } else {
-    drawBoundary($('boundary'), null, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+    redrawBoundary();
   }
+}
+
+/** Draws the last decision boundary (probabilities over a grid of lastBoundary.size²). */
+function redrawBoundary() {
+  if (view?.kind !== 'toy') return;
+  const canvas = $('boundary');
+  const size = lastBoundary?.size ?? GRID.size;
+  drawBoundary(canvas, lastBoundary?.probs ?? null, { ...GRID, size, ...tfp.boundaryOptions(state, view) }, view);
+  canvas.dataset.gridSize = lastBoundary ? String(size) : '';
 }
 
 function onEval(m) {
@@ -237,8 +248,8 @@ function onEval(m) {
   if (m.step > 0) charts.addTest(m.epoch, m.loss, m.accuracy);
   if (!view) return;
   if (view.kind === 'toy') {
-    lastBoundary = m.boundary;
-    drawBoundary($('boundary'), m.boundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+    lastBoundary = { probs: m.boundary, size: m.boundarySize ?? GRID.size };
+    redrawBoundary();
   } else {
     updateDigitGrid($('digit-grid'), m.samplePredicted);
     drawConfusion($('confusion'), m.confusion, 10);
@@ -253,7 +264,7 @@ const STATUS_TEXT = {
   idle: 'Ready: press Train (or Step one batch).',
   training: 'Training…',
   paused: 'Paused.',
-  done: 'Done: all epochs trained. One more epoch or Train forever goes on.',
+  done: 'Done: all epochs trained.',
   error: 'Error (see the message above).',
   invalid: 'Fix the model to train it (see the messages under Model).',
 };
@@ -262,6 +273,7 @@ function setStatus(s, message) {
   status = s;
   document.body.dataset.status = s;
   $('status').textContent = message ?? STATUS_TEXT[s] ?? s;
+  $('status').title = s === 'done' ? 'Reset, or change a setting, to train again.' : $('status').textContent;
   const trainBtn = $('train-btn');
   trainBtn.textContent = s === 'training' ? 'Pause' : 'Train';
   trainBtn.disabled = !['idle', 'paused', 'training'].includes(s);
@@ -353,10 +365,13 @@ for (const k of NUMBER_INPUTS) {
   el.addEventListener(el.type === 'range' ? 'input' : 'change', () => {
     const v = Number(el.value);
     if (el.value.trim() === '' || !Number.isFinite(v) || (el.min !== '' && v < Number(el.min)) || (el.max !== '' && v > Number(el.max))) {
-      say(`${el.labels?.[0]?.textContent?.trim() || k}: ${el.value || '(empty)'} is out of range (${el.min} to ${el.max}); kept ${state[k]}`, 'warn');
-      el.value = String(state[k]);
+      // Beside the field, which keeps what was typed; the run keeps the last good value.
+      const name = el.labels?.[0]?.textContent?.trim() || k;
+      const range = el.max !== '' ? `from ${el.min} to ${el.max}` : `at least ${el.min}`;
+      showFieldError(el, `${name}: ${el.value.trim() === '' ? 'empty' : `"${el.value}"`} is not a number ${range}; training keeps ${state[k]}.`);
       return;
     }
+    clearFieldError(el);
     state[k] = el.step === '1' ? Math.round(v) : v;
     changed();
   });
@@ -479,6 +494,8 @@ function renderLayers() {
   const full = state.layers.length >= LIMITS.maxBlocks;
   $('add-dense').disabled = full;
   $('add-conv').disabled = full;
+  $('layers-full').hidden = !full;
+  $('layers-full').textContent = `${LIMITS.maxBlocks} layers is the playground's limit: remove a layer to add another.`;
 }
 
 function renderModelInfo() {
@@ -486,9 +503,23 @@ function renderModelInfo() {
   $('num-params').textContent = desc.ok ? desc.numParams.toLocaleString('en-US') : '–';
   $('num-params').dataset.value = desc.ok ? String(desc.numParams) : '';
   [...$('layers').children].forEach((li, i) => {
-    const bad = desc.errors.some((e) => e.startsWith(`Layer ${i + 1} `) || e.startsWith(`Layer ${i + 1}:`));
+    const mine = desc.errors.filter((e) => e.startsWith(`Layer ${i + 1} `) || e.startsWith(`Layer ${i + 1}:`));
+    const bad = mine.length > 0;
     li.classList.toggle('invalid', bad);
-    li.querySelectorAll('input, select').forEach((el) => el.setAttribute('aria-invalid', String(bad)));
+    // The layer's errors beside it as well as under the list (the list may be long).
+    let box = li.querySelector(':scope > .field-error');
+    if (bad && !box) {
+      box = Object.assign(document.createElement('p'), { className: 'field-error', id: `layer-${i + 1}-error` });
+      box.setAttribute('role', 'alert');
+      li.append(box);
+    }
+    if (bad) box.textContent = mine.join('; ');
+    else box?.remove();
+    li.querySelectorAll('input, select').forEach((el) => {
+      el.setAttribute('aria-invalid', String(bad));
+      if (bad) el.setAttribute('aria-describedby', box.id);
+      else el.removeAttribute('aria-describedby');
+    });
   });
   const errors = $('model-errors');
   errors.replaceChildren(...desc.errors.map((e) => Object.assign(document.createElement('p'), { textContent: e })));
@@ -728,13 +759,35 @@ const live = new Live({
   reset: () => scheduleSetup(),
 });
 const exporter = initExport({ root: $('export-root'), worker, run: () => run, state: () => state, desc: () => desc, view: () => view, link: encodeState });
+{
+  // The charts' text alternative: a summary and a table under each, kept up to date.
+  const lossText = new ChartText(charts.loss, $('loss-summary'), $('loss-table'), { fmt: (v) => v.toFixed(4), better: 'min' });
+  const accText = new ChartText(charts.acc, $('acc-summary'), $('acc-table'), { fmt: pct, better: 'max' });
+  charts.onDraw = () => {
+    lossText.update();
+    accText.update();
+  };
+  charts.onDraw();
+}
+
+// Sliders take their range and step from the set-up's fields, so a link can set no value
+// a slider cannot show (decodeState moves a value off the step to the nearest one).
+for (const f of NUMBER_FIELDS) {
+  const el = $(f.key);
+  if (!el || el.tagName !== 'INPUT') continue;
+  el.min = String(f.min);
+  el.max = String(f.max);
+  if (el.type === 'range' && f.step) el.step = String(f.step);
+}
 
 function loadFromUrl() {
-  const { state: s, warnings } = decodeState(location.hash);
+  const { state: s, warnings, fields = {} } = decodeState(location.hash);
   state = s;
   weightsModel = state.weights ? modelKey(state) : null;
   for (const w of warnings) say(w, 'warn');
   renderControls();
+  clearAllFieldErrors(document.querySelector('.controls'));
+  for (const [k, w] of Object.entries(fields)) if ($(k)) showFieldError($(k), w);
   writeUrl();
 }
 
@@ -745,8 +798,11 @@ window.addEventListener('hashchange', () => {
   setup();
 });
 
-window.addEventListener('resize', () => {
-  if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+// The decision boundary is drawn at the canvas's device-pixel size; the worker evaluates
+// the model on a grid of that size (or the largest its cost allows, smoothed up).
+watchCanvasPixels($('boundary'), (px) => {
+  redrawBoundary();
+  worker.postMessage({ type: 'resolution', size: px });
 });
 
 loadFromUrl();

@@ -82,6 +82,12 @@ export function refusedStep(error, step) {
   return Object.assign(new Error(message), { code: 'NonFinite' });
 }
 
+/**
+ * The speed is shown only when measured over at least this many steps and milliseconds of
+ * training (one step, the Step button's, times one call: its figure means nothing).
+ */
+export const SPEED_MIN = { steps: 5, ms: 20 };
+
 export class Trainer {
   /**
    * @param {import('./engine.js').Session} session
@@ -132,7 +138,7 @@ export class Trainer {
   }
 
   resetWindow() {
-    this.window = { loss: 0, correct: 0, items: 0, time: 0 };
+    this.window = { loss: 0, correct: 0, items: 0, time: 0, steps: 0 };
   }
 
   /**
@@ -148,11 +154,11 @@ export class Trainer {
       createRng((this.seed * 7919 + this.epoch) >>> 0).shuffle(this.order);
     }
     const count = Math.min(this.batch, train.n - this.pos);
+    const t0 = performance.now(); // the step's whole cost: the batch's data and the engine's step
     train.fill(this.x, this.order, this.pos, count);
     for (let i = 0; i < count; i++) this.y[i] = train.y[this.order[this.pos + i]];
     const x = count === this.batch ? this.x : this.x.subarray(0, count * train.itemSize);
     const y = count === this.batch ? this.y : this.y.subarray(0, count);
-    const t0 = performance.now();
     let r;
     try {
       r = this.session.trainBatch(x, y, count, { epoch: this.epoch + 1, batch: Math.floor(this.pos / this.batch) + 1 });
@@ -165,6 +171,7 @@ export class Trainer {
     this.window.loss += r.loss * count;
     this.window.correct += r.accuracy * count;
     this.window.items += count;
+    this.window.steps++;
     this.step++;
     this.pos += count;
     let epochEnded = false;
@@ -176,7 +183,11 @@ export class Trainer {
     return { loss: r.loss, accuracy: r.accuracy, count, epochEnded };
   }
 
-  /** The train metrics since the last call (means over the items seen), then a new window. */
+  /**
+   * The train metrics since the last call (means over the items seen), then a new window.
+   * itemsPerSecond: items over the time spent in trainStep, or null if the window holds
+   * fewer than SPEED_MIN steps or milliseconds.
+   */
   takeWindow() {
     const w = this.window;
     this.resetWindow();
@@ -184,7 +195,7 @@ export class Trainer {
     return {
       loss: w.loss / w.items,
       accuracy: this.data.task === 'regression' ? null : w.correct / w.items,
-      itemsPerSecond: w.time > 0 ? (w.items * 1000) / w.time : 0,
+      itemsPerSecond: w.steps >= SPEED_MIN.steps && w.time >= SPEED_MIN.ms ? (w.items * 1000) / w.time : null,
     };
   }
 

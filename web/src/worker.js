@@ -20,6 +20,10 @@
 //               inspected {id, run, outputs, saliency | error},
 //               regenerated {run, view} (the new points after regenerate),
 //               exported {run, id, weights, check, step, epoch | error} (export/snapshot.js)
+//               resolution {size} (the decision-boundary canvas's width in device pixels)
+// An eval of toy data holds `boundary` (class probabilities over a size x size grid of
+// the plane) and `boundarySize`: the canvas's device-pixel size when the model's cost
+// allows (boundaryBudget), else the largest grid that does (the page smooths it up).
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { dataSeedOf, taskOf } from './state.js';
@@ -46,6 +50,9 @@ let insideOn = true; // the page shows the "Look inside" views
 
 /** The model's input for points (x1, x2) of the plane (toy sets): the chosen features. */
 const featuresOf = (state, points) => applyFeatures(points, state.features);
+let boundaryPixels = GRID.size; // the page's canvas width in device pixels (resolution)
+const gridCache = new Map(); // 'size|features' -> the model's inputs over a size x size grid
+const BOUNDARY_CHUNK = 16384; // points per predict call and batch (bounds the engine's activations)
 
 function getEngine() {
   enginePromise ??= loadEngine().then((e) => (engine = e));
@@ -225,6 +232,57 @@ async function setup(msg) {
   }
 }
 
+/** Milliseconds a decision-boundary evaluation may take: while training, and otherwise. */
+const boundaryBudget = (ctx) => (ctx.running ? 25 : 1000);
+
+/** Predicts a grid in chunks, into one Float32Array [points, classes]. */
+function predictGrid(session, grid) {
+  const n = grid.length / 2;
+  let out = null;
+  for (let start = 0; start < n; start += BOUNDARY_CHUNK) {
+    const count = Math.min(BOUNDARY_CHUNK, n - start);
+    const p = session.predict(grid.subarray(2 * start, 2 * (start + count)), BOUNDARY_CHUNK);
+    out ??= new Float32Array(n * (p.length / count));
+    out.set(p, start * (p.length / count)); // copied: p may be a view the engine reuses
+  }
+  return out;
+}
+
+/**
+ * The decision boundary at the canvas's device-pixel resolution, or (if that would take
+ * more than boundaryBudget by the measured cost per point) the largest grid that fits,
+ * at least GRID.size. The cost per point is measured on every evaluation; one measured on
+ * a small grid overstates it (the per-call overhead), so up to two larger grids follow at
+ * once while the time spent stays within the budget. Returns {probs, size}.
+ */
+function boundary(ctx) {
+  const features = ctx.view.features; // the model's inputs: the chosen features of each point
+  const gridOf = (size) => {
+    const key = `${size}|${features.join(',')}`;
+    if (!gridCache.has(key)) {
+      if (gridCache.size > 4) gridCache.clear();
+      gridCache.set(key, applyFeatures(boundaryGrid(size, GRID.lo, GRID.hi), features));
+    }
+    return gridCache.get(key);
+  };
+  const t0 = performance.now();
+  const measure = (size) => {
+    const t = performance.now();
+    const probs = predictGrid(ctx.session, gridOf(size));
+    ctx.pointCost = Math.max(1e-6, (performance.now() - t) / (size * size));
+    return { probs, size };
+  };
+  const budget = boundaryBudget(ctx);
+  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(ms / ctx.pointCost))));
+  let best = measure(ctx.pointCost === undefined ? GRID.size : fits(budget));
+  for (let round = 0; round < 2 && best.size < boundaryPixels; round++) {
+    const next = fits(budget - (performance.now() - t0)); // what the time left allows
+    if (next < best.size * 1.25) break;
+    best = measure(next);
+  }
+  return best;
+}
+
 function evaluate(ctx) {
   const t0 = performance.now();
   const { trainer } = ctx;
@@ -239,7 +297,10 @@ function evaluate(ctx) {
     confusion: r.confusion,
   };
   if (ctx.grid) {
-    msg.boundary = ctx.session.predict(ctx.grid);
+    const b = boundary(ctx);
+    msg.boundary = b.probs;
+    msg.boundarySize = b.size;
+    ctx.boundarySize = b.size;
   } else {
     msg.samplePredicted = r.predicted.slice(0, ctx.view.sampleLabels.length);
   }
@@ -291,6 +352,7 @@ function testAtEpochEnd(ctx, now) {
 function finishIfDone(ctx) {
   if (ctx.trainer.done) {
     ctx.running = false;
+    if (ctx.grid && ctx.boundarySize < boundaryPixels) evaluate(ctx); // the final picture at full resolution
     post({ type: 'status', run: ctx.run, status: 'done' });
     return true;
   }
@@ -482,6 +544,11 @@ self.onmessage = async (ev) => {
       } catch (e) {
         post({ type: 'exported', run: msg.run, id: msg.id, error: errorInfo(e) });
       }
+      break;
+    case 'resolution':
+      // The page's canvas changed size: a new picture now unless training sends one soon.
+      boundaryPixels = Math.max(GRID.size, Math.min(1200, Math.round(msg.size) || GRID.size));
+      if (cur?.trainer && cur.grid && !cur.running) evaluate(cur);
       break;
     default:
       break;
