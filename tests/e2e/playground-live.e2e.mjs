@@ -79,7 +79,7 @@ test('lr-live', async () => {
 test('dropout-live', async () => {
   // A dropout change rebuilds the model with the same weights (predictions in inference
   // mode are the same: the test loss does not move); batch size and weight decay too.
-  const page = await open('#data=circle&layers=d8-tanh,d8-tanh&epochs=10000', 'dropout-live');
+  const page = await open('#data=spiral&noise=10&layers=d8-tanh,d8-tanh&epochs=10000', 'dropout-live');
   await waitStatus(page, ['idle'], 60_000);
   await page.click('#train-btn');
   await stepOver(page, 150);
@@ -103,7 +103,7 @@ test('dropout-live', async () => {
   check((await metric(page, 'm-step')) === s0, 'the step count moved');
   check((await logTest(page)).loss === loss0, `test loss ${loss0} -> ${(await logTest(page)).loss} across the changes`);
   check(/layers=d8-tanh,d8-tanh-0\.2/.test(page.url()) && /batch=8/.test(page.url()), `URL: ${page.url()}`);
-  // Steps of batch 8 from here: one epoch of the 300 training points is 38 steps.
+  // A step of the new batch size from here.
   await page.click('#step-btn');
   await page.waitForFunction((k) => Number(document.getElementById('m-step').dataset.value) === k + 1, s0);
   await shot(page, 'live-dropout');
