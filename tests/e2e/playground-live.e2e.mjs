@@ -71,6 +71,11 @@ test('lr-live', async () => {
   await page.click('#train-btn');
   await waitStatus(page, ['paused'], 10_000);
   const acc = await metric(page, 'm-test-acc');
+  // The heat map is drawn (a corner, far from the points, is not the blank canvas's white)
+  // on a grid of a real size.
+  await page.waitForTimeout(300);
+  const heat = await page.$eval('#boundary', (c) => ({ grid: Number(c.dataset.gridSize), px: Array.from(c.getContext('2d').getImageData(3, 3, 1, 1).data) }));
+  check(heat.grid >= 50 && heat.px.slice(0, 3).some((v) => v < 240), `decision boundary after the changes: grid ${heat.grid}, corner ${heat.px}`);
   await shot(page, 'live-lr');
   await page.close();
   return `step ${s0}: test loss ${loss0.toFixed(4)} and accuracy ${(acc0 * 100).toFixed(1)} % kept across 0.01 → 0.03; trained on to ${(acc * 100).toFixed(1)} %`;

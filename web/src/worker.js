@@ -273,7 +273,8 @@ function boundary(ctx) {
     return { probs, size };
   };
   const budget = boundaryBudget(ctx);
-  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(ms / ctx.pointCost))));
+  // (No time left, ms <= 0: the smallest grid, never NaN.)
+  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(Math.max(0, ms) / ctx.pointCost))));
   let best = measure(ctx.pointCost === undefined ? GRID.size : fits(budget));
   for (let round = 0; round < 2 && best.size < boundaryPixels; round++) {
     const next = fits(budget - (performance.now() - t0)); // what the time left allows
