@@ -36,7 +36,7 @@ export class Live {
   constructor(host) {
     this.host = host;
     this.posted = null; // {run, state, step}: the run the worker holds
-    this.undo = null; // {run, state, charts, metrics, why}: the previous trained run, kept
+    this.undo = null; // snapshot(): the previous trained run, kept for Undo
     this.epoch = 0; // the current run's epochs (fractional), as last reported
     this.pending = []; // the changes sent to the worker, answered in order by 'retuned'
     this.marks = []; // [{epoch, label}] on the charts
