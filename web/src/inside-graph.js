@@ -80,11 +80,16 @@ export class NetworkGraph {
 
   /** The columns of neurons: the inputs, then each block. */
   columns(toy) {
-    const cols = [{ title: 'Input', units: toy.inputs.length, shown: toy.inputs.length }];
+    const cols = [{ title: 'Input', sub: '', units: toy.inputs.length, shown: toy.inputs.length }];
     toy.layers.forEach((l, b) => {
       const last = b === toy.layers.length - 1;
       // several outputs are logits (classification); one is the prediction itself (regression)
-      cols.push({ title: last ? (l.units > 1 ? 'Output (logits)' : 'Output') : `Hidden ${b + 1} · ${ACT_NAMES[l.act] ?? l.act}`, units: l.units, shown: l.shown });
+      cols.push({
+        title: last ? 'Output' : `Hidden ${b + 1}`,
+        sub: last ? (l.units > 1 ? 'logits' : '') : (ACT_NAMES[l.act] ?? l.act),
+        units: l.units,
+        shown: l.shown,
+      });
     });
     return cols;
   }
@@ -111,12 +116,13 @@ export class NetworkGraph {
       const y0 = TOP + ((maxShown - c.shown) * (NODE + GAP)) / 2;
       return Array.from({ length: c.shown }, (_, u) => ({ x, y: y0 + u * (NODE + GAP) }));
     });
-    this.graph.setAttribute('aria-label', `Network graph: ${cols.map((c) => `${c.title} (${c.units})`).join(', ')}. Focus a neuron for its values; arrow keys move between neurons.`);
+    this.graph.setAttribute('aria-label', `Network graph: ${cols.map((c) => `${c.title}${c.sub ? ` ${c.sub}` : ''} (${c.units})`).join(', ')}. Focus a neuron for its values; arrow keys move between neurons.`);
     this.graph.setAttribute('aria-describedby', 'ig-summary');
     this.nodes = [];
     this.edges = [];
     cols.forEach((c, ci) => {
-      const title = el('div', `ig-col${ci === 0 ? ' first' : ''}`, c.title);
+      const title = el('div', 'ig-col', c.title);
+      if (c.sub) title.append(el('span', '', c.sub));
       title.style.left = `${this.pos[ci][0]?.x ?? 4 + ci * step}px`;
       this.graph.append(title);
       if (c.units > c.shown) {
