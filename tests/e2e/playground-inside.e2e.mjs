@@ -165,6 +165,37 @@ test('toy-text', async () => {
   return summary;
 });
 
+test('toy-features-regression', async () => {
+  // TF Playground's inputs and a regression set: the graph's inputs are the chosen features
+  // (their maps are x1, x2², sin x2 over the plane) and its one output is the prediction.
+  const page = await open('#data=mgauss&features=x1,x2sq,sinx2&layers=d5-tanh', 'inside-features');
+  await waitStatus(page, ['idle'], 60_000);
+  await page.waitForSelector('#inside .ig-node[data-corners]');
+  const ns = await nodes(page);
+  check(ns.length === 3 + 5 + 1, `nodes: ${ns.length}, expected 9 (3 inputs, 5, 1 output)`);
+  const titles = await page.$$eval('#inside .ig-col', (els) => els.map((e) => e.textContent));
+  check(JSON.stringify(titles) === JSON.stringify(['Input', 'Hidden 1tanh', 'Output']), `column titles: ${titles}`);
+  const pts = corners();
+  const feats = pts.map(([a, b]) => [a, b * b, Math.sin(b)]);
+  const inputs = ns.filter((n) => n.layer === 0).sort((a, b) => a.unit - b.unit);
+  const inErr = Math.max(...inputs.flatMap((n) => n.corners.map((v, k) => Math.abs(v - feats[k][n.unit]))));
+  check(inErr < 1e-6, `input maps differ from x1, x2², sin x2 by ${inErr}`);
+  // hidden tanh, then the linear output, recomputed from the shown weights on the features
+  let worst = 0;
+  const hidden = ns.filter((n) => n.layer === 1).sort((a, b) => a.unit - b.unit);
+  const h = feats.map((f) => hidden.map((n) => Math.tanh(n.weights.reduce((z, w, j) => z + w * f[j], n.bias))));
+  hidden.forEach((n, u) => n.corners.forEach((v, k) => (worst = Math.max(worst, Math.abs(v - h[k][u])))));
+  const out = ns.find((n) => n.layer === 2);
+  out.corners.forEach((v, k) => (worst = Math.max(worst, Math.abs(v - out.weights.reduce((z, w, j) => z + w * h[k][j], out.bias)))));
+  check(worst < 1e-5, `maps differ from the recomputed network by ${worst}`);
+  const names = await page.$eval('#ig-summary', (e) => e.textContent);
+  check(/^3 inputs \(X₁, X₂², sin\(X₂\)\) → 5 tanh → 1 outputs?\./.test(names), `summary: ${names}`);
+  await page.locator('#inside').scrollIntoViewIfNeeded();
+  await shot(page, 'inside-toy-features', false);
+  await page.close();
+  return `inputs X₁, X₂², sin(X₂) over the plane; network recomputed to ${worst.toExponential(1)}`;
+});
+
 test('mnist-inside', async () => {
   const page = await open('#data=mnist&train=2000&mtest=1000&layers=c8-3-relu-max,c16-3-relu-max&epochs=1&opt=adam&lr=0.003', 'inside-mnist');
   await waitStatus(page, ['idle'], 90_000);
