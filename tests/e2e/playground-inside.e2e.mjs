@@ -189,7 +189,7 @@ test('toy-features-regression', async () => {
   out.corners.forEach((v, k) => (worst = Math.max(worst, Math.abs(v - out.weights.reduce((z, w, j) => z + w * h[k][j], out.bias)))));
   check(worst < 1e-5, `maps differ from the recomputed network by ${worst}`);
   const names = await page.$eval('#ig-summary', (e) => e.textContent);
-  check(/^3 inputs \(X₁, X₂², sin\(X₂\)\) → 5 tanh → 1 outputs?\./.test(names), `summary: ${names}`);
+  check(/^3 inputs \(X₁, X₂², sin\(X₂\)\) → 5 tanh → 1 output\./.test(names), `summary: ${names}`);
   await page.locator('#inside').scrollIntoViewIfNeeded();
   await shot(page, 'inside-toy-features', false);
   await page.close();

@@ -214,7 +214,7 @@ export class NetworkGraph {
     const before = layer === 1 ? toy.inputs.length : toy.layers[layer - 2].shown;
     const last = layer === toy.layers.length;
     return {
-      name: last ? `output ${unit + 1}` : `neuron ${unit + 1} of hidden layer ${layer}`,
+      name: last ? (l.units > 1 ? `output ${unit + 1}` : 'output') : `neuron ${unit + 1} of hidden layer ${layer}`,
       values: l.values,
       start: unit * n,
       n,
@@ -254,7 +254,7 @@ export class NetworkGraph {
     const [wlo, whi] = range(all);
     const shownNote = toy.layers.some((l) => l.units > l.shown) ? ` (the first ${toy.layers[0].shown} of each layer shown)` : '';
     this.summary.textContent = `${toy.inputs.length} inputs (${toy.inputs.map((i) => i.name).join(', ')}) → ${toy.layers
-      .map((l, b) => (b === toy.layers.length - 1 ? `${l.units} outputs` : `${l.units} ${ACT_NAMES[l.act] ?? l.act}`))
+      .map((l, b) => (b === toy.layers.length - 1 ? `${l.units} output${l.units > 1 ? 's' : ''}` : `${l.units} ${ACT_NAMES[l.act] ?? l.act}`))
       .join(' → ')}${shownNote}. Step ${this.meta.step}: weights shown from ${fmt(wlo)} to ${fmt(whi)}. Orange is negative, blue positive; a neuron's map is its output over the plane.`;
     if (this.table.open) this.renderTable();
     if (!this.tip.hidden && this.tipFor) this.tipFor();
