@@ -68,7 +68,7 @@ function sameMetrics(stdout, who) {
 
 async function trainedToy() {
   if (toy) return toy;
-  const page = await open('#data=xor&points=300&noise=0.1&layers=d8-tanh,d4-relu&opt=adam&lr=0.03&batch=16&epochs=25&seed=7', 'export-xor');
+  const page = await open('#data=xor&points=300&noise=10&layers=d8-tanh,d4-relu&opt=adam&lr=0.03&batch=16&epochs=25&seed=7', 'export-xor');
   const r = await trainToEnd(page, 60_000);
   toy = { page, testLoss: r.testLoss, testAcc: r.testAcc };
   return toy;
