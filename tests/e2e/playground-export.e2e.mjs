@@ -184,6 +184,27 @@ test('mnist-cnn', async () => {
   return `PyTorch: max diff ${diff.toExponential(2)} over 100 digits, test loss ${m.loss.toFixed(5)} (page ${testLoss.toFixed(5)}); Kiln JS: ${jsDiff.toExponential(2)}`;
 });
 
+test('while-training', async () => {
+  // Export while training: the weights and the page's outputs come from one moment (the
+  // worker takes both between two slices), and training goes on.
+  const page = await open('#data=spiral&noise=5&layers=d16-relu,d16-relu&lr=0.02&epochs=10000&seed=5', 'export-training');
+  await waitStatus(page, ['idle'], 60_000);
+  await page.click('#train-btn');
+  await page.waitForFunction(() => Number(document.getElementById('m-step').dataset.value) > 100, null, { timeout: 60_000 });
+  const { program, weights, text } = await exportFiles(page, 'kilnjs');
+  const step = Number(await page.$eval('#export-dialog', (d) => d.dataset.step));
+  await closeDialog(page);
+  await page.waitForFunction((s) => Number(document.getElementById('m-step').dataset.value) > s + 50, step, { timeout: 30_000 });
+  check((await page.evaluate(() => document.body.dataset.status)) === 'training', 'training stopped after the export');
+  await page.click('#train-btn');
+  await waitStatus(page, ['paused'], 10_000);
+  runProgram('kilnjs', program, ['--weights', weights, '--predictions', join(DIR, 'training-kilnjs.json')], DIR);
+  const diff = maxDiff(readPredictions(join(DIR, 'training-kilnjs.json')).outputs, embeddedPageOutputs(text));
+  check(step > 100 && diff <= 1e-5, `exported at step ${step}: the weights and the page's outputs differ by ${diff}`);
+  await page.close();
+  return `exported at step ${step} while training; outputs agree to ${diff.toExponential(2)}; training went on`;
+});
+
 test('phone', async () => {
   // The dialog fits a 390 px wide phone: no horizontal overflow of the page, buttons wrap.
   const page = await open('#data=circle&epochs=2', 'export-phone');
