@@ -180,8 +180,19 @@ test('mnist-cnn', async () => {
   runProgram('kilnjs', js.program, ['--weights', js.weights, '--mnist-dir', MNIST_DIR, '--predictions', join(DIR, 'mnist-kilnjs.json')], DIR);
   const jsDiff = maxDiff(readPredictions(join(DIR, 'mnist-kilnjs.json')).outputs, embeddedPageOutputs(js.text));
   check(jsDiff <= 1e-5, `Kiln JS's MNIST probabilities differ from the page's by ${jsDiff}`);
+  // Kiln C++ reads the same IDX files (when a native build is there to link with).
+  const cpp = await exportFiles(page, 'kilncpp');
+  await closeDialog(page);
   await page.close();
-  return `PyTorch: max diff ${diff.toExponential(2)} over 100 digits, test loss ${m.loss.toFixed(5)} (page ${testLoss.toFixed(5)}); Kiln JS: ${jsDiff.toExponential(2)}`;
+  let cppNote = 'Kiln C++ compiled only (no native build)';
+  const exe = join(DIR, 'kiln_mnist_cpp');
+  if (compileCpp(cpp.program, exe).linked) {
+    runProgram('kilncpp', exe, ['--weights', cpp.weights, '--mnist-dir', MNIST_DIR, '--predictions', join(DIR, 'mnist-kilncpp.json')], DIR);
+    const cppDiff = maxDiff(readPredictions(join(DIR, 'mnist-kilncpp.json')).outputs, embeddedPageOutputs(cpp.text));
+    check(cppDiff <= 1e-5, `Kiln C++'s MNIST probabilities differ from the page's by ${cppDiff}`);
+    cppNote = `Kiln C++: ${cppDiff.toExponential(2)}`;
+  }
+  return `PyTorch: max diff ${diff.toExponential(2)} over 100 digits, test loss ${m.loss.toFixed(5)} (page ${testLoss.toFixed(5)}); Kiln JS: ${jsDiff.toExponential(2)}; ${cppNote}`;
 });
 
 test('while-training', async () => {
