@@ -118,12 +118,13 @@ export function generateToy({ kind, n, noise = 0, seed = 0, classes = 2 }) {
       let label = c;
       if (kind === 'xor') {
         // Class 1: same signs (quadrants I and III); class 0: opposite signs. |x| in
-        // 0.3 .. 5.3 (TF Playground's padding 0.3); the label is the sign rule at the
-        // point moved by ±5·f.
+        // 0.05 .. 0.9 (TF Playground's padding 0.3/6 from the axes; it reaches 5.3/6 =
+        // 0.883, this set 0.9 as before issue 18); the label is the sign rule at the point
+        // moved by ±5·f (of 6).
         const sx = rng.next() < 0.5 ? -1 : 1;
         const sy = c === 1 ? sx : -sx;
-        px = sx * (0.3 + u(0, 5)) * U;
-        py = sy * (0.3 + u(0, 5)) * U;
+        px = sx * u(0.05, 0.9);
+        py = sy * u(0.05, 0.9);
         const nx = ju(-5, 5) * f * U;
         const ny = ju(-5, 5) * f * U;
         label = (px + nx) * (py + ny) >= 0 ? 1 : 0;

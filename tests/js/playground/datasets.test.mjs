@@ -38,7 +38,7 @@ describe('toy generators', () => {
       const [a, b] = [xor.x[2 * i], xor.x[2 * i + 1]];
       expect(xor.y[i]).toBe(a * b > 0 ? 1 : 0);
       expect(Math.min(Math.abs(a), Math.abs(b))).toBeGreaterThanOrEqual(0.05 - 1e-7); // the gap (0.3 / 6)
-      expect(Math.max(Math.abs(a), Math.abs(b))).toBeLessThanOrEqual(5.3 / 6 + 1e-6);
+      expect(Math.max(Math.abs(a), Math.abs(b))).toBeLessThanOrEqual(0.9 + 1e-6);
     }
     const circle = generateToy({ kind: 'circle', n: 400, seed: 1 });
     for (let i = 0; i < circle.n; i++) {

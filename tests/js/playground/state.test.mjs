@@ -5,7 +5,7 @@ import { decodeState, encodeState, defaultState, decodeLayer, encodeLayer, parse
 describe('URL state round trip', () => {
   it('reproduces a customised toy set-up exactly', () => {
     const s = defaultState('gauss');
-    Object.assign(s, { points: 750, noise: 0.35, test: 0.4, classes: 4, opt: 'sgd', lr: 0.05, momentum: 0.8, batch: 7, epochs: 33, wd: 0.0001, seed: 12345 });
+    Object.assign(s, { points: 750, noise: 35, test: 0.4, classes: 4, opt: 'sgd', lr: 0.05, momentum: 0.8, batch: 7, epochs: 33, wd: 0.0001, seed: 12345 });
     s.layers = [
       { kind: 'dense', units: 5, act: 'sigmoid', dropout: 0 },
       { kind: 'dense', units: 3, act: 'leakyRelu', dropout: 0.25 },

@@ -32,6 +32,14 @@ describe('TF Playground settings in the link', () => {
     expect(state).toEqual(s);
   });
 
+  it('noise: integer percent; an old link\'s fraction (0 .. 0.5) is read as percent and said so', () => {
+    const { state, warnings } = decodeState('#data=spiral&noise=0.35');
+    expect(state.noise).toBe(35);
+    expect(warnings).toEqual(['Noise "0.35" in the link is on the old 0 to 0.5 scale: read as 35 % (noise is now a percentage, 0 to 50, as in TensorFlow Playground)']);
+    expect(decodeState('#data=spiral&noise=7').state.noise).toBe(7);
+    expect(decodeState('#data=spiral&noise=7.5').warnings[0]).toMatch(/Bad noise \(percent\) "7.5" in the link \(expected an integer from 0 to 50\)/);
+  });
+
   it('features are kept in FEATURES order, whatever order the link gives', () => {
     const { state, warnings } = decodeState('#data=xor&features=sinx1,x2,x1x2,x2');
     expect(warnings).toEqual([]);
