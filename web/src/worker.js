@@ -235,13 +235,13 @@ async function setup(msg) {
 /** Milliseconds a decision-boundary evaluation may take: while training, and otherwise. */
 const boundaryBudget = (ctx) => (ctx.running ? 25 : 1000);
 
-/** Predicts a grid in chunks, into one Float32Array [points, classes]. */
-function predictGrid(session, grid) {
-  const n = grid.length / 2;
+/** Predicts a grid of `k` inputs per point (its features) in chunks, into one Float32Array [points, classes]. */
+function predictGrid(session, grid, k) {
+  const n = grid.length / k;
   let out = null;
   for (let start = 0; start < n; start += BOUNDARY_CHUNK) {
     const count = Math.min(BOUNDARY_CHUNK, n - start);
-    const p = session.predict(grid.subarray(2 * start, 2 * (start + count)), BOUNDARY_CHUNK);
+    const p = session.predict(grid.subarray(k * start, k * (start + count)), BOUNDARY_CHUNK);
     out ??= new Float32Array(n * (p.length / count));
     out.set(p, start * (p.length / count)); // copied: p may be a view the engine reuses
   }
@@ -268,7 +268,7 @@ function boundary(ctx) {
   const t0 = performance.now();
   const measure = (size) => {
     const t = performance.now();
-    const probs = predictGrid(ctx.session, gridOf(size));
+    const probs = predictGrid(ctx.session, gridOf(size), features.length);
     ctx.pointCost = Math.max(1e-6, (performance.now() - t) / (size * size));
     return { probs, size };
   };
