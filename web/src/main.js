@@ -1,7 +1,7 @@
 // The playground page: controls <-> set-up (state.js, kept in the URL), the model
 // builder (modelspec.js), and the views fed by the training worker (worker.js).
 import KilnWorker from './worker.js?worker';
-import { decodeState, encodeState, defaultState, isToy, modelKey, modelInput, parseWeightsRef } from './state.js';
+import { decodeState, encodeState, defaultState, isToy, modelKey, modelInput, parseWeightsRef, NUMBER_FIELDS } from './state.js';
 import { initTfp } from './tfp.js';
 import {
   describeModel,
@@ -19,6 +19,13 @@ import { Charts } from './charts.js';
 import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
+import { MnistLoadView } from './mnist-load.js';
+import { Inside } from './inside.js';
+import { Live } from './live.js';
+import { initExport } from './export.js';
+import { showFieldError, clearFieldError, clearAllFieldErrors } from './fielderror.js';
+import { ChartText } from './chart-text.js';
+import { watchCanvasPixels } from './boundary-res.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,9 +52,7 @@ const tfp = initTfp({
   getState: () => state,
   changed: (opts) => changed(opts),
   writeUrl: () => writeUrl(),
-  redraw: () => {
-    if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
-  },
+  redraw: () => redrawBoundary(),
   regenerate: (s) => {
     if (!['idle', 'paused', 'training', 'done'].includes(status)) return false;
     worker.postMessage({ type: 'regenerate', run, state: structuredClone(s) });
@@ -74,7 +79,9 @@ function say(text, kind = 'info') {
 const clearMessages = () => $('messages').replaceChildren();
 
 // ---- worker ---------------------------------------------------------------------------
+const mnistLoad = new MnistLoadView($('status'));
 const worker = new KilnWorker();
+const inside = new Inside($('inside'), worker);
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
   setStatus('error');
@@ -98,10 +105,14 @@ worker.onmessage = (ev) => {
       cb?.(m);
       return;
     }
+    case 'inspected':
+      inside.onInspected(m);
+      return;
     default:
       break;
   }
   if (m.run !== run) return; // from a set-up that was replaced
+  live.onMessage(m);
   switch (m.type) {
     case 'status':
       setStatus(m.status, m.message);
@@ -114,7 +125,8 @@ worker.onmessage = (ev) => {
       showMetric('m-step', m.step, String);
       showMetric('m-train-loss', m.loss, (v) => v.toFixed(4));
       showMetric('m-train-acc', m.accuracy, pct);
-      showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
+      // null: too few steps to measure (one Step); the tile keeps the last measured figure.
+      if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
       charts.addTrain(m.epoch, m.loss, m.accuracy);
       break;
     case 'eval':
@@ -130,10 +142,19 @@ worker.onmessage = (ev) => {
       break;
     case 'regenerated':
       view = m.view;
-      drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+      redrawBoundary();
       break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
+      break;
+    case 'mnistLoad':
+      mnistLoad.update(m);
+      break;
+    case 'inside':
+      inside.onInside(m);
+      break;
+    case 'exported':
+      exporter.onExported(m);
       break;
     default:
       break;
@@ -158,6 +179,7 @@ function predict(x) {
 
 /** Sends the current set-up to the worker (a fresh model: the Reset). */
 function setup(weights = null) {
+  live.beforeSetup(); // the trained model it replaces is kept for Undo
   clearTimeout(setupTimer);
   setupTimer = 0;
   run++;
@@ -165,6 +187,7 @@ function setup(weights = null) {
   lastBoundary = null;
   lastTest = null;
   charts.clear();
+  inside.reset();
   for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
   for (const id of ['m-train-loss', 'm-train-acc', 'm-test-loss', 'm-test-acc', 'm-speed']) showMetric(id, null);
   $('engine-summary').textContent = '';
@@ -181,7 +204,8 @@ function setup(weights = null) {
   const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
   if (idbWeights) document.body.dataset.weights = 'loading';
   else delete document.body.dataset.weights;
-  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, csv: tfp.csvPayload() });
+  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, csv: tfp.csvPayload(), keep: live.keep });
+  live.afterSetup(run, state);
   setStatus('loading');
 }
 
@@ -204,8 +228,17 @@ function onReady(m) {
     buildDigitGrid($('digit-grid'), view.sampleImages, view.sampleLabels);
     $('confusion').replaceChildren();
   } else {
-    drawBoundary($('boundary'), null, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+    redrawBoundary();
   }
+}
+
+/** Draws the last decision boundary (probabilities over a grid of lastBoundary.size²). */
+function redrawBoundary() {
+  if (view?.kind !== 'toy') return;
+  const canvas = $('boundary');
+  const size = lastBoundary?.size ?? GRID.size;
+  drawBoundary(canvas, lastBoundary?.probs ?? null, { ...GRID, size, ...tfp.boundaryOptions(state, view) }, view);
+  canvas.dataset.gridSize = lastBoundary ? String(size) : '';
 }
 
 function onEval(m) {
@@ -215,8 +248,8 @@ function onEval(m) {
   if (m.step > 0) charts.addTest(m.epoch, m.loss, m.accuracy);
   if (!view) return;
   if (view.kind === 'toy') {
-    lastBoundary = m.boundary;
-    drawBoundary($('boundary'), m.boundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+    lastBoundary = { probs: m.boundary, size: m.boundarySize ?? GRID.size };
+    redrawBoundary();
   } else {
     updateDigitGrid($('digit-grid'), m.samplePredicted);
     drawConfusion($('confusion'), m.confusion, 10);
@@ -231,7 +264,7 @@ const STATUS_TEXT = {
   idle: 'Ready: press Train (or Step one batch).',
   training: 'Training…',
   paused: 'Paused.',
-  done: 'Done: all epochs trained. Reset (or change a setting) to train again.',
+  done: 'Done: all epochs trained.',
   error: 'Error (see the message above).',
   invalid: 'Fix the model to train it (see the messages under Model).',
 };
@@ -240,12 +273,14 @@ function setStatus(s, message) {
   status = s;
   document.body.dataset.status = s;
   $('status').textContent = message ?? STATUS_TEXT[s] ?? s;
+  $('status').title = s === 'done' ? 'Reset, or change a setting, to train again.' : $('status').textContent;
   const trainBtn = $('train-btn');
   trainBtn.textContent = s === 'training' ? 'Pause' : 'Train';
   trainBtn.disabled = !['idle', 'paused', 'training'].includes(s);
   trainBtn.setAttribute('aria-pressed', String(s === 'training'));
   $('step-btn').disabled = !['idle', 'paused'].includes(s);
   $('save-btn').disabled = !['idle', 'paused', 'done'].includes(s);
+  live.onStatus(s);
 }
 
 $('train-btn').addEventListener('click', () => {
@@ -311,7 +346,7 @@ function changed({ rerender = false } = {}) {
     state.weights = null;
   }
   writeUrl();
-  scheduleSetup();
+  if (!live.apply()) scheduleSetup(); // training settings change live (live.js)
 }
 
 $('data').addEventListener('change', () => {
@@ -330,10 +365,13 @@ for (const k of NUMBER_INPUTS) {
   el.addEventListener(el.type === 'range' ? 'input' : 'change', () => {
     const v = Number(el.value);
     if (el.value.trim() === '' || !Number.isFinite(v) || (el.min !== '' && v < Number(el.min)) || (el.max !== '' && v > Number(el.max))) {
-      say(`${el.labels?.[0]?.textContent?.trim() || k}: ${el.value || '(empty)'} is out of range (${el.min} to ${el.max}); kept ${state[k]}`, 'warn');
-      el.value = String(state[k]);
+      // Beside the field, which keeps what was typed; the run keeps the last good value.
+      const name = el.labels?.[0]?.textContent?.trim() || k;
+      const range = el.max !== '' ? `from ${el.min} to ${el.max}` : `at least ${el.min}`;
+      showFieldError(el, `${name}: ${el.value.trim() === '' ? 'empty' : `"${el.value}"`} is not a number ${range}; training keeps ${state[k]}.`);
       return;
     }
+    clearFieldError(el);
     state[k] = el.step === '1' ? Math.round(v) : v;
     changed();
   });
@@ -456,6 +494,8 @@ function renderLayers() {
   const full = state.layers.length >= LIMITS.maxBlocks;
   $('add-dense').disabled = full;
   $('add-conv').disabled = full;
+  $('layers-full').hidden = !full;
+  $('layers-full').textContent = `${LIMITS.maxBlocks} layers is the playground's limit: remove a layer to add another.`;
 }
 
 function renderModelInfo() {
@@ -463,9 +503,23 @@ function renderModelInfo() {
   $('num-params').textContent = desc.ok ? desc.numParams.toLocaleString('en-US') : '–';
   $('num-params').dataset.value = desc.ok ? String(desc.numParams) : '';
   [...$('layers').children].forEach((li, i) => {
-    const bad = desc.errors.some((e) => e.startsWith(`Layer ${i + 1} `) || e.startsWith(`Layer ${i + 1}:`));
+    const mine = desc.errors.filter((e) => e.startsWith(`Layer ${i + 1} `) || e.startsWith(`Layer ${i + 1}:`));
+    const bad = mine.length > 0;
     li.classList.toggle('invalid', bad);
-    li.querySelectorAll('input, select').forEach((el) => el.setAttribute('aria-invalid', String(bad)));
+    // The layer's errors beside it as well as under the list (the list may be long).
+    let box = li.querySelector(':scope > .field-error');
+    if (bad && !box) {
+      box = Object.assign(document.createElement('p'), { className: 'field-error', id: `layer-${i + 1}-error` });
+      box.setAttribute('role', 'alert');
+      li.append(box);
+    }
+    if (bad) box.textContent = mine.join('; ');
+    else box?.remove();
+    li.querySelectorAll('input, select').forEach((el) => {
+      el.setAttribute('aria-invalid', String(bad));
+      if (bad) el.setAttribute('aria-describedby', box.id);
+      else el.removeAttribute('aria-describedby');
+    });
   });
   const errors = $('model-errors');
   errors.replaceChildren(...desc.errors.map((e) => Object.assign(document.createElement('p'), { textContent: e })));
@@ -510,6 +564,7 @@ $('preset-cnn').addEventListener('click', () => {
 // ---- drawing --------------------------------------------------------------------------
 const pad = new DrawPad($('draw'), (grey) => {
   drawing = grey;
+  inside.onDrawing(grey);
   if (!grey) {
     $('draw-pred').textContent = '–';
     $('draw-pred').dataset.value = '';
@@ -685,13 +740,54 @@ $('copy-link').addEventListener('click', async () => {
 
 // ---- start ----------------------------------------------------------------------------
 const charts = new Charts($('loss-chart'), $('acc-chart'));
+const live = new Live({
+  worker,
+  getState: () => state,
+  setState: (s) => {
+    state = s;
+    renderControls();
+    writeUrl();
+  },
+  getRun: () => run,
+  nextRun: () => ++run,
+  getStatus: () => status,
+  setStatus,
+  describe: () => desc,
+  charts,
+  showMetric,
+  say,
+  reset: () => scheduleSetup(),
+});
+const exporter = initExport({ root: $('export-root'), worker, run: () => run, state: () => state, desc: () => desc, view: () => view, link: encodeState });
+{
+  // The charts' text alternative: a summary and a table under each, kept up to date.
+  const lossText = new ChartText(charts.loss, $('loss-summary'), $('loss-table'), { fmt: (v) => v.toFixed(4), better: 'min' });
+  const accText = new ChartText(charts.acc, $('acc-summary'), $('acc-table'), { fmt: pct, better: 'max' });
+  charts.onDraw = () => {
+    lossText.update();
+    accText.update();
+  };
+  charts.onDraw();
+}
+
+// Sliders take their range and step from the set-up's fields, so a link can set no value
+// a slider cannot show (decodeState moves a value off the step to the nearest one).
+for (const f of NUMBER_FIELDS) {
+  const el = $(f.key);
+  if (!el || el.tagName !== 'INPUT') continue;
+  el.min = String(f.min);
+  el.max = String(f.max);
+  if (el.type === 'range' && f.step) el.step = String(f.step);
+}
 
 function loadFromUrl() {
-  const { state: s, warnings } = decodeState(location.hash);
+  const { state: s, warnings, fields = {} } = decodeState(location.hash);
   state = s;
   weightsModel = state.weights ? modelKey(state) : null;
   for (const w of warnings) say(w, 'warn');
   renderControls();
+  clearAllFieldErrors(document.querySelector('.controls'));
+  for (const [k, w] of Object.entries(fields)) if ($(k)) showFieldError($(k), w);
   writeUrl();
 }
 
@@ -702,8 +798,11 @@ window.addEventListener('hashchange', () => {
   setup();
 });
 
-window.addEventListener('resize', () => {
-  if (view?.kind === 'toy') drawBoundary($('boundary'), lastBoundary, { ...GRID, ...tfp.boundaryOptions(state, view) }, view);
+// The decision boundary is drawn at the canvas's device-pixel size; the worker evaluates
+// the model on a grid of that size (or the largest its cost allows, smoothed up).
+watchCanvasPixels($('boundary'), (px) => {
+  redrawBoundary();
+  worker.postMessage({ type: 'resolution', size: px });
 });
 
 loadFromUrl();

@@ -22,6 +22,7 @@
 import { TOY_KINDS, TOY_LIMITS, REGRESS_KINDS } from './datasets.js';
 import { DEFAULT_FEATURES, orderFeatures } from './features.js';
 import { ACTIVATIONS, POOLS, DEFAULT_TOY_LAYERS, DEFAULT_MNIST_LAYERS, cloneLayers } from './modelspec.js';
+import { readParams } from './urlparams.js';
 
 export const DATA_KINDS = [...TOY_KINDS, 'csv', 'mnist'];
 export const OPTIMIZERS = ['sgd', 'adam', 'adamw'];
@@ -129,12 +130,15 @@ export function modelKey(state) {
 
 /**
  * The number fields: URL key, state key, range, integer or not, and which data kind uses it.
- * @type {{key: string, min: number, max: number, int: boolean, only?: 'toy' | 'mnist', label: string}[]}
+ * `step` (the sliders' fields): the page's slider has exactly this min, max and step, and a
+ * link's value off the step is moved to the nearest step (with a warning), so every value a
+ * link may set is one the slider can show.
+ * @type {{key: string, min: number, max: number, int: boolean, step?: number, only?: 'toy' | 'mnist', label: string}[]}
  */
 export const NUMBER_FIELDS = [
-  { key: 'points', label: 'number of points', min: TOY_LIMITS.minPoints, max: TOY_LIMITS.maxPoints, int: true, only: 'toy' },
-  { key: 'noise', label: 'noise (percent)', min: 0, max: TOY_LIMITS.maxNoise, int: true, only: 'toy' },
-  { key: 'test', label: 'test fraction', min: 0.05, max: 0.95, int: false, only: 'toy' },
+  { key: 'points', label: 'number of points', min: TOY_LIMITS.minPoints, max: TOY_LIMITS.maxPoints, int: true, step: 10, only: 'toy' },
+  { key: 'noise', label: 'noise (percent)', min: 0, max: TOY_LIMITS.maxNoise, int: true, step: 1, only: 'toy' },
+  { key: 'test', label: 'test fraction', min: 0.05, max: 0.95, int: false, step: 0.01, only: 'toy' },
   { key: 'classes', label: 'classes', min: TOY_LIMITS.minClasses, max: TOY_LIMITS.maxClasses, int: true, only: 'toy' },
   { key: 'train', label: 'training images', min: 100, max: 60000, int: true, only: 'mnist' },
   { key: 'mtest', label: 'test images', min: 100, max: 10000, int: true, only: 'mnist' },
@@ -232,18 +236,17 @@ export function encodeState(state) {
  * Reads a set-up from a URL fragment (with or without '#'; also accepts '?query' form).
  * Never throws: a missing setting takes the default of the data kind, a bad one is
  * replaced by the default and reported in `warnings` (messages for the page), an unknown
- * key is reported and ignored.
- * @returns {{state: object, warnings: string[]}}
+ * key is reported and ignored; a part that is not valid percent-encoding is reported with
+ * its raw text (urlparams.js). `fields` holds the warnings about number fields by key, for
+ * the page to show beside the field as well.
+ * @returns {{state: object, warnings: string[], fields: Object<string, string>}}
  */
 export function decodeState(fragment) {
   const warnings = [];
+  const fields = {}; // key -> the warning about that field (shown beside it)
   const text = String(fragment ?? '').replace(/^[#?]/, '');
-  let params;
-  try {
-    params = new URLSearchParams(text);
-  } catch {
-    return { state: defaultState(), warnings: ['The link could not be read; using the default set-up'] };
-  }
+  const params = readParams(text);
+  warnings.push(...params.problems);
   let data = params.get('data') ?? 'xor';
   if (!DATA_KINDS.includes(data)) {
     warnings.push(`Unknown data set "${data}" in the link (expected one of ${DATA_KINDS.join(', ')}); using XOR`);
@@ -265,10 +268,16 @@ export function decodeState(fragment) {
       v = pctNoise;
     }
     if (!Number.isFinite(v) || (f.int && !Number.isInteger(v)) || v < f.min || v > f.max) {
-      warnings.push(`Bad ${f.label} "${raw}" in the link (expected ${f.int ? 'an integer' : 'a number'} from ${f.min} to ${f.max}); using ${state[f.key]}`);
+      fields[f.key] = `Bad ${f.label} "${raw}" in the link (expected ${f.int ? 'an integer' : 'a number'} from ${f.min} to ${f.max}); using ${state[f.key]}`;
+      warnings.push(fields[f.key]);
       continue;
     }
-    state[f.key] = v;
+    const snapped = snapToStep(v, f);
+    if (snapped !== v) {
+      fields[f.key] = `The ${f.label} ${raw} in the link is not on the slider's steps of ${f.step} from ${f.min}; using ${snapped}`;
+      warnings.push(fields[f.key]);
+    }
+    state[f.key] = snapped;
   }
   const opt = params.get('opt');
   if (opt !== null) {
@@ -317,7 +326,15 @@ export function decodeState(fragment) {
       warnings.push(`Bad weights in the link: ${e.message}; the model starts from random weights`);
     }
   }
-  return { state, warnings };
+  return { state, warnings, fields };
+}
+
+/** A value moved to the nearest step of its field (`min + k·step`; unchanged without a step). */
+export function snapToStep(v, f) {
+  if (!f.step) return v;
+  const k = Math.round((v - f.min) / f.step);
+  const snapped = Math.min(f.max, Number((f.min + k * f.step).toPrecision(12)));
+  return Math.abs(snapped - v) < 1e-9 ? v : snapped;
 }
 
 /** Deep equality of two set-ups (for "has anything changed"). */

@@ -82,6 +82,12 @@ export function refusedStep(error, step) {
   return Object.assign(new Error(message), { code: 'NonFinite' });
 }
 
+/**
+ * The speed is shown only when measured over at least this many steps and milliseconds of
+ * training (one step, the Step button's, times one call: its figure means nothing).
+ */
+export const SPEED_MIN = { steps: 5, ms: 20 };
+
 export class Trainer {
   /**
    * @param {import('./engine.js').Session} session
@@ -102,11 +108,28 @@ export class Trainer {
     this.x = new Float32Array(this.batch * data.train.itemSize);
     this.y = new data.train.y.constructor(this.batch);
     this.testX = null;
+    this.forever = false;
     this.resetWindow();
   }
 
+  /** All epochs trained (never while `forever` is set: TF Playground's endless training). */
   get done() {
-    return this.epoch >= this.epochs;
+    return !this.forever && this.epoch >= this.epochs;
+  }
+
+  /**
+   * New batch size and epoch count in the middle of a run (live.js): the epoch in progress
+   * goes on with the new batch size from where it is; the step count and the order stay.
+   * @param {{batch: number, epochs: number}} settings
+   */
+  retune({ batch, epochs }) {
+    const b = Math.min(batch, this.data.train.n);
+    if (b !== this.batch) {
+      this.batch = b;
+      this.x = new Float32Array(b * this.data.train.itemSize);
+      this.y = new this.y.constructor(b); // Int32Array labels (or Float32Array targets)
+    }
+    this.epochs = epochs;
   }
 
   /** Epochs done, fractional (the charts' x axis). */
@@ -115,7 +138,7 @@ export class Trainer {
   }
 
   resetWindow() {
-    this.window = { loss: 0, correct: 0, items: 0, time: 0 };
+    this.window = { loss: 0, correct: 0, items: 0, time: 0, steps: 0 };
   }
 
   /**
@@ -131,11 +154,11 @@ export class Trainer {
       createRng((this.seed * 7919 + this.epoch) >>> 0).shuffle(this.order);
     }
     const count = Math.min(this.batch, train.n - this.pos);
+    const t0 = performance.now(); // the step's whole cost: the batch's data and the engine's step
     train.fill(this.x, this.order, this.pos, count);
     for (let i = 0; i < count; i++) this.y[i] = train.y[this.order[this.pos + i]];
     const x = count === this.batch ? this.x : this.x.subarray(0, count * train.itemSize);
     const y = count === this.batch ? this.y : this.y.subarray(0, count);
-    const t0 = performance.now();
     let r;
     try {
       r = this.session.trainBatch(x, y, count, { epoch: this.epoch + 1, batch: Math.floor(this.pos / this.batch) + 1 });
@@ -148,6 +171,7 @@ export class Trainer {
     this.window.loss += r.loss * count;
     this.window.correct += r.accuracy * count;
     this.window.items += count;
+    this.window.steps++;
     this.step++;
     this.pos += count;
     let epochEnded = false;
@@ -159,7 +183,11 @@ export class Trainer {
     return { loss: r.loss, accuracy: r.accuracy, count, epochEnded };
   }
 
-  /** The train metrics since the last call (means over the items seen), then a new window. */
+  /**
+   * The train metrics since the last call (means over the items seen), then a new window.
+   * itemsPerSecond: items over the time spent in trainStep, or null if the window holds
+   * fewer than SPEED_MIN steps or milliseconds.
+   */
   takeWindow() {
     const w = this.window;
     this.resetWindow();
@@ -167,7 +195,7 @@ export class Trainer {
     return {
       loss: w.loss / w.items,
       accuracy: this.data.task === 'regression' ? null : w.correct / w.items,
-      itemsPerSecond: w.time > 0 ? (w.items * 1000) / w.time : 0,
+      itemsPerSecond: w.steps >= SPEED_MIN.steps && w.time >= SPEED_MIN.ms ? (w.items * 1000) / w.time : null,
     };
   }
 
