@@ -60,11 +60,12 @@ describe('slider fields', () => {
   });
 
   it('keeps link values on the step and the range ends', () => {
+    // noise is an integer percent 0 .. 50 (a fraction up to 0.5 is an old link's, read as percent)
     const { state, warnings } = decodeState('#data=xor&test=0.05&points=5000&noise=50');
     expect(warnings).toEqual([]);
     expect(state.test).toBe(0.05);
     expect(state.points).toBe(5000);
-    expect(state.noise).toBe(50); // the range end on TF Playground's scale (percent, 0 to 50)
+    expect(state.noise).toBe(50);
   });
 
   it('moves a value off the step to the nearest step, with a warning', () => {
