@@ -184,10 +184,10 @@ test('toy-features-regression', async () => {
   const titles = await page.$$eval('#inside .ig-col', (els) => els.map((e) => e.textContent));
   check(JSON.stringify(titles) === JSON.stringify(['Input', 'Hidden 1tanh', 'Output']), `column titles: ${titles}`);
   const pts = corners();
-  const feats = pts.map(([a, b]) => [a, b * b, Math.sin(b)]);
+  const feats = pts.map(([a, b]) => [a, b * b, Math.sin(6 * b)]);
   const inputs = ns.filter((n) => n.layer === 0).sort((a, b) => a.unit - b.unit);
   const inErr = Math.max(...inputs.flatMap((n) => n.corners.map((v, k) => Math.abs(v - feats[k][n.unit]))));
-  check(inErr < 1e-6, `input maps differ from x1, x2², sin x2 by ${inErr}`);
+  check(inErr < 1e-6, `input maps differ from x1, x2², sin(6·x2) by ${inErr}`);
   // hidden tanh, then the linear output, recomputed from the shown weights on the features
   let worst = 0;
   const hidden = ns.filter((n) => n.layer === 1).sort((a, b) => a.unit - b.unit);

@@ -2,10 +2,12 @@
 // the chosen features of each point (x1, x2) in FEATURES order (not the order they were
 // clicked). Pure JS (no DOM): used by the worker, the page, the exporters and the tests.
 //
-//   x1 = x1, x2 = x2, x1sq = x1², x2sq = x2², x1x2 = x1·x2, sinx1 = sin(x1), sinx2 = sin(x2)
+//   x1 = x1, x2 = x2, x1sq = x1², x2sq = x2², x1x2 = x1·x2, sinx1 = sin(6·x1), sinx2 = sin(6·x2)
 //
 // The points live in [-1, 1]² (TF Playground's [-6, 6]² scaled by 1/6) and the features are
-// computed on these coordinates, as written above.
+// computed on these coordinates, as written above; the sines take TF Playground's argument
+// (its X₁ = 6·x1), so sin(X₁) makes about two periods across the plane as there, not the
+// nearly straight line sin(x1) would be on [-1, 1].
 
 /** Every feature, in the order the model's input vector holds the chosen ones. */
 export const FEATURES = ['x1', 'x2', 'x1sq', 'x2sq', 'x1x2', 'sinx1', 'sinx2'];
@@ -31,8 +33,8 @@ export const FEATURE_FORMULAS = {
   x1sq: 'x1^2',
   x2sq: 'x2^2',
   x1x2: 'x1*x2',
-  sinx1: 'sin(x1)',
-  sinx2: 'sin(x2)',
+  sinx1: 'sin(6*x1)',
+  sinx2: 'sin(6*x2)',
 };
 
 /** Each feature of one point. */
@@ -42,8 +44,8 @@ const FN = {
   x1sq: (a) => a * a,
   x2sq: (a, b) => b * b,
   x1x2: (a, b) => a * b,
-  sinx1: (a) => Math.sin(a),
-  sinx2: (a, b) => Math.sin(b),
+  sinx1: (a) => Math.sin(6 * a),
+  sinx2: (a, b) => Math.sin(6 * b),
 };
 
 /**

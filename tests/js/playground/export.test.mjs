@@ -119,7 +119,7 @@ describe('exportSetup', () => {
   it('describes the set-up in the header', () => {
     const lines = headerLines(toySetup({ reg: 'l2', regRate: 0.01, opt: 'sgd' }, { features: ['x1', 'x2', 'sinx1'] }), 'PyTorch');
     expect(lines[0]).toBe('XOR, 2 hidden layers: exported from the Kiln playground as PyTorch.');
-    expect(lines).toContain('Inputs:     x1, x2, sin(x1)');
+    expect(lines).toContain('Inputs:     x1, x2, sin(6*x1)');
     expect(lines).toContain('Loss:       cross-entropy (mean over the batch) + 0.01 · Σ ½·w² over the weights (not biases) of the linear and conv layers');
     expect(lines).toContain('Optimizer:  SGD (lr 0.01, momentum 0.9, weight decay 0)');
     expect(lines).toContain("Data:       the page's 6 training and 4 test points, exactly");
@@ -158,9 +158,9 @@ describe('the tfp fields in the programs', () => {
   const s = toySetup({ reg: 'l1', regRate: 0.003, opt: 'sgd', momentum: 0.5, wd: 0.001 }, { features: ['x1', 'x2', 'x1sq', 'x2sq', 'x1x2', 'sinx1', 'sinx2'] });
 
   it('features in FEATURES order, computed in float64 then float32', () => {
-    expect(pytorchScript(s)).toContain('torch.stack([x1, x2, x1 * x1, x2 * x2, x1 * x2, torch.sin(x1), torch.sin(x2)], dim=1).float()');
-    expect(kilnJsScript(s)).toContain('out.set([a, b, a * a, b * b, a * b, Math.sin(a), Math.sin(b)], i * INPUT_SIZE);');
-    expect(kilnCppProgram(s)).toContain('for (const double v : {a, b, a * a, b * b, a * b, std::sin(a), std::sin(b)}) out.push_back(static_cast<float>(v));');
+    expect(pytorchScript(s)).toContain('torch.stack([x1, x2, x1 * x1, x2 * x2, x1 * x2, torch.sin(6 * x1), torch.sin(6 * x2)], dim=1).float()');
+    expect(kilnJsScript(s)).toContain('out.set([a, b, a * a, b * b, a * b, Math.sin(6 * a), Math.sin(6 * b)], i * INPUT_SIZE);');
+    expect(kilnCppProgram(s)).toContain('for (const double v : {a, b, a * a, b * b, a * b, std::sin(6 * a), std::sin(6 * b)}) out.push_back(static_cast<float>(v));');
   });
 
   it('L1 / L2 over the weights only, times the rate', () => {

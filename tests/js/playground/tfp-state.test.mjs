@@ -95,8 +95,8 @@ describe('input features', () => {
     const v = applyFeatures(pts, ['sinx2', 'x1', 'x1x2', 'x2sq', 'x1sq', 'x2', 'sinx1']);
     expect(v).toHaveLength(14);
     const want = [
-      [0.5, -0.25, 0.25, 0.0625, -0.125, Math.sin(0.5), Math.sin(-0.25)],
-      [-1, 2, 1, 4, -2, Math.sin(-1), Math.sin(2)],
+      [0.5, -0.25, 0.25, 0.0625, -0.125, Math.sin(3), Math.sin(-1.5)],
+      [-1, 2, 1, 4, -2, Math.sin(-6), Math.sin(12)],
     ].flat();
     want.forEach((w, i) => expect(v[i]).toBeCloseTo(w, 6));
     expect(Array.from(applyFeatures(pts, ['x2']))).toEqual([-0.25, 2]);

@@ -15,8 +15,8 @@ const CPP_FEATURES = {
   x1sq: 'a * a',
   x2sq: 'b * b',
   x1x2: 'a * b',
-  sinx1: 'std::sin(a)',
-  sinx2: 'std::sin(b)',
+  sinx1: 'std::sin(6 * a)',
+  sinx2: 'std::sin(6 * b)',
 };
 
 /** One layer of the JS spec in the C++ JSON form (snake_case types and keys). */

@@ -14,8 +14,8 @@ const JS_FEATURES = {
   x1sq: 'a * a',
   x2sq: 'b * b',
   x1x2: 'a * b',
-  sinx1: 'Math.sin(a)',
-  sinx2: 'Math.sin(b)',
+  sinx1: 'Math.sin(6 * a)',
+  sinx2: 'Math.sin(6 * b)',
 };
 
 const jsArray = (type, items) => `${type}.from([\n${items}\n])`;

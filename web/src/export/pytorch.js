@@ -53,8 +53,8 @@ const PY_FEATURES = {
   x1sq: 'x1 * x1',
   x2sq: 'x2 * x2',
   x1x2: 'x1 * x2',
-  sinx1: 'torch.sin(x1)',
-  sinx2: 'torch.sin(x2)',
+  sinx1: 'torch.sin(6 * x1)',
+  sinx2: 'torch.sin(6 * x2)',
 };
 
 const pyList = (name, items, comment) => `${comment ? `# ${comment}\n` : ''}${name} = [\n${items}\n]\n`;
