@@ -21,6 +21,7 @@ import { normaliseGrey } from './mnist.js';
 import { showFieldError, clearFieldError, clearAllFieldErrors } from './fielderror.js';
 import { ChartText } from './chart-text.js';
 import { watchCanvasPixels } from './boundary-res.js';
+import { Race } from './race.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -81,6 +82,9 @@ worker.onmessage = (ev) => {
       $('engine-info').textContent = 'The engine could not be loaded.';
       say(`The engine could not be loaded: ${m.error.message}`, 'error');
       setStatus('error');
+      return;
+    case 'race':
+      race.onMessage(m);
       return;
     case 'prediction': {
       const cb = pending.get(m.id);
@@ -143,6 +147,8 @@ function predict(x) {
   });
 }
 
+const mnistUrl = () => new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
+
 /** Sends the current set-up to the worker (a fresh model: the Reset). */
 function setup(weights = null) {
   clearTimeout(setupTimer);
@@ -151,6 +157,7 @@ function setup(weights = null) {
   view = null;
   lastBoundary = null;
   lastTest = null;
+  race.leave(); // a new set-up ends a race and brings back the run's charts
   charts.clear();
   for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
   for (const id of ['m-train-loss', 'm-train-acc', 'm-test-loss', 'm-test-acc', 'm-speed']) showMetric(id, null);
@@ -159,7 +166,7 @@ function setup(weights = null) {
     setStatus('invalid');
     return;
   }
-  const mnistBase = new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
+  const mnistBase = mnistUrl();
   const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
   if (idbWeights) document.body.dataset.weights = 'loading';
   else delete document.body.dataset.weights;
@@ -241,10 +248,14 @@ function setStatus(s, message) {
 }
 
 $('train-btn').addEventListener('click', () => {
+  race.leave();
   if (status === 'training') worker.postMessage({ type: 'pause', run });
   else worker.postMessage({ type: 'train', run });
 });
-$('step-btn').addEventListener('click', () => worker.postMessage({ type: 'step', run }));
+$('step-btn').addEventListener('click', () => {
+  race.leave();
+  worker.postMessage({ type: 'step', run });
+});
 $('reset-btn').addEventListener('click', () => setup());
 
 // ---- controls <-> state ---------------------------------------------------------------
@@ -706,6 +717,18 @@ const charts = new Charts($('loss-chart'), $('acc-chart'));
   charts.onDraw();
 }
 
+// Race: the set-up on the page (A) against B, side by side (race.js).
+const race = new Race({
+  root: $('race'),
+  worker,
+  charts,
+  current: () => ({ state, spec: desc.spec, ok: desc.ok }),
+  pauseMain: () => {
+    if (status === 'training') worker.postMessage({ type: 'pause', run });
+  },
+  mnistBase: mnistUrl,
+});
+
 // Sliders take their range and step from the set-up's fields, so a link can set no value
 // a slider cannot show (decodeState moves a value off the step to the nearest one).
 for (const f of NUMBER_FIELDS) {
@@ -742,4 +765,5 @@ watchCanvasPixels($('boundary'), (px) => {
 });
 
 loadFromUrl();
+race.prepare(state);
 setup();

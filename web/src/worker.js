@@ -4,7 +4,8 @@
 //
 // Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
 //               pause {run}, step {run}, predict {id, x}, save {run},
-//               resolution {size} (the decision-boundary canvas's width in device pixels)
+//               resolution {size} (the decision-boundary canvas's width in device pixels),
+//               raceStart / raceStop (race-worker.js: two set-ups side by side; out: race {...})
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -17,6 +18,7 @@ import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
+import { RaceRunner } from './race-worker.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -375,10 +377,18 @@ self.onmessage = async (ev) => {
       boundaryPixels = Math.max(GRID.size, Math.min(1200, Math.round(msg.size) || GRID.size));
       if (cur?.trainer && cur.grid && !cur.running) evaluate(cur);
       break;
+    case 'raceStart':
+      race.start(msg);
+      break;
+    case 'raceStop':
+      race.stop(msg.race);
+      break;
     default:
       break;
   }
 };
+
+const race = new RaceRunner({ getEngine, buildData, post });
 
 getEngine().then(
   (e) => post({ type: 'hello', info: e.info() }),
