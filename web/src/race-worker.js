@@ -1,8 +1,9 @@
 // The Race in the worker: two sessions (set-ups A and B: the same layers, data and seed,
 // so the same initial weights, different training settings) trained side by side. Each
 // slice steps whichever side is behind in epochs, so both advance together whatever their
-// batch sizes; each side is evaluated on the test part at the start, every ~250 ms and at
-// the end. A side whose step the engine refuses (NonFinite) drops out; the other goes on.
+// batch sizes; each side is evaluated on the test part at the start, at every epoch's end
+// while an evaluation is cheap (under 5 ms; toy data), every ~250 ms and at the end, so
+// even a race of a second draws curves. A side whose step the engine refuses (NonFinite) drops out; the other goes on.
 //
 // Messages in:  raceStart {race, mnistBase, sides: [{state, spec}, {state, spec}]}, raceStop {race}
 // Messages out: race {race, kind: 'status', text} | {kind: 'ready', numParams}
@@ -72,7 +73,9 @@ export class RaceRunner {
 
   evaluate(c, i, post) {
     const s = c.sides[i];
+    const t0 = performance.now();
     const r = s.trainer.evaluate();
+    s.evalCost = performance.now() - t0;
     s.last = { epoch: s.trainer.progress, step: s.trainer.step, loss: r.loss, accuracy: r.accuracy };
     post({ kind: 'eval', side: i, ...s.last });
   }
@@ -96,7 +99,10 @@ export class RaceRunner {
         const i = ids.reduce((a, b) => (c.sides[b].trainer.progress < c.sides[a].trainer.progress ? b : a));
         const s = c.sides[i];
         try {
-          s.trainer.trainStep();
+          if (s.trainer.trainStep().epochEnded && !s.trainer.done && s.evalCost < 5) {
+            this.report(c, i, post);
+            this.evaluate(c, i, post);
+          }
         } catch (e) {
           s.failed = { step: s.trainer.step + 1, message: errorInfo(e).message };
           post({ kind: 'failed', side: i, ...s.failed });
