@@ -223,6 +223,25 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
     return this._e.wrap(camelErrors(() => h.forward(input)));
   }
 
+  /**
+   * Every layer's output in one call (Keras' `Model(inputs, [l.output for l in layers])`,
+   * torchvision's feature extraction): `[output of layer 0, ..., output of the last layer]`,
+   * one Tensor per layer of the spec (activations and dropout included), the last equal to
+   * forward(x). The engine applies the layers once (bindings/nn_inspect.cpp). In eval() mode
+   * (and inside kiln.noGrad) the outputs carry no graph; in training mode they are tracked
+   * on one graph (a backward from any reaches the parameters and a tracked x).
+   * Example: `model.eval(); const [h1, a1, out] = model.forwardAll(x); // linear, tanh, linear`
+   * @throws KilnError `Shape` naming the layer whose input does not fit, `DType` for a
+   *   non-float32 input (an embedding's int32 indices: use forward), `Type`, `Disposed`.
+   */
+  forwardAll(x: Tensor): Tensor[] {
+    const op = 'Sequential.forwardAll';
+    const h = this._raw(op);
+    const input = this._e.unwrap(x, op, 'x');
+    const handles = camelErrors(() => this._e.raw.modelForwardAll(h, input));
+    return handles.map((t) => this._e.wrap(t));
+  }
+
   /** Number of parameter elements (batchNorm's running statistics included). */
   get numParams(): number {
     return this._raw('Sequential.numParams').numParams();

@@ -259,6 +259,8 @@ export interface RawModule {
   /** The engine's Sequential layer registry: snake_case type names and their spec fields. */
   layerTypes(): { type: string; fields: { name: string; required: boolean }[] }[];
   modelConcat(parts: RawModel[]): RawModel;
+  /** Every layer's output of a model for x (bindings/nn_inspect.cpp: Sequential.forwardAll). */
+  modelForwardAll(model: RawModel, x: RawTensor): RawTensor[];
   optimizerCreate(kind: string, configJson: string, lrJson: string): RawOptimizer;
   scheduleValues(scheduleJson: string, n: number): Float64Array;
   // issue 15 (learner): bindings/train_optim.cpp

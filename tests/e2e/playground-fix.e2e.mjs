@@ -50,7 +50,7 @@ test('field-error', async () => {
 test('link-sliders', async () => {
   // Every slider has the range and step of its field in the link format (state.js), so a
   // link's values are ones the sliders can show.
-  const page = await open('#data=xor&test=0.05&points=5000&noise=0.5', 'link-sliders');
+  const page = await open('#data=xor&test=0.05&points=5000&noise=50', 'link-sliders');
   await waitStatus(page, ['idle'], 60_000);
   const sliders = await page.$$eval('input[type=range]', (els) => els.map((el) => ({ id: el.id, min: Number(el.min), max: Number(el.max), step: Number(el.step), value: el.valueAsNumber })));
   for (const s of sliders) {
@@ -59,7 +59,7 @@ test('link-sliders', async () => {
     check(s.min === f.min && s.max === f.max && s.step === f.step, `slider ${s.id}: [${s.min}, ${s.max}] step ${s.step}; the link allows [${f.min}, ${f.max}] step ${f.step}`);
   }
   const at = Object.fromEntries(sliders.map((s) => [s.id, s.value]));
-  check(at.test === 0.05 && at.points === 5000 && at.noise === 0.5, `sliders show ${JSON.stringify(at)}`);
+  check(at.test === 0.05 && at.points === 5000 && at.noise === 50, `sliders show ${JSON.stringify(at)}`);
   const outs = await page.evaluate(() => [document.getElementById('points-out').textContent, document.getElementById('test-out').textContent]);
   check(outs[0] === '5000' && outs[1] === '5 %', `outputs ${outs}`);
   check((await page.$$('#messages .msg')).length === 0, 'warnings for a valid link');

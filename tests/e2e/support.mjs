@@ -1,6 +1,8 @@
-// Helpers for the browser tests and benchmarks: build a Vite app, serve it with
-// `vite preview` on a free port (started as `node node_modules/vite/bin/vite.js` so the
-// PID is the server's own), and launch Debian's headless Chromium via playwright-core.
+// Helpers for the browser tests and benchmarks: build a Vite app, serve its build output
+// on a free port with the production server `npm start` runs (scripts/serve.mjs: sirv,
+// precompressed gzip, COOP/COEP; started as `node scripts/serve.mjs` so the PID is the
+// server's own), so the tests see what users get, and launch Debian's headless Chromium
+// via playwright-core.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,13 +36,21 @@ export function freePort() {
   });
 }
 
+/** The build output folder of the Vite app whose root is `root` (its config's build.outDir). */
+export async function outDirOf(root) {
+  const { resolveConfig } = await import('vite');
+  const config = await resolveConfig({ root: join(REPO, root), logLevel: 'silent' }, 'build', 'production');
+  return resolve(config.root, config.build.outDir);
+}
+
 /**
- * Serves `root`'s build with `vite preview` on a free port.
+ * Serves `root`'s build (its build.outDir) with scripts/serve.mjs on a free port.
  * @returns {Promise<{url: string, stop: () => void}>}
  */
 export async function startPreview(root) {
   const port = await freePort();
-  const child = spawn(process.execPath, [VITE, 'preview', root, '--port', String(port), '--strictPort', '--host', '127.0.0.1'], {
+  const dir = await outDirOf(root);
+  const child = spawn(process.execPath, [join(REPO, 'scripts/serve.mjs'), dir, '--port', String(port), '--host', '127.0.0.1'], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -53,7 +63,7 @@ export async function startPreview(root) {
   };
   process.on('exit', stop);
   for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error(`vite preview exited (${child.exitCode}):\n${output}`);
+    if (child.exitCode !== null) throw new Error(`scripts/serve.mjs exited (${child.exitCode}):\n${output}`);
     try {
       const r = await fetch(url);
       if (r.ok) return { url, stop };
@@ -63,7 +73,7 @@ export async function startPreview(root) {
     await new Promise((r) => setTimeout(r, 100));
   }
   stop();
-  throw new Error(`vite preview did not answer on ${url}:\n${output}`);
+  throw new Error(`scripts/serve.mjs did not answer on ${url}:\n${output}`);
 }
 
 /** Headless Chromium (TOOLCHAIN.md's launch arguments) in a throw-away profile. */

@@ -22,7 +22,8 @@ function makeChart(canvas, title, yOptions) {
     data: {
       datasets: [
         { label: `Train ${title}`, data: [], borderColor: TRAIN_COLOR, backgroundColor: TRAIN_COLOR, borderWidth: 1.5, pointRadius: 0, tension: 0 },
-        { label: `Test ${title}`, data: [], borderColor: TEST_COLOR, backgroundColor: TEST_COLOR, borderWidth: 2, pointRadius: 2, tension: 0 },
+        // Dots while there are few test points (resolved at each draw: a scriptable option).
+        { label: `Test ${title}`, data: [], borderColor: TEST_COLOR, backgroundColor: TEST_COLOR, borderWidth: 2, pointRadius: (c) => (c.dataset.data.length > 60 ? 0 : 2), tension: 0 },
       ],
     },
     options: {
@@ -53,10 +54,32 @@ export class Charts {
   clear() {
     for (const c of [this.loss, this.acc]) {
       for (const d of c.data.datasets) d.data = [];
-      c.data.datasets[1].pointRadius = 2;
+      this.count(c);
       c.update('none');
     }
     this.onDraw?.();
+  }
+
+  /** A copy of every curve's points (live.js keeps it for Undo). */
+  snapshot() {
+    return [this.loss, this.acc].map((c) => c.data.datasets.map((d) => d.data.map((p) => ({ ...p }))));
+  }
+
+  /** Puts back the points of snapshot(). */
+  restore(snap) {
+    [this.loss, this.acc].forEach((c, i) => {
+      c.data.datasets.forEach((d, j) => {
+        d.data = (snap[i]?.[j] ?? []).map((p) => ({ ...p }));
+      });
+      this.count(c);
+      c.update('none');
+    });
+  }
+
+  /** The number of points of each curve on the canvas (data-train-points, data-test-points). */
+  count(chart) {
+    chart.canvas.dataset.trainPoints = String(chart.data.datasets[0].data.length);
+    chart.canvas.dataset.testPoints = String(chart.data.datasets[1].data.length);
   }
 
   /** A train point (running mean since the previous one). */
@@ -77,7 +100,7 @@ export class Charts {
       else ds.data.push({ x: epoch, y });
       // Long runs: keep every other point once there are many (the curve's shape stays).
       if (ds.data.length > MAX_POINTS) ds.data = ds.data.filter((_, i) => i % 2 === 0 || i === ds.data.length - 1);
-      if (index === 1) ds.pointRadius = ds.data.length > 60 ? 0 : 2;
+      this.count(chart);
     }
     this.schedule();
   }

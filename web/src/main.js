@@ -1,7 +1,8 @@
 // The playground page: controls <-> set-up (state.js, kept in the URL), the model
 // builder (modelspec.js), and the views fed by the training worker (worker.js).
 import KilnWorker from './worker.js?worker';
-import { decodeState, encodeState, defaultState, isToy, modelKey, parseWeightsRef, NUMBER_FIELDS } from './state.js';
+import { decodeState, encodeState, defaultState, isToy, modelKey, modelInput, parseWeightsRef, NUMBER_FIELDS } from './state.js';
+import { initTfp } from './tfp.js';
 import {
   describeModel,
   ACTIVATIONS,
@@ -18,6 +19,10 @@ import { Charts } from './charts.js';
 import { drawBoundary, buildDigitGrid, updateDigitGrid, drawConfusion, drawProbs } from './views.js';
 import { DrawPad } from './draw.js';
 import { normaliseGrey } from './mnist.js';
+import { MnistLoadView } from './mnist-load.js';
+import { Inside } from './inside.js';
+import { Live } from './live.js';
+import { initExport } from './export.js';
 import { showFieldError, clearFieldError, clearAllFieldErrors } from './fielderror.js';
 import { ChartText } from './chart-text.js';
 import { watchCanvasPixels } from './boundary-res.js';
@@ -41,10 +46,20 @@ let drawBusy = false;
 let drawDirty = false;
 let weightsModel = null; // modelKey() of the set-up the link's weights=idb:<name> came with
 
-const inputFor = (s) =>
-  isToy(s.data)
-    ? { features: 2, classes: s.data === 'gauss' ? s.classes : 2 }
-    : { features: 784, classes: 10, image: [1, 28, 28] };
+const inputFor = (s) => modelInput(s, { csvClasses: tfp.csvClasses() });
+
+// TF Playground's controls (features, regularisation, view options, Regenerate, CSV).
+const tfp = initTfp({
+  getState: () => state,
+  changed: (opts) => changed(opts),
+  writeUrl: () => writeUrl(),
+  redraw: () => redrawBoundary(),
+  regenerate: (s) => {
+    if (!['idle', 'paused', 'training', 'done'].includes(status)) return false;
+    worker.postMessage({ type: 'regenerate', run, state: structuredClone(s) });
+    return true;
+  },
+});
 
 // ---- messages -------------------------------------------------------------------------
 function say(text, kind = 'info') {
@@ -65,7 +80,9 @@ function say(text, kind = 'info') {
 const clearMessages = () => $('messages').replaceChildren();
 
 // ---- worker ---------------------------------------------------------------------------
+const mnistLoad = new MnistLoadView($('status'));
 const worker = new KilnWorker();
+const inside = new Inside($('inside'), worker);
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
   setStatus('error');
@@ -92,10 +109,14 @@ worker.onmessage = (ev) => {
       cb?.(m);
       return;
     }
+    case 'inspected':
+      inside.onInspected(m);
+      return;
     default:
       break;
   }
   if (m.run !== run) return; // from a set-up that was replaced
+  live.onMessage(m);
   switch (m.type) {
     case 'status':
       setStatus(m.status, m.message);
@@ -123,8 +144,21 @@ worker.onmessage = (ev) => {
       document.body.dataset.weights = m.status;
       say(m.text, m.kind);
       break;
+    case 'regenerated':
+      view = m.view;
+      redrawBoundary();
+      break;
     case 'error':
       say(`${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`, 'error');
+      break;
+    case 'mnistLoad':
+      mnistLoad.update(m);
+      break;
+    case 'inside':
+      inside.onInside(m);
+      break;
+    case 'exported':
+      exporter.onExported(m);
       break;
     default:
       break;
@@ -151,6 +185,7 @@ const mnistUrl = () => new URL(`${import.meta.env.BASE_URL}mnist/`, document.bas
 
 /** Sends the current set-up to the worker (a fresh model: the Reset). */
 function setup(weights = null) {
+  live.beforeSetup(); // the trained model it replaces is kept for Undo
   clearTimeout(setupTimer);
   setupTimer = 0;
   run++;
@@ -159,6 +194,7 @@ function setup(weights = null) {
   lastTest = null;
   race.leave(); // a new set-up ends a race and brings back the run's charts
   charts.clear();
+  inside.reset();
   for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
   for (const id of ['m-train-loss', 'm-train-acc', 'm-test-loss', 'm-test-acc', 'm-speed']) showMetric(id, null);
   $('engine-summary').textContent = '';
@@ -166,11 +202,17 @@ function setup(weights = null) {
     setStatus('invalid');
     return;
   }
+  const blocked = tfp.blocked(state);
+  if (blocked) {
+    setStatus('invalid', blocked);
+    return;
+  }
   const mnistBase = mnistUrl();
   const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
   if (idbWeights) document.body.dataset.weights = 'loading';
   else delete document.body.dataset.weights;
-  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights });
+  worker.postMessage({ type: 'setup', run, state: structuredClone(state), spec: desc.spec, mnistBase, weights, idbWeights, csv: tfp.csvPayload(), keep: live.keep });
+  live.afterSetup(run, state);
   setStatus('loading');
 }
 
@@ -193,7 +235,7 @@ function onReady(m) {
     buildDigitGrid($('digit-grid'), view.sampleImages, view.sampleLabels);
     $('confusion').replaceChildren();
   } else {
-    drawBoundary($('boundary'), null, { ...GRID, classes: view.classes }, view);
+    redrawBoundary();
   }
 }
 
@@ -202,7 +244,7 @@ function redrawBoundary() {
   if (view?.kind !== 'toy') return;
   const canvas = $('boundary');
   const size = lastBoundary?.size ?? GRID.size;
-  drawBoundary(canvas, lastBoundary?.probs ?? null, { ...GRID, size, classes: view.classes }, view);
+  drawBoundary(canvas, lastBoundary?.probs ?? null, { ...GRID, size, ...tfp.boundaryOptions(state, view) }, view);
   canvas.dataset.gridSize = lastBoundary ? String(size) : '';
 }
 
@@ -245,6 +287,7 @@ function setStatus(s, message) {
   trainBtn.setAttribute('aria-pressed', String(s === 'training'));
   $('step-btn').disabled = !['idle', 'paused'].includes(s);
   $('save-btn').disabled = !['idle', 'paused', 'done'].includes(s);
+  live.onStatus(s);
 }
 
 $('train-btn').addEventListener('click', () => {
@@ -275,7 +318,7 @@ function setSelect(el, value) {
 
 function renderOutputs() {
   $('points-out').textContent = String(state.points);
-  $('noise-out').textContent = `${Math.round(state.noise * 100)} %`;
+  $('noise-out').textContent = `${state.noise} %`;
   $('test-out').textContent = `${Math.round(state.test * 100)} %`;
 }
 
@@ -291,6 +334,7 @@ function renderControls() {
   document.body.classList.toggle('is-gauss', state.data === 'gauss');
   document.body.classList.toggle('is-sgd', state.opt === 'sgd');
   $('wd-label').textContent = state.opt === 'adamw' ? 'Weight decay (decoupled)' : 'L2 / weight decay';
+  tfp.render(state);
   renderLayers();
   renderModelInfo();
 }
@@ -313,7 +357,7 @@ function changed({ rerender = false } = {}) {
     state.weights = null;
   }
   writeUrl();
-  scheduleSetup();
+  if (!live.apply()) scheduleSetup(); // training settings change live (live.js)
 }
 
 $('data').addEventListener('change', () => {
@@ -531,6 +575,7 @@ $('preset-cnn').addEventListener('click', () => {
 // ---- drawing --------------------------------------------------------------------------
 const pad = new DrawPad($('draw'), (grey) => {
   drawing = grey;
+  inside.onDrawing(grey);
   if (!grey) {
     $('draw-pred').textContent = '–';
     $('draw-pred').dataset.value = '';
@@ -706,6 +751,25 @@ $('copy-link').addEventListener('click', async () => {
 
 // ---- start ----------------------------------------------------------------------------
 const charts = new Charts($('loss-chart'), $('acc-chart'));
+const live = new Live({
+  worker,
+  getState: () => state,
+  setState: (s) => {
+    state = s;
+    renderControls();
+    writeUrl();
+  },
+  getRun: () => run,
+  nextRun: () => ++run,
+  getStatus: () => status,
+  setStatus,
+  describe: () => desc,
+  charts,
+  showMetric,
+  say,
+  reset: () => scheduleSetup(),
+});
+const exporter = initExport({ root: $('export-root'), worker, run: () => run, state: () => state, desc: () => desc, view: () => view, link: encodeState });
 {
   // The charts' text alternative: a summary and a table under each, kept up to date.
   const lossText = new ChartText(charts.loss, $('loss-summary'), $('loss-table'), { fmt: (v) => v.toFixed(4), better: 'min' });
@@ -727,6 +791,7 @@ const race = new Race({
     if (status === 'training') worker.postMessage({ type: 'pause', run });
   },
   mnistBase: mnistUrl,
+  csv: () => tfp.csvPayload(),
 });
 
 // Sliders take their range and step from the set-up's fields, so a link can set no value

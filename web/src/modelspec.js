@@ -181,7 +181,7 @@ export function describeModel(blocks, input) {
     const dIn = shape[0];
     layers.push({ type: 'linear', dInput: dIn, dOutput: input.classes, bias: true });
     shape = [input.classes];
-    row(`linear ${dIn} → ${input.classes} (output, logits)`, dIn * input.classes + input.classes);
+    row(`linear ${dIn} → ${input.classes} (output, ${input.task === 'regression' ? 'value, MSE loss' : 'logits'})`, dIn * input.classes + input.classes);
     if (numParams > LIMITS.maxParams) {
       errors.push(`The model has ${numParams.toLocaleString('en-US')} parameters, above the playground's limit of ${LIMITS.maxParams.toLocaleString('en-US')}`);
     }

@@ -5,7 +5,7 @@
 // while an evaluation is cheap (under 5 ms; toy data), every ~250 ms and at the end, so
 // even a race of a second draws curves. A side whose step the engine refuses (NonFinite) drops out; the other goes on.
 //
-// Messages in:  raceStart {race, mnistBase, sides: [{state, spec}, {state, spec}]}, raceStop {race}
+// Messages in:  raceStart {race, mnistBase, csv?, sides: [{state, spec}, {state, spec}]}, raceStop {race}
 // Messages out: race {race, kind: 'status', text} | {kind: 'ready', numParams}
 //               | {kind: 'train', side, epoch, step, loss, accuracy}
 //               | {kind: 'eval', side, epoch, step, loss, accuracy}
@@ -13,6 +13,7 @@
 //               | {kind: 'error', message}
 import { errorInfo } from './engine.js';
 import { Trainer } from './trainer.js';
+import { taskOf } from './state.js';
 
 const SLICE_MS = 30;
 const REPORT_MS = 100;
@@ -28,7 +29,7 @@ const yieldNow = () =>
 /** Runs at most one race at a time in the worker. */
 export class RaceRunner {
   /**
-   * @param {{getEngine: () => Promise<import('./engine.js').Engine>, buildData: (state: object, mnistBase: string) => Promise<{data: object}>, post: (msg: object) => void}} deps
+   * @param {{getEngine: () => Promise<import('./engine.js').Engine>, buildData: (ctx: {state: object, run: string}, mnistBase: string, csv?: object) => Promise<{data: object}>, post: (msg: object) => void}} deps
    */
   constructor(deps) {
     this.deps = deps;
@@ -53,10 +54,11 @@ export class RaceRunner {
       post({ kind: 'status', text: 'Preparing the race…' });
       const engine = await this.deps.getEngine();
       // One data set for both: built from A's set-up (B differs only in training settings).
-      const built = await this.deps.buildData(msg.sides[0].state, msg.mnistBase);
+      // (Its MNIST loading messages carry a run id of no page run, so the page ignores them.)
+      const built = await this.deps.buildData({ state: msg.sides[0].state, run: `race-${c.race}` }, msg.mnistBase, msg.csv);
       if (this.cur !== c) return;
       for (const side of msg.sides) {
-        const session = engine.createSession(side.spec, side.state);
+        const session = engine.createSession(side.spec, side.state, taskOf(side.state.data));
         c.sides.push({ session, trainer: new Trainer(session, built.data, side.state), failed: null });
       }
       post({ kind: 'ready', numParams: c.sides[0].session.numParams });

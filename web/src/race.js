@@ -52,7 +52,7 @@ export class Race {
   /**
    * @param {{root: HTMLElement, worker: Worker, charts: import('./charts.js').Charts,
    *   current: () => {state: object, spec: object, ok: boolean}, pauseMain: () => void,
-   *   mnistBase: () => string}} opts
+   *   mnistBase: () => string, csv: () => object | null}} opts
    */
   constructor(opts) {
     Object.assign(this, opts);
@@ -168,7 +168,7 @@ export class Race {
     this.start.disabled = true;
     this.stopBtn.disabled = false;
     document.body.dataset.race = 'running';
-    this.worker.postMessage({ type: 'raceStart', race: this.id, mnistBase: this.mnistBase(), sides: sides.map((state) => ({ state, spec: cur.spec })) });
+    this.worker.postMessage({ type: 'raceStart', race: this.id, mnistBase: this.mnistBase(), csv: this.csv(), sides: sides.map((state) => ({ state, spec: cur.spec })) });
   }
 
   /** Puts four labelled curves per chart (A and B, train and test), keeping the main run's. */
@@ -182,7 +182,7 @@ export class Race {
         const color = COLORS[i];
         return [
           { label: `${name} train ${what}`, data: [], borderColor: color, backgroundColor: color, borderWidth: 1.2, borderDash: [4, 3], pointRadius: 0, tension: 0 },
-          { label: `${name} test ${what}`, data: [], borderColor: color, backgroundColor: color, borderWidth: 2.2, pointRadius: 2, tension: 0 },
+          { label: `${name} test ${what}`, data: [], borderColor: color, backgroundColor: color, borderWidth: 2.2, pointRadius: (ctx) => (ctx.dataset.data.length > 60 ? 0 : 2), tension: 0 },
         ];
       });
     }

@@ -6,18 +6,66 @@
 // in this browser's IndexedDB under <name> (kiln.io.saveToIndexedDB; the tutorial's Step 13
 // links here with it) instead of random ones.
 //
+// TF Playground's settings (issue 18):
+//   features=x1,x2,x1sq   the toy model's inputs (features.js; in FEATURES order)
+//   reg=l1|l2|none&regRate=0.003   L1 / L2 penalty on the weights (not biases) with its rate
+//   discretize=1, showTest=1       view options (written only when on)
+//   dataSeed=<int>                 the points' own seed (the Regenerate button); absent: seed
+//   noise=0..50                    integer percent, TF Playground's scale (datasets.js); a
+//                                  fraction 0 < v <= 0.5 (the old scale) is read as v·100 %
+//   data=plane|mgauss              regression (MSE, 1 output); data=csv: uploaded points,
+//                                  which a link cannot carry (the page asks for the file)
+//
 // Layers are written one token each, comma-separated:
 //   dense: d<units>-<activation>[-<dropout>]              e.g. d128-relu, d64-tanh-0.2
 //   conv:  c<filters>-<kernel>-<activation>-<pool>[-same] e.g. c8-3-relu-max, c16-5-gelu-none-same
-import { TOY_KINDS, TOY_LIMITS } from './datasets.js';
+import { TOY_KINDS, TOY_LIMITS, REGRESS_KINDS } from './datasets.js';
+import { DEFAULT_FEATURES, orderFeatures } from './features.js';
 import { ACTIVATIONS, POOLS, DEFAULT_TOY_LAYERS, DEFAULT_MNIST_LAYERS, cloneLayers } from './modelspec.js';
 import { readParams } from './urlparams.js';
 
-export const DATA_KINDS = [...TOY_KINDS, 'mnist'];
+export const DATA_KINDS = [...TOY_KINDS, 'csv', 'mnist'];
 export const OPTIMIZERS = ['sgd', 'adam', 'adamw'];
 export const OPTIMIZER_NAMES = { sgd: 'SGD (momentum)', adam: 'Adam', adamw: 'AdamW' };
 
 export const isToy = (data) => data !== 'mnist';
+
+/**
+ * The task of a data kind: 'regression' for TF Playground's Plane and Multi Gaussian
+ * (1 output, MSE loss, targets in about [-1, 1]), else 'classification' (cross-entropy).
+ * @param {string} data
+ * @returns {'classification' | 'regression'}
+ */
+export const taskOf = (data) => (REGRESS_KINDS.includes(data) ? 'regression' : 'classification');
+
+/** Regularisation kinds: none, L1 (penalty |w|) or L2 (penalty ½w²), on weights only. */
+export const REGS = ['none', 'l1', 'l2'];
+export const REG_NAMES = { none: 'None', l1: 'L1', l2: 'L2' };
+
+/** TF Playground's regularisation rates (the page's choices; a link may give any 0 .. 10). */
+export const REG_RATES = [0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10];
+
+/** The seed of a set-up's points: `dataSeed` once regenerated, else `seed`. */
+export const dataSeedOf = (state) => state.dataSeed ?? state.seed;
+
+/** The largest data seed a link may give (as `seed`). */
+const MAX_SEED = 2 ** 31 - 1;
+
+/**
+ * What the model of a set-up reads and predicts: input size (the chosen features for the
+ * toy sets, 784 for MNIST), output size and task.
+ * @param {object} state
+ * @param {{csvClasses?: number}} [extra] the number of classes of the uploaded CSV
+ * @returns {{features: number, classes: number, task: 'classification' | 'regression', image?: number[]}}
+ */
+export function modelInput(state, extra = {}) {
+  if (!isToy(state.data)) return { features: 784, classes: 10, task: 'classification', image: [1, 28, 28] };
+  const features = orderFeatures(state.features ?? DEFAULT_FEATURES).length;
+  const task = taskOf(state.data);
+  if (task === 'regression') return { features, classes: 1, task };
+  const classes = state.data === 'gauss' ? state.classes : state.data === 'csv' ? (extra.csvClasses ?? 2) : 2;
+  return { features, classes, task };
+}
 
 /** The training defaults that differ between the toy sets and MNIST. */
 const TRAIN_DEFAULTS = {
@@ -44,6 +92,12 @@ export function defaultState(data = 'xor') {
     momentum: 0.9,
     wd: 0,
     seed: 1,
+    dataSeed: null, // the points' seed when regenerated; null: `seed`
+    features: [...DEFAULT_FEATURES],
+    reg: 'none',
+    regRate: 0,
+    discretize: false,
+    showTest: false,
     ...TRAIN_DEFAULTS[toy ? 'toy' : 'mnist'],
     weights: null, // or 'idb:<name>': initial weights from IndexedDB
   };
@@ -69,7 +123,9 @@ export function parseWeightsRef(text) {
 
 /** The part of a set-up that decides the model's parameters: the data kind and the layers. */
 export function modelKey(state) {
-  return `${state.data === 'gauss' ? `gauss${state.classes}` : state.data}|${state.layers.map(encodeLayer).join(',')}`;
+  const data = state.data === 'gauss' ? `gauss${state.classes}` : state.data;
+  const feats = isToy(state.data) ? `|${(state.features ?? DEFAULT_FEATURES).join(',')}` : '';
+  return `${data}${feats}|${state.layers.map(encodeLayer).join(',')}`;
 }
 
 /**
@@ -81,7 +137,7 @@ export function modelKey(state) {
  */
 export const NUMBER_FIELDS = [
   { key: 'points', label: 'number of points', min: TOY_LIMITS.minPoints, max: TOY_LIMITS.maxPoints, int: true, step: 10, only: 'toy' },
-  { key: 'noise', label: 'noise', min: 0, max: TOY_LIMITS.maxNoise, int: false, step: 0.01, only: 'toy' },
+  { key: 'noise', label: 'noise (percent)', min: 0, max: TOY_LIMITS.maxNoise, int: true, step: 1, only: 'toy' },
   { key: 'test', label: 'test fraction', min: 0.05, max: 0.95, int: false, step: 0.01, only: 'toy' },
   { key: 'classes', label: 'classes', min: TOY_LIMITS.minClasses, max: TOY_LIMITS.maxClasses, int: true, only: 'toy' },
   { key: 'train', label: 'training images', min: 100, max: 60000, int: true, only: 'mnist' },
@@ -91,6 +147,7 @@ export const NUMBER_FIELDS = [
   { key: 'batch', label: 'batch size', min: 1, max: 4096, int: true },
   { key: 'epochs', label: 'epochs', min: 1, max: 10000, int: true },
   { key: 'wd', label: 'weight decay', min: 0, max: 1, int: false },
+  { key: 'regRate', label: 'regularization rate', min: 0, max: 10, int: false },
   { key: 'seed', label: 'seed', min: 0, max: 2 ** 31 - 1, int: true },
 ];
 
@@ -152,14 +209,25 @@ export function encodeState(state) {
   for (const f of NUMBER_FIELDS) {
     if (!f.only || (f.only === 'toy') !== toy) continue;
     if (f.key === 'classes' && state.data !== 'gauss') continue;
+    if ((f.key === 'points' || f.key === 'noise') && state.data === 'csv') continue;
     num(f);
+  }
+  if (toy) {
+    parts.push(`features=${orderFeatures(state.features ?? DEFAULT_FEATURES).join(',')}`);
+    if (state.dataSeed !== null && state.dataSeed !== undefined && state.data !== 'csv') parts.push(`dataSeed=${state.dataSeed}`);
   }
   parts.push(`layers=${state.layers.map(encodeLayer).join(',')}`, `opt=${state.opt}`);
   for (const f of NUMBER_FIELDS) {
     if (f.only) continue;
     if (f.key === 'momentum' && state.opt !== 'sgd') continue;
+    if (f.key === 'regRate') continue;
     num(f);
   }
+  // No regularisation (the only meaning of links before it existed) is written as nothing.
+  const reg = state.reg ?? 'none';
+  if (reg !== 'none') parts.push(`reg=${reg}`, `regRate=${fmtNum(state.regRate ?? 0)}`);
+  if (toy && state.discretize) parts.push('discretize=1');
+  if (toy && state.showTest) parts.push('showTest=1');
   if (state.weights) parts.push(`weights=idb:${encodeURIComponent(parseWeightsRef(state.weights).name)}`);
   return parts.join('&');
 }
@@ -185,14 +253,20 @@ export function decodeState(fragment) {
     data = 'xor';
   }
   const state = defaultState(data);
-  const known = new Set(['data', 'layers', 'opt', 'weights', ...NUMBER_FIELDS.map((f) => f.key)]);
+  const known = new Set(['data', 'layers', 'opt', 'weights', 'features', 'reg', 'discretize', 'showTest', 'dataSeed', ...NUMBER_FIELDS.map((f) => f.key)]);
   for (const key of params.keys()) {
     if (!known.has(key)) warnings.push(`Unknown setting "${key}" in the link was ignored`);
   }
   for (const f of NUMBER_FIELDS) {
     const raw = params.get(f.key);
     if (raw === null) continue;
-    const v = raw.trim() === '' ? NaN : Number(raw);
+    let v = raw.trim() === '' ? NaN : Number(raw);
+    if (f.key === 'noise' && v > 0 && v <= 0.5 && !Number.isInteger(v)) {
+      // Links from before issue 18 gave noise as a fraction 0 .. 0.5 (now percent 0 .. 50).
+      const pctNoise = Math.round(v * 100);
+      warnings.push(`Noise "${raw}" in the link is on the old 0 to 0.5 scale: read as ${pctNoise} % (noise is now a percentage, 0 to 50, as in TensorFlow Playground)`);
+      v = pctNoise;
+    }
     if (!Number.isFinite(v) || (f.int && !Number.isInteger(v)) || v < f.min || v > f.max) {
       fields[f.key] = `Bad ${f.label} "${raw}" in the link (expected ${f.int ? 'an integer' : 'a number'} from ${f.min} to ${f.max}); using ${state[f.key]}`;
       warnings.push(fields[f.key]);
@@ -217,6 +291,32 @@ export function decodeState(fragment) {
     } catch (e) {
       warnings.push(`Bad model in the link: ${e.message}; using the default model`);
     }
+  }
+  const features = params.get('features');
+  if (features !== null) {
+    try {
+      state.features = orderFeatures(features === '' ? [] : features.split(','));
+    } catch (e) {
+      warnings.push(`Bad features "${features}" in the link: ${e.message}; using ${state.features.join(',')}`);
+    }
+  }
+  const reg = params.get('reg');
+  if (reg !== null) {
+    if (REGS.includes(reg)) state.reg = reg;
+    else warnings.push(`Unknown regularization "${reg}" in the link (expected one of ${REGS.join(', ')}); using ${state.reg}`);
+  }
+  for (const key of ['discretize', 'showTest']) {
+    const raw = params.get(key);
+    if (raw === null) continue;
+    if (['1', 'true'].includes(raw)) state[key] = true;
+    else if (['0', 'false'].includes(raw)) state[key] = false;
+    else warnings.push(`Bad ${key} "${raw}" in the link (expected 1 or 0); using ${state[key] ? 1 : 0}`);
+  }
+  const dataSeed = params.get('dataSeed');
+  if (dataSeed !== null) {
+    const v = dataSeed.trim() === '' ? NaN : Number(dataSeed);
+    if (Number.isInteger(v) && v >= 0 && v <= MAX_SEED) state.dataSeed = v;
+    else warnings.push(`Bad data seed "${dataSeed}" in the link (expected an integer from 0 to ${MAX_SEED}); the points use the seed`);
   }
   const weights = params.get('weights');
   if (weights !== null) {

@@ -56,6 +56,18 @@ export function scorePredictions(probs, y, classes) {
 }
 
 /**
+ * Mean squared error of one output per item against the targets (torch.nn.MSELoss, mean):
+ * the regression sets' test loss.
+ * @param {Float32Array} out [n] (the [n, 1] outputs)
+ * @param {Float32Array} y [n]
+ */
+export function scoreRegression(out, y) {
+  let s = 0;
+  for (let i = 0; i < y.length; i++) s += (out[i] - y[i]) ** 2;
+  return { loss: s / y.length, accuracy: null, predicted: null, confusion: null };
+}
+
+/**
  * The playground's message for a step the engine refused (a KilnError of code NonFinite,
  * "<op>: loss is NaN at step 3 (the step was not applied: ...)" or naming the gradient or
  * the updated weight that is not finite): what became non-finite, at which step, and the
@@ -79,7 +91,8 @@ export const SPEED_MIN = { steps: 5, ms: 20 };
 export class Trainer {
   /**
    * @param {import('./engine.js').Session} session
-   * @param {{train: Source, test: Source, classes: number}} data
+   * @param {{train: Source, test: Source, classes: number, task?: 'classification' | 'regression'}} data
+   *   regression: y holds float targets (Float32Array) and the model has one output
    * @param {{batch: number, epochs: number, seed: number}} settings
    */
   constructor(session, data, settings) {
@@ -93,13 +106,30 @@ export class Trainer {
     this.step = 0; // optimizer steps done
     this.order = null;
     this.x = new Float32Array(this.batch * data.train.itemSize);
-    this.y = new Int32Array(this.batch);
+    this.y = new data.train.y.constructor(this.batch);
     this.testX = null;
+    this.forever = false;
     this.resetWindow();
   }
 
+  /** All epochs trained (never while `forever` is set: TF Playground's endless training). */
   get done() {
-    return this.epoch >= this.epochs;
+    return !this.forever && this.epoch >= this.epochs;
+  }
+
+  /**
+   * New batch size and epoch count in the middle of a run (live.js): the epoch in progress
+   * goes on with the new batch size from where it is; the step count and the order stay.
+   * @param {{batch: number, epochs: number}} settings
+   */
+  retune({ batch, epochs }) {
+    const b = Math.min(batch, this.data.train.n);
+    if (b !== this.batch) {
+      this.batch = b;
+      this.x = new Float32Array(b * this.data.train.itemSize);
+      this.y = new this.y.constructor(b); // Int32Array labels (or Float32Array targets)
+    }
+    this.epochs = epochs;
   }
 
   /** Epochs done, fractional (the charts' x axis). */
@@ -131,7 +161,7 @@ export class Trainer {
     const y = count === this.batch ? this.y : this.y.subarray(0, count);
     let r;
     try {
-      r = this.session.trainBatch(x, y, count);
+      r = this.session.trainBatch(x, y, count, { epoch: this.epoch + 1, batch: Math.floor(this.pos / this.batch) + 1 });
     } catch (e) {
       // The engine refuses a step whose loss, gradients or updated weights are not finite
       // (kiln::train::train_step): the model keeps the weights of the step before.
@@ -164,15 +194,36 @@ export class Trainer {
     if (w.items === 0) return null;
     return {
       loss: w.loss / w.items,
-      accuracy: w.correct / w.items,
+      accuracy: this.data.task === 'regression' ? null : w.correct / w.items,
       itemsPerSecond: w.steps >= SPEED_MIN.steps && w.time >= SPEED_MIN.ms ? (w.items * 1000) / w.time : null,
     };
   }
 
-  /** Predicts the whole test part and scores it. */
+  /** Predicts the whole test part and scores it (regression: MSE, no accuracy). */
   evaluate() {
     if (!this.testX) this.testX = materialise(this.data.test);
     const probs = this.session.predict(this.testX);
+    if (this.data.task === 'regression') return scoreRegression(probs, this.data.test.y);
     return scorePredictions(probs, this.data.test.y, this.data.classes);
+  }
+
+  /**
+   * Trains on new data from now on (the Regenerate button: new points, same model, same
+   * optimizer state and step count). With as many training items as before (a new draw
+   * of the same set) the epoch goes on where it was, in the same shuffled order of item
+   * positions; otherwise the current epoch counts as ended. Same item size and task.
+   */
+  setData(data) {
+    if (data.train.itemSize !== this.data.train.itemSize) throw new Error(`new data have ${data.train.itemSize} features per item, the model reads ${this.data.train.itemSize}`);
+    const sameSize = data.train.n === this.data.train.n;
+    this.data = data;
+    this.batch = Math.min(this.batch, data.train.n);
+    this.x = new Float32Array(this.batch * data.train.itemSize);
+    this.y = new data.train.y.constructor(this.batch);
+    this.testX = null;
+    if (!sameSize && this.pos > 0) {
+      this.epoch++;
+      this.pos = 0;
+    }
   }
 }

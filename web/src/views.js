@@ -1,53 +1,38 @@
 // Drawing of the playground's outputs: the decision-boundary heat map with the points,
 // the grid of MNIST test digits, the confusion matrix and the class-probability bars.
 
-/** Class colours (class 0 orange, class 1 blue, as TensorFlow Playground; then more). */
-export const CLASS_COLORS = [
-  [245, 147, 34],
-  [8, 119, 189],
-  [46, 160, 67],
-  [196, 53, 158],
-  [120, 94, 240],
-];
+import { CLASS_COLORS, cellColor, pointColor } from './heatmap.js';
+
+export { CLASS_COLORS };
 
 /**
- * Paints the heat map: each cell takes the probability-weighted mix of the class colours,
- * faded towards white where the model is unsure; then the points.
+ * Paints the heat map (heatmap.js's colours: class probabilities, or the regression output
+ * on TF Playground's scale; discretized on request); then the training points, and the
+ * test points (dark outline) when showTest.
  * @param {HTMLCanvasElement} canvas
  * @param {Float32Array} probs [size * size, classes] from the grid of boundaryGrid()
- * @param {{size: number, lo: number, hi: number, classes: number}} grid
+ * @param {{size: number, lo: number, hi: number, classes: number, task?: string, discretize?: boolean, showTest?: boolean}} grid
  * @param {object} view the worker's toy view (trainX/Y, testX/Y)
  */
 export function drawBoundary(canvas, probs, grid, view) {
   const ctx = canvas.getContext('2d');
-  const { size, lo, hi, classes } = grid;
+  const { size, lo, hi } = grid;
   const W = canvas.width;
   const H = canvas.height;
   if (probs) {
     const img = new ImageData(size, size);
+    const rgb = [0, 0, 0];
     for (let i = 0; i < size * size; i++) {
-      let r = 0;
-      let g = 0;
-      let b = 0;
-      let pmax = 0;
-      for (let c = 0; c < classes; c++) {
-        const p = probs[i * classes + c];
-        const col = CLASS_COLORS[c % CLASS_COLORS.length];
-        r += p * col[0];
-        g += p * col[1];
-        b += p * col[2];
-        if (p > pmax) pmax = p;
-      }
-      // Confidence 1/classes -> white, 1 -> the colour at 60 % strength.
-      const t = Math.max(0, (pmax - 1 / classes) / (1 - 1 / classes)) * 0.6;
-      img.data[4 * i] = 255 + (r - 255) * t;
-      img.data[4 * i + 1] = 255 + (g - 255) * t;
-      img.data[4 * i + 2] = 255 + (b - 255) * t;
+      cellColor(probs, i, grid, rgb);
+      img.data[4 * i] = rgb[0];
+      img.data[4 * i + 1] = rgb[1];
+      img.data[4 * i + 2] = rgb[2];
       img.data[4 * i + 3] = 255;
     }
     const off = new OffscreenCanvas(size, size);
     off.getContext('2d').putImageData(img, 0, 0);
-    ctx.imageSmoothingEnabled = true;
+    // Discretized: hard edges between the decisions; else a smooth blend.
+    ctx.imageSmoothingEnabled = !grid.discretize;
     ctx.drawImage(off, 0, 0, W, H);
   } else {
     ctx.fillStyle = '#fff';
@@ -70,8 +55,7 @@ export function drawBoundary(canvas, probs, grid, view) {
     ctx.strokeStyle = stroke;
     ctx.lineWidth = 1.2;
     for (let i = 0; i < y.length; i++) {
-      const col = CLASS_COLORS[y[i] % CLASS_COLORS.length];
-      ctx.fillStyle = `rgb(${col[0]},${col[1]},${col[2]})`;
+      ctx.fillStyle = pointColor(y[i], view.task);
       ctx.beginPath();
       ctx.arc(sx(x[2 * i]), sy(x[2 * i + 1]), radius, 0, 2 * Math.PI);
       ctx.fill();
@@ -79,7 +63,7 @@ export function drawBoundary(canvas, probs, grid, view) {
     }
   };
   dots(view.trainX, view.trainY, '#fff');
-  dots(view.testX, view.testY, '#222');
+  if (grid.showTest ?? true) dots(view.testX, view.testY, '#222');
 }
 
 /** Builds the grid of test digits (once per set-up); predictions come with updateDigitGrid. */

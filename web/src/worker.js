@@ -2,22 +2,42 @@
 // the training loop, so the page stays responsive. The loop trains in slices of ~30 ms and
 // yields between them, so a prediction request, a pause or a new set-up is handled at once.
 //
-// Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?}, train {run},
+// Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?, csv?}, train {run},
 //               pause {run}, step {run}, predict {id, x}, save {run},
 //               resolution {size} (the decision-boundary canvas's width in device pixels),
+//               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js),
+//               regenerate {run, state} (new toy points from state.dataSeed, same model)
+//               (live-worker.js: retune, undo, forever; setup's `keep` keeps the run it
+//               replaces for undo)
+//               export {run, id} (export.js),
 //               raceStart / raceStop (race-worker.js: two set-ups side by side; out: race {...})
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
-//               weights {run, name, status, kind, text} (idbWeights: loaded or why not)
+//               weights {run, name, status, kind, text} (idbWeights: loaded or why not),
+//               mnistLoad {run, total, rawTotal, fetched, cached, done, cacheNote, chunks, seconds,
+//               failed?, error?}
+//               (MNIST's gzip chunks: compressed bytes to load, downloaded, read from the Cache API)
+//               inside {run, step, toy | weights | error} after each evaluation while shown,
+//               inspected {id, run, outputs, saliency | error},
+//               regenerated {run, view} (the new points after regenerate),
+//               exported {run, id, weights, check, step, epoch | error} (export/snapshot.js)
+//               resolution {size} (the decision-boundary canvas's width in device pixels)
 // An eval of toy data holds `boundary` (class probabilities over a size x size grid of
 // the plane) and `boundarySize`: the canvas's device-pixel size when the model's cost
 // allows (boundaryBudget), else the largest grid that does (the page smooths it up).
 import { loadEngine, errorInfo } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
-import { MNIST_FILES, parseIdx, normaliseInto } from './mnist.js';
+import { dataSeedOf, taskOf } from './state.js';
+import { featureNames, applyFeatures } from './features.js';
+import { MNIST_FILES, normaliseInto } from './mnist.js';
+import { MnistLoader } from './mnist-fetch.js';
+import mnistManifest from 'virtual:kiln-mnist';
 import { Trainer, floatSource, scorePredictions } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
+import { toyProbe, weightProbe, inspectProbe, inputNames, INSIDE_GRID } from './inside-probe.js';
+import { keepForUndo, takeKept, retune, restingStatus } from './live-worker.js';
+import { exportSnapshot } from './export/snapshot.js';
 import { RaceRunner } from './race-worker.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
@@ -28,10 +48,14 @@ const post = (msg) => self.postMessage(msg);
 let engine = null;
 let enginePromise = null;
 let cur = null; // the current run: {run, state, session, trainer, running, ...}
+let mnist = null; // the MnistLoader (keeps the loaded chunks between set-ups)
+let insideOn = true; // the page shows the "Look inside" views
+
+/** The model's input for points (x1, x2) of the plane (toy sets): the chosen features. */
+const featuresOf = (state, points) => applyFeatures(points, state.features);
 let boundaryPixels = GRID.size; // the page's canvas width in device pixels (resolution)
-const gridCache = new Map(); // size -> boundaryGrid(size)
+const gridCache = new Map(); // 'size|features' -> the model's inputs over a size x size grid
 const BOUNDARY_CHUNK = 16384; // points per predict call and batch (bounds the engine's activations)
-const mnistCache = new Map(); // url -> Promise<Uint8Array>
 
 function getEngine() {
   enginePromise ??= loadEngine().then((e) => (engine = e));
@@ -45,35 +69,20 @@ const yieldNow = () =>
     ch.port2.postMessage(null);
   });
 
-async function fetchBytes(url) {
-  if (!mnistCache.has(url)) {
-    mnistCache.set(
-      url,
-      fetch(url).then(async (r) => {
-        if (!r.ok) throw new Error(`MNIST: ${url} answered ${r.status} ${r.statusText}`);
-        return new Uint8Array(await r.arrayBuffer());
-      }),
-    );
-  }
-  try {
-    return await mnistCache.get(url);
-  } catch (e) {
-    mnistCache.delete(url);
-    throw e;
-  }
+/** The MNIST loader (gzip chunks, Cache API: mnist-fetch.js), made on the first MNIST set-up. */
+function mnistLoader(base) {
+  if (!mnist || mnist.base !== base) mnist = new MnistLoader(mnistManifest, base);
+  return mnist;
 }
 
-/** A Source over the first `n` images of an MNIST IDX pair, normalised per batch. */
-async function mnistSource(base, imagesFile, labelsFile, n) {
-  const [imgBytes, lblBytes] = await Promise.all([fetchBytes(base + imagesFile), fetchBytes(base + labelsFile)]);
-  const images = parseIdx(imgBytes, 3);
-  const labels = parseIdx(lblBytes, 1);
+/** A Source over a loaded MNIST pair ({dims, data} each: count items), normalised per batch. */
+function mnistSource(images, labels, what) {
   if (images.dims[1] !== 28 || images.dims[2] !== 28 || labels.dims[0] !== images.dims[0]) {
-    throw new Error(`MNIST: ${imagesFile} has dims [${images.dims}], ${labelsFile} [${labels.dims}]`);
+    throw new Error(`MNIST: the ${what} images have dims [${images.dims}], the labels [${labels.dims}]`);
   }
-  const count = Math.min(n, images.dims[0]);
-  const pixels = images.data.subarray(0, count * 784);
-  const y = Int32Array.from(labels.data.subarray(0, count));
+  const count = images.dims[0];
+  const pixels = images.data;
+  const y = Int32Array.from(labels.data);
   return {
     n: count,
     itemSize: 784,
@@ -85,12 +94,42 @@ async function mnistSource(base, imagesFile, labelsFile, n) {
   };
 }
 
-async function buildData(state, mnistBase) {
+/**
+ * Loads the chunks of the MNIST subset of the run's set-up (train and mtest images),
+ * posting `mnistLoad` messages (bytes downloaded / read from the Cache API; at most every
+ * 100 ms, and when done).
+ */
+async function loadMnist(ctx, base) {
+  const { state } = ctx;
+  const t0 = performance.now();
+  let last = 0;
+  let latest = { total: 0, rawTotal: 0, fetched: 0, cached: 0, chunks: 0, cacheNote: '' };
+  const send = (p) => {
+    latest = p;
+    const now = performance.now();
+    if (!p.done && now - last < 100) return;
+    last = now;
+    post({ type: 'mnistLoad', run: ctx.run, ...p, seconds: (now - t0) / 1000 });
+  };
+  let loaded;
+  try {
+    loaded = await mnistLoader(base).load(
+      [MNIST_FILES.trainImages, MNIST_FILES.trainLabels, MNIST_FILES.testImages, MNIST_FILES.testLabels],
+      [state.train, state.train, state.mtest, state.mtest],
+      send,
+    );
+  } catch (e) {
+    post({ type: 'mnistLoad', run: ctx.run, ...latest, done: false, failed: true, error: e.message, seconds: (performance.now() - t0) / 1000 });
+    throw e;
+  }
+  const [trainImages, trainLabels, testImages, testLabels] = loaded;
+  return { train: mnistSource(trainImages, trainLabels, 'training'), test: mnistSource(testImages, testLabels, 'test') };
+}
+
+async function buildData(ctx, mnistBase, csv) {
+  const { state } = ctx;
   if (state.data === 'mnist') {
-    const [train, test] = await Promise.all([
-      mnistSource(mnistBase, MNIST_FILES.trainImages, MNIST_FILES.trainLabels, state.train),
-      mnistSource(mnistBase, MNIST_FILES.testImages, MNIST_FILES.testLabels, state.mtest),
-    ]);
+    const { train, test } = await loadMnist(ctx, mnistBase);
     const k = Math.min(MNIST_SAMPLE, test.n);
     const view = {
       kind: 'mnist',
@@ -101,11 +140,31 @@ async function buildData(state, mnistBase) {
     };
     return { data: { train, test, classes: 10 }, view };
   }
-  const all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: state.seed, classes: state.classes });
-  const { train, test } = splitTrainTest(all, state.test, state.seed);
+  return buildToy(state, csv);
+}
+
+/**
+ * A toy set as the model sees it: the points (generated from the data seed, or the uploaded
+ * CSV's), split, and turned into the chosen input features; the view keeps the raw points.
+ */
+function buildToy(state, csv) {
+  let all;
+  if (state.data === 'csv') {
+    if (!csv) throw new Error('No CSV points: upload a CSV file of x1, x2, label rows');
+    all = { x: csv.x, y: csv.y, n: csv.y.length, numClasses: csv.numClasses, itemShape: [2], task: 'classification' };
+  } else {
+    all = generateToy({ kind: state.data, n: state.points, noise: state.noise, seed: dataSeedOf(state), classes: state.classes });
+  }
+  const { train, test } = splitTrainTest(all, state.test, dataSeedOf(state));
+  const features = featureNames(state);
+  const k = features.length;
+  const task = taskOf(state.data);
   const view = {
     kind: 'toy',
+    task,
     classes: all.numClasses,
+    features,
+    classNames: csv && state.data === 'csv' ? csv.classNames : null,
     trainX: train.x,
     trainY: train.y,
     testX: test.x,
@@ -114,30 +173,37 @@ async function buildData(state, mnistBase) {
     testCount: test.n,
   };
   return {
-    data: { train: floatSource(train.x, train.y, 2), test: floatSource(test.x, test.y, 2), classes: all.numClasses },
+    data: {
+      train: floatSource(applyFeatures(train.x, features), train.y, k),
+      test: floatSource(applyFeatures(test.x, features), test.y, k),
+      classes: all.numClasses,
+      task,
+    },
     view,
-    grid: boundaryGrid(GRID.size, GRID.lo, GRID.hi),
+    grid: applyFeatures(boundaryGrid(GRID.size, GRID.lo, GRID.hi), features),
   };
 }
 
-function stopCurrent() {
+/** Stops the current run; frees it, or keeps it for undo (live-worker.js) if `keep`. */
+function stopCurrent(keep = false) {
   if (cur) {
     cur.running = false;
-    cur.session?.dispose();
+    if (keep && cur.trainer) keepForUndo(cur);
+    else cur.session?.dispose();
     cur = null;
   }
 }
 
 async function setup(msg) {
-  stopCurrent();
+  stopCurrent(msg.keep === true);
   const ctx = { run: msg.run, state: msg.state, running: false };
   cur = ctx;
   post({ type: 'status', run: ctx.run, status: 'loading', message: msg.state.data === 'mnist' ? 'Loading MNIST…' : 'Building…' });
   try {
     await getEngine();
-    const built = await buildData(msg.state, msg.mnistBase);
+    const built = await buildData(ctx, msg.mnistBase, msg.csv);
     if (cur !== ctx) return; // superseded while loading
-    ctx.session = engine.createSession(msg.spec, msg.state);
+    ctx.session = engine.createSession(msg.spec, msg.state, taskOf(msg.state.data));
     if (msg.weights) ctx.session.load(msg.weights);
     else if (msg.idbWeights) {
       // The link's weights=idb:<name>: on any failure the model keeps its random weights.
@@ -150,6 +216,7 @@ async function setup(msg) {
     }
     ctx.grid = built.grid;
     ctx.view = built.view;
+    if (built.grid) ctx.insideGrid = featuresOf(msg.state, boundaryGrid(INSIDE_GRID, GRID.lo, GRID.hi));
     ctx.trainer = new Trainer(ctx.session, built.data, msg.state);
     post({
       type: 'ready',
@@ -171,13 +238,13 @@ async function setup(msg) {
 /** Milliseconds a decision-boundary evaluation may take: while training, and otherwise. */
 const boundaryBudget = (ctx) => (ctx.running ? 25 : 1000);
 
-/** Predicts a grid in chunks, into one Float32Array [points, classes]. */
-function predictGrid(session, grid) {
-  const n = grid.length / 2;
+/** Predicts a grid of `k` inputs per point in chunks, into one Float32Array [points, outputs]. */
+function predictGrid(session, grid, k) {
+  const n = grid.length / k;
   let out = null;
   for (let start = 0; start < n; start += BOUNDARY_CHUNK) {
     const count = Math.min(BOUNDARY_CHUNK, n - start);
-    const p = session.predict(grid.subarray(2 * start, 2 * (start + count)), BOUNDARY_CHUNK);
+    const p = session.predict(grid.subarray(k * start, k * (start + count)), BOUNDARY_CHUNK);
     out ??= new Float32Array(n * (p.length / count));
     out.set(p, start * (p.length / count)); // copied: p may be a view the engine reuses
   }
@@ -192,17 +259,19 @@ function predictGrid(session, grid) {
  * once while the time spent stays within the budget. Returns {probs, size}.
  */
 function boundary(ctx) {
+  const features = ctx.view.features; // the model's inputs: the chosen features of each point
   const gridOf = (size) => {
-    if (!gridCache.has(size)) {
+    const key = `${size}|${features.join(',')}`;
+    if (!gridCache.has(key)) {
       if (gridCache.size > 4) gridCache.clear();
-      gridCache.set(size, boundaryGrid(size, GRID.lo, GRID.hi));
+      gridCache.set(key, applyFeatures(boundaryGrid(size, GRID.lo, GRID.hi), features));
     }
-    return gridCache.get(size);
+    return gridCache.get(key);
   };
   const t0 = performance.now();
   const measure = (size) => {
     const t = performance.now();
-    const probs = predictGrid(ctx.session, gridOf(size));
+    const probs = predictGrid(ctx.session, gridOf(size), features.length);
     ctx.pointCost = Math.max(1e-6, (performance.now() - t) / (size * size));
     return { probs, size };
   };
@@ -239,14 +308,48 @@ function evaluate(ctx) {
     msg.samplePredicted = r.predicted.slice(0, ctx.view.sampleLabels.length);
   }
   post(msg); // copied (structured clone): the arrays may be views the engine reuses
+  postInside(ctx);
   ctx.evalCost = performance.now() - t0;
   ctx.lastEval = performance.now();
+}
+
+/** The "Look inside" numbers after an evaluation (inside-probe.js), while the page shows them. */
+function postInside(ctx) {
+  if (!insideOn) return;
+  const msg = { type: 'inside', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress };
+  try {
+    if (ctx.insideGrid) {
+      const k = ctx.insideGrid.length / (INSIDE_GRID * INSIDE_GRID);
+      msg.toy = toyProbe(ctx.session, ctx.session.config().layers, ctx.insideGrid, INSIDE_GRID, inputNames(ctx.state, k));
+    } else {
+      msg.weights = weightProbe(ctx.session, ctx.session.config().layers);
+    }
+  } catch (e) {
+    msg.error = errorInfo(e);
+  }
+  post(msg);
 }
 
 function report(ctx) {
   const w = ctx.trainer.takeWindow();
   if (!w) return;
-  post({ type: 'progress', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress, ...w });
+  post({ type: 'progress', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress, lr: ctx.session.learningRate, ...w });
+}
+
+/** The test loss and accuracy at an epoch's end (the charts' point; no heat map). */
+function epochEval(ctx) {
+  const r = ctx.trainer.evaluate();
+  post({ type: 'epochEval', run: ctx.run, step: ctx.trainer.step, epoch: ctx.trainer.progress, loss: r.loss, accuracy: r.accuracy });
+}
+
+/**
+ * Whether an epoch's end gets test metrics: always on toy data (at most 2,000 points, a
+ * forward pass each), on MNIST unless they would take more than a quarter of the time (a
+ * big test part and short epochs: then the train curve's point at the epoch's end and the
+ * test point every evalEvery()).
+ */
+function testAtEpochEnd(ctx, now) {
+  return ctx.grid ? true : now - ctx.lastEval >= 3 * (ctx.evalCost ?? 0);
 }
 
 function finishIfDone(ctx) {
@@ -276,16 +379,23 @@ async function trainLoop(ctx) {
           break;
         }
       }
-      // Messages at a bounded rate whatever the speed (a toy epoch can take a millisecond):
-      // train metrics every 100 ms, an evaluation every evalEvery() and at an epoch's end
-      // (at most every 250 ms), and both when training ends.
+      // The charts get a point at every epoch's end and at least every 250 ms, whichever
+      // comes first (a toy epoch can take a millisecond: short runs still draw a curve):
+      // train metrics every 100 ms and at each epoch's end; a full evaluation (test
+      // metrics, heat map or digits) every evalEvery() and when training ends, and test
+      // metrics at the other epochs' ends (toy: alone, epochEval; MNIST: a full one)
+      // unless that would take more than a quarter of the time (testAtEpochEnd).
       const now = performance.now();
       const done = ctx.trainer.done;
-      if (done || now - lastReport >= 100 || (epochEnded && now - lastReport >= 50)) {
+      if (done || epochEnded || now - lastReport >= 100) {
         report(ctx);
         lastReport = now;
       }
-      if (done || now - ctx.lastEval >= evalEvery() || (epochEnded && now - ctx.lastEval >= 250)) evaluate(ctx);
+      if (done || now - ctx.lastEval >= evalEvery()) evaluate(ctx);
+      else if (epochEnded && testAtEpochEnd(ctx, now)) {
+        if (ctx.grid) epochEval(ctx);
+        else evaluate(ctx);
+      }
       if (finishIfDone(ctx)) break;
       await yieldNow();
     }
@@ -370,6 +480,72 @@ self.onmessage = async (ev) => {
         post({ type: 'saved', run: ctx.run, weights, config: ctx.session.config() });
       } catch (e) {
         post({ type: 'error', run: msg.run, error: errorInfo(e) });
+      }
+      break;
+    case 'inside':
+      insideOn = Boolean(msg.on);
+      if (insideOn && cur?.trainer && !cur.running) postInside(cur);
+      break;
+    case 'inspect':
+      // Every layer's activations and the saliency of one item (the drawn digit).
+      try {
+        if (!cur?.session) throw new Error('no model yet');
+        post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.session.config().layers, msg.x) });
+      } catch (e) {
+        post({ type: 'inspected', id: msg.id, error: errorInfo(e) });
+      }
+      break;
+    case 'regenerate':
+      // New points from a new data seed (the Regenerate button): same model, optimizer
+      // state and step count; the next steps train on the new points.
+      if (!ctx?.trainer || !ctx.grid) break;
+      try {
+        const built = buildToy(msg.state, null);
+        ctx.trainer.setData(built.data);
+        ctx.state = msg.state;
+        ctx.view = built.view;
+        ctx.grid = built.grid;
+        post({ type: 'regenerated', run: ctx.run, view: built.view });
+        evaluate(ctx);
+      } catch (e) {
+        post({ type: 'error', run: ctx.run, error: errorInfo(e) });
+      }
+      break;
+    case 'retune':
+      if (ctx) retune(ctx, msg, post);
+      break;
+    case 'forever':
+      if (ctx?.trainer) {
+        ctx.trainer.forever = msg.on === true;
+        if (!ctx.running) post({ type: 'status', run: ctx.run, status: restingStatus(ctx) });
+      }
+      break;
+    case 'undo': {
+      // Brings back the run kept when the data or the layers changed, under the new id.
+      // (The page may not have replaced it yet: an invalid model was never sent.)
+      const kept = cur?.run === msg.from && cur.trainer ? cur : takeKept(msg.from);
+      if (!kept) {
+        post({ type: 'restored', run: msg.run, error: { message: 'the previous model is no longer kept', code: 'State' } });
+        break;
+      }
+      if (kept !== cur) stopCurrent();
+      kept.run = msg.run;
+      cur = kept;
+      post({ type: 'ready', run: kept.run, numParams: kept.session.numParams, summary: kept.session.summary(), view: kept.view });
+      evaluate(kept);
+      const test = kept.trainer.evaluate();
+      post({ type: 'restored', run: kept.run, step: kept.trainer.step, epoch: kept.trainer.progress, lr: kept.session.learningRate, testLoss: test.loss, testAccuracy: test.accuracy });
+      post({ type: 'status', run: kept.run, status: restingStatus(kept) });
+      break;
+    }
+    case 'export':
+      // The Export menu (export.js): weights and the page's outputs on the first test items.
+      try {
+        if (!ctx?.session || !ctx.trainer) throw new Error('no model to export yet');
+        const snap = exportSnapshot(ctx.session, ctx.trainer, ctx.state.data === 'mnist');
+        post({ type: 'exported', run: ctx.run, id: msg.id, ...snap });
+      } catch (e) {
+        post({ type: 'exported', run: msg.run, id: msg.id, error: errorInfo(e) });
       }
       break;
     case 'resolution':

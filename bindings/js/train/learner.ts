@@ -13,7 +13,7 @@ import { bool, engineOfNew, int, intShape, nextTurn, now, options, type Options 
 import { Dataset, unwrapDataset } from './data.js';
 import { lossOf, type Loss } from './loss.js';
 import { Optimizer } from './optim.js';
-import { checkModel, generalFit, generalSetup, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
+import { checkModel, generalFit, generalSetup, generalStep, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
 
 /** The options that select the Learner's general path. */
 const GENERAL_OPTIONS = ['trainStep', 'validStep', 'metrics', 'lrScheduler', 'gradientAccumulation', 'checkpointer', 'earlyStopping'];
@@ -152,6 +152,47 @@ export class Learner extends HandleOwner<RawLearner> {
     const r = camelErrors(() => h.trainBatch(x, y, count));
     return { loss: r.loss, accuracy: r.accuracy };
   }
+
+  /**
+   * One training step of the general path on one batch, synchronously (Keras'
+   * `train_on_batch`, for loops that schedule their own steps, e.g. a page's worker):
+   * `trainStep(model, batch)`, then the engine's guarded step (the loss and every gradient
+   * and update finite, clipping, optimizer step), then the metrics' update. The model is put
+   * in train() mode; the engine's randomness (dropout) is seeded from (seed, epoch) when
+   * `epoch` differs from the previous call's, as fit() does at each epoch's start. `batch`
+   * (from 1) names the step in a refused step's message. The batch's tensors stay the
+   * caller's; every other tensor the step makes is disposed.
+   * @param position {epoch, batch}, default {epoch: 1, batch: 1}
+   * @returns the step's loss value.
+   * @throws KilnError `State` on the built-in loss path (use trainBatch there) or with
+   *   gradientAccumulation (whose steps fit() completes), `Busy` while fit runs, `NonFinite`
+   *   for a refused step (nothing changed), and what the trainStep throws.
+   */
+  trainOnBatch(batch: unknown, position?: { epoch?: number; batch?: number }): { loss: number } {
+    const op = 'Learner.trainOnBatch';
+    this._raw(op);
+    const general = this._general;
+    if (general === null) throw fail('State', `${op}: this Learner has the built-in loss path; use trainBatch(x, y) (trainOnBatch runs a trainStep)`);
+    if (general.accumulation !== 1) throw fail('State', `${op}: gradientAccumulation ${general.accumulation} needs fit() to complete its steps`);
+    const p = options(position ?? {}, op, ['epoch', 'batch']);
+    const epoch = int(p.epoch, op, 'epoch', 1, 1);
+    const index = int(p.batch, op, 'batch', 1, 1);
+    const e = this._e;
+    if (epoch !== this._lastEpoch) {
+      e.raw.seed((general.seed * 1000003 + epoch * 7919) % 2147483647);
+      this._lastEpoch = epoch;
+    }
+    (general.model as { train?: () => unknown }).train?.();
+    try {
+      return { loss: generalStep(e, general, batch, epoch, index, op).loss };
+    } catch (err) {
+      general.stepper.clear();
+      throw err;
+    }
+  }
+
+  /** The epoch of the last trainOnBatch (its seed is set). @internal */
+  _lastEpoch = 0;
 
   /**
    * Trains for `epochs` epochs; resolves with the history. Built-in loss path: `train` is a

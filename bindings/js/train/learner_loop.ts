@@ -345,6 +345,40 @@ async function loadCheckpoint(s: GeneralSetup, e: Engine, which: number | true, 
   return { epoch, history };
 }
 
+/**
+ * One step of the general path on one batch: the user's trainStep, then the engine's guarded
+ * step (or the gradients' accumulation), then the metrics. Every tensor the step makes is
+ * disposed; the batch is not. `batch` counts from 1 in its epoch.
+ * @returns the step's loss value and item count.
+ */
+export function generalStep(e: Engine, s: GeneralSetup, b: unknown, epoch: number, batch: number, op: string): { loss: number; n: number } {
+  return scoped(e, () => {
+    const r = checkStepOutput(s.trainStep(s.model, b), e, op, 'trainStep');
+    const lossRaw = r.loss._raw(op, 'loss');
+    const { list, refresh } = gatherParams(e, s.model, op);
+    let value: number;
+    try {
+      if (s.accumulation === 1) {
+        value = camelErrors(() => s.stepper.stepList(s.optimizer._raw(op), list, lossRaw, epoch, batch));
+        refresh();
+      } else {
+        value = camelErrors(() => s.stepper.accumulateList(list, lossRaw, epoch, batch));
+        if (batch % s.accumulation === 0) {
+          camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));
+          refresh();
+        }
+      }
+    } finally {
+      list.release();
+      list.delete();
+    }
+    const n = r.output ? (r.output.shape[0] ?? 1) : 1;
+    const info = { loss: value, lr: s.optimizer.learningRate, batchSize: n };
+    for (const m of s.metrics) m.update(r.output as Tensor, r.targets as Tensor, info);
+    return { loss: value, n };
+  });
+}
+
 // ---------------------------------------------------------------- fit
 
 export interface GeneralFitOptions {
@@ -433,31 +467,7 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
         let stepped: { loss: number; n: number };
         try {
           checkAbort();
-          stepped = scoped(e, () => {
-            const r = checkStepOutput(s.trainStep(s.model, b), e, op, 'trainStep');
-            const lossRaw = r.loss._raw(op, 'loss');
-            const { list, refresh } = gatherParams(e, s.model, op);
-            let value: number;
-            try {
-              if (s.accumulation === 1) {
-                value = camelErrors(() => s.stepper.stepList(s.optimizer._raw(op), list, lossRaw, epoch, batch));
-                refresh();
-              } else {
-                value = camelErrors(() => s.stepper.accumulateList(list, lossRaw, epoch, batch));
-                if (batch % s.accumulation === 0) {
-                  camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));
-                  refresh();
-                }
-              }
-            } finally {
-              list.release();
-              list.delete();
-            }
-            const n = r.output ? (r.output.shape[0] ?? 1) : 1;
-            const info = { loss: value, lr: s.optimizer.learningRate, batchSize: n };
-            for (const m of s.metrics) m.update(r.output as Tensor, r.targets as Tensor, info);
-            return { loss: value, n };
-          });
+          stepped = generalStep(e, s, b, epoch, batch, op);
         } finally {
           // The batch is disposed whether its step succeeded or threw (a throwing trainStep,
           // a refused NonFinite step, a model without forward): nothing leaks per failure.

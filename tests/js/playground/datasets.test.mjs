@@ -1,7 +1,7 @@
 // The playground's data (web/src/datasets.js, web/src/mnist.js): shapes, label balance,
 // seeded determinism, noise, the stratified split, IDX parsing and the drawing pipeline.
 import { describe, it, expect } from 'vitest';
-import { generateToy, splitTrainTest, boundaryGrid, TOY_KINDS } from '../../../web/src/datasets.js';
+import { generateToy, splitTrainTest, boundaryGrid, CLASSIFY_KINDS, REGRESS_KINDS, mgaussTarget, planeTarget } from '../../../web/src/datasets.js';
 import { parseIdx, normaliseInto, drawingTo28, MNIST_MEAN, MNIST_STD } from '../../../web/src/mnist.js';
 
 const counts = (y, k) => {
@@ -11,7 +11,7 @@ const counts = (y, k) => {
 };
 
 describe('toy generators', () => {
-  for (const kind of TOY_KINDS) {
+  for (const kind of CLASSIFY_KINDS) {
     it(`${kind}: shapes, balance, range, determinism`, () => {
       const d = generateToy({ kind, n: 300, noise: 0, seed: 7 });
       expect(d.x).toBeInstanceOf(Float32Array);
@@ -37,13 +37,15 @@ describe('toy generators', () => {
     for (let i = 0; i < xor.n; i++) {
       const [a, b] = [xor.x[2 * i], xor.x[2 * i + 1]];
       expect(xor.y[i]).toBe(a * b > 0 ? 1 : 0);
-      expect(Math.min(Math.abs(a), Math.abs(b))).toBeGreaterThanOrEqual(0.05 - 1e-7); // the gap
+      expect(Math.min(Math.abs(a), Math.abs(b))).toBeGreaterThanOrEqual(0.05 - 1e-7); // the gap (0.3 / 6)
+      expect(Math.max(Math.abs(a), Math.abs(b))).toBeLessThanOrEqual(0.9 + 1e-6);
     }
     const circle = generateToy({ kind: 'circle', n: 400, seed: 1 });
     for (let i = 0; i < circle.n; i++) {
       const r = Math.hypot(circle.x[2 * i], circle.x[2 * i + 1]);
-      if (circle.y[i] === 0) expect(r).toBeLessThanOrEqual(0.4 + 1e-6);
-      else expect(r).toBeGreaterThanOrEqual(0.55 - 1e-6);
+      // TF Playground's radii: inside 2.5, ring 3.5 .. 5 (of 6).
+      if (circle.y[i] === 0) expect(r).toBeLessThanOrEqual(2.5 / 6 + 1e-6);
+      else expect(r).toBeGreaterThanOrEqual(3.5 / 6 - 1e-6);
     }
     const gauss = generateToy({ kind: 'gauss', n: 400, seed: 1 });
     // Clusters at 45° (class 0) and 225° (class 1): the sign of x + y separates nearly all.
@@ -69,38 +71,122 @@ describe('toy generators', () => {
     expect(counts(d.y, 5)).toEqual([100, 100, 100, 100, 100]);
   });
 
-  it('noise moves points by about noise * 0.5 (sd) and keeps labels', () => {
+  it('noise on TF Playground\'s scale: xor and circle flip labels near the boundary, points stay', () => {
     const clean = generateToy({ kind: 'circle', n: 2000, noise: 0, seed: 4 });
-    const noisy = generateToy({ kind: 'circle', n: 2000, noise: 0.4, seed: 4 });
-    expect(counts(noisy.y, 2)).toEqual([1000, 1000]);
-    // The empty ring between the classes (0.4 < r < 0.55) fills with points.
-    const inGap = (d) => {
-      let k = 0;
-      for (let i = 0; i < d.n; i++) {
-        const r = Math.hypot(d.x[2 * i], d.x[2 * i + 1]);
-        if (r > 0.4 && r < 0.55) k++;
+    const noisy = generateToy({ kind: 'circle', n: 2000, noise: 40, seed: 4 });
+    expect(noisy.x).toEqual(clean.x); // the same draw: noise moves where the label is read
+    // A label flips when the point moved by uniform jitter ±5·0.4 = ±2 (of 6) per coordinate
+    // crosses radius 2.5 (of 6): count the flips and check them against the rule.
+    let flips = 0;
+    for (let i = 0; i < clean.n; i++) if (noisy.y[i] !== clean.y[i]) flips++;
+    expect(flips).toBeGreaterThan(100);
+    expect(flips).toBeLessThan(900);
+    // Far from the boundary nothing can flip: inside radius 2.5 - 2·√2 < 0 none; points at
+    // r >= 2.5 + 2√2 = 5.33 do not exist; so check the inner disc r < 0.5 (of 6) keeps 0.
+    for (let i = 0; i < clean.n; i++) {
+      const r = Math.hypot(clean.x[2 * i], clean.x[2 * i + 1]) * 6;
+      if (r + 2 * Math.SQRT2 < 2.5) expect(noisy.y[i]).toBe(0);
+    }
+    const xor0 = generateToy({ kind: 'xor', n: 1000, noise: 0, seed: 9 });
+    const xor50 = generateToy({ kind: 'xor', n: 1000, noise: 50, seed: 9 });
+    let xf = 0;
+    for (let i = 0; i < xor0.n; i++) {
+      if (xor50.y[i] !== xor0.y[i]) {
+        xf++;
+        // Only a point within 2.5 (of 6) of an axis can change sides.
+        expect(Math.min(Math.abs(xor0.x[2 * i]), Math.abs(xor0.x[2 * i + 1])) * 6).toBeLessThan(2.5 + 1e-4);
       }
-      return k;
-    };
-    expect(inGap(clean)).toBe(0);
-    expect(inGap(noisy)).toBeGreaterThan(100);
-    // Same seed: same points in the same order, each moved by Gaussian jitter of sd
-    // noise * 0.5 = 0.2 per coordinate, labels unchanged.
+    }
+    expect(xf).toBeGreaterThan(50);
+  });
+
+  it('noise moves the spiral by uniform ±f (of 6) and widens the clusters to variance 4 at 50 %', () => {
+    const clean = generateToy({ kind: 'spiral', n: 2000, noise: 0, seed: 4 });
+    const noisy = generateToy({ kind: 'spiral', n: 2000, noise: 50, seed: 4 });
     expect(noisy.y).toEqual(clean.y);
-    const diffs = Array.from(noisy.x, (v, i) => v - clean.x[i]);
-    const mean = diffs.reduce((a, b) => a + b) / diffs.length;
-    const sd = Math.sqrt(diffs.reduce((a, b) => a + (b - mean) ** 2, 0) / (diffs.length - 1));
-    expect(Math.abs(mean)).toBeLessThan(0.02); // 4000 draws: se of the mean 0.003
-    expect(sd).toBeGreaterThan(0.19); // se of the sd ~0.0022
-    expect(sd).toBeLessThan(0.21);
+    let maxMove = 0;
+    const d = Array.from(noisy.x, (v, i) => (v - clean.x[i]) * 6);
+    for (const v of d) maxMove = Math.max(maxMove, Math.abs(v));
+    expect(maxMove).toBeLessThanOrEqual(0.5 + 1e-5); // uniform in [-0.5, 0.5]
+    const sd = Math.sqrt(d.reduce((a, b) => a + b * b, 0) / d.length);
+    expect(sd).toBeGreaterThan(0.27); // uniform ±0.5: sd 0.2887
+    expect(sd).toBeLessThan(0.31);
+    const spread = (noise) => {
+      const g = generateToy({ kind: 'gauss', n: 4000, noise, seed: 2 });
+      let s2 = 0;
+      for (let i = 0; i < g.n; i++) {
+        const c = g.y[i] === 0 ? 0.5 / Math.SQRT2 : -0.5 / Math.SQRT2; // the two centres
+        s2 += ((g.x[2 * i] - c) * 6) ** 2;
+      }
+      return s2 / g.n; // variance per coordinate in TF Playground's units
+    };
+    expect(spread(0)).toBeGreaterThan(0.45);
+    expect(spread(0)).toBeLessThan(0.55);
+    expect(spread(50)).toBeGreaterThan(3.6);
+    expect(spread(50)).toBeLessThan(4.4);
   });
 
   it('rejects bad options with the reason', () => {
     expect(() => generateToy({ kind: 'moons', n: 100 })).toThrow(/unknown set "moons"/);
     expect(() => generateToy({ kind: 'xor', n: 5 })).toThrow(/number of points/);
     expect(() => generateToy({ kind: 'xor', n: 100.5 })).toThrow(/number of points/);
-    expect(() => generateToy({ kind: 'xor', n: 100, noise: 2 })).toThrow(/noise must be in/);
+    expect(() => generateToy({ kind: 'xor', n: 100, noise: 51 })).toThrow(/noise must be in/);
+    expect(() => generateToy({ kind: 'xor', n: 100, noise: -1 })).toThrow(/noise must be in/);
     expect(() => generateToy({ kind: 'gauss', n: 100, classes: 9 })).toThrow(/classes must be/);
+  });
+});
+
+describe('regression sets (TF Playground\'s Plane and Multi Gaussian)', () => {
+  it('plane: target (x1 + x2)·6/10 without noise; n points; float targets', () => {
+    const d = generateToy({ kind: 'plane', n: 301, seed: 3 });
+    expect(d.task).toBe('regression');
+    expect(d.n).toBe(301); // no rounding to classes
+    expect(d.y).toBeInstanceOf(Float32Array);
+    expect(d.numClasses).toBe(1);
+    for (let i = 0; i < d.n; i++) {
+      expect(d.y[i]).toBeCloseTo((d.x[2 * i] + d.x[2 * i + 1]) * 0.6, 5);
+      expect(Math.abs(d.x[2 * i])).toBeLessThanOrEqual(1);
+    }
+    expect(planeTarget(1, 1)).toBeCloseTo(1.2, 12); // TF Playground's corners reach 1.2
+  });
+
+  it('mgauss: six bumps of height ±1 and radius 2 (of 6), the largest |value| wins', () => {
+    // Hand-computed: at a centre the value is its sign; 1 unit (of 6) away, 1 - 1/2.
+    expect(mgaussTarget(-4 / 6, 2.5 / 6)).toBeCloseTo(1, 12);
+    expect(mgaussTarget(0, 2.5 / 6)).toBeCloseTo(-1, 12);
+    expect(mgaussTarget(4 / 6, -2.5 / 6)).toBeCloseTo(-1, 12);
+    expect(mgaussTarget(0, 3.5 / 6)).toBeCloseTo(-0.5, 12);
+    expect(mgaussTarget(0, 0)).toBeCloseTo(0, 12); // 2.5 from every centre
+    const d = generateToy({ kind: 'mgauss', n: 500, seed: 3 });
+    for (let i = 0; i < d.n; i++) expect(d.y[i]).toBeCloseTo(mgaussTarget(d.x[2 * i], d.x[2 * i + 1]), 6);
+    for (const v of d.y) expect(Math.abs(v)).toBeLessThanOrEqual(1);
+  });
+
+  it('noise reads the target at the point moved by ±6·f (of 6): error bounded, points unchanged', () => {
+    const clean = generateToy({ kind: 'plane', n: 1000, noise: 0, seed: 5 });
+    const noisy = generateToy({ kind: 'plane', n: 1000, noise: 30, seed: 5 });
+    expect(noisy.x).toEqual(clean.x);
+    let maxErr = 0;
+    let moved = 0;
+    for (let i = 0; i < clean.n; i++) {
+      const e = Math.abs(noisy.y[i] - clean.y[i]);
+      maxErr = Math.max(maxErr, e);
+      if (e > 0.05) moved++;
+    }
+    // |Δ(x1 + x2)| <= 2 · 6 · 0.3 = 3.6 (of 6) -> |Δtarget| <= 0.36.
+    expect(maxErr).toBeLessThanOrEqual(0.36 + 1e-5);
+    expect(moved).toBeGreaterThan(500);
+  });
+
+  it('splits a regression set without strata, keeping float targets', () => {
+    const d = generateToy({ kind: 'mgauss', n: 401, seed: 6 });
+    const { train, test } = splitTrainTest(d, 0.25, 6);
+    expect(test.n).toBe(100);
+    expect(train.n).toBe(301);
+    expect(train.y).toBeInstanceOf(Float32Array);
+    expect(test.task).toBe('regression');
+    const all = [...train.y, ...test.y].sort((a, b) => a - b);
+    expect(all).toEqual([...d.y].sort((a, b) => a - b));
   });
 });
 

@@ -5,7 +5,7 @@ import { decodeState, encodeState, defaultState, decodeLayer, encodeLayer, parse
 describe('URL state round trip', () => {
   it('reproduces a customised toy set-up exactly', () => {
     const s = defaultState('gauss');
-    Object.assign(s, { points: 750, noise: 0.35, test: 0.4, classes: 4, opt: 'sgd', lr: 0.05, momentum: 0.8, batch: 7, epochs: 33, wd: 0.0001, seed: 12345 });
+    Object.assign(s, { points: 750, noise: 35, test: 0.4, classes: 4, opt: 'sgd', lr: 0.05, momentum: 0.8, batch: 7, epochs: 33, wd: 0.0001, seed: 12345 });
     s.layers = [
       { kind: 'dense', units: 5, act: 'sigmoid', dropout: 0 },
       { kind: 'dense', units: 3, act: 'leakyRelu', dropout: 0.25 },
@@ -34,7 +34,7 @@ describe('URL state round trip', () => {
 
   it('writes only the settings that apply (no MNIST sizes for toys, momentum only for SGD)', () => {
     const hash = encodeState(defaultState('xor'));
-    expect(hash).toBe('data=xor&points=400&noise=0&test=0.25&layers=d8-tanh,d8-tanh&opt=adam&lr=0.01&batch=16&epochs=200&wd=0&seed=1');
+    expect(hash).toBe('data=xor&points=400&noise=0&test=0.25&features=x1,x2&layers=d8-tanh,d8-tanh&opt=adam&lr=0.01&batch=16&epochs=200&wd=0&seed=1');
   });
 
   it('writes numbers without binary float noise', () => {
@@ -77,7 +77,7 @@ describe('bad links', () => {
   });
 
   it('out-of-range, non-numeric and non-integer numbers are replaced and named', () => {
-    const { state, warnings } = decodeState('#data=xor&lr=abc&batch=2.5&noise=0.9&epochs=-1&seed=&points=1e9');
+    const { state, warnings } = decodeState('#data=xor&lr=abc&batch=2.5&noise=50.5&epochs=-1&seed=&points=1e9');
     const d = defaultState('xor');
     expect(state.lr).toBe(d.lr);
     expect(state.batch).toBe(d.batch);
@@ -88,7 +88,7 @@ describe('bad links', () => {
     expect(warnings).toHaveLength(6);
     expect(warnings.join('\n')).toMatch(/Bad learning rate "abc"/);
     expect(warnings.join('\n')).toMatch(/Bad batch size "2.5" .*an integer/);
-    expect(warnings.join('\n')).toMatch(/Bad noise "0.9" .*from 0 to 0.5/);
+    expect(warnings.join('\n')).toMatch(/Bad noise \(percent\) "50.5" .*from 0 to 50/);
   });
 
   it('unknown keys and optimizers are reported', () => {

@@ -60,11 +60,11 @@ describe('slider fields', () => {
   });
 
   it('keeps link values on the step and the range ends', () => {
-    const { state, warnings } = decodeState('#data=xor&test=0.05&points=5000&noise=0.5');
+    const { state, warnings } = decodeState('#data=xor&test=0.05&points=5000&noise=50');
     expect(warnings).toEqual([]);
     expect(state.test).toBe(0.05);
     expect(state.points).toBe(5000);
-    expect(state.noise).toBe(0.5);
+    expect(state.noise).toBe(50);
   });
 
   it('moves a value off the step to the nearest step, with a warning', () => {
