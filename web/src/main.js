@@ -131,6 +131,7 @@ worker.onmessage = (ev) => {
       showMetric('m-train-acc', m.accuracy, pct);
       // null: too few steps to measure (one Step); the tile keeps the last measured figure.
       if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
+      if (race.active) race.leave(); // the run trains again: its own curves come back
       charts.addTrain(m.epoch, m.loss, m.accuracy);
       break;
     case 'eval':
@@ -185,6 +186,7 @@ const mnistUrl = () => new URL(`${import.meta.env.BASE_URL}mnist/`, document.bas
 
 /** Sends the current set-up to the worker (a fresh model: the Reset). */
 function setup(weights = null) {
+  race.leave(); // a new set-up ends a race and brings back the run's curves (before Undo keeps them)
   live.beforeSetup(); // the trained model it replaces is kept for Undo
   clearTimeout(setupTimer);
   setupTimer = 0;
@@ -192,7 +194,6 @@ function setup(weights = null) {
   view = null;
   lastBoundary = null;
   lastTest = null;
-  race.leave(); // a new set-up ends a race and brings back the run's charts
   charts.clear();
   inside.reset();
   for (const id of ['m-epoch', 'm-step']) showMetric(id, 0, String);
@@ -252,7 +253,7 @@ function onEval(m) {
   lastTest = m;
   showMetric('m-test-loss', m.loss, (v) => v.toFixed(4));
   showMetric('m-test-acc', m.accuracy, pct);
-  if (m.step > 0) charts.addTest(m.epoch, m.loss, m.accuracy);
+  if (m.step > 0 && !race.active) charts.addTest(m.epoch, m.loss, m.accuracy); // (not onto a race's curves)
   if (!view) return;
   if (view.kind === 'toy') {
     lastBoundary = { probs: m.boundary, size: m.boundarySize ?? GRID.size };

@@ -160,7 +160,6 @@ export class Race {
     this.sides = sides;
     this.id++;
     this.running = true;
-    this.showCurves(sides);
     this.winner.textContent = '';
     this.table.replaceChildren();
     this.results = [null, null];
@@ -217,9 +216,14 @@ export class Race {
   /** A `race` message from the worker. */
   onMessage(m) {
     if (m.race !== this.id || !this.running) return;
+    if (!this.active && m.kind !== 'ready' && m.kind !== 'status' && m.kind !== 'error') return;
     switch (m.kind) {
       case 'status':
         this.status.textContent = m.text;
+        break;
+      case 'ready':
+        // Shown now, not at Start: the main run's last points (its pause) came before this.
+        this.showCurves(this.sides);
         break;
       case 'train':
         this.charts.push(2 * m.side, m.epoch, m.loss, m.accuracy);
