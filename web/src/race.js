@@ -1,16 +1,17 @@
 // "Race" (issue 18): the set-up on the page (A) against B, which differs only in its
-// training settings (optimizer, learning rate, momentum, batch size, weight decay), trained
+// training settings (optimizer, learning rate, momentum, batch size, weight decay,
+// regularization and its rate), trained
 // side by side in the worker (race-worker.js) on the same data from the same seed, hence
 // the same initial weights. Both sides' curves go on the page's loss and accuracy charts,
 // each labelled; a results table and a winner line follow. The main run is paused while
 // racing; training it again (or any change of set-up) ends the race and brings its own
 // curves back.
 import './race.css';
-import { OPTIMIZERS, OPTIMIZER_NAMES, NUMBER_FIELDS } from './state.js';
+import { OPTIMIZERS, OPTIMIZER_NAMES, NUMBER_FIELDS, REGS, REG_NAMES, REG_RATES } from './state.js';
 import { showFieldError, clearFieldError } from './fielderror.js';
 
 const COLORS = ['#e8710a', '#1967d2']; // A, B
-const TRAINING_KEYS = ['opt', 'lr', 'momentum', 'batch', 'wd'];
+const TRAINING_KEYS = ['opt', 'lr', 'momentum', 'batch', 'wd', 'reg', 'regRate'];
 const field = (key) => NUMBER_FIELDS.find((f) => f.key === key);
 
 /** A side's training settings in words: "Adam, lr 0.01, batch 16". */
@@ -19,6 +20,7 @@ export function describeSide(s) {
   if (s.opt === 'sgd') parts.push(`momentum ${s.momentum}`);
   parts.push(`batch ${s.batch}`);
   if (s.wd > 0) parts.push(`weight decay ${s.wd}`);
+  if ((s.reg ?? 'none') !== 'none' && s.regRate > 0) parts.push(`${REG_NAMES[s.reg]} ${s.regRate}`);
   return parts.join(', ');
 }
 
@@ -73,7 +75,9 @@ export class Race {
       return el('input', { id: `race-${key}`, type: 'number', min: String(f.min), max: String(f.max), step: String(step), inputMode: 'decimal' });
     };
     const row = (key, text, control, cls = 'field') => el('div', { className: cls }, el('label', { htmlFor: `race-${key}`, textContent: text }), control);
-    this.inputs = { opt, lr: num('lr', 'any'), momentum: num('momentum', 0.05), batch: num('batch', 1), wd: num('wd', 'any') };
+    const reg = el('select', { id: 'race-reg' }, ...REGS.map((r) => el('option', { value: r, textContent: REG_NAMES[r] })));
+    const regRate = el('select', { id: 'race-regRate' }, ...REG_RATES.map((r) => el('option', { value: String(r), textContent: String(r) })));
+    this.inputs = { opt, lr: num('lr', 'any'), momentum: num('momentum', 0.05), batch: num('batch', 1), wd: num('wd', 'any'), reg, regRate };
     this.start = el('button', { type: 'button', id: 'race-start', textContent: 'Start race' });
     this.stopBtn = el('button', { type: 'button', id: 'race-stop', textContent: 'Stop', disabled: true });
     this.status = el('p', { id: 'race-status', className: 'race-status' });
@@ -96,6 +100,8 @@ export class Race {
           row('momentum', 'Momentum', this.inputs.momentum, 'field race-sgd'),
           row('batch', 'Batch size', this.inputs.batch),
           row('wd', 'Weight decay', this.inputs.wd),
+          row('reg', 'Regularization', reg),
+          row('regRate', 'Regularization rate', regRate),
         ),
       ),
       el('div', { className: 'buttons' }, this.start, this.stopBtn),
@@ -116,14 +122,15 @@ export class Race {
   /** B's inputs from A on first use: the other optimizer family (SGD <-> Adam), A's other settings. */
   prepare(a) {
     if (this.b) return;
-    this.b = { opt: a.opt === 'sgd' ? 'adam' : 'sgd', lr: a.lr, momentum: a.momentum, batch: a.batch, wd: a.wd };
+    this.b = { opt: a.opt === 'sgd' ? 'adam' : 'sgd', lr: a.lr, momentum: a.momentum, batch: a.batch, wd: a.wd, reg: a.reg ?? 'none', regRate: a.regRate ?? 0 };
     for (const k of TRAINING_KEYS) this.inputs[k].value = String(this.b[k]);
+    if (this.inputs.regRate.value === '') this.inputs.regRate.value = '0'; // a rate off TF Playground's list
     this.showSgd();
   }
 
   /** Reads B's inputs; shows a message beside each bad one. @returns {object | null} */
   readB() {
-    const b = { opt: this.inputs.opt.value };
+    const b = { opt: this.inputs.opt.value, reg: this.inputs.reg.value, regRate: Number(this.inputs.regRate.value) };
     let ok = true;
     for (const k of ['lr', 'momentum', 'batch', 'wd']) {
       const input = this.inputs[k];

@@ -23,6 +23,8 @@ describe('describeSide', () => {
   it('names the optimizer and the settings that apply', () => {
     expect(describeSide({ opt: 'sgd', lr: 0.1, momentum: 0.9, batch: 16, wd: 0 })).toBe('SGD (momentum), lr 0.1, momentum 0.9, batch 16');
     expect(describeSide({ opt: 'adamw', lr: 0.001, momentum: 0.9, batch: 64, wd: 0.01 })).toBe('AdamW, lr 0.001, batch 64, weight decay 0.01');
+    expect(describeSide({ opt: 'adam', lr: 0.03, batch: 10, wd: 0, reg: 'l2', regRate: 0.003 })).toBe('Adam, lr 0.03, batch 10, L2 0.003');
+    expect(describeSide({ opt: 'adam', lr: 0.03, batch: 10, wd: 0, reg: 'l1', regRate: 0 })).toBe('Adam, lr 0.03, batch 10');
   });
 });
 
