@@ -141,7 +141,8 @@ test('speed', async () => {
 });
 
 test('done-1366', async () => {
-  // The Done message does not wrap or move the layout at 1366 px.
+  // The Done message does not wrap or move the layout at 1366 px (nor does the toolbar:
+  // "One more epoch" takes the place of "Step one batch").
   const page = await open('#data=xor&epochs=15', 'done-1366');
   await page.setViewportSize({ width: 1366, height: 768 });
   await waitStatus(page, ['idle'], 60_000);
@@ -158,6 +159,9 @@ test('done-1366', async () => {
   check(done.h === idle.h && done.h < 1.6 * done.lh, `status height ${idle.h} -> ${done.h} (line ${done.lh})`);
   check(done.metricsTop === idle.metricsTop, `the metrics moved from ${idle.metricsTop} to ${done.metricsTop}`);
   check(done.overflow <= 0, `"${done.text}" is cut by ${done.overflow} px`);
+  // The final picture is drawn from a real grid (a time budget overrun once gave NaN).
+  const grid = await page.$eval('#boundary', (c) => Number(c.dataset.gridSize));
+  check(Number.isInteger(grid) && grid >= 50, `the last decision boundary's grid is ${grid}`);
   await shot(page, 'fix-done-1366', false);
   await page.close();
   return `"${done.text}" on one line (${done.h} px)`;

@@ -276,11 +276,12 @@ function boundary(ctx) {
     return { probs, size };
   };
   const budget = boundaryBudget(ctx);
-  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(ms / ctx.pointCost))));
+  // The side of the largest grid `ms` allows (GRID.size when none: no time left, or a slow model).
+  const fits = (ms) => (ms > 0 ? Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(ms / ctx.pointCost)))) : GRID.size);
   let best = measure(ctx.pointCost === undefined ? GRID.size : fits(budget));
   for (let round = 0; round < 2 && best.size < boundaryPixels; round++) {
     const next = fits(budget - (performance.now() - t0)); // what the time left allows
-    if (next < best.size * 1.25) break;
+    if (!(next >= best.size * 1.25)) break;
     best = measure(next);
   }
   return best;
