@@ -183,6 +183,7 @@ test('phone', async () => {
     });
   const atLoad = await visible();
   check(atLoad.train && atLoad.overflow <= 0, `at load: ${JSON.stringify(atLoad)}`);
+  await shot(page, 'fix-phone-load', false);
   await page.click('#train-btn');
   await waitStatus(page, ['done'], 60_000);
   await page.$eval('#loss-chart', (el) => el.scrollIntoView({ block: 'center' }));
