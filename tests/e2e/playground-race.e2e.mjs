@@ -96,4 +96,38 @@ test('bad-b', async () => {
   return msg;
 });
 
+test('stop', async () => {
+  // A long race stops on Stop: no more points, Start again available.
+  const page = await open('#data=spiral&epochs=5000', 'race-stop');
+  await waitStatus(page, ['idle'], 60_000);
+  await page.click('#race-start');
+  await page.waitForFunction(() => /Racing… A at epoch [1-9]/.test(document.getElementById('race-status').textContent), null, { timeout: 60_000 });
+  await page.click('#race-stop');
+  const stopped = await page.evaluate(() => ({ race: document.body.dataset.race, text: document.getElementById('race-status').textContent, start: document.getElementById('race-start').disabled }));
+  check(stopped.race === 'stopped' && stopped.text === 'Stopped.' && !stopped.start, `after Stop: ${JSON.stringify(stopped)}`);
+  const rows = async () => (await lossTable(page)).summary;
+  const before = await rows();
+  await page.waitForTimeout(600); // a running race would add points (every 250 ms at least)
+  check((await rows()) === before, 'the curves went on after Stop');
+  await page.close();
+  return 'stopped';
+});
+
+test('mnist', async () => {
+  // MNIST (1,000 training images, one epoch): SGD against Adam on the MLP; both finish.
+  const page = await open('#data=mnist&train=1000&mtest=1000&epochs=1&opt=adam&lr=0.001&batch=32', 'race-mnist');
+  await waitStatus(page, ['idle'], 90_000);
+  await page.fill('#race-lr', '0.05');
+  await page.click('#race-start');
+  await raceDone(page, 120_000);
+  const rows = await raceTable(page);
+  check(rows.length === 2 && rows.every((r) => r.steps === 32 && r.acc > 0.5), `MNIST race: ${JSON.stringify(rows)}`);
+  check(rows[0].start === rows[1].start, `different starts: ${rows[0].start} vs ${rows[1].start}`);
+  const line = await page.$eval('#race-winner', (el) => el.textContent);
+  await page.$eval('#race', (el) => el.scrollIntoView({ block: 'center' }));
+  await shot(page, 'race-mnist', false);
+  await page.close();
+  return line;
+});
+
 run('race');

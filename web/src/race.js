@@ -263,14 +263,15 @@ export class Race {
     const names = this.sides.map((s, i) => `${i === 0 ? 'A' : 'B'} (${describeSide(s)})`);
     const { winner, reason } = decideWinner(results);
     const epochs = Math.max(...results.map((r) => r.epoch));
+    const after = `after ${epochs} epoch${epochs === 1 ? '' : 's'}`;
     const vs = (k, fmt) => `${fmt(results[winner].test[k])} vs ${fmt(results[1 - winner].test[k])}`;
     let text;
     if (reason === 'both-failed') text = 'No winner: both set-ups failed (lower the learning rates).';
     else if (reason === 'failed') text = `Winner: ${names[winner]}; ${names[1 - winner].split(' ')[0]} failed at step ${results[1 - winner].failed.step}.`;
-    else if (reason === 'tie') text = `A tie: both reach test loss ${results[0].test.loss.toFixed(4)}${results[0].test.accuracy != null ? ` and test accuracy ${pct(results[0].test.accuracy)}` : ''} after ${epochs} epochs.`;
+    else if (reason === 'tie') text = `A tie: both reach test loss ${results[0].test.loss.toFixed(4)}${results[0].test.accuracy != null ? ` and test accuracy ${pct(results[0].test.accuracy)}` : ''} ${after}.`;
     else {
       const acc = results[0].test.accuracy != null ? `test accuracy ${vs('accuracy', pct)}, ` : '';
-      text = `Winner: ${names[winner]}: ${acc}test loss ${vs('loss', (v) => v.toFixed(4))} after ${epochs} epochs.`;
+      text = `Winner: ${names[winner]}: ${acc}test loss ${vs('loss', (v) => v.toFixed(4))} ${after}.`;
     }
     this.winner.textContent = text;
     this.winner.dataset.winner = winner === null ? '' : winner === 0 ? 'A' : 'B';
