@@ -142,7 +142,7 @@ test('speed', async () => {
 
 test('done-1366', async () => {
   // The Done message does not wrap or move the layout at 1366 px (nor does the toolbar:
-  // "One more epoch" takes the place of "Step one batch").
+  // "One more epoch" keeps its place while hidden).
   const page = await open('#data=xor&epochs=15', 'done-1366');
   await page.setViewportSize({ width: 1366, height: 768 });
   await waitStatus(page, ['idle'], 60_000);

@@ -71,6 +71,11 @@ test('lr-live', async () => {
   await page.click('#train-btn');
   await waitStatus(page, ['paused'], 10_000);
   const acc = await metric(page, 'm-test-acc');
+  // The heat map is drawn (a corner, far from the points, is not the blank canvas's white)
+  // on a grid of a real size.
+  await page.waitForTimeout(300);
+  const heat = await page.$eval('#boundary', (c) => ({ grid: Number(c.dataset.gridSize), px: Array.from(c.getContext('2d').getImageData(3, 3, 1, 1).data) }));
+  check(heat.grid >= 50 && heat.px.slice(0, 3).some((v) => v < 240), `decision boundary after the changes: grid ${heat.grid}, corner ${heat.px}`);
   await shot(page, 'live-lr');
   await page.close();
   return `step ${s0}: test loss ${loss0.toFixed(4)} and accuracy ${(acc0 * 100).toFixed(1)} % kept across 0.01 → 0.03; trained on to ${(acc * 100).toFixed(1)} %`;
@@ -79,7 +84,7 @@ test('lr-live', async () => {
 test('dropout-live', async () => {
   // A dropout change rebuilds the model with the same weights (predictions in inference
   // mode are the same: the test loss does not move); batch size and weight decay too.
-  const page = await open('#data=circle&layers=d8-tanh,d8-tanh&epochs=10000', 'dropout-live');
+  const page = await open('#data=spiral&noise=10&layers=d8-tanh,d8-tanh&epochs=10000', 'dropout-live');
   await waitStatus(page, ['idle'], 60_000);
   await page.click('#train-btn');
   await stepOver(page, 150);
@@ -103,7 +108,7 @@ test('dropout-live', async () => {
   check((await metric(page, 'm-step')) === s0, 'the step count moved');
   check((await logTest(page)).loss === loss0, `test loss ${loss0} -> ${(await logTest(page)).loss} across the changes`);
   check(/layers=d8-tanh,d8-tanh-0\.2/.test(page.url()) && /batch=8/.test(page.url()), `URL: ${page.url()}`);
-  // Steps of batch 8 from here: one epoch of the 300 training points is 38 steps.
+  // A step of the new batch size from here.
   await page.click('#step-btn');
   await page.waitForFunction((k) => Number(document.getElementById('m-step').dataset.value) === k + 1, s0);
   await shot(page, 'live-dropout');
@@ -145,8 +150,17 @@ test('undo', async () => {
   check((await metric(page, 'm-step')) === s0, `step after Undo ${await metric(page, 'm-step')}, expected ${s0}`);
   check(page.url() === url0, `URL after Undo ${page.url()}, expected ${url0}`);
   check((await points(page, 'acc-chart', 'testPoints')) >= pts0, 'the charts were not restored');
-  check(await page.$eval('#live-notice', (el) => el.hidden), 'the notice stays after Undo');
   check((await page.$eval('#layers li:first-child input[type=number]', (el) => el.value)) === '8', 'the layer controls were not restored');
+  // The model left (one step) is kept in its turn: Undo again swaps back, and again.
+  const swap = await page.$eval('#live-notice', (el) => (el.hidden ? '' : el.textContent));
+  check(/Undo: the previous model is back: layer 1: 16 → 8 units/.test(swap) && /The model you left \(step 1[,)]/.test(swap), `notice after Undo: "${swap}"`);
+  await shot(page, 'live-undo-swap');
+  await page.click('#undo-btn');
+  await waitStatus(page, ['paused'], 20_000);
+  check(/back at step 1;/.test(await logEntry(page, 1)) && /layers=d16-tanh,d8-tanh/.test(page.url()), `second Undo: ${await logEntry(page, 1)} ${page.url()}`);
+  await page.click('#undo-btn');
+  await waitStatus(page, ['paused'], 20_000);
+  check((await logEntry(page, 1)).includes(`back at step ${s0.toLocaleString('en-US')}`) && (await logTest(page)).loss === loss0 && page.url() === url0, `third Undo: ${await logEntry(page, 1)}`);
   // And it trains on from there.
   await page.click('#train-btn');
   await stepOver(page, s0 + 50);

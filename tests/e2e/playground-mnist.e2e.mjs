@@ -283,7 +283,7 @@ test('corrupt-chunk', async () => {
   const msgs = await page.$eval('#messages', (el) => el.textContent);
   check(/MNIST: .*t10k-images-idx3-ubyte\.00\.[0-9a-f]+\.gz is not valid gzip/.test(msgs), `message: ${msgs}`);
   const line = await loadState(page);
-  check(line.state === 'failed' && /^MNIST could not be loaded \(.* arrived\): MNIST: .*t10k-images-idx3-ubyte\.00\..* is not valid gzip/.test(line.text), `the line under the status: ${JSON.stringify(line)}`);
+  check(line.state === 'failed' && /^MNIST could not be loaded \(.* arrived\): gz\/t10k-images-idx3-ubyte\.00\..* is not valid gzip/.test(line.text), `the line under the status: ${JSON.stringify(line)}`);
   await shot(page, 'mnist-corrupt-chunk', false);
   const kept = await page.evaluate(async (name) => {
     const cache = await caches.open(name);

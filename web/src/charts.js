@@ -74,6 +74,7 @@ export class Charts {
       this.count(c);
       c.update('none');
     });
+    this.onDraw?.(); // the text alternative follows
   }
 
   /** The number of points of each curve on the canvas (data-train-points, data-test-points). */

@@ -377,8 +377,9 @@ export class Session {
       for (const k of ['regLearner', 'learner', 'optimizer']) this[k]?.dispose?.();
       if (rebuild) this.model.dispose();
       Object.assign(this, { model, optimizer, learner, regLearner: null, spec, settings: { ...s } });
-      // The regularised step (its learner holds the model and the optimizer) with the new ones.
-      if ((s.reg ?? 'none') !== 'none' && s.regRate > 0 && typeof this.regularize === 'function') this.regularize(s.reg, s.regRate, s.seed);
+      // The regularised step (its learner holds the model and the optimizer) with the new
+      // ones and the new penalty, or none.
+      this.regularize(s.reg ?? 'none', s.regRate ?? 0, s.seed);
       return { optimizerState, why, modelRebuilt: rebuild };
     } catch (e) {
       optimizer?.dispose?.();

@@ -6,13 +6,14 @@
 //   new one, and brought back by undo;
 // - forever: train past the epoch count (TF Playground's endless training).
 //
-// Messages in:  retune {run, state, spec}, undo {run, from}, forever {run, on}
+// Messages in:  retune {run, state, spec}, undo {run, from, keep} (keep: the run it
+//               replaces is kept in its turn), forever {run, on}
 // Messages out: retuned {run, step, epoch, optimizerState, why?, modelRebuilt, batch,
-//               testLoss, testAccuracy (evaluated after the change)} | retuned {run, error}; restored {run, step, epoch, lr, testLoss,
-//               testAccuracy} |
-//               restored {run, error}; progress (also at each epoch's end) carries lr;
-//               epochEval {run, step, epoch, loss, accuracy}: the test metrics at an
-//               epoch's end between two full evaluations.
+//               testLoss, testAccuracy (evaluated after the change)} | retuned {run, error};
+//               restored {run, step, epoch, lr, testLoss, testAccuracy} | restored {run, error};
+//               progress (also at each epoch's end) carries lr; epochEval {run, step, epoch,
+//               loss, accuracy}: the test metrics at an epoch's end between two full
+//               evaluations.
 import { errorInfo } from './engine.js';
 
 let stash = null; // the previous run's context {run, state, session, trainer, ...}

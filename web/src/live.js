@@ -36,7 +36,7 @@ export class Live {
   constructor(host) {
     this.host = host;
     this.posted = null; // {run, state, step}: the run the worker holds
-    this.undo = null; // {run, state, charts, metrics, why}: the previous trained run, kept
+    this.undo = null; // snapshot(): the previous trained run, kept for Undo
     this.epoch = 0; // the current run's epochs (fractional), as last reported
     this.pending = []; // the changes sent to the worker, answered in order by 'retuned'
     this.marks = []; // [{epoch, label}] on the charts
@@ -71,10 +71,13 @@ export class Live {
   /** Before a new model replaces the current one: keeps the current one for Undo if it trained. */
   beforeSetup() {
     const p = this.posted;
-    if (p && p.step > 0 && this.undo?.run !== p.run) {
-      const m = Object.fromEntries(METRICS.map((id) => [id, { text: $(id).textContent, value: $(id).dataset.value ?? '' }]));
-      this.undo = { run: p.run, state: structuredClone(p.state), charts: this.host.charts.snapshot(), marks: [...this.marks], metrics: m, step: p.step };
-    }
+    if (p && p.step > 0 && this.undo?.run !== p.run) this.undo = this.snapshot(p);
+  }
+
+  /** What Undo needs to bring back a run: its set-up, charts, marks and metric tiles. */
+  snapshot(p) {
+    const m = Object.fromEntries(METRICS.map((id) => [id, { text: $(id).textContent, value: $(id).dataset.value ?? '' }]));
+    return { run: p.run, state: structuredClone(p.state), charts: this.host.charts.snapshot(), marks: [...this.marks], metrics: m, step: p.step };
   }
 
   /** Whether the worker should keep the run it replaces (the one Undo brings back). */
@@ -92,16 +95,20 @@ export class Live {
     this.showNotice(state);
   }
 
-  showNotice(state) {
+  /**
+   * The notice of a new model (or, after Undo, of the model brought back) with Undo when a
+   * trained one is kept.
+   */
+  showNotice(state, lead = 'A new model', left = 'The previous one') {
     const u = this.undo;
     if (!u) {
       this.notice.hidden = true;
       return;
     }
     const { reset } = classifyChange(u.state, state);
-    const why = reset.length ? `A new model: ${reset.join('; ')}.` : 'A new model from the same set-up.';
+    const why = reset.length ? `${lead}: ${reset.join('; ')}.` : `${lead} from the same set-up.`;
     const acc = u.metrics['m-test-acc'].value;
-    const what = `The previous one (step ${fmtInt(u.step)}${acc !== '' ? `, test accuracy ${(Number(acc) * 100).toFixed(1)} %` : ''}) is kept.`;
+    const what = `${left} (step ${fmtInt(u.step)}${acc !== '' && acc !== 'null' ? `, test accuracy ${(Number(acc) * 100).toFixed(1)} %` : ''}) is kept.`;
     const text = document.createElement('span');
     text.textContent = `${why} ${what}`;
     const undo = document.createElement('button');
@@ -127,8 +134,10 @@ export class Live {
     const u = this.undo;
     if (!u) return;
     const { host } = this;
-    this.undo = null;
-    this.notice.hidden = true;
+    // The model being left is kept in its turn if it trained: Undo again swaps back.
+    const p = this.posted;
+    const left = p && p.step > 0 && p.run !== u.run ? this.snapshot(p) : null;
+    this.undo = left;
     const run = host.nextRun();
     host.setState(structuredClone(u.state));
     host.charts.restore(u.charts);
@@ -141,7 +150,8 @@ export class Live {
     this.posted = { run, state: structuredClone(u.state), step: u.step };
     this.clearLog();
     host.setStatus('loading', 'Bringing back the previous model…');
-    host.worker.postMessage({ type: 'undo', run, from: u.run });
+    host.worker.postMessage({ type: 'undo', run, from: u.run, keep: left !== null });
+    this.showNotice(u.state, 'Undo: the previous model is back', 'The model you left');
   }
 
   /** Messages of the current run (main.js passes each one before its own handling). */

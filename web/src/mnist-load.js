@@ -9,7 +9,7 @@ import './mnist-load.css';
 /** One line of text for a progress report of the MNIST loader. */
 export function describeLoad(p) {
   const seconds = `${p.seconds.toFixed(1)} s`;
-  if (p.failed) return `MNIST could not be loaded (${mb(p.fetched + p.cached)} of ${mb(p.total)} arrived): ${p.error}`;
+  if (p.failed) return `MNIST could not be loaded (${mb(p.fetched + p.cached)} of ${mb(p.total)} arrived): ${p.error.replace(/^MNIST: /, '')}`;
   if (!p.done) {
     const head = p.fetched > 0 || p.cached === 0 ? 'Downloading MNIST' : 'Reading MNIST from this browser\'s cache';
     const fromCache = p.cached > 0 && p.fetched > 0 ? ` (${mb(p.cached)} of it from this browser's cache)` : '';

@@ -7,8 +7,8 @@
 //               resolution {size} (the decision-boundary canvas's width in device pixels),
 //               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js),
 //               regenerate {run, state} (new toy points from state.dataSeed, same model)
-//               (live-worker.js: retune, undo, forever; setup's `keep` keeps the run it
-//               replaces for undo)
+//               (live-worker.js: retune, undo {run, from, keep}, forever; setup's and
+//               undo's `keep` keep the run they replace for undo)
 //               export {run, id} (export.js),
 //               raceStart / raceStop (race-worker.js: two set-ups side by side; out: race {...})
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
@@ -276,8 +276,8 @@ function boundary(ctx) {
     return { probs, size };
   };
   const budget = boundaryBudget(ctx);
-  // The side of the largest grid `ms` allows (GRID.size when none: no time left, or a slow model).
-  const fits = (ms) => (ms > 0 ? Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(ms / ctx.pointCost)))) : GRID.size);
+  // (No time left, ms <= 0: the smallest grid, never NaN.)
+  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(Math.max(0, ms) / ctx.pointCost))));
   let best = measure(ctx.pointCost === undefined ? GRID.size : fits(budget));
   for (let round = 0; round < 2 && best.size < boundaryPixels; round++) {
     const next = fits(budget - (performance.now() - t0)); // what the time left allows
@@ -529,7 +529,7 @@ self.onmessage = async (ev) => {
         post({ type: 'restored', run: msg.run, error: { message: 'the previous model is no longer kept', code: 'State' } });
         break;
       }
-      if (kept !== cur) stopCurrent();
+      if (kept !== cur) stopCurrent(msg.keep === true); // the model left, kept for a second Undo
       kept.run = msg.run;
       cur = kept;
       post({ type: 'ready', run: kept.run, numParams: kept.session.numParams, summary: kept.session.summary(), view: kept.view });

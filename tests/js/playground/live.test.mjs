@@ -260,6 +260,32 @@ describe('Session.retune (kiln-dl)', () => {
     a.dispose();
   });
 
+  it('regularisation changes live (L2 on, off, L1) and a regression session retunes', () => {
+    const a = engine.createSession(spec(0), settings({ reg: 'l2', regRate: 0.1 }));
+    for (let i = 0; i < 2; i++) a.trainBatch(X, Y, 8);
+    const before = a.predict(X);
+    a.retune(spec(0), settings({ reg: 'none', regRate: 0 }));
+    expect(a.reg).toBeNull();
+    expect(a.predict(X)).toEqual(before);
+    a.trainBatch(X, Y, 8);
+    a.retune(spec(0.2), settings({ reg: 'l1', regRate: 0.01 }));
+    expect(a.reg).toMatchObject({ kind: 'l1', rate: 0.01 });
+    a.trainBatch(X, Y, 8);
+    expect(a.optimizer.steps).toBe(4);
+    a.dispose();
+    // Regression: one output, MSE; float targets.
+    const rspec = describeModel(layers(0), { features: 2, classes: 1 }).spec;
+    const t = Float32Array.from([0.5, -0.5, 0.25, 0, 1, -1, 0.1, 0.9]);
+    const r = engine.createSession(rspec, settings(), 'regression');
+    r.trainBatch(X, t, 8);
+    const rb = r.predict(X);
+    r.retune(rspec, settings({ lr: 0.02, reg: 'l2', regRate: 0.003 }));
+    expect(r.predict(X)).toEqual(rb);
+    expect(r.trainBatch(X, t, 8).loss).toBeGreaterThan(0);
+    expect(r.learningRate).toBeCloseTo(0.02, 12);
+    r.dispose();
+  });
+
   it('refuses other layers (a new model is needed) and leaves the session working', () => {
     const a = engine.createSession(spec(0), settings());
     const other = describeModel([{ kind: 'dense', units: 7, act: 'tanh', dropout: 0 }], { features: 2, classes: 2 }).spec;

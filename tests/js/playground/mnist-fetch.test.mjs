@@ -216,7 +216,7 @@ describe('MnistLoader', () => {
     await expect(new MnistLoader(s.manifest, BASE, { fetch: down, caches: null }).load(['lbls'], [5])).rejects.toThrow(
       /^MNIST: could not download gz\/lbls\.00\.[0-9a-f]+\.gz \(Failed to fetch\)\. Check the connection, then Reset\.$/,
     );
-    expect(describeLoad({ failed: true, error: 'MNIST: x', fetched: 0, cached: 0, total: 28236, seconds: 1 })).toBe('MNIST could not be loaded (0.00 MB of 0.03 MB arrived): MNIST: x');
+    expect(describeLoad({ failed: true, error: 'MNIST: x', fetched: 0, cached: 0, total: 28236, seconds: 1 })).toBe('MNIST could not be loaded (0.00 MB of 0.03 MB arrived): x');
   });
 
   it('mb writes megabytes as the page shows them', () => {
