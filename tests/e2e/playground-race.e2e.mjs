@@ -15,6 +15,26 @@ const raceTable = (page) =>
     }),
   );
 
+/** The two race maps: shown, their last step, colours seen, and a hash of their pixels. */
+const raceMaps = (page) =>
+  page.evaluate(() => {
+    const box = document.querySelector('.race-maps');
+    return {
+      shown: !box.hidden && box.getBoundingClientRect().height > 0,
+      maps: ['a', 'b'].map((k) => {
+        const c = document.getElementById(`race-map-${k}`);
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        const seen = new Set();
+        let hash = 0;
+        for (let i = 0; i < d.length; i += 4) {
+          seen.add(`${d[i] >> 4},${d[i + 1] >> 4},${d[i + 2] >> 4}`);
+          hash = (hash * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) >>> 0;
+        }
+        return { step: Number(c.dataset.step), colours: seen.size, hash };
+      }),
+    };
+  });
+
 /** The loss table under the chart: header and rows of text. */
 const lossTable = (page) =>
   page.evaluate(() => ({
@@ -47,6 +67,10 @@ test('sgd-vs-adam', async () => {
   const expected = a.acc !== b.acc ? (a.acc > b.acc ? 'A' : 'B') : a.loss !== b.loss ? (a.loss < b.loss ? 'A' : 'B') : 'tie';
   const line = await page.$eval('#race-winner', (el) => el.textContent);
   check(expected === 'tie' ? /^A tie/.test(line) : line.startsWith(`Winner: ${expected} (`), `winner line "${line}", expected ${expected}`);
+  // Each side's decision boundary, drawn from its model after its last step.
+  const maps = await raceMaps(page);
+  check(maps.shown && maps.maps.every((m, i) => m.step === rows[i].steps && m.colours > 10), `race maps: ${JSON.stringify(maps)}`);
+  check(maps.maps[0].hash !== maps.maps[1].hash, 'the two maps are the same picture for different set-ups');
   const legend = await page.$eval('#loss-chart', (c) => c.getAttribute('aria-describedby'));
   check(legend === 'loss-summary', 'the chart lost its text alternative');
   await page.$eval('#race', (el) => el.scrollIntoView({ block: 'center' }));
@@ -76,6 +100,8 @@ test('identical-setups-tie', async () => {
   check(rows[0].loss === rows[1].loss && rows[0].acc === rows[1].acc && rows[0].steps === rows[1].steps, `A and B differ: ${JSON.stringify(rows)}`);
   const line = await page.$eval('#race-winner', (el) => el.textContent);
   check(/^A tie: both reach test loss/.test(line), `winner line: ${line}`);
+  const maps = await raceMaps(page);
+  check(maps.shown && maps.maps[0].hash === maps.maps[1].hash && maps.maps[0].step === rows[0].steps, `identical set-ups, different maps: ${JSON.stringify(maps)}`);
   await shot(page, 'race-tie', false);
   await page.close();
   return `${line} (${rows[0].steps} steps each)`;
@@ -125,6 +151,7 @@ test('mnist', async () => {
   check(rows.length === 2 && rows.every((r) => r.steps === 32 && r.acc > 0.5), `MNIST race: ${JSON.stringify(rows)}`);
   check(rows[0].start === rows[1].start, `different starts: ${rows[0].start} vs ${rows[1].start}`);
   const line = await page.$eval('#race-winner', (el) => el.textContent);
+  check(!(await raceMaps(page)).shown, 'decision-boundary maps shown for MNIST');
   await page.$eval('#race', (el) => el.scrollIntoView({ block: 'center' }));
   await shot(page, 'race-mnist', false);
   await page.close();

@@ -8,12 +8,18 @@
 // Messages in:  raceStart {race, mnistBase, csv?, sides: [{state, spec}, {state, spec}]}, raceStop {race}
 // Messages out: race {race, kind: 'status', text} | {kind: 'ready', numParams}
 //               | {kind: 'train', side, epoch, step, loss, accuracy}
-//               | {kind: 'eval', side, epoch, step, loss, accuracy}
+//               | {kind: 'eval', side, epoch, step, loss, accuracy, map?} (map: toy data's
+//                 outputs over a RACE_MAP² grid of the plane, at the start, every ~250 ms, the end)
 //               | {kind: 'failed', side, step, message} | {kind: 'done', results: [...]}
 //               | {kind: 'error', message}
 import { errorInfo } from './engine.js';
 import { Trainer } from './trainer.js';
 import { taskOf } from './state.js';
+import { boundaryGrid, GRID } from './datasets.js';
+import { applyFeatures } from './features.js';
+
+/** The side of each race map's grid (toy data): one point per pixel of its 160 px canvas. */
+export const RACE_MAP = 160;
 
 const SLICE_MS = 30;
 const REPORT_MS = 100;
@@ -61,8 +67,10 @@ export class RaceRunner {
         const session = engine.createSession(side.spec, side.state, taskOf(side.state.data));
         c.sides.push({ session, trainer: new Trainer(session, built.data, side.state), failed: null });
       }
-      post({ kind: 'ready', numParams: c.sides[0].session.numParams });
-      c.sides.forEach((s, i) => this.evaluate(c, i, post));
+      const toy = built.view?.kind === 'toy';
+      c.map = toy ? applyFeatures(boundaryGrid(RACE_MAP, GRID.lo, GRID.hi), built.view.features) : null;
+      post({ kind: 'ready', numParams: c.sides[0].session.numParams, view: toy ? built.view : null, mapSize: RACE_MAP });
+      c.sides.forEach((s, i) => this.evaluate(c, i, post, true));
       post({ kind: 'status', text: 'Racing…' });
       await this.loop(c, post);
     } catch (e) {
@@ -73,13 +81,15 @@ export class RaceRunner {
     }
   }
 
-  evaluate(c, i, post) {
+  evaluate(c, i, post, withMap = false) {
     const s = c.sides[i];
     const t0 = performance.now();
     const r = s.trainer.evaluate();
     s.evalCost = performance.now() - t0;
     s.last = { epoch: s.trainer.progress, step: s.trainer.step, loss: r.loss, accuracy: r.accuracy };
-    post({ kind: 'eval', side: i, ...s.last });
+    // (copied by postMessage: the engine may reuse the array)
+    const map = withMap && c.map ? s.session.predict(c.map, 4096) : undefined;
+    post({ kind: 'eval', side: i, ...s.last, map });
   }
 
   report(c, i, post) {
@@ -111,7 +121,7 @@ export class RaceRunner {
         }
         if (s.trainer.done) {
           this.report(c, i, post);
-          this.evaluate(c, i, post);
+          this.evaluate(c, i, post, true);
         }
       }
       const now = performance.now();
@@ -120,7 +130,7 @@ export class RaceRunner {
         lastReport = now;
       }
       if (now - lastEval >= EVAL_MS) {
-        for (const i of live()) this.evaluate(c, i, post);
+        for (const i of live()) this.evaluate(c, i, post, true);
         lastEval = now;
       }
       await yieldNow();

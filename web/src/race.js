@@ -9,6 +9,11 @@
 import './race.css';
 import { OPTIMIZERS, OPTIMIZER_NAMES, NUMBER_FIELDS, REGS, REG_NAMES, REG_RATES } from './state.js';
 import { showFieldError, clearFieldError } from './fielderror.js';
+import { drawBoundary } from './views.js';
+import { GRID } from './datasets.js';
+
+/** The race maps' canvas size in pixels (the worker's grid is given at 'ready': mapSize). */
+const MAP_PX = 160;
 
 const COLORS = ['#e8710a', '#1967d2']; // A, B
 const TRAINING_KEYS = ['opt', 'lr', 'momentum', 'batch', 'wd', 'reg', 'regRate'];
@@ -85,6 +90,15 @@ export class Race {
     this.winner = el('p', { id: 'race-winner', className: 'race-winner' });
     this.winner.setAttribute('aria-live', 'polite');
     this.table = el('table', { id: 'race-table', className: 'race-table' });
+    // Toy data: each side's decision boundary, side by side, as training goes.
+    this.mapCanvases = ['A', 'B'].map((name) => {
+      const c = el('canvas', { id: `race-map-${name.toLowerCase()}`, width: MAP_PX, height: MAP_PX });
+      c.setAttribute('role', 'img');
+      c.setAttribute('aria-label', `Decision boundary of set-up ${name}`);
+      return c;
+    });
+    this.mapCaptions = ['A', 'B'].map((name) => el('figcaption', { textContent: name }));
+    this.maps = el('div', { className: 'race-maps', hidden: true }, ...this.mapCanvases.map((c, i) => el('figure', {}, c, this.mapCaptions[i])));
     root.replaceChildren(
       el('h2', { id: 'h-race', textContent: 'Race' }),
       el('p', { className: 'hint', textContent: 'Train the set-up above (A) against B, which differs only in its training settings, side by side: same layers, data, seed and initial weights. Both curves go on the charts above.' }),
@@ -107,10 +121,16 @@ export class Race {
       el('div', { className: 'buttons' }, this.start, this.stopBtn),
       this.status,
       this.winner,
+      this.maps,
       this.table,
     );
     root.setAttribute('aria-labelledby', 'h-race');
     opt.addEventListener('change', () => this.showSgd());
+    // The run's own actions elsewhere on the page (live.js's Undo and One more epoch) end the
+    // race view first, so they find the run's curves on the charts (capture: before them).
+    document.addEventListener('click', (e) => {
+      if (this.active && e.target instanceof Element && e.target.closest('#undo-btn, #more-btn')) this.leave();
+    }, true);
     this.start.addEventListener('click', () => this.begin());
     this.stopBtn.addEventListener('click', () => this.halt('Stopped.'));
   }
@@ -207,6 +227,7 @@ export class Race {
     this.status.textContent = '';
     this.winner.textContent = '';
     this.table.replaceChildren();
+    this.maps.hidden = true;
     delete document.body.dataset.race;
   }
 
@@ -231,12 +252,24 @@ export class Race {
       case 'ready':
         // Shown now, not at Start: the main run's last points (its pause) came before this.
         this.showCurves(this.sides);
+        this.view = m.view;
+        this.mapSize = m.mapSize;
+        this.maps.hidden = !m.view;
+        this.sides.forEach((side, i) => {
+          this.mapCaptions[i].textContent = `${i === 0 ? 'A' : 'B'}: ${describeSide(side)}`;
+          this.mapCanvases[i].setAttribute('aria-label', `Decision boundary of set-up ${i === 0 ? 'A' : 'B'} (${describeSide(side)}) over the plane, with the training points`);
+        });
         break;
       case 'train':
         this.charts.push(2 * m.side, m.epoch, m.loss, m.accuracy);
         break;
       case 'eval':
         this.charts.push(2 * m.side + 1, m.epoch, m.loss, m.accuracy);
+        if (m.map && this.view) {
+          const v = this.view;
+          drawBoundary(this.mapCanvases[m.side], m.map, { ...GRID, size: this.mapSize, classes: v.classes, task: v.task, showTest: false }, v);
+          this.mapCanvases[m.side].dataset.step = String(m.step);
+        }
         this.results[m.side] = m;
         if (m.step === 0) this.initial[m.side] = m.loss;
         this.status.textContent = `Racing… A at epoch ${(this.results[0]?.epoch ?? 0).toFixed(2)}, B at epoch ${(this.results[1]?.epoch ?? 0).toFixed(2)}.`;
