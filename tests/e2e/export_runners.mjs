@@ -54,7 +54,7 @@ export function runProgram(kind, file, options = [], cwd) {
  */
 export function compileCpp(source, exe) {
   const lib = nativeLib();
-  const common = ['-std=c++20', '-O1', `-I${join(REPO, 'engine/include')}`];
+  const common = ['-std=c++20', '-O0', `-I${join(REPO, 'engine/include')}`];
   if (lib) run('g++', [...common, source, lib, '-lsqlite3', '-lcsv', '-o', exe], undefined, 600_000);
   else run('g++', [...common, '-c', source, '-o', `${exe}.o`], undefined, 600_000);
   return { linked: lib !== null, lib };

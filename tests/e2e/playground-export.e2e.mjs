@@ -68,7 +68,7 @@ function sameMetrics(stdout, who) {
 
 async function trainedToy() {
   if (toy) return toy;
-  const page = await open('#data=xor&points=300&noise=0.1&layers=d8-tanh,d4-relu&opt=adam&lr=0.03&batch=16&epochs=25&seed=7', 'export-xor');
+  const page = await open('#data=xor&points=300&noise=10&layers=d8-tanh,d4-relu&opt=adam&lr=0.03&batch=16&epochs=25&seed=7', 'export-xor');
   const r = await trainToEnd(page, 60_000);
   toy = { page, testLoss: r.testLoss, testAcc: r.testAcc };
   return toy;
@@ -180,8 +180,70 @@ test('mnist-cnn', async () => {
   runProgram('kilnjs', js.program, ['--weights', js.weights, '--mnist-dir', MNIST_DIR, '--predictions', join(DIR, 'mnist-kilnjs.json')], DIR);
   const jsDiff = maxDiff(readPredictions(join(DIR, 'mnist-kilnjs.json')).outputs, embeddedPageOutputs(js.text));
   check(jsDiff <= 1e-5, `Kiln JS's MNIST probabilities differ from the page's by ${jsDiff}`);
+  // Kiln C++ reads the same IDX files (when a native build is there to link with).
+  const cpp = await exportFiles(page, 'kilncpp');
+  await closeDialog(page);
   await page.close();
-  return `PyTorch: max diff ${diff.toExponential(2)} over 100 digits, test loss ${m.loss.toFixed(5)} (page ${testLoss.toFixed(5)}); Kiln JS: ${jsDiff.toExponential(2)}`;
+  let cppNote = 'Kiln C++ compiled only (no native build)';
+  const exe = join(DIR, 'kiln_mnist_cpp');
+  if (compileCpp(cpp.program, exe).linked) {
+    runProgram('kilncpp', exe, ['--weights', cpp.weights, '--mnist-dir', MNIST_DIR, '--predictions', join(DIR, 'mnist-kilncpp.json')], DIR);
+    const cppDiff = maxDiff(readPredictions(join(DIR, 'mnist-kilncpp.json')).outputs, embeddedPageOutputs(cpp.text));
+    check(cppDiff <= 1e-5, `Kiln C++'s MNIST probabilities differ from the page's by ${cppDiff}`);
+    cppNote = `Kiln C++: ${cppDiff.toExponential(2)}`;
+  }
+  return `PyTorch: max diff ${diff.toExponential(2)} over 100 digits, test loss ${m.loss.toFixed(5)} (page ${testLoss.toFixed(5)}); Kiln JS: ${jsDiff.toExponential(2)}; ${cppNote}`;
+});
+
+test('tfp', async () => {
+  // TF Playground's settings through the page: a regression set (MSE, one output), extra
+  // input features and an L1 penalty; exported and run in PyTorch and Kiln JS.
+  if (!havePytorch()) throw new Error('/usr/bin/python3 has no torch');
+  const page = await open('#data=mgauss&points=200&noise=5&features=x1,x2,x1sq,x2sq,sinx1&layers=d6-tanh,d4-tanh&opt=sgd&lr=0.03&momentum=0.9&reg=l1&regRate=0.001&batch=10&epochs=15&seed=11', 'export-tfp');
+  await trainToEnd(page, 60_000);
+  const testLoss = await metric(page, 'm-test-loss');
+  const py = await exportFiles(page, 'pytorch');
+  await shot(page, 'export-tfp-pytorch-dialog', false);
+  await closeDialog(page);
+  check(/LOSS = nn\.MSELoss\(\)/.test(py.text) && /REGULARIZATION = 'l1'/.test(py.text) && /nn\.Linear\(5, 6\)/.test(py.text), 'the script is not MSE / L1 / 5 inputs');
+  check(/torch\.stack\(\[x1, x2, x1 \* x1, x2 \* x2, torch\.sin\(x1\)\], dim=1\)/.test(py.text), 'the features are not in the script');
+  const out = runProgram('pytorch', py.program, ['--weights', py.weights, '--predictions', join(DIR, 'tfp-pytorch.json')], DIR);
+  const mine = readPredictions(join(DIR, 'tfp-pytorch.json'));
+  const diff = maxDiff(mine.outputs, embeddedPageOutputs(py.text));
+  check(mine.shape[1] === 1 && diff <= 1e-5, `PyTorch's regression outputs [${mine.shape}] differ from the page's by ${diff}`);
+  const m = testMetrics(out);
+  check(m.accuracy === null && Math.abs(m.loss - testLoss) < 1e-5, `PyTorch's test MSE ${m.loss}, the page shows ${testLoss}`);
+  const js = await exportFiles(page, 'kilnjs');
+  await closeDialog(page);
+  await page.close();
+  runProgram('kilnjs', js.program, ['--weights', js.weights, '--predictions', join(DIR, 'tfp-kilnjs.json')], DIR);
+  const jsDiff = maxDiff(readPredictions(join(DIR, 'tfp-kilnjs.json')).outputs, embeddedPageOutputs(js.text));
+  check(jsDiff <= 1e-5, `Kiln JS's regression outputs differ from the page's by ${jsDiff}`);
+  // From scratch with the penalty: the page's training, re-done by the program.
+  const scratch = testMetrics(runProgram('kilnjs', js.program, [], DIR));
+  check(Math.abs(scratch.loss - testLoss) < 1e-5, `Kiln JS trained from scratch: test MSE ${scratch.loss}, the page ${testLoss}`);
+  return `PyTorch: max diff ${diff.toExponential(2)}, test MSE ${m.loss} (page ${testLoss.toFixed(6)}); Kiln JS: ${jsDiff.toExponential(2)}, from scratch ${scratch.loss}`;
+});
+
+test('while-training', async () => {
+  // Export while training: the weights and the page's outputs come from one moment (the
+  // worker takes both between two slices), and training goes on.
+  const page = await open('#data=spiral&noise=5&layers=d16-relu,d16-relu&lr=0.02&epochs=10000&seed=5', 'export-training');
+  await waitStatus(page, ['idle'], 60_000);
+  await page.click('#train-btn');
+  await page.waitForFunction(() => Number(document.getElementById('m-step').dataset.value) > 100, null, { timeout: 60_000 });
+  const { program, weights, text } = await exportFiles(page, 'kilnjs');
+  const step = Number(await page.$eval('#export-dialog', (d) => d.dataset.step));
+  await closeDialog(page);
+  await page.waitForFunction((s) => Number(document.getElementById('m-step').dataset.value) > s + 50, step, { timeout: 30_000 });
+  check((await page.evaluate(() => document.body.dataset.status)) === 'training', 'training stopped after the export');
+  await page.click('#train-btn');
+  await waitStatus(page, ['paused'], 10_000);
+  runProgram('kilnjs', program, ['--weights', weights, '--predictions', join(DIR, 'training-kilnjs.json')], DIR);
+  const diff = maxDiff(readPredictions(join(DIR, 'training-kilnjs.json')).outputs, embeddedPageOutputs(text));
+  check(step > 100 && diff <= 1e-5, `exported at step ${step}: the weights and the page's outputs differ by ${diff}`);
+  await page.close();
+  return `exported at step ${step} while training; outputs agree to ${diff.toExponential(2)}; training went on`;
 });
 
 test('phone', async () => {

@@ -66,7 +66,7 @@ function maxForwardError(ns, hiddenLayers) {
 const pixels = (page, selector) => page.$eval(selector, (c) => c.toDataURL());
 
 test('toy-graph', async () => {
-  const page = await open('#data=xor&epochs=60', 'inside-toy');
+  const page = await open('#data=xor&epochs=2000', 'inside-toy');
   await waitStatus(page, ['idle'], 60_000);
   await page.waitForSelector('#inside .ig-node[data-corners]');
   const before = await nodes(page);
@@ -87,15 +87,22 @@ test('toy-graph', async () => {
   check(err0 < 1e-5, `the maps differ from tanh(W·x + b) recomputed from the shown weights by ${err0}`);
   const hidden0 = await pixels(page, '#inside .ig-node[data-layer="1"][data-unit="0"] canvas');
 
-  // Train: the graph follows (its step, maps and weights change).
-  const steps = new Set();
+  // Train: the graph follows while the run goes on (three updates seen during training, each
+  // at a later step), then Pause; its last update is at the paused step.
+  const graphStep = () => page.$eval('#inside .inside-toy', (e) => Number(e.dataset.step));
+  const steps = [];
   await page.click('#train-btn');
-  for (let i = 0; i < 40 && steps.size < 3; i++) {
-    await page.waitForTimeout(150);
-    steps.add(await page.$eval('#inside', (e) => e.querySelector('.inside-toy').dataset.step));
+  for (let i = 0; i < 3; i++) {
+    await page.waitForFunction(
+      (prev) => document.body.dataset.status === 'training' && Number(document.querySelector('#inside .inside-toy').dataset.step) > prev,
+      steps.at(-1) ?? 0,
+      { timeout: 30_000, polling: 20 },
+    );
+    steps.push(await graphStep());
   }
-  await waitStatus(page, ['done'], 60_000);
-  check(steps.size >= 3, `the graph was updated ${steps.size} times while training (steps ${[...steps]})`);
+  await page.click('#train-btn'); // pause
+  await waitStatus(page, ['paused'], 10_000);
+  await page.waitForFunction(() => Number(document.querySelector('#inside .inside-toy').dataset.step) === Number(document.getElementById('m-step').dataset.value), null, { timeout: 10_000 });
   const after = await nodes(page);
   const moved = after.filter((n, i) => n.layer > 0 && n.corners.some((v, k) => Math.abs(v - before[i].corners[k]) > 1e-3));
   check(moved.length >= 14, `only ${moved.length} of 18 neuron maps changed with training`);
@@ -136,7 +143,7 @@ test('toy-graph', async () => {
   await page.locator('#inside').scrollIntoViewIfNeeded();
   await shot(page, 'inside-toy-graph', false);
   await page.close();
-  return `20 neurons, 96 edges; maps = tanh(W·x + b) to ${Math.max(err0, err1).toExponential(1)}; ${moved.length}/18 maps changed; ${steps.size} updates seen while training; test accuracy ${(acc * 100).toFixed(1)} %`;
+  return `20 neurons, 96 edges; maps = tanh(W·x + b) to ${Math.max(err0, err1).toExponential(1)}; ${moved.length}/18 maps changed; updates seen while training at steps ${steps.join(', ')}; test accuracy ${(acc * 100).toFixed(1)} %`;
 });
 
 test('toy-text', async () => {
@@ -144,6 +151,7 @@ test('toy-text', async () => {
   await waitStatus(page, ['idle'], 60_000);
   await page.waitForSelector('#inside .ig-node[data-corners]');
   await page.click('#inside .ig-table > summary');
+  await page.waitForSelector('#inside .ig-weights'); // drawn on the details' toggle event
   const tables = await page.$$eval('#inside .ig-weights', (ts) => ts.map((t) => ({ caption: t.caption.textContent, rows: t.rows.length - 1, cols: t.rows[0].cells.length })));
   check(
     JSON.stringify(tables) === JSON.stringify([
@@ -163,6 +171,37 @@ test('toy-text', async () => {
   await shot(page, 'inside-toy-text', false);
   await page.close();
   return summary;
+});
+
+test('toy-features-regression', async () => {
+  // TF Playground's inputs and a regression set: the graph's inputs are the chosen features
+  // (their maps are x1, x2², sin x2 over the plane) and its one output is the prediction.
+  const page = await open('#data=mgauss&features=x1,x2sq,sinx2&layers=d5-tanh', 'inside-features');
+  await waitStatus(page, ['idle'], 60_000);
+  await page.waitForSelector('#inside .ig-node[data-corners]');
+  const ns = await nodes(page);
+  check(ns.length === 3 + 5 + 1, `nodes: ${ns.length}, expected 9 (3 inputs, 5, 1 output)`);
+  const titles = await page.$$eval('#inside .ig-col', (els) => els.map((e) => e.textContent));
+  check(JSON.stringify(titles) === JSON.stringify(['Input', 'Hidden 1tanh', 'Output']), `column titles: ${titles}`);
+  const pts = corners();
+  const feats = pts.map(([a, b]) => [a, b * b, Math.sin(b)]);
+  const inputs = ns.filter((n) => n.layer === 0).sort((a, b) => a.unit - b.unit);
+  const inErr = Math.max(...inputs.flatMap((n) => n.corners.map((v, k) => Math.abs(v - feats[k][n.unit]))));
+  check(inErr < 1e-6, `input maps differ from x1, x2², sin x2 by ${inErr}`);
+  // hidden tanh, then the linear output, recomputed from the shown weights on the features
+  let worst = 0;
+  const hidden = ns.filter((n) => n.layer === 1).sort((a, b) => a.unit - b.unit);
+  const h = feats.map((f) => hidden.map((n) => Math.tanh(n.weights.reduce((z, w, j) => z + w * f[j], n.bias))));
+  hidden.forEach((n, u) => n.corners.forEach((v, k) => (worst = Math.max(worst, Math.abs(v - h[k][u])))));
+  const out = ns.find((n) => n.layer === 2);
+  out.corners.forEach((v, k) => (worst = Math.max(worst, Math.abs(v - out.weights.reduce((z, w, j) => z + w * h[k][j], out.bias)))));
+  check(worst < 1e-5, `maps differ from the recomputed network by ${worst}`);
+  const names = await page.$eval('#ig-summary', (e) => e.textContent);
+  check(/^3 inputs \(X₁, X₂², sin\(X₂\)\) → 5 tanh → 1 output\./.test(names), `summary: ${names}`);
+  await page.locator('#inside').scrollIntoViewIfNeeded();
+  await shot(page, 'inside-toy-features', false);
+  await page.close();
+  return `inputs X₁, X₂², sin(X₂) over the plane; network recomputed to ${worst.toExponential(1)}`;
 });
 
 test('mnist-inside', async () => {
@@ -192,22 +231,26 @@ test('mnist-inside', async () => {
   const s1 = await sums();
   await page.mouse.move(...at(0.45, 0.85), { steps: 10 });
   await page.waitForFunction((n) => Number(document.querySelector('#inside .inside-mnist').dataset.inspections) > n, n1, { timeout: 10_000 });
-  await page.waitForTimeout(300);
   const n2 = await count();
   const s2 = await sums();
   await page.mouse.up();
   check(n2 > n1 && s2 !== s1, `the activations did not change while drawing (${n1} -> ${n2} inspections)`);
-  // After the stroke: let the last answers arrive.
-  await page.waitForTimeout(500);
+  // After the stroke: the views show the last drawing (no request in flight).
+  await page.waitForFunction(() => document.getElementById('inside').dataset.inspecting === 'idle', null, { timeout: 10_000 });
   const rows = await page.$$eval('#inside .im-acts .im-row[data-layer]', (rs) => rs.map((r) => `${r.dataset.type}:${r.querySelectorAll('canvas').length}`));
   check(JSON.stringify(rows) === JSON.stringify(['conv2d:8', 'relu:8', 'maxPool2d:8', 'conv2d:16', 'relu:16', 'maxPool2d:16', 'linear:1']), `activation rows: ${rows}`);
   const convMap = await page.$eval('#inside .im-acts .im-row[data-layer="1"] canvas', (c) => [c.width, c.height]);
   check(convMap[0] === 52 && convMap[1] === 52, `the first conv map is ${convMap} (26 × 26 at 2×)`);
   // The logits row, through softmax, is the engine's prediction of the drawing (another path: Learner.predict).
-  await page.waitForFunction(() => document.getElementById('draw-pred').dataset.probs, null, { timeout: 10_000 });
-  const { logits, probs, pred, sal } = await page.evaluate(async () => {
-    // wait until both views describe the same drawing (the last answers)
-    await new Promise((r) => setTimeout(r, 300));
+  // (the prediction answers its own requests: wait until it is the last drawing's, i.e. the
+  // page's prediction no longer changes between two checks)
+  await page.waitForFunction(() => {
+    const p = document.getElementById('draw-pred').dataset.probs;
+    const same = p && p === window.__lastProbs;
+    window.__lastProbs = p;
+    return same;
+  }, null, { timeout: 10_000, polling: 250 });
+  const { logits, probs, pred, sal } = await page.evaluate(() => {
     const canvases = document.querySelectorAll('#inside .im-acts .im-row[data-type="linear"]');
     const last = canvases[canvases.length - 1];
     const salC = document.querySelector('#inside .im-saliency');

@@ -162,6 +162,9 @@ test('regression-heatmap', async () => {
   check(r.testAcc === null, `regression shows an accuracy (${r.testAcc})`);
   check(r.testLoss < 0.05, `Multi Gaussian test MSE ${r.testLoss}, expected < 0.05 after training`);
   check(!(await page.isVisible('#m-test-acc')), 'the accuracy tile is visible for regression');
+  check(!(await page.isVisible('#acc-chart')) && !(await page.isVisible('#acc-summary')), 'the accuracy chart or its text is visible for regression');
+  const gridSize = await page.$eval('#boundary', (c) => Number(c.dataset.gridSize));
+  check(Number.isInteger(gridSize) && gridSize >= 50, `the heat map's grid size is ${gridSize}`);
   const s0 = await canvasStats(page);
   check(s0.colours > 40, `the regression heat map looks discrete (${s0.colours} colours)`);
   const blue = await pixelAt(page, -4 / 6, 2.5 / 6);

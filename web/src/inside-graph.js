@@ -80,11 +80,16 @@ export class NetworkGraph {
 
   /** The columns of neurons: the inputs, then each block. */
   columns(toy) {
-    const cols = [{ title: 'Input', units: toy.inputs.length, shown: toy.inputs.length }];
+    const cols = [{ title: 'Input', sub: '', units: toy.inputs.length, shown: toy.inputs.length }];
     toy.layers.forEach((l, b) => {
       const last = b === toy.layers.length - 1;
       // several outputs are logits (classification); one is the prediction itself (regression)
-      cols.push({ title: last ? (l.units > 1 ? 'Output (logits)' : 'Output') : `Hidden ${b + 1} · ${ACT_NAMES[l.act] ?? l.act}`, units: l.units, shown: l.shown });
+      cols.push({
+        title: last ? 'Output' : `Hidden ${b + 1}`,
+        sub: last ? (l.units > 1 ? 'logits' : '') : (ACT_NAMES[l.act] ?? l.act),
+        units: l.units,
+        shown: l.shown,
+      });
     });
     return cols;
   }
@@ -111,12 +116,13 @@ export class NetworkGraph {
       const y0 = TOP + ((maxShown - c.shown) * (NODE + GAP)) / 2;
       return Array.from({ length: c.shown }, (_, u) => ({ x, y: y0 + u * (NODE + GAP) }));
     });
-    this.graph.setAttribute('aria-label', `Network graph: ${cols.map((c) => `${c.title} (${c.units})`).join(', ')}. Focus a neuron for its values; arrow keys move between neurons.`);
+    this.graph.setAttribute('aria-label', `Network graph: ${cols.map((c) => `${c.title}${c.sub ? ` ${c.sub}` : ''} (${c.units})`).join(', ')}. Focus a neuron for its values; arrow keys move between neurons.`);
     this.graph.setAttribute('aria-describedby', 'ig-summary');
     this.nodes = [];
     this.edges = [];
     cols.forEach((c, ci) => {
-      const title = el('div', `ig-col${ci === 0 ? ' first' : ''}`, c.title);
+      const title = el('div', 'ig-col', c.title);
+      if (c.sub) title.append(el('span', '', c.sub));
       title.style.left = `${this.pos[ci][0]?.x ?? 4 + ci * step}px`;
       this.graph.append(title);
       if (c.units > c.shown) {
@@ -208,7 +214,7 @@ export class NetworkGraph {
     const before = layer === 1 ? toy.inputs.length : toy.layers[layer - 2].shown;
     const last = layer === toy.layers.length;
     return {
-      name: last ? `output ${unit + 1}` : `neuron ${unit + 1} of hidden layer ${layer}`,
+      name: last ? (l.units > 1 ? `output ${unit + 1}` : 'output') : `neuron ${unit + 1} of hidden layer ${layer}`,
       values: l.values,
       start: unit * n,
       n,
@@ -248,7 +254,7 @@ export class NetworkGraph {
     const [wlo, whi] = range(all);
     const shownNote = toy.layers.some((l) => l.units > l.shown) ? ` (the first ${toy.layers[0].shown} of each layer shown)` : '';
     this.summary.textContent = `${toy.inputs.length} inputs (${toy.inputs.map((i) => i.name).join(', ')}) → ${toy.layers
-      .map((l, b) => (b === toy.layers.length - 1 ? `${l.units} outputs` : `${l.units} ${ACT_NAMES[l.act] ?? l.act}`))
+      .map((l, b) => (b === toy.layers.length - 1 ? `${l.units} output${l.units > 1 ? 's' : ''}` : `${l.units} ${ACT_NAMES[l.act] ?? l.act}`))
       .join(' → ')}${shownNote}. Step ${this.meta.step}: weights shown from ${fmt(wlo)} to ${fmt(whi)}. Orange is negative, blue positive; a neuron's map is its output over the plane.`;
     if (this.table.open) this.renderTable();
     if (!this.tip.hidden && this.tipFor) this.tipFor();

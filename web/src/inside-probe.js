@@ -6,6 +6,7 @@
 //   toy:   toyProbe   -> every hidden neuron's value over a grid of the plane, and the weights
 //   MNIST: weightProbe -> conv filters and weight histograms per layer (after evaluations)
 //          inspectProbe -> every layer's activations and the saliency of one drawn digit
+import { featureNames, FEATURE_LABELS } from './features.js';
 
 /** Units shown per layer of the network graph (TensorFlow Playground shows at most 8). */
 export const MAX_SHOWN = 12;
@@ -19,9 +20,6 @@ export const MAX_TEMPLATES = 16;
 /** Bins of a weight histogram. */
 export const HIST_BINS = 24;
 
-/** The toy inputs in the model's order (web/src/features.js FEATURES; labels as the page shows them). */
-const FEATURE_ORDER = ['x1', 'x2', 'x1sq', 'x2sq', 'x1x2', 'sinx1', 'sinx2'];
-const FEATURE_LABELS = { x1: 'X₁', x2: 'X₂', x1sq: 'X₁²', x2sq: 'X₂²', x1x2: 'X₁X₂', sinx1: 'sin(X₁)', sinx2: 'sin(X₂)' };
 
 const PARAM_TYPES = new Set(['linear', 'conv2d']);
 const PASS_TYPES = new Set(['dropout', 'flatten', 'reshape']);
@@ -55,7 +53,12 @@ export function blocksOf(layers) {
 
 /** The input names of a toy set-up with k inputs (its features, in the model's order). */
 export function inputNames(state, k) {
-  const chosen = Array.isArray(state?.features) ? FEATURE_ORDER.filter((f) => state.features.includes(f)) : ['x1', 'x2'];
+  let chosen;
+  try {
+    chosen = featureNames({ data: state?.data ?? 'xor', features: state?.features });
+  } catch {
+    chosen = [];
+  }
   if (chosen.length === k) return chosen.map((f) => FEATURE_LABELS[f]);
   return Array.from({ length: k }, (_, j) => `input ${j + 1}`);
 }

@@ -43,6 +43,7 @@ export class Inside {
     this.busy = false;
     this.dirty = false;
     this.pendingId = 0;
+    delete this.root.dataset.inspecting;
     if (this.grey) this.inspect();
   }
 
@@ -78,6 +79,7 @@ export class Inside {
       return;
     }
     this.busy = true;
+    this.root.dataset.inspecting = 'busy';
     this.pendingId = ++this.nextId;
     this.pendingGrey = this.grey;
     this.worker.postMessage({ type: 'inspect', id: this.pendingId, x: normaliseGrey(this.grey) });
@@ -97,5 +99,7 @@ export class Inside {
       this.dirty = false;
       this.inspect();
     }
+    // 'idle': the views show the latest drawing
+    if (!this.busy) this.root.dataset.inspecting = 'idle';
   }
 }

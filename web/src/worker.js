@@ -276,11 +276,13 @@ function boundary(ctx) {
     return { probs, size };
   };
   const budget = boundaryBudget(ctx);
-  // (No time left, ms <= 0: the smallest grid, never NaN.)
-  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(Math.max(0, ms) / ctx.pointCost))));
+  // ms <= 0 (the budget spent): the smallest grid, never NaN (a NaN size would stick in pointCost).
+  const fits = (ms) => Math.max(GRID.size, Math.min(boundaryPixels, Math.floor(Math.sqrt(Math.max(0, ms) / ctx.pointCost)) || 0));
   let best = measure(ctx.pointCost === undefined ? GRID.size : fits(budget));
   for (let round = 0; round < 2 && best.size < boundaryPixels; round++) {
-    const next = fits(budget - (performance.now() - t0)); // what the time left allows
+    const left = budget - (performance.now() - t0);
+    if (left <= 0) break;
+    const next = fits(left); // what the time left allows
     if (!(next >= best.size * 1.25)) break;
     best = measure(next);
   }

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { f32Text, wrapItems, snake } from '../../../web/src/export/format.js';
-import { exportSetup, setupFeatures, taskOfData, exportName, headerLines, modelWords } from '../../../web/src/export/setup.js';
+import { exportSetup, setupFeatures, exportName, headerLines, modelWords } from '../../../web/src/export/setup.js';
 import { torchLayer, pytorchScript } from '../../../web/src/export/pytorch.js';
 import { kilnJsScript } from '../../../web/src/export/kilnjs.js';
 import { kilnCppProgram, cppLayerJson } from '../../../web/src/export/kilncpp.js';
@@ -83,15 +83,13 @@ describe('exportSetup', () => {
   it('orders the features as FEATURES, whatever the click order', () => {
     expect(setupFeatures({ data: 'xor', features: ['sinx2', 'x1', 'x1sq'] })).toEqual(['x1', 'x1sq', 'sinx2']);
     expect(setupFeatures({ data: 'mnist' })).toEqual([]);
-    expect(() => setupFeatures({ data: 'xor', features: ['x3'] })).toThrow(/unknown input feature "x3"/);
-    expect(() => setupFeatures({ data: 'xor', features: [] })).toThrow(/no input features/);
+    expect(() => setupFeatures({ data: 'xor', features: ['x3'] })).toThrow(/export: unknown feature "x3"/);
+    expect(() => setupFeatures({ data: 'xor', features: [] })).toThrow(/export: choose at least one input feature/);
   });
 
-  it('names the regression sets', () => {
-    expect(taskOfData('plane')).toBe('regression');
-    expect(taskOfData('mgauss')).toBe('regression');
-    expect(taskOfData('csv')).toBe('classification');
+  it('names the files after the data set', () => {
     expect(exportName('mgauss')).toBe('kiln_mgauss');
+    expect(exportName('csv')).toBe('kiln_csv');
   });
 
   it('refuses what does not fit, saying what', () => {

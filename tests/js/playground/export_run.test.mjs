@@ -1,7 +1,7 @@
 // The exported programs run, for the set-ups the page cannot make yet (the tfp fields:
 // features, L1/L2 regularisation, regression with MSE) and each optimizer: a "page" run is
-// made here with kiln-dl as the worker makes it (a Sequential from modelspec.js's spec,
-// a Learner, trainBatch on the page's batches), exported, and then
+// made here with kiln-dl as the worker makes it (datasets.js's points, features.js's inputs,
+// a Sequential from modelspec.js's spec, a Learner, trainBatch), exported, and then
 // - the PyTorch script (/usr/bin/python3, Debian's PyTorch) and the Kiln JS module (node,
 //   this repository's dist/) load its weights and reproduce its outputs to 1e-5;
 // - both, from those weights, train one more epoch (the page's batch order, the loss plus the
@@ -17,6 +17,7 @@ import { generateToy, splitTrainTest } from '../../../web/src/datasets.js';
 import { describeModel } from '../../../web/src/modelspec.js';
 import { defaultState } from '../../../web/src/state.js';
 import { createRng } from '../../../web/src/rng.js';
+import { applyFeatures } from '../../../web/src/features.js';
 import { exportSetup } from '../../../web/src/export/setup.js';
 import { TARGETS } from '../../../web/src/export/targets.js';
 import { REPO, havePytorch, nativeLib, runProgram, compileCpp, readPredictions, maxDiff } from '../../e2e/export_runners.mjs';
@@ -24,14 +25,8 @@ import { REPO, havePytorch, nativeLib, runProgram, compileCpp, readPredictions, 
 const DIR = join(REPO, 'test-output/export-vitest'); // inside the repository: 'kiln-dl' resolves
 const torch = havePytorch();
 
-/** The features of points, written out here (not the exporters' code): FEATURES order. */
-const FEATURE_FNS = { x1: (a) => a, x2: (a, b) => b, x1sq: (a) => a * a, x2sq: (a, b) => b * b, x1x2: (a, b) => a * b, sinx1: (a) => Math.sin(a), sinx2: (a, b) => Math.sin(b) };
-function featuresOf(points, features) {
-  const n = points.length / 2;
-  const out = new Float32Array(n * features.length);
-  for (let i = 0; i < n; i++) features.forEach((f, j) => (out[i * features.length + j] = FEATURE_FNS[f](points[2 * i], points[2 * i + 1])));
-  return out;
-}
+/** The model's inputs as the page computes them (features.js, as the worker). */
+const featuresOf = (points, features) => applyFeatures(points, features);
 
 let kiln;
 beforeAll(async () => {
@@ -45,12 +40,11 @@ beforeAll(async () => {
  * kiln-dl's Learner (crossEntropy or mse), then the weights and the outputs on the test points.
  */
 function pageRun(name, state, { regression = false, steps = 12 } = {}) {
-  const all = generateToy({ kind: state.data === 'plane' ? 'xor' : state.data, n: 120, noise: 0.05, seed: state.seed, classes: state.classes });
+  const all = generateToy({ kind: state.data, n: 120, noise: 5, seed: state.seed, classes: state.classes });
+  expect(all.task).toBe(regression ? 'regression' : 'classification');
   const { train, test } = splitTrainTest(all, 0.25, state.seed);
-  // Regression targets in [-1, 1] from the points (TF Playground's plane: (x1 + x2) / 2).
-  const target = (p) => Float32Array.from({ length: p.length / 2 }, (_, i) => Math.max(-1, Math.min(1, (p[2 * i] + p[2 * i + 1]) / 2)));
-  const trainY = regression ? target(train.x) : train.y;
-  const testY = regression ? target(test.x) : test.y;
+  const trainY = train.y;
+  const testY = test.y;
   const k = state.features.length;
   const desc = describeModel(state.layers, { features: k, classes: regression ? 1 : all.numClasses });
   expect(desc.errors).toEqual([]);
@@ -64,7 +58,7 @@ function pageRun(name, state, { regression = false, steps = 12 } = {}) {
     const ids = order.slice((s * state.batch) % train.n).slice(0, state.batch);
     const bx = new Float32Array(ids.length * k);
     ids.forEach((id, i) => bx.set(x.subarray(id * k, (id + 1) * k), i * k));
-    learner.trainBatch(bx, regression ? Float32Array.from(ids, (id) => trainY[id]) : Int32Array.from(ids, (id) => trainY[id]), ids.length);
+    learner.trainBatch(bx, (regression ? Float32Array : Int32Array).from(ids, (id) => trainY[id]), ids.length);
   }
   const values = Float32Array.from(learner.predict(featuresOf(test.x, state.features)));
   const weights = model.saveSafetensors();
@@ -101,7 +95,7 @@ const VARIANTS = [
   {
     name: 'regression-l1-sgd',
     regression: true,
-    state: { ...defaultState('xor'), data: 'plane', features: ['x1', 'x2', 'x1x2'], reg: 'l1', regRate: 0.01, opt: 'sgd', lr: 0.05, momentum: 0.9, wd: 0.001, batch: 8, seed: 2, layers: [{ kind: 'dense', units: 6, act: 'silu', dropout: 0 }, { kind: 'dense', units: 4, act: 'sigmoid', dropout: 0 }] },
+    state: { ...defaultState('xor'), data: 'mgauss', features: ['x1', 'x2', 'x1x2'], reg: 'l1', regRate: 0.01, opt: 'sgd', lr: 0.05, momentum: 0.9, wd: 0.001, batch: 8, seed: 2, layers: [{ kind: 'dense', units: 6, act: 'silu', dropout: 0 }, { kind: 'dense', units: 4, act: 'sigmoid', dropout: 0 }] },
   },
   {
     name: 'gauss3-adam',

@@ -84,6 +84,50 @@ describe('regression and regularisation in the session', () => {
   });
 });
 
+describe('regularisation of a CNN (MNIST-shaped)', () => {
+  it('L1: one SGD step differs from the unregularised one by -lr·rate·sign(w) on every weight, 0 on biases', () => {
+    const cnn = {
+      layers: [
+        { type: 'reshape', shape: [1, 28, 28] },
+        { type: 'conv2d', channels: [1, 2], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' },
+        { type: 'relu' },
+        { type: 'maxPool2d', kernelSize: [2, 2] },
+        { type: 'flatten' },
+        { type: 'linear', dInput: 2 * 13 * 13, dOutput: 10, bias: true },
+      ],
+    };
+    const xs = Float32Array.from({ length: 4 * 784 }, (_, i) => Math.cos(i * 0.37));
+    const ys = new Int32Array([3, 1, 4, 1]);
+    const run = (reg) => {
+      const s = engine.createSession(cnn, { opt: 'sgd', lr: 0.1, momentum: 0, wd: 0, seed: 5, reg, regRate: 0.01 }, 'classification');
+      try {
+        const p0 = s.model.namedParameters();
+        const before = Object.fromEntries(Object.entries(p0).map(([k, t]) => [k, Float32Array.from(t.dataSync())]));
+        for (const t of Object.values(p0)) t.dispose();
+        s.trainBatch(xs, ys, 4, { epoch: 1, batch: 1 });
+        const p1 = s.model.namedParameters();
+        const after = Object.fromEntries(Object.entries(p1).map(([k, t]) => [k, Float32Array.from(t.dataSync())]));
+        for (const t of Object.values(p1)) t.dispose();
+        return { before, after };
+      } finally {
+        s.dispose();
+      }
+    };
+    const plain = run('none');
+    const l1 = run('l1');
+    const keys = Object.keys(plain.after);
+    expect(keys.filter((k) => k.endsWith('.weight')).length).toBe(2); // the conv's and the linear's
+    for (const k of keys) {
+      const w0 = l1.before[k];
+      expect(Array.from(w0)).toEqual(Array.from(plain.before[k])); // same seed, same start
+      for (let i = 0; i < w0.length; i++) {
+        const want = k.endsWith('.weight') ? -0.1 * 0.01 * Math.sign(w0[i]) : 0;
+        expect(l1.after[k][i] - plain.after[k][i]).toBeCloseTo(want, 6);
+      }
+    }
+  });
+});
+
 describe('trainer: regression scoring and new data', () => {
   it('scoreRegression is the mean squared error, no accuracy', () => {
     const s = scoreRegression(new Float32Array([1, 0, -1]), new Float32Array([0.5, 0, 1]));

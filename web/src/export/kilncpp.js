@@ -188,6 +188,7 @@ ${floatItems(s.check.values)}
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 

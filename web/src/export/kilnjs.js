@@ -143,11 +143,9 @@ export function kilnJsScript(s) {
 const PAGE_OUTPUTS = ${jsArray('Float32Array', floatItems(s.check.values, '  '))};`
     : 'const PAGE_OUTPUTS = new Float32Array(0);';
   return `${doc.map((l) => `// ${l}`.trimEnd()).join('\n')}
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+${s.mnist ? "import { existsSync, readFileSync, writeFileSync } from 'node:fs';\nimport { join } from 'node:path';" : "import { readFileSync, writeFileSync } from 'node:fs';"}
 import { parseArgs } from 'node:util';
-import { gunzipSync } from 'node:zlib';
-import { init } from 'kiln-dl';
+${s.mnist ? "import { gunzipSync } from 'node:zlib';\n" : ''}import { init } from 'kiln-dl';
 
 const SEED = ${s.seed};
 const EPOCHS = ${s.epochs};

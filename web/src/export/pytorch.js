@@ -166,10 +166,8 @@ export function pytorchScript(s) {
 """${doc.join('\n')}
 """
 import argparse
-import gzip
-import json
-import os
-import struct
+${s.mnist ? 'import gzip\n' : ''}import json
+${s.mnist ? 'import os\n' : ''}import struct
 import sys
 
 import torch

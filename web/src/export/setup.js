@@ -4,14 +4,8 @@
 // exactly as the page trained on it (or which MNIST subsets), and the page's own
 // predictions on the first test items, which each exported program compares its own with.
 
-/** Input features of the toy sets, in the order the model's input vector holds them (features.js). */
-export const FEATURES = ['x1', 'x2', 'x1sq', 'x2sq', 'x1x2', 'sinx1', 'sinx2'];
-
-/** The data sets whose task is regression (TF Playground's "Plane" and "Multi Gaussian"). */
-export const REGRESSION_SETS = ['plane', 'mgauss'];
-
-/** 'classification' | 'regression' for a data kind (as state.js's taskOf). */
-export const taskOfData = (data) => (REGRESSION_SETS.includes(data) ? 'regression' : 'classification');
+import { taskOf } from '../state.js';
+import { orderFeatures, DEFAULT_FEATURES, FEATURE_FORMULAS } from '../features.js';
 
 /** Readable names of the data sets for comments and titles. */
 const DATA_NAMES = {
@@ -31,16 +25,17 @@ export const CHECK_LIMIT = { toy: 5000, mnist: 100 };
 /** The file stem of a set-up's exports: "kiln_xor", "kiln_mnist". */
 export const exportName = (data) => `kiln_${String(data).replace(/[^a-z0-9]+/gi, '_').toLowerCase()}`;
 
-/** The features a set-up's model reads, in FEATURES order ([] for MNIST). */
+/**
+ * The features a set-up's model reads, in FEATURES order ([] for MNIST).
+ * @throws {Error} naming an unknown feature, or for an empty list
+ */
 export function setupFeatures(state) {
   if (state.data === 'mnist') return [];
-  const chosen = new Set(state.features ?? ['x1', 'x2']);
-  for (const f of chosen) {
-    if (!FEATURES.includes(f)) throw new Error(`export: unknown input feature "${f}" (expected some of ${FEATURES.join(', ')})`);
+  try {
+    return orderFeatures(state.features ?? DEFAULT_FEATURES);
+  } catch (e) {
+    throw new Error(`export: ${e.message}`);
   }
-  const features = FEATURES.filter((f) => chosen.has(f));
-  if (features.length === 0) throw new Error('export: the set-up has no input features');
-  return features;
 }
 
 /**
@@ -62,7 +57,7 @@ export function exportSetup({ state, spec, view, check = null, link = '' }) {
   if (!spec || !Array.isArray(spec.layers) || spec.layers.length === 0) throw new Error('export: the model is not valid yet (fix it under Model)');
   if (!view) throw new Error('export: the data are not ready yet');
   const mnist = state.data === 'mnist';
-  const task = taskOfData(state.data);
+  const task = taskOf(state.data);
   const features = setupFeatures(state);
   const linears = spec.layers.filter((l) => l.type === 'linear');
   const last = spec.layers[spec.layers.length - 1];
@@ -138,9 +133,6 @@ export function lossText(setup) {
   const pen = setup.reg === 'l1' ? '|w|' : '½·w²';
   return `${data} + ${setup.regRate} · Σ ${pen} over the weights (not biases) of the linear and conv layers`;
 }
-
-/** Formulas of the features as comments name them. */
-export const FEATURE_FORMULAS = { x1: 'x1', x2: 'x2', x1sq: 'x1²', x2sq: 'x2²', x1x2: 'x1·x2', sinx1: 'sin(x1)', sinx2: 'sin(x2)' };
 
 /** The common header lines of every exported program (without comment markers). */
 export function headerLines(setup, tool) {
