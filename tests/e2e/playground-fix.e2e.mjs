@@ -50,7 +50,7 @@ test('field-error', async () => {
 test('link-sliders', async () => {
   // Every slider has the range and step of its field in the link format (state.js), so a
   // link's values are ones the sliders can show.
-  const page = await open('#data=xor&test=0.05&points=5000&noise=50', 'link-sliders'); // noise: integer percent 0..50
+  const page = await open('#data=xor&test=0.05&points=5000&noise=50', 'link-sliders');
   await waitStatus(page, ['idle'], 60_000);
   const sliders = await page.$$eval('input[type=range]', (els) => els.map((el) => ({ id: el.id, min: Number(el.min), max: Number(el.max), step: Number(el.step), value: el.valueAsNumber })));
   for (const s of sliders) {
@@ -141,7 +141,8 @@ test('speed', async () => {
 });
 
 test('done-1366', async () => {
-  // The Done message does not wrap or move the layout at 1366 px.
+  // The Done message does not wrap or move the layout at 1366 px (nor does the toolbar:
+  // "One more epoch" keeps its place while hidden).
   const page = await open('#data=xor&epochs=15', 'done-1366');
   await page.setViewportSize({ width: 1366, height: 768 });
   await waitStatus(page, ['idle'], 60_000);
@@ -158,6 +159,9 @@ test('done-1366', async () => {
   check(done.h === idle.h && done.h < 1.6 * done.lh, `status height ${idle.h} -> ${done.h} (line ${done.lh})`);
   check(done.metricsTop === idle.metricsTop, `the metrics moved from ${idle.metricsTop} to ${done.metricsTop}`);
   check(done.overflow <= 0, `"${done.text}" is cut by ${done.overflow} px`);
+  // The final picture is drawn from a real grid (a time budget overrun once gave NaN).
+  const grid = await page.$eval('#boundary', (c) => Number(c.dataset.gridSize));
+  check(Number.isInteger(grid) && grid >= 50, `the last decision boundary's grid is ${grid}`);
   await shot(page, 'fix-done-1366', false);
   await page.close();
   return `"${done.text}" on one line (${done.h} px)`;
@@ -179,6 +183,7 @@ test('phone', async () => {
     });
   const atLoad = await visible();
   check(atLoad.train && atLoad.overflow <= 0, `at load: ${JSON.stringify(atLoad)}`);
+  await shot(page, 'fix-phone-load', false);
   await page.click('#train-btn');
   await waitStatus(page, ['done'], 60_000);
   await page.$eval('#loss-chart', (el) => el.scrollIntoView({ block: 'center' }));
@@ -236,23 +241,37 @@ function safetensors(tensors) {
 }
 
 test('boundary-pixels', async () => {
-  // The decision boundary at the canvas's device-pixel size (devicePixelRatio 2): a
-  // logistic-regression model with a steep, known boundary (weights loaded from a
-  // SafeTensors file made here); each canvas pixel near the line must have the colour of
-  // the model's probability at that pixel's own point of the plane, computed here.
+  // The decision boundary at the canvas's device-pixel size (devicePixelRatio 2): models
+  // with a steep, known boundary (no hidden layer; weights loaded from a SafeTensors file
+  // made here); each canvas pixel near the boundary must have the colour of the model's
+  // probability at that pixel's own point of the plane, computed here. Once on (x1, x2) (a
+  // line), once on the features x1, x2, x1² (a parabola).
   const hiDpi = await launchBrowser({ viewport: { width: 1400, height: 1000 }, deviceScaleFactor: 2 });
   try {
-    return await boundaryPixels(await open('#data=xor&points=20&test=0.5&layers=', 'boundary-pixels', hiDpi.context));
+    const line = await boundaryPixels(await open('#data=xor&points=20&test=0.5&layers=', 'boundary-pixels', hiDpi.context), {
+      name: 'line',
+      weights: [0, 0, 110, 70],
+      bias: [0, 8],
+      logit: (x, y) => 110 * x + 70 * y + 8,
+    });
+    const parabola = await boundaryPixels(await open('#data=xor&points=20&test=0.5&features=x1,x2,x1sq&layers=', 'boundary-pixels-features', hiDpi.context), {
+      name: 'parabola',
+      weights: [0, 0, 0, 0, 60, -80],
+      bias: [0, 10],
+      logit: (x, y) => 60 * y - 80 * x * x + 10,
+    });
+    return `${line}; ${parabola}`;
   } finally {
     await hiDpi.close();
   }
 });
 
-async function boundaryPixels(page) {  await waitStatus(page, ['idle'], 60_000);
-  // logit(class 1) - logit(class 0) = A x + B y + C
-  const [A, B, C] = [110, 70, 8];
-  const file = safetensors({ '0.weight': { shape: [2, 2], data: [0, 0, A, B] }, '0.bias': { shape: [2], data: [0, C] } });
-  await page.setInputFiles('#load-input', { name: 'line.safetensors', mimeType: 'application/octet-stream', buffer: file });
+/** One boundary-pixels case: the page's canvas against the model's colours computed here. */
+async function boundaryPixels(page, model) {  await waitStatus(page, ['idle'], 60_000);
+  // logit(class 1) - logit(class 0) = model.logit(x, y)
+  const k = model.weights.length / 2;
+  const file = safetensors({ '0.weight': { shape: [2, k], data: model.weights }, '0.bias': { shape: [2], data: model.bias } });
+  await page.setInputFiles('#load-input', { name: `${model.name}.safetensors`, mimeType: 'application/octet-stream', buffer: file });
   await page.waitForFunction(() => document.body.dataset.weights === 'loaded', null, { timeout: 20_000 });
   await page.waitForFunction(() => {
     const c = document.getElementById('boundary');
@@ -285,7 +304,7 @@ async function boundaryPixels(page) {  await waitStatus(page, ['idle'], 60_000);
   const hi = 1.25;
   const W = r.width;
   const colour = (x, y) => {
-    const p1 = 1 / (1 + Math.exp(-(A * x + B * y + C)));
+    const p1 = 1 / (1 + Math.exp(-model.logit(x, y)));
     const p0 = 1 - p1;
     const mix = [p0 * 245 + p1 * 8, p0 * 147 + p1 * 119, p0 * 34 + p1 * 189];
     const t = Math.max(0, (Math.max(p0, p1) - 0.5) / 0.5) * 0.6;
@@ -325,9 +344,9 @@ async function boundaryPixels(page) {  await waitStatus(page, ['idle'], 60_000);
   check(band > 200, `only ${band} pixels in the band`);
   check(match / band >= 0.9, `${match} of ${band} pixels near the boundary have the model's colour at their own point`);
   await page.$eval('#boundary', (el) => el.scrollIntoView({ block: 'center' }));
-  await shot(page, 'fix-boundary-pixels', false);
+  await shot(page, `fix-boundary-pixels-${model.name}`, false);
   await page.close();
-  return `${r.width}² canvas = ${r.grid}² grid; ${match}/${band} band pixels exact (a 50² grid upscaled would match ${coarseMatch})`;
+  return `${model.name}: ${r.width}² canvas = ${r.grid}² grid, ${match}/${band} band pixels exact (a 50² grid upscaled would match ${coarseMatch})`;
 }
 
 test('malformed-escape', async () => {

@@ -26,19 +26,20 @@ export function summarise(datasets, fmt, better) {
 }
 
 /**
- * Rows for the table: up to `rows` epochs evenly spaced over the longest curve, each with
- * every dataset's point nearest to that epoch (or null when it has none within half a spacing).
+ * Rows for the table: up to `rows` epochs evenly spaced over the epochs of all curves
+ * (the first and the last included), each with every dataset's point nearest to that epoch
+ * (or null when it has none within half a spacing).
  * @returns {{epoch: number, values: (number | null)[]}[]}
  */
 export function tableRows(datasets, rows = TABLE_ROWS) {
   const all = datasets.map((ds) => ds.data.filter((p) => Number.isFinite(p.y)));
-  const longest = all.reduce((a, b) => (b.length > a.length ? b : a), []);
-  if (longest.length === 0) return [];
-  const take = Math.min(rows, longest.length);
+  const xs = [...new Set(all.flat().map((p) => p.x))].sort((a, b) => a - b);
+  if (xs.length === 0) return [];
+  const take = Math.min(rows, xs.length);
   const picked = [];
-  for (let i = 0; i < take; i++) picked.push(longest[Math.round((i * (longest.length - 1)) / Math.max(1, take - 1))]);
-  const span = take > 1 ? (picked[take - 1].x - picked[0].x) / (take - 1) : Infinity;
-  return picked.map(({ x }) => ({
+  for (let i = 0; i < take; i++) picked.push(xs[Math.round((i * (xs.length - 1)) / Math.max(1, take - 1))]);
+  const span = take > 1 ? (picked[take - 1] - picked[0]) / (take - 1) : Infinity;
+  return picked.map((x) => ({
     epoch: x,
     values: all.map((pts) => {
       let near = null;

@@ -26,6 +26,7 @@ import { initExport } from './export.js';
 import { showFieldError, clearFieldError, clearAllFieldErrors } from './fielderror.js';
 import { ChartText } from './chart-text.js';
 import { watchCanvasPixels } from './boundary-res.js';
+import { Race } from './race.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -99,6 +100,9 @@ worker.onmessage = (ev) => {
       say(`The engine could not be loaded: ${m.error.message}`, 'error');
       setStatus('error');
       return;
+    case 'race':
+      race.onMessage(m);
+      return;
     case 'prediction': {
       const cb = pending.get(m.id);
       pending.delete(m.id);
@@ -127,6 +131,7 @@ worker.onmessage = (ev) => {
       showMetric('m-train-acc', m.accuracy, pct);
       // null: too few steps to measure (one Step); the tile keeps the last measured figure.
       if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
+      if (race.active) race.leave(); // the run trains again: its own curves come back
       charts.addTrain(m.epoch, m.loss, m.accuracy);
       break;
     case 'eval':
@@ -177,8 +182,11 @@ function predict(x) {
   });
 }
 
+const mnistUrl = () => new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
+
 /** Sends the current set-up to the worker (a fresh model: the Reset). */
 function setup(weights = null) {
+  race.leave(); // a new set-up ends a race and brings back the run's curves (before Undo keeps them)
   live.beforeSetup(); // the trained model it replaces is kept for Undo
   clearTimeout(setupTimer);
   setupTimer = 0;
@@ -200,7 +208,7 @@ function setup(weights = null) {
     setStatus('invalid', blocked);
     return;
   }
-  const mnistBase = new URL(`${import.meta.env.BASE_URL}mnist/`, document.baseURI).href;
+  const mnistBase = mnistUrl();
   const idbWeights = !weights && state.weights ? parseWeightsRef(state.weights).name : null;
   if (idbWeights) document.body.dataset.weights = 'loading';
   else delete document.body.dataset.weights;
@@ -245,7 +253,7 @@ function onEval(m) {
   lastTest = m;
   showMetric('m-test-loss', m.loss, (v) => v.toFixed(4));
   showMetric('m-test-acc', m.accuracy, pct);
-  if (m.step > 0) charts.addTest(m.epoch, m.loss, m.accuracy);
+  if (m.step > 0 && !race.active) charts.addTest(m.epoch, m.loss, m.accuracy); // (not onto a race's curves)
   if (!view) return;
   if (view.kind === 'toy') {
     lastBoundary = { probs: m.boundary, size: m.boundarySize ?? GRID.size };
@@ -284,10 +292,14 @@ function setStatus(s, message) {
 }
 
 $('train-btn').addEventListener('click', () => {
+  race.leave();
   if (status === 'training') worker.postMessage({ type: 'pause', run });
   else worker.postMessage({ type: 'train', run });
 });
-$('step-btn').addEventListener('click', () => worker.postMessage({ type: 'step', run }));
+$('step-btn').addEventListener('click', () => {
+  race.leave();
+  worker.postMessage({ type: 'step', run });
+});
 $('reset-btn').addEventListener('click', () => setup());
 
 // ---- controls <-> state ---------------------------------------------------------------
@@ -770,6 +782,19 @@ const exporter = initExport({ root: $('export-root'), worker, run: () => run, st
   charts.onDraw();
 }
 
+// Race: the set-up on the page (A) against B, side by side (race.js).
+const race = new Race({
+  root: $('race'),
+  worker,
+  charts,
+  current: () => ({ state, spec: desc.spec, ok: desc.ok }),
+  pauseMain: () => {
+    if (status === 'training') worker.postMessage({ type: 'pause', run });
+  },
+  mnistBase: mnistUrl,
+  csv: () => tfp.csvPayload(),
+});
+
 // Sliders take their range and step from the set-up's fields, so a link can set no value
 // a slider cannot show (decodeState moves a value off the step to the nearest one).
 for (const f of NUMBER_FIELDS) {
@@ -806,4 +831,5 @@ watchCanvasPixels($('boundary'), (px) => {
 });
 
 loadFromUrl();
+race.prepare(state);
 setup();

@@ -84,7 +84,9 @@ export function refusedStep(error, step) {
 
 /**
  * The speed is shown only when measured over at least this many steps and milliseconds of
- * training (one step, the Step button's, times one call: its figure means nothing).
+ * training (one step, the Step button's, times one call: its figure means nothing). The
+ * measure runs across report windows (a toy epoch's window can be a millisecond) until
+ * it has that much, then gives a figure and starts again.
  */
 export const SPEED_MIN = { steps: 5, ms: 20 };
 
@@ -138,7 +140,8 @@ export class Trainer {
   }
 
   resetWindow() {
-    this.window = { loss: 0, correct: 0, items: 0, time: 0, steps: 0 };
+    this.window = { loss: 0, correct: 0, items: 0 };
+    this.speed ??= { items: 0, time: 0, steps: 0 };
   }
 
   /**
@@ -167,11 +170,12 @@ export class Trainer {
       // (kiln::train::train_step): the model keeps the weights of the step before.
       throw e?.code === 'NonFinite' ? refusedStep(e, this.step + 1) : e;
     }
-    this.window.time += performance.now() - t0;
+    this.speed.time += performance.now() - t0;
+    this.speed.items += count;
+    this.speed.steps++;
     this.window.loss += r.loss * count;
     this.window.correct += r.accuracy * count;
     this.window.items += count;
-    this.window.steps++;
     this.step++;
     this.pos += count;
     let epochEnded = false;
@@ -185,18 +189,20 @@ export class Trainer {
 
   /**
    * The train metrics since the last call (means over the items seen), then a new window.
-   * itemsPerSecond: items over the time spent in trainStep, or null if the window holds
-   * fewer than SPEED_MIN steps or milliseconds.
+   * itemsPerSecond: items over the time spent in trainStep since the last figure, once that
+   * is at least SPEED_MIN steps and milliseconds; null until then.
    */
   takeWindow() {
     const w = this.window;
     this.resetWindow();
     if (w.items === 0) return null;
-    return {
-      loss: w.loss / w.items,
-      accuracy: this.data.task === 'regression' ? null : w.correct / w.items,
-      itemsPerSecond: w.steps >= SPEED_MIN.steps && w.time >= SPEED_MIN.ms ? (w.items * 1000) / w.time : null,
-    };
+    const sp = this.speed;
+    let itemsPerSecond = null;
+    if (sp.steps >= SPEED_MIN.steps && sp.time >= SPEED_MIN.ms) {
+      itemsPerSecond = (sp.items * 1000) / sp.time;
+      this.speed = { items: 0, time: 0, steps: 0 };
+    }
+    return { loss: w.loss / w.items, accuracy: this.data.task === 'regression' ? null : w.correct / w.items, itemsPerSecond };
   }
 
   /** Predicts the whole test part and scores it (regression: MSE, no accuracy). */

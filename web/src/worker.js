@@ -4,11 +4,13 @@
 //
 // Messages in:  setup {run, state, spec, mnistBase, weights?, idbWeights?, csv?}, train {run},
 //               pause {run}, step {run}, predict {id, x}, save {run},
+//               resolution {size} (the decision-boundary canvas's width in device pixels),
 //               inside {on} (the "Look inside" views are shown), inspect {id, x} (inside.js),
 //               regenerate {run, state} (new toy points from state.dataSeed, same model)
 //               (live-worker.js: retune, undo {run, from, keep}, forever; setup's and
 //               undo's `keep` keep the run they replace for undo)
-//               export {run, id} (export.js)
+//               export {run, id} (export.js),
+//               raceStart / raceStop (race-worker.js: two set-ups side by side; out: race {...})
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -36,6 +38,7 @@ import { loadInitialWeights } from './weights.js';
 import { toyProbe, weightProbe, inspectProbe, inputNames, INSIDE_GRID } from './inside-probe.js';
 import { keepForUndo, takeKept, retune, restingStatus } from './live-worker.js';
 import { exportSnapshot } from './export/snapshot.js';
+import { RaceRunner } from './race-worker.js';
 
 const MNIST_SAMPLE = 60; // test digits shown in the grid
 const SLICE_MS = 30;
@@ -235,7 +238,7 @@ async function setup(msg) {
 /** Milliseconds a decision-boundary evaluation may take: while training, and otherwise. */
 const boundaryBudget = (ctx) => (ctx.running ? 25 : 1000);
 
-/** Predicts a grid of k inputs per point in chunks, into one Float32Array [points, classes]. */
+/** Predicts a grid of `k` inputs per point in chunks, into one Float32Array [points, outputs]. */
 function predictGrid(session, grid, k) {
   const n = grid.length / k;
   let out = null;
@@ -280,7 +283,7 @@ function boundary(ctx) {
     const left = budget - (performance.now() - t0);
     if (left <= 0) break;
     const next = fits(left); // what the time left allows
-    if (next < best.size * 1.25) break;
+    if (!(next >= best.size * 1.25)) break;
     best = measure(next);
   }
   return best;
@@ -553,10 +556,18 @@ self.onmessage = async (ev) => {
       boundaryPixels = Math.max(GRID.size, Math.min(1200, Math.round(msg.size) || GRID.size));
       if (cur?.trainer && cur.grid && !cur.running) evaluate(cur);
       break;
+    case 'raceStart':
+      race.start(msg);
+      break;
+    case 'raceStop':
+      race.stop(msg.race);
+      break;
     default:
       break;
   }
 };
+
+const race = new RaceRunner({ getEngine, buildData, post });
 
 getEngine().then(
   (e) => post({ type: 'hello', info: e.info() }),

@@ -39,4 +39,18 @@ describe('speed', () => {
     expect(w.itemsPerSecond).toBeCloseTo((SPEED_MIN.steps * 4 * 1000) / (SPEED_MIN.steps * 5), 6);
     expect(t.takeWindow()).toBe(null);
   });
+
+  it('is measured across report windows too short on their own (a toy epoch each)', () => {
+    let now = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => (now += 1)); // 1 ms per step
+    const t = trainer(64, 4);
+    const figures = [];
+    for (let w = 0; w < 12; w++) {
+      for (let i = 0; i < 4; i++) t.trainStep(); // 4 steps, 4 ms: too little alone
+      figures.push(t.takeWindow().itemsPerSecond);
+    }
+    // 20 ms are reached after 5 windows (20 steps of 4 items in 20 ms = 4000 items/s), then again.
+    expect(figures.map((f) => f !== null)).toEqual([false, false, false, false, true, false, false, false, false, true, false, false]);
+    expect(figures[4]).toBeCloseTo(4000, 6);
+  });
 });

@@ -60,7 +60,6 @@ describe('slider fields', () => {
   });
 
   it('keeps link values on the step and the range ends', () => {
-    // noise is an integer percent 0 .. 50 (a fraction up to 0.5 is an old link's, read as percent)
     const { state, warnings } = decodeState('#data=xor&test=0.05&points=5000&noise=50');
     expect(warnings).toEqual([]);
     expect(state.test).toBe(0.05);
