@@ -206,7 +206,7 @@ test('tfp', async () => {
   await shot(page, 'export-tfp-pytorch-dialog', false);
   await closeDialog(page);
   check(/LOSS = nn\.MSELoss\(\)/.test(py.text) && /REGULARIZATION = 'l1'/.test(py.text) && /nn\.Linear\(5, 6\)/.test(py.text), 'the script is not MSE / L1 / 5 inputs');
-  check(/torch\.stack\(\[x1, x2, x1 \* x1, x2 \* x2, torch\.sin\(x1\)\], dim=1\)/.test(py.text), 'the features are not in the script');
+  check(/torch\.stack\(\[x1, x2, x1 \* x1, x2 \* x2, torch\.sin\(6 \* x1\)\], dim=1\)/.test(py.text), 'the features are not in the script');
   const out = runProgram('pytorch', py.program, ['--weights', py.weights, '--predictions', join(DIR, 'tfp-pytorch.json')], DIR);
   const mine = readPredictions(join(DIR, 'tfp-pytorch.json'));
   const diff = maxDiff(mine.outputs, embeddedPageOutputs(py.text));
