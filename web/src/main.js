@@ -130,7 +130,7 @@ worker.onmessage = (ev) => {
       showMetric('m-train-loss', m.loss, (v) => v.toFixed(4));
       showMetric('m-train-acc', m.accuracy, pct);
       // null: too few steps to measure (one Step); the tile keeps the last measured figure.
-      if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
+      if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => Math.round(v).toLocaleString('en-US'));
       if (race.active) race.leave(); // the run trains again: its own curves come back
       charts.addTrain(m.epoch, m.loss, m.accuracy);
       break;
