@@ -258,6 +258,17 @@ test('csv', async () => {
   await page.reload();
   await waitStatus(page, ['idle'], 30_000);
   check(/rings\.csv: 300 points/.test(await page.$eval('#csv-status', (el) => el.textContent)), 'the reloaded tab lost the CSV');
+  // Another file while data=csv: a new model on its points (the set-up reads the same, so
+  // this once kept training the previous file's points). 40 points, 3 classes: 30 for
+  // training, 2 batches of 16 an epoch, 120 steps in 60 epochs (the rings: 840).
+  const tri = ['x1,x2,label'];
+  for (let i = 0; i < 40; i++) tri.push(`${(i % 3) * 5 + (i % 4) / 10},${(i % 5) / 10},${['a', 'b', 'c'][i % 3]}`);
+  await page.setInputFiles('#csv-input', { name: 'tri.csv', mimeType: 'text/csv', buffer: Buffer.from(tri.join('\n')) });
+  await page.waitForFunction(() => /tri\.csv: 40 points, 3 classes/.test(document.getElementById('csv-status').textContent));
+  await page.click('#train-btn');
+  await waitStatus(page, ['done'], 60_000);
+  const triSteps = await metric(page, 'm-step');
+  check(triSteps === 120, `a second CSV file trained ${triSteps} steps (120 on its 30 training points; 840 on the previous file's)`);
   // A data=csv link without the file: the page says why beside the upload, keeps the settings.
   const link = page.url().split('#')[1];
   await page.close();

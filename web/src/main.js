@@ -130,7 +130,7 @@ worker.onmessage = (ev) => {
       showMetric('m-train-loss', m.loss, (v) => v.toFixed(4));
       showMetric('m-train-acc', m.accuracy, pct);
       // null: too few steps to measure (one Step); the tile keeps the last measured figure.
-      if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => `${Math.round(v).toLocaleString('en-US')} items/s`);
+      if (m.itemsPerSecond != null) showMetric('m-speed', m.itemsPerSecond, (v) => Math.round(v).toLocaleString('en-US'));
       if (race.active) race.leave(); // the run trains again: its own curves come back
       charts.addTrain(m.epoch, m.loss, m.accuracy);
       break;
@@ -346,8 +346,11 @@ function writeUrl() {
   $('link').value = location.href;
 }
 
-/** A setting changed in the page: keep the URL, re-describe the model, reset the run. */
-function changed({ rerender = false } = {}) {
+/**
+ * A setting changed in the page: keep the URL, re-describe the model, reset the run.
+ * `reset`: a new model even if the set-up reads the same (a new CSV file under data=csv).
+ */
+function changed({ rerender = false, reset = false } = {}) {
   if (rerender) renderControls();
   else {
     renderOutputs();
@@ -358,7 +361,7 @@ function changed({ rerender = false } = {}) {
     state.weights = null;
   }
   writeUrl();
-  if (!live.apply()) scheduleSetup(); // training settings change live (live.js)
+  if (reset || !live.apply()) scheduleSetup(); // training settings change live (live.js)
 }
 
 $('data').addEventListener('change', () => {

@@ -144,7 +144,8 @@ export function initTfp(api) {
     }
     const state = api.getState();
     state.data = 'csv';
-    api.changed({ rerender: true });
+    // Another file while data=csv leaves the set-up the same: the new points need a new model.
+    api.changed({ rerender: true, reset: true });
   });
 
   function describeCsv() {
