@@ -65,5 +65,8 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$lock_hash" ]]; then
 else
   echo "[setup] npm ci (node_modules missing or older than package-lock.json)"
   npm ci --no-audit --no-fund --loglevel=error
+  # A new file, not a write into the old one: a checkout whose node_modules is a hard-linked
+  # copy (cp -al) of another's must not stamp the other's as up to date.
+  rm -f "$stamp"
   echo "$lock_hash" > "$stamp"
 fi
