@@ -6,7 +6,7 @@
 // SafeTensors weights and compares its outputs with the page's. Pure JS: a string from an
 // export set-up (setup.js).
 import { floatItems, intItems, f64Text, snake } from './format.js';
-import { headerLines } from './setup.js';
+import { headerLines, usageLines } from './setup.js';
 
 /** C++ expressions of the features over the coordinates a, b (doubles, as features.js). */
 const CPP_FEATURES = {
@@ -151,7 +151,6 @@ function optimizerExpr(opt) {
  */
 export function kilnCppProgram(s) {
   const regression = s.task === 'regression';
-  const weights = `${s.name}.safetensors`;
   const file = `${s.name}.cpp`;
   const doc = [
     ...headerLines(s, 'Kiln C++'),
@@ -159,11 +158,7 @@ export function kilnCppProgram(s) {
     'Build it (g++ >= 12) against a Kiln checkout KILN after its native build (npm run build):',
     '',
     `  g++ -std=c++20 -O2 -I$KILN/engine/include ${file} $KILN/build/native/libkiln.a -lsqlite3 -lcsv -o ${s.name}`,
-    `  ./${s.name}                      # train from scratch with the page's set-up`,
-    `  ./${s.name} --weights ${weights}   # the page's trained weights: evaluate, compare`,
-    `  ./${s.name} --weights ${weights} --epochs 10   # ... and train on`,
-    `  ./${s.name} --save model.safetensors   # keep the result (the playground's "Load model" reads it)`,
-    ...(s.mnist ? [`  ./${s.name} --mnist-dir DIR      # where the MNIST IDX files are (plain, not .gz)`] : []),
+    ...usageLines(s, `./${s.name}`, { save: 'model.safetensors   # keep the result (the playground\'s "Load model" reads it)', mnistNote: 'plain, not .gz' }),
   ];
   const spec = s.layers.map((l, i) => `    ${cppLayerJson(l)}${i + 1 < s.layers.length ? ',' : ''}`).join('\n');
   const penalty = s.reg === 'l1' ? 'p.val().abs().sum()' : 'p.val().powf_scalar(2).sum().mul_scalar(0.5)';

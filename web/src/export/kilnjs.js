@@ -5,7 +5,7 @@
 // page's SafeTensors weights and compares its outputs with the page's. Pure JS: a string
 // from an export set-up (setup.js).
 import { floatItems, intItems, f64Text } from './format.js';
-import { headerLines } from './setup.js';
+import { headerLines, usageLines } from './setup.js';
 
 /** JS expressions of the features over the coordinates a, b (numbers, as features.js). */
 const JS_FEATURES = {
@@ -123,7 +123,6 @@ function optimizerCall(opt) {
  */
 export function kilnJsScript(s) {
   const regression = s.task === 'regression';
-  const weights = `${s.name}.safetensors`;
   const file = `${s.name}.mjs`;
   const doc = [
     ...headerLines(s, 'Kiln JS (kiln-dl)'),
@@ -131,11 +130,7 @@ export function kilnJsScript(s) {
     'Run it with Node >= 20.19 where the package kiln-dl resolves (npm install kiln-dl, or inside the',
     'Kiln repository after its build):',
     '',
-    `  node ${file}                      # train from scratch with the page's set-up`,
-    `  node ${file} --weights ${weights}   # the page's trained weights: evaluate, compare`,
-    `  node ${file} --weights ${weights} --epochs 10   # ... and train on`,
-    `  node ${file} --save model.safetensors   # keep the result (the playground's "Load model" reads it)`,
-    ...(s.mnist ? [`  node ${file} --mnist-dir DIR      # where the MNIST IDX files are (plain or .gz)`] : []),
+    ...usageLines(s, `node ${file}`, { save: 'model.safetensors   # keep the result (the playground\'s "Load model" reads it)' }),
   ];
   const penalty = s.reg === 'l1' ? 'p.abs().sum()' : 'p.mul(p).sum().mul(0.5)';
   const check = s.check

@@ -6,7 +6,7 @@
 // else a reader of the format written into the file) and compares its outputs with the
 // page's. Pure JS: a string from an export set-up (setup.js).
 import { floatItems, intItems, f64Text } from './format.js';
-import { headerLines } from './setup.js';
+import { headerLines, usageLines, weightsFile } from './setup.js';
 
 /** One kiln.nn.sequential layer as a torch.nn module expression. */
 export function torchLayer(l) {
@@ -141,18 +141,14 @@ function optimizerLine(opt) {
  */
 export function pytorchScript(s) {
   const regression = s.task === 'regression';
-  const weights = `${s.name}.safetensors`;
+  const weights = weightsFile(s);
   const file = `${s.name}.py`;
   const doc = [
     ...headerLines(s, 'PyTorch'),
     '',
     'Run it with a Python that has PyTorch (Debian 12: /usr/bin/python3 with python3-torch):',
     '',
-    `  python3 ${file}                      # train from scratch with the page's set-up`,
-    `  python3 ${file} --weights ${weights}   # the page's trained weights: evaluate, compare`,
-    `  python3 ${file} --weights ${weights} --epochs 10   # ... and train on`,
-    `  python3 ${file} --save model.pt      # keep the result (the playground's "Load model" reads .pt)`,
-    ...(s.mnist ? [`  python3 ${file} --mnist-dir DIR      # where the MNIST IDX files are (plain or .gz)`] : []),
+    ...usageLines(s, `python3 ${file}`, { save: 'model.pt      # keep the result (the playground\'s "Load model" reads .pt)' }),
   ];
   const layers = s.layers.map((l, i) => `            ${torchLayer(l)},  # ${i}`).join('\n');
   const check = s.check

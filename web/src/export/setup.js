@@ -134,6 +134,25 @@ export function lossText(setup) {
   return `${data} + ${setup.regRate} · Σ ${pen} over the weights (not biases) of the linear and conv layers`;
 }
 
+/** The weights file of a set-up ("kiln_xor.safetensors"). */
+export const weightsFile = (setup) => `${setup.name}.safetensors`;
+
+/**
+ * The "how to run it" lines every exported program shows: `run` is the command that starts
+ * it (`python3 net.py`, `node net.mjs`, `./net`), `save` the --save example with its note,
+ * `mnistNote` what the MNIST files may be (plain or .gz).
+ */
+export function usageLines(setup, run, { save, mnistNote = 'plain or .gz' }) {
+  const weights = weightsFile(setup);
+  return [
+    `  ${run}                      # train from scratch with the page's set-up`,
+    `  ${run} --weights ${weights}   # the page's trained weights: evaluate, compare`,
+    `  ${run} --weights ${weights} --epochs 10   # ... and train on`,
+    `  ${run} --save ${save}`,
+    ...(setup.mnist ? [`  ${run} --mnist-dir DIR      # where the MNIST IDX files are (${mnistNote})`] : []),
+  ];
+}
+
 /** The common header lines of every exported program (without comment markers). */
 export function headerLines(setup, tool) {
   const lines = [

@@ -41,5 +41,4 @@ export const TARGETS = {
 /** The file name of a target's program for a set-up ("kiln_xor.py"). */
 export const programFile = (setup, target) => `${setup.name}${TARGETS[target].ext}`;
 
-/** The weights file of a set-up ("kiln_xor.safetensors"). */
-export const weightsFile = (setup) => `${setup.name}.safetensors`;
+export { weightsFile } from './setup.js';
