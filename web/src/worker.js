@@ -289,6 +289,7 @@ function boundary(ctx) {
   return best;
 }
 
+/** Evaluates the test part (and the heat map or the digits), posts `eval`; returns the scores. */
 function evaluate(ctx) {
   const t0 = performance.now();
   const { trainer } = ctx;
@@ -314,6 +315,7 @@ function evaluate(ctx) {
   postInside(ctx);
   ctx.evalCost = performance.now() - t0;
   ctx.lastEval = performance.now();
+  return r;
 }
 
 /** The "Look inside" numbers after an evaluation (inside-probe.js), while the page shows them. */
@@ -535,8 +537,7 @@ self.onmessage = async (ev) => {
       kept.run = msg.run;
       cur = kept;
       post({ type: 'ready', run: kept.run, numParams: kept.session.numParams, summary: kept.session.summary(), view: kept.view });
-      evaluate(kept);
-      const test = kept.trainer.evaluate();
+      const test = evaluate(kept);
       post({ type: 'restored', run: kept.run, step: kept.trainer.step, epoch: kept.trainer.progress, lr: kept.session.learningRate, testLoss: test.loss, testAccuracy: test.accuracy });
       post({ type: 'status', run: kept.run, status: restingStatus(kept) });
       break;
