@@ -7,7 +7,7 @@
 // against the closed-form optimum of its regularised loss, accuracies a model without the
 // right features cannot reach, pixel counts of the heat map.
 import { readFileSync } from 'node:fs';
-import { test, run, check, shot, open, waitStatus, metric, trainToEnd } from './playground_support.mjs';
+import { downloadModel, test, run, check, shot, open, waitStatus, metric, trainToEnd } from './playground_support.mjs';
 import { generateToy, splitTrainTest } from '../../web/src/datasets.js';
 
 /** The tensors of a SafeTensors file: {name: Float32Array}. */
@@ -27,15 +27,7 @@ function readSafetensors(path) {
 
 /** Clicks "Download model" and returns the weights the page saved. */
 async function savedWeights(page) {
-  const downloads = [];
-  const got = new Promise((resolve) => {
-    page.on('download', (d) => {
-      downloads.push(d);
-      if (downloads.length === 2) resolve();
-    });
-  });
-  await page.click('#save-btn');
-  await got;
+  const downloads = await downloadModel(page);
   const st = downloads.find((d) => d.suggestedFilename().endsWith('.safetensors'));
   return readSafetensors(await st.path());
 }

@@ -6,7 +6,7 @@
 // Exit status 1 if any test failed.
 import { join } from 'node:path';
 import { REPO } from './support.mjs';
-import { OUT, test, run, env, check, shot, open, watchConsole, status, waitStatus, metric, trainToEnd, drawStroke } from './playground_support.mjs';
+import { OUT, downloadModel, test, run, env, check, shot, open, watchConsole, status, waitStatus, metric, trainToEnd, drawStroke } from './playground_support.mjs';
 
 let mnistPage; // shared by the MNIST tests (trained once)
 
@@ -123,15 +123,7 @@ test('load-pt', async () => {
   const loadedMsg = await page.$eval('#messages', (el) => el.textContent);
   check(/Loaded xor_mlp\.pt \(6 tensors\)/.test(loadedMsg), `message: ${loadedMsg}`);
   await shot(page, 'load-pt');
-  const downloads = [];
-  const got = new Promise((resolve) => {
-    page.on('download', (d) => {
-      downloads.push(d);
-      if (downloads.length === 2) resolve();
-    });
-  });
-  await page.click('#save-btn');
-  await got;
+  const downloads = await downloadModel(page);
   const st = downloads.find((d) => d.suggestedFilename().endsWith('.safetensors'));
   const path = join(OUT, 'load-pt.safetensors');
   await st.saveAs(path);
@@ -192,15 +184,7 @@ test('save-load', async () => {
     probs: await page.$eval('#draw-pred', (el) => el.dataset.probs),
     grid: await page.$$eval('#digit-grid .digit', (els) => els.map((e) => e.dataset.predicted).join('')),
   };
-  const downloads = [];
-  const got = new Promise((resolve) => {
-    page.on('download', (d) => {
-      downloads.push(d);
-      if (downloads.length === 2) resolve();
-    });
-  });
-  await page.click('#save-btn');
-  await got;
+  const downloads = await downloadModel(page);
   const files = [];
   for (const d of downloads) {
     const path = join(OUT, d.suggestedFilename());

@@ -73,6 +73,23 @@ export async function trainToEnd(page, timeout) {
   return { testAcc: await metric(page, 'm-test-acc'), testLoss: await metric(page, 'm-test-loss'), trainAcc: await metric(page, 'm-train-acc') };
 }
 
+/**
+ * Clicks "Download model" and waits for its two files (the SafeTensors weights and the
+ * JSON set-up); returns the playwright Downloads.
+ */
+export async function downloadModel(page) {
+  const downloads = [];
+  const got = new Promise((resolve) => {
+    page.on('download', (d) => {
+      downloads.push(d);
+      if (downloads.length === 2) resolve();
+    });
+  });
+  await page.click('#save-btn');
+  await got;
+  return downloads;
+}
+
 /** Draws a stroke on the MNIST drawing pad through points in [0, 1]². */
 export async function drawStroke(page, points) {
   const box = await page.locator('#draw').boundingBox();

@@ -4,7 +4,7 @@
 // summary, single layers, SafeTensors save/load (bad bytes: Format, model unchanged).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
-import { expectClose, safetensorsBytes, safetensorsHeader } from './support/train_helpers.mjs';
+import { expectClose, knownMlp, safetensorsBytes, safetensorsHeader } from './support/train_helpers.mjs';
 
 let kiln;
 beforeAll(async () => {
@@ -25,23 +25,7 @@ function expectKilnError(f, code, ...parts) {
   return error;
 }
 
-/** A 2 -> 3 -> 1 MLP with known weights (loaded from hand-written SafeTensors). */
-function smallMlp() {
-  const model = kiln.nn.sequential({
-    layers: [
-      { type: 'linear', dInput: 2, dOutput: 3 },
-      { type: 'relu' },
-      { type: 'linear', dInput: 3, dOutput: 1 },
-    ],
-  });
-  model.loadSafetensors(safetensorsBytes({
-    '0.weight': { dtype: 'F32', shape: [3, 2], data: [1, -1, 0, 2, -1, 1] },
-    '0.bias': { dtype: 'F32', shape: [3], data: [0, -1, 0.5] },
-    '2.weight': { dtype: 'F32', shape: [1, 3], data: [1, 2, -1] },
-    '2.bias': { dtype: 'F32', shape: [1], data: [0.25] },
-  }));
-  return model;
-}
+const smallMlp = () => knownMlp(kiln);
 
 describe('kiln.nn.sequential', () => {
   it('runs an MLP with known weights: values by hand', () => {

@@ -4,30 +4,14 @@
 // errors naming the layer.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
-import { expectClose, safetensorsBytes } from './support/train_helpers.mjs';
+import { expectClose, knownMlp, safetensorsBytes } from './support/train_helpers.mjs';
 
 let kiln;
 beforeAll(async () => {
   kiln = await init();
 });
 
-/** 2 -> 3 (relu) -> 1 with known weights (as nn.test.mjs's smallMlp). */
-function smallMlp() {
-  const model = kiln.nn.sequential({
-    layers: [
-      { type: 'linear', dInput: 2, dOutput: 3 },
-      { type: 'relu' },
-      { type: 'linear', dInput: 3, dOutput: 1 },
-    ],
-  });
-  model.loadSafetensors(safetensorsBytes({
-    '0.weight': { dtype: 'F32', shape: [3, 2], data: [1, -1, 0, 2, -1, 1] },
-    '0.bias': { dtype: 'F32', shape: [3], data: [0, -1, 0.5] },
-    '2.weight': { dtype: 'F32', shape: [1, 3], data: [1, 2, -1] },
-    '2.bias': { dtype: 'F32', shape: [1], data: [0.25] },
-  }));
-  return model;
-}
+const smallMlp = () => knownMlp(kiln);
 
 describe('Sequential.forwardAll', () => {
   it('gives every layer output of an MLP: values by hand', () => {

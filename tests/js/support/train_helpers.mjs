@@ -51,6 +51,27 @@ export function safetensorsBytes(tensors) {
 }
 
 /** The header of SafeTensors bytes (keys -> {dtype, shape, data_offsets}). */
+/**
+ * A 2 -> 3 (relu) -> 1 Sequential with known weights (hand-written SafeTensors):
+ * 0.weight [[1, -1], [0, 2], [-1, 1]], 0.bias [0, -1, 0.5], 2.weight [[1, 2, -1]], 2.bias [0.25].
+ */
+export function knownMlp(kiln) {
+  const model = kiln.nn.sequential({
+    layers: [
+      { type: 'linear', dInput: 2, dOutput: 3 },
+      { type: 'relu' },
+      { type: 'linear', dInput: 3, dOutput: 1 },
+    ],
+  });
+  model.loadSafetensors(safetensorsBytes({
+    '0.weight': { dtype: 'F32', shape: [3, 2], data: [1, -1, 0, 2, -1, 1] },
+    '0.bias': { dtype: 'F32', shape: [3], data: [0, -1, 0.5] },
+    '2.weight': { dtype: 'F32', shape: [1, 3], data: [1, 2, -1] },
+    '2.bias': { dtype: 'F32', shape: [1], data: [0.25] },
+  }));
+  return model;
+}
+
 export function safetensorsHeader(bytes) {
   const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
   return JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
