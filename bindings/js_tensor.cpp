@@ -14,8 +14,6 @@
 #include <cmath>
 #include <cstring>
 #include <span>
-#include <iomanip>
-#include <sstream>
 
 #include "kiln/autodiff/graph.hpp"
 #include "kiln/core/memory.hpp"
@@ -331,15 +329,14 @@ val data_sync(const JsTensor& t) {
 /// Burn's Display of the tensor; precision < 0: shortest round-trip form.
 std::string to_string(const JsTensor& t, int precision) {
   return guarded([&] {
-    std::ostringstream out;
-    if (precision >= 0) out << std::fixed << std::setprecision(precision);
+    std::string out;
     const kiln::TensorData data = kiln::CpuOps::into_data(t.primitive());
     const char* kind = t.dtype() == kiln::DType::F32   ? "Float"
                        : t.dtype() == kiln::DType::I32 ? "Int"
                                                        : "Bool";
     const std::string backend = t.is_float() ? std::string(AD::name()) : "cpu";
-    kiln::detail::print_tensor(out, data, "Cpu", backend, kind);
-    return out.str();
+    kiln::detail::append_tensor(out, data, "Cpu", backend, kind, precision);
+    return out;
   });
 }
 

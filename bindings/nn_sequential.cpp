@@ -7,7 +7,6 @@
 #include <cmath>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "kiln/nn/embedding.hpp"
 #include "kiln/record/recorder.hpp"
@@ -193,9 +192,7 @@ std::string model_config_json(const JsModel& m) {
 
 std::string model_describe(const JsModel& m) {
   return guarded([&] {
-    std::ostringstream out;
-    out << state_of(m).model;
-    return out.str();
+    return kiln::str_cat(state_of(m).model);
   });
 }
 

@@ -10,7 +10,7 @@
 namespace kiln {
 namespace {
 
-std::ostream& pair(std::ostream& out, const std::array<std::int64_t, 2>& p) {
+::kiln::StrOut& pair(::kiln::StrOut& out, const std::array<std::int64_t, 2>& p) {
   return out << "{" << p[0] << ", " << p[1] << "}";
 }
 
@@ -111,22 +111,22 @@ Shape check_adaptive_avg_pool2d(const char* op, const Shape& x,
 
 }  // namespace pool
 
-std::ostream& operator<<(std::ostream& out, const MaxPool2dOptions& o) {
+void append_to(std::string& kiln_text, const MaxPool2dOptions& o) {
+  ::kiln::StrOut out(kiln_text);
   out << "MaxPool2dOptions {kernel_size: ";
   pair(out, o.kernel_size) << ", stride: ";
   pair(out, o.stride) << ", padding: ";
   pair(out, o.padding) << ", dilation: ";
   pair(out, o.dilation) << ", ceil_mode: " << (o.ceil_mode ? "true" : "false") << "}";
-  return out;
 }
 
-std::ostream& operator<<(std::ostream& out, const AvgPool2dOptions& o) {
+void append_to(std::string& kiln_text, const AvgPool2dOptions& o) {
+  ::kiln::StrOut out(kiln_text);
   out << "AvgPool2dOptions {kernel_size: ";
   pair(out, o.kernel_size) << ", stride: ";
   pair(out, o.stride) << ", padding: ";
   pair(out, o.padding) << ", count_include_pad: " << (o.count_include_pad ? "true" : "false")
                        << ", ceil_mode: " << (o.ceil_mode ? "true" : "false") << "}";
-  return out;
 }
 
 }  // namespace kiln

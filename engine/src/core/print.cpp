@@ -1,12 +1,12 @@
 // Printing of TensorData, after Burn's Display for Tensor: values nested by rank
 // (summarised with "..." past 1000 elements, 3 edge items per dim, as Burn and PyTorch).
 // The tensor's frame around them (shape, device, backend, kind, dtype) is the tensor
-// layer's: engine/src/tensor/print.cpp.
+// layer's: engine/src/tensor/print.cpp. Written into a std::string (no iostreams: issue
+// 17); the ostream operators are in engine/src/core/ostream.cpp.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <ios>
-#include <ostream>
+#include <cstdlib>
 #include <string>
 
 #include "kiln/core/tensor_data.hpp"
@@ -18,16 +18,13 @@ constexpr std::int64_t kSummarizeAbove = 1000;
 constexpr std::int64_t kEdgeItems = 3;
 
 // Shortest decimal that reads back as the same float, with ".0" on integers (Rust's
-// default float Display), unless the stream asks for a precision.
-std::string format_float(float v, const std::ostream& out) {
+// default float Display), unless a precision is asked for (precision >= 0: %.<p>f).
+std::string format_float(float v, int precision) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char buf[64];
-  const bool custom = (out.flags() & std::ios::floatfield) == std::ios::fixed ||
-                      out.precision() != 6;
-  if (custom) {
-    std::snprintf(buf, sizeof buf, "%.*f", static_cast<int>(out.precision()),
-                  static_cast<double>(v));
+  if (precision >= 0) {
+    std::snprintf(buf, sizeof buf, "%.*f", precision, static_cast<double>(v));
     return buf;
   }
   int digits = 9;
@@ -54,61 +51,60 @@ std::string format_float(float v, const std::ostream& out) {
   return s;
 }
 
-std::string format_value(const TensorData& data, std::size_t i, const std::ostream& out) {
+std::string format_value(const TensorData& data, std::size_t i, int precision) {
   switch (data.dtype) {
-    case DType::F32: return format_float(static_cast<float>(data.value_as_double(i)), out);
+    case DType::F32: return format_float(static_cast<float>(data.value_as_double(i)), precision);
     case DType::I32: return std::to_string(static_cast<std::int64_t>(data.value_as_double(i)));
     case DType::Bool: return data.value_as_double(i) != 0.0 ? "true" : "false";
   }
   return "?";
 }
 
-void print_level(std::ostream& out, const TensorData& data, std::size_t depth,
-                 std::int64_t offset, bool summarize, std::size_t indent) {
+void print_level(std::string& out, const TensorData& data, std::size_t depth,
+                 std::int64_t offset, bool summarize, std::size_t indent, int precision) {
   const Shape& shape = data.shape;
   const std::int64_t n = shape[depth];
   std::int64_t stride = 1;
   for (std::size_t d = depth + 1; d < shape.rank(); ++d) stride *= shape[d];
-  out << '[';
+  out += '[';
   for (std::int64_t i = 0; i < n; ++i) {
     if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
-      out << "...";
+      out += "...";
       i = n - kEdgeItems - 1;
       if (depth + 1 == shape.rank()) {
-        out << ", ";
+        out += ", ";
       } else {
-        out << ",\n" << std::string(indent + depth + 1, ' ');
+        out += ",\n";
+        out.append(indent + depth + 1, ' ');
       }
       continue;
     }
     if (depth + 1 == shape.rank()) {
-      out << format_value(data, static_cast<std::size_t>(offset + i), out);
-      if (i + 1 < n) out << ", ";
+      out += format_value(data, static_cast<std::size_t>(offset + i), precision);
+      if (i + 1 < n) out += ", ";
     } else {
-      print_level(out, data, depth + 1, offset + i * stride, summarize, indent);
-      if (i + 1 < n) out << ",\n" << std::string(indent + depth + 1, ' ');
+      print_level(out, data, depth + 1, offset + i * stride, summarize, indent, precision);
+      if (i + 1 < n) {
+        out += ",\n";
+        out.append(indent + depth + 1, ' ');
+      }
     }
   }
-  out << ']';
-}
-
-void print_values(std::ostream& out, const TensorData& data, std::size_t indent) {
-  if (data.shape.rank() == 0) {
-    if (data.num_elements() == 1) out << format_value(data, 0, out);
-    return;
-  }
-  if (data.num_elements() == 0) {  // the shape line that follows tells the dims
-    out << "[]";
-    return;
-  }
-  print_level(out, data, 0, 0, data.num_elements() > kSummarizeAbove, indent);
+  out += ']';
 }
 
 }  // namespace
 
-std::ostream& operator<<(std::ostream& out, const TensorData& data) {
-  print_values(out, data, 0);
-  return out;
+void append_values(std::string& out, const TensorData& data, int precision) {
+  if (data.shape.rank() == 0) {
+    if (data.num_elements() == 1) out += format_value(data, 0, precision);
+    return;
+  }
+  if (data.num_elements() == 0) {  // the shape line that follows tells the dims
+    out += "[]";
+    return;
+  }
+  print_level(out, data, 0, 0, data.num_elements() > kSummarizeAbove, 0, precision);
 }
 
 }  // namespace kiln

@@ -54,10 +54,10 @@ bool operator==(const Shape& a, const Shape& b) noexcept {
   return true;
 }
 
-std::ostream& operator<<(std::ostream& out, const Shape& shape) {
-  out << '[';
-  for (std::size_t i = 0; i < shape.rank(); ++i) out << (i ? ", " : "") << shape[i];
-  return out << ']';
+void append_to(std::string& out, const Shape& shape) {
+  out += '[';
+  for (std::size_t i = 0; i < shape.rank(); ++i) str_append(out, i ? ", " : "", shape[i]);
+  out += ']';
 }
 
 }  // namespace kiln

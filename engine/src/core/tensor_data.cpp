@@ -1,7 +1,6 @@
 #include "kiln/core/tensor_data.hpp"
 
 #include <cmath>
-#include <iomanip>
 #include <limits>
 
 namespace kiln {
@@ -157,11 +156,16 @@ void TensorData::assert_approx_eq(const TensorData& expected, Tolerance toleranc
     if (!ok && bad++ == 0) first = i;
   }
   if (bad > 0) {
-    throw ValueError(str_cat(
+    // Past "got": the digits of std::setprecision(9) (values as %.9g, tensors as %.9f).
+    std::string message = str_cat(
         "assert_approx_eq: ", bad, " of ", n, " elements differ beyond abs ", tolerance.abs,
         " + rel ", tolerance.rel, "; first at flat index ", first, ": got ",
-        std::setprecision(9), value_as_double(first), ", expected ",
-        expected.value_as_double(first), "\n  got:      ", *this, "\n  expected: ", expected));
+        fmt_g(value_as_double(first), 9), ", expected ", fmt_g(expected.value_as_double(first), 9),
+        "\n  got:      ");
+    append_values(message, *this, 9);
+    message += "\n  expected: ";
+    append_values(message, expected, 9);
+    throw ValueError(message);
   }
 }
 

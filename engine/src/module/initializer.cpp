@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <initializer_list>
-#include <sstream>
 #include <string>
 
 #include "kiln/core/str_cat.hpp"
@@ -19,10 +18,7 @@ using Json = config::Value;
 std::string num(double v) {
   std::string text;
   for (int precision = 15; precision <= 17; ++precision) {
-    std::ostringstream out;
-    out.precision(precision);
-    out << v;
-    text = out.str();
+    text = str_cat(fmt_g(v, precision));
     if (!std::isfinite(v) || std::strtod(text.c_str(), nullptr) == v) break;
   }
   if (std::isfinite(v) && text.find_first_of(".e") == std::string::npos) text += ".0";
@@ -193,7 +189,8 @@ Initializer::Sampling Initializer::sampling(std::optional<std::int64_t> fan_in,
   return s;
 }
 
-std::ostream& operator<<(std::ostream& out, const Initializer& init) {
+void append_to(std::string& kiln_text, const Initializer& init) {
+  ::kiln::StrOut out(kiln_text);
   std::visit(
       [&](const auto& k) {
         using T = std::decay_t<decltype(k)>;
@@ -214,7 +211,6 @@ std::ostream& operator<<(std::ostream& out, const Initializer& init) {
         }
       },
       init.kind());
-  return out;
 }
 
 }  // namespace kiln::nn

@@ -199,12 +199,12 @@ void check_output_rank(const Shape& out, const Shape& in) {
   }
 }
 
-std::string_view layer_type_name(std::type_index layer) {
+std::string_view layer_type_name(TypeKey layer) {
   const std::string* name = SequentialRegistry::instance().layer_name(layer);
   return name ? std::string_view(*name) : std::string_view("unregistered");
 }
 
-void (*find_from_inner(std::type_index layer, std::type_index target))() {
+void (*find_from_inner(TypeKey layer, TypeKey target))() {
   for (const auto& e : SequentialRegistry::instance().entries()) {
     auto it = e.from_inner.find({layer, target});
     if (it != e.from_inner.end()) return it->second;
@@ -232,14 +232,14 @@ const SequentialLayerEntry* SequentialRegistry::find(std::string_view type) cons
   return nullptr;
 }
 
-const SequentialLayerEntry* SequentialRegistry::find(std::type_index config_type) const {
+const SequentialLayerEntry* SequentialRegistry::find(TypeKey config_type) const {
   for (const auto& e : entries_) {
     if (e.config_type == config_type) return &e;
   }
   return nullptr;
 }
 
-const std::string* SequentialRegistry::layer_name(std::type_index layer_type) const {
+const std::string* SequentialRegistry::layer_name(TypeKey layer_type) const {
   for (const auto& e : entries_) {
     for (const auto& t : e.layer_types) {
       if (t == layer_type) return &e.type;

@@ -5,10 +5,9 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <ostream>
+#include <string>
 #include <regex>
 #include <set>
-#include <sstream>
 
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
@@ -160,8 +159,8 @@ std::string LoadReport::to_string() const {
   return out.str();
 }
 
-std::ostream& operator<<(std::ostream& out, const LoadReport& report) {
-  return out << report.to_string();
+void append_to(std::string& kiln_text, const LoadReport& report) {
+  ::kiln::StrOut{kiln_text} << report.to_string();
 }
 
 namespace detail {

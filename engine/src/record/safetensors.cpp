@@ -378,8 +378,8 @@ std::string_view safetensors_dtype_name(SafetensorsDType dtype) noexcept {
   return info(dtype).name;
 }
 std::size_t safetensors_dtype_size(SafetensorsDType dtype) noexcept { return info(dtype).size; }
-std::ostream& operator<<(std::ostream& out, SafetensorsDType dtype) {
-  return out << safetensors_dtype_name(dtype);
+void append_to(std::string& kiln_text, SafetensorsDType dtype) {
+  ::kiln::StrOut{kiln_text} << safetensors_dtype_name(dtype);
 }
 
 // ---------------------------------------------------------------- half precision

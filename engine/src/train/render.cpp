@@ -5,9 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <iomanip>
-#include <sstream>
+#include <string>
+#include <string_view>
 
+#include "kiln/core/str_cat.hpp"
 #include "kiln/train/learner.hpp"
 
 #if defined(__unix__)
@@ -18,20 +19,31 @@ namespace kiln::train {
 
 std::string_view split_name(Split split) { return split == Split::Train ? "train" : "valid"; }
 
+namespace {
+
+/// printf's text of one double (what an ostream with std::fixed or std::scientific and
+/// that precision writes).
+std::string printf_double(const char* format, double value) {
+  char buf[400];  // %.4f of 1e308 has 313 characters
+  const int n = std::snprintf(buf, sizeof buf, format, value);
+  return std::string(buf, n > 0 ? static_cast<std::size_t>(n) : 0);
+}
+
+/// `text` left-aligned in `width` columns (std::left << std::setw(width)).
+void append_padded(std::string& out, std::string_view text, std::size_t width) {
+  out += text;
+  if (text.size() < width) out.append(width - text.size(), ' ');
+}
+
+}  // namespace
+
 std::string AccuracyMetric::format(double value) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(2) << 100.0 * value << " %";
-  return out.str();
+  return printf_double("%.2f", 100.0 * value) + " %";
 }
 
 std::string LossMetric::format(double value) {
-  std::ostringstream out;
-  if (value != 0 && std::fabs(value) < 1e-3) {
-    out << std::scientific << std::setprecision(3) << value;
-  } else {
-    out << std::fixed << std::setprecision(4) << value;
-  }
-  return out.str();
+  if (value != 0 && std::fabs(value) < 1e-3) return printf_double("%.3e", value);
+  return printf_double("%.4f", value);
 }
 
 namespace detail {
@@ -58,7 +70,7 @@ bool stderr_is_terminal() {
 }
 
 std::string event_line(const TrainingEvent& e) {
-  std::ostringstream out;
+  StrOut out;
   out << '[' << split_name(e.split) << "] epoch " << e.epoch << '/' << e.num_epochs << ' ';
   constexpr int kWidth = 24;
   const double done = e.items_total ? static_cast<double>(e.items_processed) / e.items_total : 1.0;
@@ -67,7 +79,7 @@ std::string event_line(const TrainingEvent& e) {
       << std::string(kWidth - filled - (filled < kWidth ? 1 : 0), ' ') << "] " << e.items_processed
       << '/' << e.items_total << "  " << static_cast<long long>(e.items_per_second) << " items/s";
   for (const MetricValue& m : e.metrics) out << "  " << m.name << ' ' << m.formatted;
-  if (e.split == Split::Train) out << "  lr " << std::setprecision(3) << e.learning_rate;
+  if (e.split == Split::Train) out << "  lr " << fmt_g(e.learning_rate, 3);
   return out.str();
 }
 
@@ -101,7 +113,7 @@ void render_event(const TrainingEvent& event) {
 }
 
 std::string summary_table(const std::vector<EpochSummary>& history) {
-  std::ostringstream out;
+  StrOut out;
   out << "\n| Split | Metric   | Min.        | Epoch | Max.        | Epoch |\n"
       << "|-------|----------|-------------|-------|-------------|-------|\n";
   for (const Split split : {Split::Train, Split::Valid}) {
@@ -128,10 +140,20 @@ std::string summary_table(const std::vector<EpochSummary>& history) {
         if (!max || values[m].value > max->value) max = &values[m], max_epoch = s.epoch;
       }
       if (!min) continue;
-      out << "| " << std::left << std::setw(5) << split_name(split) << " | " << std::setw(8)
-          << first[m].name << " | " << std::setw(11) << min->formatted << " | " << std::setw(5)
-          << min_epoch << " | " << std::setw(11) << max->formatted << " | " << std::setw(5)
-          << max_epoch << " |\n";
+      std::string& row = out.str();
+      row += "| ";
+      append_padded(row, split_name(split), 5);
+      row += " | ";
+      append_padded(row, first[m].name, 8);
+      row += " | ";
+      append_padded(row, min->formatted, 11);
+      row += " | ";
+      append_padded(row, str_cat(min_epoch), 5);
+      row += " | ";
+      append_padded(row, max->formatted, 11);
+      row += " | ";
+      append_padded(row, str_cat(max_epoch), 5);
+      row += " |\n";
     }
   }
   return out.str();

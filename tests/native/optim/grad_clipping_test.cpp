@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "kiln/kiln.hpp"
 

@@ -10,7 +10,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
+#include <string>
+
+#include "kiln/core/str_cat.hpp"
 
 namespace kiln {
 
@@ -83,7 +85,8 @@ struct ConvTransposeOptions {
 
 /// `stride [1, 1], padding [0, 0], padding_end [0, 0], dilation [1, 1], groups 1`.
 template <std::size_t N>
-std::ostream& operator<<(std::ostream& out, const ConvOptions<N>& o) {
+void append_to(std::string& kiln_text, const ConvOptions<N>& o) {
+  ::kiln::StrOut out(kiln_text);
   auto list = [&out](const std::array<std::int64_t, N>& a) {
     out << '[';
     for (std::size_t i = 0; i < N; ++i) out << (i ? ", " : "") << a[i];
@@ -97,7 +100,7 @@ std::ostream& operator<<(std::ostream& out, const ConvOptions<N>& o) {
   list(o.padding_end);
   out << ", dilation ";
   list(o.dilation);
-  return out << ", groups " << o.groups;
+  out << ", groups " << o.groups;
 }
 
 }  // namespace kiln

@@ -10,7 +10,7 @@
 /// in + padding) is dropped, so every window overlaps the input or the left padding.
 #include <array>
 #include <cstdint>
-#include <ostream>
+#include <string>
 #include <string_view>
 
 #include "kiln/core/shape.hpp"
@@ -73,7 +73,7 @@ inline std::int64_t adaptive_end(std::int64_t i, std::int64_t in, std::int64_t o
 
 }  // namespace pool
 
-std::ostream& operator<<(std::ostream& out, const MaxPool2dOptions& options);
-std::ostream& operator<<(std::ostream& out, const AvgPool2dOptions& options);
+void append_to(std::string& out, const MaxPool2dOptions& options);
+void append_to(std::string& out, const AvgPool2dOptions& options);
 
 }  // namespace kiln

@@ -31,7 +31,6 @@
 #include <initializer_list>
 #include <limits>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -289,6 +288,8 @@ T load_file(const std::string& path, std::string_view op, FromValue from_value,
   KILN_CONFIG_EACH_(KILN_CONFIG_WITH_, Type, KILN_UNPAREN defaulted)                         \
   friend bool operator==(const Type&, const Type&) = default;                                \
   /** `Type {"field": value, ...}` (the JSON on one line). */                                \
-  friend std::ostream& operator<<(std::ostream& os, const Type& c) {                         \
-    return os << #Type " " << c.to_value().dump();                                           \
+  /** str_cat's hook (and `std::cout << c`, kiln/core/str_cat.hpp). */                      \
+  friend void append_to(std::string& kiln_text_, const Type& c) {                            \
+    kiln_text_ += #Type " ";                                                                 \
+    kiln_text_ += c.to_value().dump();                                                       \
   }

@@ -3,8 +3,10 @@
 /// byte per element, 0 or 1).
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
+#include <string>
 #include <string_view>
+
+#include "kiln/core/str_cat.hpp"
 
 namespace kiln {
 
@@ -25,7 +27,8 @@ constexpr std::size_t dtype_size(DType dtype) noexcept {
   return dtype == DType::Bool ? 1 : 4;
 }
 
-inline std::ostream& operator<<(std::ostream& out, DType dtype) { return out << dtype_name(dtype); }
+/// Appends dtype_name(dtype) (str_cat's hook; `std::cout << dtype` prints the same).
+inline void append_to(std::string& out, DType dtype) { out += dtype_name(dtype); }
 
 /// The DType of a C++ element type: float -> F32, int32_t -> I32, bool -> Bool.
 template <class T> struct dtype_of;

@@ -3,9 +3,11 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
-#include <ostream>
 #include <span>
+#include <string>
 #include <vector>
+
+#include "kiln/core/str_cat.hpp"
 
 namespace kiln {
 
@@ -45,7 +47,7 @@ class Shape {
   std::size_t rank_ = 0;
 };
 
-/// Prints `[2, 3]`.
-std::ostream& operator<<(std::ostream& out, const Shape& shape);
+/// Appends `[2, 3]` (str_cat's hook; `std::cout << shape` prints the same).
+void append_to(std::string& out, const Shape& shape);
 
 }  // namespace kiln

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
-#include <ostream>
+#include <iosfwd>
 #include <span>
 #include <string>
 #include <vector>
@@ -163,8 +163,20 @@ class TensorData {
   }
 };
 
-/// Prints the values nested by rank, e.g. `[[1.0, 2.0], [3.0, 4.0]]`, with the stream's
-/// precision when it was set with std::fixed or std::setprecision.
+/// Appends the values nested by rank, e.g. `[[1.0, 2.0], [3.0, 4.0]]` (Burn's Display;
+/// summarised with "..." past 1000 elements). Floats: the shortest decimal that reads back
+/// as the same float, with ".0" on integers, when precision < 0; printf's %.<precision>f
+/// otherwise (Burn's `{:.2}`). Defined in engine/src/core/print.cpp.
+void append_values(std::string& out, const TensorData& data, int precision = -1);
+/// str_cat's hook: the values in their shortest form (append_values).
+inline void append_to(std::string& out, const TensorData& data) { append_values(out, data); }
+namespace detail {
+/// The precision append_values should use for `out`: out.precision() when the stream has
+/// std::fixed or a precision other than the default 6, else -1 (engine/src/core/ostream.cpp).
+int stream_precision(const std::ios_base& out);
+}  // namespace detail
+/// Prints the values as append_values, with the stream's precision when it was set with
+/// std::fixed or std::setprecision (engine/src/core/ostream.cpp: no iostream elsewhere).
 std::ostream& operator<<(std::ostream& out, const TensorData& data);
 
 }  // namespace kiln

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -24,7 +24,8 @@ namespace kiln {
 struct CpuDevice {
   friend bool operator==(const CpuDevice&, const CpuDevice&) = default;
 };
-inline std::ostream& operator<<(std::ostream& out, const CpuDevice&) { return out << "Cpu"; }
+/// Appends "Cpu" (str_cat's hook; `std::cout << device` prints the same).
+inline void append_to(std::string& out, const CpuDevice&) { out += "Cpu"; }
 
 namespace cpu {
 /// A 64-byte-aligned heap buffer, counted by `kiln::memory_stats()`.

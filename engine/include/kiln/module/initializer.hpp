@@ -32,7 +32,7 @@
 /// {"gain": 1}}`. Every field is required; unknown variants or fields throw ConfigError.
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -175,7 +175,7 @@ class Initializer {
   friend bool operator==(const Initializer&, const Initializer&) = default;
   /// Burn's Debug form: `KaimingUniform { gain: 0.5773502691896258, fan_out_only: false }`,
   /// `Zeros`.
-  friend std::ostream& operator<<(std::ostream& out, const Initializer& init);
+  friend void append_to(std::string& out, const Initializer& init);
 
  private:
   Variant kind_;

@@ -16,7 +16,7 @@
 ///     ("fc1.weight"; std::vector elements are numbered "layers.0.weight"; an empty
 ///     std::optional is skipped) — optimizers, records and printing use them;
 ///   - num_params(), param_paths(), operator<< (the tree with shapes and counts; a module
-///     that defines `void describe_fields(std::ostream&) const` prints that instead of its
+///     that defines `void describe_fields(kiln::StrOut&) const` prints that instead of its
 ///     fields, e.g. nn::Linear's `d_input: 784, d_output: 10, bias: true`);
 ///   - map(mapper): the same module with every parameter transformed, possibly onto another
 ///     backend; valid() (Autodiff<B> -> B, Burn's AutodiffModule::valid), from_inner()
@@ -25,8 +25,6 @@
 /// and constants (anything else: copied by map, printed when printable).
 #include <cstdint>
 #include <optional>
-#include <ostream>
-#include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -34,6 +32,7 @@
 #include <vector>
 
 #include "kiln/core/preprocessor.hpp"
+#include "kiln/core/str_cat.hpp"
 #include "kiln/module/param.hpp"
 
 namespace kiln::module {
@@ -171,10 +170,10 @@ struct ToDeviceMapper {
 // ---------------------------------------------------------------- printing
 
 template <class T>
-concept Printable = requires(std::ostream& os, const T& t) { os << t; };
+concept Printable = requires(::kiln::StrOut& os, const T& t) { os << t; };
 
 template <class T>
-void describe_field(std::ostream& os, const T& field) {
+void describe_field(::kiln::StrOut& os, const T& field) {
   if constexpr (is_param<T>::value) {
     if (field.is_initialized()) os << field.shape(); else os << "<empty>";
   } else if constexpr (IsModule<T>) {
@@ -289,8 +288,8 @@ struct CountParams {
   Name clone() const { return *this; }                                                      \
   /** `Name {field: value, ..., params: N}`: shapes for parameters, sub-modules nested. */  \
   /** A module may print its own fields instead by defining                               */ \
-  /** `void describe_fields(std::ostream&) const` (Burn's ModuleDisplay::custom_content). */ \
-  void describe(std::ostream& kiln_os_) const {                                             \
+  /** `void describe_fields(::kiln::StrOut&) const` (Burn's ModuleDisplay::custom_content). */ \
+  void describe(::kiln::StrOut& kiln_os_) const {                                           \
     kiln_os_ << #Name " {";                                                                 \
     bool kiln_first_ = true;                                                                \
     if constexpr (requires { this->describe_fields(kiln_os_); }) {                          \
@@ -301,7 +300,8 @@ struct CountParams {
     }                                                                                       \
     kiln_os_ << (kiln_first_ ? "" : ", ") << "params: " << num_params() << "}";                        \
   }                                                                                         \
-  friend std::ostream& operator<<(std::ostream& os, const Name& m) {                        \
-    m.describe(os);                                                                         \
-    return os;                                                                              \
+  /** str_cat's hook (and `std::cout << m`, kiln/core/str_cat.hpp): describe's text. */    \
+  friend void append_to(std::string& kiln_text_, const Name& m) {                           \
+    ::kiln::StrOut kiln_os_(kiln_text_);                                                    \
+    m.describe(kiln_os_);                                                                   \
   }

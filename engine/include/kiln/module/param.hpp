@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <utility>
 
 #include "kiln/core/error.hpp"
@@ -25,7 +25,7 @@ class ParamId {
   }
   std::uint64_t value() const noexcept { return value_; }
   friend bool operator==(ParamId, ParamId) = default;
-  friend std::ostream& operator<<(std::ostream& out, ParamId id) { return out << id.value_; }
+  friend void append_to(std::string& kiln_text, ParamId id) { ::kiln::StrOut{kiln_text} << id.value_; }
 
  private:
   explicit ParamId(std::uint64_t value) : value_(value) {}

@@ -17,7 +17,7 @@
 /// as constants: copied by map/valid(), printed (`Relu`, `LeakyRelu {negative_slope: 0.01}`),
 /// never recorded. `forward` works on any backend and rank: [...] -> [...].
 #include <cmath>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/nn/sequential_rules.hpp"
@@ -33,7 +33,7 @@ struct Relu {
     return activation::relu(std::move(input));
   }
   friend bool operator==(const Relu&, const Relu&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const Relu&) { return out << "Relu"; }
+  friend void append_to(std::string& kiln_text, const Relu&) { ::kiln::StrOut{kiln_text} << "Relu"; }
 };
 template <>
 struct SequentialRules<Relu> : SequentialKeepsShape {};
@@ -49,8 +49,8 @@ struct Gelu {
   }
   friend bool operator==(const Gelu&, const Gelu&) = default;
   /// `Gelu` (Burn's Display), `Gelu {approximate: true}` for the tanh form.
-  friend std::ostream& operator<<(std::ostream& out, const Gelu& g) {
-    return out << (g.approximate ? "Gelu {approximate: true}" : "Gelu");
+  friend void append_to(std::string& kiln_text, const Gelu& g) {
+    ::kiln::StrOut{kiln_text} << (g.approximate ? "Gelu {approximate: true}" : "Gelu");
   }
 };
 /// In a Sequential: {"type": "gelu", "approximate": false}, the field optional.
@@ -85,7 +85,7 @@ struct Sigmoid {
     return activation::sigmoid(std::move(input));
   }
   friend bool operator==(const Sigmoid&, const Sigmoid&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const Sigmoid&) { return out << "Sigmoid"; }
+  friend void append_to(std::string& kiln_text, const Sigmoid&) { ::kiln::StrOut{kiln_text} << "Sigmoid"; }
 };
 template <>
 struct SequentialRules<Sigmoid> : SequentialKeepsShape {};
@@ -98,7 +98,7 @@ struct Tanh {
     return activation::tanh(std::move(input));
   }
   friend bool operator==(const Tanh&, const Tanh&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const Tanh&) { return out << "Tanh"; }
+  friend void append_to(std::string& kiln_text, const Tanh&) { ::kiln::StrOut{kiln_text} << "Tanh"; }
 };
 template <>
 struct SequentialRules<Tanh> : SequentialKeepsShape {};
@@ -111,7 +111,7 @@ struct Silu {
     return activation::silu(std::move(input));
   }
   friend bool operator==(const Silu&, const Silu&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const Silu&) { return out << "Silu"; }
+  friend void append_to(std::string& kiln_text, const Silu&) { ::kiln::StrOut{kiln_text} << "Silu"; }
 };
 
 struct LeakyRelu;
@@ -140,8 +140,8 @@ struct LeakyRelu {
   }
   friend bool operator==(const LeakyRelu&, const LeakyRelu&) = default;
   /// `LeakyRelu {negative_slope: 0.01}` (Burn's Display).
-  friend std::ostream& operator<<(std::ostream& out, const LeakyRelu& l) {
-    return out << "LeakyRelu {negative_slope: " << l.negative_slope << "}";
+  friend void append_to(std::string& kiln_text, const LeakyRelu& l) {
+    ::kiln::StrOut{kiln_text} << "LeakyRelu {negative_slope: " << l.negative_slope << "}";
   }
 };
 

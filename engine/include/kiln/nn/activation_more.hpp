@@ -8,7 +8,7 @@
 ///   auto act = nn::EluConfig().with_alpha(0.5).init();
 ///   auto y = act.forward(x);  // x·1 for x > 0, 0.5·(e^x - 1) otherwise
 #include <cmath>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/nn/sequential_rules.hpp"
@@ -25,7 +25,7 @@ struct Selu {
     return activation::selu(std::move(input));
   }
   friend bool operator==(const Selu&, const Selu&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const Selu&) { return out << "Selu"; }
+  friend void append_to(std::string& kiln_text, const Selu&) { ::kiln::StrOut{kiln_text} << "Selu"; }
 };
 template <>
 struct SequentialRules<Selu> : SequentialKeepsShape {};
@@ -38,7 +38,7 @@ struct Mish {
     return activation::mish(std::move(input));
   }
   friend bool operator==(const Mish&, const Mish&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const Mish&) { return out << "Mish"; }
+  friend void append_to(std::string& kiln_text, const Mish&) { ::kiln::StrOut{kiln_text} << "Mish"; }
 };
 template <>
 struct SequentialRules<Mish> : SequentialKeepsShape {};
@@ -52,8 +52,8 @@ struct HardSigmoid {
     return activation::hard_sigmoid(std::move(input));
   }
   friend bool operator==(const HardSigmoid&, const HardSigmoid&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const HardSigmoid&) {
-    return out << "HardSigmoid";
+  friend void append_to(std::string& kiln_text, const HardSigmoid&) {
+    ::kiln::StrOut{kiln_text} << "HardSigmoid";
   }
 };
 template <>
@@ -67,8 +67,8 @@ struct HardSwish {
     return activation::hard_swish(std::move(input));
   }
   friend bool operator==(const HardSwish&, const HardSwish&) = default;
-  friend std::ostream& operator<<(std::ostream& out, const HardSwish&) {
-    return out << "HardSwish";
+  friend void append_to(std::string& kiln_text, const HardSwish&) {
+    ::kiln::StrOut{kiln_text} << "HardSwish";
   }
 };
 template <>
@@ -100,8 +100,8 @@ struct Elu {
   }
   friend bool operator==(const Elu&, const Elu&) = default;
   /// `Elu {alpha: 1}`.
-  friend std::ostream& operator<<(std::ostream& out, const Elu& e) {
-    return out << "Elu {alpha: " << e.alpha << "}";
+  friend void append_to(std::string& kiln_text, const Elu& e) {
+    ::kiln::StrOut{kiln_text} << "Elu {alpha: " << e.alpha << "}";
   }
 };
 
@@ -139,8 +139,8 @@ struct Celu {
   }
   friend bool operator==(const Celu&, const Celu&) = default;
   /// `Celu {alpha: 1}`.
-  friend std::ostream& operator<<(std::ostream& out, const Celu& c) {
-    return out << "Celu {alpha: " << c.alpha << "}";
+  friend void append_to(std::string& kiln_text, const Celu& c) {
+    ::kiln::StrOut{kiln_text} << "Celu {alpha: " << c.alpha << "}";
   }
 };
 

@@ -23,7 +23,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -297,7 +297,7 @@ struct MultiHeadAttention {
   }
 
   /// `d_model: 64, n_heads: 4, dropout: 0.1, bias: true`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     out << "d_model: " << (in_proj_weight.is_initialized() ? d_model() : 0)
         << ", n_heads: " << n_heads << ", dropout: " << dropout
         << ", bias: " << (in_proj_bias ? "true" : "false");

@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <string>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -148,7 +148,7 @@ struct BatchNorm {
   }
 
   /// `num_features: 16, momentum: 0.1, epsilon: 0.00001`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (!weight.is_initialized()) {
       out << "weight: <empty>";
     } else {

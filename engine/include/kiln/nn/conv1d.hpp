@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/nn/conv2d.hpp"
 
@@ -79,7 +79,7 @@ struct Conv1d {
   }
 
   /// `ch_in: 16, ch_out: 32, stride: 1, kernel_size: 5, dilation: 1, groups: 1, padding: Same`.
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (weight.is_initialized()) {
       out << "ch_in: " << channels_in() << ", ch_out: " << channels_out() << ", ";
     }

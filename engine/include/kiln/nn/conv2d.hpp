@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/backend/conv_options.hpp"
 #include "kiln/config/config.hpp"
@@ -106,7 +106,7 @@ struct Conv2d {
 
   /// `ch_in: 1, ch_out: 8, stride: [1, 1], kernel_size: [3, 3], dilation: [1, 1], groups: 1,
   /// padding: Valid` (Burn's Display of Conv2d).
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     auto list = [&out](const std::array<std::int64_t, 2>& a) {
       out << '[' << a[0] << ", " << a[1] << ']';
     };

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/nn/conv2d.hpp"
 
@@ -89,7 +89,7 @@ struct Conv3d {
 
   /// `ch_in: 1, ch_out: 8, stride: [1, 1, 1], kernel_size: [3, 3, 3], dilation: [1, 1, 1],
   /// groups: 1, padding: Valid, bias: true`.
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     auto list = [&out](const std::array<std::int64_t, 3>& a) {
       out << '[' << a[0] << ", " << a[1] << ", " << a[2] << ']';
     };

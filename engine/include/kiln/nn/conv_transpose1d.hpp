@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/nn/conv_transpose3d.hpp"
 
@@ -119,7 +119,7 @@ struct ConvTranspose1d {
 
   /// `ch_in: 16, ch_out: 8, stride: 2, kernel_size: 4, dilation: 1, groups: 1, padding: 1,
   /// padding_out: 0, bias: true`.
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (weight.is_initialized()) {
       out << "ch_in: " << channels_in() << ", ch_out: " << channels_out() << ", ";
     }

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/nn/conv3d.hpp"
 
@@ -167,7 +167,7 @@ struct ConvTranspose3d {
 
   /// `ch_in: 16, ch_out: 8, stride: [2, 2, 2], kernel_size: [3, 3, 3], dilation: [1, 1, 1],
   /// groups: 1, padding: [1, 1, 1], padding_out: [1, 1, 1], bias: true`.
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     auto list = [&out](const std::array<std::int64_t, 3>& a) {
       out << '[' << a[0] << ", " << a[1] << ", " << a[2] << ']';
     };

@@ -13,7 +13,7 @@
 /// printed, and nothing is recorded for it.
 #include <cmath>
 #include <cstdint>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -84,8 +84,8 @@ struct Dropout {
 
   friend bool operator==(const Dropout&, const Dropout&) = default;
   /// `Dropout {prob: 0.5}` (Burn's Display).
-  friend std::ostream& operator<<(std::ostream& out, const Dropout& d) {
-    return out << "Dropout {prob: " << d.prob << "}";
+  friend void append_to(std::string& kiln_text, const Dropout& d) {
+    ::kiln::StrOut{kiln_text} << "Dropout {prob: " << d.prob << "}";
   }
 
  private:

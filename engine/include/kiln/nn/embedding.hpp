@@ -12,7 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -198,7 +198,7 @@ struct Embedding {
   }
 
   /// `n_embedding: 1000, d_model: 64`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (!weight.is_initialized()) {
       out << "weight: <empty>";
       return;

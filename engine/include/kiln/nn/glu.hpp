@@ -6,7 +6,7 @@
 ///   auto glu = nn::GluConfig().init();   // dim -1
 ///   auto y = glu.forward(x);             // [batch_size, 8] -> [batch_size, 4]
 #include <cstdint>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/nn/sequential_rules.hpp"
@@ -37,8 +37,8 @@ struct Glu {
   }
   friend bool operator==(const Glu&, const Glu&) = default;
   /// `Glu {dim: -1}`.
-  friend std::ostream& operator<<(std::ostream& out, const Glu& g) {
-    return out << "Glu {dim: " << g.dim << "}";
+  friend void append_to(std::string& kiln_text, const Glu& g) {
+    ::kiln::StrOut{kiln_text} << "Glu {dim: " << g.dim << "}";
   }
 };
 

@@ -6,7 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -124,7 +124,7 @@ struct GroupNorm {
   }
 
   /// `num_groups: 4, num_channels: 16, epsilon: 0.00001, affine: true`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     out << "num_groups: " << num_groups << ", num_channels: " << num_channels
         << ", epsilon: " << epsilon << ", affine: " << (weight ? "true" : "false");
   }

@@ -8,7 +8,7 @@
 ///                                            // hidden [2, batch, 16]
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <string_view>
 
 #include "kiln/config/config.hpp"
@@ -132,7 +132,7 @@ struct Gru {
   bool bidirectional() const { return weights.num_directions == 2; }
 
   /// `d_input: 8, d_hidden: 16, bias: true, num_layers: 2, bidirectional: false, dropout: 0`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (weights.cells.empty() || !weights.cells[0].weight_ih.is_initialized()) {
       out << "weights: <empty>";
       return;

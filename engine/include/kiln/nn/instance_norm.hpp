@@ -6,7 +6,7 @@
 ///   auto y = norm.forward(x);  // [batch_size, 16, ...] -> same shape
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -88,7 +88,7 @@ struct InstanceNorm {
   }
 
   /// `num_channels: 16, epsilon: 0.00001, affine: true`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     out << "num_channels: " << num_channels << ", epsilon: " << epsilon
         << ", affine: " << (weight ? "true" : "false");
   }

@@ -7,7 +7,6 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -150,7 +149,7 @@ struct LayerNormParam {
     std::visit([&](const auto& p) { out.param = mapper(p); }, param);
     return out;
   }
-  void describe(std::ostream& out) const {
+  void describe(::kiln::StrOut& out) const {
     std::visit([&](const auto& p) { module::describe_field(out, p); }, param);
   }
   std::int64_t num_params() const {
@@ -209,7 +208,7 @@ struct LayerNorm {
 
   /// `d_model: 512, epsilon: 0.00001, elementwise_affine: true` (and `normalized_shape:
   /// [3, 4]` when it has several dims)
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (normalized_shape.size() > 1) {
       out << "normalized_shape: " << sequential::item_string(normalized_shape) << ", ";
     }

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/checked.hpp"
@@ -145,7 +145,7 @@ struct Linear {
   }
 
   /// `d_input: 784, d_output: 10, bias: false` (Burn's Display of Linear).
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (!weight.is_initialized()) {
       out << "weight: <empty>, bias: " << (bias ? "true" : "false");
       return;

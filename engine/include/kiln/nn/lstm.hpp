@@ -8,7 +8,7 @@
 ///                                            // state.hidden, state.cell [4, batch, 16]
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <string_view>
 
 #include "kiln/config/config.hpp"
@@ -143,7 +143,7 @@ struct Lstm {
   bool bidirectional() const { return weights.num_directions == 2; }
 
   /// `d_input: 8, d_hidden: 16, bias: true, num_layers: 2, bidirectional: true, dropout: 0`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (weights.cells.empty() || !weights.cells[0].weight_ih.is_initialized()) {
       out << "weights: <empty>";
       return;

@@ -10,7 +10,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <utility>
 
@@ -89,17 +88,18 @@ class PaddingConfig {
   friend bool operator==(const PaddingConfig&, const PaddingConfig&) = default;
 
   /// `Valid`, `Same`, `Explicit([1, 1])`.
-  friend std::ostream& operator<<(std::ostream& out, const PaddingConfig& p) {
+  friend void append_to(std::string& kiln_text, const PaddingConfig& p) {
+    ::kiln::StrOut out(kiln_text);
     switch (p.kind_) {
-      case Kind::Valid: return out << "Valid";
-      case Kind::Same: return out << "Same";
+      case Kind::Valid: out << "Valid"; return;
+      case Kind::Same: out << "Same"; return;
       case Kind::Explicit: break;
     }
     out << "Explicit(";
     if (N > 1) out << '[';
     for (std::size_t d = 0; d < N; ++d) out << (d ? ", " : "") << p.sizes_[d];
     if (N > 1) out << ']';
-    return out << ')';
+    out << ')';
   }
 
  private:

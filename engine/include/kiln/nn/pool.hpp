@@ -13,7 +13,7 @@
 /// PaddingConfig2d (Valid/Same/Explicit) is not used here (see the report of issue 5).
 #include <array>
 #include <cstdint>
-#include <ostream>
+#include <string>
 
 #include "kiln/backend/pool_options.hpp"
 #include "kiln/config/config.hpp"
@@ -27,7 +27,7 @@ namespace kiln::nn {
 
 namespace detail {
 /// `[2, 2]` for printing.
-inline std::ostream& print_pair(std::ostream& out, const std::array<std::int64_t, 2>& p) {
+inline ::kiln::StrOut& print_pair(::kiln::StrOut& out, const std::array<std::int64_t, 2>& p) {
   return out << "[" << p[0] << ", " << p[1] << "]";
 }
 /// Throws ConfigError `<op>: <field> must be >= <min>, got ...` for any entry below min.
@@ -99,13 +99,14 @@ struct MaxPool2d {
            a.options.ceil_mode == b.options.ceil_mode;
   }
   /// `MaxPool2d {kernel_size: [2, 2], stride: [2, 2], padding: [0, 0], dilation: [1, 1], ceil_mode: false}`
-  friend std::ostream& operator<<(std::ostream& out, const MaxPool2d& m) {
+  friend void append_to(std::string& kiln_text, const MaxPool2d& m) {
+    ::kiln::StrOut out(kiln_text);
     out << "MaxPool2d {kernel_size: ";
     detail::print_pair(out, m.options.kernel_size) << ", stride: ";
     detail::print_pair(out, m.options.stride) << ", padding: ";
     detail::print_pair(out, m.options.padding) << ", dilation: ";
     detail::print_pair(out, m.options.dilation);
-    return out << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
+    out << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
   }
 };
 
@@ -223,8 +224,8 @@ struct MaxPool1d {
     return functional::max_pool1d(input, options);
   }
   /// `MaxPool1d {kernel_size: 3, stride: 3, padding: 0, dilation: 1, ceil_mode: false}`
-  friend std::ostream& operator<<(std::ostream& out, const MaxPool1d& m) {
-    return out << "MaxPool1d {kernel_size: " << m.options.kernel_size
+  friend void append_to(std::string& kiln_text, const MaxPool1d& m) {
+    ::kiln::StrOut{kiln_text} << "MaxPool1d {kernel_size: " << m.options.kernel_size
                << ", stride: " << m.options.stride << ", padding: " << m.options.padding
                << ", dilation: " << m.options.dilation
                << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
@@ -277,12 +278,13 @@ struct AvgPool2d {
     return functional::avg_pool2d(input, options);
   }
   /// `AvgPool2d {kernel_size: [3, 3], stride: [2, 2], padding: [1, 1], count_include_pad: true, ceil_mode: false}`
-  friend std::ostream& operator<<(std::ostream& out, const AvgPool2d& m) {
+  friend void append_to(std::string& kiln_text, const AvgPool2d& m) {
+    ::kiln::StrOut out(kiln_text);
     out << "AvgPool2d {kernel_size: ";
     detail::print_pair(out, m.options.kernel_size) << ", stride: ";
     detail::print_pair(out, m.options.stride) << ", padding: ";
     detail::print_pair(out, m.options.padding);
-    return out << ", count_include_pad: " << (m.options.count_include_pad ? "true" : "false")
+    out << ", count_include_pad: " << (m.options.count_include_pad ? "true" : "false")
                << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
   }
 };
@@ -358,8 +360,8 @@ struct AvgPool1d {
     return functional::avg_pool1d(input, options);
   }
   /// `AvgPool1d {kernel_size: 3, stride: 3, padding: 0, count_include_pad: true, ceil_mode: false}`
-  friend std::ostream& operator<<(std::ostream& out, const AvgPool1d& m) {
-    return out << "AvgPool1d {kernel_size: " << m.options.kernel_size
+  friend void append_to(std::string& kiln_text, const AvgPool1d& m) {
+    ::kiln::StrOut{kiln_text} << "AvgPool1d {kernel_size: " << m.options.kernel_size
                << ", stride: " << m.options.stride << ", padding: " << m.options.padding
                << ", count_include_pad: " << (m.options.count_include_pad ? "true" : "false")
                << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
@@ -404,9 +406,10 @@ struct AdaptiveAvgPool2d {
     return functional::adaptive_avg_pool2d(input, output_size);
   }
   /// `AdaptiveAvgPool2d {output_size: [3, 3]}`
-  friend std::ostream& operator<<(std::ostream& out, const AdaptiveAvgPool2d& m) {
+  friend void append_to(std::string& kiln_text, const AdaptiveAvgPool2d& m) {
+    ::kiln::StrOut out(kiln_text);
     out << "AdaptiveAvgPool2d {output_size: ";
-    return detail::print_pair(out, m.output_size) << "}";
+    detail::print_pair(out, m.output_size) << "}";
   }
 };
 
@@ -470,8 +473,8 @@ struct AdaptiveAvgPool1d {
     return functional::adaptive_avg_pool1d(input, output_size);
   }
   /// `AdaptiveAvgPool1d {output_size: 4}`
-  friend std::ostream& operator<<(std::ostream& out, const AdaptiveAvgPool1d& m) {
-    return out << "AdaptiveAvgPool1d {output_size: " << m.output_size << "}";
+  friend void append_to(std::string& kiln_text, const AdaptiveAvgPool1d& m) {
+    ::kiln::StrOut{kiln_text} << "AdaptiveAvgPool1d {output_size: " << m.output_size << "}";
   }
 };
 

@@ -12,7 +12,7 @@
 /// (rank-5 activations).
 #include <array>
 #include <cstdint>
-#include <ostream>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -29,7 +29,7 @@ namespace kiln::nn {
 
 namespace detail {
 /// `[2, 2, 2]` for printing.
-inline std::ostream& print_triple(std::ostream& out, const std::array<std::int64_t, 3>& t) {
+inline ::kiln::StrOut& print_triple(::kiln::StrOut& out, const std::array<std::int64_t, 3>& t) {
   return out << "[" << t[0] << ", " << t[1] << ", " << t[2] << "]";
 }
 /// An integer given for a {depth, height, width} field of a spec becomes [n, n, n]
@@ -102,13 +102,14 @@ struct MaxPool3d {
     return functional::max_pool3d(input, options);
   }
   /// `MaxPool3d {kernel_size: [2, 2, 2], stride: [2, 2, 2], padding: [0, 0, 0], dilation: [1, 1, 1], ceil_mode: false}`
-  friend std::ostream& operator<<(std::ostream& out, const MaxPool3d& m) {
+  friend void append_to(std::string& kiln_text, const MaxPool3d& m) {
+    ::kiln::StrOut out(kiln_text);
     out << "MaxPool3d {kernel_size: ";
     detail::print_triple(out, m.options.kernel_size) << ", stride: ";
     detail::print_triple(out, m.options.stride) << ", padding: ";
     detail::print_triple(out, m.options.padding) << ", dilation: ";
     detail::print_triple(out, m.options.dilation);
-    return out << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
+    out << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
   }
 };
 
@@ -177,12 +178,13 @@ struct AvgPool3d {
     return functional::avg_pool3d(input, options);
   }
   /// `AvgPool3d {kernel_size: [2, 2, 2], stride: [2, 2, 2], padding: [0, 0, 0], count_include_pad: true, ceil_mode: false}`
-  friend std::ostream& operator<<(std::ostream& out, const AvgPool3d& m) {
+  friend void append_to(std::string& kiln_text, const AvgPool3d& m) {
+    ::kiln::StrOut out(kiln_text);
     out << "AvgPool3d {kernel_size: ";
     detail::print_triple(out, m.options.kernel_size) << ", stride: ";
     detail::print_triple(out, m.options.stride) << ", padding: ";
     detail::print_triple(out, m.options.padding);
-    return out << ", count_include_pad: " << (m.options.count_include_pad ? "true" : "false")
+    out << ", count_include_pad: " << (m.options.count_include_pad ? "true" : "false")
                << ", ceil_mode: " << (m.options.ceil_mode ? "true" : "false") << "}";
   }
 };
@@ -242,9 +244,10 @@ struct AdaptiveAvgPool3d {
     return functional::adaptive_avg_pool3d(input, output_size);
   }
   /// `AdaptiveAvgPool3d {output_size: [1, 1, 1]}`
-  friend std::ostream& operator<<(std::ostream& out, const AdaptiveAvgPool3d& m) {
+  friend void append_to(std::string& kiln_text, const AdaptiveAvgPool3d& m) {
+    ::kiln::StrOut out(kiln_text);
     out << "AdaptiveAvgPool3d {output_size: ";
-    return detail::print_triple(out, m.output_size) << "}";
+    detail::print_triple(out, m.output_size) << "}";
   }
 };
 

@@ -13,7 +13,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <ostream>
+#include <string>
 #include <vector>
 
 #include "kiln/config/config.hpp"
@@ -119,8 +119,8 @@ struct PositionalEncoding {
 
   friend bool operator==(const PositionalEncoding&, const PositionalEncoding&) = default;
   /// `PositionalEncoding {d_model: 64, max_sequence_size: 5000, max_timescale: 10000}`
-  friend std::ostream& operator<<(std::ostream& out, const PositionalEncoding& p) {
-    return out << "PositionalEncoding {d_model: " << p.d_model
+  friend void append_to(std::string& kiln_text, const PositionalEncoding& p) {
+    ::kiln::StrOut{kiln_text} << "PositionalEncoding {d_model: " << p.d_model
                << ", max_sequence_size: " << p.max_sequence_size
                << ", max_timescale: " << p.max_timescale << "}";
   }

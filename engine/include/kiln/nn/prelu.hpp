@@ -8,7 +8,7 @@
 ///   auto y = prelu.forward(x);  // [batch_size, 16, ...] -> same shape
 #include <cmath>
 #include <cstdint>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -77,7 +77,7 @@ struct PRelu {
   }
 
   /// `num_parameters: 16`.
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (!weight.is_initialized()) {
       out << "weight: <empty>";
       return;

@@ -11,7 +11,6 @@
 /// tensor, so `forward` names the output rank; nn::Sequential picks it at run time.
 #include <cstddef>
 #include <cstdint>
-#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,8 +114,8 @@ struct Reshape {
 
   friend bool operator==(const Reshape&, const Reshape&) = default;
   /// `Reshape {shape: [1, 28, 28]}`
-  friend std::ostream& operator<<(std::ostream& out, const Reshape& r) {
-    return out << "Reshape {shape: " << detail::dims_string(r.shape) << "}";
+  friend void append_to(std::string& kiln_text, const Reshape& r) {
+    ::kiln::StrOut{kiln_text} << "Reshape {shape: " << detail::dims_string(r.shape) << "}";
   }
 };
 
@@ -254,8 +253,8 @@ struct Flatten {
 
   friend bool operator==(const Flatten&, const Flatten&) = default;
   /// `Flatten {start_dim: 1, end_dim: -1}`
-  friend std::ostream& operator<<(std::ostream& out, const Flatten& f) {
-    return out << "Flatten {start_dim: " << f.start_dim << ", end_dim: " << f.end_dim << "}";
+  friend void append_to(std::string& kiln_text, const Flatten& f) {
+    ::kiln::StrOut{kiln_text} << "Flatten {start_dim: " << f.start_dim << ", end_dim: " << f.end_dim << "}";
   }
 };
 

@@ -4,7 +4,7 @@
 ///   auto norm = nn::RmsNormConfig(512).init<Cpu>(device);
 ///   auto y = norm.forward(x);  // [..., 512] -> same shape
 #include <cstdint>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -79,7 +79,7 @@ struct RmsNorm {
   }
 
   /// `d_model: 512, epsilon: 0.00001`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (weight.is_initialized()) out << "d_model: " << d_model(); else out << "weight: <empty>";
     out << ", epsilon: " << epsilon;
   }

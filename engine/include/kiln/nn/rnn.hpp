@@ -15,7 +15,6 @@
 /// training (PyTorch's `dropout`).
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -103,7 +102,7 @@ struct RnnWeights {
     }
     return out;
   }
-  void describe(std::ostream& out) const { out << "RnnWeights {cells: " << cells.size() << "}"; }
+  void describe(::kiln::StrOut& out) const { out << "RnnWeights {cells: " << cells.size() << "}"; }
 };
 
 /// The fields an Lstm/Gru config shares, checked: `config` names it in messages

@@ -15,7 +15,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <ostream>
+#include <string>
 #include <vector>
 
 #include "kiln/config/config.hpp"
@@ -142,8 +142,8 @@ struct RotaryEncoding {
 
   friend bool operator==(const RotaryEncoding&, const RotaryEncoding&) = default;
   /// `RotaryEncoding {max_sequence_length: 512, d_model: 64, theta: 10000}`
-  friend std::ostream& operator<<(std::ostream& out, const RotaryEncoding& r) {
-    return out << "RotaryEncoding {max_sequence_length: " << r.max_sequence_length
+  friend void append_to(std::string& kiln_text, const RotaryEncoding& r) {
+    ::kiln::StrOut{kiln_text} << "RotaryEncoding {max_sequence_length: " << r.max_sequence_length
                << ", d_model: " << r.d_model << ", theta: " << r.theta << "}";
   }
 };

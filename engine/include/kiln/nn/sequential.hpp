@@ -67,7 +67,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -159,8 +158,8 @@ struct SequentialConfig {
 
   friend bool operator==(const SequentialConfig&, const SequentialConfig&) = default;
   /// `SequentialConfig {"layers":[...]}` (the JSON on one line).
-  friend std::ostream& operator<<(std::ostream& out, const SequentialConfig& c) {
-    return out << "SequentialConfig " << c.to_value().dump();
+  friend void append_to(std::string& kiln_text, const SequentialConfig& c) {
+    ::kiln::StrOut{kiln_text} << "SequentialConfig " << c.to_value().dump();
   }
 };
 
@@ -295,7 +294,7 @@ struct Sequential {
   Sequential clone() const { return *this; }
   /// `Sequential {0: Linear {d_input: 2, d_output: 16, bias: true, params: 48}, 1: Relu,
   /// params: 48}`.
-  void describe(std::ostream& out) const {
+  void describe(::kiln::StrOut& out) const {
     out << "Sequential {";
     for (std::size_t i = 0; i < layers.size(); ++i) {
       out << i << ": ";
@@ -304,9 +303,9 @@ struct Sequential {
     }
     out << "params: " << num_params() << "}";
   }
-  friend std::ostream& operator<<(std::ostream& out, const Sequential& m) {
+  friend void append_to(std::string& kiln_text, const Sequential& m) {
+    ::kiln::StrOut out(kiln_text);
     m.describe(out);
-    return out;
   }
 
   /// The spec's type name of a layer ("linear", "conv2d", ...).

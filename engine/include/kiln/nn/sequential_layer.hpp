@@ -43,12 +43,9 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <type_traits>
-#include <typeindex>
-#include <typeinfo>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -57,6 +54,7 @@
 #include "kiln/core/device.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/core/type_key.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/sequential_rules.hpp"
@@ -104,11 +102,11 @@ class SequentialLayerConfig {
   SequentialLayerConfig& operator=(SequentialLayerConfig&&) noexcept = default;
 
   /// The config's C++ type.
-  std::type_index type() const { return impl_->type(); }
+  TypeKey type() const { return impl_->type(); }
   /// Whether the config is a C.
   template <class C>
   bool holds() const {
-    return impl_->type() == std::type_index(typeid(C));
+    return impl_->type() == TypeKey::of<C>();
   }
   /// The config as a C, or nullptr.
   template <class C>
@@ -120,7 +118,7 @@ class SequentialLayerConfig {
   const C& get() const {
     if (const C* c = get_if<C>()) return *c;
     throw StateError(str_cat("SequentialLayerConfig::get: the config is a ", impl_->type().name(),
-                             ", not a ", typeid(C).name()));
+                             ", not a ", TypeKey::of<C>().name()));
   }
 
   /// Same type and equal configs.
@@ -132,7 +130,7 @@ class SequentialLayerConfig {
   struct Concept {
     virtual ~Concept() = default;
     virtual std::unique_ptr<Concept> clone() const = 0;
-    virtual std::type_index type() const = 0;
+    virtual TypeKey type() const = 0;
     virtual const void* get() const = 0;
     virtual bool equals(const Concept& other) const = 0;
   };
@@ -141,7 +139,7 @@ class SequentialLayerConfig {
     C config;
     explicit Model(C c) : config(std::move(c)) {}
     std::unique_ptr<Concept> clone() const override { return std::make_unique<Model>(config); }
-    std::type_index type() const override { return typeid(C); }
+    TypeKey type() const override { return TypeKey::of<C>(); }
     const void* get() const override { return &config; }
     bool equals(const Concept& other) const override {
       return other.type() == type() && *static_cast<const C*>(other.get()) == config;
@@ -246,9 +244,9 @@ constexpr bool is_inner_of() {
 }
 
 /// The registered type name of layer type `layer` ("linear"), or "unregistered".
-std::string_view layer_type_name(std::type_index layer);
+std::string_view layer_type_name(TypeKey layer);
 /// The registry's from_inner conversion (Inner -> AD) of a layer of type `layer`, or nullptr.
-void (*find_from_inner(std::type_index layer, std::type_index target))();
+void (*find_from_inner(TypeKey layer, TypeKey target))();
 
 /// layer applied to x, the output's rank chosen by the layer: sequential_forward(x) when
 /// the layer has one (its single-tensor form inside a Sequential), forward(x) when the layer
@@ -321,11 +319,11 @@ class SequentialLayer {
   /// registration names).
   std::string_view type() const { return sequential::layer_type_name(impl_->type()); }
   /// The layer's C++ type.
-  std::type_index type_index() const { return impl_->type(); }
+  TypeKey type_key() const { return impl_->type(); }
 
   template <class L>
   bool holds() const {
-    return impl_->type() == std::type_index(typeid(L));
+    return impl_->type() == TypeKey::of<L>();
   }
   template <class L>
   const L* get_if() const {
@@ -339,12 +337,12 @@ class SequentialLayer {
   template <class L>
   const L& get() const {
     if (const L* l = get_if<L>()) return *l;
-    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", typeid(L).name()));
+    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", TypeKey::of<L>().name()));
   }
   template <class L>
   L& get() {
     if (L* l = get_if<L>()) return *l;
-    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", typeid(L).name()));
+    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", TypeKey::of<L>().name()));
   }
 
   /// (d_input, d_output) of an initialized layer that has them (nn::Linear), for
@@ -380,7 +378,7 @@ class SequentialLayer {
       static_assert(std::is_same_v<M, module::FromInnerMapper<To>>,
                     "SequentialLayer::map: to another backend only with FromInnerMapper");
       using Convert = SequentialLayer<To> (*)(const void*);
-      const auto f = sequential::find_from_inner(impl_->type(), typeid(To));
+      const auto f = sequential::find_from_inner(impl_->type(), TypeKey::of<To>());
       if (!f) {
         throw StateError(str_cat("SequentialLayer::from_inner: layer type ", type(),
                                  " has no registered conversion to the autodiff backend"));
@@ -389,17 +387,17 @@ class SequentialLayer {
     }
   }
   /// The layer's own printing (`Linear {d_input: 2, ...}`, `Relu`).
-  void describe(std::ostream& out) const { impl_->describe(out); }
-  friend std::ostream& operator<<(std::ostream& out, const SequentialLayer& l) {
+  void describe(::kiln::StrOut& out) const { impl_->describe(out); }
+  friend void append_to(std::string& kiln_text, const SequentialLayer& l) {
+    ::kiln::StrOut out(kiln_text);
     l.describe(out);
-    return out;
   }
 
  private:
   struct Concept {
     virtual ~Concept() = default;
     virtual std::unique_ptr<Concept> clone() const = 0;
-    virtual std::type_index type() const = 0;
+    virtual TypeKey type() const = 0;
     virtual const void* get() const = 0;
     virtual void* get_mut() = 0;
     virtual SequentialActivation<B> forward(SequentialActivation<B> input) const = 0;
@@ -407,7 +405,7 @@ class SequentialLayer {
     virtual void visit_mut(sequential::ParamVisitorMut<B>& v, const std::string& path) = 0;
     virtual std::unique_ptr<Concept> map_same(sequential::ParamMapper<B>& m) const = 0;
     virtual std::any valid() const = 0;  // SequentialLayer<B::Inner> (autodiff B only)
-    virtual void describe(std::ostream& out) const = 0;
+    virtual void describe(::kiln::StrOut& out) const = 0;
     virtual std::optional<std::pair<std::int64_t, std::int64_t>> feature_dims() const = 0;
   };
   template <class L>
@@ -415,7 +413,7 @@ class SequentialLayer {
     L layer;
     explicit Model(L l) : layer(std::move(l)) {}
     std::unique_ptr<Concept> clone() const override { return std::make_unique<Model>(layer); }
-    std::type_index type() const override { return typeid(L); }
+    TypeKey type() const override { return TypeKey::of<L>(); }
     const void* get() const override { return &layer; }
     void* get_mut() override { return &layer; }
     SequentialActivation<B> forward(SequentialActivation<B> input) const override {
@@ -442,7 +440,7 @@ class SequentialLayer {
         throw StateError("SequentialLayer::valid: the layer is not on an autodiff backend");
       }
     }
-    void describe(std::ostream& out) const override { module::describe_field(out, layer); }
+    void describe(::kiln::StrOut& out) const override { module::describe_field(out, layer); }
     std::optional<std::pair<std::int64_t, std::int64_t>> feature_dims() const override {
       if constexpr (requires {
                       layer.weight.is_initialized();
@@ -467,7 +465,7 @@ class SequentialLayer {
 struct SequentialLayerEntry {
   std::string type;                   ///< the spec's "type": "linear", "max_pool2d", ...
   std::vector<config::Field> fields;  ///< the spec's fields (snake_case), required first
-  std::type_index config_type = typeid(void);
+  TypeKey config_type;
   /// The config from the spec's object without "type". Throws ConfigError prefixed `at`.
   SequentialLayerConfig (*parse)(const config::Value& body, std::string_view at,
                                  std::string_view type) = nullptr;
@@ -479,13 +477,13 @@ struct SequentialLayerEntry {
   SequentialItem (*item_shape)(const SequentialLayerConfig& c, const SequentialItem& in,
                                std::string_view at) = nullptr;
   SequentialInputSize (*input_item_size)(const SequentialLayerConfig& c) = nullptr;
-  /// Per backend (typeid(B)): SequentialLayer<B> (*)(const SequentialLayerConfig&,
+  /// Per backend (TypeKey::of<B>()): SequentialLayer<B> (*)(const SequentialLayerConfig&,
   /// const Device<B>&), stored as void (*)().
-  std::map<std::type_index, void (*)()> builders;
-  /// The layer types it builds (typeid(L) for each backend), for their names.
-  std::vector<std::type_index> layer_types;
-  /// (typeid(L on B::Inner), typeid(B)) -> SequentialLayer<B> (*)(const void* inner_layer).
-  std::map<std::pair<std::type_index, std::type_index>, void (*)()> from_inner;
+  std::map<TypeKey, void (*)()> builders;
+  /// The layer types it builds (TypeKey::of<L>() for each backend), for their names.
+  std::vector<TypeKey> layer_types;
+  /// (key of L on B::Inner, key of B) -> SequentialLayer<B> (*)(const void* inner_layer).
+  std::map<std::pair<TypeKey, TypeKey>, void (*)()> from_inner;
 };
 
 /// The registered layer types, in registration order. Filled once, before main, by the
@@ -503,9 +501,9 @@ class SequentialRegistry {
   /// The entry of a spec type name, or nullptr.
   const SequentialLayerEntry* find(std::string_view type) const;
   /// The entry of a config type, or nullptr.
-  const SequentialLayerEntry* find(std::type_index config_type) const;
+  const SequentialLayerEntry* find(TypeKey config_type) const;
   /// The type name of a layer type ("linear" for Linear<Cpu>), or nullptr.
-  const std::string* layer_name(std::type_index layer_type) const;
+  const std::string* layer_name(TypeKey layer_type) const;
   /// `linear, dropout, relu, ...`.
   std::string type_list() const;
 
@@ -687,13 +685,13 @@ SequentialLayer<AD> from_inner(const void* inner) {
 template <class C, Backend B>
 void add_backend(SequentialLayerEntry& e) {
   using L = decltype(make_layer<B>(std::declval<const C&>(), std::declval<const Device<B>&>()));
-  e.builders[typeid(B)] = reinterpret_cast<void (*)()>(&build<C, B>);
-  e.layer_types.emplace_back(typeid(L));
+  e.builders[TypeKey::of<B>()] = reinterpret_cast<void (*)()>(&build<C, B>);
+  e.layer_types.emplace_back(TypeKey::of<L>());
   if constexpr (AutodiffBackend<B>) {
     using I = typename B::Inner;
     using LI =
         decltype(make_layer<I>(std::declval<const C&>(), std::declval<const Device<I>&>()));
-    e.from_inner[{std::type_index(typeid(LI)), std::type_index(typeid(B))}] =
+    e.from_inner[{TypeKey::of<LI>(), TypeKey::of<B>()}] =
         reinterpret_cast<void (*)()>(&from_inner<LI, B>);
   }
 }
@@ -706,7 +704,7 @@ SequentialLayerEntry make_sequential_entry(std::string_view type) {
   SequentialLayerEntry e;
   e.type = std::string(type);
   e.fields = sequential::fields<C>();
-  e.config_type = typeid(C);
+  e.config_type = TypeKey::of<C>();
   e.parse = &sequential::parse<C>;
   e.to_json = &sequential::to_json<C>;
   e.check = &sequential::check<C>;
@@ -722,7 +720,7 @@ template <Backend B>
 SequentialLayer<B> build_sequential_layer(const SequentialLayerConfig& layer,
                                           const Device<B>& device) {
   const SequentialLayerEntry& e = sequential_entry(layer);
-  auto it = e.builders.find(typeid(B));
+  auto it = e.builders.find(TypeKey::of<B>());
   if (it == e.builders.end()) {
     throw ConfigError(str_cat("SequentialConfig::init: layer type ", e.type,
                               " is not instantiated for this backend (the engine instantiates "

@@ -9,7 +9,7 @@
 ///   auto y = swiglu.forward(x);  // [..., 64] -> [..., 128]
 #include <cmath>
 #include <cstdint>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"

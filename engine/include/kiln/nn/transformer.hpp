@@ -19,7 +19,6 @@
 /// only while training (an autodiff backend), as nn::Dropout.
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -143,7 +142,7 @@ struct PositionWiseFeedForward {
   }
 
   /// `d_model: 64, d_ff: 256, dropout: 0.1, activation: gelu`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     out << "d_model: " << linear_inner.d_input() << ", d_ff: " << linear_inner.d_output()
         << ", dropout: " << dropout << ", activation: " << activation;
   }
@@ -296,7 +295,7 @@ struct TransformerEncoder {
   }
 
   /// `d_model: 64, d_ff: 256, n_heads: 4, n_layers: 2, ...`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (layers.empty()) {
       out << "n_layers: 0";
       return;
@@ -494,7 +493,7 @@ struct TransformerDecoder {
   }
 
   /// `d_model: 64, d_ff: 256, n_heads: 4, n_layers: 2, ...`
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     if (layers.empty()) {
       out << "n_layers: 0";
       return;

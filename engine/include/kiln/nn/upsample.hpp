@@ -13,7 +13,6 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <vector>
 
@@ -91,7 +90,8 @@ struct Upsample {
     return interpolate(input, options);
   }
   /// `Upsample {scale_factor: [2], mode: bilinear, align_corners: false}`
-  friend std::ostream& operator<<(std::ostream& out, const Upsample& m) {
+  friend void append_to(std::string& kiln_text, const Upsample& m) {
+    ::kiln::StrOut out(kiln_text);
     out << "Upsample {";
     if (!m.options.size.empty()) {
       out << "size: [";
@@ -104,7 +104,7 @@ struct Upsample {
         out << (i ? ", " : "") << m.options.scale_factor[i];
       }
     }
-    return out << "], mode: " << interpolate_mode_name(m.options.mode)
+    out << "], mode: " << interpolate_mode_name(m.options.mode)
                << ", align_corners: " << (m.options.align_corners ? "true" : "false") << "}";
   }
 };

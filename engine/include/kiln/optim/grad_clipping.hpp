@@ -12,7 +12,6 @@
 ///   double total_norm = clip_grad_norm(grads_params, 1.0);  // or by hand, before step
 #include <algorithm>
 #include <cmath>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -220,8 +219,8 @@ class GradientClippingConfig {
 
   friend bool operator==(const GradientClippingConfig&, const GradientClippingConfig&) = default;
   /// `GradientClippingConfig {"Norm":1.0}`.
-  friend std::ostream& operator<<(std::ostream& os, const GradientClippingConfig& c) {
-    return os << "GradientClippingConfig " << c.to_value().dump();
+  friend void append_to(std::string& kiln_text, const GradientClippingConfig& c) {
+    ::kiln::StrOut{kiln_text} << "GradientClippingConfig " << c.to_value().dump();
   }
 
  private:

@@ -150,7 +150,7 @@ struct LoadReport {
 };
 
 /// Prints report.to_string().
-std::ostream& operator<<(std::ostream& out, const LoadReport& report);
+void append_to(std::string& out, const LoadReport& report);
 
 namespace detail {
 

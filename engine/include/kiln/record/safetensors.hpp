@@ -41,7 +41,7 @@ enum class SafetensorsDType : std::uint8_t { F32, F16, BF16, I64, I32, U8, Bool 
 std::string_view safetensors_dtype_name(SafetensorsDType dtype) noexcept;
 /// Bytes per element: 4, 2, 2, 8, 4, 1, 1.
 std::size_t safetensors_dtype_size(SafetensorsDType dtype) noexcept;
-std::ostream& operator<<(std::ostream& out, SafetensorsDType dtype);
+void append_to(std::string& out, SafetensorsDType dtype);
 
 /// One stored tensor: dtype, shape and its little-endian row-major bytes.
 struct SafetensorsTensor {

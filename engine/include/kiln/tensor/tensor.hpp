@@ -14,9 +14,10 @@
 /// Dims may be negative (counted from the end, as PyTorch); out of range -> IndexError.
 #include <array>
 #include <cstdint>
-#include <iomanip>
+#include <iosfwd>
 #include <optional>
-#include <ostream>
+#include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -37,9 +38,10 @@ template <Backend B, std::size_t D, TensorKind K = Float>
 class Tensor;
 
 namespace detail {
-/// Prints a tensor the way Burn's Display does (values, shape, device, backend, kind, dtype).
-void print_tensor(std::ostream& out, const TensorData& data, std::string_view device,
-                  std::string_view backend, std::string_view kind);
+/// Appends a tensor the way Burn's Display does (values, shape, device, backend, kind,
+/// dtype); precision as append_values (< 0: shortest round-trip floats).
+void append_tensor(std::string& out, const TensorData& data, std::string_view device,
+                   std::string_view backend, std::string_view kind, int precision = -1);
 
 template <class S>
 concept Scalar = std::is_arithmetic_v<S>;
@@ -848,8 +850,14 @@ class Tensor {
   /// Prints values nested by rank, then shape, device, backend, kind and dtype (Burn's
   /// Display). Precision follows the stream (`std::setprecision(2)` is Burn's `{:.2}`).
   friend std::ostream& operator<<(std::ostream& out, const Tensor& t) {
-    detail::print_tensor(out, t.to_data(), str_cat(t.device()), B::name(), K::name);
-    return out;
+    std::string text;
+    detail::append_tensor(text, t.to_data(), str_cat(t.device()), B::name(), K::name,
+                          detail::stream_precision(out));
+    return out << text;
+  }
+  /// str_cat's hook: the tensor as `std::cout << t` prints it with default precision.
+  friend void append_to(std::string& out, const Tensor& t) {
+    detail::append_tensor(out, t.to_data(), str_cat(t.device()), B::name(), K::name);
   }
 
  private:

@@ -21,10 +21,10 @@ struct List {
   const std::array<std::int64_t, N>& a;
 };
 template <std::size_t N>
-std::ostream& operator<<(std::ostream& out, const List<N>& l) {
-  out << '[';
-  for (std::size_t i = 0; i < N; ++i) out << (i ? ", " : "") << l.a[i];
-  return out << ']';
+void append_to(std::string& out, const List<N>& l) {
+  out += '[';
+  for (std::size_t i = 0; i < N; ++i) str_append(out, i ? ", " : "", l.a[i]);
+  out += ']';
 }
 template <std::size_t N>
 List<N> list(const std::array<std::int64_t, N>& a) {

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <sstream>
 
 #include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
@@ -58,7 +57,7 @@ Shape broadcast_shapes(const char* op, std::initializer_list<NamedShape> shapes)
       const std::int64_t v = (*s.shape)[d - lead];
       if (v == 1) continue;
       if (owner != nullptr && v != size) {
-        std::ostringstream msg;
+        StrOut msg;
         msg << op << ": shapes do not broadcast: ";
         bool first = true;
         for (const auto& t : shapes) {

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <sstream>
 #include <string>
 
 #include "cpu/kernels/transpose.hpp"
@@ -31,7 +30,7 @@ using cpu::visit_dtype;
 
 /// "[4, -1]" for dims that may hold -1 (Shape cannot).
 std::string dims_str(std::span<const std::int64_t> dims) {
-  std::ostringstream out;
+  StrOut out;
   out << '[';
   for (std::size_t i = 0; i < dims.size(); ++i) out << (i ? ", " : "") << dims[i];
   out << ']';
@@ -160,7 +159,7 @@ struct DimRange {
 };
 
 std::string slice_str(const Slice& s) {
-  std::ostringstream out;
+  StrOut out;
   out << '[' << s.start << ", ";
   if (s.end) {
     out << *s.end;

@@ -14,8 +14,8 @@ std::string_view reduction_name(Reduction reduction) noexcept {
   return reduction == Reduction::Sum ? "sum" : "mean";
 }
 
-std::ostream& operator<<(std::ostream& out, Reduction reduction) {
-  return out << reduction_name(reduction);
+void append_to(std::string& kiln_text, Reduction reduction) {
+  ::kiln::StrOut{kiln_text} << reduction_name(reduction);
 }
 
 }  // namespace kiln::nn::loss

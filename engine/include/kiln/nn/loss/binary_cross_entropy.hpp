@@ -4,7 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
-#include <ostream>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -100,7 +100,7 @@ struct BinaryCrossEntropyLoss {
 
   /// `weights: [3, 7], smoothing: 0.05, logits: true, reduction: mean` (and `, pos_weight:
   /// [2]` when set).
-  void describe_fields(std::ostream& out) const {
+  void describe_fields(::kiln::StrOut& out) const {
     out << "weights: ";
     module::describe_field(out, weights);
     out << ", smoothing: ";

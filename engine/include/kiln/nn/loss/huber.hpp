@@ -1,7 +1,7 @@
 #pragma once
 /// Huber loss (Burn's `HuberLoss`, PyTorch's `torch.nn.HuberLoss`).
 #include <limits>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/nn/loss/reduction.hpp"
@@ -75,8 +75,8 @@ struct HuberLoss {
   }
 
   /// `HuberLoss {delta: 0.5}`
-  friend std::ostream& operator<<(std::ostream& out, const HuberLoss& loss) {
-    return out << "HuberLoss {delta: " << loss.delta << "}";
+  friend void append_to(std::string& kiln_text, const HuberLoss& loss) {
+    ::kiln::StrOut{kiln_text} << "HuberLoss {delta: " << loss.delta << "}";
   }
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 /// Mean squared error (Burn's `MseLoss`, PyTorch's `torch.nn.MSELoss`).
-#include <ostream>
+#include <string>
 
 #include "kiln/nn/loss/reduction.hpp"
 #include "kiln/tensor/tensor.hpp"
@@ -37,7 +37,7 @@ struct MseLoss {
     return diff * diff;
   }
 
-  friend std::ostream& operator<<(std::ostream& out, const MseLoss&) { return out << "MseLoss"; }
+  friend void append_to(std::string& kiln_text, const MseLoss&) { ::kiln::StrOut{kiln_text} << "MseLoss"; }
 };
 
 }  // namespace kiln::nn::loss

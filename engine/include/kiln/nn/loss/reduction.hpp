@@ -3,7 +3,6 @@
 /// PyTorch's `reduction="mean" | "sum"`), and the host-side checks the losses share.
 #include <cstdint>
 #include <optional>
-#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,7 +23,7 @@ enum class Reduction { Mean, Sum };
 /// "mean" or "sum".
 std::string_view reduction_name(Reduction reduction) noexcept;
 /// Prints reduction_name (the form modules print their fields in).
-std::ostream& operator<<(std::ostream& out, Reduction reduction);
+void append_to(std::string& out, Reduction reduction);
 }  // namespace kiln::nn::loss
 
 /// Reduction's JSON form: the strings "mean" and "sum".

@@ -2,7 +2,7 @@
 /// Smooth L1 loss (PyTorch's `torch.nn.SmoothL1Loss`; Burn's HuberLoss divided by delta).
 #include <cmath>
 #include <limits>
-#include <ostream>
+#include <string>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -84,8 +84,8 @@ struct SmoothL1Loss {
   }
 
   /// `SmoothL1Loss {beta: 0.5}`
-  friend std::ostream& operator<<(std::ostream& out, const SmoothL1Loss& loss) {
-    return out << "SmoothL1Loss {beta: " << loss.beta << "}";
+  friend void append_to(std::string& kiln_text, const SmoothL1Loss& loss) {
+    ::kiln::StrOut{kiln_text} << "SmoothL1Loss {beta: " << loss.beta << "}";
   }
 };
 
