@@ -10,7 +10,7 @@
 
 namespace kiln {
 
-int detail::stream_precision(const std::ios_base& out) {
+int detail::stream_precision(const std::ostream& out) {
   const bool custom =
       (out.flags() & std::ios::floatfield) == std::ios::fixed || out.precision() != 6;
   return custom ? static_cast<int>(out.precision()) : -1;

@@ -173,7 +173,7 @@ inline void append_to(std::string& out, const TensorData& data) { append_values(
 namespace detail {
 /// The precision append_values should use for `out`: out.precision() when the stream has
 /// std::fixed or a precision other than the default 6, else -1 (engine/src/core/ostream.cpp).
-int stream_precision(const std::ios_base& out);
+int stream_precision(const std::ostream& out);
 }  // namespace detail
 /// Prints the values as append_values, with the stream's precision when it was set with
 /// std::fixed or std::setprecision (engine/src/core/ostream.cpp: no iostream elsewhere).
