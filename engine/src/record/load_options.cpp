@@ -135,7 +135,7 @@ LoadOptions LoadOptions::with_adapter(BurnAdapter adapter) const {
 }
 
 std::string LoadReport::to_string() const {
-  std::ostringstream out;
+  StrOut out;
   out << "LoadReport: " << applied.size() << " applied, " << missing.size() << " missing, "
       << unexpected.size() << " unexpected, " << mismatched.size() << " mismatched, "
       << remapped.size() << " remapped, " << transposed.size() << " transposed";
