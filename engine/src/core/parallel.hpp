@@ -14,4 +14,31 @@ namespace kiln::detail {
 /// using the pool. The first exception thrown by fn is rethrown after all ranges finish.
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
+/// parallel_for for cheap per-index work: splits [0, n) into parallel_parts(n, grain)
+/// contiguous ranges (each of at least `grain` indices), so that an op too small to repay
+/// waking a thread runs inline as one call fn(0, n). Range boundaries are multiples of
+/// `align` (>= 1; the last range ends at n), so that a kernel whose vector body and scalar
+/// tail differ sees the same body/tail split as a serial call when align is a multiple of
+/// its vector width. Same guarantees as parallel_for otherwise.
+void parallel_for(std::int64_t n, std::int64_t grain, std::int64_t align,
+                  const std::function<void(std::int64_t, std::int64_t)>& fn);
+
+/// The number of ranges parallel_for(n, grain, align, fn) splits into on this thread count:
+/// min(num_threads(), n / grain), at least 1 (n <= 0: 0).
+std::int64_t parallel_parts(std::int64_t n, std::int64_t grain) noexcept;
+
+/// The index count below which element-wise and pooling kernels run on one thread: about
+/// 20 µs of memory-bound work natively, more than a wake-up of the pool costs.
+inline constexpr std::int64_t kElementwiseGrain = 16384;
+
+/// Counts of the pool's work since the last reset_parallel_stats(), for tests (that a large
+/// op is split into N ranges on N threads, and a small one is not). `calls`: parallel_for
+/// calls that ran more than one range; `ranges`: the ranges those calls ran.
+struct ParallelStats {
+  std::int64_t calls = 0;
+  std::int64_t ranges = 0;
+};
+ParallelStats parallel_stats() noexcept;
+void reset_parallel_stats() noexcept;
+
 }  // namespace kiln::detail
