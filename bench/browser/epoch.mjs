@@ -84,12 +84,14 @@ function cpuBetween(a, b) {
 }
 
 const CASES = [
-  { id: 'kiln-mlp', label: 'Kiln, MLP, trainBatch loop', q: { engine: 'kiln', model: 'mlp', mode: 'trainBatch' } },
-  { id: 'kiln-mlp-fit', label: 'Kiln, MLP, learner.fit', q: { engine: 'kiln', model: 'mlp', mode: 'fit' } },
+  { id: 'kiln-mlp', label: 'Kiln, MLP, trainBatch loop, 1 thread', q: { engine: 'kiln', model: 'mlp', mode: 'trainBatch', threads: 1 } },
+  { id: 'kiln-mlp-2', label: 'Kiln, MLP, trainBatch loop, 2 threads', q: { engine: 'kiln', model: 'mlp', mode: 'trainBatch', threads: 2 } },
+  { id: 'kiln-mlp-fit', label: 'Kiln, MLP, learner.fit, 1 thread', q: { engine: 'kiln', model: 'mlp', mode: 'fit', threads: 1 } },
   { id: 'tfjs-mlp-1', label: 'TF.js WASM, MLP, 1 thread', q: { engine: 'tfjs', model: 'mlp', threads: 1 } },
   { id: 'tfjs-mlp-2', label: 'TF.js WASM, MLP, 2 threads', q: { engine: 'tfjs', model: 'mlp', threads: 2 } },
-  { id: 'kiln-cnn', label: 'Kiln, CNN, trainBatch loop', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch' } },
-  { id: 'kiln-cnn-fit', label: 'Kiln, CNN, learner.fit', q: { engine: 'kiln', model: 'cnn', mode: 'fit' } },
+  { id: 'kiln-cnn', label: 'Kiln, CNN, trainBatch loop, 1 thread', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', threads: 1 } },
+  { id: 'kiln-cnn-2', label: 'Kiln, CNN, trainBatch loop, 2 threads', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', threads: 2 } },
+  { id: 'kiln-cnn-fit', label: 'Kiln, CNN, learner.fit, 1 thread', q: { engine: 'kiln', model: 'cnn', mode: 'fit', threads: 1 } },
   { id: 'tfjs-cnn-1', label: 'TF.js WASM, CNN, 1 thread', q: { engine: 'tfjs', model: 'cnn', threads: 1 } },
 ].filter((c) => !only || only.includes(c.id));
 

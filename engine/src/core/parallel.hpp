@@ -6,6 +6,15 @@
 
 namespace kiln::detail {
 
+/// False in a WebAssembly build without pthreads, where every kernel runs on the calling
+/// thread: templates that split work drop their split path there (`if constexpr`), so the
+/// single-threaded engine carries no code for it.
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+inline constexpr bool kHasThreads = false;
+#else
+inline constexpr bool kHasThreads = true;
+#endif
+
 /// Splits [0, n) into at most num_threads() contiguous ranges and calls fn(begin, end) once
 /// per range, the calling thread taking one; returns when all have run. Which range a
 /// thread gets is unspecified, so fn must make each index's result independent of the split

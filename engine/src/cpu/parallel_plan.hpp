@@ -25,8 +25,11 @@ inline constexpr std::int64_t kAlign = 64;
 template <std::size_t N, class Fn>
 void parallel_plan(const kernels::Plan<N>& plan, Fn&& fn) {
   const std::int64_t total = plan.num_runs * plan.run;
-  if (detail::parallel_parts(total, detail::kElementwiseGrain) <= 1) {
-    const std::array<std::int64_t, N> zero{};
+  const std::array<std::int64_t, N> zero{};
+  if constexpr (!detail::kHasThreads) {
+    fn(plan, zero.data(), std::int64_t{0});
+    return;
+  } else if (detail::parallel_parts(total, detail::kElementwiseGrain) <= 1) {
     fn(plan, zero.data(), std::int64_t{0});
     return;
   }
@@ -61,11 +64,13 @@ void parallel_plan(const kernels::Plan<N>& plan, Fn&& fn) {
 /// at multiples of kAlign (one call fn(0, n) for a small n or one thread).
 template <class Fn>
 void parallel_elements(std::int64_t n, Fn&& fn) {
-  if (detail::parallel_parts(n, detail::kElementwiseGrain) <= 1) {
+  if constexpr (!detail::kHasThreads) {
     if (n > 0) fn(std::int64_t{0}, n);
-    return;
+  } else if (detail::parallel_parts(n, detail::kElementwiseGrain) <= 1) {
+    if (n > 0) fn(std::int64_t{0}, n);
+  } else {
+    detail::parallel_for(n, detail::kElementwiseGrain, kAlign, fn);
   }
-  detail::parallel_for(n, detail::kElementwiseGrain, kAlign, fn);
 }
 
 }  // namespace kiln::cpu

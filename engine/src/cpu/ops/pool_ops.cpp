@@ -56,9 +56,13 @@ void check_tables(const char* op, const Shape& out_shape);  // below, beside Avg
 /// output together). Planes are independent, so every split gives bit-identical results.
 template <class Fn>
 void split_planes(std::int64_t planes, std::int64_t plane_elements, Fn&& fn) {
-  const std::int64_t grain = std::max<std::int64_t>(
-      1, detail::kElementwiseGrain / std::max<std::int64_t>(plane_elements, 1));
-  detail::parallel_for(planes, grain, 1, fn);
+  if constexpr (!detail::kHasThreads) {
+    fn(std::int64_t{0}, planes);
+  } else {
+    const std::int64_t grain = std::max<std::int64_t>(
+        1, detail::kElementwiseGrain / std::max<std::int64_t>(plane_elements, 1));
+    detail::parallel_for(planes, grain, 1, fn);
+  }
 }
 
 /// max_pool2d on one plane; idx may be null (no indices wanted).
