@@ -90,13 +90,13 @@ void BM_MaxPool1(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
-kiln_bench::threaded(BENCHMARK(BM_MaxPool1)->Arg(1)->Arg(2)->ArgName("threads"))
+BENCHMARK(BM_MaxPool1)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)
     ->Unit(benchmark::kMicrosecond);
 
-kiln_bench::threaded(BENCHMARK(BM_Conv1Forward)->Arg(1)->Arg(2)->ArgName("threads"))->Unit(benchmark::kMicrosecond);
-kiln_bench::threaded(BENCHMARK(BM_Conv1Backward)->Arg(1)->Arg(2)->ArgName("threads"))->Unit(benchmark::kMicrosecond);
-kiln_bench::threaded(BENCHMARK(BM_Conv2Forward)->Arg(1)->Arg(2)->ArgName("threads"))->Unit(benchmark::kMicrosecond);
-kiln_bench::threaded(BENCHMARK(BM_Conv2Backward)->Arg(1)->Arg(2)->ArgName("threads"))->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv1Forward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv1Backward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv2Forward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv2Backward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

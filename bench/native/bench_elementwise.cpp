@@ -49,8 +49,8 @@ void BM_AddInPlace(benchmark::State& state) {
 
 }  // namespace
 
-kiln_bench::threaded(BENCHMARK(BM_Add)->Arg(1)->Arg(2)->ArgName("threads"))->Unit(benchmark::kMicrosecond);
-kiln_bench::threaded(BENCHMARK(BM_AddInPlace)->Arg(1)->Arg(2)->ArgName("threads"))
+BENCHMARK(BM_Add)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AddInPlace)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();
 

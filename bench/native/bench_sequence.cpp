@@ -65,7 +65,7 @@ void BM_TransformerStep(benchmark::State& state) {
 
 }  // namespace
 
-kiln_bench::threaded(BENCHMARK(BM_LstmStep)->ArgName("threads")->Arg(1)->Arg(2))->Unit(benchmark::kMillisecond);
-kiln_bench::threaded(BENCHMARK(BM_TransformerStep)->ArgName("threads")->Arg(1)->Arg(2))->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LstmStep)->ArgName("threads")->Arg(1)->Arg(2)->Apply(kiln_bench::threaded)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TransformerStep)->ArgName("threads")->Arg(1)->Arg(2)->Apply(kiln_bench::threaded)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

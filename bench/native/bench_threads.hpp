@@ -4,7 +4,7 @@
 // "single thread") and names the count in its row's label ("threads=N"). A benchmark that
 // runs on more than one thread reports wall time (UseRealTime: Google Benchmark's default
 // CPU time counts only the calling thread) and the CPU time of the whole process
-// (MeasureProcessCPUTime), registered through `threaded`.
+// (MeasureProcessCPUTime), registered with `->Apply(kiln_bench::threaded)`.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -19,9 +19,8 @@ inline void use_threads(benchmark::State& state, int threads) {
   state.SetLabel("threads=" + std::to_string(threads));
 }
 
-/// Registration of a benchmark whose thread count is an argument: wall time and process CPU.
-inline benchmark::internal::Benchmark* threaded(benchmark::internal::Benchmark* b) {
-  return b->UseRealTime()->MeasureProcessCPUTime();
-}
+/// For a benchmark whose thread count is an argument, as `->Apply(kiln_bench::threaded)`:
+/// wall time and the process's CPU time.
+inline void threaded(benchmark::internal::Benchmark* b) { b->UseRealTime()->MeasureProcessCPUTime(); }
 
 }  // namespace kiln_bench
