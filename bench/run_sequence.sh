@@ -33,7 +33,7 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 import re, statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    m = re.match(r"BM_(Lstm|Transformer)Step/threads:(\d+)/real_time\s+([\d.]+) ms", line)
+    m = re.match(r"BM_(Lstm|Transformer)Step/threads:(\d+)(?:/process_time)?/real_time\s+([\d.]+) ms", line)
     if m:
         runs.setdefault((m[1].lower(), int(m[2]), "kiln"), []).append(float(m[3]))
     m = re.match(r"(torch|wasm) model=(\w+) threads=(\d+) step_ms=([\d.]+)", line)

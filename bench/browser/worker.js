@@ -46,11 +46,13 @@ const SPECS = {
 // ---- Kiln ------------------------------------------------------------------------------
 async function kilnEngine(p) {
   const { init } = await import('kiln-dl');
-  const kiln = await init();
+  // The thread count is explicit (issue 17): 1 = the single-threaded build, N > 1 = the
+  // threaded build (kiln-mt.wasm) with N threads (the page is cross-origin isolated).
+  const kiln = await init(p.threads > 1 ? { threads: true, numThreads: p.threads } : { threads: false });
   const model = kiln.nn.sequential(SPECS[p.model], { seed: 0 });
   const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy', seed: 0 });
   return {
-    info: { ...(kiln.backendInfo?.() ?? {}), numParams: model.numParams },
+    info: { ...(kiln.backendInfo?.() ?? {}), threads: kiln.backendInfo?.().threads ?? p.threads, numParams: model.numParams },
     step: (x, y, n) => learner.trainBatch(x, y, n).loss,
     predict: (x) => {
       model.eval?.();

@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "kiln/kiln.hpp"
+#include "bench_threads.hpp"
 
 namespace {
 
@@ -74,6 +75,7 @@ std::pair<Tensor<B, 2>, Tensor<B, 2, Int>> batch() {
 }
 
 void BM_MlpForwardInference(benchmark::State& state) {
+  kiln_bench::use_threads(state, 1);
   const auto model = Mlp<Cpu>::make(false);
   const auto [x, y] = batch<Cpu>();
   for (auto _ : state) benchmark::DoNotOptimize(model.loss(x, y).into_scalar());
@@ -82,6 +84,7 @@ void BM_MlpForwardInference(benchmark::State& state) {
 BENCHMARK(BM_MlpForwardInference)->Unit(benchmark::kMicrosecond);
 
 void BM_MlpForwardUntracked(benchmark::State& state) {
+  kiln_bench::use_threads(state, 1);
   using B = Autodiff<Cpu>;
   const auto model = Mlp<B>::make(false);
   const auto [x, y] = batch<B>();
@@ -91,6 +94,7 @@ void BM_MlpForwardUntracked(benchmark::State& state) {
 BENCHMARK(BM_MlpForwardUntracked)->Unit(benchmark::kMicrosecond);
 
 void BM_MlpForwardBackward(benchmark::State& state) {
+  kiln_bench::use_threads(state, 1);
   using B = Autodiff<Cpu>;
   const auto model = Mlp<B>::make(true);
   const auto [x, y] = batch<B>();

@@ -17,6 +17,7 @@
 #include <benchmark/benchmark.h>
 
 #include "kiln/kiln.hpp"
+#include "bench_threads.hpp"
 
 namespace {
 
@@ -47,7 +48,7 @@ Layer make_layer(std::int64_t c_in, std::int64_t c_out, std::int64_t size) {
 }
 
 void forward(benchmark::State& state, std::int64_t c_in, std::int64_t c_out, std::int64_t size) {
-  kiln::set_num_threads(static_cast<int>(state.range(0)));
+  kiln_bench::use_threads(state, static_cast<int>(state.range(0)));
   const Layer l = make_layer(c_in, c_out, size);
   for (auto _ : state) {
     auto y = CpuOps::conv2d(l.x, l.weight, l.bias, ConvOptions<2>());
@@ -58,7 +59,7 @@ void forward(benchmark::State& state, std::int64_t c_in, std::int64_t c_out, std
 
 void backward(benchmark::State& state, std::int64_t c_in, std::int64_t c_out, std::int64_t size,
               bool grad_x) {
-  kiln::set_num_threads(static_cast<int>(state.range(0)));
+  kiln_bench::use_threads(state, static_cast<int>(state.range(0)));
   const Layer l = make_layer(c_in, c_out, size);
   const ConvOptions<2> o;
   for (auto _ : state) {
@@ -81,6 +82,7 @@ void BM_Conv2Backward(benchmark::State& state) { backward(state, 8, 16, 13, true
 
 // Max pool 2×2 with indices (what autodiff records) on Conv1's output: [64, 8, 26, 26].
 void BM_MaxPool1(benchmark::State& state) {
+  kiln_bench::use_threads(state, static_cast<int>(state.range(0)));
   const Layer l = make_layer(8, 8, 26);
   for (auto _ : state) {
     auto [y, idx] = CpuOps::max_pool2d_with_indices(l.x, kiln::MaxPool2dOptions{});
@@ -88,12 +90,13 @@ void BM_MaxPool1(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
-BENCHMARK(BM_MaxPool1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MaxPool1)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)
+    ->Unit(benchmark::kMicrosecond);
 
-BENCHMARK(BM_Conv1Forward)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Conv1Backward)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Conv2Forward)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK(BM_Conv2Backward)->Arg(1)->Arg(2)->ArgName("threads")->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_Conv1Forward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv1Backward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv2Forward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Conv2Backward)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

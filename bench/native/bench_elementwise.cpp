@@ -3,11 +3,13 @@
 // 4 written per element; 48 MiB per call, far past the caches, so this is a bandwidth
 // test). BM_AddInPlace passes `a` as an rvalue so the op may write into its buffer.
 // The ops live in engine/src/cpu/ops/elementwise_ops.cpp, kernels in cpu/kernels/binary.hpp.
+// On 1 and 2 threads (the argument; the op splits its elements above 32,768, wall time).
 #include <benchmark/benchmark.h>
 
 #include <utility>
 
 #include "kiln/kiln.hpp"
+#include "bench_threads.hpp"
 
 namespace {
 
@@ -21,6 +23,7 @@ benchmark::Counter bandwidth_counter() {
 
 void BM_Add(benchmark::State& state) {
   using namespace kiln;
+  kiln_bench::use_threads(state, static_cast<int>(state.range(0)));
   Cpu::seed(3);
   const auto a = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
   const auto b = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
@@ -33,6 +36,7 @@ void BM_Add(benchmark::State& state) {
 
 void BM_AddInPlace(benchmark::State& state) {
   using namespace kiln;
+  kiln_bench::use_threads(state, static_cast<int>(state.range(0)));
   Cpu::seed(4);
   auto a = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
   const auto b = Tensor<Cpu, 1>::random({kElements}, Distribution::uniform(-1.0, 1.0));
@@ -45,7 +49,8 @@ void BM_AddInPlace(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_Add)->Unit(benchmark::kMicrosecond);
-BENCHMARK(BM_AddInPlace)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Add)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AddInPlace)->Arg(1)->Arg(2)->ArgName("threads")->Apply(kiln_bench::threaded)
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK_MAIN();
 

@@ -1,5 +1,5 @@
-// SGEMM benchmarks of the Cpu backend (Google Benchmark), single thread except
-// BM_SgemmThreads.
+// SGEMM benchmarks of the Cpu backend (Google Benchmark), one thread (set, and labelled
+// "threads=1", bench_threads.hpp) except BM_SgemmThreads (its last argument).
 //
 //   ./build/native/bench/bench_gemm --benchmark_repetitions=5 \
 //       --benchmark_report_aggregates_only=true
@@ -26,6 +26,7 @@
 
 #include "cpu/gemm/gemm.hpp"
 #include "kiln/kiln.hpp"
+#include "bench_threads.hpp"
 
 namespace {
 
@@ -56,6 +57,7 @@ kiln::cpu::gemm::Blocking blocking_from_env() {
 }
 
 void BM_Sgemm(benchmark::State& state) {
+  kiln_bench::use_threads(state, 1);
   const auto n = static_cast<std::size_t>(state.range(0));
   const auto a = random_matrix(n, n, 1);
   const auto b = random_matrix(n, n, 2);
@@ -89,6 +91,7 @@ void BM_Sgemm(benchmark::State& state) {
 /// backward dx = dy·W (plain) and dW = dyᵀ·x (A read transposed). Args: m, k, n,
 /// transpose_a, transpose_b.
 void BM_SgemmShapes(benchmark::State& state) {
+  kiln_bench::use_threads(state, 1);
   const auto m = static_cast<std::size_t>(state.range(0));
   const auto k = static_cast<std::size_t>(state.range(1));
   const auto n = static_cast<std::size_t>(state.range(2));
@@ -133,7 +136,7 @@ void BM_SgemmThreads(benchmark::State& state) {
   args.c = {c.data(), s(n), 1};
   const auto blocking = blocking_from_env();
   const int saved = kiln::num_threads();
-  kiln::set_num_threads(threads);
+  kiln_bench::use_threads(state, threads);
   for (auto _ : state) {
     kiln::cpu::gemm::sgemm(args, blocking);
     benchmark::DoNotOptimize(c.data());
@@ -146,6 +149,7 @@ void BM_SgemmThreads(benchmark::State& state) {
 
 void BM_TensorMatmul(benchmark::State& state) {
   using namespace kiln;
+  kiln_bench::use_threads(state, 1);
   const auto n = state.range(0);
   Cpu::seed(7);
   const auto dist = Distribution::uniform(-1.0, 1.0);

@@ -16,6 +16,7 @@
 #include <benchmark/benchmark.h>
 
 #include "kiln/kiln.hpp"
+#include "bench_threads.hpp"
 
 namespace {
 
@@ -41,18 +42,17 @@ void run_steps(benchmark::State& state, Forward&& forward) {
     benchmark::DoNotOptimize(x.grad(grads));
   }
   state.SetItemsProcessed(state.iterations() * kBatch);
-  state.SetLabel(kiln::str_cat("threads=", state.range(0)));
 }
 
 void BM_LstmStep(benchmark::State& state) {
-  kiln::set_num_threads(static_cast<int>(state.range(0)));
+  kiln_bench::use_threads(state, static_cast<int>(state.range(0)));
   AD::seed(0);
   const auto lstm = kiln::nn::LstmConfig(kModel, kModel, true).init<AD>();
   run_steps(state, [&](const Tensor<AD, 3>& x) { return lstm.forward(x).output; });
 }
 
 void BM_TransformerStep(benchmark::State& state) {
-  kiln::set_num_threads(static_cast<int>(state.range(0)));
+  kiln_bench::use_threads(state, static_cast<int>(state.range(0)));
   AD::seed(0);
   auto config = kiln::nn::TransformerEncoderConfig(kModel, 4 * kModel, 4, 2);
   config.dropout = 0.0;
@@ -65,7 +65,7 @@ void BM_TransformerStep(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_LstmStep)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_TransformerStep)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_LstmStep)->ArgName("threads")->Arg(1)->Arg(2)->Apply(kiln_bench::threaded)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_TransformerStep)->ArgName("threads")->Arg(1)->Arg(2)->Apply(kiln_bench::threaded)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

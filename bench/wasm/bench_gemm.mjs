@@ -36,7 +36,9 @@ const loadStart = loadavg()
   .join(' ');
 
 // ---- engines ----
-const kiln = await init();
+// One thread, stated (issue 17): the single-threaded build, as TF.js below.
+const kiln = await init({ threads: false });
+console.log(`threads: Kiln ${kiln.backendInfo().threads} (${kiln.backendInfo().build ?? 'simd'}), TF.js 1`);
 
 const require = createRequire(import.meta.url);
 const tfWasmDir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'));

@@ -10,7 +10,8 @@
 //      isolated page, main thread and worker: backendInfo().build === 'simd-threads' with
 //      2+ threads, a 64x784 · 784x128 product (the MNIST layer) within the f32 bound of a
 //      double sum computed here, and bit-identical to the single-threaded build's result
-//      (init({threads: false}) in the same page) and to itself with 1 thread; 10,000 caught
+//      (init({threads: false}) in the same page) and to itself with 1 thread; four Adam steps
+//      of the MNIST CNN (the kernels the pool splits) bit-identical likewise; 10,000 caught
 //      errors leave the stack pointer and malloc'd bytes exactly as they were;
 //      plain page: 'simd', and init({threads: true}) rejects with KilnError `Config`;
 //      dev server and unbundled page (main thread): 'simd-threads' and the product right.
@@ -127,6 +128,29 @@ function errorLoop(kiln) {
   b.dispose();
   return { before, after, codes: [...codes].sort(), messages: [...messages].slice(0, 4) };
 }
+// Four Adam steps of the MNIST anchor CNN at batch 64 on deterministic data (conv, ReLU and
+// its mask, max pool and its backward, linear, cross-entropy, the fused Adam update: the
+// kernels the pool splits), then its predictions: the losses and probabilities as arrays.
+function cnnSteps(kiln) {
+  const layers = [
+    { type: 'reshape', shape: [1, 28, 28] },
+    { type: 'conv2d', channels: [1, 8], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' },
+    { type: 'relu' }, { type: 'maxPool2d', kernelSize: [2, 2] },
+    { type: 'conv2d', channels: [8, 16], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' },
+    { type: 'relu' }, { type: 'maxPool2d', kernelSize: [2, 2] },
+    { type: 'flatten' }, { type: 'linear', dInput: 400, dOutput: 10, bias: true },
+  ];
+  const model = kiln.nn.sequential({ layers }, { seed: 0 });
+  const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-2 }), loss: 'crossEntropy', seed: 0 });
+  const x = new Float32Array(64 * 784), y = new Int32Array(64);
+  for (let i = 0; i < x.length; i++) x[i] = ((i * 7919) % 1009) / 504 - 1;
+  for (let i = 0; i < y.length; i++) y[i] = (i * 7) % 10;
+  const losses = [];
+  for (let s = 0; s < 4; s++) losses.push(learner.trainBatch(x, y, 64).loss);
+  const probs = Array.from(learner.predict(x, { batchSize: 64 }));
+  model.dispose?.();
+  return { losses, probs };
+}
 export async function run(opts) {
   const kiln = await init(opts);
   const info = kiln.backendInfo();
@@ -134,9 +158,11 @@ export async function run(opts) {
   out.errors = errorLoop(kiln);
   out.afterErrors = product(kiln);
   if (opts && opts.grow) out.grown = grownProduct(kiln);
+  out.cnn = cnnSteps(kiln);
   if (info.maxThreads > 1) {
     kiln.setNumThreads(1);
     out.oneThread = product(kiln);
+    out.cnnOneThread = cnnSteps(kiln);
     timeProducts(kiln, 5); // V8 tiers the kernels up after a few calls
     out.msOneThread = timeProducts(kiln, 20);
     kiln.setNumThreads(info.maxThreads);
@@ -146,6 +172,7 @@ export async function run(opts) {
   const single = await init({ threads: false });
   out.singleInfo = single.backendInfo();
   out.singleValues = product(single);
+  out.singleCnn = cnnSteps(single);
   try {
     await init({ threads: true });
     out.forcedThreads = 'loaded';
@@ -223,6 +250,12 @@ function checkIsolated(where, r) {
   check(r.singleInfo.build === 'simd' && r.singleInfo.threads === 1,
         `${where}: init({threads: false}) loads 'simd' next to it`);
   check(sameBits(r.values, r.singleValues), `${where}: bit-identical to the single-threaded build`);
+  const cnnSame = (a, b) => sameBits(a.losses, b.losses) && sameBits(a.probs, b.probs) && a.probs.length === 640 &&
+    a.losses.every(Number.isFinite) && a.losses[3] < a.losses[0];
+  check(cnnSame(r.cnn, r.cnnOneThread) && cnnSame(r.cnn, r.singleCnn),
+        `${where}: 4 Adam steps of the MNIST CNN (batch 64: split conv, ReLU, pool, Adam kernels) ` +
+        `bit-identical on ${r.info.threads} threads, on 1 and in the single-threaded build ` +
+        `(losses ${r.cnn.losses.map((v) => v.toFixed(4)).join(', ')})`);
   check(r.forcedThreads === 'loaded', `${where}: init({threads: true}) loads`);
   check(JSON.stringify(r.errors.codes) === '["Config","Shape"]' &&
         r.errors.after.sp === r.errors.before.sp && r.errors.after.malloc === r.errors.before.malloc,

@@ -2,10 +2,12 @@
 // buffers, run the kernel of cpu/kernels/optim.hpp for the best instruction set.
 #include "kiln/optim/fused.hpp"
 
+#include <atomic>
 #include <utility>
 
 #include "cpu/dispatch.hpp"
 #include "cpu/kernels/optim.hpp"
+#include "cpu/parallel_plan.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 
@@ -26,6 +28,43 @@ void check_shape(const char* op, const char* what, const CpuTensor& t, const Cpu
     throw ShapeError(str_cat(op, ": the ", what, " has shape ", t.shape(), ", the parameter ",
                              param.shape()));
   }
+}
+
+/// Moves every operand pointer of an update kernel's arguments `by` elements.
+void shift(kernels::AdamStepArgs& a, std::int64_t by) {
+  auto move = [by](auto*& p) {
+    if (p != nullptr) p += by;
+  };
+  move(a.param), move(a.grad), move(a.moment_1), move(a.moment_2), move(a.max_moment_2);
+  move(a.param_out), move(a.moment_1_out), move(a.moment_2_out), move(a.max_moment_2_out);
+}
+void shift(kernels::SgdStepArgs& a, std::int64_t by) {
+  auto move = [by](auto*& p) {
+    if (p != nullptr) p += by;
+  };
+  move(a.param), move(a.grad), move(a.buffer), move(a.param_out), move(a.buffer_out);
+}
+
+/// Runs the element-wise update kernel over args.n elements, split across the thread pool
+/// when large (a map: bit-identical for every split); the finiteness flags are the AND of
+/// the chunks' flags (an order-free combination).
+template <class K, class Args>
+kernels::UpdateFiniteFlags run_split(K kernel, const Args& args) {
+  std::atomic<bool> grad_finite{true}, param_finite{true};
+  cpu::parallel_elements(static_cast<std::int64_t>(args.n), [&](std::int64_t begin,
+                                                                std::int64_t end) {
+    Args a = args;
+    a.n = static_cast<std::size_t>(end - begin);
+    shift(a, begin);
+    kernels::UpdateFiniteFlags f;
+    cpu::dispatch(kernel, static_cast<const Args&>(a), f);
+    if (!f.grad) grad_finite.store(false, std::memory_order_relaxed);
+    if (!f.param) param_finite.store(false, std::memory_order_relaxed);
+  });
+  kernels::UpdateFiniteFlags all;
+  all.grad = grad_finite.load();
+  all.param = param_finite.load();
+  return all;
 }
 
 void report(const kernels::UpdateFiniteFlags& flags, UpdateFinite* finite) {
@@ -77,8 +116,7 @@ AdamUpdate adam_step(const CpuTensor& param, const CpuTensor& grad, CpuTensor* m
   a.bias_correction_2_sqrt = s.bias_correction_2_sqrt;
   a.epsilon = s.epsilon;
   a.step_size = s.step_size;
-  kernels::UpdateFiniteFlags flags;
-  cpu::dispatch(kernels::AdamStepF32{}, a, flags);
+  const kernels::UpdateFiniteFlags flags = run_split(kernels::AdamStepF32{}, a);
   report(flags, finite);
   return out;
 }
@@ -106,8 +144,7 @@ SgdUpdate sgd_step(const CpuTensor& param, const CpuTensor& grad, CpuTensor* buf
   a.momentum = s.momentum;
   a.one_minus_dampening = s.one_minus_dampening;
   a.lr = s.lr;
-  kernels::UpdateFiniteFlags flags;
-  cpu::dispatch(kernels::SgdStepF32{}, a, flags);
+  const kernels::UpdateFiniteFlags flags = run_split(kernels::SgdStepF32{}, a);
   report(flags, finite);
   return out;
 }

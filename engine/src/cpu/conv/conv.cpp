@@ -424,7 +424,10 @@ void backward_bias(std::int64_t batch, std::int64_t channels, std::int64_t spati
   // Each image's row is summed in 8 float lanes (a fixed order the compiler vectorises
   // without reassociating), the lanes and the images in double.
   constexpr int kLanes = 8;
-  for (std::int64_t c = 0; c < channels; ++c) {
+  // Channels are independent sums: split across the thread pool when large (the
+  // single-threaded WebAssembly build compiles only the direct call).
+  auto channel_range = [&](std::int64_t c0, std::int64_t c1) {
+  for (std::int64_t c = c0; c < c1; ++c) {
     double sum = 0.0;
     for (std::int64_t n = 0; n < batch; ++n) {
       const float* p = grad_out + (n * channels + c) * spatial;
@@ -439,6 +442,14 @@ void backward_bias(std::int64_t batch, std::int64_t channels, std::int64_t spati
       sum += row;
     }
     grad_b[c] = static_cast<float>(sum);
+  }
+  };
+  if constexpr (!detail::kHasThreads) {
+    channel_range(0, channels);
+  } else {
+    const std::int64_t per_channel = std::max<std::int64_t>(batch * spatial, 1);
+    const std::int64_t grain = std::max<std::int64_t>(1, detail::kElementwiseGrain / per_channel);
+    detail::parallel_for(channels, grain, 1, channel_range);
   }
 }
 

@@ -8,6 +8,7 @@
 #include "cpu/dispatch.hpp"
 #include "cpu/kernels/compare.hpp"
 #include "cpu/ops/elementwise_common.hpp"
+#include "cpu/parallel_plan.hpp"
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
@@ -16,16 +17,23 @@ namespace {
 using cpu::ops::op_name;
 namespace kernels = cpu::kernels;
 
+/// Runs the comparison, split across the thread pool when large (cpu/parallel_plan.hpp).
 template <class T>
 void run_compare(CompareOp op, const kernels::Plan<2>& plan, const T* lhs, const T* rhs,
                  std::uint8_t* out) {
-  switch (op) {
-#define KILN_COMPARE_OP(Name, ...)                                              \
-  case CompareOp::Name:                                                         \
-    cpu::dispatch(kernels::Compare<CompareOp::Name, T>{}, plan, lhs, rhs, out); \
+  cpu::parallel_plan(plan, [&](const kernels::Plan<2>& p, const std::int64_t* off,
+                               std::int64_t out_off) {
+    const T* a = lhs + off[0];
+    const T* b = rhs + off[1];
+    std::uint8_t* o = out + out_off;
+    switch (op) {
+#define KILN_COMPARE_OP(Name, ...)                                     \
+  case CompareOp::Name:                                                \
+    cpu::dispatch(kernels::Compare<CompareOp::Name, T>{}, p, a, b, o); \
     return;
 #include "kiln/backend/ops.def"
-  }
+    }
+  });
 }
 
 /// Runs the comparison for any dtype; lhs and rhs have `dtype`.
@@ -86,19 +94,20 @@ CpuTensor where(CpuTensor x, const CpuTensor& mask, const void* value, const Sha
   const DType dtype = x.dtype();
   CpuTensor out = cpu::ops::reusable(x, shape, dtype) ? std::move(x) : CpuTensor(shape, dtype);
   const std::uint8_t* m = mask.data<std::uint8_t>();
+  void* o = out.data<std::uint8_t>();
+  // A map: split across the thread pool when large (cpu/parallel_plan.hpp).
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    cpu::parallel_plan(plan, [&](const kernels::Plan<3>& p, const std::int64_t* off,
+                                 std::int64_t out_off) {
+      cpu::dispatch(kernels::Where<T>{}, p, static_cast<const T*>(xs) + off[0], m + off[1],
+                    static_cast<const T*>(value) + off[2], static_cast<T*>(o) + out_off);
+    });
+  };
   switch (dtype) {
-    case DType::F32:
-      cpu::dispatch(kernels::Where<float>{}, plan, static_cast<const float*>(xs), m,
-                    static_cast<const float*>(value), out.data<float>());
-      break;
-    case DType::I32:
-      cpu::dispatch(kernels::Where<std::int32_t>{}, plan, static_cast<const std::int32_t*>(xs), m,
-                    static_cast<const std::int32_t*>(value), out.data<std::int32_t>());
-      break;
-    case DType::Bool:
-      cpu::dispatch(kernels::Where<std::uint8_t>{}, plan, static_cast<const std::uint8_t*>(xs), m,
-                    static_cast<const std::uint8_t*>(value), out.data<std::uint8_t>());
-      break;
+    case DType::F32: run(float{}); break;
+    case DType::I32: run(std::int32_t{}); break;
+    case DType::Bool: run(std::uint8_t{}); break;
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <limits>
 #include <mutex>
 
+#include "cpu/parallel_plan.hpp"
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
@@ -52,7 +53,10 @@ void check_finite(const char* op, double v, const char* what) {
 template <class T>
 void fill(CpuTensor& t, T value) {
   T* p = t.data<T>();
-  for (std::int64_t i = 0; i < t.num_elements(); ++i) p[i] = value;
+  // Split across the thread pool when large (gradient buffers are zero-filled every step).
+  cpu::parallel_elements(t.num_elements(), [&](std::int64_t begin, std::int64_t end) {
+    std::fill(p + begin, p + end, value);
+  });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cpu/kernels/binary.hpp"
 #include "cpu/kernels/unary.hpp"
 #include "cpu/ops/elementwise_common.hpp"
+#include "cpu/parallel_plan.hpp"
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
@@ -18,14 +19,21 @@ namespace {
 using cpu::ops::op_name;
 namespace kernels = cpu::kernels;
 
-/// Runs the binary kernel family K (BinaryF32 or BinaryI32) for the run-time op.
+/// Runs the binary kernel family K (BinaryF32 or BinaryI32) for the run-time op, split
+/// across the thread pool when large (cpu/parallel_plan.hpp: a map, so bit-identical).
 template <template <BinaryOp> class K, class T>
 void run_binary(BinaryOp op, const kernels::Plan<2>& plan, const T* lhs, const T* rhs, T* out) {
-  switch (op) {
+  cpu::parallel_plan(plan, [&](const kernels::Plan<2>& p, const std::int64_t* off,
+                               std::int64_t out_off) {
+    const T* a = lhs + off[0];
+    const T* b = rhs + off[1];
+    T* o = out + out_off;
+    switch (op) {
 #define KILN_BINARY_OP(Name, ...) \
-  case BinaryOp::Name: cpu::dispatch(K<BinaryOp::Name>{}, plan, lhs, rhs, out); return;
+  case BinaryOp::Name: cpu::dispatch(K<BinaryOp::Name>{}, p, a, b, o); return;
 #include "kiln/backend/ops.def"
-  }
+    }
+  });
 }
 
 bool is_int_division(BinaryOp op) {
@@ -54,13 +62,18 @@ void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const S
   }
 }
 
-/// Runs the unary kernel UnaryF32<op> for the run-time op.
+/// Runs the unary kernel UnaryF32<op> for the run-time op (split when large, as run_binary).
 void run_unary_f32(UnaryOp op, const float* x, float* out, std::size_t n) {
-  switch (op) {
+  cpu::parallel_elements(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
+    const float* xs = x + begin;
+    float* o = out + begin;
+    const auto len = static_cast<std::size_t>(end - begin);
+    switch (op) {
 #define KILN_UNARY_OP(Name, ...) \
-  case UnaryOp::Name: cpu::dispatch(kernels::UnaryF32<UnaryOp::Name>{}, x, out, n); return;
+  case UnaryOp::Name: cpu::dispatch(kernels::UnaryF32<UnaryOp::Name>{}, xs, o, len); return;
 #include "kiln/backend/ops.def"
-  }
+    }
+  });
 }
 
 /// Runs the unary kernel UnaryI32<op> for the run-time op (a NUMERIC row of the op table).

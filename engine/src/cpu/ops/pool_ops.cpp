@@ -17,6 +17,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "kiln/backend/pool_options.hpp"
 #include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
@@ -49,6 +50,20 @@ Taps taps(std::int64_t start, std::int64_t kernel, std::int64_t dilation, std::i
 }
 
 void check_tables(const char* op, const Shape& out_shape);  // below, beside AvgSpan
+
+/// Runs fn(p0, p1) over the planes [0, planes), split across the thread pool when the op
+/// touches at least 2 · kElementwiseGrain floats (`plane_elements` per plane, input and
+/// output together). Planes are independent, so every split gives bit-identical results.
+template <class Fn>
+void split_planes(std::int64_t planes, std::int64_t plane_elements, Fn&& fn) {
+  if constexpr (!detail::kHasThreads) {
+    fn(std::int64_t{0}, planes);
+  } else {
+    const std::int64_t grain = std::max<std::int64_t>(
+        1, detail::kElementwiseGrain / std::max<std::int64_t>(plane_elements, 1));
+    detail::parallel_for(planes, grain, 1, fn);
+  }
+}
 
 /// max_pool2d on one plane; idx may be null (no indices wanted).
 void max_pool_plane(const float* in, float* out, std::int32_t* idx, std::int64_t height,
@@ -179,16 +194,20 @@ std::pair<CpuTensor, CpuTensor> max_pool(const char* op, const CpuTensor& x,
       o.padding == std::array<std::int64_t, 2>{0, 0} &&
       o.dilation == std::array<std::int64_t, 2>{1, 1} && 2 * out_h <= height &&
       2 * out_w <= width) {
-    for (std::int64_t p = 0; p < planes; ++p) {
-      max_pool_plane_2x2(in + p * in_plane, po + p * out_plane, pi ? pi + p * out_plane : nullptr,
-                         width, out_h, out_w);
-    }
+    split_planes(planes, in_plane + out_plane, [&](std::int64_t p0, std::int64_t p1) {
+      for (std::int64_t p = p0; p < p1; ++p) {
+        max_pool_plane_2x2(in + p * in_plane, po + p * out_plane,
+                           pi ? pi + p * out_plane : nullptr, width, out_h, out_w);
+      }
+    });
     return {out, indices};
   }
-  for (std::int64_t p = 0; p < planes; ++p) {
-    max_pool_plane(in + p * in_plane, po + p * out_plane, pi ? pi + p * out_plane : nullptr,
-                   height, width, out_h, out_w, o, col_taps);
-  }
+  split_planes(planes, in_plane + out_plane, [&](std::int64_t p0, std::int64_t p1) {
+    for (std::int64_t p = p0; p < p1; ++p) {
+      max_pool_plane(in + p * in_plane, po + p * out_plane, pi ? pi + p * out_plane : nullptr,
+                     height, width, out_h, out_w, o, col_taps);
+    }
+  });
   return {out, indices};
 }
 
@@ -305,7 +324,9 @@ void check_tables(const char* op, const Shape& out_shape) {
 template <class F>
 void for_planes(std::int64_t planes, const float* in, std::int64_t in_plane, float* out,
                 std::int64_t out_plane, F&& plane) {
-  for (std::int64_t p = 0; p < planes; ++p) plane(in + p * in_plane, out + p * out_plane);
+  split_planes(planes, in_plane + out_plane, [&](std::int64_t p0, std::int64_t p1) {
+    for (std::int64_t p = p0; p < p1; ++p) plane(in + p * in_plane, out + p * out_plane);
+  });
 }
 
 }  // namespace
@@ -330,23 +351,28 @@ CpuTensor CpuOps::max_pool2d_backward(const Shape& x_shape, const CpuTensor& gra
     throw ShapeError(str_cat(op, ": gradient ", grad.shape(), " and indices ", indices.shape(),
                              " (dtype ", indices.dtype(), ") do not fit input ", x_shape));
   }
-  CpuTensor out = full(x_shape, 0.0, DType::F32, {});
   const std::int64_t planes = x_shape[0] * x_shape[1];
   const std::int64_t in_plane = x_shape[2] * x_shape[3];
   const std::int64_t out_plane = grad.shape()[2] * grad.shape()[3];
-  if (planes == 0 || out_plane == 0) return out;
+  if (planes == 0 || out_plane == 0) return full(x_shape, 0.0, DType::F32, {});
+  CpuTensor out(x_shape, DType::F32);  // zeroed plane by plane below
   const float* g = grad.data<float>();
   const std::int32_t* idx = indices.data<std::int32_t>();
   float* o = out.data<float>();
-  for (std::int64_t p = 0; p < planes; ++p) {
-    float* op_ = o + p * in_plane;
-    const float* gp = g + p * out_plane;
-    const std::int32_t* ip = idx + p * out_plane;
-    for (std::int64_t k = 0; k < out_plane; ++k) {
-      const std::int64_t at = ip[k];
-      if (at >= 0 && at < in_plane) op_[at] += gp[k];  // -1: a window with no input element
+  // Indices stay inside their own plane, so planes split across threads write disjoint
+  // memory, each plane's sums in the serial order.
+  split_planes(planes, in_plane + out_plane, [&](std::int64_t p0, std::int64_t p1) {
+    std::fill(o + p0 * in_plane, o + p1 * in_plane, 0.0f);
+    for (std::int64_t p = p0; p < p1; ++p) {
+      float* op_ = o + p * in_plane;
+      const float* gp = g + p * out_plane;
+      const std::int32_t* ip = idx + p * out_plane;
+      for (std::int64_t k = 0; k < out_plane; ++k) {
+        const std::int64_t at = ip[k];
+        if (at >= 0 && at < in_plane) op_[at] += gp[k];  // -1: a window with no input element
+      }
     }
-  }
+  });
   return out;
 }
 
