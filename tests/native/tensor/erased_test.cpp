@@ -169,7 +169,8 @@ TEST(ErasedOptim, SgdStepPrimitiveMatchesTheHandComputation) {
   const optim::Sgd rule(std::nullopt, std::nullopt);
   std::optional<optim::Sgd::State<Cpu>> state;
   const CpuTensor out = rule.step_primitive<Cpu>(0.5, param.primitive(), grad.primitive(), state);
-  EXPECT_EQ(Tensor<Cpu, 2>(out).to_data().to_vec<float>(), (std::vector<float>{0.f, 3.f, 1.f, 4.f}));
+  const std::vector<float> expected{0.f, 3.f, 1.f, 4.f};
+  EXPECT_EQ((Tensor<Cpu, 2>(out).to_data().to_vec<float>()), expected);
   EXPECT_EQ(Cpu::FloatOps::shape(out), (Shape{2, 2}));
 }
 

@@ -27,6 +27,13 @@
 ///   template <class V> void visit_mut(V&& v);
 /// where a field is an `I::FloatTensor` of the parameter's shape (required), a
 /// `std::optional<I::FloatTensor>` (optional) or a `std::int64_t` count (required).
+/// A rule may also provide the same update on the rank-erased float primitives,
+///   template <Backend I>
+///   I::FloatTensor step_primitive(double lr, I::FloatTensor param, I::FloatTensor grad,
+///                                 std::optional<State<I>>& state, UpdateFinite* finite) const;
+/// (Sgd, Adam, AdamW and RmsProp do, their typed step<I, D> being a thin wrapper over it):
+/// the adaptor then calls that, so one copy of the update's code serves parameters of every
+/// rank (the per-rank parts of the adaptor only unwrap and rewrap the tensors).
 ///
 /// Records of the state (for checkpoints, so a resumed run continues with the same moments):
 /// `to_named_record(module)` gives every state field keyed by "<parameter path>.<field>"
