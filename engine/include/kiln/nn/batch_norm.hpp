@@ -27,6 +27,7 @@
 #include <string>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -34,6 +35,7 @@
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/sequential_rules.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -140,10 +142,11 @@ struct BatchNorm {
       throw ShapeError(str_cat("BatchNorm::forward: expected input [batch_size, ", channels,
                                ", ...] (num_features = ", channels, "), got ", s));
     }
+    const Erased x(input);
     if constexpr (AutodiffBackend<B>) {
-      return forward_train(input);
+      return forward_train(x).template typed<D>();
     } else {
-      return forward_eval(input);
+      return forward_eval(x).template typed<D>();
     }
   }
 
@@ -160,57 +163,60 @@ struct BatchNorm {
   }
 
  private:
-  /// [C] -> [1, C, 1, ...] (rank D), to broadcast over input.
-  template <std::size_t D, class T>
-  static auto per_channel(const T& t, std::int64_t channels) {
-    std::array<std::int64_t, D> dims{};
-    dims.fill(1);
+  // The forward paths are rank-erased (one copy of the code for every rank; the same ops in
+  // the same order as written on Tensor<B, D>): forward<D> checks and wraps them.
+  using Erased = kiln::detail::ErasedFloat<B>;
+
+  /// [C] -> [1, C, 1, ...] (the input's rank), to broadcast over input.
+  static Erased per_channel(const Erased& t, std::int64_t channels, std::size_t rank) {
+    std::vector<std::int64_t> dims(rank, 1);
     dims[1] = channels;
-    return t.template reshape<D>(dims);
+    return t.reshape(dims);
   }
   /// Mean over every dim but 1, kept: [N, C, ...] -> [1, C, 1, ...].
-  template <std::size_t D>
-  static Tensor<B, D> mean_but_channel(const Tensor<B, D>& x) {
-    Tensor<B, D> out = x.mean_dim(0);
-    for (std::size_t d = 2; d < D; ++d) out = out.mean_dim(static_cast<std::int64_t>(d));
+  static Erased mean_but_channel(const Erased& x, std::size_t rank) {
+    Erased out = x.mean_dim(0);
+    for (std::size_t d = 2; d < rank; ++d) out = out.mean_dim(static_cast<std::int64_t>(d));
     return out;
   }
 
-  template <std::size_t D>
-  Tensor<B, D> forward_eval(const Tensor<B, D>& input) const {
+  Erased forward_eval(const Erased& input) const {
     const std::int64_t c = num_features();
+    const std::size_t rank = input.shape().rank();
     // y = x·scale + shift, scale = γ/sqrt(running_var + ε), shift = β - running_mean·scale.
-    const auto scale = weight.val() / (running_var.val() + epsilon).sqrt();
-    const auto shift = bias.val() - running_mean.val() * scale;
-    return input * per_channel<D>(scale, c) + per_channel<D>(shift, c);
+    const auto scale = Erased(weight.val()) / (Erased(running_var.val()) + epsilon).sqrt();
+    const auto shift = Erased(bias.val()) - Erased(running_mean.val()) * scale;
+    return input * per_channel(scale, c, rank) + per_channel(shift, c, rank);
   }
 
-  template <std::size_t D>
-  Tensor<B, D> forward_train(const Tensor<B, D>& input) const {
+  Erased forward_train(const Erased& input) const {
     const Shape s = input.shape();
+    const std::size_t rank = s.rank();
     const std::int64_t c = num_features();
     const std::int64_t n = s.num_elements() / c;
     if (n <= 1) {
       throw ShapeError(str_cat("BatchNorm::forward: expected more than 1 value per channel "
                                "when training, got input ", s));
     }
-    const auto mean = mean_but_channel(input);           // [1, C, 1, ...]
+    const auto mean = mean_but_channel(input, rank);           // [1, C, 1, ...]
     const auto centered = input - mean;
-    const auto var = mean_but_channel(centered * centered);  // biased, normalises
+    const auto var = mean_but_channel(centered * centered, rank);  // biased, normalises
     const auto y = centered / (var + epsilon).sqrt();
     update_running(mean, var, n);
-    return y * per_channel<D>(weight.val(), c) + per_channel<D>(bias.val(), c);
+    return y * per_channel(Erased(weight.val()), c, rank) +
+           per_channel(Erased(bias.val()), c, rank);
   }
 
-  template <std::size_t D>
-  void update_running(const Tensor<B, D>& mean, const Tensor<B, D>& var, std::int64_t n) const {
+  void update_running(const Erased& mean, const Erased& var, std::int64_t n) const {
     using I = typename B::Inner;
+    using Ops = typename B::FloatOps;
     const std::int64_t c = num_features();
     const std::array<std::int64_t, 1> flat{c};
-    const Tensor<I, 1> batch_mean = mean.inner().template reshape<1>(flat);
+    const Tensor<I, 1> batch_mean(I::FloatOps::reshape(Ops::inner(mean.primitive()), flat));
     // Unbiased for the running estimate (torch.nn.BatchNorm), biased for normalising.
     const Tensor<I, 1> batch_var =
-        var.inner().template reshape<1>(flat) * (static_cast<double>(n) / static_cast<double>(n - 1));
+        Tensor<I, 1>(I::FloatOps::reshape(Ops::inner(var.primitive()), flat)) *
+        (static_cast<double>(n) / static_cast<double>(n - 1));
     const auto tracked = num_batches_tracked.val() + 1;
     // momentum none: the cumulative average, factor 1/n with n the batches tracked so far
     // including this one (PyTorch's exponential_average_factor).

@@ -19,6 +19,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/nn/sequential_rules.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -64,9 +65,7 @@ struct Dropout {
       return input;
     } else {
       if (prob == 0.0) return input;
-      auto keep =
-          Tensor<B, D>::random(input.shape(), Distribution::bernoulli(1.0 - prob), input.device());
-      return apply_mask(std::move(input), std::move(keep));
+      return train_forward<B>(std::move(input).into_primitive()).template typed<D>();
     }
   }
 
@@ -96,10 +95,28 @@ struct Dropout {
   }
   template <Backend B, std::size_t D>
   Tensor<B, D> apply_mask(Tensor<B, D> input, Tensor<B, D> keep) const {
+    return apply_mask<B>(kiln::detail::ErasedFloat<B>(std::move(input).into_primitive()),
+                         kiln::detail::ErasedFloat<B>(std::move(keep).into_primitive()))
+        .template typed<D>();
+  }
+  /// apply_mask, rank-erased (one copy of the code for every rank).
+  template <Backend B>
+  kiln::detail::ErasedFloat<B> apply_mask(kiln::detail::ErasedFloat<B> input,
+                                          kiln::detail::ErasedFloat<B> keep) const {
     // One scaled mask, then one product: x·(m/(1-p)); for p = 1 the factor is 0 (PyTorch
     // computes x·0 there too).
     const double scale = prob < 1.0 ? 1.0 / (1.0 - prob) : 0.0;
     return std::move(input) * (std::move(keep) * scale);
+  }
+  /// forward's training path (prob > 0, autodiff backend), rank-erased: a Bernoulli keep-mask
+  /// drawn as Tensor<B, D>::random draws it, then apply_mask.
+  template <Backend B>
+  kiln::detail::ErasedFloat<B> train_forward(typename B::FloatTensor input) const {
+    using Ops = typename B::FloatOps;
+    auto keep = Ops::random(Ops::shape(input), Distribution::bernoulli(1.0 - prob), Float::dtype,
+                            Ops::device(input));
+    return apply_mask<B>(kiln::detail::ErasedFloat<B>(std::move(input)),
+                         kiln::detail::ErasedFloat<B>(std::move(keep)));
   }
 };
 

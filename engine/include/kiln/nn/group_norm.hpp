@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
@@ -14,11 +15,38 @@
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/sequential_rules.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
 
 namespace detail {
+/// group_norm of an input of rank >= 2, rank-erased (one copy of the code for every rank; the
+/// same ops in the same order as written on Tensor<B, D>).
+template <Backend B>
+kiln::detail::ErasedFloat<B> group_norm_erased(
+    const char* op, const kiln::detail::ErasedFloat<B>& input, std::int64_t groups,
+    std::int64_t channels, double epsilon,
+    const std::optional<module::Param<Tensor<B, 1>>>& weight,
+    const std::optional<module::Param<Tensor<B, 1>>>& bias) {
+  using E = kiln::detail::ErasedFloat<B>;
+  const Shape s = input.shape();
+  if (s[1] != channels) {
+    throw ShapeError(str_cat(op, ": expected input [batch_size, ", channels,
+                             ", ...] (num_channels = ", channels, "), got ", s));
+  }
+  const std::int64_t n = s[0];
+  const std::array<std::int64_t, 3> grouped_dims{n, groups, -1};
+  const auto grouped = input.reshape(grouped_dims);
+  const auto [var, mean] = grouped.var_mean(2, /*unbiased=*/false);
+  auto y = ((grouped - mean) / (var + epsilon).sqrt()).reshape(s.dims());
+  std::vector<std::int64_t> per_channel(s.rank(), 1);
+  per_channel[1] = channels;
+  if (weight) y = y * E(weight->val()).reshape(per_channel);
+  if (bias) y = y + E(bias->val()).reshape(per_channel);
+  return y;
+}
+
 /// Normalises each group of channels of each sample: x [N, C, ...] viewed as
 /// [N, groups, C/groups·...], (x - mean)/sqrt(var + epsilon) with the biased variance, then
 /// weight·y + bias per channel when given. Shared by GroupNorm and InstanceNorm; `op` names
@@ -29,25 +57,11 @@ Tensor<B, D> group_norm(const char* op, const Tensor<B, D>& input, std::int64_t 
                         const std::optional<module::Param<Tensor<B, 1>>>& weight,
                         const std::optional<module::Param<Tensor<B, 1>>>& bias) {
   static_assert(D >= 2, "group_norm: input rank must be >= 2");
-  const Shape s = input.shape();
-  if (s[1] != channels) {
-    throw ShapeError(str_cat(op, ": expected input [batch_size, ", channels,
-                             ", ...] (num_channels = ", channels, "), got ", s));
-  }
-  const std::int64_t n = s[0];
-  const auto grouped =
-      input.template reshape<3>(std::array<std::int64_t, 3>{n, groups, -1});
-  const auto [var, mean] = grouped.var_mean(2, /*unbiased=*/false);
-  std::array<std::int64_t, D> dims{};
-  for (std::size_t i = 0; i < D; ++i) dims[i] = s[i];
-  auto y = ((grouped - mean) / (var + epsilon).sqrt()).template reshape<D>(dims);
-  std::array<std::int64_t, D> per_channel{};
-  per_channel.fill(1);
-  per_channel[1] = channels;
-  if (weight) y = y * weight->val().template reshape<D>(per_channel);
-  if (bias) y = y + bias->val().template reshape<D>(per_channel);
-  return y;
+  return group_norm_erased<B>(op, kiln::detail::ErasedFloat<B>(input), groups, channels, epsilon,
+                              weight, bias)
+      .template typed<D>();
 }
+
 }  // namespace detail
 
 template <Backend B>

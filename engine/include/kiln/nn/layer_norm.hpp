@@ -19,6 +19,7 @@
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/sequential_rules.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -176,34 +177,7 @@ struct LayerNorm {
   /// Semantics: torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps).
   template <std::size_t D>
   Tensor<B, D> forward(const Tensor<B, D>& input) const {
-    const Shape s = input.shape();
-    const std::size_t k = normalized_shape.empty() ? 1 : normalized_shape.size();
-    if (k <= 1) {
-      if (s[D - 1] != d_model) {
-        throw ShapeError(str_cat("LayerNorm::forward: expected input [..., ", d_model,
-                                 "] (d_model = ", d_model, "), got ", s));
-      }
-      constexpr auto last = static_cast<std::int64_t>(D - 1);
-      const auto [var, mean] = input.var_mean(last, /*unbiased=*/false);
-      return affine((input - mean) / (var + epsilon).sqrt());
-    }
-    bool fits = D >= k;
-    for (std::size_t i = 0; fits && i < k; ++i) fits = s[D - k + i] == normalized_shape[i];
-    if (!fits) {
-      throw ShapeError(str_cat("LayerNorm::forward: expected input [..., ",
-                               sequential::item_string(normalized_shape).substr(1),
-                               " (normalized_shape = ", sequential::item_string(normalized_shape),
-                               "), got ", s));
-    }
-    // Means over the k trailing dims, kept (equal-size groups: the mean of means).
-    auto mean_trailing = [k](const Tensor<B, D>& t) {
-      Tensor<B, D> out = t;
-      for (std::size_t i = 0; i < k; ++i) out = out.mean_dim(static_cast<std::int64_t>(D - 1 - i));
-      return out;
-    };
-    const auto centered = input - mean_trailing(input);
-    const auto var = mean_trailing(centered * centered);
-    return affine(centered / (var + epsilon).sqrt());
+    return forward_erased(kiln::detail::ErasedFloat<B>(input), D).template typed<D>();
   }
 
   /// `d_model: 512, epsilon: 0.00001, elementwise_affine: true` (and `normalized_shape:
@@ -217,24 +191,55 @@ struct LayerNorm {
   }
 
  private:
-  /// p [normalized_shape] as rank D [1, ..., 1, normalized_shape].
-  template <std::size_t D>
-  static Tensor<B, D> broadcast(const LayerNormParam<B>& lp) {
-    const auto& p = lp.param;
-    return std::visit(
-        [](const auto& param) {
-          const Shape ps = param.val().shape();
-          std::array<std::int64_t, D> dims{};
-          dims.fill(1);
-          for (std::size_t i = 0; i < ps.rank(); ++i) dims[D - ps.rank() + i] = ps[i];
-          return param.val().template reshape<D>(dims);
-        },
-        p);
+  using Erased = kiln::detail::ErasedFloat<B>;
+
+  /// forward of an input of rank D, rank-erased (one copy of the code for every rank; the
+  /// same ops in the same order as written on Tensor<B, D>).
+  Erased forward_erased(const Erased& input, std::size_t D) const {
+    const Shape s = input.shape();
+    const std::size_t k = normalized_shape.empty() ? 1 : normalized_shape.size();
+    if (k <= 1) {
+      if (s[D - 1] != d_model) {
+        throw ShapeError(str_cat("LayerNorm::forward: expected input [..., ", d_model,
+                                 "] (d_model = ", d_model, "), got ", s));
+      }
+      const auto last = static_cast<std::int64_t>(D - 1);
+      const auto [var, mean] = input.var_mean(last, /*unbiased=*/false);
+      return affine((input - mean) / (var + epsilon).sqrt(), D);
+    }
+    bool fits = D >= k;
+    for (std::size_t i = 0; fits && i < k; ++i) fits = s[D - k + i] == normalized_shape[i];
+    if (!fits) {
+      throw ShapeError(str_cat("LayerNorm::forward: expected input [..., ",
+                               sequential::item_string(normalized_shape).substr(1),
+                               " (normalized_shape = ", sequential::item_string(normalized_shape),
+                               "), got ", s));
+    }
+    // Means over the k trailing dims, kept (equal-size groups: the mean of means).
+    auto mean_trailing = [k, D](const Erased& t) {
+      Erased out = t;
+      for (std::size_t i = 0; i < k; ++i) out = out.mean_dim(static_cast<std::int64_t>(D - 1 - i));
+      return out;
+    };
+    const auto centered = input - mean_trailing(input);
+    const auto var = mean_trailing(centered * centered);
+    return affine(centered / (var + epsilon).sqrt(), D);
   }
-  template <std::size_t D>
-  Tensor<B, D> affine(Tensor<B, D> y) const {
-    if (weight) y = y * broadcast<D>(*weight);
-    if (bias) y = y + broadcast<D>(*bias);
+
+  /// p [normalized_shape] as rank D [1, ..., 1, normalized_shape].
+  static Erased broadcast(const LayerNormParam<B>& lp, std::size_t D) {
+    return std::visit(
+        [D](const auto& param) {
+          const Shape ps = param.val().shape();
+          std::vector<std::int64_t> dims(D, 1);
+          for (std::size_t i = 0; i < ps.rank(); ++i) dims[D - ps.rank() + i] = ps[i];
+          return Erased(param.val()).reshape(dims);
+        },
+        lp.param);
+  }
+  Erased affine(Erased y, std::size_t D) const {
+    if (weight) y = y * broadcast(*weight, D);
+    if (bias) y = y + broadcast(*bias, D);
     return y;
   }
 };

@@ -12,6 +12,7 @@
 #include "kiln/module/module.hpp"
 #include "kiln/module/param.hpp"
 #include "kiln/nn/sequential_rules.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn {
@@ -74,8 +75,18 @@ struct RmsNorm {
       throw ShapeError(str_cat("RmsNorm::forward: expected input [..., ", d_model(),
                                "] (d_model = ", d_model(), "), got ", s));
     }
+    return normalize(kiln::detail::ErasedFloat<B>(input), D).template typed<D>();
+  }
+
+  /// forward's computation for an input of rank D, rank-erased (one copy of the code for
+  /// every rank; the same ops in the same order as written on Tensor<B, D>).
+  kiln::detail::ErasedFloat<B> normalize(const kiln::detail::ErasedFloat<B>& input,
+                                         std::size_t D) const {
+    using E = kiln::detail::ErasedFloat<B>;
     const auto ms = (input * input).mean_dim(static_cast<std::int64_t>(D - 1));
-    return input / (ms + epsilon).sqrt() * weight.val().template unsqueeze<D>();
+    // weight.val().unsqueeze<D>(): [d_model] -> [1, ..., 1, d_model]
+    const Shape w = derived::unsqueeze_shape(weight.shape(), D);
+    return input / (ms + epsilon).sqrt() * E(weight.val()).reshape(w.dims());
   }
 
   /// `d_model: 512, epsilon: 0.00001`

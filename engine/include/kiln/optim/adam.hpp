@@ -20,6 +20,7 @@
 
 #include "kiln/config/config.hpp"
 #include "kiln/optim/decay.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/optim/fused.hpp"
 #include "kiln/optim/grad_clipping.hpp"
 #include "kiln/optim/optimizer.hpp"
@@ -62,42 +63,59 @@ struct AdaptiveMomentum {
 
   /// Updates (or creates) the moments with `grad` and returns the change of the parameter,
   /// (lr / (1 - β1^t)) · m / (sqrt(v̂) / sqrt(1 - β2^t) + ε) (the scalar factor computed in
-  /// double, as PyTorch's step_size).
+  /// double, as PyTorch's step_size). A thin wrapper over delta_primitive.
   template <Backend I, std::size_t D>
   Tensor<I, D> delta(double lr, Tensor<I, D> grad, std::optional<State<I>>& state) const {
-    Tensor<I, D> squared = grad * grad;
-    Tensor<I, D> m = state
-                         ? Tensor<I, D>(std::move(state->moment_1)) * beta_1 + grad * (1.0 - beta_1)
-                         : std::move(grad) * (1.0 - beta_1);
-    Tensor<I, D> v = state ? Tensor<I, D>(std::move(state->moment_2)) * beta_2 +
-                                 std::move(squared) * (1.0 - beta_2)
-                           : std::move(squared) * (1.0 - beta_2);
+    return Tensor<I, D>(delta_primitive<I>(lr, std::move(grad).into_primitive(), state));
+  }
+
+  /// delta on the backend's rank-erased float primitive (one copy for every rank).
+  template <Backend I>
+  typename I::FloatTensor delta_primitive(double lr, typename I::FloatTensor grad_primitive,
+                                          std::optional<State<I>>& state) const {
+    using T = kiln::detail::ErasedFloat<I>;
+    T grad(std::move(grad_primitive));
+    T squared = grad * grad;
+    T m = state ? T(std::move(state->moment_1)) * beta_1 + grad * (1.0 - beta_1)
+                : std::move(grad) * (1.0 - beta_1);
+    T v = state ? T(std::move(state->moment_2)) * beta_2 + std::move(squared) * (1.0 - beta_2)
+                : std::move(squared) * (1.0 - beta_2);
     const std::int64_t time = state ? state->time + 1 : 1;
-    std::optional<Tensor<I, D>> v_max;
+    std::optional<T> v_max;
     if (amsgrad) {
       // PyTorch starts v_max at zeros, so after step 1 it equals v (v >= 0).
-      v_max = state && state->max_moment_2
-                  ? Tensor<I, D>(std::move(*state->max_moment_2)).max_pair(v)
-                  : v;
+      v_max = state && state->max_moment_2 ? T(std::move(*state->max_moment_2)).max_pair(v) : v;
     }
     const double t = static_cast<double>(time);
     const double bias_correction_1 = 1.0 - std::pow(beta_1, t);
     const double bias_correction_2_sqrt = std::sqrt(1.0 - std::pow(beta_2, t));
-    Tensor<I, D> denom = (v_max ? *v_max : v).sqrt() / bias_correction_2_sqrt + epsilon;
-    Tensor<I, D> change = m / std::move(denom) * (lr / bias_correction_1);
+    T denom = (v_max ? *v_max : v).sqrt() / bias_correction_2_sqrt + epsilon;
+    T change = m / std::move(denom) * (lr / bias_correction_1);
     state = State<I>{time, std::move(m).into_primitive(), std::move(v).into_primitive(),
                      v_max ? std::optional(std::move(*v_max).into_primitive()) : std::nullopt};
-    return change;
+    return std::move(change).into_primitive();
   }
 
   /// The whole update on the Cpu backend in one pass (kiln/optim/fused.hpp), bit-for-bit
   /// `param - delta(lr, grad (+ param · penalty), state)` for Adam, or with `decay` (AdamW's
   /// lr · weight_decay, when not 0) `param · (1 - decay) - delta(lr, grad, state)`. Updates
-  /// or creates `state` as delta does; sets `*finite` when given.
+  /// or creates `state` as delta does; sets `*finite` when given. A thin wrapper over
+  /// fused_step_primitive.
   template <Backend I, std::size_t D>
   Tensor<I, D> fused_step(double lr, const Tensor<I, D>& param, const Tensor<I, D>& grad,
                           std::optional<State<I>>& state, std::optional<double> penalty,
                           double decay, UpdateFinite* finite) const {
+    return Tensor<I, D>(fused_step_primitive<I>(lr, param.primitive(), grad.primitive(), state,
+                                                penalty, decay, finite));
+  }
+
+  /// fused_step on the backend's rank-erased float primitives (one copy for every rank).
+  template <Backend I>
+  typename I::FloatTensor fused_step_primitive(double lr, const typename I::FloatTensor& param,
+                                               const typename I::FloatTensor& grad,
+                                               std::optional<State<I>>& state,
+                                               std::optional<double> penalty, double decay,
+                                               UpdateFinite* finite) const {
     const std::int64_t time = state ? state->time + 1 : 1;
     const double t = static_cast<double>(time);
     const double bias_correction_1 = 1.0 - std::pow(beta_1, t);
@@ -114,12 +132,12 @@ struct AdaptiveMomentum {
     s.epsilon = static_cast<float>(epsilon);
     s.step_size = static_cast<float>(lr / bias_correction_1);
     auto* max_moment_2 = state && state->max_moment_2 ? &*state->max_moment_2 : nullptr;
-    fused::AdamUpdate out = fused::adam_step(
-        param.primitive(), grad.primitive(), state ? &state->moment_1 : nullptr,
-        state ? &state->moment_2 : nullptr, max_moment_2, s, finite);
+    fused::AdamUpdate out =
+        fused::adam_step(param, grad, state ? &state->moment_1 : nullptr,
+                         state ? &state->moment_2 : nullptr, max_moment_2, s, finite);
     state = State<I>{time, std::move(out.moment_1), std::move(out.moment_2),
                      std::move(out.max_moment_2)};
-    return Tensor<I, D>(std::move(out.param));
+    return std::move(out.param);
   }
 };
 
@@ -134,17 +152,33 @@ class Adam {
 
   /// param - delta (see the top of this file). Shapes: param and grad equal. On the Cpu
   /// backend one fused pass (AdaptiveMomentum::fused_step), which also sets `*finite`.
+  /// A thin wrapper over step_primitive, which holds the rule once for every rank.
   template <Backend I, std::size_t D>
   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
                     std::optional<State<I>>& state, UpdateFinite* finite = nullptr) const {
+    return Tensor<I, D>(step_primitive<I>(lr, std::move(param).into_primitive(),
+                                          std::move(grad).into_primitive(), state, finite));
+  }
+
+  /// step on the backend's rank-erased float primitives (what OptimizerAdaptor calls).
+  /// Throws: ShapeError if the gradient's or a moment's shape differs from the parameter's.
+  template <Backend I>
+  typename I::FloatTensor step_primitive(double lr, typename I::FloatTensor param,
+                                         typename I::FloatTensor grad,
+                                         std::optional<State<I>>& state,
+                                         UpdateFinite* finite = nullptr) const {
     if constexpr (fused::kHasFusedOptim<I>) {
-      return momentum_.fused_step(lr, param, grad, state,
-                                  weight_decay_ ? std::optional(weight_decay_->penalty)
-                                                : std::nullopt,
-                                  0.0, finite);
+      return momentum_.fused_step_primitive<I>(
+          lr, param, grad, state,
+          weight_decay_ ? std::optional(weight_decay_->penalty) : std::nullopt, 0.0, finite);
+    } else {
+      using T = kiln::detail::ErasedFloat<I>;
+      T g(std::move(grad));
+      if (weight_decay_) g = std::move(g) + T(param) * weight_decay_->penalty;
+      return (T(std::move(param)) -
+              T(momentum_.delta_primitive<I>(lr, std::move(g).into_primitive(), state)))
+          .into_primitive();
     }
-    if (weight_decay_) grad = std::move(grad) + param * weight_decay_->penalty;
-    return std::move(param) - momentum_.delta(lr, std::move(grad), state);
   }
 
  private:

@@ -29,17 +29,32 @@ class AdamW {
 
   /// param · (1 - lr · weight_decay) - delta. Shapes: param and grad equal. On the Cpu
   /// backend one fused pass (AdaptiveMomentum::fused_step), which also sets `*finite`.
+  /// A thin wrapper over step_primitive, which holds the rule once for every rank.
   template <Backend I, std::size_t D>
   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
                     std::optional<State<I>>& state, UpdateFinite* finite = nullptr) const {
+    return Tensor<I, D>(step_primitive<I>(lr, std::move(param).into_primitive(),
+                                          std::move(grad).into_primitive(), state, finite));
+  }
+
+  /// step on the backend's rank-erased float primitives (what OptimizerAdaptor calls).
+  /// Throws: ShapeError if the gradient's or a moment's shape differs from the parameter's.
+  template <Backend I>
+  typename I::FloatTensor step_primitive(double lr, typename I::FloatTensor param,
+                                         typename I::FloatTensor grad,
+                                         std::optional<State<I>>& state,
+                                         UpdateFinite* finite = nullptr) const {
     if constexpr (fused::kHasFusedOptim<I>) {
-      return momentum_.fused_step(lr, param, grad, state, std::nullopt, lr * weight_decay_,
-                                  finite);
+      return momentum_.fused_step_primitive<I>(lr, param, grad, state, std::nullopt,
+                                               lr * weight_decay_, finite);
+    } else {
+      using T = kiln::detail::ErasedFloat<I>;
+      T delta(momentum_.delta_primitive<I>(lr, std::move(grad), state));
+      const double decay = lr * weight_decay_;
+      T p(std::move(param));
+      if (decay != 0.0) p = std::move(p) * (1.0 - decay);
+      return (std::move(p) - std::move(delta)).into_primitive();
     }
-    Tensor<I, D> delta = momentum_.delta(lr, std::move(grad), state);
-    const double decay = lr * weight_decay_;
-    if (decay != 0.0) param = std::move(param) * (1.0 - decay);
-    return std::move(param) - std::move(delta);
   }
 
  private:

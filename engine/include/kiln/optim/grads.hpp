@@ -59,20 +59,35 @@ class GradientsParams {
   /// Throws: RankError if the stored gradient's rank is not D.
   template <std::size_t D>
   std::optional<Tensor<Inner, D>> get(ParamId id) const {
+    auto grad = get_primitive(id, D);
+    if (!grad) return std::nullopt;
+    return Tensor<Inner, D>(std::move(*grad));
+  }
+  /// get with the rank a run-time value: the primitive of parameter `id`'s gradient.
+  /// Throws: RankError if the stored gradient's rank is not `rank`.
+  std::optional<Primitive> get_primitive(ParamId id, std::size_t rank) const {
     auto it = grads_.find(id);
     if (it == grads_.end()) return std::nullopt;
-    check_rank("GradientsParams::get", id, it->second, D);
-    return Tensor<Inner, D>(it->second);
+    check_rank("GradientsParams::get", id, it->second, rank);
+    return it->second;
   }
 
   /// Takes the gradient of parameter `id` out (nullopt if absent).
   /// Throws: RankError if the stored gradient's rank is not D (the entry stays).
   template <std::size_t D>
   std::optional<Tensor<Inner, D>> remove(ParamId id) {
+    auto grad = remove_primitive(id, D);
+    if (!grad) return std::nullopt;
+    return Tensor<Inner, D>(std::move(*grad));
+  }
+  /// remove with the rank a run-time value (one copy of the code for every rank: the
+  /// optimizers use it): the primitive of parameter `id`'s gradient, taken out.
+  /// Throws: RankError if the stored gradient's rank is not `rank` (the entry stays).
+  std::optional<Primitive> remove_primitive(ParamId id, std::size_t rank) {
     auto it = grads_.find(id);
     if (it == grads_.end()) return std::nullopt;
-    check_rank("GradientsParams::remove", id, it->second, D);
-    Tensor<Inner, D> out(std::move(it->second));
+    check_rank("GradientsParams::remove", id, it->second, rank);
+    Primitive out(std::move(it->second));
     grads_.erase(it);
     return out;
   }
@@ -80,7 +95,11 @@ class GradientsParams {
   /// Sets (replaces) the gradient of parameter `id` (Burn's `register`, a C++ keyword).
   template <std::size_t D>
   void insert(ParamId id, Tensor<Inner, D> grad) {
-    grads_.insert_or_assign(id, std::move(grad).into_primitive());
+    insert_primitive(id, std::move(grad).into_primitive());
+  }
+  /// insert of a rank-erased primitive.
+  void insert_primitive(ParamId id, Primitive grad) {
+    grads_.insert_or_assign(id, std::move(grad));
   }
 
   /// Number of gradients (Burn's `len`).
@@ -159,18 +178,25 @@ class GradientsAccumulator {
  private:
   template <Backend BB, std::size_t D, TensorKind K>
   void add_param(const Param<Tensor<BB, D, K>>& param, GradientsParams<B>& grads) {
-    if constexpr (std::is_same_v<K, Float>) {
-      auto fresh = grads.template remove<D>(param.id());
-      if (!fresh) return;
-      if (const auto sum = sums_.template get<D>(param.id());
-          sum && !(sum->shape() == fresh->shape())) {
+    if constexpr (std::is_same_v<K, Float>) add_erased(param.id(), D, grads);
+  }
+  /// add_param of a Float parameter of rank `rank`, rank-erased.
+  void add_erased(ParamId id, std::size_t rank, GradientsParams<B>& grads) {
+    using Ops = typename Inner::FloatOps;
+    auto fresh = grads.remove_primitive(id, rank);
+    if (!fresh) return;
+    if (const auto sum = sums_.get_primitive(id, rank)) {
+      const Shape sum_shape = Ops::shape(*sum);
+      const Shape fresh_shape = Ops::shape(*fresh);
+      if (!(sum_shape == fresh_shape)) {
         throw ShapeError(str_cat("GradientsAccumulator::accumulate: the gradient of parameter ",
-                                 param.id(), " has shape ", fresh->shape(),
-                                 ", the accumulated one ", sum->shape()));
+                                 id, " has shape ", fresh_shape, ", the accumulated one ",
+                                 sum_shape));
       }
-      auto sum = sums_.template remove<D>(param.id());
-      sums_.insert(param.id(), sum ? std::move(*sum) + std::move(*fresh) : std::move(*fresh));
     }
+    auto sum = sums_.remove_primitive(id, rank);
+    sums_.insert_primitive(id, sum ? Ops::binary(BinaryOp::Add, std::move(*sum), std::move(*fresh))
+                                   : std::move(*fresh));
   }
 
   GradientsParams<B> sums_;

@@ -27,12 +27,20 @@
 ///   template <class V> void visit_mut(V&& v);
 /// where a field is an `I::FloatTensor` of the parameter's shape (required), a
 /// `std::optional<I::FloatTensor>` (optional) or a `std::int64_t` count (required).
+/// A rule may also provide the same update on the rank-erased float primitives,
+///   template <Backend I>
+///   I::FloatTensor step_primitive(double lr, I::FloatTensor param, I::FloatTensor grad,
+///                                 std::optional<State<I>>& state, UpdateFinite* finite) const;
+/// (Sgd, Adam, AdamW and RmsProp do, their typed step<I, D> being a thin wrapper over it):
+/// the adaptor then calls that, so one copy of the update's code serves parameters of every
+/// rank (the per-rank parts of the adaptor only unwrap and rewrap the tensors).
 ///
 /// Records of the state (for checkpoints, so a resumed run continues with the same moments):
 /// `to_named_record(module)` gives every state field keyed by "<parameter path>.<field>"
 /// ("fc1.weight.moment_1", "fc1.weight.time"), and `load_named_record(module, record)`
 /// matches such a record against a module of the same structure, whatever its ParamIds.
 #include <cmath>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -76,13 +84,21 @@ namespace detail {
 /// Whether every element of `t` is finite: one Sum reduction (a sum is finite only if every
 /// term is), and a host scan only when the sum is not finite (nan/inf elements, or finite
 /// ones whose sum overflows).
-template <Backend I, std::size_t D>
-bool all_finite(const Tensor<I, D>& t) {
-  if (std::isfinite(static_cast<double>(t.sum().into_scalar()))) return true;
-  for (const float x : t.to_data().template to_vec<float>()) {
+template <Backend I>
+bool all_finite_primitive(const typename I::FloatTensor& t) {
+  using Ops = typename I::FloatOps;
+  // t.sum().into_scalar(): a whole-tensor Sum has one element.
+  const float sum = Ops::into_data(Ops::reduce(ReduceOp::Sum, t)).template to_vec<float>()[0];
+  if (std::isfinite(static_cast<double>(sum))) return true;
+  for (const float x : Ops::into_data(t).template to_vec<float>()) {
     if (!std::isfinite(x)) return false;
   }
   return true;
+}
+/// all_finite_primitive of a typed tensor.
+template <Backend I, std::size_t D>
+bool all_finite(const Tensor<I, D>& t) {
+  return all_finite_primitive<I>(t.primitive());
 }
 }  // namespace detail
 
@@ -234,6 +250,18 @@ class OptimizerAdaptor {
   const O& optimizer() const noexcept { return optim_; }
 
  private:
+  using FloatPrimitive = typename Inner::FloatTensor;
+  using AdPrimitive = typename B::FloatTensor;
+
+  /// Whether O has the rank-erased rule `step_primitive<I>(lr, param, grad, state, finite)`
+  /// on float primitives (Sgd, Adam, AdamW, RmsProp do): then each parameter's update runs
+  /// through one copy of the code for every rank (step_erased, stage_erased). A rule with
+  /// only the typed `step<I, D>` is called per rank.
+  static constexpr bool kErased = requires(const O& o, LearningRate lr, FloatPrimitive p,
+                                           std::optional<State>& s, UpdateFinite* f) {
+    { o.template step_primitive<Inner>(lr, p, p, s, f) } -> std::same_as<FloatPrimitive>;
+  };
+
   template <Backend BB, std::size_t D, TensorKind K>
   static void select_grad(const Param<Tensor<BB, D, K>>& param, GradientsParams<B>& from,
                           GradientsParams<B>& to) {
@@ -241,39 +269,47 @@ class OptimizerAdaptor {
                   "Optimizer::step: the module must live on the optimizer's autodiff backend B");
     if constexpr (std::is_same_v<K, Float>) {
       if (!param.is_initialized() || !param.is_require_grad()) return;
-      auto grad = from.template remove<D>(param.id());
-      if (!grad) return;
-      if (!(grad->shape() == param.shape())) {
-        throw ShapeError(str_cat("Optimizer::step: the gradient of parameter ", param.id(),
-                                 " has shape ", grad->shape(), ", the parameter ", param.shape()));
-      }
-      to.insert(param.id(), std::move(*grad));
+      select_grad_erased(param.id(), param.val().primitive(), D, from, to);
     }
   }
-
-  using FloatPrimitive = typename Inner::FloatTensor;
+  /// select_grad of one initialized trainable parameter of rank `rank`, rank-erased.
+  static void select_grad_erased(ParamId id, const AdPrimitive& value, std::size_t rank,
+                                 GradientsParams<B>& from, GradientsParams<B>& to) {
+    auto grad = from.remove_primitive(id, rank);
+    if (!grad) return;
+    const Shape grad_shape = Inner::FloatOps::shape(*grad);
+    const Shape param_shape = B::FloatOps::shape(value);
+    if (!(grad_shape == param_shape)) {
+      throw ShapeError(str_cat("Optimizer::step: the gradient of parameter ", id, " has shape ",
+                               grad_shape, ", the parameter ", param_shape));
+    }
+    to.insert_primitive(id, std::move(*grad));
+  }
 
   template <Backend BB, std::size_t D, TensorKind K>
   void save_state(const std::string& path, const Param<Tensor<BB, D, K>>& param,
                   NamedStateRecord& out) const {
-    if constexpr (std::is_same_v<K, Float>) {
-      const auto it = states_.find(param.id());
-      if (it == states_.end()) return;
-      auto write = [&](std::string_view field, const auto& value) {
-        using T = std::remove_cvref_t<decltype(value)>;
-        const std::string key = str_cat(path, ".", field);
-        if constexpr (std::is_same_v<T, std::int64_t>) {
-          out.insert_or_assign(key, StateValue(value));
-        } else if constexpr (std::is_same_v<T, std::optional<FloatPrimitive>>) {
-          if (value) out.insert_or_assign(key, StateValue(Tensor<Inner, D>(*value).to_data()));
-        } else {
-          static_assert(std::is_same_v<T, FloatPrimitive>,
-                        "optimizer state fields are FloatTensor, optional<FloatTensor> or int64_t");
-          out.insert_or_assign(key, StateValue(Tensor<Inner, D>(value).to_data()));
-        }
-      };
-      it->second.visit(write);
-    }
+    if constexpr (std::is_same_v<K, Float>) save_state_erased(path, param.id(), out);
+  }
+  /// save_state of one Float parameter, rank-erased (a state tensor has its parameter's
+  /// shape, so its data carries the rank).
+  void save_state_erased(const std::string& path, ParamId id, NamedStateRecord& out) const {
+    const auto it = states_.find(id);
+    if (it == states_.end()) return;
+    auto write = [&](std::string_view field, const auto& value) {
+      using T = std::remove_cvref_t<decltype(value)>;
+      const std::string key = str_cat(path, ".", field);
+      if constexpr (std::is_same_v<T, std::int64_t>) {
+        out.insert_or_assign(key, StateValue(value));
+      } else if constexpr (std::is_same_v<T, std::optional<FloatPrimitive>>) {
+        if (value) out.insert_or_assign(key, StateValue(Inner::FloatOps::into_data(*value)));
+      } else {
+        static_assert(std::is_same_v<T, FloatPrimitive>,
+                      "optimizer state fields are FloatTensor, optional<FloatTensor> or int64_t");
+        out.insert_or_assign(key, StateValue(Inner::FloatOps::into_data(value)));
+      }
+    };
+    it->second.visit(write);
   }
 
   /// load_named_record's matching: states by ParamId, the keys it used and every problem.
@@ -286,55 +322,63 @@ class OptimizerAdaptor {
     template <Backend BB, std::size_t D, TensorKind K>
     void load(const std::string& path, const Param<Tensor<BB, D, K>>& param) {
       if constexpr (std::is_same_v<K, Float>) {
-        State state{};
-        std::size_t found = 0;
-        std::vector<std::string> missing;
-        auto read = [&](std::string_view field, auto& value) {
-          using T = std::remove_cvref_t<decltype(value)>;
-          constexpr bool is_count = std::is_same_v<T, std::int64_t>;
-          constexpr bool is_optional = std::is_same_v<T, std::optional<FloatPrimitive>>;
-          const std::string key = str_cat(path, ".", field);
-          const auto it = record->find(key);
-          if (it == record->end()) {
-            if (!is_optional) missing.push_back(key);
+        load_erased(path, param.id(), param.is_initialized() ? &param.val().primitive() : nullptr);
+      }
+    }
+
+    /// load of one Float parameter (`value` null when it is empty), rank-erased: a state
+    /// tensor must have the parameter's shape, which carries the rank.
+    void load_erased(const std::string& path, ParamId id, const AdPrimitive* value) {
+      State state{};
+      std::size_t found = 0;
+      std::vector<std::string> missing;
+      auto read = [&](std::string_view field, auto& slot) {
+        using T = std::remove_cvref_t<decltype(slot)>;
+        constexpr bool is_count = std::is_same_v<T, std::int64_t>;
+        constexpr bool is_optional = std::is_same_v<T, std::optional<FloatPrimitive>>;
+        const std::string key = str_cat(path, ".", field);
+        const auto it = record->find(key);
+        if (it == record->end()) {
+          if (!is_optional) missing.push_back(key);
+          return;
+        }
+        ++found;
+        used.insert(key);
+        if constexpr (is_count) {
+          const auto* count = std::get_if<std::int64_t>(&it->second);
+          if (count == nullptr || *count < 0) {
+            problems.push_back(
+                count == nullptr
+                    ? str_cat('"', key, "\" is a tensor, expected a count")
+                    : str_cat('"', key, "\" is ", *count, ", expected a count >= 0"));
             return;
           }
-          ++found;
-          used.insert(key);
-          if constexpr (is_count) {
-            const auto* count = std::get_if<std::int64_t>(&it->second);
-            if (count == nullptr || *count < 0) {
-              problems.push_back(
-                  count == nullptr
-                      ? str_cat('"', key, "\" is a tensor, expected a count")
-                      : str_cat('"', key, "\" is ", *count, ", expected a count >= 0"));
-              return;
-            }
-            value = *count;
-          } else {
-            const auto* data = std::get_if<TensorData>(&it->second);
-            if (data == nullptr) {
-              problems.push_back(str_cat('"', key, "\" is a count, expected a tensor"));
-              return;
-            }
-            if (!param.is_initialized()) {
-              problems.push_back(str_cat('"', key, "\" belongs to an empty parameter"));
-              return;
-            }
-            if (!(data->shape == param.shape())) {
-              problems.push_back(str_cat('"', key, "\" has shape ", data->shape,
-                                         ", the parameter ", param.shape()));
-              return;
-            }
-            value = Tensor<Inner, D>::from_data(*data, param.val().inner().device())
-                        .into_primitive();
+          slot = *count;
+        } else {
+          const auto* data = std::get_if<TensorData>(&it->second);
+          if (data == nullptr) {
+            problems.push_back(str_cat('"', key, "\" is a count, expected a tensor"));
+            return;
           }
-        };
-        state.visit_mut(read);
-        if (found == 0) return;  // never updated: no state
-        for (const auto& key : missing) problems.push_back(str_cat("missing \"", key, '"'));
-        if (missing.empty()) states.insert_or_assign(param.id(), std::move(state));
-      }
+          if (value == nullptr) {
+            problems.push_back(str_cat('"', key, "\" belongs to an empty parameter"));
+            return;
+          }
+          const Shape param_shape = B::FloatOps::shape(*value);
+          if (!(data->shape == param_shape)) {
+            problems.push_back(str_cat('"', key, "\" has shape ", data->shape,
+                                       ", the parameter ", param_shape));
+            return;
+          }
+          // The shapes are equal, so the data has the parameter's rank (as from_data checks).
+          slot = Inner::FloatOps::from_data(*data, Float::dtype,
+                                            Inner::FloatOps::device(B::FloatOps::inner(*value)));
+        }
+      };
+      state.visit_mut(read);
+      if (found == 0) return;  // never updated: no state
+      for (const auto& key : missing) problems.push_back(str_cat("missing \"", key, '"'));
+      if (missing.empty()) states.insert_or_assign(id, std::move(state));
     }
 
     void finish(std::string_view source) {
@@ -354,6 +398,50 @@ class OptimizerAdaptor {
     }
   };
 
+  /// step's update of one parameter (its inner value and its gradient), rank-erased: O's
+  /// rule with the parameter's state moved out of states_ and the new one put back.
+  FloatPrimitive step_erased(LearningRate lr, ParamId id, FloatPrimitive value,
+                             FloatPrimitive grad) {
+    std::optional<State> state;
+    auto it = states_.find(id);
+    if (it != states_.end()) {
+      state = std::move(it->second);
+      states_.erase(it);
+    }
+    FloatPrimitive updated = optim_.template step_primitive<Inner>(lr, std::move(value),
+                                                                   std::move(grad), state, nullptr);
+    if (state) states_.insert_or_assign(id, std::move(*state));
+    return updated;
+  }
+
+  /// stage's update of one parameter, rank-erased: as step_erased with the state copied, the
+  /// new state and (with check_finite) the ParamCheck appended to `states` and `checks`.
+  FloatPrimitive stage_erased(LearningRate lr, ParamId id, FloatPrimitive value,
+                              FloatPrimitive grad, bool check_finite,
+                              std::vector<std::pair<ParamId, std::optional<State>>>& states,
+                              std::vector<ParamCheck>& checks) const {
+    std::optional<State> state;
+    const auto it = states_.find(id);
+    if (it != states_.end()) state = it->second;
+    if (!check_finite) {
+      FloatPrimitive updated = optim_.template step_primitive<Inner>(
+          lr, std::move(value), std::move(grad), state, nullptr);
+      states.emplace_back(id, std::move(state));
+      return updated;
+    }
+    const FloatPrimitive given = std::move(grad);  // kept for the check
+    UpdateFinite finite;
+    FloatPrimitive updated =
+        optim_.template step_primitive<Inner>(lr, std::move(value), given, state, &finite);
+    if (!finite.known) {
+      finite.grad = detail::all_finite_primitive<Inner>(given);
+      finite.param = detail::all_finite_primitive<Inner>(updated);
+    }
+    checks.push_back(ParamCheck{id, given, updated, finite.grad, finite.param});
+    states.emplace_back(id, std::move(state));
+    return updated;
+  }
+
   struct StepMapper {
     template <class BB>
     using Target = BB;
@@ -365,6 +453,12 @@ class OptimizerAdaptor {
     Param<Tensor<BB, D, K>> operator()(const Param<Tensor<BB, D, K>>& param) {
       if constexpr (!std::is_same_v<K, Float>) {
         return param;
+      } else if constexpr (kErased) {
+        auto grad = grads->remove_primitive(param.id(), D);
+        if (!grad) return param;  // frozen, no gradient, or empty: unchanged
+        FloatPrimitive updated = self->step_erased(
+            lr, param.id(), B::FloatOps::inner(param.val().primitive()), std::move(*grad));
+        return param.with_value(Tensor<B, D>(B::FloatOps::from_inner(std::move(updated))));
       } else {
         auto grad = grads->template remove<D>(param.id());
         if (!grad) return param;  // frozen, no gradient, or empty: unchanged
@@ -398,6 +492,13 @@ class OptimizerAdaptor {
     Param<Tensor<BB, D, K>> operator()(const Param<Tensor<BB, D, K>>& param) {
       if constexpr (!std::is_same_v<K, Float>) {
         return param;
+      } else if constexpr (kErased) {
+        auto grad = grads->remove_primitive(param.id(), D);
+        if (!grad) return param;  // frozen, no gradient, or empty: unchanged
+        FloatPrimitive updated = self->stage_erased(
+            lr, param.id(), B::FloatOps::inner(param.val().primitive()), std::move(*grad),
+            check_finite, *states, *checks);
+        return param.with_value(Tensor<B, D>(B::FloatOps::from_inner(std::move(updated))));
       } else {
         auto grad = grads->template remove<D>(param.id());
         if (!grad) return param;  // frozen, no gradient, or empty: unchanged

@@ -17,6 +17,8 @@
 
 #include "kiln/config/config.hpp"
 #include "kiln/optim/decay.hpp"
+#include "kiln/tensor/erased.hpp"
+#include "kiln/optim/fused.hpp"
 #include "kiln/optim/grad_clipping.hpp"
 #include "kiln/optim/optimizer.hpp"
 
@@ -58,21 +60,37 @@ class RmsProp {
         weight_decay_(std::move(weight_decay)) {}
 
   /// The updated parameter (see the top of this file). Shapes: param and grad equal.
+  /// A thin wrapper over step_primitive, which holds the rule once for every rank.
   template <Backend I, std::size_t D>
   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
                     std::optional<State<I>>& state) const {
-    using T = Tensor<I, D>;
-    if (weight_decay_) grad = std::move(grad) + param * weight_decay_->penalty;
-    T square_avg = state ? T(std::move(state->square_avg)) * alpha_ + grad * grad * (1.0 - alpha_)
-                         : grad * grad * (1.0 - alpha_);
+    return Tensor<I, D>(step_primitive<I>(lr, std::move(param).into_primitive(),
+                                          std::move(grad).into_primitive(), state));
+  }
+
+  /// step on the backend's rank-erased float primitives (what OptimizerAdaptor calls;
+  /// `finite` is not set: the rule runs as an op chain).
+  /// Throws: ShapeError if the gradient's or a state tensor's shape differs from the
+  ///         parameter's.
+  template <Backend I>
+  typename I::FloatTensor step_primitive(double lr, typename I::FloatTensor param,
+                                         typename I::FloatTensor grad,
+                                         std::optional<State<I>>& state,
+                                         UpdateFinite* /*finite*/ = nullptr) const {
+    using T = kiln::detail::ErasedFloat<I>;
+    T p(std::move(param));
+    T g(std::move(grad));
+    if (weight_decay_) g = std::move(g) + p * weight_decay_->penalty;
+    T square_avg = state ? T(std::move(state->square_avg)) * alpha_ + g * g * (1.0 - alpha_)
+                         : g * g * (1.0 - alpha_);
     std::optional<T> grad_avg;
     if (centered_) {
       grad_avg = state && state->grad_avg
-                     ? T(std::move(*state->grad_avg)) * alpha_ + grad * (1.0 - alpha_)
-                     : grad * (1.0 - alpha_);
+                     ? T(std::move(*state->grad_avg)) * alpha_ + g * (1.0 - alpha_)
+                     : g * (1.0 - alpha_);
     }
     T avg = (grad_avg ? square_avg - *grad_avg * *grad_avg : square_avg).sqrt() + epsilon_;
-    T direction = std::move(grad) / std::move(avg);
+    T direction = std::move(g) / std::move(avg);
     std::optional<T> buf;
     if (momentum_ > 0.0) {
       buf = state && state->momentum_buffer
@@ -83,7 +101,7 @@ class RmsProp {
     state = State<I>{std::move(square_avg).into_primitive(),
                      grad_avg ? std::optional(std::move(*grad_avg).into_primitive()) : std::nullopt,
                      buf ? std::optional(std::move(*buf).into_primitive()) : std::nullopt};
-    return std::move(param) - std::move(direction) * lr;
+    return (std::move(p) - std::move(direction) * lr).into_primitive();
   }
 
  private:

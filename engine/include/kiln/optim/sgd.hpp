@@ -11,6 +11,7 @@
 
 #include "kiln/config/config.hpp"
 #include "kiln/optim/decay.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/optim/fused.hpp"
 #include "kiln/optim/grad_clipping.hpp"
 #include "kiln/optim/momentum.hpp"
@@ -44,9 +45,22 @@ class Sgd {
 
   /// param - lr · update (see the top of this file). Shapes: param and grad equal. On the Cpu
   /// backend one fused pass (kiln/optim/fused.hpp), which also sets `*finite`.
+  /// A thin wrapper over step_primitive, which holds the rule once for every rank.
   template <Backend I, std::size_t D>
   Tensor<I, D> step(double lr, Tensor<I, D> param, Tensor<I, D> grad,
                     std::optional<State<I>>& state, UpdateFinite* finite = nullptr) const {
+    return Tensor<I, D>(step_primitive<I>(lr, std::move(param).into_primitive(),
+                                          std::move(grad).into_primitive(), state, finite));
+  }
+
+  /// step on the backend's rank-erased float primitives (what OptimizerAdaptor calls).
+  /// Throws: ShapeError if the gradient's or the momentum buffer's shape differs from the
+  ///         parameter's.
+  template <Backend I>
+  typename I::FloatTensor step_primitive(double lr, typename I::FloatTensor param,
+                                         typename I::FloatTensor grad,
+                                         std::optional<State<I>>& state,
+                                         UpdateFinite* finite = nullptr) const {
     if constexpr (fused::kHasFusedOptim<I>) {
       fused::SgdScalars s;
       if (weight_decay_) s.penalty = static_cast<float>(weight_decay_->penalty);
@@ -58,25 +72,28 @@ class Sgd {
       }
       s.lr = static_cast<float>(lr);
       auto* buffer = state && state->momentum_buffer ? &*state->momentum_buffer : nullptr;
-      fused::SgdUpdate out = fused::sgd_step(param.primitive(), grad.primitive(), buffer, s, finite);
+      fused::SgdUpdate out = fused::sgd_step(param, grad, buffer, s, finite);
       if (momentum_) {
         if (!state) state.emplace();
         state->momentum_buffer = std::move(out.buffer);
       }
-      return Tensor<I, D>(std::move(out.param));
+      return std::move(out.param);
+    } else {
+      using T = kiln::detail::ErasedFloat<I>;
+      T p(std::move(param));
+      T g(std::move(grad));
+      if (weight_decay_) g = std::move(g) + p * weight_decay_->penalty;
+      if (momentum_) {
+        if (!state) state.emplace();
+        const double m = momentum_->momentum;
+        T buf = state->momentum_buffer
+                    ? T(std::move(*state->momentum_buffer)) * m + g * (1.0 - momentum_->dampening)
+                    : g;  // first step: the raw gradient, no dampening
+        state->momentum_buffer = buf.primitive();
+        g = momentum_->nesterov ? std::move(g) + buf * m : std::move(buf);
+      }
+      return (std::move(p) - std::move(g) * lr).into_primitive();
     }
-    if (weight_decay_) grad = std::move(grad) + param * weight_decay_->penalty;
-    if (momentum_) {
-      if (!state) state.emplace();
-      const double m = momentum_->momentum;
-      Tensor<I, D> buf = state->momentum_buffer
-                             ? Tensor<I, D>(std::move(*state->momentum_buffer)) * m +
-                                   grad * (1.0 - momentum_->dampening)
-                             : grad;  // first step: the raw gradient, no dampening
-      state->momentum_buffer = buf.primitive();
-      grad = momentum_->nesterov ? std::move(grad) + buf * m : std::move(buf);
-    }
-    return std::move(param) - std::move(grad) * lr;
   }
 
  private:

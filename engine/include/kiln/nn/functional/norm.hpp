@@ -13,6 +13,7 @@
 
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn::functional {
@@ -52,6 +53,145 @@ Tensor<B, D> untracked(const Tensor<B, D>& t) {
     return t;
   }
 }
+
+/// [1, C, 1, ...] of rank `rank` (dims to broadcast a per-channel [C] over dim 1).
+inline std::vector<std::int64_t> per_channel_dims(std::size_t rank, std::int64_t channels) {
+  std::vector<std::int64_t> dims(rank, 1);
+  dims[1] = channels;
+  return dims;
+}
+
+/// layer_norm of an input of rank `rank`, rank-erased (the typed function is a wrapper);
+/// the same ops in the same order as written on Tensor<B, D>.
+template <Backend B>
+kiln::detail::ErasedFloat<B> layer_norm_erased(
+    const kiln::detail::ErasedFloat<B>& x, std::size_t rank,
+    const std::vector<std::int64_t>& normalized_shape,
+    const std::optional<kiln::detail::ErasedFloat<B>>& weight,
+    const std::optional<kiln::detail::ErasedFloat<B>>& bias, double epsilon) {
+  using E = kiln::detail::ErasedFloat<B>;
+  const char* op = "layer_norm";
+  const std::size_t D = rank;
+  check_epsilon(op, epsilon);
+  const Shape s = x.shape();
+  const std::size_t k = normalized_shape.size();
+  bool fits = k >= 1 && k <= D;
+  for (std::size_t i = 0; fits && i < k; ++i) fits = s[D - k + i] == normalized_shape[i];
+  if (!fits) {
+    throw ShapeError(str_cat(op, ": normalized_shape ", dims_string(normalized_shape),
+                             " must be the trailing dims of the input (1 to ", D,
+                             " of them), got input ", s));
+  }
+  for (const auto* p : {&weight, &bias}) {
+    if (!*p) continue;
+    const Shape ps = (*p)->shape();
+    bool ok = true;
+    for (std::size_t i = 0; i < D; ++i) ok = ok && ps[i] == (i < D - k ? 1 : s[i]);
+    if (!ok) {
+      throw ShapeError(str_cat(op, ": ", p == &weight ? "weight" : "bias", " must have shape ",
+                               dims_string(normalized_shape), " (normalized_shape)"));
+    }
+  }
+  E mean = x;
+  for (std::size_t i = 0; i < k; ++i) mean = mean.mean_dim(static_cast<std::int64_t>(D - 1 - i));
+  const auto centered = x - mean;
+  E var = centered * centered;
+  for (std::size_t i = 0; i < k; ++i) var = var.mean_dim(static_cast<std::int64_t>(D - 1 - i));
+  auto y = centered / (var + epsilon).sqrt();
+  if (weight) y = y * *weight;
+  if (bias) y = y + *bias;
+  return y;
+}
+
+/// group_norm of an input of rank >= 2, rank-erased (the typed function is a wrapper).
+template <Backend B>
+kiln::detail::ErasedFloat<B> group_norm_erased(
+    const kiln::detail::ErasedFloat<B>& x, std::int64_t num_groups,
+    const std::optional<kiln::detail::ErasedFloat<B>>& weight,
+    const std::optional<kiln::detail::ErasedFloat<B>>& bias, double epsilon) {
+  const char* op = "group_norm";
+  check_epsilon(op, epsilon);
+  const Shape s = x.shape();
+  const std::int64_t channels = s[1];
+  if (num_groups < 1 || channels % num_groups != 0) {
+    throw ValueError(str_cat(op, ": num_groups must be >= 1 and divide the ", channels,
+                             " channels of input ", s, ", got ", num_groups));
+  }
+  if (weight) check_per_channel(op, "weight", weight->shape(), channels);
+  if (bias) check_per_channel(op, "bias", bias->shape(), channels);
+  const std::array<std::int64_t, 3> grouped_dims{s[0], num_groups, -1};
+  const auto grouped = x.reshape(grouped_dims);
+  const auto [var, mean] = grouped.var_mean(2, /*unbiased=*/false);
+  auto y = ((grouped - mean) / (var + epsilon).sqrt()).reshape(s.dims());
+  const std::vector<std::int64_t> pc = per_channel_dims(s.rank(), channels);
+  if (weight) y = y * weight->reshape(pc);
+  if (bias) y = y + bias->reshape(pc);
+  return y;
+}
+
+/// batch_norm's result, rank-erased.
+template <Backend B>
+struct BatchNormErased {
+  kiln::detail::ErasedFloat<B> output;
+  std::optional<kiln::detail::ErasedFloat<B>> running_mean;
+  std::optional<kiln::detail::ErasedFloat<B>> running_var;
+};
+
+/// batch_norm of an input of rank 2 to 5, rank-erased (the typed function is a wrapper).
+template <Backend B>
+BatchNormErased<B> batch_norm_erased(const kiln::detail::ErasedFloat<B>& x,
+                                     const std::optional<kiln::detail::ErasedFloat<B>>& running_mean,
+                                     const std::optional<kiln::detail::ErasedFloat<B>>& running_var,
+                                     const std::optional<kiln::detail::ErasedFloat<B>>& weight,
+                                     const std::optional<kiln::detail::ErasedFloat<B>>& bias,
+                                     bool training, double momentum, double epsilon) {
+  using E = kiln::detail::ErasedFloat<B>;
+  const char* op = "batch_norm";
+  check_epsilon(op, epsilon);
+  if (!(momentum >= 0.0 && momentum <= 1.0)) {
+    throw ValueError(str_cat(op, ": momentum must be in [0, 1], got ", momentum));
+  }
+  const Shape s = x.shape();
+  const std::size_t D = s.rank();
+  const std::int64_t c = s[1];
+  if (running_mean) check_per_channel(op, "running_mean", running_mean->shape(), c);
+  if (running_var) check_per_channel(op, "running_var", running_var->shape(), c);
+  if (weight) check_per_channel(op, "weight", weight->shape(), c);
+  if (bias) check_per_channel(op, "bias", bias->shape(), c);
+  if (running_mean.has_value() != running_var.has_value()) {
+    throw ValueError(str_cat(op, ": give both running_mean and running_var, or neither"));
+  }
+  BatchNormErased<B> out{x, running_mean, running_var};
+  E y = x;
+  const std::vector<std::int64_t> pc = per_channel_dims(D, c);
+  if (training || !running_mean) {
+    const std::int64_t n = s.num_elements() / (c > 0 ? c : 1);
+    if (n <= 1) {
+      throw ShapeError(str_cat(op, ": expected more than 1 value per channel when training, "
+                                   "got input ", s));
+    }
+    E mean = x.mean_dim(0);
+    for (std::size_t d = 2; d < D; ++d) mean = mean.mean_dim(static_cast<std::int64_t>(d));
+    const auto centered = x - mean;
+    E var = (centered * centered).mean_dim(0);
+    for (std::size_t d = 2; d < D; ++d) var = var.mean_dim(static_cast<std::int64_t>(d));
+    y = centered / (var + epsilon).sqrt();
+    if (running_mean) {
+      const std::array<std::int64_t, 1> flat{c};
+      const auto batch_mean = mean.untracked().reshape(flat);
+      const auto batch_var = var.untracked().reshape(flat) *
+                             (static_cast<double>(n) / static_cast<double>(n - 1));
+      out.running_mean = running_mean->untracked() * (1.0 - momentum) + batch_mean * momentum;
+      out.running_var = running_var->untracked() * (1.0 - momentum) + batch_var * momentum;
+    }
+  } else {
+    y = (x - running_mean->reshape(pc)) / (running_var->reshape(pc) + epsilon).sqrt();
+  }
+  if (weight) y = y * weight->reshape(pc);
+  if (bias) y = y + bias->reshape(pc);
+  out.output = y;
+  return out;
+}
 }  // namespace detail
 
 /// Layer normalisation over the trailing dims `normalized_shape` (1 to D dims):
@@ -65,36 +205,11 @@ template <Backend B, std::size_t D>
 Tensor<B, D> layer_norm(const Tensor<B, D>& x, const std::vector<std::int64_t>& normalized_shape,
                         const std::optional<Tensor<B, D>>& weight,
                         const std::optional<Tensor<B, D>>& bias, double epsilon) {
-  const char* op = "layer_norm";
-  detail::check_epsilon(op, epsilon);
-  const Shape s = x.shape();
-  const std::size_t k = normalized_shape.size();
-  bool fits = k >= 1 && k <= D;
-  for (std::size_t i = 0; fits && i < k; ++i) fits = s[D - k + i] == normalized_shape[i];
-  if (!fits) {
-    throw ShapeError(str_cat(op, ": normalized_shape ", detail::dims_string(normalized_shape),
-                             " must be the trailing dims of the input (1 to ", D,
-                             " of them), got input ", s));
-  }
-  for (const auto* p : {&weight, &bias}) {
-    if (!*p) continue;
-    const Shape ps = (*p)->shape();
-    bool ok = true;
-    for (std::size_t i = 0; i < D; ++i) ok = ok && ps[i] == (i < D - k ? 1 : s[i]);
-    if (!ok) {
-      throw ShapeError(str_cat(op, ": ", p == &weight ? "weight" : "bias", " must have shape ",
-                               detail::dims_string(normalized_shape), " (normalized_shape)"));
-    }
-  }
-  Tensor<B, D> mean = x;
-  for (std::size_t i = 0; i < k; ++i) mean = mean.mean_dim(static_cast<std::int64_t>(D - 1 - i));
-  const auto centered = x - mean;
-  Tensor<B, D> var = centered * centered;
-  for (std::size_t i = 0; i < k; ++i) var = var.mean_dim(static_cast<std::int64_t>(D - 1 - i));
-  auto y = centered / (var + epsilon).sqrt();
-  if (weight) y = y * *weight;
-  if (bias) y = y + *bias;
-  return y;
+  using E = kiln::detail::ErasedFloat<B>;
+  return detail::layer_norm_erased<B>(E(x), D, normalized_shape,
+                                      weight ? std::optional<E>(E(*weight)) : std::nullopt,
+                                      bias ? std::optional<E>(E(*bias)) : std::nullopt, epsilon)
+      .template typed<D>();
 }
 
 /// Group normalisation: the channels of each sample split into num_groups groups, each
@@ -109,24 +224,11 @@ Tensor<B, D> group_norm(const Tensor<B, D>& x, std::int64_t num_groups,
                         const std::optional<Tensor<B, 1>>& weight,
                         const std::optional<Tensor<B, 1>>& bias, double epsilon) {
   static_assert(D >= 2, "group_norm: input rank must be >= 2");
-  const char* op = "group_norm";
-  detail::check_epsilon(op, epsilon);
-  const Shape s = x.shape();
-  const std::int64_t channels = s[1];
-  if (num_groups < 1 || channels % num_groups != 0) {
-    throw ValueError(str_cat(op, ": num_groups must be >= 1 and divide the ", channels,
-                             " channels of input ", s, ", got ", num_groups));
-  }
-  if (weight) detail::check_per_channel(op, "weight", weight->shape(), channels);
-  if (bias) detail::check_per_channel(op, "bias", bias->shape(), channels);
-  const auto grouped = x.template reshape<3>(std::array<std::int64_t, 3>{s[0], num_groups, -1});
-  const auto [var, mean] = grouped.var_mean(2, /*unbiased=*/false);
-  std::array<std::int64_t, D> dims{};
-  for (std::size_t i = 0; i < D; ++i) dims[i] = s[i];
-  auto y = ((grouped - mean) / (var + epsilon).sqrt()).template reshape<D>(dims);
-  if (weight) y = y * detail::per_channel<D>(*weight, channels);
-  if (bias) y = y + detail::per_channel<D>(*bias, channels);
-  return y;
+  using E = kiln::detail::ErasedFloat<B>;
+  return detail::group_norm_erased<B>(E(x), num_groups,
+                                      weight ? std::optional<E>(E(*weight)) : std::nullopt,
+                                      bias ? std::optional<E>(E(*bias)) : std::nullopt, epsilon)
+      .template typed<D>();
 }
 
 /// What batch_norm returns: the output, and the running statistics after it (updated in
@@ -158,50 +260,19 @@ BatchNormOutput<B, D> batch_norm(const Tensor<B, D>& x,
                                  const std::optional<Tensor<B, 1>>& bias, bool training,
                                  double momentum, double epsilon) {
   static_assert(D >= 2 && D <= 5, "batch_norm: input rank must be 2 to 5");
-  const char* op = "batch_norm";
-  detail::check_epsilon(op, epsilon);
-  if (!(momentum >= 0.0 && momentum <= 1.0)) {
-    throw ValueError(str_cat(op, ": momentum must be in [0, 1], got ", momentum));
-  }
-  const Shape s = x.shape();
-  const std::int64_t c = s[1];
-  if (running_mean) detail::check_per_channel(op, "running_mean", running_mean->shape(), c);
-  if (running_var) detail::check_per_channel(op, "running_var", running_var->shape(), c);
-  if (weight) detail::check_per_channel(op, "weight", weight->shape(), c);
-  if (bias) detail::check_per_channel(op, "bias", bias->shape(), c);
-  if (running_mean.has_value() != running_var.has_value()) {
-    throw ValueError(str_cat(op, ": give both running_mean and running_var, or neither"));
-  }
-  BatchNormOutput<B, D> out{x, running_mean, running_var};
-  Tensor<B, D> y = x;
-  if (training || !running_mean) {
-    const std::int64_t n = s.num_elements() / (c > 0 ? c : 1);
-    if (n <= 1) {
-      throw ShapeError(str_cat(op, ": expected more than 1 value per channel when training, "
-                                   "got input ", s));
-    }
-    Tensor<B, D> mean = x.mean_dim(0);
-    for (std::size_t d = 2; d < D; ++d) mean = mean.mean_dim(static_cast<std::int64_t>(d));
-    const auto centered = x - mean;
-    Tensor<B, D> var = (centered * centered).mean_dim(0);
-    for (std::size_t d = 2; d < D; ++d) var = var.mean_dim(static_cast<std::int64_t>(d));
-    y = centered / (var + epsilon).sqrt();
-    if (running_mean) {
-      const std::array<std::int64_t, 1> flat{c};
-      const auto batch_mean = detail::untracked(mean).template reshape<1>(flat);
-      const auto batch_var = detail::untracked(var).template reshape<1>(flat) *
-                             (static_cast<double>(n) / static_cast<double>(n - 1));
-      out.running_mean = detail::untracked(*running_mean) * (1.0 - momentum) + batch_mean * momentum;
-      out.running_var = detail::untracked(*running_var) * (1.0 - momentum) + batch_var * momentum;
-    }
-  } else {
-    y = (x - detail::per_channel<D>(*running_mean, c)) /
-        (detail::per_channel<D>(*running_var, c) + epsilon).sqrt();
-  }
-  if (weight) y = y * detail::per_channel<D>(*weight, c);
-  if (bias) y = y + detail::per_channel<D>(*bias, c);
-  out.output = y;
-  return out;
+  using E = kiln::detail::ErasedFloat<B>;
+  auto erase = [](const std::optional<Tensor<B, 1>>& t) {
+    return t ? std::optional<E>(E(*t)) : std::nullopt;
+  };
+  auto typed = [](std::optional<E> t) {
+    return t ? std::optional<Tensor<B, 1>>(std::move(*t).template typed<1>()) : std::nullopt;
+  };
+  auto out = detail::batch_norm_erased<B>(E(x), erase(running_mean), erase(running_var),
+                                          erase(weight), erase(bias), training, momentum,
+                                          epsilon);
+  return BatchNormOutput<B, D>{std::move(out.output).template typed<D>(),
+                               typed(std::move(out.running_mean)),
+                               typed(std::move(out.running_var))};
 }
 
 }  // namespace kiln::nn::functional

@@ -15,6 +15,7 @@
 #include "kiln/module/module.hpp"
 #include "kiln/nn/loss/reduction.hpp"
 #include "kiln/tensor/activation.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn::loss {
@@ -136,7 +137,33 @@ struct BinaryCrossEntropyLoss {
   Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input,
                                     const Tensor<B, D, K>& targets) const {
     detail::check_same_shape(kOp, "input", input.shape(), "targets", targets.shape());
-    const Shape shape = input.shape();
+    check_label_weights(input.shape());
+    if constexpr (std::is_same_v<K, Int>) detail::check_binary_targets(kOp, targets.to_data());
+    if (!logits) detail::check_probabilities(kOp, input.to_data());
+    return losses(Erased(input), Erased(targets.float_())).template typed<D>();
+  }
+
+ /// The element losses times a per-element weight (PyTorch's `weight` argument of
+  /// binary_cross_entropy[_with_logits], broadcast to the input's shape; gradients reach it).
+  /// Shapes: input [...], targets [...], weight [...] (the same shape) -> [...]
+  /// Throws: as forward_no_reduction; ShapeError if weight's shape differs.
+  template <std::size_t D, BinaryTargetKind K>
+  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D, K>& targets,
+                                    const Tensor<B, D>& weight) const {
+    detail::check_same_shape(kOp, "input", input.shape(), "weight", weight.shape());
+    return forward_no_reduction(input, targets) * weight;
+  }
+
+ private:
+  static constexpr const char* kOp = "BinaryCrossEntropyLoss::forward";
+  // The loss itself is rank-erased (one copy of the code for every rank; the same ops in the
+  // same order as written on Tensor<B, D>): forward_no_reduction checks and wraps it.
+  using Erased = kiln::detail::ErasedFloat<B>;
+
+  /// Throws ShapeError unless pos_weight has 1 or n entries and weights 2 (rank 1) or n
+  /// (n the last dim of `shape`, the input's).
+  void check_label_weights(const Shape& shape) const {
+    const std::size_t D = shape.rank();
     if (pos_weight && pos_weight->size() != 1 &&
         static_cast<std::int64_t>(pos_weight->size()) != shape[D - 1]) {
       throw ShapeError(str_cat(kOp, ": pos_weight has ", pos_weight->size(),
@@ -153,78 +180,61 @@ struct BinaryCrossEntropyLoss {
                              " has ", needed, " labels in its last dim"));
       }
     }
-    if constexpr (std::is_same_v<K, Int>) detail::check_binary_targets(kOp, targets.to_data());
-    if (!logits) detail::check_probabilities(kOp, input.to_data());
+  }
 
-    const Tensor<B, D> hard = targets.float_();
+  /// `values` [n] as [1, ..., 1, n] of rank `rank` on `device`.
+  static Erased last_dim_vector(std::vector<float> values, std::size_t rank,
+                                const Device<B>& device) {
+    const Shape shape{static_cast<std::int64_t>(values.size())};
+    const Shape lifted = derived::unsqueeze_shape(shape, rank);
+    return Erased::from_data(TensorData(shape, std::move(values)), device).reshape(lifted.dims());
+  }
+
+  /// The element losses of checked input and targets (`hard`, as Float).
+  Erased losses(const Erased& input, const Erased& hard) const {
+    const std::size_t D = input.shape().rank();
     const double epsilon = smoothing.value_or(0.0);
-    const Tensor<B, D> t = epsilon > 0.0 ? hard * (1.0 - epsilon) + epsilon / 2.0 : hard;
+    const Erased t = epsilon > 0.0 ? hard * (1.0 - epsilon) + epsilon / 2.0 : hard;
 
-    Tensor<B, D> losses =
-        logits ? (pos_weight ? pos_weighted_logit_losses(input, t)
-                             : activation::softplus(input) - input * t)
-               : probability_losses(input, t);
+    Erased losses = logits ? (pos_weight ? pos_weighted_logit_losses(input, t)
+                                         : input.softplus() - input * t)
+                           : probability_losses(input, t);
     if (weights) {
-      if constexpr (D == 1) {
+      if (D == 1) {
         // w_0·(1 - t) + w_1·t: weights[t] exactly for t ∈ {0, 1}, and the linear
         // interpolation for soft targets (those before smoothing).
         losses = losses * (hard * (*weights)[1] + (1.0 - hard) * (*weights)[0]);
       } else {
-        const auto w =
-            Tensor<B, 1>::from_data(TensorData(Shape{shape[D - 1]}, *weights), input.device());
-        losses = losses * w.template unsqueeze<D>();
+        losses = losses * last_dim_vector(*weights, D, input.device());
       }
     }
     return losses;
   }
 
- /// The element losses times a per-element weight (PyTorch's `weight` argument of
-  /// binary_cross_entropy[_with_logits], broadcast to the input's shape; gradients reach it).
-  /// Shapes: input [...], targets [...], weight [...] (the same shape) -> [...]
-  /// Throws: as forward_no_reduction; ShapeError if weight's shape differs.
-  template <std::size_t D, BinaryTargetKind K>
-  Tensor<B, D> forward_no_reduction(const Tensor<B, D>& input, const Tensor<B, D, K>& targets,
-                                    const Tensor<B, D>& weight) const {
-    detail::check_same_shape(kOp, "input", input.shape(), "weight", weight.shape());
-    return forward_no_reduction(input, targets) * weight;
-  }
-
- private:
-  static constexpr const char* kOp = "BinaryCrossEntropyLoss::forward";
-
   /// (1 - t)·x + (1 + (pos_weight - 1)·t)·softplus(-x): PyTorch's stable form of
   /// -(pw·t·log σ(x) + (1 - t)·log(1 - σ(x))).
-  template <std::size_t D>
-  Tensor<B, D> pos_weighted_logit_losses(const Tensor<B, D>& x, const Tensor<B, D>& t) const {
-    const Shape shape = x.shape();
-    const auto log_weight = [&]() -> Tensor<B, D> {
+  Erased pos_weighted_logit_losses(const Erased& x, const Erased& t) const {
+    const auto log_weight = [&]() -> Erased {
       if (pos_weight->size() == 1) return t * ((*pos_weight)[0] - 1.0) + 1.0;
       std::vector<float> v(*pos_weight);
       for (auto& w : v) w -= 1.f;
-      std::array<std::int64_t, D> dims{};
-      dims.fill(1);
-      dims[D - 1] = shape[D - 1];
-      const auto pw_minus_one =
-          Tensor<B, 1>::from_data(TensorData(Shape{shape[D - 1]}, std::move(v)), x.device())
-              .template reshape<D>(dims);
-      return t * pw_minus_one + 1.0;
+      return t * last_dim_vector(std::move(v), x.shape().rank(), x.device()) + 1.0;
     }();
-    return (1.0 - t) * x + log_weight * activation::softplus(-x);
+    return (1.0 - t) * x + log_weight * (-x).softplus();
   }
 
   /// PyTorch's binary_cross_entropy on probabilities p (checked to lie in [0, 1]).
-  template <std::size_t D>
-  static Tensor<B, D> probability_losses(const Tensor<B, D>& p, const Tensor<B, D>& t) {
-    const auto clamped_logs = [](const Tensor<B, D>& x, const Tensor<B, D>& target) {
-      const auto log_x = x.log().clamp_min(-100.f);
-      const auto log_1mx = (-x).log1p().clamp_min(-100.f);
+  static Erased probability_losses(const Erased& p, const Erased& t) {
+    const auto clamped_logs = [](const Erased& x, const Erased& target) {
+      const auto log_x = x.unary(UnaryOp::Log).clamp_min(-100.f);
+      const auto log_1mx = (-x).unary(UnaryOp::Log1p).clamp_min(-100.f);
       return -(target * log_x + (1.0 - target) * log_1mx);
     };
     if constexpr (AutodiffBackend<B>) {
       if (p.is_require_grad()) {
         // The value from untracked p, and PyTorch's gradient through a term that is 0.
-        const auto p0 = p.detach();
-        const auto t0 = t.detach();
+        const auto p0 = p.untracked();
+        const auto t0 = t.untracked();
         const auto value = clamped_logs(p0, t);
         const auto slope = (p0 - t0) / (p0 * (1.0 - p0)).clamp_min(1e-12f);
         return value + (p - p0) * slope;

@@ -5,6 +5,7 @@
 
 #include "kiln/config/config.hpp"
 #include "kiln/nn/loss/reduction.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn::loss {
@@ -64,6 +65,13 @@ struct HuberLoss {
   /// Shapes: residuals [...] -> [...]
   template <Backend B, std::size_t D>
   Tensor<B, D> forward_residuals(const Tensor<B, D>& residuals) const {
+    return residual_losses<B>(kiln::detail::ErasedFloat<B>(residuals)).template typed<D>();
+  }
+
+  /// forward_residuals, rank-erased (one copy of the code for every rank; the same ops in
+  /// the same order as written on Tensor<B, D>).
+  template <Backend B>
+  kiln::detail::ErasedFloat<B> residual_losses(const kiln::detail::ErasedFloat<B>& residuals) const {
     const auto magnitude = residuals.abs();
     // The square of the residual clamped to [-delta, delta]: equal to r² where it is kept,
     // and finite elsewhere, so the zero gradient mask_where sends to the branch it drops

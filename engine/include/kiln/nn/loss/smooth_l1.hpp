@@ -8,6 +8,7 @@
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/nn/loss/reduction.hpp"
+#include "kiln/tensor/erased.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln::nn::loss {
@@ -73,6 +74,13 @@ struct SmoothL1Loss {
   /// Shapes: residuals [...] -> [...]
   template <Backend B, std::size_t D>
   Tensor<B, D> forward_residuals(const Tensor<B, D>& residuals) const {
+    return residual_losses<B>(kiln::detail::ErasedFloat<B>(residuals)).template typed<D>();
+  }
+
+  /// forward_residuals, rank-erased (one copy of the code for every rank; the same ops in
+  /// the same order as written on Tensor<B, D>).
+  template <Backend B>
+  kiln::detail::ErasedFloat<B> residual_losses(const kiln::detail::ErasedFloat<B>& residuals) const {
     const auto magnitude = residuals.abs();
     if (beta == 0.0) return magnitude;  // L1: the quadratic branch would be 0/0
     // The residual clamped to [-beta, beta], squared: r² where it is kept and finite
