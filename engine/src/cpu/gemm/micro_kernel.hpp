@@ -4,7 +4,7 @@
 //   acc[i][v] += broadcast(a[p·MR + i]) · b[p·NR + v·lanes .. +lanes]
 // with a and b the packed micro-panels (pack.hpp). Per k step it loads NV vectors of B,
 // broadcasts MR scalars of A and issues MR·NV fused multiply-adds (mul + add where the arch
-// has no FMA, e.g. WASM SIMD128).
+// has no FMA, e.g. WASM SIMD128; f32x4.relaxed_madd in the relaxed-SIMD build, madd.hpp).
 //
 // Register budget (accumulators + NV B vectors + 1 broadcast):
 //   AVX-512 (32 zmm): 12 x 32 -> 24 + 2 + 1 = 27 (14 x 32, 31 registers, measured the
@@ -14,6 +14,8 @@
 //                     (no FMA) = 16: V8 gives wasm 16 xmm registers; 4 x 8 measured slower
 #include <cstddef>
 #include <xsimd/xsimd.hpp>
+
+#include "cpu/madd.hpp"
 
 namespace kiln::cpu::gemm {
 
@@ -78,7 +80,7 @@ void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, floa
     for (std::size_t i = 0; i < MR; ++i) {
       const Batch ai(a[i]);
 #pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = xsimd::fma(ai, bv[v], acc[i][v]);
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = simd::madd(ai, bv[v], acc[i][v]);
     }
     a += MR;
     b += NR;
