@@ -14,10 +14,18 @@
 const U = 2 ** -24;
 export const gamma = (k) => (k * U) / (1 - k * U);
 
-/** Values in [-1, 1) that are exact in float32 (multiples of 1/512). */
+/**
+ * Pseudo-random float32 values in [-1, 1) with full 24-bit significands (an LCG), so that
+ * products are not exact in float32 and a fused multiply-add rounds differently from a
+ * mul + add (with short significands, e.g. multiples of 1/512, the two agree bit for bit).
+ */
 export function operand(n, seed) {
   const v = new Float32Array(n);
-  for (let i = 0; i < n; i++) v[i] = (((i + 1) * 7919 + seed * 104729) % 1009) / 512 - 1;
+  let s = (seed * 2654435761) >>> 0;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    v[i] = s / 2 ** 31 - 1;
+  }
   return v;
 }
 
