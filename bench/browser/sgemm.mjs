@@ -7,8 +7,8 @@
 //
 // Threads: 1 for every engine (Kiln init({threads: false}); TF.js without
 // SharedArrayBuffer loads tfjs-backend-wasm-simd.wasm, which has no threads). The page runs
-// on the renderer's main thread; CPU time is the utime + stime of that thread
-// (CrRendererMain, read from /proc around each timed block), which the machine's other
+// on the renderer's main thread; CPU time is the utime + stime of that thread (read from
+// /proc around each timed block), which the machine's other
 // load does not inflate; wall time is the page's performance.now(). Engines are
 // interleaved block by block (relaxed, simd, tfjs, relaxed, ...) so that they see the same
 // load; each block runs products for at least --min-seconds (default 0.5) after a warm-up
@@ -100,7 +100,11 @@ const server = createServer((req, res) => {
   }
 });
 
-/** utime + stime (s) of the renderer main threads (CrRendererMain) of this browser's processes. */
+/**
+ * utime + stime (s) of the main threads of this browser's renderer processes (--type=renderer;
+ * Debian's headless Chromium names them "chromium", not CrRendererMain): where the page's
+ * JavaScript and WebAssembly run.
+ */
 function rendererCpu(profile) {
   const procs = [];
   for (const d of readdirSync('/proc')) {
@@ -118,18 +122,14 @@ function rendererCpu(profile) {
     for (const p of procs) if (!mine.has(p.pid) && mine.has(p.ppid)) { mine.add(p.pid); grew = true; }
   }
   let total = 0;
-  for (const pid of mine) {
-    let tasks = [];
-    try { tasks = readdirSync(`/proc/${pid}/task`); } catch { continue; }
-    for (const tid of tasks) {
-      try {
-        const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        if (!st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).startsWith('CrRendererMain')) continue;
-        const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-        total += (Number(f[11]) + Number(f[12])) / 100; // clock ticks (CLK_TCK = 100)
-      } catch {
-        // exited
-      }
+  for (const p of procs) {
+    if (!mine.has(p.pid) || !p.cmd.includes('--type=renderer')) continue;
+    try {
+      const st = readFileSync(`/proc/${p.pid}/task/${p.pid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      total += (Number(f[11]) + Number(f[12])) / 100; // clock ticks (CLK_TCK = 100)
+    } catch {
+      // exited
     }
   }
   return total;
