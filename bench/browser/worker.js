@@ -46,7 +46,8 @@ const SPECS = {
 // ---- Kiln ------------------------------------------------------------------------------
 async function kilnEngine(p) {
   const { init } = await import('kiln-dl');
-  const kiln = await init();
+  // relaxed: '1' / '0' pins the single-threaded relaxed-SIMD / SIMD128 build (main.js).
+  const kiln = await init(p.relaxed === undefined ? {} : { threads: false, relaxedSimd: p.relaxed === '1' });
   const model = kiln.nn.sequential(SPECS[p.model], { seed: 0 });
   const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy', seed: 0 });
   return {
