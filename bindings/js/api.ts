@@ -131,7 +131,7 @@ export interface InitOptions {
   /**
    * The relaxed-SIMD build (kiln-relaxed.wasm: FMA in the GEMM and convolution kernels,
    * one thread), checked with `WebAssembly.validate` of a tiny module using
-   * f32x4.relaxed_madd (Chromium and Firefox have shipped relaxed SIMD; Node 20 needs
+   * f32x4.relaxed_madd (Chrome and other Chromium browsers ship relaxed SIMD; Node 20 needs
    * `node --experimental-wasm-relaxed-simd`):
    * - 'auto' (default): loaded where the engine validates it and one thread was chosen;
    *   SIMD128 (kiln.wasm) elsewhere.
