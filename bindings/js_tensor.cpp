@@ -23,6 +23,12 @@
 
 using emscripten::val;
 
+// engine/src/cpu/gemm/gemm.cpp (declared in the engine-internal cpu/gemm/gemm.hpp): whether
+// the GEMM's multiply-adds were compiled to f32x4.relaxed_madd (the relaxed-SIMD build).
+namespace kiln::cpu::gemm {
+bool madd_is_relaxed() noexcept;
+}  // namespace kiln::cpu::gemm
+
 namespace kiln_js {
 
 namespace {
@@ -376,7 +382,7 @@ val backend_info() {
 #ifdef __EMSCRIPTEN_PTHREADS__
   out.set("build", std::string("simd-threads"));
 #else
-  out.set("build", std::string("simd"));
+  out.set("build", std::string(kiln::cpu::gemm::madd_is_relaxed() ? "simd-relaxed" : "simd"));
 #endif
   out.set("backend", std::string(AD::name()));
   return out;

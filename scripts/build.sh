@@ -2,7 +2,9 @@
 # Builds what is out of date, natively (build/native: library, tests, examples, benchmarks)
 # and with Emscripten (build/wasm -> dist/kiln.mjs + dist/kiln.wasm; build/wasm-mt, every
 # object compiled with -pthread -> dist/kiln-mt.mjs + kiln-mt.wasm + kiln-mt.worker.js,
-# the threaded build index.js loads in cross-origin isolated pages), then compiles the
+# the threaded build index.js loads in cross-origin isolated pages; build/wasm-relaxed ->
+# dist/kiln-relaxed.wasm, the relaxed-SIMD (FMA) build index.js loads where the browser
+# validates f32x4.relaxed_madd), then compiles the
 # package's JS layer (bindings/js/**/*.ts, TypeScript) into dist/ with tsc: ES2022 modules
 # and their generated .d.ts, after scripts/gen_ops.mjs has written the declarations of the
 # op-table methods (bindings/js/generated/ops.ts, from engine/include/kiln/backend/ops.def).
@@ -80,6 +82,22 @@ if [[ ! -f build/wasm-mt/CMakeCache.txt ]]; then
     { cat build/wasm-mt.configure.log >&2; exit 1; }
 fi
 build wasm-mt build/wasm-mt
+
+# Relaxed SIMD (FMA): a build dir whose GEMM and convolution kernels use f32x4.relaxed_madd,
+# rewritten by scripts/relax_wasm.mjs into dist/<name>-relaxed.wasm, which shares the glue
+# dist/<name>.mjs of the SIMD128 build (built above: CMake checks the two are identical).
+# Arguments: the build's name, its dir, extra cmake -D options (e.g. an engine profile).
+relaxed_variant() {
+  local name=$1 dir=$2
+  shift 2
+  if [[ ! -f $dir/CMakeCache.txt ]]; then
+    echo "[build] $name: configure ($dir, Release, Emscripten, -DKILN_WASM_RELAXED=ON $*)"
+    emcmake cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF -DKILN_WASM_RELAXED=ON "$@" \
+      >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log" >&2; exit 1; }
+  fi
+  build "$name" "$dir"
+}
+relaxed_variant wasm-relaxed build/wasm-relaxed
 
 # ---- the package's JS layer (TypeScript) ----
 mkdir -p dist build/ts

@@ -93,6 +93,11 @@ const CASES = [
   { id: 'kiln-cnn-2', label: 'Kiln, CNN, trainBatch loop, 2 threads', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', threads: 2 } },
   { id: 'kiln-cnn-fit', label: 'Kiln, CNN, learner.fit, 1 thread', q: { engine: 'kiln', model: 'cnn', mode: 'fit', threads: 1 } },
   { id: 'tfjs-cnn-1', label: 'TF.js WASM, CNN, 1 thread', q: { engine: 'tfjs', model: 'cnn', threads: 1 } },
+  // Relaxed SIMD (FMA) against SIMD128, both Kiln's single-threaded build (relaxed=1 / 0).
+  { id: 'kiln-mlp-relaxed', label: 'Kiln relaxed SIMD (FMA), MLP, trainBatch loop', q: { engine: 'kiln', model: 'mlp', mode: 'trainBatch', relaxed: '1' } },
+  { id: 'kiln-mlp-simd128', label: 'Kiln SIMD128, MLP, trainBatch loop', q: { engine: 'kiln', model: 'mlp', mode: 'trainBatch', relaxed: '0' } },
+  { id: 'kiln-cnn-relaxed', label: 'Kiln relaxed SIMD (FMA), CNN, trainBatch loop', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', relaxed: '1' } },
+  { id: 'kiln-cnn-simd128', label: 'Kiln SIMD128, CNN, trainBatch loop', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', relaxed: '0' } },
 ].filter((c) => !only || only.includes(c.id));
 
 const median = (xs) => {

@@ -10,6 +10,9 @@ const params = {
   items: Number(q.get('items') ?? 60000),
   batch: Number(q.get('batch') ?? 64),
   warmup: Number(q.get('warmup') ?? 30),
+  // Kiln's build: relaxed=1 -> init({threads: false, relaxedSimd: true}) (kiln-relaxed.wasm,
+  // FMA), relaxed=0 -> SIMD128 (kiln.wasm); absent -> init()'s default choice.
+  relaxed: q.get('relaxed') ?? undefined,
 };
 const out = document.getElementById('out');
 const worker = new BenchWorker();

@@ -30,9 +30,19 @@ export interface BackendInfo {
   arch: string;
   /**
    * Which build was loaded: "simd" (kiln.wasm, one thread: Node, and pages that are not
-   * cross-origin isolated) or "simd-threads" (kiln-mt.wasm: SIMD + a pool of Web Workers).
+   * cross-origin isolated), "simd-threads" (kiln-mt.wasm: SIMD + a pool of Web Workers) or
+   * "simd-relaxed" (kiln-relaxed.wasm: one thread, the GEMM and convolution kernels
+   * multiply-add with relaxed SIMD's f32x4.relaxed_madd, an FMA where the CPU has one;
+   * loaded where WebAssembly.validate accepts that instruction, see InitOptions.relaxedSimd).
+   * The engine reports it (what its GEMM was compiled with).
    */
-  build: 'simd' | 'simd-threads';
+  build: 'simd' | 'simd-threads' | 'simd-relaxed';
+  /**
+   * Why init() loaded this build, e.g. "relaxed SIMD: this WebAssembly engine validates
+   * f32x4.relaxed_madd (...)" or "SIMD128: this WebAssembly engine does not support relaxed
+   * SIMD (f32x4.relaxed_madd)".
+   */
+  buildReason: string;
   /** The engine backend of float tensors: "autodiff<cpu>". */
   backend: string;
 }
@@ -118,11 +128,27 @@ export interface InitOptions {
    * @throws KilnError `Type` for a non-integer, `Config` out of range or > 1 with threads: false.
    */
   numThreads?: number;
+  /**
+   * The relaxed-SIMD build (kiln-relaxed.wasm: FMA in the GEMM and convolution kernels,
+   * one thread), checked with `WebAssembly.validate` of a tiny module using
+   * f32x4.relaxed_madd (Chrome and other Chromium browsers ship relaxed SIMD; Node 20 needs
+   * `node --experimental-wasm-relaxed-simd`):
+   * - 'auto' (default): loaded where the engine validates it and one thread was chosen;
+   *   SIMD128 (kiln.wasm) elsewhere.
+   * - true: required; it also makes threads: 'auto' load the single-threaded build.
+   *   KilnError `Config` where the engine lacks relaxed SIMD or with threads: true.
+   * - false: never (kiln.wasm).
+   * Results match SIMD128 within float32 rounding (a fused multiply-add rounds once).
+   * @throws KilnError `Type` for another value.
+   */
+  relaxedSimd?: boolean | 'auto';
   /** The bytes of kiln.wasm (default: read next to the package in Node, fetched in browsers). */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /**
    * Maps a file name the loader needs ("kiln.wasm"; "kiln-mt.wasm" and "kiln-mt.worker.js"
-   * for the threaded build) to its URL (default: next to the package's index.js).
+   * for the threaded build) to its URL (default: next to the package's index.js). The
+   * relaxed-SIMD build also asks for "kiln.wasm": map it to kiln-relaxed.wasm, or pass
+   * relaxedSimd: false.
    */
   locateFile?: (path: string, prefix: string) => string;
   [option: string]: unknown;

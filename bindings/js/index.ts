@@ -1,7 +1,8 @@
 // kiln-dl, browser and bundler entry: `const kiln = await init();`
 // Two engine builds sit next to this file (select.ts): kiln.mjs + kiln.wasm (SIMD, one
 // thread) and kiln-mt.mjs + kiln-mt.wasm (SIMD + threads, for cross-origin isolated pages
-// and workers). Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
+// and workers); kiln-relaxed.wasm (one thread, FMA via relaxed SIMD, loaded by kiln.mjs)
+// replaces kiln.wasm where the engine validates relaxed SIMD. Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
 // every file with the app. The threaded build is loaded by URL, not bundled: its pthread
 // workers import kiln-mt.mjs again by URL (mainScriptUrlOrBlob), so it must stay a file of
 // its own.
@@ -10,6 +11,7 @@ import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 import type { CreateModule, RawModule } from './raw.js';
 import { chooseBuild, detectEnvironment } from './select.js';
+import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
 
 export * from './types.js';
 
@@ -19,8 +21,11 @@ export * from './types.js';
  * Emscripten module options (`wasmBinary`, `locateFile`, ...).
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
-  const choice = chooseBuild(opts, detectEnvironment());
-  const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
+  // relaxedSimd: true asks for the single-threaded relaxed build, so 'auto' threads give way.
+  const relaxedFirst = opts.relaxedSimd === true && (opts.threads ?? 'auto') === 'auto';
+  const choice = chooseBuild(relaxedFirst ? { ...opts, threads: false } : opts, detectEnvironment());
+  const relaxed = chooseRelaxed(opts, choice.build, choice.build === 'simd' && detectRelaxedSimd());
+  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
   if (choice.build === 'simd-threads') {
     const jsUrl = new URL('./kiln-mt.mjs', import.meta.url);
     const wasmUrl = new URL('./kiln-mt.wasm', import.meta.url);
@@ -53,12 +58,13 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
       URL.revokeObjectURL(workerHref);
     }
     module.setNumThreads(choice.threads);
-    return finishModule(module, opts, { maxThreads: choice.threads });
+    return finishModule(module, opts, { maxThreads: choice.threads, reason: relaxed.reason });
   }
-  const wasmUrl = new URL('kiln.wasm', import.meta.url);
+  // Two literal URLs, so that bundlers ship both files.
+  const wasmUrl = relaxed.relaxed ? new URL('kiln-relaxed.wasm', import.meta.url) : new URL('kiln.wasm', import.meta.url);
   const module = await createKilnModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,
   });
-  return finishModule(module, opts, { maxThreads: 1 });
+  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed) });
 }

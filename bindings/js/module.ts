@@ -24,9 +24,12 @@ import { installIo } from './io.js';
  * @param raw the instantiated Emscripten module
  * @param options init()'s options (autoDispose)
  * @param build the most threads the loaded build can run (1 for the single-threaded build;
- *   the Web Workers started + 1 for the threaded one)
+ *   the Web Workers started + 1 for the threaded one), and why that build was loaded
+ *   (backendInfo().buildReason; select.ts chooseRelaxed)
  */
-export function finishModule(raw: RawModule, options: { autoDispose?: boolean } = {}, build = { maxThreads: 1 }): Kiln {
+export function finishModule(
+  raw: RawModule, options: { autoDispose?: boolean } = {}, build: { maxThreads: number; reason?: string } = { maxThreads: 1 },
+): Kiln {
   // Every engine entry point reports its errors as KilnErrors thrown from JS, and no error
   // costs the instance stack or heap (boundary.ts; C++ half: `guarded`, js_tensor.hpp).
   installBoundary(raw);
@@ -34,7 +37,8 @@ export function finishModule(raw: RawModule, options: { autoDispose?: boolean } 
   const kiln: Record<string, unknown> = { KilnError };
   const internals = installTensor(kiln, raw, options);
   const { maxThreads } = build;
-  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads });
+  const buildReason = build.reason ?? '';
+  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads, buildReason });
   kiln.setNumThreads = (n: unknown) => {
     if (typeof n !== 'number' || !Number.isInteger(n)) {
       throw new KilnError('Type', `setNumThreads: expected an integer, got ${typeof n} ${String(n)}`);

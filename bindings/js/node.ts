@@ -3,12 +3,14 @@
 // Node code into ES modules), and Node's fetch cannot read file: URLs, so this entry reads
 // kiln.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md). Node always
 // gets the single-threaded build: Emscripten 3.1.6's pthreads need CommonJS shims in Node
-// (TOOLCHAIN.md "Threads"); init({threads: true}) says so in a KilnError.
+// (TOOLCHAIN.md "Threads"); init({threads: true}) says so in a KilnError. Where V8 accepts
+// relaxed SIMD (Node 20 with --experimental-wasm-relaxed-simd) it reads kiln-relaxed.wasm.
 import { readFile } from 'node:fs/promises';
 import type { InitOptions, Kiln } from './api.js';
 import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 import { chooseBuild, detectEnvironment } from './select.js';
+import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
 
 export * from './types.js';
 
@@ -19,8 +21,11 @@ export * from './types.js';
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
   chooseBuild(opts, detectEnvironment()); // validates the options; always 'simd' in Node
-  const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
-  const wasmBinary = opts.wasmBinary ?? (await readFile(new URL('./kiln.wasm', import.meta.url)));
+  // The relaxed-SIMD build where V8 accepts it (Node 20: --experimental-wasm-relaxed-simd).
+  const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
+  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
+  const file = relaxed.relaxed ? relaxedWasmFile('kiln') : 'kiln.wasm';
+  const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
   const module = await createKilnModule({ ...moduleOpts, wasmBinary });
-  return finishModule(module, opts, { maxThreads: 1 });
+  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed) });
 }

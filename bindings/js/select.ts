@@ -122,3 +122,93 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
+
+// ---- relaxed SIMD (FMA): kiln-relaxed.wasm beside kiln.wasm ----
+// The relaxed build is the SIMD128 build whose GEMM and convolution kernels multiply-add
+// with f32x4.relaxed_madd (engine/src/cpu/madd.hpp, scripts/relax_wasm.mjs); it shares the
+// glue kiln.mjs and is single-threaded. Engines without relaxed SIMD (Node 20 without
+// --experimental-wasm-relaxed-simd, older browsers) reject the whole module, so init()
+// first validates a tiny module holding that one instruction.
+
+/**
+ * `(module (func (param v128 v128 v128) (result v128)
+ *   local.get 0 local.get 1 local.get 2 f32x4.relaxed_madd))`: the final opcode 0xfd 0x105
+ * (relaxed-simd Overview.md, "Binary format").
+ */
+export const RELAXED_SIMD_PROBE: Uint8Array = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+  0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b, // type: (v128 v128 v128) -> v128
+  0x03, 0x02, 0x01, 0x00, // one function of type 0
+  0x0a, 0x0d, 0x01, 0x0b, 0x00, // code: one body of 11 bytes, no locals
+  0x20, 0x00, 0x20, 0x01, 0x20, 0x02, // local.get 0, 1, 2
+  0xfd, 0x85, 0x02, // f32x4.relaxed_madd
+  0x0b, // end
+]);
+
+/**
+ * Whether this WebAssembly engine accepts relaxed SIMD (WebAssembly.validate of
+ * RELAXED_SIMD_PROBE; false where WebAssembly is missing or throws).
+ * @param g the global object
+ */
+export function detectRelaxedSimd(g: object = globalThis): boolean {
+  const wasm = (g as { WebAssembly?: { validate?: (bytes: Uint8Array) => boolean } }).WebAssembly;
+  try {
+    return typeof wasm?.validate === 'function' && wasm.validate(RELAXED_SIMD_PROBE) === true;
+  } catch {
+    return false;
+  }
+}
+
+/** The .wasm file of the relaxed build of an engine whose SIMD128 build is `base`.wasm. */
+export function relaxedWasmFile(base: string): string {
+  return `${base}-relaxed.wasm`;
+}
+
+/**
+ * Whether init() loads the relaxed-SIMD build, and why (backendInfo().buildReason), from
+ * init()'s option `relaxedSimd` (true | false | 'auto', default 'auto'), the build
+ * chooseBuild picked and whether the engine validates relaxed SIMD.
+ * 'auto' loads it wherever it runs and the single-threaded build was chosen; true requires it.
+ * @param opts init()'s options
+ * @param build chooseBuild's choice
+ * @param supported detectRelaxedSimd()'s answer
+ * @throws KilnError `Type` for a wrong option value, `Config` for relaxedSimd: true where
+ *   the relaxed build cannot run (saying why).
+ */
+export function chooseRelaxed(
+  opts: { relaxedSimd?: unknown },
+  build: 'simd' | 'simd-threads',
+  supported: boolean,
+): { relaxed: boolean; reason: string } {
+  const wanted = opts.relaxedSimd ?? 'auto';
+  if (wanted !== true && wanted !== false && wanted !== 'auto') {
+    throw new KilnError('Type', `init: relaxedSimd must be true, false or 'auto', got ${describe(wanted)}`);
+  }
+  if (wanted === false) return { relaxed: false, reason: 'SIMD128: init({relaxedSimd: false})' };
+  if (build === 'simd-threads') {
+    if (wanted === true) {
+      throw new KilnError('Config', 'init: relaxedSimd: true, but the relaxed-SIMD build is single-threaded and the threaded build was chosen (pass threads: false)');
+    }
+    return { relaxed: false, reason: 'SIMD128 + threads: the relaxed-SIMD (FMA) build is single-threaded' };
+  }
+  if (!supported) {
+    if (wanted === true) {
+      throw new KilnError('Config', 'init: relaxedSimd: true, but this WebAssembly engine does not support relaxed SIMD (WebAssembly.validate of f32x4.relaxed_madd is false)');
+    }
+    return { relaxed: false, reason: 'SIMD128: this WebAssembly engine does not support relaxed SIMD (f32x4.relaxed_madd)' };
+  }
+  return { relaxed: true, reason: 'relaxed SIMD: this WebAssembly engine validates f32x4.relaxed_madd (FMA in the GEMM and convolution kernels)' };
+}
+
+/**
+ * backendInfo().buildReason once the module runs: the reason chooseRelaxed gave, unless the
+ * engine reports another build than the one chosen (a caller's wasmBinary or locateFile
+ * supplied other bytes).
+ * @param module the instantiated engine
+ * @param relaxed chooseRelaxed's answer
+ */
+export function finishReason(module: { backendInfo(): { build: string } }, relaxed: { relaxed: boolean; reason: string }): string {
+  const build = module.backendInfo().build;
+  if ((build === 'simd-relaxed') === relaxed.relaxed) return relaxed.reason;
+  return `${build}: the module given by init()'s wasmBinary or locateFile`;
+}

@@ -13,7 +13,7 @@
 //      (init({threads: false}) in the same page) and to itself with 1 thread; four Adam steps
 //      of the MNIST CNN (the kernels the pool splits) bit-identical likewise; 10,000 caught
 //      errors leave the stack pointer and malloc'd bytes exactly as they were;
-//      plain page: 'simd', and init({threads: true}) rejects with KilnError `Config`;
+//      plain page: 'simd' (or 'simd-relaxed'), and init({threads: true}) rejects with KilnError `Config`;
 //      dev server and unbundled page (main thread): 'simd-threads' and the product right.
 // Prints one line per check and the main thread's product times with 1 and all threads
 // (informational; no timing assertion). Skips (exit 0) without /usr/bin/chromium.
@@ -169,7 +169,8 @@ export async function run(opts) {
     out.msAllThreads = timeProducts(kiln, 20);
     out.threadsAfter = kiln.backendInfo().threads;
   }
-  const single = await init({ threads: false });
+  // SIMD128 (relaxedSimd: false): the relaxed-SIMD build's FMA rounds differently.
+  const single = await init({ threads: false, relaxedSimd: false });
   out.singleInfo = single.backendInfo();
   out.singleValues = product(single);
   out.singleCnn = cnnSteps(single);
@@ -371,13 +372,14 @@ try {
 
   const plain = await openPage(plainUrl);
   const p = await call(plain, 'runMain');
-  check(p.crossOriginIsolated === false && p.info.build === 'simd' && p.info.threads === 1,
+  // 'simd-relaxed' where Chromium validates relaxed SIMD (tests/e2e/relaxed.e2e.mjs).
+  check(p.crossOriginIsolated === false && ['simd', 'simd-relaxed'].includes(p.info.build) && p.info.threads === 1,
         `plain page: backendInfo() ${JSON.stringify(p.info)}`);
   check(withinBound(p.values), 'plain page: the product within the bound');
   check(/^Config: init: threads: true, but the threaded build cannot run: the page is not cross-origin isolated/.test(p.forcedThreads),
         `plain page: init({threads: true}) rejects: ${p.forcedThreads.slice(0, 90)}...`);
   const pw = await call(plain, 'runWorker');
-  check(pw.info.build === 'simd', "plain page's worker: 'simd'");
+  check(['simd', 'simd-relaxed'].includes(pw.info.build), `plain page's worker: '${pw.info.build}'`);
 
   for (const [where, url] of [['vite dev server', devUrl], ['unbundled page (import map)', staticUrl]]) {
     const page = await openPage(url);

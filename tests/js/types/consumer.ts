@@ -58,15 +58,19 @@ export async function main(): Promise<number> {
   if (!(a instanceof kiln.Tensor)) throw new Error('not a Tensor');
   const info = kiln.backendInfo();
   const threads: number = info.threads + info.maxThreads;
-  const build: 'simd' | 'simd-threads' = info.build;
+  const build: 'simd' | 'simd-threads' | 'simd-relaxed' = info.build;
+  const buildReason: string = info.buildReason;
   kiln.setNumThreads(1);
   const threaded: Kiln = await init({ threads: 'auto', numThreads: 2 });
   await init({ threads: false });
+  await init({ threads: false, relaxedSimd: false });
+  // @ts-expect-error relaxedSimd is true, false or 'auto'
+  await init({ relaxedSimd: 'yes' });
   // @ts-expect-error threads is true, false or 'auto'
   await init({ threads: 'yes' });
   // @ts-expect-error numThreads is a number
   await init({ numThreads: '2' });
-  // @ts-expect-error the build is one of two names
+  // @ts-expect-error the build is one of three names
   const wrongBuild: 'wasm' = info.build;
 
   // @ts-expect-error a shape is an array of numbers
@@ -109,5 +113,5 @@ export async function main(): Promise<number> {
 
   kiln.dispose([a, i, z, r, u, ar, e, s, values, indices, sl, st, soft, g, w, loss, gw, d]);
   return dtype.length + shape.length + flat.length + String(nested).length + Number(v) + text.length + n + threads +
-    build.length + threaded.backendInfo().threads + wrongBuild.length;
+    build.length + buildReason.length + threaded.backendInfo().threads + wrongBuild.length;
 }

@@ -12,6 +12,7 @@
 #include "core/parallel.hpp"
 #include "cpu/dispatch.hpp"
 #include "cpu/gemm/driver.hpp"
+#include "cpu/madd.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/core/thread_pool.hpp"
@@ -202,6 +203,8 @@ bool sgemm_with_arch(const char* arch, const SgemmArgs& args, const Blocking& bl
 }
 
 void sgemm(const SgemmArgs& args) { sgemm(args, Blocking{}); }
+
+bool madd_is_relaxed() noexcept { return simd::madd_is_relaxed(); }
 
 Blocking default_blocking() noexcept {
   Blocking b = cpu::dispatch(SgemmBlocking{});

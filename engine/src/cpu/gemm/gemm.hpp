@@ -90,4 +90,9 @@ Blocking default_blocking() noexcept;
 /// if this machine lacks it or the name is unknown.
 bool sgemm_with_arch(const char* arch, const SgemmArgs& args, const Blocking& blocking);
 
+/// true when the micro-kernel's multiply-adds are WebAssembly f32x4.relaxed_madd (the
+/// relaxed-SIMD build, cpu/madd.hpp), false everywhere else. backendInfo().build of the
+/// package reads it (bindings/js_tensor.cpp).
+bool madd_is_relaxed() noexcept;
+
 }  // namespace kiln::cpu::gemm

@@ -4,7 +4,7 @@
 //   acc[i][v] += broadcast(a[p·MR + i]) · b[p·NR + v·lanes .. +lanes]
 // with a and b the packed micro-panels (pack.hpp). Per k step it loads NV vectors of B,
 // broadcasts MR scalars of A and issues MR·NV fused multiply-adds (mul + add where the arch
-// has no FMA, e.g. WASM SIMD128).
+// has no FMA, e.g. WASM SIMD128; f32x4.relaxed_madd in the relaxed-SIMD build, madd.hpp).
 //
 // Register budget (accumulators + NV B vectors + 1 broadcast):
 //   AVX-512 (32 zmm): 12 x 32 -> 24 + 2 + 1 = 27 (14 x 32, 31 registers, measured the
@@ -14,6 +14,8 @@
 //                     (no FMA) = 16: V8 gives wasm 16 xmm registers; 4 x 8 measured slower
 #include <cstddef>
 #include <xsimd/xsimd.hpp>
+
+#include "cpu/madd.hpp"
 
 namespace kiln::cpu::gemm {
 
@@ -69,7 +71,16 @@ void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, floa
 
   // Four k steps per iteration: natively a few percent; in WASM (V8) 6 x 8 ran at ~37
   // GFLOP/s unrolled by 4 against ~24 not unrolled and ~24 unrolled by 8 (4 x 8: ~33).
+  // Except with relaxed SIMD (f32x4.relaxed_madd): there clang orders the unrolled body by
+  // row (all of B's 8 vectors first, then 4 chained madds per accumulator), V8 then keeps
+  // 8 of the 12 accumulators on the stack, and the loop not unrolled (12 madds, every
+  // accumulator in a register, checked with node --print-wasm-code) ran ~12 % faster
+  // (Node 20, n = 512: 43.7 / 38.4 against 38.7 / 32.9 GFLOP/s in two interleaved runs).
+#if defined(__wasm_relaxed_simd__)
+#pragma GCC unroll 1
+#else
 #pragma GCC unroll 4
+#endif
   for (std::size_t p = 0; p < kc; ++p) {
     Batch bv[NV];
 #pragma GCC unroll 4
@@ -78,7 +89,7 @@ void MicroKernel<Arch>::run(std::size_t kc, const float* a, const float* b, floa
     for (std::size_t i = 0; i < MR; ++i) {
       const Batch ai(a[i]);
 #pragma GCC unroll 4
-      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = xsimd::fma(ai, bv[v], acc[i][v]);
+      for (std::size_t v = 0; v < NV; ++v) acc[i][v] = simd::madd(ai, bv[v], acc[i][v]);
     }
     a += MR;
     b += NR;

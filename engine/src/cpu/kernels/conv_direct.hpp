@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "cpu/dispatch.hpp"
+#include "cpu/madd.hpp"
 #include "cpu/simd_compat.hpp"
 
 namespace kiln::cpu::kernels {
@@ -68,8 +69,8 @@ void correlate_block(const float* src, std::int64_t src_stride, std::int64_t cha
         const Batch x1 = Batch::load_unaligned(sp + offsets[t] + N);
         for (int r = 0; r < RB; ++r) {
           const Batch w(cp[r * row_coef + t]);
-          acc0[r] = xsimd::fma(w, x0, acc0[r]);
-          acc1[r] = xsimd::fma(w, x1, acc1[r]);
+          acc0[r] = simd::madd(w, x0, acc0[r]);
+          acc1[r] = simd::madd(w, x1, acc1[r]);
         }
       }
     }
@@ -98,7 +99,7 @@ void weight_block(const float* g, std::int64_t g_image, std::int64_t g_row, cons
       for (int t = 0; t < TB; ++t) x[t] = Batch::load_unaligned(si + offsets[t] + p);
       for (int r = 0; r < RB; ++r) {
         const Batch gv = Batch::load_unaligned(gi + r * g_row + p);
-        for (int t = 0; t < TB; ++t) acc[r][t] = xsimd::fma(gv, x[t], acc[r][t]);
+        for (int t = 0; t < TB; ++t) acc[r][t] = simd::madd(gv, x[t], acc[r][t]);
       }
     }
   }

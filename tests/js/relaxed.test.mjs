@@ -1,0 +1,154 @@
+// The relaxed-SIMD (FMA) build, dist/kiln-relaxed.wasm: what scripts/relax_wasm.mjs does to a
+// module (checked on modules written here byte by byte, and on the shipped files), how init()
+// chooses the build (select.ts), and, in a child Node with --experimental-wasm-relaxed-simd,
+// that it is loaded there, that f32x4.relaxed_madd computes a·b + c, and that products, an
+// MLP step and convolutions agree with the SIMD128 build within the float32 bounds of
+// support/relaxed_checks.mjs. The Chromium side: tests/e2e/relaxed.e2e.mjs.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { KilnError } from '../../dist/errors.js';
+import { chooseRelaxed, detectRelaxedSimd, RELAXED_SIMD_PROBE, relaxedWasmFile } from '../../dist/select.js';
+import { relaxWasm, scanWasm } from '../../scripts/relax_wasm.mjs';
+
+const dist = (f) => fileURLToPath(new URL(`../../dist/${f}`, import.meta.url));
+
+/** A module with one function (v128 v128 v128) -> v128 whose body is `ops` (bytes) then `end`. */
+function moduleWith(ops) {
+  const body = [0x00, 0x20, 0x00, 0x20, 0x01, 0x20, 0x02, ...ops, 0x0b];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x01, 0x08, 0x01, 0x60, 0x03, 0x7b, 0x7b, 0x7b, 0x01, 0x7b,
+    0x03, 0x02, 0x01, 0x00,
+    0x0a, body.length + 2, 0x01, body.length, ...body,
+  ]);
+}
+const PROTO_FMA = [0xfd, 0xaf, 0x01];
+const FINAL_MADD = [0xfd, 0x85, 0x02];
+
+describe('scripts/relax_wasm.mjs', () => {
+  it('rewrites f32x4.fma (0xfd 0xaf) to f32x4.relaxed_madd (0xfd 0x105) in place', () => {
+    // a blend of SIMD immediates around it: v128.const (16 bytes), shuffle, lane ops, memargs
+    const ops = [0xfd, 0x0c, ...new Array(16).fill(0xaf), 0x1a, // v128.const of 0xaf bytes; drop
+      ...PROTO_FMA, 0xfd, 0x1f, 0x01, 0x1a, // fma, f32x4.extract_lane 1, drop
+      0x20, 0x00, 0x20, 0x01, ...PROTO_FMA];
+    const input = moduleWith(ops);
+    const { bytes, counts } = relaxWasm(input);
+    expect(counts.relaxedMadd).toBe(2);
+    expect(bytes.length).toBe(input.length);
+    const diff = [...bytes].flatMap((b, i) => (b === input[i] ? [] : [i]));
+    expect(diff.map((i) => input[i])).toEqual([0xaf, 0x01, 0xaf, 0x01]); // never the constant's bytes
+    expect(bytes).toEqual(moduleWith([0xfd, 0x0c, ...new Array(16).fill(0xaf), 0x1a,
+      ...FINAL_MADD, 0xfd, 0x1f, 0x01, 0x1a, 0x20, 0x00, 0x20, 0x01, ...FINAL_MADD]));
+    expect(scanWasm(bytes).counts).toMatchObject({ relaxedMadd: 2, prototypeFma: 0 });
+  });
+
+  it('refuses other prototype relaxed opcodes, final relaxed opcodes, gaps and truncated code', () => {
+    expect(() => relaxWasm(moduleWith([0xfd, 0xb0, 0x01]))).toThrow(/relaxed-SIMD prototype instruction f32x4\.fms/);
+    expect(() => relaxWasm(moduleWith([0xfd, 0xa2, 0x01]))).toThrow(/i8x16\.relaxed_swizzle/);
+    expect(() => relaxWasm(moduleWith(FINAL_MADD))).toThrow(/unexpected SIMD opcode 0x105/);
+    expect(() => relaxWasm(moduleWith([0xfd, 0x9a, 0x01]))).toThrow(/unknown SIMD opcode 0x9a/);
+    expect(() => relaxWasm(moduleWith([0xfe, 0x03, 0x00]))).toThrow(/unknown or unexpected instruction 0xfe/);
+    expect(() => relaxWasm(moduleWith([0xfd, 0xaf, 0x81, 0x00]))).toThrow(/non-minimal/);
+    const cut = moduleWith(PROTO_FMA);
+    expect(() => relaxWasm(cut.subarray(0, cut.length - 1))).toThrow(/runs past the end|unexpected end/);
+    expect(() => relaxWasm(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toThrow(/not a WebAssembly 1\.0 module/);
+  });
+
+  it('dist/kiln-relaxed.wasm holds f32x4.relaxed_madd and no prototype; dist/kiln.wasm neither', () => {
+    const relaxed = scanWasm(readFileSync(dist(relaxedWasmFile('kiln'))));
+    expect(relaxed.counts.prototypeFma).toBe(0);
+    // the GEMM micro-kernel alone issues 6 x 2 per k step, unrolled by 4
+    expect(relaxed.counts.relaxedMadd).toBeGreaterThanOrEqual(48);
+    const simd = scanWasm(readFileSync(dist('kiln.wasm')));
+    expect(simd.counts).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
+    // same code otherwise: as many functions
+    expect(relaxed.counts.functions).toBe(simd.counts.functions);
+  });
+});
+
+describe('init() chooses the relaxed build (select.ts)', () => {
+  it('auto: relaxed where validated and single-threaded, SIMD128 elsewhere, with the reason', () => {
+    expect(chooseRelaxed({}, 'simd', true)).toEqual({ relaxed: true, reason: expect.stringMatching(/^relaxed SIMD: .*validates f32x4\.relaxed_madd/) });
+    expect(chooseRelaxed({ relaxedSimd: 'auto' }, 'simd', false)).toEqual({ relaxed: false, reason: expect.stringMatching(/^SIMD128: .*does not support relaxed SIMD/) });
+    expect(chooseRelaxed({}, 'simd-threads', true)).toEqual({ relaxed: false, reason: expect.stringMatching(/single-threaded/) });
+    expect(chooseRelaxed({ relaxedSimd: false }, 'simd', true)).toEqual({ relaxed: false, reason: 'SIMD128: init({relaxedSimd: false})' });
+  });
+
+  it('relaxedSimd: true requires it; a wrong value is a Type error', () => {
+    expect(chooseRelaxed({ relaxedSimd: true }, 'simd', true).relaxed).toBe(true);
+    const fails = (fn, code, text) => {
+      try { fn(); } catch (e) {
+        expect(e).toBeInstanceOf(KilnError);
+        expect(e.code).toBe(code);
+        expect(e.message).toContain(text);
+        return;
+      }
+      throw new Error('did not throw');
+    };
+    fails(() => chooseRelaxed({ relaxedSimd: true }, 'simd', false), 'Config', 'does not support relaxed SIMD');
+    fails(() => chooseRelaxed({ relaxedSimd: true }, 'simd-threads', true), 'Config', 'single-threaded');
+    fails(() => chooseRelaxed({ relaxedSimd: 'yes' }, 'simd', true), 'Type', `relaxedSimd must be true, false or 'auto', got "yes"`);
+  });
+
+  it('detectRelaxedSimd asks WebAssembly.validate with the probe, and survives a missing or throwing one', () => {
+    const seen = [];
+    expect(detectRelaxedSimd({ WebAssembly: { validate: (b) => { seen.push(b); return true; } } })).toBe(true);
+    expect(seen[0]).toBe(RELAXED_SIMD_PROBE);
+    expect([...RELAXED_SIMD_PROBE.subarray(-4)]).toEqual([...FINAL_MADD, 0x0b]);
+    expect(detectRelaxedSimd({})).toBe(false);
+    expect(detectRelaxedSimd({ WebAssembly: { validate: () => { throw new Error('no'); } } })).toBe(false);
+    // The probe differs from a valid SIMD128 module only in its instruction.
+    expect(RELAXED_SIMD_PROBE).toEqual(moduleWith(FINAL_MADD));
+  });
+});
+
+/** Node with relaxed SIMD: the flag where this V8 has it (Node 20), else none (later V8 ships it). */
+function relaxedNodeArgs() {
+  const options = execFileSync(process.execPath, ['--v8-options'], { encoding: 'utf8' });
+  return options.includes('--experimental-wasm-relaxed-simd') ? ['--experimental-wasm-relaxed-simd'] : [];
+}
+
+describe('in Node with relaxed SIMD (child process)', () => {
+  const child = fileURLToPath(new URL('./support/relaxed_child.mjs', import.meta.url));
+  let summary;
+  const run = () => {
+    summary ??= JSON.parse(execFileSync(process.execPath, [...relaxedNodeArgs(), child], { encoding: 'utf8', timeout: 120_000 }));
+    return summary;
+  };
+
+  it('validates the probe, loads kiln-relaxed.wasm by default and says why', { timeout: 180_000 }, () => {
+    const s = run();
+    expect(s.madd).not.toBeNull();
+    expect(s.infos[0]).toMatchObject({ build: 'simd-relaxed', threads: 1, simd: true, buildReason: expect.stringMatching(/^relaxed SIMD/) });
+    expect(s.infos[1]).toMatchObject({ build: 'simd', buildReason: 'SIMD128: init({relaxedSimd: false})' });
+    expect(s.auto).toBe('simd-relaxed');
+  });
+
+  it('f32x4.relaxed_madd(a, b, c) is a·b + c (the prototype meant a + b·c)', () => {
+    expect(run().madd.value).toBe(11);
+  });
+
+  it('products of several shapes are within γ(k+3)·Σ|a·b| of the double sum on both builds', () => {
+    const s = run();
+    for (const row of s.gemm) {
+      expect(row.relaxed, `relaxed ${row.shape}`).toBeLessThanOrEqual(1);
+      expect(row.simd, `simd ${row.shape}`).toBeLessThanOrEqual(1);
+    }
+    // Where relaxed_madd fuses (x86-64 with FMA3), it rounds differently from mul + add:
+    // the builds must then differ somewhere, or the relaxed build would not be using it.
+    const differ = s.gemm.reduce((n, row) => n + row.differ, 0);
+    if (s.madd.fused) expect(differ).toBeGreaterThan(0);
+  });
+
+  it('an MLP SGD step and convolutions (forward, dx, dw) agree with SIMD128 within their bounds', () => {
+    const s = run();
+    expect(Math.abs(s.mlp.relaxed.before - s.mlp.simd.before)).toBeLessThanOrEqual(1e-6 * Math.abs(s.mlp.simd.before));
+    expect(Math.abs(s.mlp.relaxed.after - s.mlp.simd.after)).toBeLessThanOrEqual(1e-5 * Math.abs(s.mlp.simd.after));
+    expect(s.mlp.simd.after).toBeLessThan(s.mlp.simd.before);
+    expect(s.mlp.worstOutput).toBeLessThanOrEqual(1e-5 * Math.max(1, s.mlp.maxOutput));
+    for (const row of s.conv) expect(row.worst, row.name).toBeLessThanOrEqual(1);
+    if (s.madd.fused) expect(s.conv.reduce((n, row) => n + row.differ, 0)).toBeGreaterThan(0);
+  });
+});
