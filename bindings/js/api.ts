@@ -35,6 +35,12 @@ export interface BackendInfo {
   build: 'simd' | 'simd-threads';
   /** The engine backend of float tensors: "autodiff<cpu>". */
   backend: string;
+  /**
+   * The engine profile init() loaded (InitOptions.engine): "core" (kiln-core.wasm: tensors,
+   * autodiff, Sequential with the dense layers, losses, optimizers, the Learner, SafeTensors)
+   * or "full" (kiln.wasm / kiln-mt.wasm: every op, layer and reader).
+   */
+  engine: 'core' | 'full';
 }
 
 /** The loaded engine (`const kiln = await init()`). */
@@ -91,6 +97,23 @@ export interface Kiln extends KilnTraining {
 
 export interface InitOptions {
   /**
+   * Which engine to load (DESIGN.md "Engines"; README "Core and full engine"):
+   * - 'core' (default): kiln-core.wasm, the small engine a page needs to build an MLP and
+   *   train it: tensors and every Tensor op, autodiff, `kiln.nn.sequential` with the dense
+   *   layers (linear, dropout, the activations, reshape, flatten), the losses, optimizers and
+   *   schedules, the Learner, datasets, SafeTensors records. Single-threaded.
+   * - 'full': kiln.wasm (kiln-mt.wasm with threads): also convolutions, pools,
+   *   normalisations, embedding, recurrent and attention layers, kiln.nn.functional's
+   *   layer forms, resampling, MessagePack and PyTorch readers.
+   * In the core engine, a function, method or layer type of the full engine throws
+   * KilnError `State`: "<name> is not in the core engine that init() loaded; load the full
+   * engine with `await init({ engine: 'full' })`". Each init() returns an independent
+   * instance (a page may hold a core and a full one; tensors do not cross instances).
+   * @throws KilnError `Type` for another value; `Config` for 'core' with `threads: true`
+   *   (the threaded build is full only; `threads: 'auto'` loads the single-threaded core).
+   */
+  engine?: 'core' | 'full';
+  /**
    * Also free tensors (and Gradients) that the garbage collector finds unreachable
    * without dispose() (a FinalizationRegistry; when that happens is up to the GC). Off by
    * default: it costs ~3 µs per tensor created, more than a small op. dispose() and
@@ -118,11 +141,15 @@ export interface InitOptions {
    * @throws KilnError `Type` for a non-integer, `Config` out of range or > 1 with threads: false.
    */
   numThreads?: number;
-  /** The bytes of kiln.wasm (default: read next to the package in Node, fetched in browsers). */
+  /**
+   * The bytes of the engine's .wasm: kiln-core.wasm for the core engine, kiln.wasm for the
+   * full one (default: read next to the package in Node, fetched in browsers).
+   */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /**
-   * Maps a file name the loader needs ("kiln.wasm"; "kiln-mt.wasm" and "kiln-mt.worker.js"
-   * for the threaded build) to its URL (default: next to the package's index.js).
+   * Maps a file name the loader needs ("kiln-core.wasm" for the core engine, "kiln.wasm"
+   * for the full one; "kiln-mt.wasm" and "kiln-mt.worker.js" for the threaded build) to its
+   * URL (default: next to the package's index.js).
    */
   locateFile?: (path: string, prefix: string) => string;
   [option: string]: unknown;

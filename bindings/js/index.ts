@@ -5,22 +5,26 @@
 // every file with the app. The threaded build is loaded by URL, not bundled: its pthread
 // workers import kiln-mt.mjs again by URL (mainScriptUrlOrBlob), so it must stay a file of
 // its own.
+// The engine profile (DESIGN.md "Engines"): init() loads kiln-core.{mjs,wasm} by default
+// and kiln.{mjs,wasm} for `engine: 'full'`, each by a dynamic import, so that a page fetches
+// only the engine it asked for.
 import type { InitOptions, Kiln } from './api.js';
-import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 import type { CreateModule, RawModule } from './raw.js';
-import { chooseBuild, detectEnvironment } from './select.js';
+import { chooseEngineBuild, detectEnvironment } from './select.js';
 
 export * from './types.js';
 
 /**
  * Loads the WebAssembly engine: `const kiln = await init();` (Node 20, browsers, workers).
- * `threads` (false | true | 'auto'), `numThreads`, `autoDispose` (see InitOptions) and
- * Emscripten module options (`wasmBinary`, `locateFile`, ...).
+ * `engine` ('core' | 'full', default 'core'), `threads` (false | true | 'auto'),
+ * `numThreads`, `autoDispose` (see InitOptions) and Emscripten module options
+ * (`wasmBinary`, `locateFile`, ...). Each call returns an independent instance.
+ * @throws KilnError `Type` / `Config` for bad options (see InitOptions).
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
-  const choice = chooseBuild(opts, detectEnvironment());
-  const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
+  const choice = chooseEngineBuild(opts, detectEnvironment());
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, ...moduleOpts } = opts;
   if (choice.build === 'simd-threads') {
     const jsUrl = new URL('./kiln-mt.mjs', import.meta.url);
     const wasmUrl = new URL('./kiln-mt.wasm', import.meta.url);
@@ -53,12 +57,14 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
       URL.revokeObjectURL(workerHref);
     }
     module.setNumThreads(choice.threads);
-    return finishModule(module, opts, { maxThreads: choice.threads });
+    return finishModule(module, opts, { maxThreads: choice.threads, engine: choice.engine });
   }
-  const wasmUrl = new URL('kiln.wasm', import.meta.url);
-  const module = await createKilnModule({
+  const core = choice.engine === 'core';
+  const wasmUrl = core ? new URL('kiln-core.wasm', import.meta.url) : new URL('kiln.wasm', import.meta.url);
+  const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
+  const module = await createModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,
   });
-  return finishModule(module, opts, { maxThreads: 1 });
+  return finishModule(module, opts, { maxThreads: 1, engine: choice.engine });
 }

@@ -4,23 +4,30 @@
 // kiln.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md). Node always
 // gets the single-threaded build: Emscripten 3.1.6's pthreads need CommonJS shims in Node
 // (TOOLCHAIN.md "Threads"); init({threads: true}) says so in a KilnError.
+// The engine profile: kiln-core.{mjs,wasm} by default, kiln.{mjs,wasm} for engine: 'full'.
 import { readFile } from 'node:fs/promises';
 import type { InitOptions, Kiln } from './api.js';
-import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
-import { chooseBuild, detectEnvironment } from './select.js';
+import { chooseEngineBuild, detectEnvironment } from './select.js';
 
 export * from './types.js';
 
 /**
  * Loads and instantiates the WebAssembly engine.
- * `threads` ('auto' or false here), `autoDispose` (see InitOptions) and Emscripten module
- * options; `wasmBinary` defaults to the bytes of kiln.wasm next to this file.
+ * `engine` ('core' | 'full', default 'core'), `threads` ('auto' or false here),
+ * `autoDispose` (see InitOptions) and Emscripten module options; `wasmBinary` defaults to
+ * the bytes of kiln-core.wasm (kiln.wasm for the full engine) next to this file. Each call
+ * returns an independent instance.
+ * @throws KilnError `Type` / `Config` for bad options (see InitOptions).
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
-  chooseBuild(opts, detectEnvironment()); // validates the options; always 'simd' in Node
-  const { threads: _threads, numThreads: _numThreads, ...moduleOpts } = opts;
-  const wasmBinary = opts.wasmBinary ?? (await readFile(new URL('./kiln.wasm', import.meta.url)));
-  const module = await createKilnModule({ ...moduleOpts, wasmBinary });
-  return finishModule(module, opts, { maxThreads: 1 });
+  // Validates the options; always the single-threaded build in Node.
+  const { engine } = chooseEngineBuild(opts, detectEnvironment());
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, ...moduleOpts } = opts;
+  const core = engine === 'core';
+  const wasmBinary = opts.wasmBinary ??
+    (await readFile(core ? new URL('./kiln-core.wasm', import.meta.url) : new URL('./kiln.wasm', import.meta.url)));
+  const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
+  const module = await createModule({ ...moduleOpts, wasmBinary });
+  return finishModule(module, opts, { maxThreads: 1, engine });
 }

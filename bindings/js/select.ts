@@ -122,3 +122,43 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
+
+// ---- the engine profile (DESIGN.md "Engines"): kiln-core.{mjs,wasm} or kiln.{mjs,wasm}
+
+/**
+ * The engine profiles: 'core' (kiln-core.wasm: tensors and the op table, autodiff,
+ * Sequential with the dense layers, losses, optimizers, the Learner, SafeTensors records)
+ * and 'full' (kiln.wasm / kiln-mt.wasm: every op, layer and reader).
+ */
+export type EngineName = 'core' | 'full';
+
+/** init()'s options that choose the engine and its build. */
+export interface EngineOptions extends BuildOptions {
+  engine?: unknown;
+}
+
+/**
+ * Picks the engine profile (`engine`, default 'core') and its build: the full engine as
+ * chooseBuild says; the core engine only has the single-threaded build, so `threads: 'auto'`
+ * loads it and `threads: true` is an error.
+ * @param opts init()'s options
+ * @param env what detectEnvironment found
+ * @throws KilnError `Type` for an engine other than 'core' or 'full' (and chooseBuild's
+ *   errors); `Config` for `threads: true` with the core engine.
+ */
+export function chooseEngineBuild(opts: EngineOptions, env: Environment): {
+  engine: EngineName;
+  build: 'simd' | 'simd-threads';
+  threads: number;
+} {
+  const engine = opts.engine ?? 'core';
+  if (engine !== 'core' && engine !== 'full') {
+    throw new KilnError('Type', `init: engine must be 'core' or 'full', got ${describe(engine)}`);
+  }
+  if (engine === 'core' && opts.threads === true) {
+    throw new KilnError('Config', "init: threads: true, but the core engine has no threaded build; load the full engine with `await init({ engine: 'full', threads: true })`");
+  }
+  const choice = chooseBuild(opts, env);
+  if (engine === 'full') return { engine, ...choice };
+  return { engine, build: 'simd', threads: 1 };
+}
