@@ -73,7 +73,7 @@ async function trainMlp(kiln) {
   const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 0.02 }), seed: 7 });
   const data = kiln.data.fromArrays(x, y, { itemShape: [2] });
   const history = await learner.fit(data, { epochs: 3, batchSize: 8 });
-  const stepLoss = learner.trainBatch(x.subarray(0, 16), y.subarray(0, 16)).loss;
+  const stepLoss = learner.trainBatch(x.subarray(0, 32), y.subarray(0, 16)).loss;
   const weights = model.saveSafetensors();
   learner.dispose();
   data.dispose();
