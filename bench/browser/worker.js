@@ -46,7 +46,7 @@ const SPECS = {
 // ---- Kiln ------------------------------------------------------------------------------
 async function kilnEngine(p) {
   const { init } = await import('kiln-dl');
-  const kiln = await init();
+  const kiln = await init({ engine: 'full' }); // CNN layers and the threaded build are the full engine's
   const model = kiln.nn.sequential(SPECS[p.model], { seed: 0 });
   const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy', seed: 0 });
   return {

@@ -36,7 +36,7 @@ const loadStart = loadavg()
   .join(' ');
 
 // ---- engines ----
-const kiln = await init();
+const kiln = await init({ engine: 'full' }); // today's engine, as before the core profile
 
 const require = createRequire(import.meta.url);
 const tfWasmDir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'));

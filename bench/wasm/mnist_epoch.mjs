@@ -53,7 +53,7 @@ const labels = Int32Array.from(labelBytes.subarray(8, 8 + n));
 const numBatches = Math.ceil(n / BATCH);
 
 // ---- engines
-const kiln = await init();
+const kiln = await init({ engine: 'full' }); // the CNN's conv and pool layers are in the full engine
 const require = createRequire(import.meta.url);
 const tfWasmDir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'));
 setWasmPaths(join(tfWasmDir, 'dist') + '/');

@@ -128,7 +128,7 @@ function errorLoop(kiln) {
   return { before, after, codes: [...codes].sort(), messages: [...messages].slice(0, 4) };
 }
 export async function run(opts) {
-  const kiln = await init(opts);
+  const kiln = await init({ engine: 'full', ...opts }); // the threaded build is the full engine's
   const info = kiln.backendInfo();
   const out = { info, values: product(kiln), crossOriginIsolated: globalThis.crossOriginIsolated === true };
   out.errors = errorLoop(kiln);
@@ -143,11 +143,11 @@ export async function run(opts) {
     out.msAllThreads = timeProducts(kiln, 20);
     out.threadsAfter = kiln.backendInfo().threads;
   }
-  const single = await init({ threads: false });
+  const single = await init({ engine: 'full', threads: false });
   out.singleInfo = single.backendInfo();
   out.singleValues = product(single);
   try {
-    await init({ threads: true });
+    await init({ engine: 'full', threads: true });
     out.forcedThreads = 'loaded';
   } catch (e) {
     out.forcedThreads = e instanceof KilnError ? e.code + ': ' + e.message : 'not a KilnError: ' + e;
