@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init, KilnError } from 'kiln-dl';
 import { init as packageInit } from '../../dist/node.js';
+import { chooseEngineBuild } from '../../dist/select.js';
 import { CORE_FUNCTIONS, CORE_LAYER_TYPES, FULL_FUNCTIONS, FULL_LAYER_TYPES } from '../../dist/generated/engines.js';
 
 let core;
@@ -219,5 +220,31 @@ describe('the core engine', () => {
   it('kiln-core.wasm is smaller than kiln.wasm (gzip -9)', () => {
     const gz = (f) => gzipSync(readFileSync(new URL(`../../dist/${f}`, import.meta.url)), { level: 9 }).length;
     expect(gz('kiln-core.wasm')).toBeLessThan(0.8 * gz('kiln.wasm'));
+  });
+});
+
+describe('chooseEngineBuild (which engine and build init() loads)', () => {
+  const isolatedPage = { crossOriginIsolated: true, sharedMemory: true, workers: true, hardwareConcurrency: 8, node: false };
+  const plainPage = { ...isolatedPage, crossOriginIsolated: false };
+
+  it("the core engine by default, single-threaded even where threads could run ('auto')", () => {
+    expect(chooseEngineBuild({}, isolatedPage)).toEqual({ engine: 'core', build: 'simd', threads: 1 });
+    expect(chooseEngineBuild({ numThreads: 4 }, isolatedPage)).toEqual({ engine: 'core', build: 'simd', threads: 1 });
+    expect(chooseEngineBuild({ threads: false }, plainPage)).toEqual({ engine: 'core', build: 'simd', threads: 1 });
+  });
+
+  it("the full engine chooses its build as before (chooseBuild)", () => {
+    expect(chooseEngineBuild({ engine: 'full' }, isolatedPage)).toEqual({ engine: 'full', build: 'simd-threads', threads: 4 });
+    expect(chooseEngineBuild({ engine: 'full', numThreads: 2 }, isolatedPage)).toEqual({ engine: 'full', build: 'simd-threads', threads: 2 });
+    expect(chooseEngineBuild({ engine: 'full' }, plainPage)).toEqual({ engine: 'full', build: 'simd', threads: 1 });
+  });
+
+  it('errors: engine type, core with threads: true, and the thread options as before', () => {
+    expectKilnError(() => chooseEngineBuild({ engine: 1 }, plainPage), 'Type', "init: engine must be 'core' or 'full', got number 1");
+    expectKilnError(() => chooseEngineBuild({ engine: 'core', threads: true }, isolatedPage), 'Config',
+      "init: threads: true, but the core engine has no threaded build; load the full engine with `await init({ engine: 'full', threads: true })`");
+    expectKilnError(() => chooseEngineBuild({ threads: 'yes' }, plainPage), 'Type', 'init: threads must be true, false or \'auto\', got "yes"');
+    expectKilnError(() => chooseEngineBuild({ threads: false, numThreads: 2 }, plainPage), 'Config',
+      'init: numThreads 2 with threads: false (the single-threaded build has 1 thread)');
   });
 });
