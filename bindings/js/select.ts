@@ -4,8 +4,11 @@
 //   'simd-threads'  kiln-mt.mjs + kiln-mt.wasm + kiln-mt.worker.js: SIMD128 + pthreads; its
 //                   memory is a SharedArrayBuffer, which browsers give only to cross-origin
 //                   isolated pages and their workers (COOP: same-origin + COEP: require-corp)
-// The choice is a pure function of the options and of the environment, so it is tested in
-// Node with made-up environments (tests/js/threads.test.mjs).
+// and, orthogonal to the build, the engine profile (chooseEngineBuild): 'core'
+// (kiln-core.mjs + kiln-core.wasm, the default, single-threaded only) or 'full' (the two
+// builds above). The choice is a pure function of the options and of the environment, so
+// it is tested in Node with made-up environments (tests/js/threads.test.mjs,
+// tests/js/engine_core.test.mjs).
 import { KilnError } from './errors.js';
 
 /** The default thread count of the threaded build: the cores, at most this many. */
