@@ -1,7 +1,8 @@
 // kiln-dl, browser and bundler entry: `const kiln = await init();`
-// Two engine builds sit next to this file (select.ts): kiln.mjs + kiln.wasm (SIMD, one
-// thread) and kiln-mt.mjs + kiln-mt.wasm (SIMD + threads, for cross-origin isolated pages
-// and workers). Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
+// Three engine builds sit next to this file (select.ts): kiln-core.mjs + kiln-core.wasm
+// (the core engine, the default: SIMD, one thread), kiln.mjs + kiln.wasm (the full engine,
+// SIMD, one thread) and kiln-mt.mjs + kiln-mt.wasm (full, SIMD + threads, for cross-origin
+// isolated pages and workers). Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
 // every file with the app. The threaded build is loaded by URL, not bundled: its pthread
 // workers import kiln-mt.mjs again by URL (mainScriptUrlOrBlob), so it must stay a file of
 // its own.
