@@ -6,8 +6,8 @@
 // Times are CPU time of this process (process.cpuUsage, user + system), the best of
 // `--repeat` rounds, the engines interleaved round by round (the machine may be shared).
 //
-//   node bench/wasm/engine_profiles.mjs [--before DIR] [--repeat 5]
-//   (DIR holds kiln.mjs + kiln.wasm of the build to compare with, e.g. /tmp/core/before)
+//   node bench/wasm/engine_profiles.mjs [--before DIR]... [--repeat 5]
+//   (each DIR holds kiln.mjs + kiln.wasm of a build to compare with, e.g. /tmp/core/before)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -21,13 +21,17 @@ const opt = (name, fallback) => {
   return i >= 0 ? args[i + 1] : fallback;
 };
 const repeat = Number(opt('--repeat', '5'));
-const beforeDir = opt('--before', null);
+// --before DIR, repeatable: each DIR holds kiln.mjs + kiln.wasm of another build.
+const beforeDirs = args.flatMap((a, i) => (a === '--before' ? [args[i + 1]] : []));
 
 const engines = [
   { name: 'core', js: join(dist, 'kiln-core.mjs'), wasm: join(dist, 'kiln-core.wasm'), engine: 'core' },
   { name: 'full', js: join(dist, 'kiln.mjs'), wasm: join(dist, 'kiln.wasm'), engine: 'full' },
 ];
-if (beforeDir) engines.push({ name: 'before', js: join(beforeDir, 'kiln.mjs'), wasm: join(beforeDir, 'kiln.wasm'), engine: 'full' });
+beforeDirs.forEach((dir, i) => {
+  const name = beforeDirs.length > 1 ? `before${i + 1}` : 'before';
+  engines.push({ name, js: join(dir, 'kiln.mjs'), wasm: join(dir, 'kiln.wasm'), engine: 'full' });
+});
 
 for (const e of engines) {
   const { default: create } = await import(pathToFileURL(e.js).href);
