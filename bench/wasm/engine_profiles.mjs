@@ -4,7 +4,8 @@
 // overhead of a tiny op, an element-wise op, a GEMM, and an MLP epoch with the Learner.
 // Every engine runs under the same JS layer (dist/module.js), so only the .wasm differs.
 // Times are CPU time of this process (process.cpuUsage, user + system), the best of
-// `--repeat` rounds, the engines interleaved round by round (the machine may be shared).
+// `--repeat` rounds, the engines interleaved round by round, each round starting with the
+// next engine (the machine may be shared).
 //
 //   node bench/wasm/engine_profiles.mjs [--before DIR]... [--repeat 5]
 //   (each DIR holds kiln.mjs + kiln.wasm of a build to compare with, e.g. /tmp/core/before)
@@ -133,8 +134,10 @@ console.log(`${'case'.padEnd(52)} ${engines.map((e) => e.name.padStart(9)).join(
 for (const c of cases) {
   const best = engines.map(() => (c.higher ? 0 : Infinity));
   for (let r = 0; r < repeat; r++) {
-    for (const [i, e] of engines.entries()) {
-      const v = await c.run(e.kiln);
+    // Each round starts with the next engine (no engine always runs first).
+    for (let j = 0; j < engines.length; j++) {
+      const i = (r + j) % engines.length;
+      const v = await c.run(engines[i].kiln);
       best[i] = c.higher ? Math.max(best[i], v) : Math.min(best[i], v);
     }
   }
