@@ -139,6 +139,6 @@ describe('out of memory and size limits', () => {
 describe('backendInfo', () => {
   it('reports the single-threaded SIMD build', () => {
     const info = kiln.backendInfo();
-    expect(info).toEqual({ simd: true, threads: 1, maxThreads: 1, arch: 'sse4.1', build: 'simd', backend: 'autodiff<cpu>' });
+    expect(info).toEqual({ simd: true, threads: 1, maxThreads: 1, arch: 'sse4.1', build: 'simd', backend: 'autodiff<cpu>', engine: 'full' });
   });
 });
