@@ -1,8 +1,25 @@
 // Vitest runs only the JS tests of the WebAssembly build (tests/js); the native suite
 // runs through ctest (scripts/test.sh).
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+// The suite runs on the full engine: `import { init } from 'kiln-dl'` in a file under
+// tests/js/ resolves to tests/js/support/kiln_full.mjs, whose init() defaults to
+// {engine: 'full'} (tests of the core engine pass {engine: 'core'}:
+// tests/js/engine_core.test.mjs). Doc examples (build/readme-js/, ...) and child processes
+// import the package itself, whose default is the core engine, as a user's page does.
+const testsDir = fileURLToPath(new URL('./tests/js/', import.meta.url));
+const fullEntry = fileURLToPath(new URL('./tests/js/support/kiln_full.mjs', import.meta.url));
+
 export default defineConfig({
+  plugins: [{
+    name: 'kiln-dl-full-engine-for-tests',
+    enforce: 'pre',
+    resolveId(id, importer) {
+      if (id === 'kiln-dl' && importer && importer.startsWith(testsDir) && importer !== fullEntry) return fullEntry;
+      return null;
+    },
+  }],
   test: {
     include: ['tests/js/**/*.test.{js,mjs,ts}'],
     environment: 'node',

@@ -83,6 +83,16 @@ if [[ ! -f build/wasm-mt/CMakeCache.txt ]]; then
 fi
 build wasm-mt build/wasm-mt
 
+# The core engine profile (KILN_WASM_PROFILE=core -> dist/kiln-core.mjs + kiln-core.wasm):
+# the engine init() loads by default (DESIGN.md "Engines").
+if [[ ! -f build/wasm-core/CMakeCache.txt ]]; then
+  echo "[build] wasm-core: configure (build/wasm-core, Release, Emscripten, core profile)"
+  emcmake cmake -S . -B build/wasm-core -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
+    -DKILN_WASM_PROFILE=core >build/wasm-core.configure.log 2>&1 ||
+    { cat build/wasm-core.configure.log >&2; exit 1; }
+fi
+build wasm-core build/wasm-core
+
 # Relaxed SIMD (FMA): a build dir whose GEMM and convolution kernels use f32x4.relaxed_madd,
 # rewritten by scripts/relax_wasm.mjs into dist/<name>-relaxed.wasm, which shares the glue
 # dist/<name>.mjs of the SIMD128 build (built above: CMake checks the two are identical).
@@ -98,6 +108,7 @@ relaxed_variant() {
   build "$name" "$dir"
 }
 relaxed_variant wasm-relaxed build/wasm-relaxed
+relaxed_variant wasm-core-relaxed build/wasm-core-relaxed -DKILN_WASM_PROFILE=core
 
 # ---- the package's JS layer (TypeScript) ----
 mkdir -p dist build/ts
@@ -105,6 +116,14 @@ copied=0
 # Outputs of the JS layer before it was TypeScript (one tensor.js, hand-written .d.ts).
 rm -f dist/tensor.js
 ts_stamp=build/ts/stamp
+# Which entry points and layer types each engine profile has, read from the built engines
+# (scripts/gen_engines.mjs -> bindings/js/generated/engines.ts; written only when it changes).
+engines_ts=bindings/js/generated/engines.ts
+if [[ ! -f $engines_ts || dist/kiln.wasm -nt $engines_ts || dist/kiln-core.wasm -nt $engines_ts ||
+  scripts/gen_engines.mjs -nt $engines_ts ]]; then
+  node scripts/gen_engines.mjs
+  touch "$engines_ts"
+fi
 ops_def=engine/include/kiln/backend/ops.def
 if [[ ! -f $ts_stamp || ! -f dist/index.js || ! -f dist/index.d.ts || ! -f bindings/js/generated/ops.ts ||
   -n $(find bindings/js scripts/gen_ops.mjs $ops_def -newer "$ts_stamp" \( -name '*.ts' -o -name '*.mts' \

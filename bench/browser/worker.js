@@ -49,8 +49,9 @@ async function kilnEngine(p) {
   // The thread count is explicit (issue 17): 1 = a single-threaded build, N > 1 = the
   // threaded build (kiln-mt.wasm) with N threads (the page is cross-origin isolated).
   // relaxed: '1' / '0' pins the single-threaded relaxed-SIMD / SIMD128 build (main.js).
+  // The full engine: CNN layers and the threaded build are the full engine's.
   const single = p.relaxed === undefined ? { threads: false } : { threads: false, relaxedSimd: p.relaxed === '1' };
-  const kiln = await init(p.threads > 1 ? { threads: true, numThreads: p.threads } : single);
+  const kiln = await init({ engine: 'full', ...(p.threads > 1 ? { threads: true, numThreads: p.threads } : single) });
   const model = kiln.nn.sequential(SPECS[p.model], { seed: 0 });
   const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy', seed: 0 });
   return {

@@ -36,8 +36,9 @@ const loadStart = loadavg()
   .join(' ');
 
 // ---- engines ----
-// One thread, stated (issue 17): the single-threaded build, as TF.js below.
-const kiln = await init({ threads: false });
+// One thread, stated (issue 17): the single-threaded build, as TF.js below; the full engine
+// (today's engine, as before the core profile).
+const kiln = await init({ engine: 'full', threads: false });
 console.log(`threads: Kiln ${kiln.backendInfo().threads} (${kiln.backendInfo().build ?? 'simd'}), TF.js 1`);
 
 const require = createRequire(import.meta.url);

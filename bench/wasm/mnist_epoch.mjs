@@ -53,8 +53,9 @@ const labels = Int32Array.from(labelBytes.subarray(8, 8 + n));
 const numBatches = Math.ceil(n / BATCH);
 
 // ---- engines
-// One thread, stated (issue 17): the single-threaded build, as TF.js below.
-const kiln = await init({ threads: false });
+// One thread, stated (issue 17): the single-threaded build, as TF.js below; the full engine
+// (the CNN's conv and pool layers are in the full engine).
+const kiln = await init({ engine: 'full', threads: false });
 console.log(`threads: Kiln ${kiln.backendInfo().threads} (${kiln.backendInfo().build ?? 'simd'}), TF.js 1`);
 const require = createRequire(import.meta.url);
 const tfWasmDir = dirname(require.resolve('@tensorflow/tfjs-backend-wasm/package.json'));

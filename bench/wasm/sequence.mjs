@@ -19,7 +19,7 @@ const args = process.argv.slice(2);
 const at = args.indexOf('--steps');
 const steps = at >= 0 ? Number(args[at + 1]) : 10;
 
-const kiln = await init({ threads: false });
+const kiln = await init({ engine: 'full', threads: false }); // LSTM and attention layers: full engine
 const B = 32, T = 64, D = 128;
 const models = {
   lstm: kiln.nn.lstm({ dInput: D, dHidden: D, bias: true }, { seed: 0 }),

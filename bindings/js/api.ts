@@ -45,6 +45,12 @@ export interface BackendInfo {
   buildReason: string;
   /** The engine backend of float tensors: "autodiff<cpu>". */
   backend: string;
+  /**
+   * The engine profile init() loaded (InitOptions.engine): "core" (kiln-core.wasm: tensors,
+   * autodiff, Sequential with the dense layers, losses, optimizers, the Learner, SafeTensors)
+   * or "full" (kiln.wasm / kiln-mt.wasm: every op, layer and reader).
+   */
+  engine: 'core' | 'full';
 }
 
 /** The loaded engine (`const kiln = await init()`). */
@@ -101,6 +107,23 @@ export interface Kiln extends KilnTraining {
 
 export interface InitOptions {
   /**
+   * Which engine to load (DESIGN.md "Engines"; README "Core and full engine"):
+   * - 'core' (default): kiln-core.wasm, the small engine a page needs to build an MLP and
+   *   train it: tensors and every Tensor op, autodiff, `kiln.nn.sequential` with the dense
+   *   layers (linear, dropout, the activations, reshape, flatten), the losses, optimizers and
+   *   schedules, the Learner, datasets, SafeTensors records. Single-threaded.
+   * - 'full': kiln.wasm (kiln-mt.wasm with threads): also convolutions, pools,
+   *   normalisations, embedding, recurrent and attention layers, kiln.nn.functional's
+   *   layer forms, resampling, MessagePack and PyTorch readers.
+   * In the core engine, a function, method or layer type of the full engine throws
+   * KilnError `State`: "<name> is not in the core engine that init() loaded; load the full
+   * engine with `await init({ engine: 'full' })`". Each init() returns an independent
+   * instance (a page may hold a core and a full one; tensors do not cross instances).
+   * @throws KilnError `Type` for another value; `Config` for 'core' with `threads: true`
+   *   (the threaded build is full only; `threads: 'auto'` loads the single-threaded core).
+   */
+  engine?: 'core' | 'full';
+  /**
    * Also free tensors (and Gradients) that the garbage collector finds unreachable
    * without dispose() (a FinalizationRegistry; when that happens is up to the GC). Off by
    * default: it costs ~3 µs per tensor created, more than a small op. dispose() and
@@ -129,26 +152,30 @@ export interface InitOptions {
    */
   numThreads?: number;
   /**
-   * The relaxed-SIMD build (kiln-relaxed.wasm: FMA in the GEMM and convolution kernels,
-   * one thread), checked with `WebAssembly.validate` of a tiny module using
-   * f32x4.relaxed_madd (Chrome and other Chromium browsers ship relaxed SIMD; Node 20 needs
+   * The relaxed-SIMD build (kiln-relaxed.wasm, or kiln-core-relaxed.wasm for the core
+   * engine: FMA in the GEMM and convolution kernels, one thread), checked with
+   * `WebAssembly.validate` of a tiny module using f32x4.relaxed_madd (Chrome and other
+   * Chromium browsers ship relaxed SIMD; Node 20 needs
    * `node --experimental-wasm-relaxed-simd`):
    * - 'auto' (default): loaded where the engine validates it and one thread was chosen;
-   *   SIMD128 (kiln.wasm) elsewhere.
+   *   SIMD128 (kiln-core.wasm / kiln.wasm) elsewhere.
    * - true: required; it also makes threads: 'auto' load the single-threaded build.
    *   KilnError `Config` where the engine lacks relaxed SIMD or with threads: true.
-   * - false: never (kiln.wasm).
+   * - false: never.
    * Results match SIMD128 within float32 rounding (a fused multiply-add rounds once).
    * @throws KilnError `Type` for another value.
    */
   relaxedSimd?: boolean | 'auto';
-  /** The bytes of kiln.wasm (default: read next to the package in Node, fetched in browsers). */
+  /**
+   * The bytes of the engine's .wasm: kiln-core.wasm for the core engine, kiln.wasm for the
+   * full one (default: read next to the package in Node, fetched in browsers).
+   */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /**
-   * Maps a file name the loader needs ("kiln.wasm"; "kiln-mt.wasm" and "kiln-mt.worker.js"
-   * for the threaded build) to its URL (default: next to the package's index.js). The
-   * relaxed-SIMD build also asks for "kiln.wasm": map it to kiln-relaxed.wasm, or pass
-   * relaxedSimd: false.
+   * Maps a file name the loader needs ("kiln-core.wasm" for the core engine, "kiln.wasm"
+   * for the full one; "kiln-mt.wasm" and "kiln-mt.worker.js" for the threaded build) to its
+   * URL (default: next to the package's index.js). The relaxed-SIMD builds ask for the same
+   * names: map them to kiln-core-relaxed.wasm / kiln-relaxed.wasm, or pass relaxedSimd: false.
    */
   locateFile?: (path: string, prefix: string) => string;
   [option: string]: unknown;

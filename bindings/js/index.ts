@@ -1,31 +1,37 @@
 // kiln-dl, browser and bundler entry: `const kiln = await init();`
-// Two engine builds sit next to this file (select.ts): kiln.mjs + kiln.wasm (SIMD, one
-// thread) and kiln-mt.mjs + kiln-mt.wasm (SIMD + threads, for cross-origin isolated pages
-// and workers); kiln-relaxed.wasm (one thread, FMA via relaxed SIMD, loaded by kiln.mjs)
-// replaces kiln.wasm where the engine validates relaxed SIMD. Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
+// Three engine builds sit next to this file (select.ts): kiln-core.mjs + kiln-core.wasm
+// (the core engine, the default: SIMD, one thread), kiln.mjs + kiln.wasm (the full engine,
+// SIMD, one thread) and kiln-mt.mjs + kiln-mt.wasm (full, SIMD + threads, for cross-origin
+// isolated pages and workers); kiln-core-relaxed.wasm and kiln-relaxed.wasm (one thread, FMA
+// via relaxed SIMD, loaded by kiln-core.mjs / kiln.mjs) replace kiln-core.wasm / kiln.wasm
+// where the engine validates relaxed SIMD. Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
 // every file with the app. The threaded build is loaded by URL, not bundled: its pthread
 // workers import kiln-mt.mjs again by URL (mainScriptUrlOrBlob), so it must stay a file of
 // its own.
+// The engine profile (DESIGN.md "Engines"): init() loads kiln-core.{mjs,wasm} by default
+// and kiln.{mjs,wasm} for `engine: 'full'`, each by a dynamic import, so that a page fetches
+// only the engine it asked for.
 import type { InitOptions, Kiln } from './api.js';
-import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
 import type { CreateModule, RawModule } from './raw.js';
-import { chooseBuild, detectEnvironment } from './select.js';
+import { chooseEngineBuild, detectEnvironment } from './select.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
 
 export * from './types.js';
 
 /**
  * Loads the WebAssembly engine: `const kiln = await init();` (Node 20, browsers, workers).
- * `threads` (false | true | 'auto'), `numThreads`, `autoDispose` (see InitOptions) and
- * Emscripten module options (`wasmBinary`, `locateFile`, ...).
+ * `engine` ('core' | 'full', default 'core'), `threads` (false | true | 'auto'),
+ * `numThreads`, `autoDispose` (see InitOptions) and Emscripten module options
+ * (`wasmBinary`, `locateFile`, ...). Each call returns an independent instance.
+ * @throws KilnError `Type` / `Config` for bad options (see InitOptions).
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
   // relaxedSimd: true asks for the single-threaded relaxed build, so 'auto' threads give way.
   const relaxedFirst = opts.relaxedSimd === true && (opts.threads ?? 'auto') === 'auto';
-  const choice = chooseBuild(relaxedFirst ? { ...opts, threads: false } : opts, detectEnvironment());
+  const choice = chooseEngineBuild(relaxedFirst ? { ...opts, threads: false } : opts, detectEnvironment());
   const relaxed = chooseRelaxed(opts, choice.build, choice.build === 'simd' && detectRelaxedSimd());
-  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
+  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, engine: _engine, ...moduleOpts } = opts;
   if (choice.build === 'simd-threads') {
     const jsUrl = new URL('./kiln-mt.mjs', import.meta.url);
     const wasmUrl = new URL('./kiln-mt.wasm', import.meta.url);
@@ -58,13 +64,17 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
       URL.revokeObjectURL(workerHref);
     }
     module.setNumThreads(choice.threads);
-    return finishModule(module, opts, { maxThreads: choice.threads, reason: relaxed.reason });
+    return finishModule(module, opts, { maxThreads: choice.threads, reason: relaxed.reason, engine: choice.engine });
   }
-  // Two literal URLs, so that bundlers ship both files.
-  const wasmUrl = relaxed.relaxed ? new URL('kiln-relaxed.wasm', import.meta.url) : new URL('kiln.wasm', import.meta.url);
-  const module = await createKilnModule({
+  const core = choice.engine === 'core';
+  // Literal URLs, so that bundlers ship every file.
+  const wasmUrl = core
+    ? (relaxed.relaxed ? new URL('kiln-core-relaxed.wasm', import.meta.url) : new URL('kiln-core.wasm', import.meta.url))
+    : (relaxed.relaxed ? new URL('kiln-relaxed.wasm', import.meta.url) : new URL('kiln.wasm', import.meta.url));
+  const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
+  const module = await createModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,
   });
-  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed) });
+  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed), engine: choice.engine });
 }

@@ -19,6 +19,9 @@ import { installTrain } from './train.js';
 // Datasets, batchers, DataLoader, kiln.io (H-data).
 import { installDataPipeline } from './data/install.js';
 import { installIo } from './io.js';
+// What the loaded engine profile lacks (engine_profile.ts: State errors naming it).
+import { installEngineGaps, installEngineNames } from './engine_profile.js';
+import type { EngineName } from './select.js';
 
 /**
  * @param raw the instantiated Emscripten module
@@ -28,17 +31,22 @@ import { installIo } from './io.js';
  *   (backendInfo().buildReason; select.ts chooseRelaxed)
  */
 export function finishModule(
-  raw: RawModule, options: { autoDispose?: boolean } = {}, build: { maxThreads: number; reason?: string } = { maxThreads: 1 },
+  raw: RawModule, options: { autoDispose?: boolean } = {},
+  build: { maxThreads: number; reason?: string; engine?: EngineName } = { maxThreads: 1 },
 ): Kiln {
   // Every engine entry point reports its errors as KilnErrors thrown from JS, and no error
   // costs the instance stack or heap (boundary.ts; C++ half: `guarded`, js_tensor.hpp).
   installBoundary(raw);
+  const engine = build.engine ?? 'full';
+  // The core engine: a stub throwing KilnError `State` for each full-engine entry point it
+  // lacks, and layer types of the full engine refused by name.
+  installEngineGaps(raw, engine);
   raw.KilnError = KilnError;
   const kiln: Record<string, unknown> = { KilnError };
   const internals = installTensor(kiln, raw, options);
   const { maxThreads } = build;
   const buildReason = build.reason ?? '';
-  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads, buildReason });
+  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads, buildReason, engine });
   kiln.setNumThreads = (n: unknown) => {
     if (typeof n !== 'number' || !Number.isInteger(n)) {
       throw new KilnError('Type', `setNumThreads: expected an integer, got ${typeof n} ${String(n)}`);
@@ -55,6 +63,9 @@ export function finishModule(
   installTrain(kiln, internals.engine);
   installDataPipeline(kiln, internals.engine);
   installIo(kiln, internals.engine);
+  // The core engine: kiln.nn's factories of full-engine layer types, and the public names
+  // of functions whose engine half is missing.
+  installEngineNames(kiln, raw, engine);
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as Kiln;
 }

@@ -4,28 +4,36 @@
 // kiln.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md). Node always
 // gets the single-threaded build: Emscripten 3.1.6's pthreads need CommonJS shims in Node
 // (TOOLCHAIN.md "Threads"); init({threads: true}) says so in a KilnError. Where V8 accepts
-// relaxed SIMD (Node 20 with --experimental-wasm-relaxed-simd) it reads kiln-relaxed.wasm.
+// relaxed SIMD (Node 20 with --experimental-wasm-relaxed-simd) it reads kiln-relaxed.wasm
+// (kiln-core-relaxed.wasm for the core engine).
+// The engine profile: kiln-core.{mjs,wasm} by default, kiln.{mjs,wasm} for engine: 'full'.
 import { readFile } from 'node:fs/promises';
 import type { InitOptions, Kiln } from './api.js';
-import createKilnModule from './kiln.mjs';
 import { finishModule } from './module.js';
-import { chooseBuild, detectEnvironment } from './select.js';
+import { chooseEngineBuild, detectEnvironment } from './select.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
 
 export * from './types.js';
 
 /**
  * Loads and instantiates the WebAssembly engine.
- * `threads` ('auto' or false here), `autoDispose` (see InitOptions) and Emscripten module
- * options; `wasmBinary` defaults to the bytes of kiln.wasm next to this file.
+ * `engine` ('core' | 'full', default 'core'), `threads` ('auto' or false here),
+ * `autoDispose` (see InitOptions) and Emscripten module options; `wasmBinary` defaults to
+ * the bytes of kiln-core.wasm (kiln.wasm for the full engine) next to this file. Each call
+ * returns an independent instance.
+ * @throws KilnError `Type` / `Config` for bad options (see InitOptions).
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
-  chooseBuild(opts, detectEnvironment()); // validates the options; always 'simd' in Node
+  // Validates the options; always the single-threaded build in Node.
+  const { engine } = chooseEngineBuild(opts, detectEnvironment());
   // The relaxed-SIMD build where V8 accepts it (Node 20: --experimental-wasm-relaxed-simd).
   const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
-  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
-  const file = relaxed.relaxed ? relaxedWasmFile('kiln') : 'kiln.wasm';
+  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, engine: _engine, ...moduleOpts } = opts;
+  const core = engine === 'core';
+  const base = core ? 'kiln-core' : 'kiln';
+  const file = relaxed.relaxed ? relaxedWasmFile(base) : `${base}.wasm`;
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
-  const module = await createKilnModule({ ...moduleOpts, wasmBinary });
-  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed) });
+  const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
+  const module = await createModule({ ...moduleOpts, wasmBinary });
+  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed), engine });
 }

@@ -4,8 +4,11 @@
 //   'simd-threads'  kiln-mt.mjs + kiln-mt.wasm + kiln-mt.worker.js: SIMD128 + pthreads; its
 //                   memory is a SharedArrayBuffer, which browsers give only to cross-origin
 //                   isolated pages and their workers (COOP: same-origin + COEP: require-corp)
-// The choice is a pure function of the options and of the environment, so it is tested in
-// Node with made-up environments (tests/js/threads.test.mjs).
+// and, orthogonal to the build, the engine profile (chooseEngineBuild): 'core'
+// (kiln-core.mjs + kiln-core.wasm, the default, single-threaded only) or 'full' (the two
+// builds above). The choice is a pure function of the options and of the environment, so
+// it is tested in Node with made-up environments (tests/js/threads.test.mjs,
+// tests/js/engine_core.test.mjs).
 import { KilnError } from './errors.js';
 
 /** The default thread count of the threaded build: the cores, at most this many. */
@@ -211,4 +214,42 @@ export function finishReason(module: { backendInfo(): { build: string } }, relax
   const build = module.backendInfo().build;
   if ((build === 'simd-relaxed') === relaxed.relaxed) return relaxed.reason;
   return `${build}: the module given by init()'s wasmBinary or locateFile`;
+// ---- the engine profile (DESIGN.md "Engines"): kiln-core.{mjs,wasm} or kiln.{mjs,wasm}
+
+/**
+ * The engine profiles: 'core' (kiln-core.wasm: tensors and the op table, autodiff,
+ * Sequential with the dense layers, losses, optimizers, the Learner, SafeTensors records)
+ * and 'full' (kiln.wasm / kiln-mt.wasm: every op, layer and reader).
+ */
+export type EngineName = 'core' | 'full';
+
+/** init()'s options that choose the engine and its build. */
+export interface EngineOptions extends BuildOptions {
+  engine?: unknown;
+}
+
+/**
+ * Picks the engine profile (`engine`, default 'core') and its build: the full engine as
+ * chooseBuild says; the core engine only has the single-threaded build, so `threads: 'auto'`
+ * loads it and `threads: true` is an error.
+ * @param opts init()'s options
+ * @param env what detectEnvironment found
+ * @throws KilnError `Type` for an engine other than 'core' or 'full' (and chooseBuild's
+ *   errors); `Config` for `threads: true` with the core engine.
+ */
+export function chooseEngineBuild(opts: EngineOptions, env: Environment): {
+  engine: EngineName;
+  build: 'simd' | 'simd-threads';
+  threads: number;
+} {
+  const engine = opts.engine ?? 'core';
+  if (engine !== 'core' && engine !== 'full') {
+    throw new KilnError('Type', `init: engine must be 'core' or 'full', got ${describe(engine)}`);
+  }
+  if (engine === 'core' && opts.threads === true) {
+    throw new KilnError('Config', "init: threads: true, but the core engine has no threaded build; load the full engine with `await init({ engine: 'full', threads: true })`");
+  }
+  const choice = chooseBuild(opts, env);
+  if (engine === 'full') return { engine, ...choice };
+  return { engine, build: 'simd', threads: 1 };
 }

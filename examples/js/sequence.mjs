@@ -57,7 +57,8 @@ function sequences(n, random) {
   return { x, y };
 }
 
-const kiln = await init();
+// LSTM, embedding and transformer layers are in the full engine (README "Core and full engine").
+const kiln = await init({ engine: 'full' });
 
 const layers = kind === 'lstm'
   ? [

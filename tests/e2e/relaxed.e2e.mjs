@@ -25,7 +25,7 @@ if (!existsSync(chromiumPath)) {
   log(`skipped: no Chromium at ${chromiumPath}`);
   process.exit(0);
 }
-for (const f of ['index.js', 'kiln.mjs', 'kiln.wasm', 'kiln-relaxed.wasm']) {
+for (const f of ['index.js', 'kiln.mjs', 'kiln.wasm', 'kiln-relaxed.wasm', 'kiln-core.mjs', 'kiln-core.wasm', 'kiln-core-relaxed.wasm']) {
   if (!existsSync(join(repo, 'dist', f))) {
     console.error(`[e2e relaxed] dist/${f} is missing: run scripts/build.sh first`);
     process.exit(1);
@@ -82,13 +82,21 @@ try {
   await page.goto(url);
   await page.waitForFunction(() => window.ready === true);
 
+  // The default engine is the core one (kiln-core*.wasm); the full one has its own pair.
   const auto = await page.evaluate(() => window.infoOf({ threads: false }));
-  check(auto.build === 'simd-relaxed' && auto.threads === 1 && /^relaxed SIMD: /.test(auto.buildReason),
-        `init({threads: false}): ${auto.build}, "${auto.buildReason}"`);
-  check(wasm.length === 1 && wasm[0] === 'kiln-relaxed.wasm', `fetched ${wasm.join(', ')}`);
+  check(auto.build === 'simd-relaxed' && auto.threads === 1 && auto.engine === 'core' && /^relaxed SIMD: /.test(auto.buildReason),
+        `init({threads: false}): ${auto.engine} ${auto.build}, "${auto.buildReason}"`);
+  check(wasm.length === 1 && wasm[0] === 'kiln-core-relaxed.wasm', `fetched ${wasm.join(', ')}`);
   wasm.length = 0;
   const simd = await page.evaluate(() => window.infoOf({ threads: false, relaxedSimd: false }));
-  check(simd.build === 'simd' && wasm[0] === 'kiln.wasm', `init({relaxedSimd: false}): ${simd.build} from ${wasm.join(', ')}`);
+  check(simd.build === 'simd' && wasm[0] === 'kiln-core.wasm', `init({relaxedSimd: false}): ${simd.build} from ${wasm.join(', ')}`);
+  wasm.length = 0;
+  const fullAuto = await page.evaluate(() => window.infoOf({ engine: 'full', threads: false }));
+  check(fullAuto.build === 'simd-relaxed' && fullAuto.engine === 'full' && wasm[0] === 'kiln-relaxed.wasm',
+        `init({engine: 'full', threads: false}): ${fullAuto.build} from ${wasm.join(', ')}`);
+  wasm.length = 0;
+  const fullSimd = await page.evaluate(() => window.infoOf({ engine: 'full', threads: false, relaxedSimd: false }));
+  check(fullSimd.build === 'simd' && wasm[0] === 'kiln.wasm', `init({engine: 'full', relaxedSimd: false}): ${fullSimd.build} from ${wasm.join(', ')}`);
 
   const s = await page.evaluate(() => window.compare());
   check(s.madd?.value === 11, `f32x4.relaxed_madd(2, 3, 5) = ${s.madd?.value} (a·b + c), fused: ${s.madd?.fused}`);

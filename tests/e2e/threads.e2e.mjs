@@ -152,7 +152,7 @@ function cnnSteps(kiln) {
   return { losses, probs };
 }
 export async function run(opts) {
-  const kiln = await init(opts);
+  const kiln = await init({ engine: 'full', ...opts }); // the threaded build is the full engine's
   const info = kiln.backendInfo();
   const out = { info, values: product(kiln), crossOriginIsolated: globalThis.crossOriginIsolated === true };
   out.errors = errorLoop(kiln);
@@ -170,12 +170,12 @@ export async function run(opts) {
     out.threadsAfter = kiln.backendInfo().threads;
   }
   // SIMD128 (relaxedSimd: false): the relaxed-SIMD build's FMA rounds differently.
-  const single = await init({ threads: false, relaxedSimd: false });
+  const single = await init({ engine: 'full', threads: false, relaxedSimd: false });
   out.singleInfo = single.backendInfo();
   out.singleValues = product(single);
   out.singleCnn = cnnSteps(single);
   try {
-    await init({ threads: true });
+    await init({ engine: 'full', threads: true });
     out.forcedThreads = 'loaded';
   } catch (e) {
     out.forcedThreads = e instanceof KilnError ? e.code + ': ' + e.message : 'not a KilnError: ' + e;

@@ -143,6 +143,7 @@ describe('backendInfo', () => {
     expect(info).toEqual({
       simd: true, threads: 1, maxThreads: 1, arch: 'sse4.1', build: 'simd', backend: 'autodiff<cpu>',
       buildReason: 'SIMD128: this WebAssembly engine does not support relaxed SIMD (f32x4.relaxed_madd)',
+      engine: 'full',
     });
   });
 });

@@ -66,6 +66,15 @@ describe('scripts/relax_wasm.mjs', () => {
     // same code otherwise: as many functions
     expect(relaxed.counts.functions).toBe(simd.counts.functions);
   });
+
+  it('dist/kiln-core-relaxed.wasm (the core engine) holds the same rewritten kernels; kiln-core.wasm none', () => {
+    const relaxed = scanWasm(readFileSync(dist(relaxedWasmFile('kiln-core'))));
+    expect(relaxed.counts.prototypeFma).toBe(0);
+    expect(relaxed.counts.relaxedMadd).toBe(scanWasm(readFileSync(dist(relaxedWasmFile('kiln')))).counts.relaxedMadd);
+    const simd = scanWasm(readFileSync(dist('kiln-core.wasm')));
+    expect(simd.counts).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
+    expect(relaxed.counts.functions).toBe(simd.counts.functions);
+  });
 });
 
 describe('init() chooses the relaxed build (select.ts)', () => {

@@ -17,7 +17,9 @@ export function errorInfo(e) {
  * @returns {Promise<Engine>}
  */
 export async function loadEngine() {
-  const kiln = await init();
+  // The full engine: the playground's CNN mode uses convolutions and pools (its MLP mode
+  // would fit in the core engine, but one session switches between the two).
+  const kiln = await init({ engine: 'full' });
   return new Engine(kiln);
 }
 

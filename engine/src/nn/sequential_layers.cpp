@@ -15,6 +15,11 @@
 #include "kiln/nn/dropout.hpp"
 #include "kiln/nn/activation.hpp"
 #include "kiln/nn/reshape.hpp"
+#if defined(KILN_SEQUENTIAL_CORE)
+// The core engine profile (CMake KILN_WASM_PROFILE=core, dist/kiln-core.wasm): the dense
+// layers only, in the same order as in the full engine (DESIGN.md "Engines").
+#include "kiln/nn/activation_more.hpp"
+#else
 #include "kiln/nn/conv2d.hpp"
 #include "kiln/nn/conv1d.hpp"
 #include "kiln/nn/pool.hpp"
@@ -22,6 +27,7 @@
 #include "kiln/nn/layer_norm.hpp"
 // Every other public layer header: a layer registered there is registered here.
 #include "kiln/kiln.hpp"
+#endif
 
 namespace kiln::nn {
 

@@ -10,7 +10,7 @@
 // kiln.nn.functional (PyTorch's torch.nn.functional) for writing your own.
 import { init } from 'kiln-dl';
 
-const kiln = await init();
+const kiln = await init({ engine: 'full' }); // conv, norm, pool and embedding layers: the full engine
 const { Tensor } = kiln;
 const { nn } = kiln;
 const show = (name, value) => console.log(`${name}: ${JSON.stringify(value)}`);

@@ -9,7 +9,7 @@ import { readMnist, readAsset } from './notebook_node.mjs';
 serveNotebook(
   { post: (msg) => parentPort.postMessage(msg), listen: (handler) => parentPort.on('message', handler) },
   {
-    loadKiln: () => init({ threads: false }),
+    loadKiln: () => init({ engine: 'full', threads: false }), // as the page's worker
     fetchMnist: readMnist,
     fetchAsset: readAsset,
     catchErrors: (report) => {

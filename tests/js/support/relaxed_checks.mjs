@@ -179,13 +179,14 @@ function convChecks(relaxed, simd) {
  * with `init`, runs every check on both and returns a plain-data summary.
  */
 export async function compareBuilds(init) {
-  const relaxed = await init({ threads: false, relaxedSimd: true });
-  const simd = await init({ threads: false, relaxedSimd: false });
+  // The full engine: the checks include convolutions (the core engine has none).
+  const relaxed = await init({ engine: 'full', threads: false, relaxedSimd: true });
+  const simd = await init({ engine: 'full', threads: false, relaxedSimd: false });
   const mlp = [mlpStep(relaxed), mlpStep(simd)];
   return {
     madd: maddSemantics(),
     infos: [relaxed.backendInfo(), simd.backendInfo()],
-    auto: (await init({ threads: false })).backendInfo().build,
+    auto: (await init({ engine: 'full', threads: false })).backendInfo().build,
     gemm: gemmChecks(relaxed, simd),
     mlp: {
       relaxed: { before: mlp[0].before, after: mlp[0].after },

@@ -20,6 +20,16 @@ const JS_FEATURES = {
 
 const jsArray = (type, items) => `${type}.from([\n${items}\n])`;
 
+/**
+ * init()'s options for the model: the core engine (the package's default) holds the dense
+ * layers; a model with a convolution, pool or norm needs the full one (README "Core and
+ * full engine").
+ */
+export function engineOptions(layers) {
+  const core = /^(linear|dropout|relu|gelu|sigmoid|tanh|leakyRelu|silu|reshape|flatten|selu|mish|hardSigmoid|hardSwish|elu|celu)$/;
+  return layers.every((l) => core.test(l.type)) ? '' : "{ engine: 'full' }";
+}
+
 /** The spec as JS source, one layer per line. */
 export function specSource(layers) {
   return `{\n  layers: [\n${layers.map((l, i) => `    ${JSON.stringify(l)}, // ${i}`).join('\n')}\n  ],\n}`;
@@ -189,7 +199,7 @@ function pageOrder(n, seed, epoch) {
 
 ${check}
 
-const kiln = await init();
+const kiln = await init(${engineOptions(s.layers)});
 const { Tensor } = kiln;
 const lossFn = kiln.loss.${regression ? 'mse' : 'crossEntropy'}(); // mean over the batch${regression ? '' : ', on the logits'}
 

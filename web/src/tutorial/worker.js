@@ -46,7 +46,8 @@ async function loadKiln() {
       log.push(String(text));
       console.warn(text);
     };
-    return await init({ threads: false, printErr });
+    // The full engine: the tutorial's chapters use convolutions, pools and readers.
+    return await init({ engine: 'full', threads: false, printErr });
   } catch (e) {
     const what = failed.length ? `: ${[...new Set(failed)].join(', ')}` : log.length ? ` (${log.at(-1)})` : '';
     throw new Error(`${e?.message ?? e}${what}`); // e.g. "Failed to fetch: assets/kiln-….wasm"
