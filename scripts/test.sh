@@ -31,6 +31,8 @@ for suite in tests/e2e/playground*.e2e.mjs; do
 done
 echo "[test] tutorial end-to-end (tests/e2e/tutorial.e2e.mjs, headless Chromium)"
 node tests/e2e/tutorial.e2e.mjs || status=1
+echo "[test] size (tests/e2e/size.e2e.mjs: what a training and an inference page fetch, gzip -9, headless Chromium)"
+node tests/e2e/size.e2e.mjs || status=1
 
 fuzz_seconds=${KILN_FUZZ_SECONDS:-25}
 if ((fuzz_seconds > 0)); then
