@@ -5,7 +5,8 @@
 //   train      `{"kiln-dl": "/dist/index.js"}`: init({threads: false}), an MLP built with
 //              kiln.nn.sequential, one epoch of kiln.Learner.fit on 256 items;
 //   inference  `{"kiln-dl/inference": "/dist/inference.js"}` (the main entry while
-//              dist/inference.js does not exist): init({threads: false}), Tensor.fromData,
+//              dist/inference.js or the core engine it loads, dist/kiln-core.*, is not
+//              built): init({threads: false}), Tensor.fromData,
 //              the same MLP's layers from its spec, SafeTensors bytes loaded into it (written
 //              by the page: no training code runs), forward.
 // Every response from /dist/ is recorded and compressed on its own with gzip -9 (GNU gzip,
@@ -89,12 +90,14 @@ window.__result = { ok: true, output: out, shape: output.shape, engine: info.eng
 
 export const PAGES = {
   train: { entry: 'index.js', specifier: 'kiln-dl', script: TRAIN_PAGE },
-  inference: { entry: 'inference.js', specifier: 'kiln-dl/inference', script: INFERENCE_PAGE, fallback: 'index.js' },
+  // kiln-dl/inference loads the core engine: without it built, the page uses the main entry.
+  inference: { entry: 'inference.js', specifier: 'kiln-dl/inference', script: INFERENCE_PAGE, fallback: 'index.js',
+    requires: ['inference.js', 'kiln-core.mjs', 'kiln-core.wasm'] },
 };
 
 function pageHtml(name) {
   const page = PAGES[name];
-  const entry = existsSync(join(REPO, 'dist', page.entry)) ? page.entry : page.fallback;
+  const entry = (page.requires ?? [page.entry]).every((f) => existsSync(join(REPO, 'dist', f))) ? page.entry : page.fallback;
   const imports = { [page.specifier]: `/dist/${entry}` };
   return {
     entry,
