@@ -12,8 +12,9 @@
 // output (kiln*.mjs, kiln-mt.worker.js) and build.sh's kiln-mt-worker-source.js are not
 // touched. The minifier is Oxc's, as Vite (a devDependency) ships it (`minifySync`).
 // A file that already names a source map is skipped, so a second run changes nothing.
+// The browser entries are then bundled (see BUNDLED below).
 //   node scripts/minify_js.mjs [dist]      prints the files and their sizes before/after
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -34,18 +35,23 @@ function jsFiles(dir) {
 }
 
 const VITE_IGNORE = '/* @vite-ignore */';
+const hintsIn = (source) => source.split(VITE_IGNORE).length - 1;
 
 /**
  * Quotes the literal arguments of `import()` and `new URL()` again (same length, so the
  * map is unchanged) and puts `/* @vite-ignore *\/` back into every `import()` whose argument
- * is not a literal: as many as the source had, or an Error.
+ * is not a literal: `wanted` of them (as many as the sources had; at most that many in a
+ * bundle), or an Error.
  */
-export function restoreHints(code, mappings, source, file) {
+export function restoreHints(code, mappings, wanted, file, { treeShaken = false } = {}) {
   code = code.replace(/(\bimport\(|\bnew URL\()`([^`$\\'\n]*)`/g, "$1'$2'");
-  const wanted = source.split(VITE_IGNORE).length - 1;
-  const at = [...code.matchAll(/\bimport\((?![`'"])/g)].map((m) => m.index + m[0].length);
-  if (at.length !== wanted) {
-    throw new Error(`minify_js: ${file}: ${wanted} ${VITE_IGNORE} in the source, ${at.length} import() of a non-literal in the output`);
+  // rolldown keeps the comments itself; the minifier drops them.
+  const kept = [...code.matchAll(/\bimport\(\s*\/\* @vite-ignore \*\//g)].length;
+  const at = [...code.matchAll(/\bimport\((?![`'"]|\s*\/\*)/g)].map((m) => m.index + m[0].length);
+  // A bundle may have dropped a module's unused import() (treeShaken): then at most `wanted`.
+  const found = kept + at.length;
+  if (treeShaken ? found > wanted : found !== wanted) {
+    throw new Error(`minify_js: ${file}: ${wanted} ${VITE_IGNORE} in the source, ${found} import() of a non-literal in the output`);
   }
   if (wanted === 0) return { code, mappings };
   const shift = VITE_IGNORE.length + 1;
@@ -135,7 +141,7 @@ export async function minifyDist(dir = join(REPO, 'dist')) {
     if (result.errors?.length) {
       throw new Error(`minify_js: ${relative(REPO, path)}: ${result.errors.map((e) => e.message).join('; ')}`);
     }
-    const { code: body, mappings } = restoreHints(result.code.trimEnd(), result.map.mappings, source, relative(REPO, path));
+    const { code: body, mappings } = restoreHints(result.code.trimEnd(), result.map.mappings, hintsIn(source), relative(REPO, path));
     const map = { ...result.map, mappings, sources: [name.replace(/\.js$/, '.unminified.js')], sourcesContent: [source] };
     writeFileSync(`${path}.map`, JSON.stringify(map));
     const code = `${body}\n//# sourceMappingURL=${name}.map\n`;
@@ -151,9 +157,94 @@ export async function minifyDist(dir = join(REPO, 'dist')) {
   return done;
 }
 
+// ---- the browser entries, bundled ----
+// A page imports dist/index.js (or dist/inference.js) and, unbundled, fetches each of the ~50
+// modules it reaches, each gzipped on its own. Each browser entry is therefore also bundled
+// (rolldown, as Vite ships it: the same minifier, no compression pass) into one file in place
+// of the entry, plus a chunk per dynamic import() (the CSV and SQLite readers), written as
+// dist/<entry>.chunk-<name>-<hash>.js. Left as imports of the module tree: errors.js (one
+// KilnError class for every entry, the Node entry and the workers), Emscripten's glue
+// (kiln*.mjs) and kiln-mt-worker-source.js. The Node entries (node.js, inference_node.js),
+// the data loader's worker (data/worker.js) and every other module stay the module tree.
+export const BUNDLED = ['index.js', 'inference.js'];
+const KEEP_EXTERNAL = /(^|\/)(errors\.js|kiln[a-z-]*\.mjs|kiln-mt-worker-source\.js)$/;
+
+/** rolldown, the one Vite depends on (resolved from Vite's package, not a dependency of its own). */
+async function loadRolldown() {
+  const { createRequire } = await import('node:module');
+  const { pathToFileURL } = await import('node:url');
+  const fromVite = createRequire(createRequire(join(REPO, 'package.json')).resolve('vite/package.json'));
+  return import(pathToFileURL(fromVite.resolve('rolldown')).href);
+}
+
+/**
+ * Bundles each of BUNDLED from the (unminified) module tree in `dir`, in memory.
+ * @returns {Promise<{entry: string, files: {name: string, code: string}[]}[]>} what writeBundles writes
+ * @throws Error if an entry is already a bundle (run tsc first) or rolldown fails
+ */
+export async function bundleEntries(dir = join(REPO, 'dist')) {
+  const { rolldown } = await loadRolldown();
+  const out = [];
+  for (const entry of BUNDLED) {
+    const input = join(dir, entry);
+    if (!existsSync(input)) continue;
+    if (MAP_LINE.test(readFileSync(input, 'utf8'))) throw new Error(`minify_js: dist/${entry} is already minified: run tsc first`);
+    const base = entry.replace(/\.js$/, '');
+    const bundle = await rolldown({
+      input,
+      optimization: { inlineConst: false },
+      treeshake: false,
+      external: (id) => !id.startsWith('.') && !id.startsWith('/') ? true : KEEP_EXTERNAL.test(id),
+      plugins: [{
+        name: 'kiln-data-worker-url',
+        // data/workers.js starts data/worker.js by a URL relative to itself; in the bundle
+        // (dist/) the same file is ./data/worker.js.
+        transform(code, id) {
+          if (!id.endsWith('/data/workers.js')) return null;
+          const from = "new URL('./worker.js', import.meta.url)";
+          if (!code.includes(from)) throw new Error('minify_js: data/workers.js no longer starts ./worker.js as expected');
+          return { code: code.replaceAll(from, "new URL('./data/worker.js', import.meta.url)"), map: null };
+        },
+      }],
+    });
+    const { output } = await bundle.generate({
+      format: 'es', minify: { compress: false, mangle: true }, keepNames: true, sourcemap: true,
+      // A Node-only `import(specifier)` must keep its variable (a literal is what a bundler
+      // would try to resolve for the browser).
+      chunkFileNames: `${base}.chunk-[name]-[hash].js`,
+    });
+    await bundle.close();
+    const files = [];
+    for (const chunk of output) {
+      if (chunk.type !== 'chunk') continue;
+      const wanted = chunk.moduleIds.reduce((n, id) => n + (existsSync(id) ? hintsIn(readFileSync(id, 'utf8')) : 0), 0);
+      const { code: body, mappings } = restoreHints(chunk.code.replace(MAP_LINE, '').trimEnd(), chunk.map.mappings, wanted, `${entry}: ${chunk.fileName}`, { treeShaken: true });
+      files.push({ name: chunk.fileName, code: `${body}\n//# sourceMappingURL=${chunk.fileName}.map\n` });
+      files.push({ name: `${chunk.fileName}.map`, code: JSON.stringify({ ...chunk.map, mappings }) });
+    }
+    out.push({ entry, files });
+  }
+  return out;
+}
+
+/** Writes bundleEntries' files into `dir` (over the entries), removing older chunks of the same entries. */
+export function writeBundles(bundles, dir = join(REPO, 'dist')) {
+  for (const { entry, files } of bundles) {
+    const prefix = `${entry.replace(/\.js$/, '')}.chunk-`;
+    for (const name of readdirSync(dir)) if (name.startsWith(prefix)) rmSync(join(dir, name));
+    for (const f of files) writeFileSync(join(dir, f.name), f.code);
+  }
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const dir = resolve(process.argv[2] ?? join(REPO, 'dist'));
+  const bundles = await bundleEntries(dir);
   const done = await minifyDist(dir);
+  writeBundles(bundles, dir);
+  for (const { entry, files } of bundles) {
+    const js = files.filter((f) => !f.name.endsWith('.map'));
+    console.log(`[minify] bundled ${entry}: ${js.map((f) => `${f.name} ${(gzipSync(f.code, { level: 9 }).length / 1000).toFixed(1)} KB gzip -9`).join(', ')}`);
+  }
   const sum = (k) => done.reduce((s, f) => s + f[k], 0);
   console.log(`[minify] ${done.length} files: ${(sum('before') / 1000).toFixed(1)} -> ${(sum('after') / 1000).toFixed(1)} KB ` +
     `(gzip -9 each: ${(sum('gzipBefore') / 1000).toFixed(1)} -> ${(sum('gzipAfter') / 1000).toFixed(1)} KB)`);
