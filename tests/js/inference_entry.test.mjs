@@ -13,7 +13,11 @@ import { expectClose, expectKilnError, expectKilnRejection } from './helpers.mjs
 const DIST = resolve(fileURLToPath(new URL('../../dist/', import.meta.url)));
 const hasCore = existsSync(join(DIST, 'kiln-core.mjs')) && existsSync(join(DIST, 'kiln-core.wasm'));
 
-/** dist-relative paths of every module `entry` imports statically (itself included). */
+/**
+ * dist-relative paths of every module `entry` imports statically (itself included), and of
+ * the modules a bundled file holds (the `sources` of its source map: the browser entries are
+ * bundles, scripts/minify_js.mjs).
+ */
 function staticGraph(entry) {
   const seen = new Set();
   const visit = (file) => {
@@ -21,6 +25,10 @@ function staticGraph(entry) {
     if (seen.has(rel)) return;
     seen.add(rel);
     if (!file.endsWith('.js')) return; // Emscripten's .mjs glue imports nothing
+    if (existsSync(`${file}.map`)) {
+      const { sources } = JSON.parse(readFileSync(`${file}.map`, 'utf8'));
+      for (const src of sources) if (!src.endsWith('.unminified.js')) seen.add(relative(DIST, resolve(dirname(file), src)));
+    }
     const ast = parse(readFileSync(file, 'utf8'), { ecmaVersion: 'latest', sourceType: 'module' });
     for (const node of ast.body) {
       if (!['ImportDeclaration', 'ExportAllDeclaration', 'ExportNamedDeclaration'].includes(node.type) || !node.source) continue;
