@@ -6,7 +6,8 @@
 # threaded build's selection, and the playground (builds web/, serves it with vite preview on
 # a free port; screenshots in test-output/playground/) and the tutorial (every cell of
 # web/tutorial/content run in the page; screenshots and summary.json with the Run-all time
-# and the MNIST accuracy in test-output/tutorial/); last, a short run of each reader's
+# and the MNIST accuracy in test-output/tutorial/), and the size test (tests/e2e/size.e2e.mjs:
+# what a training and an inference page fetch, gzip -9; test-output/size.json); last, a short run of each reader's
 # libFuzzer target (scripts/fuzz.sh: SafeTensors, IDX, configs, PyTorch checkpoints; KILN_FUZZ_SECONDS each,
 # default 25; 0 skips them), built in build/fuzz with clang++-14, ASan and UBSan.
 set -euo pipefail
