@@ -133,6 +133,9 @@ if [[ ! -f $ts_stamp || ! -f dist/index.js || ! -f dist/index.d.ts || ! -f bindi
   touch "$ts_stamp.new"
   node node_modules/typescript/bin/tsc -p bindings/js/tsconfig.json ||
     { echo "[build] dist: tsc FAILED (bindings/js/tsconfig.json)" >&2; rm -f "$ts_stamp.new"; exit 1; }
+  # Shipped minified (scripts/minify_js.mjs: the module tree in place, same modules and exports,
+  # source maps beside; the browser entries index.js and inference.js bundled into one file each).
+  node scripts/minify_js.mjs || { echo "[build] dist: minify FAILED" >&2; rm -f "$ts_stamp.new"; exit 1; }
   mv "$ts_stamp.new" "$ts_stamp"
   echo "[build] dist: tsc bindings/js -> dist ($(elapsed "$start"))"
   copied=$((copied + 1))

@@ -6,7 +6,8 @@
 # threaded build's selection, and the playground (builds web/, serves it with vite preview on
 # a free port; screenshots in test-output/playground/) and the tutorial (every cell of
 # web/tutorial/content run in the page; screenshots and summary.json with the Run-all time
-# and the MNIST accuracy in test-output/tutorial/); last, a short run of each reader's
+# and the MNIST accuracy in test-output/tutorial/), and the size test (tests/e2e/size.e2e.mjs:
+# what a training and an inference page fetch, gzip -9; test-output/size.json); last, a short run of each reader's
 # libFuzzer target (scripts/fuzz.sh: SafeTensors, IDX, configs, PyTorch checkpoints; KILN_FUZZ_SECONDS each,
 # default 25; 0 skips them), built in build/fuzz with clang++-14, ASan and UBSan.
 set -euo pipefail
@@ -33,6 +34,8 @@ for suite in tests/e2e/playground*.e2e.mjs; do
 done
 echo "[test] tutorial end-to-end (tests/e2e/tutorial.e2e.mjs, headless Chromium)"
 node tests/e2e/tutorial.e2e.mjs || status=1
+echo "[test] size (tests/e2e/size.e2e.mjs: what a training and an inference page fetch, gzip -9, headless Chromium)"
+node tests/e2e/size.e2e.mjs || status=1
 
 fuzz_seconds=${KILN_FUZZ_SECONDS:-25}
 if ((fuzz_seconds > 0)); then

@@ -1,0 +1,28 @@
+// kiln-dl/inference, browser and bundler entry: `const kiln = await init();` runs models
+// (tensors, layers, Sequential, forward, SafeTensors records) on the single-thread core
+// engine (kiln-core.mjs + kiln-core.wasm) and loads none of the package's training, data or
+// io modules (inference_module.ts): the smallest download that can run a trained model.
+// Training, the full engine and threads are kiln-dl's (`import { init } from 'kiln-dl'`).
+import createCoreModule from './kiln-core.mjs';
+import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
+
+export * from './types.js';
+export type { InferenceInitOptions, KilnInference } from './inference_module.js';
+
+/**
+ * Loads the core engine: `const kiln = await init();` (browsers, workers; Node resolves
+ * kiln-dl/inference to inference_node.js). Options: `autoDispose`, `threads` (false or
+ * 'auto': always one thread here), Emscripten module options (`wasmBinary`, `locateFile`).
+ * @throws KilnError `Type` / `Config` for bad options (threads: true, numThreads > 1, an
+ *   engine other than 'core': those need kiln-dl's init()).
+ */
+export async function init(opts: InferenceInitOptions = {}): Promise<KilnInference> {
+  checkInferenceOptions(opts);
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, ...moduleOpts } = opts;
+  const wasmUrl = new URL('kiln-core.wasm', import.meta.url);
+  const raw = await createCoreModule({
+    locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
+    ...moduleOpts,
+  });
+  return finishInference(raw, opts);
+}

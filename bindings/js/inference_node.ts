@@ -1,0 +1,21 @@
+// kiln-dl/inference in Node (package.json "exports" condition "node"): as inference.ts, but
+// reads kiln-core.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md).
+import { readFile } from 'node:fs/promises';
+import createCoreModule from './kiln-core.mjs';
+import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
+
+export * from './types.js';
+export type { InferenceInitOptions, KilnInference } from './inference_module.js';
+
+/**
+ * Loads the core engine (single thread); `wasmBinary` defaults to the bytes of
+ * kiln-core.wasm next to this file.
+ * @throws KilnError `Type` / `Config` for bad options (see inference.ts).
+ */
+export async function init(opts: InferenceInitOptions = {}): Promise<KilnInference> {
+  checkInferenceOptions(opts);
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, ...moduleOpts } = opts;
+  const wasmBinary = opts.wasmBinary ?? (await readFile(new URL('./kiln-core.wasm', import.meta.url)));
+  const raw = await createCoreModule({ ...moduleOpts, wasmBinary });
+  return finishInference(raw, opts);
+}

@@ -1,0 +1,142 @@
+// kiln-dl/inference (bindings/js/inference.ts, inference_node.ts, inference_module.ts): the
+// entry that runs models on the core engine and loads none of the training, data or io
+// modules. The module graph is checked on the built files (dist/, parsed with acorn); the
+// running entry needs the core engine (dist/kiln-core.{mjs,wasm}, the `core` profile of
+// scripts/build.sh) and is skipped, saying so, where it is not built.
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'acorn';
+import { describe, expect, it } from 'vitest';
+import { expectClose, expectKilnError, expectKilnRejection } from './helpers.mjs';
+
+const DIST = resolve(fileURLToPath(new URL('../../dist/', import.meta.url)));
+const hasCore = existsSync(join(DIST, 'kiln-core.mjs')) && existsSync(join(DIST, 'kiln-core.wasm'));
+
+/**
+ * dist-relative paths of every module `entry` imports statically (itself included), and of
+ * the modules a bundled file holds (the `sources` of its source map: the browser entries are
+ * bundles, scripts/minify_js.mjs).
+ */
+function staticGraph(entry) {
+  const seen = new Set();
+  const visit = (file) => {
+    const rel = relative(DIST, file);
+    if (seen.has(rel)) return;
+    seen.add(rel);
+    if (!file.endsWith('.js')) return; // Emscripten's .mjs glue imports nothing
+    if (existsSync(`${file}.map`)) {
+      const { sources } = JSON.parse(readFileSync(`${file}.map`, 'utf8'));
+      for (const src of sources) if (!src.endsWith('.unminified.js')) seen.add(relative(DIST, resolve(dirname(file), src)));
+    }
+    const ast = parse(readFileSync(file, 'utf8'), { ecmaVersion: 'latest', sourceType: 'module' });
+    for (const node of ast.body) {
+      if (!['ImportDeclaration', 'ExportAllDeclaration', 'ExportNamedDeclaration'].includes(node.type) || !node.source) continue;
+      const spec = node.source.value;
+      if (spec.startsWith('node:')) continue; // inference_node.js reads the wasm with node:fs
+      if (!spec.startsWith('.')) throw new Error(`${rel} imports the package ${spec} statically`);
+      visit(resolve(dirname(file), spec));
+    }
+  };
+  visit(join(DIST, entry));
+  return [...seen].sort();
+}
+
+// The page's MLP: 8 -> 16 -> relu -> 3, weights w[k] = ((k % 7) - 3) / 8 in each tensor, biases 0.1.
+const LAYERS = [{ type: 'linear', dInput: 8, dOutput: 16 }, { type: 'relu' }, { type: 'linear', dInput: 16, dOutput: 3 }];
+const SHAPES = [['0.weight', [16, 8]], ['0.bias', [16]], ['2.weight', [3, 16]], ['2.bias', [3]]];
+const value = (name, k) => (name.endsWith('bias') ? 0.1 : ((k % 7) - 3) / 8);
+
+/** SafeTensors bytes of SHAPES, written by hand (u64 LE header length, padded JSON, f32 LE). */
+function safetensors() {
+  const header = {};
+  const values = [];
+  for (const [name, shape] of SHAPES) {
+    const count = shape.reduce((a, b) => a * b, 1);
+    header[name] = { dtype: 'F32', shape, data_offsets: [values.length * 4, (values.length + count) * 4] };
+    for (let k = 0; k < count; k++) values.push(value(name, k));
+  }
+  let text = JSON.stringify(header);
+  text += ' '.repeat((8 - (text.length % 8)) % 8);
+  const json = new TextEncoder().encode(text);
+  const bytes = new Uint8Array(8 + json.length + values.length * 4);
+  new DataView(bytes.buffer).setBigUint64(0, BigInt(json.length), true);
+  bytes.set(json, 8);
+  new Float32Array(bytes.buffer, 8 + json.length, values.length).set(values);
+  return bytes;
+}
+
+/** The same MLP in plain JS (double precision). */
+function forwardByHand(x) {
+  const h = Array.from({ length: 16 }, (_, i) => Math.max(0, 0.1 + x.reduce((s, v, j) => s + value('w', i * 8 + j) * v, 0)));
+  return Array.from({ length: 3 }, (_, o) => 0.1 + h.reduce((s, v, j) => s + value('w', o * 16 + j) * v, 0));
+}
+
+const INPUT = [[1, 0, 0, 0, 0, 0, 0, 0], [0.5, -0.5, 0.25, 0, 1, 0, -1, 0]];
+
+describe('kiln-dl/inference: the module graph', () => {
+  for (const entry of ['inference.js', 'inference_node.js']) {
+    it(`${entry} loads the core engine and no training, data or io module`, () => {
+      const graph = staticGraph(entry);
+      expect(graph).toContain('kiln-core.mjs');
+      for (const needed of ['tensor/install.js', 'nn.js', 'module_class.js', 'errors.js']) expect(graph).toContain(needed);
+      // kiln.nn.functional's losses (train/loss.js, with train/common.js's option checks) are
+      // layers' functions; the Learner, optimizers, metrics, datasets and io are not.
+      const unwanted = graph.filter((f) => /^(train\/(?!loss\.js$|common\.js$)|data\/|io|module\.js$|train\.js$|kiln\.mjs$|kiln-mt)/.test(f));
+      expect(unwanted).toEqual([]);
+    });
+  }
+
+  it('package.json exports it with types, a Node condition and a default', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(pkg.exports['./inference']).toEqual({
+      types: './dist/inference.d.ts', node: './dist/inference_node.js', default: './dist/inference.js',
+    });
+    for (const f of Object.values(pkg.exports['./inference'])) expect(existsSync(join(DIST, '..', f))).toBe(true);
+  });
+});
+
+describe.skipIf(!hasCore)(`kiln-dl/inference on the core engine${hasCore ? '' : ' (skipped: dist/kiln-core.* not built)'}`, () => {
+  it('runs a Sequential whose weights come from SafeTensors bytes, as plain JS computes it', async () => {
+    const { init } = await import('kiln-dl/inference');
+    const kiln = await init();
+    expect(kiln.backendInfo()).toMatchObject({ engine: 'core', maxThreads: 1, threads: 1 });
+    const model = kiln.nn.sequential({ layers: LAYERS });
+    model.loadSafetensors(safetensors());
+    model.eval();
+    const out = kiln.tidy(() => model.forward(kiln.Tensor.fromData(INPUT)).toArray());
+    out.forEach((row, i) => expectClose(row, forwardByHand(INPUT[i]), { abs: 1e-6, rel: 1e-6 }));
+    model.dispose();
+    expect(kiln.memory().tensors).toBe(0);
+  });
+
+  it('gives bit-identical outputs to kiln-dl\'s full engine for the same weights', async () => {
+    const [{ init }, full] = await Promise.all([import('kiln-dl/inference'), import('kiln-dl')]);
+    const outputs = [];
+    for (const kiln of [await init(), await full.init({ engine: 'full' })]) {
+      const model = kiln.nn.sequential({ layers: LAYERS });
+      model.loadSafetensors(safetensors());
+      outputs.push(kiln.tidy(() => model.forward(kiln.Tensor.fromData(INPUT)).toArray()));
+      model.dispose();
+    }
+    expect(outputs[0]).toEqual(outputs[1]);
+  });
+
+  it('has no training, data or io API', async () => {
+    const { init } = await import('kiln-dl/inference');
+    const kiln = await init();
+    for (const name of ['Learner', 'optim', 'loss', 'data', 'io', 'metrics']) expect(kiln[name]).toBeUndefined();
+    for (const name of ['Tensor', 'nn', 'Module', 'Param', 'tidy', 'dispose', 'memory', 'seed']) expect(kiln[name]).toBeDefined();
+    expectKilnError(kiln, () => kiln.setNumThreads(2), 'Config', /^setNumThreads: this build \(.*\) runs 1 to 1 threads, got 2$/);
+  });
+
+  it('refuses threads, several threads and the full engine with Config, wrong types with Type', async () => {
+    const mod = await import('kiln-dl/inference');
+    const kiln = { KilnError: mod.KilnError };
+    await expectKilnRejection(kiln, mod.init({ threads: true }), 'Config', /^init \(kiln-dl\/inference\): this entry loads the single-thread core engine; for threads use kiln-dl/);
+    await expectKilnRejection(kiln, mod.init({ numThreads: 2 }), 'Config', 'init (kiln-dl/inference): this entry runs 1 thread, got numThreads 2');
+    await expectKilnRejection(kiln, mod.init({ engine: 'full' }), 'Config', /^init \(kiln-dl\/inference\): this entry loads the core engine, got engine "full"/);
+    await expectKilnRejection(kiln, mod.init({ threads: 'yes' }), 'Type', 'init (kiln-dl/inference): threads must be true, false or \'auto\', got the string "yes"');
+    await expectKilnRejection(kiln, mod.init(null), 'Type', 'init (kiln-dl/inference): options must be an object, got null');
+  });
+});
