@@ -6,14 +6,14 @@
 //   node scripts/erase_same_numbers.mjs /tmp/old/dist   # a copy of dist/ with another kiln.wasm
 //
 // Equal hashes: the builds compute the same bits here. Deterministic: every random draw is
-// seeded; one thread (init({threads: false})).
+// seeded; one thread, the full engine (init({engine: 'full', threads: false})).
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const dist = resolve(process.argv[2] ?? new URL('../dist', import.meta.url).pathname);
 const { init } = await import(pathToFileURL(`${dist}/node.js`).href);
-const kiln = await init({ threads: false });
+const kiln = await init({ engine: 'full', threads: false });
 const T = kiln.Tensor;
 const hash = createHash('sha256');
 const lines = [];

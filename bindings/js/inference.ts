@@ -1,9 +1,10 @@
 // kiln-dl/inference, browser and bundler entry: `const kiln = await init();` runs models
 // (tensors, layers, Sequential, forward, SafeTensors records) on the single-thread core
-// engine (kiln-core.mjs + kiln-core.wasm) and loads none of the package's training, data or
+// engine (kiln-core.mjs + kiln-core.wasm, or kiln-core-relaxed.wasm where relaxed SIMD validates) and loads none of the package's training, data or
 // io modules (inference_module.ts): the smallest download that can run a trained model.
 // Training, the full engine and threads are kiln-dl's (`import { init } from 'kiln-dl'`).
 import createCoreModule from './kiln-core.mjs';
+import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
 import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
 
 export * from './types.js';
@@ -18,11 +19,14 @@ export type { InferenceInitOptions, KilnInference } from './inference_module.js'
  */
 export async function init(opts: InferenceInitOptions = {}): Promise<KilnInference> {
   checkInferenceOptions(opts);
-  const { threads: _threads, numThreads: _numThreads, engine: _engine, ...moduleOpts } = opts;
-  const wasmUrl = new URL('kiln-core.wasm', import.meta.url);
+  // kiln-core-relaxed.wasm (FMA) where the engine validates relaxed SIMD (select.ts).
+  const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
+  // Two literal URLs, so that bundlers ship both files.
+  const wasmUrl = relaxed.relaxed ? new URL('kiln-core-relaxed.wasm', import.meta.url) : new URL('kiln-core.wasm', import.meta.url);
   const raw = await createCoreModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,
   });
-  return finishInference(raw, opts);
+  return finishInference(raw, opts, finishReason(raw, relaxed));
 }

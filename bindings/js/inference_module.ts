@@ -5,6 +5,7 @@
 // SafeTensors records through model.loadSafetensors / saveSafetensors, kiln.nn.functional).
 import type { Kiln } from './api.js';
 import { installBoundary } from './boundary.js';
+import { installEngineGaps, installEngineNames } from './engine_profile.js';
 import { KilnError } from './errors.js';
 import { installModule } from './module_class.js';
 import { installParam } from './module_param.js';
@@ -58,13 +59,16 @@ export function checkInferenceOptions(opts: unknown): void {
 /**
  * @param raw the instantiated Emscripten module (the single-thread core engine)
  * @param options init()'s options (autoDispose)
+ * @param buildReason why this build was loaded (backendInfo().buildReason; select.ts chooseRelaxed)
  */
-export function finishInference(raw: RawModule, options: { autoDispose?: boolean } = {}): KilnInference {
+export function finishInference(raw: RawModule, options: { autoDispose?: boolean } = {}, buildReason = ''): KilnInference {
   installBoundary(raw);
+  // What the core engine lacks throws KilnError `State` naming it (engine_profile.ts).
+  installEngineGaps(raw, 'core');
   raw.KilnError = KilnError;
   const kiln: Record<string, unknown> = { KilnError };
   const internals = installTensor(kiln, raw, options);
-  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads: 1, engine: 'core' });
+  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads: 1, buildReason, engine: 'core' });
   kiln.setNumThreads = (n: unknown) => {
     if (typeof n !== 'number' || !Number.isInteger(n)) {
       throw new KilnError('Type', `setNumThreads: expected an integer, got ${typeof n} ${String(n)}`);
@@ -75,6 +79,7 @@ export function finishInference(raw: RawModule, options: { autoDispose?: boolean
   installModule(kiln, internals.engine);
   installParam(kiln, internals.engine);
   installNn(kiln, raw, internals.engine);
+  installEngineNames(kiln, raw, 'core');
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as KilnInference;
 }

@@ -2,6 +2,7 @@
 // reads kiln-core.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md).
 import { readFile } from 'node:fs/promises';
 import createCoreModule from './kiln-core.mjs';
+import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
 import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
 
 export * from './types.js';
@@ -14,8 +15,10 @@ export type { InferenceInitOptions, KilnInference } from './inference_module.js'
  */
 export async function init(opts: InferenceInitOptions = {}): Promise<KilnInference> {
   checkInferenceOptions(opts);
-  const { threads: _threads, numThreads: _numThreads, engine: _engine, ...moduleOpts } = opts;
-  const wasmBinary = opts.wasmBinary ?? (await readFile(new URL('./kiln-core.wasm', import.meta.url)));
+  const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
+  const file = relaxed.relaxed ? relaxedWasmFile('kiln-core') : 'kiln-core.wasm';
+  const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
   const raw = await createCoreModule({ ...moduleOpts, wasmBinary });
-  return finishInference(raw, opts);
+  return finishInference(raw, opts, finishReason(raw, relaxed));
 }

@@ -214,6 +214,8 @@ export function finishReason(module: { backendInfo(): { build: string } }, relax
   const build = module.backendInfo().build;
   if ((build === 'simd-relaxed') === relaxed.relaxed) return relaxed.reason;
   return `${build}: the module given by init()'s wasmBinary or locateFile`;
+}
+
 // ---- the engine profile (DESIGN.md "Engines"): kiln-core.{mjs,wasm} or kiln.{mjs,wasm}
 
 /**
