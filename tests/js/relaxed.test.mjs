@@ -67,10 +67,13 @@ describe('scripts/relax_wasm.mjs', () => {
     expect(relaxed.counts.functions).toBe(simd.counts.functions);
   });
 
-  it('dist/kiln-core-relaxed.wasm (the core engine) holds the same rewritten kernels; kiln-core.wasm none', () => {
+  it('dist/kiln-core-relaxed.wasm (the core engine) holds the rewritten GEMM kernel; kiln-core.wasm none', () => {
     const relaxed = scanWasm(readFileSync(dist(relaxedWasmFile('kiln-core'))));
     expect(relaxed.counts.prototypeFma).toBe(0);
-    expect(relaxed.counts.relaxedMadd).toBe(scanWasm(readFileSync(dist(relaxedWasmFile('kiln')))).counts.relaxedMadd);
+    // the GEMM micro-kernel's 6 x 2 multiply-adds per k step; the core engine has no
+    // convolution kernels, so fewer than the full engine's
+    expect(relaxed.counts.relaxedMadd).toBeGreaterThanOrEqual(12);
+    expect(relaxed.counts.relaxedMadd).toBeLessThan(scanWasm(readFileSync(dist(relaxedWasmFile('kiln')))).counts.relaxedMadd);
     const simd = scanWasm(readFileSync(dist('kiln-core.wasm')));
     expect(simd.counts).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
     expect(relaxed.counts.functions).toBe(simd.counts.functions);
