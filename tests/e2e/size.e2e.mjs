@@ -19,11 +19,13 @@ const log = (line) => console.log(`[e2e size] ${line}`);
 /** The budgets of issue 17, gzip -9 bytes summed over the files a page fetches. */
 const BUDGETS = { train: 200_000, inference: 120_000 };
 /**
- * What is enforced now. Measured on 2026-12-02 before any of issue 17's changes (train and
- * inference both 1,126,216 bytes: kiln.wasm 974.2 KB, kiln.mjs 17.1 KB, 54 JS modules
- * 135 KB) + 2 %. Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
+ * What is enforced now (the ratchet): the pages as measured after the first round of issue
+ * 17 (2026-12-02: train 603,927 bytes = kiln-core-relaxed.wasm 535.4 KB + index.js 49.7 KB +
+ * kiln-core.mjs 17.1 KB + 1.7 KB; inference 578,780 bytes) + 2 %. Before that round both
+ * pages were 1,126,216 bytes (kiln.wasm 974.2 KB, kiln.mjs 17.1 KB, 54 JS modules 135 KB).
+ * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 1_148_740, inference: 1_148_740 };
+const LIMITS = { train: 616_006, inference: 590_356 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {
