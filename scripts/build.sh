@@ -162,3 +162,8 @@ fi
 if ((copied == 0)); then
   echo "[build] dist: up to date"
 fi
+
+# ---- lazy loading: split each single-thread engine into the module init() loads and
+# <name>.deferred.wasm (scripts/split_wasm.mjs: binaryen's wasm-split, guided by the workload of
+# scripts/split_profile.mjs run through dist/node.js; redone only when an input changed) ----
+node scripts/split_wasm.mjs

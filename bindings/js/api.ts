@@ -51,6 +51,15 @@ export interface BackendInfo {
    * or "full" (kiln.wasm / kiln-mt.wasm: every op, layer and reader).
    */
   engine: 'core' | 'full';
+  /**
+   * The deferred half of the engine (issue 17's lazy loading; bindings/js/deferred.ts). Each
+   * single-thread engine ships split by binaryen's wasm-split: init() loads the functions a
+   * page that trains an MLP runs, and <engine>.deferred.wasm holds the rest, fetched and
+   * instantiated on the first call of any of them (synchronously; or ahead of time with
+   * kiln.loadDeferred()). "pending" until then, "loaded" after; "none" for a build that is not
+   * split (the threaded build).
+   */
+  deferred: 'none' | 'pending' | 'loaded';
 }
 
 /** The loaded engine (`const kiln = await init()`). */
@@ -103,6 +112,15 @@ export interface Kiln extends KilnTraining {
    *   (always 1 in the single-threaded build).
    */
   setNumThreads(n: number): void;
+  /**
+   * Fetches, compiles and instantiates the engine's deferred module now (see
+   * BackendInfo.deferred), so that no later call waits on a synchronous request for it (a page's
+   * main thread otherwise fetches it synchronously on the first call that needs it). Resolves at
+   * once if it is loaded or the build is not split. Idempotent.
+   * @throws KilnError `Io` when the file cannot be fetched or compiled (the engine stays usable;
+   *   a later call may retry).
+   */
+  loadDeferred(): Promise<void>;
 }
 
 export interface InitOptions {

@@ -16,6 +16,7 @@ import { finishModule } from './module.js';
 import type { CreateModule, RawModule } from './raw.js';
 import { chooseEngineBuild, detectEnvironment } from './select.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
+import { deferredLoader, urlSource } from './deferred.js';
 
 export * from './types.js';
 
@@ -71,10 +72,18 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
   const wasmUrl = core
     ? (relaxed.relaxed ? new URL('kiln-core-relaxed.wasm', import.meta.url) : new URL('kiln-core.wasm', import.meta.url))
     : (relaxed.relaxed ? new URL('kiln-relaxed.wasm', import.meta.url) : new URL('kiln.wasm', import.meta.url));
+  // The deferred half of the split engine (deferred.ts), fetched on first use only.
+  const deferredUrl = core
+    ? (relaxed.relaxed ? new URL('kiln-core-relaxed.deferred.wasm', import.meta.url) : new URL('kiln-core.deferred.wasm', import.meta.url))
+    : (relaxed.relaxed ? new URL('kiln-relaxed.deferred.wasm', import.meta.url) : new URL('kiln.deferred.wasm', import.meta.url));
+  const deferred = deferredLoader(urlSource(deferredUrl), (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
   const module = await createModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,
+    ...deferred.options,
   });
-  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed), engine: choice.engine });
+  return finishModule(module, opts, {
+    maxThreads: 1, reason: finishReason(module, relaxed), engine: choice.engine, deferred: deferred.control,
+  });
 }

@@ -5,6 +5,7 @@
 // Training, the full engine and threads are kiln-dl's (`import { init } from 'kiln-dl'`).
 import createCoreModule from './kiln-core.mjs';
 import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
+import { deferredLoader, urlSource } from './deferred.js';
 import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
 
 export * from './types.js';
@@ -24,9 +25,12 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
   // Two literal URLs, so that bundlers ship both files.
   const wasmUrl = relaxed.relaxed ? new URL('kiln-core-relaxed.wasm', import.meta.url) : new URL('kiln-core.wasm', import.meta.url);
+  const deferredUrl = relaxed.relaxed ? new URL('kiln-core-relaxed.deferred.wasm', import.meta.url) : new URL('kiln-core.deferred.wasm', import.meta.url);
+  const deferred = deferredLoader(urlSource(deferredUrl), (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const raw = await createCoreModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,
+    ...deferred.options,
   });
-  return finishInference(raw, opts, finishReason(raw, relaxed));
+  return finishInference(raw, opts, finishReason(raw, relaxed), deferred.control);
 }

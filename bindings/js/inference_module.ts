@@ -3,6 +3,7 @@
 // builds for kiln-dl, minus training, data and io, so a page that only runs a model fetches
 // only the JS modules of tensors, modules and layers (kiln.nn: layers, Sequential, forward,
 // SafeTensors records through model.loadSafetensors / saveSafetensors, kiln.nn.functional).
+import { installDeferred, type DeferredControl } from './deferred.js';
 import type { Kiln } from './api.js';
 import { installBoundary } from './boundary.js';
 import { installEngineGaps, installEngineNames } from './engine_profile.js';
@@ -22,7 +23,7 @@ import { installTensor } from './tensor/install.js';
  */
 export type KilnInference = Pick<Kiln,
   'Tensor' | 'Gradients' | 'KilnError' | 'Module' | 'Param' | 'activation' | 'tidy' | 'keep' | 'dispose' |
-  'noGrad' | 'memory' | 'seed' | 'backendInfo' | 'setNumThreads' | 'nn'>;
+  'noGrad' | 'memory' | 'seed' | 'backendInfo' | 'setNumThreads' | 'loadDeferred' | 'nn'>;
 
 /** init()'s options of kiln-dl/inference: kiln-dl's InitOptions; only the single-thread core engine loads. */
 export type InferenceInitOptions = InitOptions;
@@ -61,7 +62,9 @@ export function checkInferenceOptions(opts: unknown): void {
  * @param options init()'s options (autoDispose)
  * @param buildReason why this build was loaded (backendInfo().buildReason; select.ts chooseRelaxed)
  */
-export function finishInference(raw: RawModule, options: { autoDispose?: boolean } = {}, buildReason = ''): KilnInference {
+export function finishInference(
+  raw: RawModule, options: { autoDispose?: boolean } = {}, buildReason = '', deferred?: DeferredControl,
+): KilnInference {
   installBoundary(raw);
   // What the core engine lacks throws KilnError `State` naming it (engine_profile.ts).
   installEngineGaps(raw, 'core');
@@ -69,6 +72,7 @@ export function finishInference(raw: RawModule, options: { autoDispose?: boolean
   const kiln: Record<string, unknown> = { KilnError };
   const internals = installTensor(kiln, raw, options);
   kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads: 1, buildReason, engine: 'core' });
+  installDeferred(kiln, raw, deferred);
   kiln.setNumThreads = (n: unknown) => {
     if (typeof n !== 'number' || !Number.isInteger(n)) {
       throw new KilnError('Type', `setNumThreads: expected an integer, got ${typeof n} ${String(n)}`);

@@ -3,6 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import createCoreModule from './kiln-core.mjs';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
+import { deferredLoader } from './deferred.js';
+import { fileSource } from './deferred_node.js';
 import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
 
 export * from './types.js';
@@ -19,6 +21,8 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
   const file = relaxed.relaxed ? relaxedWasmFile('kiln-core') : 'kiln-core.wasm';
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
-  const raw = await createCoreModule({ ...moduleOpts, wasmBinary });
-  return finishInference(raw, opts, finishReason(raw, relaxed));
+  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
+    (moduleOpts as { printErr?: (text: string) => void }).printErr);
+  const raw = await createCoreModule({ ...moduleOpts, wasmBinary, ...deferred.options });
+  return finishInference(raw, opts, finishReason(raw, relaxed), deferred.control);
 }

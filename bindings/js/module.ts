@@ -22,6 +22,8 @@ import { installIo } from './io.js';
 // What the loaded engine profile lacks (engine_profile.ts: State errors naming it).
 import { installEngineGaps, installEngineNames } from './engine_profile.js';
 import type { EngineName } from './select.js';
+// The deferred half of a split engine (deferred.ts): kiln.loadDeferred, backendInfo().deferred.
+import { installDeferred, type DeferredControl } from './deferred.js';
 
 /**
  * @param raw the instantiated Emscripten module
@@ -32,7 +34,7 @@ import type { EngineName } from './select.js';
  */
 export function finishModule(
   raw: RawModule, options: { autoDispose?: boolean } = {},
-  build: { maxThreads: number; reason?: string; engine?: EngineName } = { maxThreads: 1 },
+  build: { maxThreads: number; reason?: string; engine?: EngineName; deferred?: DeferredControl } = { maxThreads: 1 },
 ): Kiln {
   // Every engine entry point reports its errors as KilnErrors thrown from JS, and no error
   // costs the instance stack or heap (boundary.ts; C++ half: `guarded`, js_tensor.hpp).
@@ -47,6 +49,7 @@ export function finishModule(
   const { maxThreads } = build;
   const buildReason = build.reason ?? '';
   kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads, buildReason, engine });
+  installDeferred(kiln, raw, build.deferred);
   kiln.setNumThreads = (n: unknown) => {
     if (typeof n !== 'number' || !Number.isInteger(n)) {
       throw new KilnError('Type', `setNumThreads: expected an integer, got ${typeof n} ${String(n)}`);

@@ -12,6 +12,8 @@ import type { InitOptions, Kiln } from './api.js';
 import { finishModule } from './module.js';
 import { chooseEngineBuild, detectEnvironment } from './select.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
+import { deferredLoader } from './deferred.js';
+import { fileSource } from './deferred_node.js';
 
 export * from './types.js';
 
@@ -33,7 +35,10 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
   const base = core ? 'kiln-core' : 'kiln';
   const file = relaxed.relaxed ? relaxedWasmFile(base) : `${base}.wasm`;
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
+  // The deferred half of the split engine (deferred.ts), read on first use only.
+  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
+    (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
-  const module = await createModule({ ...moduleOpts, wasmBinary });
-  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed), engine });
+  const module = await createModule({ ...moduleOpts, wasmBinary, ...deferred.options });
+  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed), engine, deferred: deferred.control });
 }

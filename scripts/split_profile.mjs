@@ -1,0 +1,144 @@
+// The workload that decides which engine functions ship in the primary module (scripts/split_wasm.mjs).
+// Run by split_wasm.mjs in a child process on an engine instrumented by `wasm-split --instrument`:
+//
+//   node scripts/split_profile.mjs --engine core|full --wasm X.instrumented.wasm --out X.profile
+//
+// It loads the engine through the package's own Node entry (dist/node.js, with the instrumented
+// module as wasmBinary), runs what a page that trains and uses a model does, then asks the module
+// for its profile (`__write_profile`: which functions ran, in first-call order) and writes it.
+// Functions this workload never calls go to <name>.deferred.wasm, which the package loads on the
+// first call of any of them (bindings/js/deferred.ts): a page fetches it only when it goes beyond
+// this workload, and then once.
+//
+// What it does, and so what stays in the primary module (keep it to what most pages that train
+// do: every function it runs costs every page's download; anything else still works, one
+// fetch of the deferred module later):
+//   - tensors: fromData / zeros / ones, add / sub / mul / div, matmul, transpose, reshape, sum,
+//     mean, argmax, softmax, reading values (toArray, dataSync, item); a shape mismatch caught
+//     as a KilnError (the formatting of messages);
+//   - models: kiln.nn.sequential of linear, relu, dropout, tanh, sigmoid and gelu layers;
+//     forward in eval mode;
+//   - training: the Learner with crossEntropy and mse over kiln.data.fromArrays, the adam,
+//     adamW and sgd (momentum) optimizers, fit with validationData, predict;
+//   - the full engine also trains a small CNN (conv2d, relu, maxPool2d, flatten, linear).
+// Not in it (each loads the deferred module on first use): SafeTensors save/load (about 40 KB
+// gzip of record and JSON code), evaluate, manual backward/step loops, the other tensor ops.
+import { writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+
+const args = process.argv.slice(2);
+const opt = (name) => {
+  const i = args.indexOf(name);
+  if (i < 0 || i + 1 >= args.length) throw new Error(`split_profile: missing ${name}`);
+  return args[i + 1];
+};
+const engine = opt('--engine');
+const wasmPath = opt('--wasm');
+const outPath = opt('--out');
+const dist = new URL('../dist/', import.meta.url);
+
+const { init } = await import(new URL('node.js', dist).href);
+let raw = null;
+const kiln = await init({
+  engine,
+  relaxedSimd: false,
+  wasmBinary: await readFile(wasmPath),
+  onRuntimeInitialized() {
+    raw = this;
+  },
+});
+if (!raw) throw new Error('split_profile: the module did not call onRuntimeInitialized');
+const writeProfile = raw.asm?.__write_profile;
+if (typeof writeProfile !== 'function') {
+  throw new Error(`split_profile: ${wasmPath} is not instrumented (no __write_profile export)`);
+}
+
+const { Tensor } = kiln;
+
+// ---- tensors: what a page does around its training ----
+kiln.tidy(() => {
+  const a = Tensor.fromData([[1, 2, 3], [4, 5, 6]]);
+  const b = Tensor.ones([2, 3]);
+  const c = a.add(b).sub(Tensor.zeros([2, 3])).mul(a).div(2);
+  c.matmul(a.transpose()).sum().item();
+  c.mean().item();
+  a.argmax(1).toArray();
+  a.softmax(1).dataSync();
+  a.reshape([3, 2]).toArray();
+});
+// A mistake caught as a KilnError (the formatting of messages).
+try {
+  kiln.tidy(() => Tensor.ones([2, 3]).matmul(Tensor.ones([2, 3])));
+} catch (e) {
+  if (!(e instanceof kiln.KilnError)) throw e;
+}
+
+// ---- MLPs trained with the Learner: the dense layer types, three optimizers, two losses ----
+const n = 256;
+const features = 8;
+const x = new Float32Array(n * features);
+const labels = new Int32Array(n);
+const targets = new Float32Array(n);
+for (let i = 0; i < n; i++) {
+  for (let j = 0; j < features; j++) x[i * features + j] = Math.sin(i * 0.37 + j * 1.3);
+  labels[i] = i % 3;
+  targets[i] = Math.cos(i * 0.1);
+}
+const layers = [
+  { type: 'linear', dInput: features, dOutput: 16 },
+  { type: 'relu' },
+  { type: 'dropout', prob: 0.1 },
+  { type: 'linear', dInput: 16, dOutput: 16 },
+  { type: 'tanh' },
+  { type: 'linear', dInput: 16, dOutput: 16 },
+  { type: 'sigmoid' },
+  { type: 'linear', dInput: 16, dOutput: 16 },
+  { type: 'gelu' },
+  { type: 'linear', dInput: 16, dOutput: 3 },
+];
+const train = kiln.data.fromArrays(x, labels, { itemShape: [features] });
+const regression = kiln.data.fromArrays(x, targets, { itemShape: [features], targetShape: [1] });
+const optimizers = [kiln.optim.adam({ lr: 0.01 }), kiln.optim.adamW({ lr: 0.01 }), kiln.optim.sgd({ lr: 0.05, momentum: 0.9 })];
+for (const [k, optimizer] of optimizers.entries()) {
+  const model = kiln.nn.sequential({ layers }, { seed: 1 });
+  void model.numParams;
+  const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy' });
+  await learner.fit(train, { epochs: 2, batchSize: 32, validationData: train });
+  learner.predict(x);
+  learner.dispose();
+  model.eval();
+  kiln.tidy(() => model.forward(Tensor.fromData([Array.from(x.subarray(0, features))])).toArray());
+  model.dispose();
+  if (k === 0) {
+    const small = kiln.nn.sequential({ layers: [layers[0], layers[1], { type: 'linear', dInput: 16, dOutput: 1 }] }, { seed: 2 });
+    const mse = new kiln.Learner(small, { optimizer: kiln.optim.adam({ lr: 0.01 }), loss: 'mse' });
+    await mse.fit(regression, { epochs: 1, batchSize: 32 });
+    for (const o of [mse, small]) o.dispose();
+  }
+}
+
+// ---- the full engine: a small CNN, one step ----
+if (engine === 'full') {
+  const model = kiln.nn.sequential({
+    layers: [
+      { type: 'conv2d', channels: [1, 4], kernelSize: [3, 3], padding: 'same' },
+      { type: 'relu' },
+      { type: 'maxPool2d', kernelSize: [2, 2] },
+      { type: 'flatten' },
+      { type: 'linear', dInput: 4 * 4 * 4, dOutput: 10 },
+    ],
+  }, { seed: 4 });
+  const images = new Float32Array(16 * 64).map((_, i) => Math.sin(i));
+  const data = kiln.data.fromArrays(images, Int32Array.from({ length: 16 }, (_, i) => i % 10), { itemShape: [1, 8, 8] });
+  const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 0.01 }), loss: 'crossEntropy' });
+  await learner.fit(data, { epochs: 1, batchSize: 8 });
+  for (const o of [learner, model]) o.dispose();
+}
+
+const size = writeProfile(0, 0);
+const ptr = raw._malloc(size);
+const written = writeProfile(ptr, size);
+if (written !== size) throw new Error(`split_profile: __write_profile wrote ${written} of ${size} bytes`);
+writeFileSync(outPath, raw.HEAPU8.slice(ptr, ptr + size));
+raw._free(ptr);
+console.log(`split_profile: ${engine}: ${size} bytes of profile`);

@@ -1,0 +1,139 @@
+// Splits each single-thread engine into the module a page loads at init() and a deferred module
+// loaded on first use (issue 17: what a page downloads to train an MLP), with binaryen's
+// wasm-split (Debian's binaryen; the same tool as Emscripten's -sSPLIT_MODULE, whose glue the
+// engines are linked with: CMakeLists.txt).
+//
+//   node scripts/split_wasm.mjs [--force]      (run by scripts/build.sh after the JS layer is built)
+//
+// For each engine profile (kiln-core, kiln) that CMake linked:
+//   1. The unsplit module: em++ -sSPLIT_MODULE leaves dist/<name>.wasm.orig beside an instrumented
+//      dist/<name>.wasm; it is moved to build/split/<name>.wasm (kept for size reports).
+//   2. Profile: `wasm-split --instrument`, then scripts/split_profile.mjs runs a page's workload on
+//      the instrumented module through the package's Node entry and writes which functions ran.
+//   3. Split: the functions that ran stay in dist/<name>.wasm (the primary module); every other
+//      function moves to dist/<name>.deferred.wasm and its table slot holds a placeholder
+//      import until the deferred module is instantiated (bindings/js/deferred.ts loads it on the
+//      first call of a placeholder and writes the real functions into the shared table).
+//   4. The relaxed-SIMD build (build/wasm[-core]-relaxed/relaxed/<name>.wasm.orig, prototype
+//      f32x4.fma opcodes, which binaryen 108 reads) is split with the SAME list of kept
+//      functions, after checking that its types, imports and function signatures are those of
+//      the SIMD128 module (so function i is the same function in both), then each half is
+//      rewritten by scripts/relax_wasm.mjs into dist/<name>-relaxed{,.deferred}.wasm.
+// The split is redone when an input is newer than dist/<name>.deferred.wasm (or with --force).
+// The threaded build (kiln-mt) is not split: its workers would each need the deferred module.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = join(root, 'dist');
+const work = join(root, 'build', 'split');
+const force = process.argv.includes('--force');
+const FEATURES = ['--enable-simd', '--enable-exception-handling', '--enable-bulk-memory', '--enable-sign-ext',
+  '--enable-mutable-globals', '--enable-nontrapping-float-to-int'];
+const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs'].map((f) => join(root, 'scripts', f));
+
+const ENGINES = [
+  { name: 'kiln-core', engine: 'core', relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed') },
+  { name: 'kiln', engine: 'full', relaxedDir: join(root, 'build', 'wasm-relaxed', 'relaxed') },
+];
+
+const mtime = (f) => (existsSync(f) ? statSync(f).mtimeMs : -Infinity);
+const run = (cmd, args, opts = {}) => execFileSync(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 28, ...opts }).toString();
+const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
+const kb = (n) => `${(n / 1000).toFixed(1)} KB`;
+
+/** The payloads of sections `ids` of a wasm binary (for the same-layout check). */
+function sections(file, ids) {
+  const b = readFileSync(file);
+  if (b.readUInt32LE(0) !== 0x6d736100) throw new Error(`split_wasm: ${file} is not a wasm module`);
+  const out = new Map();
+  let i = 8;
+  const leb = () => {
+    let r = 0;
+    let s = 0;
+    for (;;) {
+      const x = b[i++];
+      r += (x & 0x7f) * 2 ** s;
+      s += 7;
+      if (x < 0x80) return r;
+    }
+  };
+  while (i < b.length) {
+    const id = b[i++];
+    const size = leb();
+    if (ids.includes(id)) out.set(id, b.subarray(i, i + size));
+    i += size;
+  }
+  return out;
+}
+
+function sameLayout(a, b) {
+  // 1 type, 2 import, 3 function (the signature of every defined function).
+  const sa = sections(a, [1, 2, 3]);
+  const sb = sections(b, [1, 2, 3]);
+  for (const id of [1, 2, 3]) {
+    if (!sa.get(id) || !sb.get(id) || Buffer.compare(sa.get(id), sb.get(id)) !== 0) return id;
+  }
+  return 0;
+}
+
+let did = 0;
+mkdirSync(work, { recursive: true });
+for (const e of ENGINES) {
+  const glue = join(dist, `${e.name}.mjs`);
+  const fresh = join(dist, `${e.name}.wasm.orig`);
+  const unsplit = join(work, `${e.name}.wasm`);
+  if (existsSync(fresh)) renameSync(fresh, unsplit);
+  if (!existsSync(glue) || !existsSync(unsplit)) continue; // this profile was not built
+  const relaxedOrig = join(e.relaxedDir, `${e.name}.wasm.orig`);
+  const relaxedProto = join(work, `${e.name}-relaxed.proto.wasm`);
+  if (mtime(relaxedOrig) > mtime(relaxedProto)) copyFileSync(relaxedOrig, relaxedProto);
+  const primary = join(dist, `${e.name}.wasm`);
+  const deferred = join(dist, `${e.name}.deferred.wasm`);
+  const relaxed = existsSync(relaxedProto);
+  const outputs = [primary, deferred, ...(relaxed ? [join(dist, `${e.name}-relaxed.wasm`), join(dist, `${e.name}-relaxed.deferred.wasm`)] : [])];
+  const inputs = [unsplit, glue, join(dist, 'node.js'), ...scripts, ...(relaxed ? [relaxedProto] : [])];
+  const oldest = Math.min(...outputs.map(mtime));
+  // dist/<name>-relaxed.wasm is also written (unsplit) by CMake's relax step: newer than its
+  // deferred module means it was rewritten and needs splitting again.
+  if (!force && oldest > Math.max(...inputs.map(mtime)) && (!relaxed || mtime(outputs[2]) <= mtime(outputs[3]) + 1)) continue;
+
+  const t0 = Date.now();
+  // 2. profile
+  const instrumented = join(work, `${e.name}.instrumented.wasm`);
+  const profile = join(work, `${e.name}.profile`);
+  run('wasm-split', ['--instrument', unsplit, '-o', instrumented, ...FEATURES]);
+  run(process.execPath, [join(root, 'scripts', 'split_profile.mjs'), '--engine', e.engine, '--wasm', instrumented, '--out', profile]);
+  // 3. split by the profile; -v prints the kept functions (binaryen's names: their indices)
+  const log = run('wasm-split', [unsplit, `--profile=${profile}`, '-o1', primary, '-o2', deferred, '-v', ...FEATURES]);
+  const kept = /^Keeping functions: (.*)$/m.exec(log);
+  if (!kept) throw new Error('split_wasm: wasm-split -v printed no "Keeping functions:" line');
+  const keepFile = join(work, `${e.name}.keep`);
+  writeFileSync(keepFile, `${kept[1].split(', ').join('\n')}\n`);
+  // 4. the relaxed build, split the same way
+  if (relaxed) {
+    const bad = sameLayout(unsplit, relaxedProto);
+    if (bad) {
+      throw new Error(`split_wasm: ${relaxedProto} differs from ${unsplit} in section ${bad} (types, imports or function signatures): the kept list cannot be shared`);
+    }
+    const p = join(work, `${e.name}-relaxed.proto.primary.wasm`);
+    const s = join(work, `${e.name}-relaxed.proto.deferred.wasm`);
+    run('wasm-split', [relaxedProto, `--keep-funcs=@${keepFile}`, '-o1', p, '-o2', s, ...FEATURES, '--enable-relaxed-simd']);
+    const relax = join(root, 'scripts', 'relax_wasm.mjs');
+    process.stdout.write(run(process.execPath, [relax, p, outputs[2], '--min-rewrites', '1']));
+    process.stdout.write(run(process.execPath, [relax, s, outputs[3]]));
+    rmSync(p);
+    rmSync(s);
+  }
+  rmSync(instrumented);
+  for (const f of outputs) {
+    if (!WebAssembly.validate(readFileSync(f)) && !f.includes('-relaxed')) throw new Error(`split_wasm: ${f} does not validate`);
+  }
+  const sizes = outputs.map((f) => `${f.slice(dist.length + 1)} ${kb(gz(f))}`).join(', ');
+  console.log(`[build] split ${e.name} (unsplit ${kb(gz(unsplit))} gzip -9): ${sizes} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  did++;
+}
+if (did === 0) console.log('[build] split: up to date');
