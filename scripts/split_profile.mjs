@@ -55,6 +55,10 @@ if (typeof writeProfile !== 'function') {
 
 const { Tensor } = kiln;
 
+// ---- what every page calls ----
+kiln.backendInfo();
+kiln.memory();
+
 // ---- tensors: what a page does around its training ----
 kiln.tidy(() => {
   const a = Tensor.fromData([[1, 2, 3], [4, 5, 6]]);

@@ -26,6 +26,8 @@ echo "[test] e2e threads (tests/e2e/threads.e2e.mjs: Vite build + preview, headl
 node tests/e2e/threads.e2e.mjs || status=1
 echo "[test] e2e relaxed SIMD (tests/e2e/relaxed.e2e.mjs: kiln-relaxed.wasm chosen in headless Chromium, same results as SIMD128)"
 node tests/e2e/relaxed.e2e.mjs || status=1
+echo "[test] e2e deferred module (tests/e2e/deferred.e2e.mjs: the split engine's deferred half loads on first use, once, in a page and a worker)"
+node tests/e2e/deferred.e2e.mjs || status=1
 echo "[test] playground end-to-end (tests/e2e/playground*.e2e.mjs, headless Chromium; web/ built once)"
 node node_modules/vite/bin/vite.js build web --logLevel warn || status=1
 for suite in tests/e2e/playground*.e2e.mjs; do
