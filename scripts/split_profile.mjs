@@ -1,7 +1,7 @@
 // The workload that decides which engine functions ship in the primary module (scripts/split_wasm.mjs).
 // Run by split_wasm.mjs in a child process on an engine instrumented by `wasm-split --instrument`:
 //
-//   node scripts/split_profile.mjs --engine core|full --wasm X.instrumented.wasm --out X.profile
+//   node scripts/split_profile.mjs --engine core|full --workload train|inference --wasm X.instrumented.wasm --out X.profile
 //
 // It loads the engine through the package's own Node entry (dist/node.js, with the instrumented
 // module as wasmBinary), runs what a page that trains and uses a model does, then asks the module
@@ -33,14 +33,17 @@ const opt = (name) => {
   return args[i + 1];
 };
 const engine = opt('--engine');
+const workload = opt('--workload');
+if (!['train', 'inference'].includes(workload)) throw new Error(`split_profile: unknown workload ${workload}`);
 const wasmPath = opt('--wasm');
 const outPath = opt('--out');
 const dist = new URL('../dist/', import.meta.url);
 
-const { init } = await import(new URL('node.js', dist).href);
+// The train workload runs through the main entry; the inference one through kiln-dl/inference.
+const { init } = await import(new URL(workload === 'train' ? 'node.js' : 'inference_node.js', dist).href);
 let raw = null;
 const kiln = await init({
-  engine,
+  ...(workload === 'train' ? { engine } : {}),
   relaxedSimd: false,
   wasmBinary: await readFile(wasmPath),
   onRuntimeInitialized() {
@@ -59,7 +62,67 @@ const { Tensor } = kiln;
 kiln.backendInfo();
 kiln.memory();
 
+// ---- the inference workload: a trained model's SafeTensors loaded into a Sequential, forward ----
+if (workload === 'inference') {
+  kiln.tidy(() => {
+    const a = Tensor.fromData([[1, 2, 3], [4, 5, 6]]);
+    a.add(Tensor.ones([2, 3])).mul(a).div(2).matmul(a.transpose()).sum().item();
+    a.softmax(1).argmax(1).toArray();
+    a.reshape([3, 2]).dataSync();
+  });
+  try {
+    kiln.tidy(() => Tensor.ones([2, 3]).matmul(Tensor.ones([2, 3])));
+  } catch (e) {
+    if (!(e instanceof kiln.KilnError)) throw e;
+  }
+  // Three models of different sizes (so that data-dependent paths, e.g. a buffer growing past
+  // its capacity, run too): a deep one with every dense layer type, a small one, MNIST's MLP.
+  const deep = [
+    { type: 'linear', dInput: 4, dOutput: 8 }, { type: 'relu' }, { type: 'dropout', prob: 0.1 },
+    { type: 'linear', dInput: 8, dOutput: 8 }, { type: 'tanh' }, { type: 'linear', dInput: 8, dOutput: 8 },
+    { type: 'sigmoid' }, { type: 'linear', dInput: 8, dOutput: 8 }, { type: 'gelu' }, { type: 'linear', dInput: 8, dOutput: 3 },
+  ];
+  const small = [{ type: 'linear', dInput: 6, dOutput: 12 }, { type: 'relu' }, { type: 'linear', dInput: 12, dOutput: 2 }];
+  const mnist = [{ type: 'linear', dInput: 784, dOutput: 128 }, { type: 'relu' }, { type: 'linear', dInput: 128, dOutput: 64 },
+    { type: 'relu' }, { type: 'linear', dInput: 64, dOutput: 10 }];
+  for (const layers of [deep, small, mnist]) {
+    // SafeTensors bytes written here (u64 LE header length, JSON header padded to 8 bytes, f32 LE data).
+    const tensors = [];
+    layers.forEach((l, i) => {
+      if (l.type === 'linear') tensors.push([`${i}.weight`, [l.dOutput, l.dInput]], [`${i}.bias`, [l.dOutput]]);
+    });
+    const header = {};
+    const values = [];
+    for (const [name, shape] of tensors) {
+      const count = shape.reduce((p, d) => p * d, 1);
+      header[name] = { dtype: 'F32', shape, data_offsets: [values.length * 4, (values.length + count) * 4] };
+      for (let k = 0; k < count; k++) values.push(name.endsWith('bias') ? 0.1 : ((k % 7) - 3) / 8);
+    }
+    let text = JSON.stringify(header);
+    text += ' '.repeat((8 - (text.length % 8)) % 8);
+    const json = new TextEncoder().encode(text);
+    const bytes = new Uint8Array(8 + json.length + values.length * 4);
+    new DataView(bytes.buffer).setBigUint64(0, BigInt(json.length), true);
+    bytes.set(json, 8);
+    new Float32Array(bytes.buffer, 8 + json.length, values.length).set(values);
+    const model = kiln.nn.sequential({ layers });
+    model.loadSafetensors(bytes);
+    model.eval();
+    const d = layers[0].dInput;
+    kiln.tidy(() => {
+      const out = model.forward(Tensor.fromData([Array.from({ length: d }, (_, i) => Math.sin(i)), Array.from({ length: d }, (_, i) => Math.cos(i))]));
+      out.toArray();
+      out.softmax(1).argmax(1).dataSync();
+      void out.shape;
+    });
+    model.dispose();
+  }
+}
+
 // ---- tensors: what a page does around its training ----
+if (workload === 'train') await trainWorkload();
+
+async function trainWorkload() {
 kiln.tidy(() => {
   const a = Tensor.fromData([[1, 2, 3], [4, 5, 6]]);
   const b = Tensor.ones([2, 3]);
@@ -139,10 +202,12 @@ if (engine === 'full') {
   for (const o of [learner, model]) o.dispose();
 }
 
+}
+
 const size = writeProfile(0, 0);
 const ptr = raw._malloc(size);
 const written = writeProfile(ptr, size);
 if (written !== size) throw new Error(`split_profile: __write_profile wrote ${written} of ${size} bytes`);
 writeFileSync(outPath, raw.HEAPU8.slice(ptr, ptr + size));
 raw._free(ptr);
-console.log(`split_profile: ${engine}: ${size} bytes of profile`);
+console.log(`split_profile: ${engine} engine, ${workload} workload: ${size} bytes of profile`);

@@ -5,7 +5,7 @@
 //
 //   node scripts/split_wasm.mjs [--force]      (run by scripts/build.sh after the JS layer is built)
 //
-// For each engine profile (kiln-core, kiln) that CMake linked:
+// For each engine profile (kiln-core, kiln) that CMake linked, and each workload (ENGINES below):
 //   1. The unsplit module: em++ -sSPLIT_MODULE leaves dist/<name>.wasm.orig beside an instrumented
 //      dist/<name>.wasm; it is moved to build/split/<name>.wasm (kept for size reports).
 //   2. Profile: `wasm-split --instrument`, then scripts/split_profile.mjs runs a page's workload on
@@ -35,9 +35,15 @@ const FEATURES = ['--enable-simd', '--enable-exception-handling', '--enable-bulk
   '--enable-mutable-globals', '--enable-nontrapping-float-to-int'];
 const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs'].map((f) => join(root, 'scripts', f));
 
+// Each engine is split once per workload of scripts/split_profile.mjs: the package's main entry
+// (dist/index.js, node.js) loads <name>.wasm, split for a page that trains; kiln-dl/inference
+// (dist/inference.js, inference_node.js) loads kiln-core-inference.wasm, the same engine split
+// for a page that only runs a trained model. All share the glue <name>.mjs.
 const ENGINES = [
-  { name: 'kiln-core', engine: 'core', relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed') },
-  { name: 'kiln', engine: 'full', relaxedDir: join(root, 'build', 'wasm-relaxed', 'relaxed') },
+  { name: 'kiln-core', engine: 'core', relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed'),
+    variants: [{ suffix: '', workload: 'train', entry: 'node.js' }, { suffix: '-inference', workload: 'inference', entry: 'inference_node.js' }] },
+  { name: 'kiln', engine: 'full', relaxedDir: join(root, 'build', 'wasm-relaxed', 'relaxed'),
+    variants: [{ suffix: '', workload: 'train', entry: 'node.js' }] },
 ];
 
 const mtime = (f) => (existsSync(f) ? statSync(f).mtimeMs : -Infinity);
@@ -91,49 +97,55 @@ for (const e of ENGINES) {
   const relaxedOrig = join(e.relaxedDir, `${e.name}.wasm.orig`);
   const relaxedProto = join(work, `${e.name}-relaxed.proto.wasm`);
   if (mtime(relaxedOrig) > mtime(relaxedProto)) copyFileSync(relaxedOrig, relaxedProto);
-  const primary = join(dist, `${e.name}.wasm`);
-  const deferred = join(dist, `${e.name}.deferred.wasm`);
   const relaxed = existsSync(relaxedProto);
-  const outputs = [primary, deferred, ...(relaxed ? [join(dist, `${e.name}-relaxed.wasm`), join(dist, `${e.name}-relaxed.deferred.wasm`)] : [])];
-  const inputs = [unsplit, glue, join(dist, 'node.js'), ...scripts, ...(relaxed ? [relaxedProto] : [])];
-  const oldest = Math.min(...outputs.map(mtime));
-  // dist/<name>-relaxed.wasm is also written (unsplit) by CMake's relax step: newer than its
-  // deferred module means it was rewritten and needs splitting again.
-  if (!force && oldest > Math.max(...inputs.map(mtime)) && (!relaxed || mtime(outputs[2]) <= mtime(outputs[3]) + 1)) continue;
-
-  const t0 = Date.now();
-  // 2. profile
-  const instrumented = join(work, `${e.name}.instrumented.wasm`);
-  const profile = join(work, `${e.name}.profile`);
-  run('wasm-split', ['--instrument', unsplit, '-o', instrumented, ...FEATURES]);
-  run(process.execPath, [join(root, 'scripts', 'split_profile.mjs'), '--engine', e.engine, '--wasm', instrumented, '--out', profile]);
-  // 3. split by the profile; -v prints the kept functions (binaryen's names: their indices)
-  const log = run('wasm-split', [unsplit, `--profile=${profile}`, '-o1', primary, '-o2', deferred, '-v', ...FEATURES]);
-  const kept = /^Keeping functions: (.*)$/m.exec(log);
-  if (!kept) throw new Error('split_wasm: wasm-split -v printed no "Keeping functions:" line');
-  const keepFile = join(work, `${e.name}.keep`);
-  writeFileSync(keepFile, `${kept[1].split(', ').join('\n')}\n`);
-  // 4. the relaxed build, split the same way
   if (relaxed) {
     const bad = sameLayout(unsplit, relaxedProto);
     if (bad) {
       throw new Error(`split_wasm: ${relaxedProto} differs from ${unsplit} in section ${bad} (types, imports or function signatures): the kept list cannot be shared`);
     }
-    const p = join(work, `${e.name}-relaxed.proto.primary.wasm`);
-    const s = join(work, `${e.name}-relaxed.proto.deferred.wasm`);
-    run('wasm-split', [relaxedProto, `--keep-funcs=@${keepFile}`, '-o1', p, '-o2', s, ...FEATURES, '--enable-relaxed-simd']);
-    const relax = join(root, 'scripts', 'relax_wasm.mjs');
-    process.stdout.write(run(process.execPath, [relax, p, outputs[2], '--min-rewrites', '1']));
-    process.stdout.write(run(process.execPath, [relax, s, outputs[3]]));
-    rmSync(p);
-    rmSync(s);
   }
-  rmSync(instrumented);
-  for (const f of outputs) {
-    if (!WebAssembly.validate(readFileSync(f)) && !f.includes('-relaxed')) throw new Error(`split_wasm: ${f} does not validate`);
+  const instrumented = join(work, `${e.name}.instrumented.wasm`);
+  for (const v of e.variants) {
+    const base = `${e.name}${v.suffix}`;
+    const primary = join(dist, `${base}.wasm`);
+    const deferred = join(dist, `${base}.deferred.wasm`);
+    const outputs = [primary, deferred, ...(relaxed ? [join(dist, `${base}-relaxed.wasm`), join(dist, `${base}-relaxed.deferred.wasm`)] : [])];
+    const inputs = [unsplit, glue, join(dist, v.entry), ...scripts, ...(relaxed ? [relaxedProto] : [])];
+    const oldest = Math.min(...outputs.map(mtime));
+    // dist/<name>-relaxed.wasm is also written (unsplit) by CMake's relax step: newer than its
+    // deferred module means it was rewritten and needs splitting again.
+    if (!force && oldest > Math.max(...inputs.map(mtime)) && (!relaxed || mtime(outputs[2]) <= mtime(outputs[3]) + 1)) continue;
+
+    const t0 = Date.now();
+    // 2. profile
+    const profile = join(work, `${base}.profile`);
+    if (!existsSync(instrumented)) run('wasm-split', ['--instrument', unsplit, '-o', instrumented, ...FEATURES]);
+    run(process.execPath, [join(root, 'scripts', 'split_profile.mjs'), '--engine', e.engine, '--workload', v.workload,
+      '--wasm', instrumented, '--out', profile]);
+    // 3. split by the profile; -v prints the kept functions (binaryen's names: their indices)
+    const log = run('wasm-split', [unsplit, `--profile=${profile}`, '-o1', primary, '-o2', deferred, '-v', ...FEATURES]);
+    const kept = /^Keeping functions: (.*)$/m.exec(log);
+    if (!kept) throw new Error('split_wasm: wasm-split -v printed no "Keeping functions:" line');
+    const keepFile = join(work, `${base}.keep`);
+    writeFileSync(keepFile, `${kept[1].split(', ').join('\n')}\n`);
+    // 4. the relaxed build, split the same way
+    if (relaxed) {
+      const p = join(work, `${base}-relaxed.proto.primary.wasm`);
+      const s = join(work, `${base}-relaxed.proto.deferred.wasm`);
+      run('wasm-split', [relaxedProto, `--keep-funcs=@${keepFile}`, '-o1', p, '-o2', s, ...FEATURES, '--enable-relaxed-simd']);
+      const relax = join(root, 'scripts', 'relax_wasm.mjs');
+      process.stdout.write(run(process.execPath, [relax, p, outputs[2], '--min-rewrites', '1']));
+      process.stdout.write(run(process.execPath, [relax, s, outputs[3]]));
+      rmSync(p);
+      rmSync(s);
+    }
+    for (const f of outputs) {
+      if (!f.includes('-relaxed') && !WebAssembly.validate(readFileSync(f))) throw new Error(`split_wasm: ${f} does not validate`);
+    }
+    const sizes = outputs.map((f) => `${f.slice(dist.length + 1)} ${kb(gz(f))}`).join(', ');
+    console.log(`[build] split ${e.name}, ${v.workload} workload (unsplit ${kb(gz(unsplit))} gzip -9): ${sizes} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+    did++;
   }
-  const sizes = outputs.map((f) => `${f.slice(dist.length + 1)} ${kb(gz(f))}`).join(', ');
-  console.log(`[build] split ${e.name} (unsplit ${kb(gz(unsplit))} gzip -9): ${sizes} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-  did++;
+  rmSync(instrumented, { force: true });
 }
 if (did === 0) console.log('[build] split: up to date');

@@ -1,6 +1,7 @@
 // kiln-dl/inference, browser and bundler entry: `const kiln = await init();` runs models
 // (tensors, layers, Sequential, forward, SafeTensors records) on the single-thread core
-// engine (kiln-core.mjs + kiln-core.wasm, or kiln-core-relaxed.wasm where relaxed SIMD validates) and loads none of the package's training, data or
+// engine (kiln-core.mjs + kiln-core-inference.wasm, or kiln-core-inference-relaxed.wasm where relaxed SIMD
+// validates: the core engine split for a page that runs a model) and loads none of the package's training, data or
 // io modules (inference_module.ts): the smallest download that can run a trained model.
 // Training, the full engine and threads are kiln-dl's (`import { init } from 'kiln-dl'`).
 import createCoreModule from './kiln-core.mjs';
@@ -24,8 +25,12 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
   const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
   // Two literal URLs, so that bundlers ship both files.
-  const wasmUrl = relaxed.relaxed ? new URL('kiln-core-relaxed.wasm', import.meta.url) : new URL('kiln-core.wasm', import.meta.url);
-  const deferredUrl = relaxed.relaxed ? new URL('kiln-core-relaxed.deferred.wasm', import.meta.url) : new URL('kiln-core.deferred.wasm', import.meta.url);
+  // The core engine split for inference (scripts/split_wasm.mjs: the inference workload's functions
+  // load at init, the rest on first use).
+  const wasmUrl = relaxed.relaxed ? new URL('kiln-core-inference-relaxed.wasm', import.meta.url) : new URL('kiln-core-inference.wasm', import.meta.url);
+  const deferredUrl = relaxed.relaxed
+    ? new URL('kiln-core-inference-relaxed.deferred.wasm', import.meta.url)
+    : new URL('kiln-core-inference.deferred.wasm', import.meta.url);
   const deferred = deferredLoader(urlSource(deferredUrl), (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const raw = await createCoreModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),

@@ -1,5 +1,5 @@
 // kiln-dl/inference in Node (package.json "exports" condition "node"): as inference.ts, but
-// reads kiln-core.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md).
+// reads kiln-core-inference.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md).
 import { readFile } from 'node:fs/promises';
 import createCoreModule from './kiln-core.mjs';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
@@ -12,14 +12,15 @@ export type { InferenceInitOptions, KilnInference } from './inference_module.js'
 
 /**
  * Loads the core engine (single thread); `wasmBinary` defaults to the bytes of
- * kiln-core.wasm next to this file.
+ * kiln-core-inference.wasm next to this file.
  * @throws KilnError `Type` / `Config` for bad options (see inference.ts).
  */
 export async function init(opts: InferenceInitOptions = {}): Promise<KilnInference> {
   checkInferenceOptions(opts);
   const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
   const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
-  const file = relaxed.relaxed ? relaxedWasmFile('kiln-core') : 'kiln-core.wasm';
+  // The core engine split for inference (scripts/split_wasm.mjs).
+  const file = relaxed.relaxed ? relaxedWasmFile('kiln-core-inference') : 'kiln-core-inference.wasm';
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
   const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
     (moduleOpts as { printErr?: (text: string) => void }).printErr);

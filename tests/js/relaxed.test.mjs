@@ -56,27 +56,41 @@ describe('scripts/relax_wasm.mjs', () => {
     expect(() => relaxWasm(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toThrow(/not a WebAssembly 1\.0 module/);
   });
 
-  it('dist/kiln-relaxed.wasm holds f32x4.relaxed_madd and no prototype; dist/kiln.wasm neither', () => {
-    const relaxed = scanWasm(readFileSync(dist(relaxedWasmFile('kiln'))));
-    expect(relaxed.counts.prototypeFma).toBe(0);
+  // Each engine ships split (scripts/split_wasm.mjs): <name>.wasm + <name>.deferred.wasm, the
+  // relaxed build split by the same list of functions, so the halves pair up file by file.
+  const scanSplit = (base) => {
+    const primary = scanWasm(readFileSync(dist(`${base}.wasm`))).counts;
+    const deferred = scanWasm(readFileSync(dist(`${base}.deferred.wasm`))).counts;
+    return { primary, deferred, relaxedMadd: primary.relaxedMadd + deferred.relaxedMadd, prototypeFma: primary.prototypeFma + deferred.prototypeFma };
+  };
+
+  it('dist/kiln-relaxed{,.deferred}.wasm hold f32x4.relaxed_madd and no prototype; dist/kiln{,.deferred}.wasm neither', () => {
+    const relaxed = scanSplit('kiln-relaxed');
+    expect(relaxed.prototypeFma).toBe(0);
     // the GEMM micro-kernel alone issues 6 x 2 per k step, unrolled by 4
-    expect(relaxed.counts.relaxedMadd).toBeGreaterThanOrEqual(48);
-    const simd = scanWasm(readFileSync(dist('kiln.wasm')));
-    expect(simd.counts).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
-    // same code otherwise: as many functions
-    expect(relaxed.counts.functions).toBe(simd.counts.functions);
+    expect(relaxed.relaxedMadd).toBeGreaterThanOrEqual(48);
+    const simd = scanSplit('kiln');
+    expect(simd).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
+    // same code otherwise, split the same way: as many functions in each half
+    expect(relaxed.primary.functions).toBe(simd.primary.functions);
+    expect(relaxed.deferred.functions).toBe(simd.deferred.functions);
   });
 
   it('dist/kiln-core-relaxed.wasm (the core engine) holds the rewritten GEMM kernel; kiln-core.wasm none', () => {
-    const relaxed = scanWasm(readFileSync(dist(relaxedWasmFile('kiln-core'))));
-    expect(relaxed.counts.prototypeFma).toBe(0);
-    // the GEMM micro-kernel's 6 x 2 multiply-adds per k step; the core engine has no
-    // convolution kernels, so fewer than the full engine's
-    expect(relaxed.counts.relaxedMadd).toBeGreaterThanOrEqual(12);
-    expect(relaxed.counts.relaxedMadd).toBeLessThan(scanWasm(readFileSync(dist(relaxedWasmFile('kiln')))).counts.relaxedMadd);
-    const simd = scanWasm(readFileSync(dist('kiln-core.wasm')));
-    expect(simd.counts).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
-    expect(relaxed.counts.functions).toBe(simd.counts.functions);
+    const relaxed = scanSplit('kiln-core-relaxed');
+    expect(relaxed.prototypeFma).toBe(0);
+    // the GEMM micro-kernel's 6 x 2 multiply-adds per k step, in the primary module (an MLP
+    // runs it); the core engine has no convolution kernels, so fewer than the full engine's
+    expect(relaxed.primary.relaxedMadd).toBeGreaterThanOrEqual(12);
+    expect(relaxed.relaxedMadd).toBeLessThan(scanSplit('kiln-relaxed').relaxedMadd);
+    const simd = scanSplit('kiln-core');
+    expect(simd).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
+    expect(relaxed.primary.functions).toBe(simd.primary.functions);
+    expect(relaxed.deferred.functions).toBe(simd.deferred.functions);
+    // kiln-dl/inference's split of the same engine
+    const inference = scanSplit('kiln-core-inference-relaxed');
+    expect(inference.primary.relaxedMadd).toBeGreaterThanOrEqual(12);
+    expect(inference.relaxedMadd).toBe(relaxed.relaxedMadd);
   });
 });
 
