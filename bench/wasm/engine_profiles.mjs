@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { finishModule } from '../../dist/module.js';
+import { deferredLoader } from '../../dist/deferred.js';
+import { fileSource } from '../../dist/deferred_node.js';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const args = process.argv.slice(2);
@@ -25,9 +27,15 @@ const repeat = Number(opt('--repeat', '5'));
 // --before DIR, repeatable: each DIR holds kiln.mjs + kiln.wasm of another build.
 const beforeDirs = args.flatMap((a, i) => (a === '--before' ? [args[i + 1]] : []));
 
+// The shipped engines are split (scripts/split_wasm.mjs): dist/<name>.wasm loads at init and
+// <name>.deferred.wasm on first use (both counted in the sizes); 'core unsplit' is the same core
+// engine before the split (build/split/kiln-core.wasm, kept by split_wasm.mjs), to show what the
+// split costs per op.
+const root = fileURLToPath(new URL('../../', import.meta.url));
 const engines = [
-  { name: 'core', js: join(dist, 'kiln-core.mjs'), wasm: join(dist, 'kiln-core.wasm'), engine: 'core' },
-  { name: 'full', js: join(dist, 'kiln.mjs'), wasm: join(dist, 'kiln.wasm'), engine: 'full' },
+  { name: 'core', js: join(dist, 'kiln-core.mjs'), wasm: join(dist, 'kiln-core.wasm'), deferred: join(dist, 'kiln-core.deferred.wasm'), engine: 'core' },
+  { name: 'core unsplit', js: join(dist, 'kiln-core.mjs'), wasm: join(root, 'build/split/kiln-core.wasm'), engine: 'core' },
+  { name: 'full', js: join(dist, 'kiln.mjs'), wasm: join(dist, 'kiln.wasm'), deferred: join(dist, 'kiln.deferred.wasm'), engine: 'full' },
 ];
 beforeDirs.forEach((dir, i) => {
   const name = beforeDirs.length > 1 ? `before${i + 1}` : 'before';
@@ -36,17 +44,23 @@ beforeDirs.forEach((dir, i) => {
 
 for (const e of engines) {
   const { default: create } = await import(pathToFileURL(e.js).href);
-  const raw = await create({ wasmBinary: readFileSync(e.wasm) });
-  e.kiln = finishModule(raw, {}, { maxThreads: 1, engine: e.engine });
+  const deferred = deferredLoader(e.deferred ? fileSource(pathToFileURL(e.deferred)) : null);
+  const raw = await create({ wasmBinary: readFileSync(e.wasm), ...deferred.options });
+  e.kiln = finishModule(raw, {}, { maxThreads: 1, engine: e.engine, deferred: deferred.control });
   e.sizes = [e.wasm, e.js].map((f) => {
     const bytes = readFileSync(f);
     return { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
   });
+  if (e.deferred) {
+    const bytes = readFileSync(e.deferred);
+    e.sizes[0].raw += bytes.length;
+    e.sizes[0].gzip += gzipSync(bytes, { level: 9 }).length;
+  }
 }
 
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
 console.log('threads: 1 (single-threaded builds), Node', process.version);
-console.log('\nsizes (gzip -9)            .wasm raw   .wasm gz    .mjs gz   wasm+mjs gz');
+console.log('\nsizes (gzip -9)            .wasm raw   .wasm gz    .mjs gz   wasm+mjs gz   (a split engine: both halves)');
 for (const e of engines) {
   const [w, j] = e.sizes;
   console.log(`${e.name.padEnd(24)} ${kb(w.raw).padStart(11)} ${kb(w.gzip).padStart(10)} ${kb(j.gzip).padStart(10)} ${kb(w.gzip + j.gzip).padStart(12)}`);
