@@ -177,6 +177,17 @@ for (const [k, optimizer] of optimizers.entries()) {
   kiln.tidy(() => model.forward(Tensor.fromData([Array.from(x.subarray(0, features))])).toArray());
   model.dispose();
   if (k === 0) {
+    // Other sizes (so that data-dependent paths run too): MNIST-sized inputs, a last batch
+    // smaller than the others, ten classes.
+    const m = 100;
+    const xm = new Float32Array(m * 784).map((_, i) => ((i * 2654435761) % 1000) / 1000);
+    const ym = Int32Array.from({ length: m }, (_, i) => i % 10);
+    const wide = kiln.nn.sequential({ layers: [{ type: 'linear', dInput: 784, dOutput: 32 }, { type: 'relu' },
+      { type: 'linear', dInput: 32, dOutput: 10 }] }, { seed: 5 });
+    const wideLearner = new kiln.Learner(wide, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy' });
+    await wideLearner.fit(kiln.data.fromArrays(xm, ym, { itemShape: [784] }), { epochs: 1, batchSize: 64 });
+    wideLearner.predict(xm.subarray(0, 784 * 3));
+    for (const o of [wideLearner, wide]) o.dispose();
     const small = kiln.nn.sequential({ layers: [layers[0], layers[1], { type: 'linear', dInput: 16, dOutput: 1 }] }, { seed: 2 });
     const mse = new kiln.Learner(small, { optimizer: kiln.optim.adam({ lr: 0.01 }), loss: 'mse' });
     await mse.fit(regression, { epochs: 1, batchSize: 32 });
