@@ -1,0 +1,91 @@
+// The split engines (scripts/split_wasm.mjs; bindings/js/deferred.ts) in Node: what ships, that a
+// function outside the initial module loads the deferred one once and computes the right thing,
+// that a C++ error raised inside the deferred module arrives as its KilnError, and that a
+// deferred module that cannot be read is KilnError `Io` without harming the instance.
+// (tests/e2e/deferred.e2e.mjs checks the same in Chromium: main thread, worker, loadDeferred.)
+import { existsSync, readFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { deferredLoader } from '../../dist/deferred.js';
+import { finishModule } from '../../dist/module.js';
+
+const dist = (f) => new URL(`../../dist/${f}`, import.meta.url);
+const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
+
+describe('the shipped split', () => {
+  it('every single-thread engine has an initial and a deferred module; the initial one is the smaller', () => {
+    for (const base of ['kiln-core', 'kiln-core-relaxed', 'kiln-core-inference', 'kiln-core-inference-relaxed', 'kiln', 'kiln-relaxed']) {
+      expect(existsSync(dist(`${base}.wasm`)), base).toBe(true);
+      expect(existsSync(dist(`${base}.deferred.wasm`)), base).toBe(true);
+      expect(gz(dist(`${base}.wasm`)), base).toBeLessThan(gz(dist(`${base}.deferred.wasm`)));
+    }
+    // The initial module imports the placeholders of the deferred functions; the deferred one
+    // imports the initial module's memory, table and exception tag.
+    const primary = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(dist('kiln-core.wasm'))));
+    expect(primary.filter((i) => i.module === 'placeholder').length).toBeGreaterThan(1000);
+    const deferred = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(dist('kiln-core.deferred.wasm'))));
+    expect(deferred.filter((i) => i.module === 'primary').map((i) => i.kind)).toEqual(expect.arrayContaining(['memory', 'table', 'tag', 'function']));
+    // The threaded build is not split.
+    expect(existsSync(dist('kiln-mt.deferred.wasm'))).toBe(false);
+  });
+});
+
+/** A core engine instance whose deferred module comes from `readSync`. */
+async function coreWith(readSync) {
+  const { default: create } = await import(dist('kiln-core.mjs').href);
+  const loader = deferredLoader({ file: 'kiln-core.deferred.wasm', readSync, read: async () => readSync() });
+  const raw = await create({ wasmBinary: readFileSync(dist('kiln-core.wasm')), ...loader.options });
+  return finishModule(raw, {}, { maxThreads: 1, engine: 'core', deferred: loader.control });
+}
+
+describe('loading the deferred module', () => {
+  it('loads once, on the first call that needs it, and computes by hand-checked values', async () => {
+    let reads = 0;
+    const kiln = await coreWith(() => {
+      reads++;
+      return readFileSync(dist('kiln-core.deferred.wasm'));
+    });
+    expect(kiln.backendInfo().deferred).toBe('pending');
+    const a = kiln.Tensor.fromData([[1, 2], [3, 4]]);
+    expect(a.matmul(a).toArray()).toEqual([[7, 10], [15, 22]]); // the initial module
+    expect(reads).toBe(0);
+    expect(a.cumsum(1).toArray()).toEqual([[1, 3], [3, 7]]);
+    expect(kiln.backendInfo().deferred).toBe('loaded');
+    expect(a.flip([0]).toArray()).toEqual([[3, 4], [1, 2]]);
+    expect(kiln.Tensor.fromData([2, 0, 1]).sort(0).toArray()).toEqual([0, 1, 2]);
+    expect(reads).toBe(1);
+    // A C++ exception thrown in the deferred module is caught by the initial module's boundary.
+    expect(() => a.gather(5, kiln.Tensor.fromData([0], { dtype: 'int32' }))).toThrow(
+      expect.objectContaining({ name: 'KilnError', code: 'Rank', message: expect.stringMatching(/^gather: /) }));
+    kiln.dispose?.(a);
+  });
+
+  it('a deferred module that cannot be read is KilnError Io naming it; the instance keeps working and retries', async () => {
+    let fail = true;
+    const kiln = await coreWith(() => {
+      if (fail) throw new Error('ENOENT: no such file');
+      return readFileSync(dist('kiln-core.deferred.wasm'));
+    });
+    const a = kiln.Tensor.fromData([1, 2, 3]);
+    expect(() => a.cumsum(0)).toThrow(expect.objectContaining({
+      name: 'KilnError', code: 'Io', message: expect.stringMatching(/cannot load kiln-core\.deferred\.wasm.*ENOENT/) }));
+    expect(kiln.backendInfo().deferred).toBe('pending');
+    expect(a.add(a).toArray()).toEqual([2, 4, 6]);
+    expect(() => a.cumsum(0)).toThrow(expect.objectContaining({ code: 'Io' }));
+    fail = false;
+    expect(a.cumsum(0).toArray()).toEqual([1, 3, 6]);
+    expect(kiln.backendInfo().deferred).toBe('loaded');
+  });
+
+  it('loadDeferred() loads it ahead, once', async () => {
+    let reads = 0;
+    const kiln = await coreWith(() => {
+      reads++;
+      return readFileSync(dist('kiln-core.deferred.wasm'));
+    });
+    await Promise.all([kiln.loadDeferred(), kiln.loadDeferred()]);
+    expect(kiln.backendInfo().deferred).toBe('loaded');
+    expect(kiln.Tensor.fromData([1, 2, 3]).cumsum(0).toArray()).toEqual([1, 3, 6]);
+    expect(reads).toBe(1);
+  });
+});
