@@ -20,7 +20,8 @@
 //     forward in eval mode;
 //   - training: the Learner with crossEntropy and mse over kiln.data.fromArrays, the adam,
 //     adamW and sgd (momentum) optimizers, fit with validationData, predict;
-//   - the full engine also trains a small CNN (conv2d, relu, maxPool2d, flatten, linear).
+//   - the full engine also trains MNIST's anchor CNN (reshape, conv2d, relu, maxPool2d twice,
+//     flatten, linear) on 40 images, with validation and predict.
 // Not in it (each loads the deferred module on first use): SafeTensors save/load (about 40 KB
 // gzip of record and JSON code), evaluate, manual backward/step loops, the other tensor ops.
 import { writeFileSync } from 'node:fs';
@@ -195,22 +196,30 @@ for (const [k, optimizer] of optimizers.entries()) {
   }
 }
 
-// ---- the full engine: a small CNN, one step ----
+// ---- the full engine: MNIST CNNs, one epoch of 40 images each: the anchor CNN (valid
+// convolutions: the direct kernels) and one with 'same' padding (im2col + GEMM) ----
 if (engine === 'full') {
-  const model = kiln.nn.sequential({
-    layers: [
-      { type: 'conv2d', channels: [1, 4], kernelSize: [3, 3], padding: 'same' },
-      { type: 'relu' },
-      { type: 'maxPool2d', kernelSize: [2, 2] },
-      { type: 'flatten' },
-      { type: 'linear', dInput: 4 * 4 * 4, dOutput: 10 },
-    ],
-  }, { seed: 4 });
-  const images = new Float32Array(16 * 64).map((_, i) => Math.sin(i));
-  const data = kiln.data.fromArrays(images, Int32Array.from({ length: 16 }, (_, i) => i % 10), { itemShape: [1, 8, 8] });
-  const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 0.01 }), loss: 'crossEntropy' });
-  await learner.fit(data, { epochs: 1, batchSize: 8 });
-  for (const o of [learner, model]) o.dispose();
+  const images = new Float32Array(40 * 784).map((_, i) => ((i * 2654435761) % 1000) / 1000);
+  const data = kiln.data.fromArrays(images, Int32Array.from({ length: 40 }, (_, i) => i % 10), { itemShape: [784] });
+  for (const [padding, flat] of [['valid', 16 * 5 * 5], ['same', 16 * 7 * 7]]) {
+    const model = kiln.nn.sequential({
+      layers: [
+        { type: 'reshape', shape: [1, 28, 28] },
+        { type: 'conv2d', channels: [1, 8], kernelSize: [3, 3], padding },
+        { type: 'relu' },
+        { type: 'maxPool2d', kernelSize: [2, 2] },
+        { type: 'conv2d', channels: [8, 16], kernelSize: [3, 3], padding },
+        { type: 'relu' },
+        { type: 'maxPool2d', kernelSize: [2, 2] },
+        { type: 'flatten' },
+        { type: 'linear', dInput: flat, dOutput: 10 },
+      ],
+    }, { seed: 4 });
+    const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy' });
+    await learner.fit(data, { epochs: 1, batchSize: 16, validationData: data });
+    learner.predict(images.subarray(0, 784 * 2));
+    for (const o of [learner, model]) o.dispose();
+  }
 }
 
 }
