@@ -14,9 +14,8 @@
 //   5. when the deferred file cannot be fetched (the request is aborted), the call throws
 //      KilnError `Io` naming the file, and the instance still computes (add) afterwards.
 // Skips (exit 0) without /usr/bin/chromium.
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { extname, join, normalize } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -33,7 +32,7 @@ for (const f of ['index.js', 'kiln-core.mjs', 'kiln-core.wasm', 'kiln-core.defer
     process.exit(1);
   }
 }
-const { launchBrowser } = await import('./support.mjs');
+const { launchBrowser, startStaticServer } = await import('./support.mjs');
 
 // What both the page and the worker run (the worker imports the package by path: import maps
 // do not reach workers).
@@ -99,27 +98,8 @@ try {
 } catch (e) { postMessage({ failed: String(e && e.stack || e) }); }
 `;
 
-const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
-const server = createServer((req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-  const text = { '/': ['text/html', PAGE], '/checks.mjs': ['text/javascript', CHECKS], '/worker.mjs': ['text/javascript', WORKER] }[path];
-  if (text) {
-    res.writeHead(200, { 'content-type': text[0] }).end(text[1]);
-    return;
-  }
-  if (!path.startsWith('/dist/')) {
-    res.writeHead(404).end();
-    return;
-  }
-  try {
-    const body = readFileSync(join(repo, path));
-    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' }).end(body);
-  } catch {
-    res.writeHead(404).end();
-  }
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const url = `http://127.0.0.1:${server.address().port}/`;
+const server = await startStaticServer({ '/': ['text/html', PAGE], '/checks.mjs': ['text/javascript', CHECKS], '/worker.mjs': ['text/javascript', WORKER] }, ['/dist/']);
+const { url } = server;
 
 let failures = 0;
 function check(ok, what) {

@@ -12,9 +12,8 @@
 //      SIMD128's somewhere (so the relaxed kernels really ran);
 //   4. init({relaxedSimd: false}) fetches kiln.wasm and reports 'simd'.
 // Skips (exit 0) without /usr/bin/chromium.
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { extname, join, normalize } from 'node:path';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,7 +30,7 @@ for (const f of ['index.js', 'kiln.mjs', 'kiln.wasm', 'kiln-relaxed.wasm', 'kiln
     process.exit(1);
   }
 }
-const { launchBrowser } = await import('./support.mjs');
+const { launchBrowser, startStaticServer } = await import('./support.mjs');
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <title>kiln relaxed e2e</title>
@@ -45,27 +44,8 @@ window.infoOf = async (opts) => (await init(opts)).backendInfo();
 window.ready = true;
 </script></body></html>`;
 
-const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm' };
-/** Serves the page, dist/ and the shared checks; nothing else of the repo. */
-const server = createServer((req, res) => {
-  const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
-  if (path === '/') {
-    res.writeHead(200, { 'content-type': 'text/html' }).end(PAGE);
-    return;
-  }
-  if (!path.startsWith('/dist/') && path !== '/tests/js/support/relaxed_checks.mjs') {
-    res.writeHead(404).end();
-    return;
-  }
-  try {
-    const body = readFileSync(join(repo, path));
-    res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream' }).end(body);
-  } catch {
-    res.writeHead(404).end();
-  }
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const url = `http://127.0.0.1:${server.address().port}/`;
+const server = await startStaticServer({ '/': ['text/html', PAGE] }, ['/dist/', '/tests/js/support/relaxed_checks.mjs']);
+const { url } = server;
 
 let failures = 0;
 function check(ok, what) {

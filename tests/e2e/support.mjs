@@ -92,3 +92,37 @@ export async function launchBrowser(options = {}) {
   };
   return { context, close, profile };
 }
+
+const STATIC_TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
+
+/**
+ * A server on 127.0.0.1 (a free port) for pages that import the package without a bundler:
+ * `texts` maps a path to [content type, text] (the page at '/', checks, workers); every other
+ * path is a file of the repo if it starts with one of `prefixes` (e.g. '/dist/'), else 404.
+ * Resolves to { url, close }.
+ */
+export async function startStaticServer(texts, prefixes = ['/dist/']) {
+  const { createServer } = await import('node:http');
+  const { readFileSync } = await import('node:fs');
+  const { extname, join, normalize } = await import('node:path');
+  const server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    const text = texts[path];
+    if (text) {
+      res.writeHead(200, { 'content-type': text[0] }).end(text[1]);
+      return;
+    }
+    if (!prefixes.some((p) => path === p || (p.endsWith('/') && path.startsWith(p)))) {
+      res.writeHead(404).end();
+      return;
+    }
+    try {
+      const body = readFileSync(join(REPO, path));
+      res.writeHead(200, { 'content-type': STATIC_TYPES[extname(path)] ?? 'application/octet-stream' }).end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
+}
