@@ -8,10 +8,11 @@
 //          name: string (the C++ snake_case name, as in error messages),
 //          method: string | null (the generated JS Tensor method; null when the JS layer
 //                  writes that method by hand: pow, gelu),
-//          kinds: "float" | "numeric" | "any",
-//          doc: string}
-// Rows come in ops.def's order. Only the first five arguments of a row are read here; the
-// rest (kernel expressions, backward rules) are ignored.
+//          kinds: "float" | "numeric" | "any"}
+// Rows come in ops.def's order. Only the first four arguments of a row are read here; the
+// doc sentence (read at build time by scripts/gen_ops.mjs for the TypeScript declarations;
+// nothing reads it at run time, so the engine does not carry the strings) and the rest
+// (kernel expressions, backward rules) are ignored.
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
@@ -34,18 +35,17 @@ const char* kinds_name(const char* kinds) {
   return "any";
 }
 
-/// A JS string from UTF-8 text (the docs hold "·", "Φ"): through Embind's std::string, which
-/// decodes UTF-8; val(const char*) would read the bytes as Latin-1.
+/// A JS string from UTF-8 text: through Embind's std::string, which decodes UTF-8;
+/// val(const char*) would read the bytes as Latin-1.
 val text(const char* s) { return val(std::string(s)); }
 
-val row(int id, const char* name, const char* method, const char* kinds, const char* doc) {
+val row(int id, const char* name, const char* method, const char* kinds) {
   val out = val::object();
   out.set("id", id);
   out.set("name", text(name));
   // `_` marks a method the JS layer writes by hand (ops.def's header).
   out.set("method", std::strcmp(method, "_") == 0 ? val::null() : text(method));
   out.set("kinds", text(kinds_name(kinds)));
-  out.set("doc", text(doc));
   return out;
 }
 
@@ -55,13 +55,13 @@ val op_table() {
   val compare = val::array();
   val reduce = val::array();
 #define KILN_BINARY_OP(Name, snake, jsMethod, KINDS, doc, ...) \
-  binary.call<void>("push", row(static_cast<int>(kiln::BinaryOp::Name), #snake, #jsMethod, #KINDS, doc));
+  binary.call<void>("push", row(static_cast<int>(kiln::BinaryOp::Name), #snake, #jsMethod, #KINDS));
 #define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, doc, ...) \
-  unary.call<void>("push", row(static_cast<int>(kiln::UnaryOp::Name), #snake, #jsMethod, #KINDS, doc));
+  unary.call<void>("push", row(static_cast<int>(kiln::UnaryOp::Name), #snake, #jsMethod, #KINDS));
 #define KILN_COMPARE_OP(Name, snake, jsMethod, KINDS, doc, ...) \
-  compare.call<void>("push", row(static_cast<int>(kiln::CompareOp::Name), #snake, #jsMethod, #KINDS, doc));
+  compare.call<void>("push", row(static_cast<int>(kiln::CompareOp::Name), #snake, #jsMethod, #KINDS));
 #define KILN_REDUCE_OP(Name, snake, jsMethod, KINDS, doc, ...) \
-  reduce.call<void>("push", row(static_cast<int>(kiln::ReduceOp::Name), #snake, #jsMethod, #KINDS, doc));
+  reduce.call<void>("push", row(static_cast<int>(kiln::ReduceOp::Name), #snake, #jsMethod, #KINDS));
 #include "kiln/backend/ops.def"  // undefines the four macros at its end
   val out = val::object();
   out.set("binary", binary);

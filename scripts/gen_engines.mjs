@@ -3,9 +3,9 @@
 // the WebAssembly builds, before tsc): the entry points (Embind functions) and Sequential
 // layer types of each engine profile (DESIGN.md "Engines"), read from the built engines
 // themselves: dist/kiln.{mjs,wasm} (full) and dist/kiln-core.{mjs,wasm} (core). The JS
-// layer (bindings/js/engine_profile.ts) uses the full engine's lists to tell a user of the
-// core engine that what they called is in the full engine (KilnError `State`), so no list
-// is written by hand.
+// layer (bindings/js/engine_profile.ts) uses what the full engine has and the core engine
+// lacks (FULL_ONLY_*) to tell a user of the core engine that what they called is in the full
+// engine (KilnError `State`), so no list is written by hand.
 //
 // Checks: the core engine's entry points and layer types are a subset of the full engine's
 // (the core profile links a subset of the same binding TUs; CMakeLists.txt
@@ -62,6 +62,13 @@ export const CORE_FUNCTIONS: readonly string[] = ${list(core.functions)};
 
 /** The core engine's Sequential layer types, in registry order (a subsequence of FULL_LAYER_TYPES). */
 export const CORE_LAYER_TYPES: readonly string[] = ${list(core.layerTypes)};
+/**
+ * FULL_FUNCTIONS without CORE_FUNCTIONS: what engine_profile.ts stubs in the core engine (the
+ * only list it ships: a bundle leaves out the four above, which only tests read).
+ */
+export const FULL_ONLY_FUNCTIONS: readonly string[] = ${list(full.functions.filter((f) => !core.functions.includes(f)))};
+/** FULL_LAYER_TYPES without CORE_LAYER_TYPES, in registry order: the layer types the core engine refuses by name. */
+export const FULL_ONLY_LAYER_TYPES: readonly string[] = ${list(full.layerTypes.filter((t) => !core.layerTypes.includes(t)))};
 `;
 
 if (!existsSync(outPath) || readFileSync(outPath, 'utf8') !== text) {

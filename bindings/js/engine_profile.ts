@@ -10,7 +10,7 @@
 //   - kiln.nn's, kiln.nn.functional's and kiln.io's functions name themselves in that error
 //     (`nn.functional.conv2d is not in the core engine ...`), not the entry point behind them.
 import { KilnError } from './errors.js';
-import { FULL_FUNCTIONS, FULL_LAYER_TYPES } from './generated/engines.js';
+import { FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
 import { snakeToCamel } from './nn.js';
 import type { RawModule } from './raw.js';
 import type { EngineName } from './select.js';
@@ -46,14 +46,16 @@ type AnyFn = (...args: unknown[]) => unknown;
 export function installEngineGaps(raw: RawModule, engine: EngineName): void {
   if (engine === 'full') return;
   const m = raw as unknown as Record<string, unknown>;
-  for (const name of FULL_FUNCTIONS) {
+  // The core engine has every entry point of CORE_FUNCTIONS (gen_engines.mjs reads both
+  // lists from the built engines): only the full engine's others can be missing.
+  for (const name of FULL_ONLY_FUNCTIONS) {
     if (typeof m[name] === 'function') continue;
     m[name] = () => {
       throw notInEngine(`the engine function ${name}`, engine, true);
     };
   }
   const have = new Set(raw.layerTypes().map((t) => t.type));
-  const full = new Set(FULL_LAYER_TYPES);
+  const full = new Set(FULL_ONLY_LAYER_TYPES);
   const modelCreate = raw.modelCreate;
   raw.modelCreate = function (specJson: string, seed: number, single: boolean) {
     let spec: unknown;
@@ -125,7 +127,7 @@ export function installEngineNames(kiln: Record<string, unknown>, raw: RawModule
   const have = new Set(raw.layerTypes().map((t) => t.type));
   const nn = kiln.nn as Record<string, unknown>;
   const missingLayers: Record<string, unknown> = {};
-  for (const type of FULL_LAYER_TYPES) {
+  for (const type of FULL_ONLY_LAYER_TYPES) {
     if (have.has(type)) continue;
     const name = `nn.${snakeToCamel(type)}`;
     missingLayers[snakeToCamel(type)] = () => {

@@ -4,7 +4,7 @@
 // IndexedDB in browsers and workers; a browser download. Models are duck-typed: anything
 // with `saveSafetensors(options?)` -> Uint8Array and `loadSafetensors(bytes)` (Sequential,
 // kiln.Module) works, and every function also takes the raw bytes.
-import { KilnError } from './errors.js';
+// The file and IndexedDB code is io_store.ts, imported on the first call that needs it.
 import { checkOptions, describe, fail } from './tensor/checks.js';
 import type { Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
@@ -201,126 +201,38 @@ function checkLoadable(model: unknown, op: string): Loadable {
   return m as Loadable;
 }
 
-function ioError(op: string, what: string, err: unknown): KilnError {
-  const e = new KilnError('Io', `${op}: ${what}: ${(err as Error)?.message ?? String(err)}`);
-  (e as { cause?: unknown }).cause = err;
-  return e;
+/** The file and IndexedDB half of kiln.io (io_store.ts), imported on first use. */
+function ioStore(): Promise<typeof import('./io_store.js')> {
+  return import('./io_store.js');
 }
 
-// ---------------------------------------------------------------- Node files
-
-interface NodeFs {
-  readFile(path: string): Promise<Uint8Array>;
-  open(path: string, flags: string): Promise<{ write(b: Uint8Array): Promise<unknown>; sync(): Promise<void>; close(): Promise<void> }>;
-  rename(from: string, to: string): Promise<void>;
-  unlink(path: string): Promise<void>;
-}
-
-async function nodeFs(op: string): Promise<NodeFs> {
-  const g = globalThis as { process?: { versions?: { node?: unknown } } };
-  if (typeof g.process?.versions?.node !== 'string') {
-    throw fail('State', `${op}: files need Node (in browsers use kiln.io.saveToIndexedDB or kiln.io.download)`);
-  }
-  const specifier = 'node:fs/promises';
-  return (await import(/* @vite-ignore */ specifier)) as NodeFs;
-}
-
-let tempCounter = 0;
-
+// The async functions check their arguments and take the model's bytes before that import,
+// as they did before the split (the bytes are the model's at the call).
 async function saveFile(path: unknown, model: unknown, options: SaveOptions | undefined): Promise<void> {
   const op = 'io.save';
   const p = checkName(path, op, 'path');
   const bytes = bytesOf(model, options, op);
-  const fs = await nodeFs(op);
-  const g = globalThis as { process?: { pid?: number } };
-  const temp = `${p}.tmp-${g.process?.pid ?? 0}-${++tempCounter}`;
-  let created = false;
-  try {
-    const handle = await fs.open(temp, 'wx');
-    created = true;
-    try {
-      await handle.write(bytes);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fs.rename(temp, p);
-    created = false;
-  } catch (err) {
-    if (created) await fs.unlink(temp).catch(() => {});
-    throw ioError(op, `cannot write ${JSON.stringify(p)}`, err);
-  }
+  await (await ioStore()).saveFile(op, p, bytes);
 }
 
 async function loadFile(path: unknown, model?: unknown): Promise<unknown> {
   const op = 'io.load';
   const p = checkName(path, op, 'path');
   const m = model === undefined ? null : checkLoadable(model, op);
-  const fs = await nodeFs(op);
-  let bytes: Uint8Array;
-  try {
-    const b = await fs.readFile(p);
-    bytes = new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  } catch (err) {
-    throw ioError(op, `cannot read ${JSON.stringify(p)}`, err);
-  }
+  const bytes = await (await ioStore()).loadFile(op, p);
   return m === null ? bytes : m.loadSafetensors(bytes);
-}
-
-// ---------------------------------------------------------------- IndexedDB
-
-const DB_NAME = 'kiln-dl';
-const STORE = 'safetensors';
-
-function request<T>(r: IDBRequest<T>, op: string, what: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    r.onsuccess = () => resolve(r.result);
-    r.onerror = () => reject(ioError(op, what, r.error));
-  });
-}
-
-async function openDb(op: string): Promise<IDBDatabase> {
-  const idb = (globalThis as { indexedDB?: IDBFactory }).indexedDB;
-  if (idb === undefined || idb === null) throw fail('State', `${op}: IndexedDB is not available here (in Node use kiln.io.save)`);
-  const r = idb.open(DB_NAME, 1);
-  r.onupgradeneeded = () => {
-    if (!r.result.objectStoreNames.contains(STORE)) r.result.createObjectStore(STORE);
-  };
-  return request(r, op, `cannot open the IndexedDB database "${DB_NAME}"`);
-}
-
-/** Runs fn on the store in one transaction and resolves when the transaction completes. */
-async function withStore<T>(op: string, mode: IDBTransactionMode, fn: (store: IDBObjectStore) => IDBRequest<T>, what: string): Promise<T> {
-  const db = await openDb(op);
-  try {
-    return await new Promise<T>((resolve, reject) => {
-      const tx = db.transaction(STORE, mode);
-      const r = fn(tx.objectStore(STORE));
-      let result: T;
-      r.onsuccess = () => (result = r.result);
-      tx.oncomplete = () => resolve(result);
-      tx.onerror = () => reject(ioError(op, what, tx.error ?? r.error));
-      tx.onabort = () => reject(ioError(op, what, tx.error ?? new Error('transaction aborted')));
-    });
-  } finally {
-    db.close();
-  }
 }
 
 async function loadBytesIdb(name: unknown, op = 'io.loadBytesFromIndexedDB'): Promise<Uint8Array> {
   const n = checkName(name, op, 'name');
-  const v = await withStore(op, 'readonly', (s) => s.get(n) as IDBRequest<unknown>, `cannot read "${n}"`);
-  if (v === undefined) throw fail('Io', `${op}: nothing is stored under "${n}" in IndexedDB (database "${DB_NAME}")`);
-  if (v instanceof Uint8Array) return v;
-  if (v instanceof ArrayBuffer) return new Uint8Array(v);
-  throw fail('Format', `${op}: the entry "${n}" is ${describe(v)}, not SafeTensors bytes`);
+  return (await ioStore()).loadBytesIdb(n, op);
 }
 
 function indexedDBStore(prefix: unknown): IndexedDBStore {
   const op = 'io.indexedDBStore';
   if (typeof prefix !== 'string') throw fail('Type', `${op}: prefix must be a string, got ${describe(prefix)}`);
   const names = async (what: string) => {
-    const keys = await withStore(`${op}: ${what}`, 'readonly', (s) => s.getAllKeys(), 'cannot list the entries');
+    const keys = await (await ioStore()).withStore(`${op}: ${what}`, 'readonly', (s) => s.getAllKeys(), 'cannot list the entries');
     return keys.map(String).filter((k) => k.startsWith(prefix));
   };
   return Object.freeze({
@@ -331,11 +243,11 @@ function indexedDBStore(prefix: unknown): IndexedDBStore {
         throw fail('Type', `${op}: save: data must be a Uint8Array or a string, got ${describe(data)}`);
       }
       const value = typeof data === 'string' ? data : data.slice();
-      await withStore(`${op}: save`, 'readwrite', (s) => s.put(value, n), `cannot store "${n}"`);
+      await (await ioStore()).withStore(`${op}: save`, 'readwrite', (s) => s.put(value, n), `cannot store "${n}"`);
     },
     async load(name: string) {
       const n = prefix + checkName(name, `${op}: load`, 'name');
-      const v = await withStore(`${op}: load`, 'readonly', (s) => s.get(n) as IDBRequest<unknown>, `cannot read "${n}"`);
+      const v = await (await ioStore()).withStore(`${op}: load`, 'readonly', (s) => s.get(n) as IDBRequest<unknown>, `cannot read "${n}"`);
       if (v === undefined || typeof v === 'string' || v instanceof Uint8Array) return v;
       if (v instanceof ArrayBuffer) return new Uint8Array(v);
       throw fail('Format', `${op}: load: the entry "${n}" is ${describe(v)}, not bytes or a string`);
@@ -346,7 +258,7 @@ function indexedDBStore(prefix: unknown): IndexedDBStore {
     async clear() {
       const keys = await names('clear');
       if (keys.length === 0) return;
-      await withStore(`${op}: clear`, 'readwrite', (s) => {
+      await (await ioStore()).withStore(`${op}: clear`, 'readwrite', (s) => {
         let last: IDBRequest<undefined> | null = null;
         for (const k of keys) last = s.delete(k);
         return last as IDBRequest<undefined>;
@@ -442,7 +354,7 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
       const op = 'io.saveToIndexedDB';
       const n = checkName(name, op, 'name');
       const bytes = bytesOf(model, options, op).slice();
-      await withStore(op, 'readwrite', (s) => s.put(bytes, n), `cannot store "${n}"`);
+      await (await ioStore()).withStore(op, 'readwrite', (s) => s.put(bytes, n), `cannot store "${n}"`);
     },
     async loadFromIndexedDB(name, model) {
       const op = 'io.loadFromIndexedDB';
@@ -452,13 +364,13 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
     loadBytesFromIndexedDB: (name) => loadBytesIdb(name),
     async listIndexedDB() {
       const op = 'io.listIndexedDB';
-      const keys = await withStore(op, 'readonly', (s) => s.getAllKeys(), 'cannot list the entries');
+      const keys = await (await ioStore()).withStore(op, 'readonly', (s) => s.getAllKeys(), 'cannot list the entries');
       return keys.map(String).sort();
     },
     async deleteFromIndexedDB(name) {
       const op = 'io.deleteFromIndexedDB';
       const n = checkName(name, op, 'name');
-      await withStore(op, 'readwrite', (s) => s.delete(n), `cannot delete "${n}"`);
+      await (await ioStore()).withStore(op, 'readwrite', (s) => s.delete(n), `cannot delete "${n}"`);
     },
     indexedDBStore,
     download(fileName, model, options) {

@@ -132,7 +132,6 @@ export interface RawOpRow {
   /** The generated JS Tensor method, or null where the JS layer writes it by hand. */
   method: string | null;
   kinds: 'float' | 'numeric' | 'any';
-  doc: string;
 }
 
 export interface RawOpTable {

@@ -10,7 +10,8 @@ import {
   batchFunction, checkBatch, defaultBatcherOptions, makeDefaultBatcher, toTensors, type Batcher, type DefaultBatch,
 } from './batcher.js';
 import { asDataset, checkedLength, describeDataset, getWrapped, type DatasetLike } from './plain.js';
-import { liveWorkers, WorkerPool } from './workers.js';
+import { liveWorkers } from './live_workers.js';
+import type { WorkerPool } from './workers.js';
 import { fromWasmDataset } from './datasets.js';
 import type { Dataset as WasmDataset } from '../train/data.js';
 
@@ -323,6 +324,8 @@ export class DataLoader<I = unknown, B = DefaultBatch> {
     const k = Math.min(this.numWorkers, remaining);
     let pool: WorkerPool | null = null;
     try {
+      // The workers' half loads on first use (workers.ts; a chunk of its own in the bundled entry).
+      const { WorkerPool } = await import('./workers.js');
       pool = await WorkerPool.start(k, desc, collate, it.n);
       const window = this.prefetchFactor * k;
       let started = it.first;

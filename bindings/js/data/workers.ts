@@ -1,10 +1,13 @@
 // Internal: a DataLoader's workers on the main thread's side: starts them (Node
 // worker_threads, or module Web Workers in browsers and workers), hands out batch j to
-// worker j mod k, and returns the results in order, whatever order they arrive in.
+// worker j mod k, and returns the results in order, whatever order they arrive in. loader.ts
+// imports this module on the first iteration with numWorkers > 0 (a chunk of its own in the
+// bundled browser entry); the count of live workers is in live_workers.ts.
 import { KilnError, ERROR_CODES, type ErrorCode } from '../errors.js';
 import { fail } from '../tensor/checks.js';
 import type { CollateOptions } from './collate.js';
 import type { Description } from './plain.js';
+import { countWorker, liveWorkers } from './live_workers.js';
 import type { FromWorker, ToWorker, WorkerError } from './protocol.js';
 
 /** One started worker. */
@@ -17,13 +20,7 @@ interface Port {
 /** Where the worker script is: dist/data/worker.js, next to this file (Node). */
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
-/** Workers started and not yet exited (Node: until their 'exit' event). */
-let live = 0;
-
-/** How many DataLoader workers are running now (for tests: 0 once iterations have ended). @internal */
-export function liveWorkers(): number {
-  return live;
-}
+export { liveWorkers };
 
 function isNode(): boolean {
   const g = globalThis as { process?: { versions?: { node?: unknown } } };
@@ -41,14 +38,14 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
       };
     };
     const w = new Worker(WORKER_URL);
-    live++;
+    countWorker(1);
     let exited = false;
     let onExit!: () => void;
     const exit = new Promise<void>((resolve) => (onExit = resolve));
     const gone = () => {
       if (exited) return;
       exited = true;
-      live--;
+      countWorker(-1);
       onExit();
     };
     w.on('exit', gone);
@@ -69,7 +66,7 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
   }
   // Written out as bundlers (Vite, webpack) recognise it, so they ship worker.js with the app.
   const w = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  live++;
+  countWorker(1);
   let terminated = false;
   w.onmessage = (e) => onMessage(e.data as FromWorker);
   w.onerror = (e) => {
@@ -81,7 +78,7 @@ async function spawn(onMessage: (m: FromWorker) => void, onFailure: (err: KilnEr
     post: (m) => w.postMessage(m),
     terminate: async () => {
       w.terminate();
-      if (!terminated) live--;
+      if (!terminated) countWorker(-1);
       terminated = true;
     },
   };

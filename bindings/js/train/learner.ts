@@ -13,7 +13,7 @@ import { bool, engineOfNew, int, intShape, nextTurn, now, options, type Options 
 import { Dataset, unwrapDataset } from './data.js';
 import { lossOf, type Loss } from './loss.js';
 import { Optimizer } from './optim.js';
-import { checkModel, generalFit, generalSetup, generalStep, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
+import { checkModel, generalSetup, generalStep, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
 
 /** The options that select the Learner's general path. */
 const GENERAL_OPTIONS = ['trainStep', 'validStep', 'metrics', 'lrScheduler', 'gradientAccumulation', 'checkpointer', 'earlyStopping'];
@@ -222,6 +222,9 @@ export class Learner extends HandleOwner<RawLearner> {
     if (general !== null) {
       this._busy = true;
       try {
+        // The general path's loop loads on its first use (learner_fit.ts: a chunk of its own
+        // in the bundled browser entry; the built-in loss path below never needs it).
+        const { generalFit } = await import('./learner_fit.js');
         return await generalFit(this._e, general, train, config);
       } finally {
         this._busy = false;

@@ -4,17 +4,17 @@
 // engine's one guarded step (bindings/train_learner.cpp RawStepper -> kiln::train::train_step /
 // apply_checked_step: loss check, backward, gradient checks, clipping, optimizer step, update
 // checks); this file is the loop around it.
+// fit() on this path runs learner_fit.ts (the epoch loop, checkpoints, the progress bar),
+// which learner.ts imports on the first such fit(): a page that trains on the built-in loss
+// path never fetches it.
 import { gatherParams, Module as ModuleClass, type Module } from '../module_class.js';
 import { camelErrors, type Model } from '../nn.js';
 import type { RawStepper } from '../raw.js';
 import { describe, fail } from '../tensor/checks.js';
 import type { Engine, Scoped } from '../tensor/engine.js';
 import type { Tensor } from '../tensor/tensor.js';
-import { paramList } from './accumulator.js';
-import { int, nextTurn, now, options, type Options } from './common.js';
-import {
-  checkpointerOf, EarlyStopping, isNode, nodeProgressBar, type CheckpointStore, type ProgressBar,
-} from './learner_support.js';
+import { int, options, type Options } from './common.js';
+import { checkpointerOf, EarlyStopping, isNode, type CheckpointStore } from './learner_support.js';
 import { checkMetric, Loss as LossMetric, type Metric } from './metrics.js';
 import { Optimizer, ReduceLROnPlateau, Schedule } from './optim.js';
 
@@ -164,8 +164,8 @@ export function checkModel(e: Engine, model: unknown, op: string): void {
 
 // ---------------------------------------------------------------- scopes
 
-/** Runs fn in a tidy-like scope: every tensor it creates is disposed at the end. */
-function scoped<T>(e: Engine, fn: () => T): T {
+/** Runs fn in a tidy-like scope: every tensor it creates is disposed at the end. @internal */
+export function scoped<T>(e: Engine, fn: () => T): T {
   const scope = new Set<Scoped>();
   e.scopes.push(scope);
   try {
@@ -176,7 +176,8 @@ function scoped<T>(e: Engine, fn: () => T): T {
   }
 }
 
-function checkStepOutput(r: unknown, e: Engine, op: string, which: string): StepOutput {
+/** r as a StepOutput, or `Type` naming the step (`which`). @internal */
+export function checkStepOutput(r: unknown, e: Engine, op: string, which: string): StepOutput {
   if (r === null || typeof r !== 'object') {
     throw fail('Type', `${op}: ${which} must return {loss, output, targets}, got ${describe(r)}`);
   }
@@ -191,158 +192,6 @@ function checkStepOutput(r: unknown, e: Engine, op: string, which: string): Step
     if (o[f] !== undefined && !(o[f] instanceof e.Tensor)) throw fail('Type', `${op}: ${which}'s ${f} must be a Tensor, got ${describe(o[f])}`);
   }
   return o as StepOutput;
-}
-
-/** Disposes the tensors of a batch (a tensor, or one level of an array / plain object). */
-function disposeBatch(e: Engine, b: unknown): void {
-  const values = b instanceof e.Tensor ? [b] : Array.isArray(b) ? b : b !== null && typeof b === 'object' && Object.getPrototypeOf(b) === Object.prototype ? Object.values(b) : [];
-  for (const v of values) if (v instanceof e.Tensor && !v.isDisposed) v.dispose();
-}
-
-function isIterable(x: unknown): x is AsyncIterable<unknown> | Iterable<unknown> {
-  return x !== null && typeof x === 'object' && (Symbol.asyncIterator in (x as object) || Symbol.iterator in (x as object));
-}
-
-interface LoaderLike {
-  state?: () => unknown;
-  loadState?: (s: unknown) => void;
-  length?: number;
-}
-
-function hasState(x: unknown): x is Required<Pick<LoaderLike, 'state' | 'loadState'>> {
-  return x !== null && x !== undefined && typeof (x as LoaderLike).state === 'function' && typeof (x as LoaderLike).loadState === 'function';
-}
-
-// ---------------------------------------------------------------- checkpoints
-
-const FORMAT = 'kiln learner checkpoint';
-
-function paramShapes(e: Engine, model: Model | Module, op: string): [string, number[]][] {
-  return scoped(e, () => paramList(e, model, op).map(([name, t]) => [name, t.shape] as [string, number[]]));
-}
-
-function encodeNumber(v: number): number | string {
-  return Number.isFinite(v) ? v : String(v);
-}
-function decodeNumber(v: unknown): number {
-  return typeof v === 'string' ? Number(v) : (v as number);
-}
-
-interface CheckpointState {
-  format: string;
-  epoch: number;
-  optimizer: string;
-  params: [string, number[]][];
-  history: GeneralEpochLog[];
-  plateau: Options | null;
-  loader: unknown;
-  validLoader: unknown;
-  earlyStopping: Options | null;
-  seed: number;
-}
-
-async function saveCheckpoint(s: GeneralSetup, e: Engine, epoch: number, history: GeneralEpochLog[], train: unknown, valid: unknown, op: string): Promise<void> {
-  const cp = s.checkpointer!;
-  const dir = `epoch-${epoch}`;
-  const state: CheckpointState = {
-    format: FORMAT, epoch, optimizer: s.optimizer.kind, params: paramShapes(e, s.model, op),
-    history: history.map((h) => JSON.parse(JSON.stringify(h, (_k, v) => (typeof v === 'number' ? encodeNumber(v) : v)))),
-    plateau: s.plateau ? Object.fromEntries(Object.entries(s.plateau.state()).map(([k, v]) => [k, encodeNumber(v)])) : null,
-    loader: hasState(train) ? train.state() : null,
-    validLoader: hasState(valid) ? valid.state() : null,
-    earlyStopping: s.earlyStopping ? s.earlyStopping.state() : null,
-    seed: s.seed,
-  };
-  await cp.store.save(`${dir}/model.safetensors`, s.model.saveSafetensors());
-  await cp.store.save(`${dir}/optimizer.safetensors`, s.optimizer.saveState(s.model));
-  await cp.store.save(`${dir}/learner.json`, JSON.stringify(state));
-  await cp.store.save('latest.json', JSON.stringify({ format: FORMAT, epoch }));
-}
-
-/** JSON.parse of a checkpoint file; `Format` naming the file (the SyntaxError as cause). */
-function parseJson(text: string, file: string, op: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    const e = fail('Format', `${op}: resume: the checkpoint file ${file} is not valid JSON (${(err as Error).message}); nothing was loaded`);
-    (e as { cause?: unknown }).cause = err;
-    throw e;
-  }
-}
-
-function asBytes(v: unknown, what: string, op: string): Uint8Array {
-  if (!(v instanceof Uint8Array)) throw fail('Format', `${op}: checkpoint file ${what} is missing or not bytes`);
-  return v;
-}
-
-/**
- * Loads the checkpoint of `epoch` (or the latest) into the model, optimizer, scheduler,
- * loaders and early stopping. Everything is checked first; a failure after the model was
- * loaded puts the model's previous weights back, so nothing is half-applied.
- */
-async function loadCheckpoint(s: GeneralSetup, e: Engine, which: number | true, train: unknown, valid: unknown, op: string): Promise<{ epoch: number; history: GeneralEpochLog[] }> {
-  const store = s.checkpointer!.store;
-  let epoch: number;
-  if (which === true) {
-    const latest = await store.load('latest.json');
-    if (typeof latest !== 'string') throw fail('State', `${op}: resume: the checkpointer has no checkpoint (no latest.json)`);
-    const l = parseJson(latest, 'latest.json', op) as { epoch?: unknown } | null;
-    const n = l !== null && typeof l === 'object' ? l.epoch : undefined;
-    if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) {
-      throw fail('Format', `${op}: resume: latest.json does not name a checkpoint (expected {"epoch": <integer >= 1>}, got ${JSON.stringify(latest.slice(0, 80))}); nothing was loaded`);
-    }
-    epoch = n;
-  } else {
-    epoch = which;
-  }
-  const text = await store.load(`epoch-${epoch}/learner.json`);
-  if (typeof text !== 'string') throw fail('State', `${op}: resume: no complete checkpoint of epoch ${epoch}`);
-  const st = parseJson(text, `epoch-${epoch}/learner.json`, op) as CheckpointState;
-  if (st === null || typeof st !== 'object' || st.format !== FORMAT) throw fail('Format', `${op}: resume: epoch-${epoch}/learner.json is not a Kiln learner checkpoint`);
-  // The model: the same parameter names and shapes.
-  const mine = new Map(paramShapes(e, s.model, op).map(([n, sh]) => [n, sh.join(',')]));
-  const theirs = new Map(st.params.map(([n, sh]) => [n, sh.join(',')]));
-  const problems: string[] = [];
-  for (const [n, sh] of theirs) {
-    if (!mine.has(n)) problems.push(`unexpected "${n}" [${sh}]`);
-    else if (mine.get(n) !== sh) problems.push(`"${n}" is [${sh}] in the checkpoint, [${mine.get(n)}] in the model`);
-  }
-  for (const [n, sh] of mine) if (!theirs.has(n)) problems.push(`missing "${n}" [${sh}]`);
-  if (problems.length > 0) {
-    throw fail('Format', `${op}: resume: the checkpoint of epoch ${epoch} is of another model (${problems.length} mismatched keys: ${problems.join('; ')}); nothing was loaded`);
-  }
-  if (st.optimizer !== s.optimizer.kind) {
-    throw fail('Format', `${op}: resume: the checkpoint's optimizer is ${st.optimizer}, the learner's ${s.optimizer.kind}; nothing was loaded`);
-  }
-  if ((st.plateau === null) !== (s.plateau === null)) {
-    throw fail('Format', `${op}: resume: the checkpoint ${st.plateau ? 'has' : 'has no'} ReduceLROnPlateau state, the learner ${s.plateau ? 'has' : 'has no'} such scheduler; nothing was loaded`);
-  }
-  if (st.loader !== null && !hasState(train)) {
-    throw fail('Format', `${op}: resume: the checkpoint has a data-loader position but the training data has no loadState(); nothing was loaded`);
-  }
-  const modelBytes = asBytes(await store.load(`epoch-${epoch}/model.safetensors`), `epoch-${epoch}/model.safetensors`, op);
-  const optimBytes = asBytes(await store.load(`epoch-${epoch}/optimizer.safetensors`), `epoch-${epoch}/optimizer.safetensors`, op);
-  const before = s.model.saveSafetensors();
-  const optimBefore = s.optimizer.saveState(s.model);
-  const plateauBefore = s.plateau ? s.plateau.state() : null;
-  try {
-    s.model.loadSafetensors(modelBytes);
-    s.optimizer.loadState(s.model, optimBytes);
-    if (s.plateau && st.plateau) {
-      const p = Object.fromEntries(Object.entries(st.plateau).map(([k, v]) => [k, decodeNumber(v)]));
-      s.plateau.loadState(p as never);
-    }
-    if (st.loader !== null && hasState(train)) train.loadState(st.loader);
-    if (st.validLoader !== null && hasState(valid)) valid.loadState(st.validLoader);
-  } catch (err) {
-    s.model.loadSafetensors(before);
-    s.optimizer.loadState(s.model, optimBefore);
-    if (s.plateau && plateauBefore) s.plateau.loadState(plateauBefore);
-    throw err;
-  }
-  if (s.earlyStopping && st.earlyStopping) s.earlyStopping.loadState(st.earlyStopping);
-  const history = st.history.map((h) => JSON.parse(JSON.stringify(h), (_k, v) => (v === 'NaN' || v === 'Infinity' || v === '-Infinity' ? Number(v) : v)) as GeneralEpochLog);
-  return { epoch, history };
 }
 
 /**
@@ -390,178 +239,6 @@ export interface GeneralFitOptions {
   resume?: boolean | number;
   /** Node: draw a progress bar on stderr (default: when stderr is a terminal). */
   progress?: boolean;
-}
-
-const FIT_OPTIONS = ['epochs', 'validLoader', 'signal', 'callbacks', 'resume', 'progress', 'onBatchEnd', 'onEpochEnd'];
-
-function metricValues(metrics: Metric[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const m of metrics) out[m.name] = m.value();
-  return out;
-}
-
-export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, config: unknown): Promise<GeneralHistory> {
-  const op = 'Learner.fit';
-  if (!isIterable(train)) {
-    throw fail('Type', `${op}: with trainStep, metrics or the other general options, the training data must be an iterable (or async iterable) of batches, e.g. a kiln.data.DataLoader, got ${describe(train)}`);
-  }
-  const c = options(config, op, FIT_OPTIONS);
-  const epochs = int(c.epochs, op, 'epochs', 1, 0);
-  const valid = c.validLoader;
-  if (valid !== undefined && !isIterable(valid)) throw fail('Type', `${op}: validLoader must be an iterable of batches, got ${describe(valid)}`);
-  const cb: FitCallbacks = { ...(c.callbacks === undefined ? {} : options(c.callbacks, `${op}: callbacks`, ['onEpochBegin', 'onBatchEnd', 'onEpochEnd', 'onTrainEnd'])) };
-  if (c.onBatchEnd !== undefined) cb.onBatchEnd = c.onBatchEnd;
-  if (c.onEpochEnd !== undefined) cb.onEpochEnd = c.onEpochEnd;
-  for (const [k, f] of Object.entries(cb)) if (f !== undefined && typeof f !== 'function') throw fail('Type', `${op}: ${k} must be a function, got ${describe(f)}`);
-  const signal = c.signal;
-  if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw fail('Type', `${op}: signal must be an AbortSignal, got ${describe(signal)}`);
-  const checkAbort = () => {
-    if (signal && signal.aborted) throw signal.reason ?? fail('State', `${op}: aborted`);
-  };
-  if (c.resume !== undefined && c.resume !== false) {
-    if (s.checkpointer === null) throw fail('Config', `${op}: resume needs the Learner's checkpointer option`);
-    if (c.resume !== true) int(c.resume, op, 'resume', 0, 1);
-  }
-  const monitorDefault = valid !== undefined ? 'valid.loss' : 'train.loss';
-  if (s.earlyStopping && s.earlyStopping.monitor === '') s.earlyStopping.monitor = monitorDefault;
-  const monitor = s.monitor || monitorDefault;
-  if (s.earlyStopping && s.earlyStopping.mode === null) {
-    const name = s.earlyStopping.monitor.split('.')[1];
-    const m = s.metrics.find((x) => x.name === name);
-    if (m === undefined) throw fail('Config', `${op}: earlyStopping.monitor "${s.earlyStopping.monitor}" names no metric (metrics: ${s.metrics.map((x) => x.name).join(', ')})`);
-    s.earlyStopping.mode = m.higherIsBetter === false ? 'min' : 'max';
-  }
-  // Batches a loader or generator makes are disposed after their step; an array's batches
-  // belong to the caller (they are used again next epoch).
-  const ownsBatches = !Array.isArray(train);
-  checkModel(e, s.model, op);
-
-  let history: GeneralEpochLog[] = [];
-  let first = 1;
-  if (c.resume !== undefined && c.resume !== false) {
-    const r = await loadCheckpoint(s, e, c.resume as number | true, train, valid, op);
-    history = r.history;
-    first = r.epoch + 1;
-  }
-  const showBar = c.progress ?? (isNode() && Boolean((globalThis as { process?: { stderr?: { isTTY?: boolean } } }).process?.stderr?.isTTY));
-  const bar: ProgressBar | null = showBar && isNode() ? await nodeProgressBar() : null;
-  let stopReason: GeneralHistory['stopReason'] = 'epochs';
-
-  for (let epoch = first; epoch <= epochs; epoch++) {
-    checkAbort();
-    if (cb.onEpochBegin) await cb.onEpochBegin(epoch);
-    // Dropout and other engine randomness: one seed per (seed, epoch), so a resumed run draws
-    // what the uninterrupted one did.
-    e.raw.seed((s.seed * 1000003 + epoch * 7919) % 2147483647);
-    (s.model as { train?: () => unknown }).train?.();
-    for (const m of s.metrics) m.reset();
-    const start = now();
-    let batch = 0;
-    let items = 0;
-    const length = (train as LoaderLike).length;
-    const numBatches = typeof length === 'number' ? Math.ceil(length / 1) : NaN;
-    bar?.start(Number.isFinite(numBatches) ? numBatches : 0, epoch, epochs);
-    try {
-      for await (const b of train as AsyncIterable<unknown>) {
-        batch++;
-        let stepped: { loss: number; n: number };
-        try {
-          checkAbort();
-          stepped = generalStep(e, s, b, epoch, batch, op);
-        } finally {
-          // The batch is disposed whether its step succeeded or threw (a throwing trainStep,
-          // a refused NonFinite step, a model without forward): nothing leaks per failure.
-          if (ownsBatches) disposeBatch(e, b);
-        }
-        const { loss, n } = stepped;
-        items += n;
-        const ips = items / Math.max(1e-9, (now() - start) / 1000);
-        bar?.update(batch, { loss, itemsPerSecond: ips });
-        if (cb.onBatchEnd) await cb.onBatchEnd({ epoch, batch, numBatches, loss, lr: s.optimizer.learningRate, itemsPerSecond: ips });
-        if (batch % 8 === 0) await nextTurn();
-      }
-      if (s.stepper.pending() > 0) {
-        const { list, refresh } = gatherParams(e, s.model, op);
-        try {
-          camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));
-          refresh();
-        } finally {
-          list.release();
-          list.delete();
-        }
-      }
-    } catch (err) {
-      s.stepper.clear();
-      bar?.stop();
-      throw err;
-    }
-    bar?.stop();
-    const seconds = (now() - start) / 1000;
-    const trainValues = metricValues(s.metrics);
-    let validValues: Record<string, number> = {};
-    if (valid !== undefined) {
-      for (const m of s.metrics) m.reset();
-      (s.model as { eval?: () => unknown }).eval?.();
-      const wasEnabled = e.raw.isGradEnabled();
-      e.raw.setGradEnabled(false);
-      try {
-        for await (const b of valid as AsyncIterable<unknown>) {
-          try {
-            checkAbort();
-            scoped(e, () => {
-              const r = checkStepOutput(s.validStep(s.model, b), e, op, 'validStep');
-              const value = Number(r.loss.item());
-              const n = r.output ? (r.output.shape[0] ?? 1) : 1;
-              for (const m of s.metrics) m.update(r.output as Tensor, r.targets as Tensor, { loss: value, lr: s.optimizer.learningRate, batchSize: n });
-            });
-          } finally {
-            if (!Array.isArray(valid)) disposeBatch(e, b);
-          }
-        }
-      } finally {
-        e.raw.setGradEnabled(wasEnabled);
-        (s.model as { train?: () => unknown }).train?.();
-      }
-      validValues = metricValues(s.metrics);
-    }
-    const log: GeneralEpochLog = {
-      epoch, train: trainValues, valid: validValues,
-      loss: trainValues.loss ?? NaN, accuracy: trainValues.accuracy ?? NaN,
-      lr: s.optimizer.learningRate, itemsPerSecond: items / Math.max(1e-9, seconds), seconds,
-    };
-    if (valid !== undefined) {
-      log.validLoss = validValues.loss ?? NaN;
-      log.validAccuracy = validValues.accuracy ?? NaN;
-    }
-    history.push(log);
-    const pick = (key: string) => {
-      const [phase, name] = key.split('.');
-      const v = (phase === 'valid' ? validValues : trainValues)[name];
-      if (v === undefined) throw fail('Config', `${op}: "${key}" names no metric of this run (metrics: ${s.metrics.map((m) => m.name).join(', ')}${valid === undefined ? '; no validLoader' : ''})`);
-      return v;
-    };
-    if (s.plateau) s.plateau.step(pick(monitor));
-    const stop = s.earlyStopping ? s.earlyStopping.update(pick(s.earlyStopping.monitor)) : false;
-    if (s.checkpointer && (epoch % s.checkpointer.every === 0 || epoch === epochs || stop)) {
-      await saveCheckpoint(s, e, epoch, history, train, valid, op);
-    }
-    if (cb.onEpochEnd) await cb.onEpochEnd({ ...log });
-    if (stop) {
-      stopReason = 'earlyStopping';
-      break;
-    }
-    await nextTurn();
-  }
-  const out: GeneralHistory = {
-    epochs: history,
-    loss: history.map((h) => h.loss),
-    accuracy: history.map((h) => h.accuracy),
-    validLoss: history.map((h) => h.validLoss ?? NaN),
-    validAccuracy: history.map((h) => h.validAccuracy ?? NaN),
-    stopReason,
-  };
-  if (cb.onTrainEnd) await cb.onTrainEnd(out);
-  return out;
 }
 
 export { isNode };

@@ -1,8 +1,7 @@
 // Internal: the JS plumbing of kiln.Learner's general path (learner_loop.ts): checkpoint
-// stores (a directory in Node, written atomically; a user store in the browser), the Node
-// progress bar (cli-progress, the npm package; a one-line fallback when it cannot be
-// loaded) and early stopping. No engine logic lives here.
-import { KilnError } from '../errors.js';
+// stores (a directory in Node, written atomically: directory_store.ts; a user store in the
+// browser) and early stopping; the Node progress bar is learner_fit.ts's. No engine logic
+// lives here.
 import { describe, fail } from '../tensor/checks.js';
 import { num, int, options, type Options } from './common.js';
 
@@ -12,11 +11,6 @@ import { num, int, options, type Options } from './common.js';
 export function isNode(): boolean {
   const p = (globalThis as { process?: { versions?: { node?: string } } }).process;
   return typeof p?.versions?.node === 'string' && typeof (globalThis as { window?: unknown }).window === 'undefined';
-}
-
-/** A dynamic import bundlers leave alone (Node-only modules). */
-async function nodeImport<T>(specifier: string): Promise<T> {
-  return (await import(/* @vite-ignore */ specifier)) as T;
 }
 
 // ---------------------------------------------------------------- checkpoint stores
@@ -32,110 +26,19 @@ export interface CheckpointStore {
   load(name: string): Uint8Array | string | undefined | null | Promise<Uint8Array | string | undefined | null>;
 }
 
-interface NodeStats {
-  isDirectory(): boolean;
-}
-
-interface NodeFs {
-  mkdir(path: string): Promise<unknown>;
-  stat(path: string): Promise<NodeStats>;
-  writeFile(path: string, data: Uint8Array | string): Promise<void>;
-  rename(from: string, to: string): Promise<void>;
-  unlink(path: string): Promise<void>;
-  readFile(path: string): Promise<Uint8Array>;
-}
-
-interface NodePath {
-  resolve(...paths: string[]): string;
-  dirname(path: string): string;
-}
-
-/** The KilnError `Io` of a failed file operation: op, what failed (naming the path), the system error as cause. */
-function ioError(op: string, what: string, err: unknown): KilnError {
-  const e = new KilnError('Io', `${op}: ${what}: ${(err as Error)?.message ?? String(err)}`);
-  (e as { cause?: unknown }).cause = err;
-  return e;
-}
-
-/** The code of a Node system error ('ENOENT', ...), or undefined. */
-function codeOf(err: unknown): string | undefined {
-  const c = (err as { code?: unknown } | null)?.code;
-  return typeof c === 'string' ? c : undefined;
-}
-
-/**
- * Creates `dir` and its missing ancestors one level at a time (not fs.mkdir's recursive
- * mode, which never settles on /proc paths): each existing ancestor must be a directory;
- * paths under /proc and /sys (kernel file systems, no checkpoints there) are refused.
- * @throws KilnError `Io` naming the path that is not a directory or could not be created.
- */
-async function makeDirectories(fs: NodeFs, path: NodePath, dir: string, op: string): Promise<void> {
-  const abs = path.resolve(dir);
-  if (/^\/(proc|sys)(\/|$)/.test(abs)) {
-    throw fail('Io', `${op}: cannot create the directory ${JSON.stringify(abs)}: it is under /${abs.split('/')[1]}, a kernel file system (choose a directory of an ordinary file system)`);
-  }
-  const chain: string[] = [];
-  for (let d = abs; ; d = path.dirname(d)) {
-    chain.unshift(d);
-    if (path.dirname(d) === d) break;
-  }
-  for (const d of chain) {
-    let stats: NodeStats | null = null;
-    try {
-      stats = await fs.stat(d);
-    } catch (err) {
-      if (codeOf(err) !== 'ENOENT') throw ioError(op, `cannot create the directory ${JSON.stringify(abs)} (${JSON.stringify(d)} cannot be read)`, err);
-    }
-    if (stats !== null) {
-      if (!stats.isDirectory()) throw fail('Io', `${op}: cannot create the directory ${JSON.stringify(abs)}: ${JSON.stringify(d)} exists and is not a directory`);
-      continue;
-    }
-    try {
-      await fs.mkdir(d);
-    } catch (err) {
-      // Made meanwhile by someone else: fine if it is a directory.
-      const made = codeOf(err) === 'EEXIST' ? await fs.stat(d).then((st) => st.isDirectory(), () => false) : false;
-      if (!made) throw ioError(op, `cannot create the directory ${JSON.stringify(d)}`, err);
-    }
-  }
-}
-
 /**
  * A store over the files of `directory` (Node). Every file-system error is a KilnError `Io`
- * naming op and the path, with the system error as `cause`.
+ * naming op and the path, with the system error as `cause`. The file code is
+ * directory_store.ts, imported here (made at once, as the store was; awaited by save and load).
  */
 export function directoryStore(directory: string, op = 'Learner.fit: checkpointer'): CheckpointStore {
-  const modules = Promise.all([nodeImport<NodeFs>('node:fs/promises'), nodeImport<NodePath>('node:path')]);
-  const path = (name: string) => `${directory.replace(/\/+$/, '')}/${name}`;
+  const store = import('./directory_store.js').then((m) => m.directoryStore(directory, op));
   return {
     async save(name, data) {
-      const [f, p] = await modules;
-      const target = path(name);
-      await makeDirectories(f, p, target.slice(0, target.lastIndexOf('/')), op);
-      const tmp = `${target}.tmp-${Date.now()}-${Math.floor(Math.random() * 1e9)}`;
-      try {
-        await f.writeFile(tmp, data);
-      } catch (err) {
-        await f.unlink(tmp).catch(() => {});
-        throw ioError(op, `cannot write ${JSON.stringify(target)}`, err);
-      }
-      try {
-        await f.rename(tmp, target);
-      } catch (err) {
-        await f.unlink(tmp).catch(() => {});
-        throw ioError(op, `cannot write ${JSON.stringify(target)} (renaming the temporary file into place)`, err);
-      }
+      return (await store).save(name, data);
     },
     async load(name) {
-      const [f] = await modules;
-      const file = path(name);
-      try {
-        const bytes = await f.readFile(file);
-        return name.endsWith('.json') ? new TextDecoder().decode(bytes) : new Uint8Array(bytes);
-      } catch (err) {
-        if (codeOf(err) === 'ENOENT') return undefined;
-        throw ioError(op, `cannot read ${JSON.stringify(file)}`, err);
-      }
+      return (await store).load(name);
     },
   };
 }
@@ -223,71 +126,5 @@ export class EarlyStopping {
   loadState(s: Options): void {
     this.best = s.best === null || s.best === undefined ? NaN : s.best;
     this.bad = s.bad ?? 0;
-  }
-}
-
-// ---------------------------------------------------------------- progress bar
-
-/** A terminal progress bar of one epoch (Node). */
-export interface ProgressBar {
-  start(total: number, epoch: number, epochs: number): void;
-  update(done: number, payload: { loss: number; itemsPerSecond: number }): void;
-  stop(): void;
-}
-
-interface CliProgressModule {
-  SingleBar: new (opts: Record<string, unknown>, preset?: unknown) => {
-    start(total: number, value: number, payload?: Record<string, unknown>): void;
-    update(value: number, payload?: Record<string, unknown>): void;
-    setTotal(total: number): void;
-    stop(): void;
-  };
-  Presets: { shades_classic: unknown };
-}
-
-/**
- * The Node progress bar: cli-progress (a dependency of kiln-dl) showing batches, items/s,
- * ETA and the running loss; a minimal one-line renderer if that package cannot be loaded.
- * Written to stderr, so stdout stays the program's.
- */
-export async function nodeProgressBar(): Promise<ProgressBar> {
-  const stream = (globalThis as unknown as { process: { stderr: { write(s: string): void; isTTY?: boolean } } }).process.stderr;
-  try {
-    const mod = await nodeImport<CliProgressModule & { default?: CliProgressModule }>('cli-progress');
-    const cli = (mod.SingleBar ? mod : mod.default) as CliProgressModule;
-    const bar = new cli.SingleBar({
-      format: 'epoch {epoch}/{epochs} |{bar}| {value}/{total} batches | {ips} items/s | ETA {eta_formatted} | loss {loss}',
-      stream, hideCursor: true, clearOnComplete: false, etaBuffer: 20, noTTYOutput: true, notTTYSchedule: 1000,
-    }, cli.Presets.shades_classic);
-    return {
-      start(total, epoch, epochs) {
-        bar.start(total, 0, { epoch, epochs, ips: '-', loss: '-' });
-      },
-      update(done, p) {
-        bar.update(done, { ips: p.itemsPerSecond.toFixed(0), loss: p.loss.toFixed(4) });
-      },
-      stop() {
-        bar.stop();
-      },
-    };
-  } catch {
-    let total = 0;
-    let epochText = '';
-    let start = 0;
-    return {
-      start(t, epoch, epochs) {
-        total = t;
-        epochText = `epoch ${epoch}/${epochs}`;
-        start = Date.now();
-      },
-      update(done, p) {
-        const elapsed = (Date.now() - start) / 1000;
-        const eta = done > 0 && total > 0 ? ((total - done) * elapsed) / done : NaN;
-        stream.write(`\r${epochText} ${done}/${total || '?'} batches | ${p.itemsPerSecond.toFixed(0)} items/s | ETA ${Number.isFinite(eta) ? `${eta.toFixed(0)}s` : '-'} | loss ${p.loss.toFixed(4)}`);
-      },
-      stop() {
-        stream.write('\n');
-      },
-    };
   }
 }
