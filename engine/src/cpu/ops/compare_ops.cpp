@@ -29,7 +29,7 @@ void run_compare(CompareOp op, const kernels::Plan<2>& plan, const T* lhs, const
     switch (op) {
 #define KILN_COMPARE_OP(Name, ...)                                     \
   case CompareOp::Name:                                                \
-    cpu::dispatch(kernels::Compare<CompareOp::Name, T>{}, p, a, b, o); \
+    cpu::dispatch_apart(kernels::Compare<CompareOp::Name, T>{}, p, a, b, o); \
     return;
 #include "kiln/backend/ops.def"
     }
