@@ -100,8 +100,9 @@ CpuTensor where(CpuTensor x, const CpuTensor& mask, const void* value, const Sha
     using T = decltype(tag);
     cpu::parallel_plan(plan, [&](const kernels::Plan<3>& p, const std::int64_t* off,
                                  std::int64_t out_off) {
-      cpu::dispatch(kernels::Where<T>{}, p, static_cast<const T*>(xs) + off[0], m + off[1],
-                    static_cast<const T*>(value) + off[2], static_cast<T*>(o) + out_off);
+      cpu::dispatch_apart(kernels::Where<T>{}, p, static_cast<const T*>(xs) + off[0],
+                          m + off[1], static_cast<const T*>(value) + off[2],
+                          static_cast<T*>(o) + out_off);
     });
   };
   switch (dtype) {
