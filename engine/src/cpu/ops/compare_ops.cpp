@@ -27,8 +27,8 @@ void run_compare(CompareOp op, const kernels::Plan<2>& plan, const T* lhs, const
     const T* b = rhs + off[1];
     std::uint8_t* o = out + out_off;
     switch (op) {
-#define KILN_COMPARE_OP(Name, ...)                                     \
-  case CompareOp::Name:                                                \
+#define KILN_COMPARE_OP(Name, ...)                                           \
+  case CompareOp::Name:                                                      \
     cpu::dispatch_apart(kernels::Compare<CompareOp::Name, T>{}, p, a, b, o); \
     return;
 #include "kiln/backend/ops.def"
