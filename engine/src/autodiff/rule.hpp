@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/apart.hpp"
 #include "kiln/autodiff/autodiff.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/tensor/check.hpp"
@@ -69,8 +70,8 @@ AutodiffTensor<B> record_step(typename B::FloatTensor out,
 /// `make_step(out)` is called after it, for steps built from the validated output (forward
 /// then must not consume inputs the step reads).
 template <Backend B, class Forward, class MakeStep>
-AutodiffTensor<B> apply(std::initializer_list<const AutodiffTensor<B>*> inputs,
-                        Forward&& forward, MakeStep&& make_step) {
+AutodiffTensor<B> apply_body(std::initializer_list<const AutodiffTensor<B>*> inputs,
+                             Forward&& forward, MakeStep&& make_step) {
   using P = typename B::FloatTensor;
   bool tracked = false;
   for (const auto* t : inputs) tracked = tracked || t->node != nullptr;
@@ -87,6 +88,17 @@ AutodiffTensor<B> apply(std::initializer_list<const AutodiffTensor<B>*> inputs,
     P out = forward();
     return record_step<B>(std::move(out), std::move(parents), std::move(step));
   }
+}
+
+/// apply_body (above), called out of line in WebAssembly (core/apart.hpp): each rule is a
+/// function of its own, so that a switch over ops (`unary`, `binary`, `binary_scalar` of
+/// unary.cpp and binary.cpp) is a list of calls and wasm-split can leave the rules a page
+/// never runs out of the primary module; inlined, they all stayed with the one op that runs.
+template <Backend B, class Forward, class MakeStep>
+AutodiffTensor<B> apply(std::initializer_list<const AutodiffTensor<B>*> inputs,
+                        Forward&& forward, MakeStep&& make_step) {
+  return kiln::detail::call_apart<&apply_body<B, Forward, MakeStep>>(
+      inputs, std::forward<Forward>(forward), std::forward<MakeStep>(make_step));
 }
 
 /// Shorthands over the inner backend's float ops for the hand-written backward formulas.

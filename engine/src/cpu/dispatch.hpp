@@ -16,6 +16,9 @@
 #include "cpu/wasm_simd_fix.hpp"  // WASM: vector float->int conversions, before xsimd
 #include <xsimd/xsimd.hpp>
 
+#include <utility>
+
+#include "core/apart.hpp"
 #include "cpu/simd_compat.hpp"
 
 namespace kiln::cpu {
@@ -48,6 +51,22 @@ inline decltype(auto) dispatch(Kernel kernel, Args&&... args) {
   if (Avx2::version() <= best) return kernel(Avx2{}, std::forward<Args>(args)...);
   return kernel(Sse2{}, std::forward<Args>(args)...);
 #endif
+}
+
+/// `dispatch(Kernel{}, args...)`, the function dispatch_apart calls.
+template <class Kernel, class... Args>
+decltype(auto) dispatch_body(Args&&... args) {
+  return dispatch(Kernel{}, std::forward<Args>(args)...);
+}
+
+/// `dispatch(kernel, args...)` kept out of line in WebAssembly: one function per kernel type
+/// (and argument types), called, never inlined into its caller (core/apart.hpp). For the
+/// switches that run one of many kernels by a run-time op (a row of kiln/backend/ops.def, a
+/// reduction): each case is then a call to a function of its own, which wasm-split can leave
+/// out of the primary module when the page never runs it. Kernel is a stateless functor.
+template <class Kernel, class... Args>
+inline decltype(auto) dispatch_apart(Kernel, Args&&... args) {
+  return kiln::detail::call_apart<&dispatch_body<Kernel, Args...>>(std::forward<Args>(args)...);
 }
 
 /// Name of the arch `dispatch` picks ("avx512f", "fma3+avx2", "sse2", "sse4.1" in WASM).

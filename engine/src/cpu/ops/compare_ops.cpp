@@ -27,9 +27,9 @@ void run_compare(CompareOp op, const kernels::Plan<2>& plan, const T* lhs, const
     const T* b = rhs + off[1];
     std::uint8_t* o = out + out_off;
     switch (op) {
-#define KILN_COMPARE_OP(Name, ...)                                     \
-  case CompareOp::Name:                                                \
-    cpu::dispatch(kernels::Compare<CompareOp::Name, T>{}, p, a, b, o); \
+#define KILN_COMPARE_OP(Name, ...)                                           \
+  case CompareOp::Name:                                                      \
+    cpu::dispatch_apart(kernels::Compare<CompareOp::Name, T>{}, p, a, b, o); \
     return;
 #include "kiln/backend/ops.def"
     }
@@ -100,8 +100,9 @@ CpuTensor where(CpuTensor x, const CpuTensor& mask, const void* value, const Sha
     using T = decltype(tag);
     cpu::parallel_plan(plan, [&](const kernels::Plan<3>& p, const std::int64_t* off,
                                  std::int64_t out_off) {
-      cpu::dispatch(kernels::Where<T>{}, p, static_cast<const T*>(xs) + off[0], m + off[1],
-                    static_cast<const T*>(value) + off[2], static_cast<T*>(o) + out_off);
+      cpu::dispatch_apart(kernels::Where<T>{}, p, static_cast<const T*>(xs) + off[0],
+                          m + off[1], static_cast<const T*>(value) + off[2],
+                          static_cast<T*>(o) + out_off);
     });
   };
   switch (dtype) {

@@ -30,7 +30,7 @@ void run_binary(BinaryOp op, const kernels::Plan<2>& plan, const T* lhs, const T
     T* o = out + out_off;
     switch (op) {
 #define KILN_BINARY_OP(Name, ...) \
-  case BinaryOp::Name: cpu::dispatch(K<BinaryOp::Name>{}, p, a, b, o); return;
+  case BinaryOp::Name: cpu::dispatch_apart(K<BinaryOp::Name>{}, p, a, b, o); return;
 #include "kiln/backend/ops.def"
     }
   });
@@ -70,7 +70,7 @@ void run_unary_f32(UnaryOp op, const float* x, float* out, std::size_t n) {
     const auto len = static_cast<std::size_t>(end - begin);
     switch (op) {
 #define KILN_UNARY_OP(Name, ...) \
-  case UnaryOp::Name: cpu::dispatch(kernels::UnaryF32<UnaryOp::Name>{}, xs, o, len); return;
+  case UnaryOp::Name: cpu::dispatch_apart(kernels::UnaryF32<UnaryOp::Name>{}, xs, o, len); return;
 #include "kiln/backend/ops.def"
     }
   });
@@ -81,7 +81,7 @@ void run_unary_i32(UnaryOp op, const std::int32_t* x, std::int32_t* out, std::si
   switch (op) {
 #define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, ...) KILN_UNARY_I32_CASE_##KINDS(Name)
 #define KILN_UNARY_I32_CASE_NUMERIC(Name) \
-  case UnaryOp::Name: cpu::dispatch(kernels::UnaryI32<UnaryOp::Name>{}, x, out, n); return;
+  case UnaryOp::Name: cpu::dispatch_apart(kernels::UnaryI32<UnaryOp::Name>{}, x, out, n); return;
 #define KILN_UNARY_I32_CASE_FLOAT(Name)
 #include "kiln/backend/ops.def"
 #undef KILN_UNARY_I32_CASE_NUMERIC
@@ -143,7 +143,7 @@ CpuTensor CpuOps::binary_scalar(BinaryOp op, CpuTensor lhs, double scalar, bool 
       CpuTensor out = same_shape_output(lhs);
       const auto* xf = static_cast<const float*>(x);
       const auto square = cpu::ops::make_plan<2>(out.shape(), {&out.shape(), &out.shape()});
-      cpu::dispatch(kernels::BinaryF32<BinaryOp::Mul>{}, square, xf, xf, out.data<float>());
+      cpu::dispatch_apart(kernels::BinaryF32<BinaryOp::Mul>{}, square, xf, xf, out.data<float>());
       return out;
     }
     CpuTensor out = same_shape_output(lhs);

@@ -129,23 +129,23 @@ CpuTensor run_reduce(ReduceOp op, const CpuTensor& x, const Layout& l, const Sha
     switch (x.dtype()) {
       case DType::F32:
         if (all) {
-          cpu::dispatch(k::AllF32{}, x.data<float>(), l.outer, l.n, l.inner, dst);
+          cpu::dispatch_apart(k::AllF32{}, x.data<float>(), l.outer, l.n, l.inner, dst);
         } else {
-          cpu::dispatch(k::AnyF32{}, x.data<float>(), l.outer, l.n, l.inner, dst);
+          cpu::dispatch_apart(k::AnyF32{}, x.data<float>(), l.outer, l.n, l.inner, dst);
         }
         break;
       case DType::I32:
         if (all) {
-          cpu::dispatch(k::AllI32{}, x.data<std::int32_t>(), l.outer, l.n, l.inner, dst);
+          cpu::dispatch_apart(k::AllI32{}, x.data<std::int32_t>(), l.outer, l.n, l.inner, dst);
         } else {
-          cpu::dispatch(k::AnyI32{}, x.data<std::int32_t>(), l.outer, l.n, l.inner, dst);
+          cpu::dispatch_apart(k::AnyI32{}, x.data<std::int32_t>(), l.outer, l.n, l.inner, dst);
         }
         break;
       case DType::Bool:
         if (all) {
-          cpu::dispatch(k::AllBool{}, x.data<std::uint8_t>(), l.outer, l.n, l.inner, dst);
+          cpu::dispatch_apart(k::AllBool{}, x.data<std::uint8_t>(), l.outer, l.n, l.inner, dst);
         } else {
-          cpu::dispatch(k::AnyBool{}, x.data<std::uint8_t>(), l.outer, l.n, l.inner, dst);
+          cpu::dispatch_apart(k::AnyBool{}, x.data<std::uint8_t>(), l.outer, l.n, l.inner, dst);
         }
         break;
     }
@@ -168,16 +168,16 @@ CpuTensor run_reduce(ReduceOp op, const CpuTensor& x, const Layout& l, const Sha
     float* dst = out.data<float>();
     switch (op) {
       case ReduceOp::Sum:
-        cpu::dispatch(k::SumF32{}, src, l.outer, l.n, l.inner, 1.0, dst);
+        cpu::dispatch_apart(k::SumF32{}, src, l.outer, l.n, l.inner, 1.0, dst);
         break;
       case ReduceOp::Mean:  // n = 0: 0 / 0 = nan
-        cpu::dispatch(k::SumF32{}, src, l.outer, l.n, l.inner, static_cast<double>(l.n), dst);
+        cpu::dispatch_apart(k::SumF32{}, src, l.outer, l.n, l.inner, static_cast<double>(l.n), dst);
         break;
       case ReduceOp::Prod:
-        cpu::dispatch(k::ProdF32{}, src, l.outer, l.n, l.inner, 1.0, dst);
+        cpu::dispatch_apart(k::ProdF32{}, src, l.outer, l.n, l.inner, 1.0, dst);
         break;
-      case ReduceOp::Max: cpu::dispatch(k::MaxF32{}, src, l.outer, l.n, l.inner, dst); break;
-      case ReduceOp::Min: cpu::dispatch(k::MinF32{}, src, l.outer, l.n, l.inner, dst); break;
+      case ReduceOp::Max: cpu::dispatch_apart(k::MaxF32{}, src, l.outer, l.n, l.inner, dst); break;
+      case ReduceOp::Min: cpu::dispatch_apart(k::MinF32{}, src, l.outer, l.n, l.inner, dst); break;
       default: break;
     }
     return out;
@@ -187,17 +187,17 @@ CpuTensor run_reduce(ReduceOp op, const CpuTensor& x, const Layout& l, const Sha
   if (op == ReduceOp::Max || op == ReduceOp::Min) {
     std::int32_t* dst = out.data<std::int32_t>();
     if (op == ReduceOp::Max) {
-      cpu::dispatch(k::MaxI32{}, src, l.outer, l.n, l.inner, dst);
+      cpu::dispatch_apart(k::MaxI32{}, src, l.outer, l.n, l.inner, dst);
     } else {
-      cpu::dispatch(k::MinI32{}, src, l.outer, l.n, l.inner, dst);
+      cpu::dispatch_apart(k::MinI32{}, src, l.outer, l.n, l.inner, dst);
     }
     return out;
   }
   std::vector<std::int64_t> wide(l.results());
   if (op == ReduceOp::Prod) {
-    cpu::dispatch(k::ProdI32{}, src, l.outer, l.n, l.inner, wide.data());
+    cpu::dispatch_apart(k::ProdI32{}, src, l.outer, l.n, l.inner, wide.data());
   } else {
-    cpu::dispatch(k::SumI32{}, src, l.outer, l.n, l.inner, wide.data());
+    cpu::dispatch_apart(k::SumI32{}, src, l.outer, l.n, l.inner, wide.data());
   }
   if (op == ReduceOp::Mean) {
     for (auto& v : wide) v = floor_div(v, static_cast<std::int64_t>(l.n));
@@ -220,17 +220,19 @@ std::pair<CpuTensor, CpuTensor> arg_extremum(const CpuTensor& x, std::int64_t di
   std::int32_t* idx = indices.data<std::int32_t>();
   if (x.dtype() == DType::F32) {
     if (is_max) {
-      cpu::dispatch(k::ArgMaxF32{}, x.data<float>(), l.outer, l.n, l.inner, values.data<float>(), idx);
+      cpu::dispatch_apart(k::ArgMaxF32{}, x.data<float>(), l.outer, l.n, l.inner,
+                          values.data<float>(), idx);
     } else {
-      cpu::dispatch(k::ArgMinF32{}, x.data<float>(), l.outer, l.n, l.inner, values.data<float>(), idx);
+      cpu::dispatch_apart(k::ArgMinF32{}, x.data<float>(), l.outer, l.n, l.inner,
+                          values.data<float>(), idx);
     }
   } else {
     const std::int32_t* src = x.data<std::int32_t>();
     std::int32_t* v = values.data<std::int32_t>();
     if (is_max) {
-      cpu::dispatch(k::ArgMaxI32{}, src, l.outer, l.n, l.inner, v, idx);
+      cpu::dispatch_apart(k::ArgMaxI32{}, src, l.outer, l.n, l.inner, v, idx);
     } else {
-      cpu::dispatch(k::ArgMinI32{}, src, l.outer, l.n, l.inner, v, idx);
+      cpu::dispatch_apart(k::ArgMinI32{}, src, l.outer, l.n, l.inner, v, idx);
     }
   }
   return {values, indices};

@@ -23,9 +23,10 @@ CpuTensor softmax_impl(const char* name, CpuTensor x, std::int64_t dim, bool log
   CpuTensor out = x.is_unique() ? std::move(x) : CpuTensor(shape, DType::F32);
   if (out.num_elements() == 0) return out;
   if (inner == 1) {
-    cpu::dispatch(cpu::kernels::SoftmaxLastDimF32{}, in, out.data<float>(), outer, n, log);
+    cpu::dispatch_apart(cpu::kernels::SoftmaxLastDimF32{}, in, out.data<float>(), outer, n, log);
   } else {
-    cpu::dispatch(cpu::kernels::SoftmaxStridedF32{}, in, out.data<float>(), outer, n, inner, log);
+    cpu::dispatch_apart(cpu::kernels::SoftmaxStridedF32{}, in, out.data<float>(), outer, n, inner,
+                        log);
   }
   return out;
 }
