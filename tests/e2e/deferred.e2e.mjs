@@ -32,7 +32,7 @@ for (const f of ['index.js', 'kiln-core.mjs', 'kiln-core.wasm', 'kiln-core.defer
     process.exit(1);
   }
 }
-const { launchBrowser, startStaticServer } = await import('./support.mjs');
+const { checker, launchBrowser, startStaticServer } = await import('./support.mjs');
 
 // What both the page and the worker run (the worker imports the package by path: import maps
 // do not reach workers).
@@ -101,11 +101,7 @@ try {
 const server = await startStaticServer({ '/': ['text/html', PAGE], '/checks.mjs': ['text/javascript', CHECKS], '/worker.mjs': ['text/javascript', WORKER] }, ['/dist/']);
 const { url } = server;
 
-let failures = 0;
-function check(ok, what) {
-  log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
-  if (!ok) failures++;
-}
+const { check, fail, finish } = checker(log);
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 const browser = await launchBrowser();
@@ -152,11 +148,9 @@ try {
   check(m.error?.name === 'KilnError' && m.error.code === 'Io' && m.error.message.includes(deferredFile) && same(m.sum, [4, 6]) && m.state === 'pending',
         `unreachable deferred module: ${m.error?.code} "${m.error?.message?.slice(0, 90)}..."; then add = ${JSON.stringify(m.sum)}, deferred ${m.state}`);
 } catch (e) {
-  log(`FAIL: ${e.stack ?? e}`);
-  failures++;
+  fail(e);
 } finally {
   await browser.close();
   server.close();
 }
-log(failures ? `${failures} check(s) failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+finish();

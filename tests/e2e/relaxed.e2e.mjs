@@ -30,7 +30,7 @@ for (const f of ['index.js', 'kiln.mjs', 'kiln.wasm', 'kiln-relaxed.wasm', 'kiln
     process.exit(1);
   }
 }
-const { launchBrowser, startStaticServer } = await import('./support.mjs');
+const { checker, launchBrowser, startStaticServer } = await import('./support.mjs');
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <title>kiln relaxed e2e</title>
@@ -47,11 +47,7 @@ window.ready = true;
 const server = await startStaticServer({ '/': ['text/html', PAGE] }, ['/dist/', '/tests/js/support/relaxed_checks.mjs']);
 const { url } = server;
 
-let failures = 0;
-function check(ok, what) {
-  log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
-  if (!ok) failures++;
-}
+const { check, fail, finish } = checker(log);
 
 const browser = await launchBrowser();
 try {
@@ -97,11 +93,9 @@ try {
     check(differ > 0, `the fused FMA changed ${differ} results' last bits (the relaxed kernels ran)`);
   }
 } catch (e) {
-  log(`FAIL: ${e.stack ?? e}`);
-  failures++;
+  fail(e);
 } finally {
   await browser.close();
   server.close();
 }
-log(failures ? `${failures} check(s) failed` : 'all checks passed');
-process.exit(failures ? 1 : 0);
+finish();

@@ -126,3 +126,26 @@ export async function startStaticServer(texts, prefixes = ['/dist/']) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() };
 }
+
+/**
+ * The pass/fail bookkeeping of a checks script: `check(ok, what)` logs "ok: what" or
+ * "FAIL: what"; `fail(error)` logs an unexpected exception as a failure; `finish()` logs the
+ * summary and exits with status 1 if anything failed, else 0.
+ */
+export function checker(log) {
+  let failures = 0;
+  return {
+    check(ok, what) {
+      log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
+      if (!ok) failures++;
+    },
+    fail(error) {
+      log(`FAIL: ${error?.stack ?? error}`);
+      failures++;
+    },
+    finish() {
+      log(failures ? `${failures} check(s) failed` : 'all checks passed');
+      process.exit(failures ? 1 : 0);
+    },
+  };
+}
