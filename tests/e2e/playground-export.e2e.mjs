@@ -260,7 +260,11 @@ test('phone', async () => {
   await shot(page, 'export-phone-dialog', false);
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => !document.getElementById('export-dialog').open);
-  check((await page.evaluate(() => document.activeElement?.id)) === 'export-btn', 'closing the dialog does not return the focus to Export');
+  // The dialog's `close` event (which returns the focus) is dispatched in a task after `open`
+  // turns false: wait for the focus, up to 2 s, instead of reading it at once.
+  const focused = await page.waitForFunction(() => document.activeElement?.id === 'export-btn', null, { timeout: 2000 })
+    .then(() => true, () => false);
+  check(focused, 'closing the dialog does not return the focus to Export');
   await page.close();
   return `dialog ${Math.round(dialogWidth)} px wide; Escape closes it`;
 });
