@@ -5,10 +5,8 @@
 # or build/ changes. One link is ~5-10 minutes of one core (wasm-opt -O3).
 #   bash scripts/glue_size.sh [em++ flags...]
 #   bash scripts/glue_size.sh -sTEXTDECODER=2
-#   EM_CLOSURE_COMPILER=/path/to/closure.sh bash scripts/glue_size.sh --closure=1
-# Closure needs a closure compiler emcc 3.1.6 accepts: the npm package
-# google-closure-compiler-java@20220104 and a JRE, e.g. a closure.sh containing
-#   exec java -jar <dir>/node_modules/google-closure-compiler-java/compiler.jar "$@"
+# The single-thread links already run Closure Compiler (CMakeLists.txt: `--closure 1`, with
+# node_modules/.bin/google-closure-compiler, a devDependency, as EM_CLOSURE_COMPILER).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD

@@ -51,7 +51,10 @@ async function kilnEngine(p) {
   // relaxed: '1' / '0' pins the single-threaded relaxed-SIMD / SIMD128 build (main.js).
   // The full engine: CNN layers and the threaded build are the full engine's.
   const single = p.relaxed === undefined ? { threads: false } : { threads: false, relaxedSimd: p.relaxed === '1' };
-  const kiln = await init({ engine: 'full', ...(p.threads > 1 ? { threads: true, numThreads: p.threads } : single) });
+  // mt: '1' runs the threaded build with p.threads threads, even 1: the like-for-like baseline
+  // of its 2-thread rows (the same kiln-mt.wasm, only the thread count differs).
+  const threaded = p.threads > 1 || p.mt === '1';
+  const kiln = await init({ engine: 'full', ...(threaded ? { threads: true, numThreads: Number(p.threads) } : single) });
   const model = kiln.nn.sequential(SPECS[p.model], { seed: 0 });
   const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy', seed: 0 });
   return {
