@@ -229,7 +229,10 @@ test('chart-points', async () => {
 test('mnist-live', async () => {
   // MNIST while training: the rate and a dense layer's dropout change, it trains on (the
   // engine reports the new rate), the step count keeps growing.
-  const page = await open('#data=mnist&train=1000&mtest=1000&layers=d64-relu&epochs=100&batch=32&lr=0.001', 'mnist-live');
+  // 10,000 epochs (313k steps): the run must still be training when Pause is pressed. With 100
+  // (3,200 steps) a fast run finished during the changes below (~2,300-3,000 steps in) and Pause
+  // was disabled ('done').
+  const page = await open('#data=mnist&train=1000&mtest=1000&layers=d64-relu&epochs=10000&batch=32&lr=0.001', 'mnist-live');
   await waitStatus(page, ['idle'], 90_000);
   await page.click('#train-btn');
   await stepOver(page, 40);
