@@ -32,7 +32,7 @@ for (const f of ['index.js', 'kiln-core.mjs', 'kiln-core.wasm', 'kiln-core.defer
     process.exit(1);
   }
 }
-const { checker, launchBrowser, startStaticServer } = await import('./support.mjs');
+const { checker, launchBrowser, openWasmPage, startStaticServer } = await import('./support.mjs');
 
 // What both the page and the worker run (the worker imports the package by path: import maps
 // do not reach workers).
@@ -106,12 +106,7 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 const browser = await launchBrowser();
 try {
-  const page = await browser.context.newPage();
-  const wasm = [];
-  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(r.url().split('/').pop()); });
-  page.on('pageerror', (e) => log(`page error: ${e.message}`));
-  await page.goto(url);
-  await page.waitForFunction(() => window.ready === true);
+  const { page, wasm } = await openWasmPage(browser, url, log);
 
   // 1. training stays in the primary module
   const t = await page.evaluate(() => window.trainPage());

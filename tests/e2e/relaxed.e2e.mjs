@@ -30,7 +30,7 @@ for (const f of ['index.js', 'kiln.mjs', 'kiln.wasm', 'kiln-relaxed.wasm', 'kiln
     process.exit(1);
   }
 }
-const { checker, launchBrowser, startStaticServer } = await import('./support.mjs');
+const { checker, launchBrowser, openWasmPage, startStaticServer } = await import('./support.mjs');
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
 <title>kiln relaxed e2e</title>
@@ -51,12 +51,7 @@ const { check, fail, finish } = checker(log);
 
 const browser = await launchBrowser();
 try {
-  const page = await browser.context.newPage();
-  const wasm = [];
-  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(r.url().split('/').pop()); });
-  page.on('pageerror', (e) => log(`page error: ${e.message}`));
-  await page.goto(url);
-  await page.waitForFunction(() => window.ready === true);
+  const { page, wasm } = await openWasmPage(browser, url, log);
 
   // The default engine is the core one (kiln-core*.wasm); the full one has its own pair.
   const auto = await page.evaluate(() => window.infoOf({ threads: false }));

@@ -128,6 +128,21 @@ export async function startStaticServer(texts, prefixes = ['/dist/']) {
 }
 
 /**
+ * Opens `url` in a new page of `browser` (launchBrowser), logs the page's uncaught errors with
+ * `log`, and waits until the page sets `window.ready = true`. Resolves to { page, wasm }: `wasm`
+ * collects the file name of every .wasm the page requests, in order (clear it between steps).
+ */
+export async function openWasmPage(browser, url, log) {
+  const page = await browser.context.newPage();
+  const wasm = [];
+  page.on('request', (r) => { if (r.url().endsWith('.wasm')) wasm.push(r.url().split('/').pop()); });
+  page.on('pageerror', (e) => log(`page error: ${e.message}`));
+  await page.goto(url);
+  await page.waitForFunction(() => window.ready === true);
+  return { page, wasm };
+}
+
+/**
  * The pass/fail bookkeeping of a checks script: `check(ok, what)` logs "ok: what" or
  * "FAIL: what"; `fail(error)` logs an unexpected exception as a failure; `finish()` logs the
  * summary and exits with status 1 if anything failed, else 0.
