@@ -1,5 +1,5 @@
 // The packed package installs and runs outside this repository, as a user would get it:
-// `npm pack` -> a scratch project -> `npm install <tarball>` -> the XOR example from
+// `npm pack` -> a scratch project that depends on the tarball -> `npm ci` -> the XOR example from
 // examples/js/ run with node there (it exits non-zero unless it predicts 0 1 1 0).
 // The scratch project installs offline with `npm ci` from a lockfile made of this repository's
 // own entries for the package's dependencies (their tarballs are in npm's cache after
