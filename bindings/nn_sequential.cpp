@@ -10,6 +10,7 @@
 
 #include "kiln/nn/embedding.hpp"
 #include "kiln/record/recorder.hpp"
+#include "config_js.hpp"
 #include "module_params.hpp"
 #include "train_common.hpp"
 
@@ -106,10 +107,16 @@ ModelState& state_of(const JsModel& m) {
   return *m.state;
 }
 
-/// new RawModel from the C++ spec JSON; seed < 0: the generator as it is.
-JsModel model_create(const std::string& spec_json, double seed, bool single) {
+/// new RawModel from the C++ spec ({"layers": [...]}, SequentialConfig's JSON) as a JS value
+/// (config_js.hpp); seed < 0: the generator as it is.
+JsModel model_create(const val& spec, double seed, bool single) {
   return guarded([&] {
-    auto config = kiln::nn::SequentialConfig::from_json_string(spec_json);
+    // The limits SequentialConfig::from_json_string reads text with (no array longer than
+    // max_layers, refused while the value is read).
+    kiln::config::ParseLimits limits;
+    limits.max_array_size = kiln::nn::SequentialConfig::max_layers;
+    limits.array_limit_name = "SequentialConfig::max_layers";
+    auto config = kiln::nn::SequentialConfig::from_value(config_from_js(spec, "JSON string", limits));
     if (single && config.layers.size() != 1) {
       throw kiln::ConfigError("layer: expected exactly one layer");
     }

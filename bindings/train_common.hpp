@@ -57,8 +57,10 @@ struct Schedule {
   }
 };
 
-/// Parses a schedule JSON ({"kind": "cosine", "initial_lr": ..., ...}, snake_case; a plain
-/// number is a constant rate). Throws ConfigError naming the field (train_optim.cpp).
+/// A schedule from its JSON's tree ({"kind": "cosine", "initial_lr": ..., ...}, snake_case; a
+/// plain number is a constant rate). Throws ConfigError naming the field (train_optim.cpp).
+Schedule schedule_from_value(const kiln::config::Value& spec);
+/// schedule_from_value of JSON text (a saved state's); ConfigError also for malformed JSON.
 Schedule schedule_from_json(const std::string& json);
 
 struct OptimizerImpl;  // the engine's optimizer (variant of OptimizerAdaptor), train_optim.cpp
@@ -71,10 +73,10 @@ struct OptimizerState {
   std::string kind;        ///< "sgd", "adam", "adamW", "rmsProp"
   double last_lr = 0.0;    ///< the rate of the last step (NaN before the first)
   std::int64_t steps = 0;  ///< optimizer steps taken
-  /// The schedule's JSON (schedule_from_json), so that a saved state can replay it: the
-  /// schedule after `steps` steps is schedule_from_json(schedule_json) stepped `steps` times.
-  std::string schedule_json;
-  /// Steps already taken when `schedule` was made from schedule_json (set_lr, setSchedule).
+  /// The schedule's spec (schedule_from_value), so that a saved state can replay it: the
+  /// schedule after `steps` steps is schedule_from_value(schedule_spec) stepped `steps` times.
+  kiln::config::Value schedule_spec;
+  /// Steps already taken when `schedule` was made from schedule_spec (set_lr, setSchedule).
   std::int64_t schedule_start = 0;
 };
 

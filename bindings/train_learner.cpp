@@ -21,6 +21,7 @@
 #include "kiln/nn/loss/mse.hpp"
 #include "kiln/nn/loss/smooth_l1.hpp"
 #include "kiln/tensor/activation.hpp"
+#include "config_js.hpp"
 #include "module_params.hpp"
 #include "train_common.hpp"
 
@@ -94,8 +95,9 @@ void regression_loss_from_json(const Json& body, LossSpec& out, const char* name
   }
 }
 
-LossSpec loss_from_json(const std::string& text) {
-  const Json j = kiln::config::parse(text, "loss");
+/// A loss from its spec as a JS value ({"kind": "cross_entropy", ...}, config_js.hpp).
+LossSpec loss_from_js(const val& spec) {
+  const Json j = config_from_js(spec, "loss");
   const Json* kind_value = j.find("kind");
   if (!kind_value || !kind_value->is_string()) {
     throw kiln::ConfigError("loss: expected {\"kind\": \"cross_entropy\" | \"mse\", ...}");
@@ -165,8 +167,8 @@ LossSpec loss_from_json(const std::string& text) {
 }
 
 /// A Learner's loss: cross-entropy or mse, reduced to one value.
-LossSpec learner_loss_from_json(const std::string& text) {
-  LossSpec spec = loss_from_json(text);
+LossSpec learner_loss_from_js(const val& loss) {
+  LossSpec spec = loss_from_js(loss);
   if (spec.kind == LossSpec::Kind::BinaryCrossEntropy) {
     throw kiln::ConfigError("Learner: loss must be crossEntropy, mse, huber or smoothL1 "
                             "(binaryCrossEntropy is available as kiln.loss.binaryCrossEntropy().forward)");
@@ -397,14 +399,14 @@ std::pair<kiln::CpuTensor, HostTargets> gather(const JsDataset& data, std::size_
 }
 
 JsLearner learner_create(const JsModel& model, const JsOptimizer& optimizer,
-                         const std::string& loss_json, double seed, val input_shape) {
+                         const val& loss, double seed, val input_shape) {
   return guarded([&] {
     if (!model.state) throw kiln::StateError("Learner: the model was disposed");
     if (!optimizer.state) throw kiln::StateError("Learner: the optimizer was disposed");
     auto s = std::make_shared<LearnerState>();
     s->model = model.state;
     s->optimizer = optimizer.state;
-    s->loss = learner_loss_from_json(loss_json);
+    s->loss = learner_loss_from_js(loss);
     if (!(seed >= 0) || std::floor(seed) != seed || seed > 9007199254740991.0) {
       throw kiln::ValueError(kiln::str_cat("Learner: seed must be an integer >= 0, got ", seed));
     }
@@ -652,9 +654,9 @@ val learner_info(const JsLearner& l) {
 
 void learner_release(JsLearner& l) { l.state.reset(); }
 
-/// Parses a loss JSON (kiln.loss.* check their options at creation).
-void loss_validate(const std::string& loss_json) {
-  guarded([&] { (void)loss_from_json(loss_json); });
+/// Checks a loss spec (kiln.loss.* check their options at creation).
+void loss_validate(const val& loss) {
+  guarded([&] { (void)loss_from_js(loss); });
 }
 
 /// A typed float tensor of rank D from a JS tensor (detached inside kiln.noGrad(fn)).
@@ -666,9 +668,9 @@ kiln::Tensor<AD, D> loss_input(const JsTensor& t, const char* op) {
 
 /// kiln.loss.*(...).forward(logits, targets): the loss as a rank-0 [] tensor (graph kept), or the
 /// unreduced losses for reduction "none".
-JsTensor loss_forward(const std::string& loss_json, const JsTensor& logits, const JsTensor& targets) {
+JsTensor loss_forward(const val& loss, const JsTensor& logits, const JsTensor& targets) {
   return guarded([&] {
-    const LossSpec spec = loss_from_json(loss_json);
+    const LossSpec spec = loss_from_js(loss);
     if (spec.kind == LossSpec::Kind::CrossEntropy) {
       const char* op = "crossEntropy.forward";
       const auto loss = spec.ce.init<AD>();

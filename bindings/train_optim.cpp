@@ -2,7 +2,8 @@
 // engine's OptimizerAdaptor<Sgd | Adam | AdamW | RmsProp, Autodiff<Cpu>> with a scheduler,
 // the step of a Sequential with them (optimizer.step), and the Learner's guarded training
 // step (kiln::train::train_step), so that these templates are compiled in this TU only.
-// Configs arrive as the C++ configs' JSON (snake_case), made by bindings/js/train/ (TypeScript).
+// Configs arrive as JS values of the C++ configs' JSON (snake_case; config_js.hpp), made by
+// bindings/js/train/ (TypeScript); JSON text is parsed only for a saved state's schedule.
 #include <emscripten/bind.h>
 
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "kiln/optim/rmsprop.hpp"
 #include "kiln/optim/sgd.hpp"
 #include "kiln/train/checkpoint.hpp"
+#include "config_js.hpp"
 #include "train_common.hpp"
 #include "module_params.hpp"  // optimizer_step_list (module: JS modules, lists of tensors)
 
@@ -60,7 +62,10 @@ auto with_op(const char* op, F&& f) -> decltype(f()) {
 }  // namespace
 
 Schedule schedule_from_json(const std::string& text) {
-  const Json j = kiln::config::parse(text, "schedule");
+  return schedule_from_value(kiln::config::parse(text, "schedule"));
+}
+
+Schedule schedule_from_value(const Json& j) {
   Schedule out;
   if (j.is_number()) {
     const kiln::optim::ConstantLrSchedulerConfig c(j.get_double());
@@ -157,13 +162,12 @@ OptimizerState& state_of(const JsOptimizer& o) {
   return *o.state;
 }
 
-/// kind: "sgd" | "adam" | "adamW" | "rmsProp"; config: the C++ config's JSON; lr: a schedule
-/// JSON (schedule_from_json).
-JsOptimizer optimizer_create(const std::string& kind, const std::string& config_json,
-                             const std::string& lr_json) {
+/// kind: "sgd" | "adam" | "adamW" | "rmsProp"; config: the C++ config as a JS value (its
+/// JSON's tree, config_js.hpp); lr: a schedule (schedule_from_value) as a JS value.
+JsOptimizer optimizer_create(const std::string& kind, const val& config, const val& lr) {
   return guarded([&] {
     namespace o = kiln::optim;
-    const Json j = kiln::config::parse(config_json, "optimizer");
+    const Json j = config_from_js(config, "optimizer");
     const auto make = [](auto optim) {
       return std::make_shared<OptimizerImpl>(OptimizerImpl{std::move(optim)});
     };
@@ -181,13 +185,15 @@ JsOptimizer optimizer_create(const std::string& kind, const std::string& config_
     }
     auto state = std::make_shared<OptimizerState>();
     state->impl = std::move(impl);
+    Json lr_spec;
     try {
-      state->schedule = schedule_from_json(lr_json);
+      lr_spec = config_from_js(lr, "schedule");
+      state->schedule = schedule_from_value(lr_spec);
     } catch (const kiln::ConfigError& e) {
       throw kiln::ConfigError(kiln::str_cat("optim.", kind, ": lr: ", without_cpp_prefix(e.what())));
     }
     state->kind = kind;
-    state->schedule_json = lr_json;
+    state->schedule_spec = std::move(lr_spec);
     state->last_lr = std::numeric_limits<double>::quiet_NaN();
     return JsOptimizer{std::move(state)};
   });
@@ -213,12 +219,12 @@ double optimizer_steps(const JsOptimizer& o) {
 void optimizer_release(JsOptimizer& o) { o.state.reset(); }
 
 /// The first n rates of a schedule (kiln.optim.schedule.*(...).values(n)).
-val schedule_values(const std::string& lr_json, double n) {
+val schedule_values(const val& lr, double n) {
   return guarded([&] {
     if (!(n >= 0 && n <= 1e7) || std::floor(n) != n) {
       throw kiln::ValueError(kiln::str_cat("schedule.values: n must be an integer in [0, 1e7], got ", n));
     }
-    Schedule s = schedule_from_json(lr_json);
+    Schedule s = schedule_from_value(config_from_js(lr, "schedule"));
     val out = val::global("Float64Array").new_(static_cast<std::size_t>(n));
     try {
       for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) out.set(i, s.step());
@@ -234,12 +240,12 @@ val schedule_values(const std::string& lr_json, double n) {
 
 /// The momentum of each of the first n steps of a schedule (OneCycle's cycled momentum; nan
 /// for the other schedules).
-val schedule_momentums(const std::string& lr_json, double n) {
+val schedule_momentums(const val& lr, double n) {
   return guarded([&] {
     if (!(n >= 0 && n <= 1e7) || std::floor(n) != n) {
       throw kiln::ValueError(kiln::str_cat("schedule.momentumValues: n must be an integer in [0, 1e7], got ", n));
     }
-    Schedule s = schedule_from_json(lr_json);
+    Schedule s = schedule_from_value(config_from_js(lr, "schedule"));
     val out = val::global("Float64Array").new_(static_cast<std::size_t>(n));
     for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) {
       (void)s.step();
@@ -268,20 +274,18 @@ double constant_lr_of(const OptimizerState& o, const char* op) {
   return copy.step();
 }
 
-/// Replaces the optimizer's schedule by `lr_json` from the next step on.
-void set_schedule(OptimizerState& o, const std::string& lr_json) {
-  Schedule next = schedule_from_json(lr_json);
+/// Replaces the optimizer's schedule by `spec` (schedule_from_value) from the next step on.
+void set_schedule(OptimizerState& o, Json spec) {
+  Schedule next = schedule_from_value(spec);
   o.schedule = std::move(next);
-  o.schedule_json = lr_json;
+  o.schedule_spec = std::move(spec);
   o.schedule_start = o.steps;
 }
 
-std::string constant_json(double lr) {
-  return kiln::str_cat("{\"kind\":\"constant\",\"lr\":", kiln::config::Value(lr).dump(), "}");
-}
+Json constant_spec(double lr) { return Json::object({{"kind", "constant"}, {"lr", lr}}); }
 
-void optimizer_set_schedule(const JsOptimizer& o, const std::string& lr_json) {
-  guarded([&] { set_schedule(state_of(o), lr_json); });
+void optimizer_set_schedule(const JsOptimizer& o, const val& lr) {
+  guarded([&] { set_schedule(state_of(o), config_from_js(lr, "schedule")); });
 }
 
 std::string optimizer_schedule_kind(const JsOptimizer& o) {
@@ -299,10 +303,10 @@ JsPlateau& plateau_of(JsPlateau& p, const char* op) {
   return p;
 }
 
-/// config_json: ReduceLrOnPlateauConfig's JSON; with an optimizer, initial_lr is its rate.
-JsPlateau plateau_create(const std::string& config_json, const JsOptimizer* optimizer) {
+/// config: ReduceLrOnPlateauConfig as a JS value; with an optimizer, initial_lr is its rate.
+JsPlateau plateau_create(const val& config, const JsOptimizer* optimizer) {
   constexpr const char* op = "optim.ReduceLROnPlateau";
-  Json j = kiln::config::parse(config_json, op);
+  Json j = config_from_js(config, op);
   std::shared_ptr<OptimizerState> target;
   if (optimizer != nullptr) {
     target = optimizer->state;
@@ -314,11 +318,11 @@ JsPlateau plateau_create(const std::string& config_json, const JsOptimizer* opti
   return JsPlateau{std::move(plateau), std::move(target)};
 }
 
-JsPlateau plateau_create_alone(const std::string& config_json) {
-  return guarded([&] { return plateau_create(config_json, nullptr); });
+JsPlateau plateau_create_alone(const val& config) {
+  return guarded([&] { return plateau_create(config, nullptr); });
 }
-JsPlateau plateau_create_for(const std::string& config_json, const JsOptimizer& optimizer) {
-  return guarded([&] { return plateau_create(config_json, &optimizer); });
+JsPlateau plateau_create_for(const val& config, const JsOptimizer& optimizer) {
+  return guarded([&] { return plateau_create(config, &optimizer); });
 }
 
 /// step(metric): the new rate; set as the optimizer's (constant) rate when there is one.
@@ -328,7 +332,7 @@ double plateau_step(JsPlateau& p, double metric) {
     JsPlateau& s = plateau_of(p, op);
     if (s.optimizer) (void)constant_lr_of(*s.optimizer, op);  // checked before anything changes
     const double lr = s.plateau->step(metric);
-    if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_json(lr));
+    if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_spec(lr));
     return lr;
   });
 }
@@ -367,7 +371,7 @@ void plateau_load_state(JsPlateau& p, double lr, double best, double bad, double
     } catch (const kiln::ValueError& e) {
       throw kiln::ValueError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
     }
-    if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_json(lr));
+    if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_spec(lr));
   });
 }
 
@@ -438,7 +442,7 @@ val save_state_of(const OptimizerState& s, const M& module) {
   std::map<std::string, std::string> meta;
   meta["optimizer"] = s.kind;
   meta["steps"] = std::to_string(s.steps);
-  meta["schedule"] = s.schedule_json;
+  meta["schedule"] = s.schedule_spec.dump();
   meta["schedule_start"] = std::to_string(s.schedule_start);
   meta["last_lr"] = std::isnan(s.last_lr) ? "nan" : number_text(s.last_lr);
   const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, meta);
@@ -487,8 +491,10 @@ void load_state_into(OptimizerState& s, const M& module, val bytes) {
       throw kiln::FormatError(kiln::str_cat(op, ": schedule_start ", start, " > steps ", steps));
     }
     Schedule schedule;
+    Json schedule_spec;
     try {
-      schedule = schedule_from_json(meta["schedule"]);
+      schedule_spec = kiln::config::parse(meta["schedule"], "schedule");
+      schedule = schedule_from_value(schedule_spec);
       for (std::int64_t i = start; i < steps; ++i) (void)schedule.step();
     } catch (const kiln::Error& e) {
       throw kiln::FormatError(kiln::str_cat(op, ": the state's schedule: ", without_cpp_prefix(e.what())));
@@ -509,7 +515,7 @@ void load_state_into(OptimizerState& s, const M& module, val bytes) {
     }();
     s.impl->optim = std::move(next);
     s.schedule = std::move(schedule);
-    s.schedule_json = meta["schedule"];
+    s.schedule_spec = std::move(schedule_spec);
     s.schedule_start = start;
     s.steps = steps;
     s.last_lr = last_lr;

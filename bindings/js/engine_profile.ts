@@ -12,7 +12,7 @@
 import { KilnError } from './errors.js';
 import { FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
 import { snakeToCamel } from './nn.js';
-import type { RawModule } from './raw.js';
+import type { EngineValue, RawModule } from './raw.js';
 import type { EngineName } from './select.js';
 
 /** Marks a State error of a missing part, so that an enclosing public function renames it. */
@@ -57,14 +57,8 @@ export function installEngineGaps(raw: RawModule, engine: EngineName): void {
   const have = new Set(raw.layerTypes().map((t) => t.type));
   const full = new Set(FULL_ONLY_LAYER_TYPES);
   const modelCreate = raw.modelCreate;
-  raw.modelCreate = function (specJson: string, seed: number, single: boolean) {
-    let spec: unknown;
-    try {
-      spec = JSON.parse(specJson);
-    } catch {
-      spec = undefined; // the engine's own error
-    }
-    const layers = (spec as { layers?: unknown } | undefined)?.layers;
+  raw.modelCreate = function (spec: EngineValue, seed: number, single: boolean) {
+    const layers = (spec as { layers?: unknown } | null)?.layers;
     if (Array.isArray(layers)) {
       layers.forEach((l: unknown, i: number) => {
         const type = (l as { type?: unknown } | null)?.type;
@@ -73,7 +67,7 @@ export function installEngineGaps(raw: RawModule, engine: EngineName): void {
         }
       });
     }
-    return modelCreate.call(this, specJson, seed, single);
+    return modelCreate.call(this, spec, seed, single);
   };
 }
 

@@ -7,7 +7,7 @@ import { KilnError } from './errors.js';
 import { loadOptions, Module, saveDtype, SequentialModule, type LoadOptions, type ModuleLeaf, type SaveOptions } from './module_class.js';
 import type { RawModel, RawModule } from './raw.js';
 import { adoptHandle, liveHandle, releaseHandle } from './handle.js';
-import { checkIntArray, checkOptions, describe, engineJson, fail } from './tensor/checks.js';
+import { checkIntArray, checkOptions, describe, engineJson, engineValue, fail, type EngineValue } from './tensor/checks.js';
 import { bindClass, type Engine } from './tensor/engine.js';
 import type { Tensor } from './tensor/tensor.js';
 import type { LayerSpec, Nn, SequentialSpec } from './train_api.js';
@@ -97,7 +97,7 @@ function layerFromCpp(layer: Record<string, unknown>): LayerSpec {
   return { type: out.type, ...out } as LayerSpec;
 }
 
-function specToCppJson(spec: unknown, op: string): string {
+function specToCpp(spec: unknown, op: string): EngineValue {
   if (!isPlainObject(spec)) {
     throw fail('Config', `${op}: spec must be {layers: [...]} or an array of layers, got ${describe(spec)}`);
   }
@@ -108,7 +108,7 @@ function specToCppJson(spec: unknown, op: string): string {
     throw fail('Config', `${op}: spec.layers must be an array, got ${describe(spec.layers)}`);
   }
   const layers = spec.layers.map((l: unknown, i: number) => layerToCpp(l, `SequentialConfig: layers[${i}]`));
-  return JSON.stringify({ layers });
+  return engineValue({ layers }, op);
 }
 
 function seedOf(options: unknown, op: string): number {
@@ -448,8 +448,8 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
     layerClasses.set(t, make(L as unknown as LayerClass, raw, e) as unknown as ModelCtor<Layer>);
   }
 
-  function create(specJson: string, seed: number, single: boolean, type?: string): Sequential | Layer {
-    const handle = camelErrors(() => raw.modelCreate(specJson, seed, single));
+  function create(spec: EngineValue, seed: number, single: boolean, type?: string): Sequential | Layer {
+    const handle = camelErrors(() => raw.modelCreate(spec, seed, single));
     if (!single) return new S(TOKEN, handle);
     const C = (type !== undefined ? layerClasses.get(type) : undefined) ?? L;
     return new C(TOKEN, handle);
@@ -474,7 +474,7 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
               (out as unknown as Record<string, unknown>)[String(i)] = l;
             } else {
               const t = isPlainObject(l) && typeof l.type === 'string' ? l.type : undefined;
-              const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, true, t);
+              const m = create(engineValue({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }, op), -1, true, t);
               made.push(m as unknown as Sequential);
               (out as unknown as Record<string, unknown>)[String(i)] = m;
             }
@@ -491,7 +491,7 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
         const made: Sequential[] = [];
         const parts = spec.map((l: unknown, i: number) => {
           if (l instanceof S) return l._raw(`${op}: layers[${i}]`);
-          const m = create(JSON.stringify({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }), -1, false) as Sequential;
+          const m = create(engineValue({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }, op), -1, false) as Sequential;
           made.push(m);
           return m._h as RawModel;
         });
@@ -501,9 +501,9 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
           for (const m of made) m.dispose();
         }
       }
-      return create(specToCppJson({ layers: spec }, op), seed, false) as Sequential;
+      return create(specToCpp({ layers: spec }, op), seed, false) as Sequential;
     }
-    return create(specToCppJson(spec, op), seed, false) as Sequential;
+    return create(specToCpp(spec, op), seed, false) as Sequential;
   }
 
   function layer(type: string) {
@@ -514,8 +514,8 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
       if (cfg.type !== undefined && cfg.type !== type) {
         throw fail('Config', `${op}: type is "${type}", got ${describe(cfg.type)}`);
       }
-      const json = JSON.stringify({ layers: [layerToCpp({ ...cfg, type }, `SequentialConfig: layers[0]`)] });
-      return create(json, seedOf(options, op), true, type) as Layer;
+      const spec = engineValue({ layers: [layerToCpp({ ...cfg, type }, `SequentialConfig: layers[0]`)] }, op);
+      return create(spec, seedOf(options, op), true, type) as Layer;
     };
   }
 

@@ -5,6 +5,14 @@
 // one of them throws a KilnError on bad input (once finishModule has wrapped it in the error
 // boundary, boundary.ts: the C++ side records the error, the wrapper throws it from JS).
 
+/**
+ * A config or spec as the engine takes it: the tree of its JSON (null, booleans, finite
+ * numbers, strings, arrays, plain objects), read by the engine as JSON text of it would be
+ * (bindings/config_js.hpp). Crossing as a value, it needs no JSON parser in the engine.
+ * Made by engineValue (tensor/checks.ts).
+ */
+export type EngineValue = null | boolean | number | string | EngineValue[] | { [key: string]: EngineValue };
+
 /** An Embind object: deleted explicitly (its C++ destructor runs). */
 export interface EmbindHandle {
   delete(): void;
@@ -254,21 +262,21 @@ export interface RawModule {
   tEinsum(equation: string, a: RawTensor, b: RawTensor, count: number, op: string): RawTensor;
   tBackwardRetain(a: RawTensor, retainGraph: boolean): RawGradients;
   // ---- models, training, data (nn_sequential.cpp, train_*.cpp)
-  modelCreate(specJson: string, seed: number, single: boolean): RawModel;
+  modelCreate(spec: EngineValue, seed: number, single: boolean): RawModel;
   /** The engine's Sequential layer registry: snake_case type names and their spec fields. */
   layerTypes(): { type: string; fields: { name: string; required: boolean }[] }[];
   modelConcat(parts: RawModel[]): RawModel;
   /** Every layer's output of a model for x (bindings/nn_inspect.cpp: Sequential.forwardAll). */
   modelForwardAll(model: RawModel, x: RawTensor): RawTensor[];
-  optimizerCreate(kind: string, configJson: string, lrJson: string): RawOptimizer;
-  scheduleValues(scheduleJson: string, n: number): Float64Array;
+  optimizerCreate(kind: string, config: EngineValue, lr: EngineValue): RawOptimizer;
+  scheduleValues(schedule: EngineValue, n: number): Float64Array;
   // issue 15 (learner): bindings/train_optim.cpp
-  scheduleMomentums(scheduleJson: string, n: number): Float64Array;
-  plateauCreate(configJson: string): RawPlateau;
-  plateauCreateFor(configJson: string, optimizer: RawOptimizer): RawPlateau;
+  scheduleMomentums(schedule: EngineValue, n: number): Float64Array;
+  plateauCreate(config: EngineValue): RawPlateau;
+  plateauCreateFor(config: EngineValue, optimizer: RawOptimizer): RawPlateau;
   clipGradNorm(tensors: RawTensor[], maxNorm: number, normType: number, errorIfNonfinite: boolean): { totalNorm: number; tensors: RawTensor[] };
   clipGradValue(tensors: RawTensor[], clipValue: number): RawTensor[];
-  optimizerSetSchedule(optimizer: RawOptimizer, scheduleJson: string): void;
+  optimizerSetSchedule(optimizer: RawOptimizer, schedule: EngineValue): void;
   optimizerScheduleKind(optimizer: RawOptimizer): string;
   gradientsEmpty(): RawGradients;
   optimizerSaveStateList(optimizer: RawOptimizer, list: RawParamList): Uint8Array;
@@ -277,10 +285,10 @@ export interface RawModule {
   datasetFromArrays(x: Float32Array, y: Int32Array | Float32Array, itemShape: readonly number[],
     targetShape: readonly number[] | null, numClasses: number): RawDataset;
   datasetMnist(images: Uint8Array, labels: Uint8Array): RawDataset;
-  learnerCreate(model: RawModel, optimizer: RawOptimizer, lossJson: string, seed: number,
+  learnerCreate(model: RawModel, optimizer: RawOptimizer, loss: EngineValue, seed: number,
     inputShape: readonly number[] | null): RawLearner;
-  lossForward(lossJson: string, logits: RawTensor, targets: RawTensor): RawTensor;
-  lossValidate(lossJson: string): void;
+  lossForward(loss: EngineValue, logits: RawTensor, targets: RawTensor): RawTensor;
+  lossValidate(loss: EngineValue): void;
   // ---- data pipeline and persistence (data_io.cpp)
   /** permutation(n, seed) (stream < 0) or permutation(n, mix_seed(seed, stream)) of kiln/data/rng.hpp. */
   dataPermutation(n: number, seed: number, stream: number): Uint32Array;

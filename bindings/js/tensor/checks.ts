@@ -2,6 +2,9 @@
 // naming the op and the argument, and describes what it was given (`the string "x"`,
 // `an array`, `a Float64Array`, ...). Dims are checked by the engine (check::dim).
 import { KilnError, type ErrorCode } from '../errors.js';
+import type { EngineValue } from '../raw.js';
+
+export type { EngineValue };
 
 /** Element types: float32 (kind Float), int32 (kind Int), bool (kind Bool, 0/1). */
 export type DType = 'float32' | 'int32' | 'bool';
@@ -117,6 +120,15 @@ export function isScalar(v: unknown): v is number | boolean {
 export const checks = {
   describe, checkNumber, checkInt, checkBool, checkIntArray, checkShape, checkOptions, dtypeCode,
 };
+
+/**
+ * A config or spec for the engine: engineJson's checks, then the plain tree JSON.parse makes of
+ * that text (so toJSON, undefined members and the rest of JSON.stringify's rules apply as before).
+ * @throws KilnError as engineJson.
+ */
+export function engineValue(value: unknown, op: string): EngineValue {
+  return JSON.parse(engineJson(value, op)) as EngineValue;
+}
 
 /**
  * JSON.stringify for the engine's configs and specs. JSON has no NaN or ±Infinity (stringify

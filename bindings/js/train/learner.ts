@@ -107,7 +107,7 @@ export class Learner extends HandleOwner<RawLearner> {
     const loss = lossOf(e, c.loss, op);
     const seed = int(c.seed, op, 'seed', 0);
     const inputShape = intShape(c.inputShape, op, 'inputShape');
-    super(camelErrors(() => e.raw.learnerCreate(m, optimizer._raw(op), loss._json, seed, inputShape)), 'learner');
+    super(camelErrors(() => e.raw.learnerCreate(m, optimizer._raw(op), loss._spec, seed, inputShape)), 'learner');
     this.model = model;
     this.optimizer = optimizer;
     this.loss = loss;

@@ -142,8 +142,8 @@ export function generalSetup(e: Engine, model: Model | Module, c: Options, op: s
   const seed = int(c.seed, op, 'seed', 0, 0);
   if (schedule !== null) {
     const optimizer = c.optimizer as Optimizer;
-    const json = schedule._json;
-    camelErrors(() => e.raw.optimizerSetSchedule(optimizer._raw(op), json));
+    const spec = schedule._spec;
+    camelErrors(() => e.raw.optimizerSetSchedule(optimizer._raw(op), spec));
   }
   return {
     model, optimizer: c.optimizer as Optimizer, trainStep, validStep, metrics, plateau, monitor, accumulation,

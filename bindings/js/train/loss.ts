@@ -1,7 +1,7 @@
 // kiln.loss: loss function objects (cross-entropy, binary cross-entropy, MSE, Huber, smooth
 // L1) over the engine's losses (bindings/train_learner.cpp: lossForward, lossValidate).
 import { camelErrors } from '../nn.js';
-import { describe, engineJson, fail } from '../tensor/checks.js';
+import { describe, engineValue, fail, type EngineValue } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { bool, int, num, options, TOKEN, type Options } from './common.js';
@@ -17,15 +17,15 @@ export class Loss {
   declare readonly _e: Engine;
   readonly kind: LossKind;
   readonly config: Readonly<Record<string, unknown>>;
-  /** The C++ loss config (JSON). @internal */
-  readonly _json: string;
+  /** The C++ loss config (its JSON's tree). @internal */
+  readonly _spec: EngineValue;
 
   /** Internal: made by kiln.loss.crossEntropy(), binaryCrossEntropy(), mse(). */
   protected constructor(token: never, kind: never, json: never, config: never) {
     if ((token as unknown) !== TOKEN) throw fail('Type', 'Loss: use kiln.loss.crossEntropy() or kiln.loss.mse()');
     this.kind = kind;
     this.config = Object.freeze(config as Options);
-    this._json = json;
+    this._spec = json;
     Object.freeze(this);
   }
 
@@ -42,15 +42,15 @@ export class Loss {
     const e = this._e;
     const a = e.unwrap(logits, op, 'logits');
     const b = e.unwrap(targets, op, 'targets');
-    return e.wrap(camelErrors(() => e.raw.lossForward(this._json, a, b)));
+    return e.wrap(camelErrors(() => e.raw.lossForward(this._spec, a, b)));
   }
 }
 
-export type LossCtor = new (token: symbol, kind: string, json: string, config: Options) => Loss;
+export type LossCtor = new (token: symbol, kind: string, spec: EngineValue, config: Options) => Loss;
 
-/** Checks a loss JSON in the engine (a throwaway learner-free parse). */
-function validateLoss(e: Engine, text: string): void {
-  camelErrors(() => e.raw.lossValidate(text));
+/** Checks a loss spec in the engine (a throwaway learner-free read). */
+function validateLoss(e: Engine, spec: EngineValue): void {
+  camelErrors(() => e.raw.lossValidate(spec));
 }
 
 export function crossEntropy(e: Engine, config?: unknown): Loss {
@@ -66,9 +66,9 @@ export function crossEntropy(e: Engine, config?: unknown): Loss {
   }
   if (c.ignoreIndex !== undefined) json.ignore_index = int(c.ignoreIndex, op, 'ignoreIndex', 0, -2147483648);
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = engineJson(json, op);
-  validateLoss(e, text);
-  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'crossEntropy', text, { ...c });
+  const spec = engineValue(json, op);
+  validateLoss(e, spec);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'crossEntropy', spec, { ...c });
 }
 
 export function binaryCrossEntropy(e: Engine, config?: unknown): Loss {
@@ -84,9 +84,9 @@ export function binaryCrossEntropy(e: Engine, config?: unknown): Loss {
     json.weights = Array.from(c.weights as ArrayLike<unknown>, (w, i) => num(w, op, `weights[${i}]`));
   }
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = engineJson(json, op);
-  validateLoss(e, text);
-  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'binaryCrossEntropy', text, { ...c });
+  const spec = engineValue(json, op);
+  validateLoss(e, spec);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'binaryCrossEntropy', spec, { ...c });
 }
 
 export function mse(e: Engine, config?: unknown): Loss {
@@ -94,9 +94,9 @@ export function mse(e: Engine, config?: unknown): Loss {
   const c = options(config, op, ['reduction']);
   const json: Options = { kind: 'mse' };
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = engineJson(json, op);
-  validateLoss(e, text);
-  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'mse', text, { ...c });
+  const spec = engineValue(json, op);
+  validateLoss(e, spec);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'mse', spec, { ...c });
 }
 
 /** An array (or Float32Array) of numbers, checked, as a plain array. */
@@ -117,9 +117,9 @@ export function huber(e: Engine, config?: unknown): Loss {
   const json: Options = { kind: 'huber' };
   if (c.delta !== undefined) json.delta = num(c.delta, op, 'delta');
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = engineJson(json, op);
-  validateLoss(e, text);
-  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'huber', text, { ...c });
+  const spec = engineValue(json, op);
+  validateLoss(e, spec);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'huber', spec, { ...c });
 }
 
 /**
@@ -132,9 +132,9 @@ export function smoothL1(e: Engine, config?: unknown): Loss {
   const json: Options = { kind: 'smooth_l1' };
   if (c.beta !== undefined) json.beta = num(c.beta, op, 'beta');
   if (c.reduction !== undefined) json.reduction = c.reduction;
-  const text = engineJson(json, op);
-  validateLoss(e, text);
-  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'smoothL1', text, { ...c });
+  const spec = engineValue(json, op);
+  validateLoss(e, spec);
+  return new (e.bound(Loss) as unknown as LossCtor)(TOKEN, 'smoothL1', spec, { ...c });
 }
 
 export function lossOf(e: Engine, v: unknown, op: string): Loss {

@@ -5,7 +5,7 @@ import { HandleOwner } from '../handle.js';
 import { gatherParams, stepParams, type Module } from '../module_class.js';
 import { camelErrors, isPlainObject, Sequential, unwrapModel, type Model } from '../nn.js';
 import type { RawOptimizer, RawPlateau, RawTensor } from '../raw.js';
-import { describe, engineJson, fail } from '../tensor/checks.js';
+import { describe, engineValue, fail, type EngineValue } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
 import { Gradients as GradientsClass, type Gradients } from '../tensor/gradients.js';
 import type { Scoped } from '../tensor/engine.js';
@@ -23,15 +23,15 @@ export class Schedule {
   declare readonly _e: Engine;
   readonly kind: 'constant' | 'step' | 'exponential' | 'linear' | 'cosine' | 'noam' | 'oneCycle';
   readonly config: Readonly<Record<string, unknown>>;
-  /** The C++ schedule config (JSON). @internal */
-  readonly _json: string;
+  /** The C++ schedule config (its JSON's tree). @internal */
+  readonly _spec: EngineValue;
 
   /** Internal: made by kiln.optim.schedule.*(...). */
   protected constructor(token: never, kind: never, json: never, config: never) {
     if ((token as unknown) !== TOKEN) throw fail('Type', 'Schedule: use kiln.optim.schedule.*(...)');
     this.kind = kind;
     this.config = Object.freeze(config as Options);
-    this._json = json;
+    this._spec = json;
     Object.freeze(this);
   }
 
@@ -41,7 +41,7 @@ export class Schedule {
    */
   values(n: number): Float64Array {
     int(n, 'Schedule.values', 'n', 0);
-    return camelErrors(() => this._e.raw.scheduleValues(this._json, n));
+    return camelErrors(() => this._e.raw.scheduleValues(this._spec, n));
   }
 
   /**
@@ -52,7 +52,7 @@ export class Schedule {
    */
   momentumValues(n: number): Float64Array {
     int(n, 'Schedule.momentumValues', 'n', 0);
-    return camelErrors(() => this._e.raw.scheduleMomentums(this._json, n));
+    return camelErrors(() => this._e.raw.scheduleMomentums(this._spec, n));
   }
 }
 
@@ -145,10 +145,10 @@ export class ReduceLROnPlateau extends HandleOwner<RawPlateau> {
     if (optimizerOrLr instanceof e.bound(Optimizer)) {
       optimizer = optimizerOrLr;
       const raw = optimizer._raw(op);
-      handle = camelErrors(() => e.raw.plateauCreateFor(engineJson(json, op), raw));
+      handle = camelErrors(() => e.raw.plateauCreateFor(engineValue(json, op), raw));
     } else if (typeof optimizerOrLr === 'number') {
       json.initial_lr = num(optimizerOrLr, op, 'lr');
-      handle = camelErrors(() => e.raw.plateauCreate(engineJson(json, op)));
+      handle = camelErrors(() => e.raw.plateauCreate(engineValue(json, op)));
     } else {
       throw fail('Type', `${op}: the first argument must be a kiln.optim optimizer or an initial lr (a number), got ${describe(optimizerOrLr)}`);
     }
@@ -438,7 +438,7 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
 
 }
 
-type ScheduleCtor = new (token: symbol, kind: string, json: string, config: Options) => Schedule;
+type ScheduleCtor = new (token: symbol, kind: string, spec: EngineValue, config: Options) => Schedule;
 type OptimizerCtor = new (token: symbol, kind: string, handle: RawOptimizer, config: Options) => Optimizer;
 
 const ScheduleBase = Schedule;
@@ -463,9 +463,9 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
         if (c[f] === undefined) continue;
         json[f.replace(/[A-Z]/g, (x) => `_${x.toLowerCase()}`)] = c[f];
       }
-      const text = engineJson(json, op);
-      camelErrors(() => raw.scheduleValues(text, 0));
-      return new S(TOKEN, kind, text, { ...c });
+      const spec = engineValue(json, op);
+      camelErrors(() => raw.scheduleValues(spec, 0));
+      return new S(TOKEN, kind, spec, { ...c });
     };
   }
 
@@ -488,16 +488,16 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
 
   // ---- optimizers
 
-  function lrJson(lr: unknown, op: string, dflt: Options | undefined): string {
+  function lrSpec(lr: unknown, op: string, dflt: Options | undefined): EngineValue {
     if (lr === undefined) {
       if (dflt === undefined) throw fail('Config', `${op}: lr is required`);
-      return JSON.stringify(dflt);
+      return engineValue(dflt, op);
     }
-    if (lr instanceof S) return lr._json;
+    if (lr instanceof S) return lr._spec;
     if (typeof lr !== 'number') {
       throw fail('Type', `${op}: lr must be a number or a kiln.optim.schedule, got ${describe(lr)}`);
     }
-    return engineJson({ kind: 'constant', lr }, op); // NaN, ±Infinity: Config naming lr
+    return engineValue({ kind: 'constant', lr }, op); // NaN, ±Infinity: Config naming lr
   }
 
   function clipping(v: unknown, op: string): Options | undefined {
@@ -515,9 +515,9 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
 
   function makeOptimizer(kind: string, op: string, c: Options, config: Options, lrDefault: Options | undefined,
     filled: Options): Optimizer {
-    const lr = lrJson(c.lr, op, lrDefault);
-    const text = engineJson(config, op);
-    const handle = camelErrors(() => raw.optimizerCreate(kind, text, lr));
+    const lr = lrSpec(c.lr, op, lrDefault);
+    const spec = engineValue(config, op);
+    const handle = camelErrors(() => raw.optimizerCreate(kind, spec, lr));
     return new O(TOKEN, kind, handle, { lr: c.lr ?? lrDefault?.lr, ...filled, gradClipping: c.gradClipping ?? null });
   }
 
