@@ -13,7 +13,12 @@
 //      as a KilnError: `Disposed` for a deleted handle, `Type` for a rejected argument,
 //      `Internal` for anything else (a bug).
 // So no error, of any kind, costs the instance stack or heap, and every error leaving the
-// engine is a KilnError. The stack pointer is per thread: the wrapper saves and restores
+// engine is a KilnError.
+// The engine is not re-entrant: while an entry point runs, the only JS it calls is the
+// runtime's (Object.keys, Array.isArray, ...) and, reading an argument, a user's getter or
+// Proxy trap. A call into the engine from there, or freeing one of its objects (Embind
+// `delete`, reached by every dispose()), would pull memory from under the running call: it is
+// refused with KilnError `Busy` and nothing changes (engineBusy, the `delete` guard below). The stack pointer is per thread: the wrapper saves and restores
 // the calling thread's (the only one that calls into the engine from JS).
 import { KilnError, type ErrorCode } from './errors.js';
 import type { RawModule } from './raw.js';
@@ -61,19 +66,39 @@ export function toKilnError(err: unknown, name: string): KilnError {
   return new KilnError('Internal', `${name}: ${errName}: ${text} (a bug in the engine: please report it)`);
 }
 
+/** The entry point running now (on this JS thread, in any instance), or null. */
+let running: string | null = null;
+
+/**
+ * Throws KilnError `Busy` when called while an entry point of the engine runs, i.e. from a
+ * getter or Proxy trap of one of its arguments: `op` (a dispose, an op) would change what the
+ * running call holds. Package code calls it before changing any state of its own.
+ * @throws KilnError `Busy` "<op>: called while the engine runs <entry point> (from a getter or
+ *   Proxy of its argument); the engine is not re-entrant"
+ */
+export function engineBusy(op: string): void {
+  if (running !== null) {
+    throw new KilnError('Busy', `${op}: called while the engine runs ${running} (from a getter or Proxy of its argument); the engine is not re-entrant`);
+  }
+}
+
 /** The wrapper of one entry point (a function of the module or a method of a class). */
 function wrap(fn: AnyFn, name: string, m: BoundaryModule): AnyFn {
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
+    engineBusy(name);
     const sp = m.stackSave();
     let result: unknown;
+    running = name;
     try {
       result = fn.apply(this, args);
     } catch (err) {
+      running = null;
       m.stackRestore(sp);
       // A JS error thrown inside wasm may have left a record behind: drop it.
       if (m._kiln_error_pending() !== 0) m.takeError();
       throw toKilnError(err, name);
     }
+    running = null;
     if (m._kiln_error_pending() !== 0) {
       discard(result);
       const record = m.takeError();
@@ -134,6 +159,8 @@ export function installBoundary(raw: RawModule): void {
     const v = m[name];
     if (isEmbindClass(v)) {
       const proto = v.prototype;
+      const del = proto.delete as AnyFn & Record<string, boolean>;
+      if (typeof del === 'function' && !del[WRAPPED]) proto.delete = guardDelete(del, `${v.name}.delete`);
       for (const method of Object.getOwnPropertyNames(proto)) {
         if (EMBIND_BUILTINS.has(method)) continue;
         const f = proto[method];
@@ -147,6 +174,16 @@ export function installBoundary(raw: RawModule): void {
     if ((v as unknown as Record<string, boolean>)[WRAPPED]) continue;
     m[name] = wrap(v as AnyFn, name, m);
   }
+}
+
+/** Embind's `delete` of a class, refused while an entry point runs (engineBusy). */
+function guardDelete(del: AnyFn, name: string): AnyFn {
+  const guarded = function (this: unknown): unknown {
+    engineBusy(name);
+    return del.call(this);
+  };
+  Object.defineProperty(guarded, WRAPPED, { value: true });
+  return guarded;
 }
 
 /** Embind's free functions carry `argCount` (set when exposed) or an overload table. */

@@ -4,6 +4,7 @@
 // into KilnError `Disposed` naming the op, and registers the object with a
 // FinalizationRegistry as a safety net (the handle is deleted if the object is collected
 // undisposed; call dispose() anyway: collection is not deterministic).
+import { engineBusy } from './boundary.js';
 import { KilnError } from './errors.js';
 import type { RawOwned } from './raw.js';
 
@@ -39,6 +40,7 @@ export function liveHandle<H extends RawOwned>(owner: HandleFields<H>, op: strin
 export function releaseHandle<H extends RawOwned>(owner: HandleFields<H>): void {
   const h = owner._h;
   if (h === null) return;
+  engineBusy(`${owner._what}.dispose`);
   owner._h = null;
   if (registry) registry.unregister(owner);
   h.release();

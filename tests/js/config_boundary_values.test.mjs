@@ -3,7 +3,9 @@
 // value exactly as it read the JSON text of it: an integer-valued number is an integer when
 // it fits in 64 bits (as its digits would parse), anything else a float; the limits of
 // config::parse (nesting depth, max_layers) hold; and a value JSON cannot carry, handed to the
-// raw engine directly, is a Config error naming it, not a crash or a silent null.
+// raw engine directly, is a Config error naming it and where it is, not a crash or a silent
+// null. User code that runs while the engine reads a value (a getter, a Proxy trap) cannot
+// call into the engine or free what the running call holds: KilnError `Busy`, nothing lost.
 // Expected messages are written by hand from those rules.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { init } from 'kiln-dl';
@@ -74,9 +76,9 @@ describe('values JSON cannot carry, handed to the raw engine', () => {
     expectKilnError(kiln, () => raw.modelCreate(undefined, -1, false), 'Config',
       'JSON string: expected a JSON value (null, boolean, number, string, array or object), got undefined');
     expectKilnError(kiln, () => raw.lossValidate({ kind: 'huber', delta: () => 1 }), 'Config',
-      'loss: expected a JSON value (null, boolean, number, string, array or object), got function');
+      'loss: delta: expected a JSON value (null, boolean, number, string, array or object), got function');
     expectKilnError(kiln, () => raw.lossValidate({ kind: 'huber', delta: NaN }), 'Config',
-      'loss: expected a finite number, got NaN');
+      'loss: delta: expected a finite number, got NaN');
     expectKilnError(kiln, () => raw.scheduleValues(-Infinity, 1), 'Config', 'schedule: expected a finite number, got -Infinity');
     stillExact();
   });
@@ -84,5 +86,97 @@ describe('values JSON cannot carry, handed to the raw engine', () => {
   it('a well-formed value passes: the raw schedule of a plain number is a constant rate', () => {
     expect(Array.from(raw.scheduleValues(0.25, 3))).toEqual([0.25, 0.25, 0.25]);
     expect(Array.from(raw.scheduleValues({ kind: 'step', initial_lr: 1, step_size: 1, gamma: 0.5 }, 3))).toEqual([1, 0.5, 0.25]);
+  });
+});
+
+describe('values JSON cannot carry, and where they are', () => {
+  it('a hole, a Date, a Map or a boxed number is Config naming its path', () => {
+    // eslint-disable-next-line no-sparse-arrays
+    expectKilnError(kiln, () => raw.modelCreate({ layers: [, 1] }, -1, false), 'Config',
+      'JSON string: layers[0]: expected a JSON value (null, boolean, number, string, array or object), got undefined');
+    expectKilnError(kiln, () => raw.lossValidate({ kind: 'mse', extra: { at: new Date(0) } }), 'Config',
+      'loss: extra.at: expected a plain object or array, got [object Date]');
+    expectKilnError(kiln, () => raw.lossValidate({ kind: 'mse', extra: [new Map()] }), 'Config',
+      'loss: extra[0]: expected a plain object or array, got [object Map]');
+    expectKilnError(kiln, () => raw.scheduleValues(new Number(0.5), 1), 'Config',
+      'schedule: expected a plain object or array, got [object Number]');
+    // An object without a prototype is plain: read as any other ({kind: 'mse'} is a loss).
+    expect(() => raw.lossValidate(Object.assign(Object.create(null), { kind: 'mse' }))).not.toThrow();
+    stillExact();
+  });
+
+  it('a lone UTF-16 surrogate in a string or key is Config (JSON text of it is no UTF-8)', () => {
+    expectKilnError(kiln, () => raw.lossValidate({ kind: 'mse', reduction: 'mean\uD800' }), 'Config',
+      'loss: reduction: a string holds a lone UTF-16 surrogate (not valid Unicode text)');
+    expectKilnError(kiln, () => raw.lossValidate({ kind: 'mse', x: { ['\uDC00']: 1 } }), 'Config',
+      'loss: x: a string holds a lone UTF-16 surrogate (not valid Unicode text)');
+    // Through the package: refused before the engine, naming the field.
+    expectKilnError(kiln, () => kiln.loss.mse({ reduction: 'sum\uDFFF' }), 'Config',
+      'loss.mse: reduction: a string holds a lone UTF-16 surrogate (not valid Unicode text)');
+    // A pair is one code point: an unknown reduction, not a surrogate error.
+    expectKilnError(kiln, () => kiln.loss.mse({ reduction: 'sum\uD83D\uDE00' }), 'Config', /reduction/);
+    expect(() => kiln.loss.mse({ reduction: 'sum\uD83D\uDE00' })).toThrow(/^(?!.*surrogate)/);
+  });
+});
+
+describe('user code running while the engine reads a value', () => {
+  const busy = (entry) => new RegExp(`called while the engine runs ${entry} \\(from a getter or Proxy of its argument\\); the engine is not re-entrant`);
+
+  it('a getter that disposes the optimizer being scheduled is Busy; the optimizer is intact', () => {
+    const o = kiln.optim.sgd({ lr: 0.1 });
+    const h = o._raw('test');
+    const before = kiln.memory().mallocBytes;
+    const spec = { kind: 'constant', get lr() { o.dispose(); return 0.5; } };
+    expectKilnError(kiln, () => raw.optimizerSetSchedule(h, spec), 'Busy', busy('optimizerSetSchedule'));
+    expect(o.isDisposed).toBe(false);
+    expect(kiln.memory().mallocBytes).toBe(before);
+    // Still an optimizer: its schedule can be set, and it disposes once.
+    raw.optimizerSetSchedule(h, { kind: 'constant', lr: 0.5 });
+    expect(raw.optimizerScheduleKind(h)).toBe('constant');
+    o.dispose();
+    expect(o.isDisposed).toBe(true);
+    stillExact();
+  });
+
+  it('a Proxy trap that disposes the plateau scheduler\'s optimizer is Busy', () => {
+    const o = kiln.optim.sgd({ lr: 0.1 });
+    const cfg = new Proxy({ initial_lr: 0, factor: 0.5, patience: 0 }, {
+      ownKeys(target) { o.dispose(); return Reflect.ownKeys(target); },
+    });
+    expectKilnError(kiln, () => raw.plateauCreateFor(cfg, o._raw('test')), 'Busy', busy('plateauCreateFor'));
+    // The optimizer drives a ReduceLROnPlateau as usual: patience 0, factor 0.5 -> 0.05 after
+    // a step without improvement (1 then 2, mode 'min').
+    const p = new kiln.optim.ReduceLROnPlateau(o, { factor: 0.5, patience: 0 });
+    expect(p.step(1)).toBeCloseTo(0.1, 12);
+    expect(p.step(2)).toBeCloseTo(0.05, 12);
+    p.dispose();
+    o.dispose();
+  });
+
+  it('a getter that disposes a loss operand or creates a tensor is Busy; the operands are intact', () => {
+    const a = kiln.Tensor.fromData([[1, 2], [3, 4]]);
+    const b = kiln.Tensor.fromData([[1, 0], [0, 1]]);
+    const tensors = kiln.memory().tensors;
+    expectKilnError(kiln, () => raw.lossForward({ get kind() { a.dispose(); return 'mse'; } }, a._h, b._h), 'Busy',
+      /^Tensor\.dispose: called while the engine runs lossForward/);
+    expectKilnError(kiln, () => raw.lossForward({ get kind() { kiln.Tensor.zeros([1]); return 'mse'; } }, a._h, b._h), 'Busy',
+      /called while the engine runs lossForward/);
+    expect(kiln.memory().tensors).toBe(tensors);
+    // mse of [[1, 2], [3, 4]] against [[1, 0], [0, 1]]: (0 + 4 + 9 + 9) / 4 = 5.5 (by hand)
+    const loss = kiln.loss.mse().forward(a, b);
+    expect(loss.item()).toBeCloseTo(5.5, 6);
+    kiln.dispose([a, b, loss]);
+    stillExact();
+  });
+
+  it('specs the package keeps for later calls are frozen', () => {
+    const loss = kiln.loss.crossEntropy({ weights: [1, 2] });
+    expect(Object.isFrozen(loss._spec)).toBe(true);
+    expect(Object.isFrozen(loss._spec.weights)).toBe(true);
+    expect(() => { loss._spec.weights[0] = 5; }).toThrow(TypeError);
+    expect(() => Object.defineProperty(loss._spec, 'kind', { get() { return 'mse'; } })).toThrow(TypeError);
+    const s = kiln.optim.schedule.step({ initialLr: 1, stepSize: 1, gamma: 0.5 });
+    expect(Object.isFrozen(s._spec)).toBe(true);
+    expect(Array.from(s.values(3))).toEqual([1, 0.5, 0.25]);
   });
 });

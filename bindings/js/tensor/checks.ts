@@ -123,19 +123,33 @@ export const checks = {
 
 /**
  * A config or spec for the engine: engineJson's checks, then the plain tree JSON.parse makes of
- * that text (so toJSON, undefined members and the rest of JSON.stringify's rules apply as before).
+ * that text (so toJSON, undefined members and the rest of JSON.stringify's rules apply as before),
+ * deep-frozen: no user code (a getter, a Proxy) runs when the engine reads it.
  * @throws KilnError as engineJson.
  */
 export function engineValue(value: unknown, op: string): EngineValue {
-  return JSON.parse(engineJson(value, op)) as EngineValue;
+  return deepFreeze(JSON.parse(engineJson(value, op)) as EngineValue);
 }
+
+/** Freezes a JSON tree: a spec kept for later calls (Loss._spec, Schedule._spec) stays as checked. */
+function deepFreeze(v: EngineValue): EngineValue {
+  if (v !== null && typeof v === 'object') {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/** A lone UTF-16 surrogate: no Unicode text, so no UTF-8 for the engine (`u` pairs the others). */
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 /**
  * JSON.stringify for the engine's configs and specs. JSON has no NaN or ±Infinity (stringify
  * writes null, which the engine would report as "got null"), so a non-finite number is a
  * `Config` error naming its field (camelCase) and value instead; a BigInt, a function or a
  * symbol (which stringify throws on or drops silently) is a `Type` error naming its field.
- * @throws KilnError `Config` "<op>: <field>: expected a finite number, got NaN", `Type` for a
+ * @throws KilnError `Config` "<op>: <field>: expected a finite number, got NaN", `Config` for a
+ *   string or key holding a lone UTF-16 surrogate (JSON text of it is no UTF-8), `Type` for a
  *   BigInt/function/symbol, `Config` for an object that contains itself, `Limit` for one
  *   nested deeper than JavaScript's call stack allows.
  */
@@ -146,6 +160,10 @@ export function engineJson(value: unknown, op: string): string {
     return JSON.stringify(value, function replacer(key: string, v: unknown): unknown {
       if (typeof v === 'number' && !Number.isFinite(v)) {
         throw fail('Config', `${op}: ${fieldOf(key)}: expected a finite number, got ${v}`);
+      }
+      if (LONE_SURROGATE.test(key) || (typeof v === 'string' && LONE_SURROGATE.test(v))) {
+        const what = key === '' ? 'the config' : fieldOf(key);
+        throw fail('Config', `${op}: ${what}: a string holds a lone UTF-16 surrogate (not valid Unicode text)`);
       }
       if (typeof v === 'bigint' || typeof v === 'function' || typeof v === 'symbol') {
         const what = key === '' ? 'the config' : fieldOf(key);

@@ -4,6 +4,7 @@
 // is built up by concern, each file extending the previous one:
 //   core.ts -> creation.ts -> elementwise.ts -> shape.ts -> indexing.ts -> reduce.ts
 //   -> autodiff.ts -> tensor.ts (Tensor, plus the methods generated from ops.def)
+import { engineBusy } from '../boundary.js';
 import type { RawTensor } from '../raw.js';
 import { checkInt, checkOptions, DTYPES, fail, type DType } from './checks.js';
 import type { NestedData } from './data.js';
@@ -174,10 +175,15 @@ export class TensorCore {
     return this._e.wrap(this._raw('clone').clone());
   }
 
-  /** Frees the tensor's memory now. Safe to call twice. */
+  /**
+   * Frees the tensor's memory now. Safe to call twice.
+   * @throws KilnError `Busy` when called from a getter or Proxy that the engine is reading (the
+   *   running call may hold this tensor); nothing changes.
+   */
   dispose(): void {
     const h = this._h;
     if (h === null) return;
+    engineBusy('Tensor.dispose');
     this._h = null;
     const e = this._e;
     if (e.registry) e.registry.unregister(this);

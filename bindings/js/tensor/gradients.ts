@@ -1,5 +1,6 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 // The gradients of one backward() (Burn's Gradients) over the engine's RawGradients.
+import { engineBusy } from '../boundary.js';
 import type { RawGradients } from '../raw.js';
 import { fail } from './checks.js';
 import { TOKEN, type Engine } from './engine.js';
@@ -42,6 +43,7 @@ export class Gradients {
   dispose(): void {
     const h = this._h;
     if (h === null) return;
+    engineBusy('Gradients.dispose');
     this._h = null;
     if (this._e.registry) this._e.registry.unregister(this);
     if (this._scope) {
