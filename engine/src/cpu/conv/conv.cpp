@@ -6,6 +6,7 @@
 #include "cpu/conv/conv.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -138,19 +139,31 @@ void col2im(const Geometry& g, const Sizes& s, const float* cols, float* x) {
   }
 }
 
-/// A per-thread column buffer of at least n floats (kept and reused, as the GEMM's packing
-/// buffers).
-float* column_buffer(std::int64_t n) {
-  thread_local std::vector<float> buffer;
-  if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
-  return buffer.data();
+/// n floats of `buffer` (grown as needed) from its first 64-byte boundary. The direct
+/// kernels store whole vectors at multiples of 8 floats from the start of their output rows:
+/// from a cache-line-aligned start none splits a line. Emscripten's dlmalloc aligns to 8 bytes
+/// only, so where a buffer started depended on the allocations before it; the direct kernels
+/// are sensitive to it (bench/RESULTS.md, "Threads: the threaded build's one-thread gap").
+float* line_aligned(std::vector<float>& buffer, std::int64_t n) {
+  constexpr std::int64_t kLineFloats = 16;
+  if (static_cast<std::int64_t>(buffer.size()) < n + kLineFloats) {
+    buffer.resize(static_cast<std::size_t>(n + kLineFloats));
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(buffer.data());
+  return buffer.data() + ((64 - address % 64) % 64) / sizeof(float);
 }
 
-/// A second per-thread scratch buffer (the direct kernels need two).
+/// A per-thread column buffer of at least n floats, 64-byte aligned (kept and reused, as the
+/// GEMM's packing buffers).
+float* column_buffer(std::int64_t n) {
+  thread_local std::vector<float> buffer;
+  return line_aligned(buffer, n);
+}
+
+/// A second per-thread scratch buffer (the direct kernels need two), 64-byte aligned.
 float* scratch_buffer(std::int64_t n) {
   thread_local std::vector<float> buffer;
-  if (static_cast<std::int64_t>(buffer.size()) < n) buffer.resize(static_cast<std::size_t>(n));
-  return buffer.data();
+  return line_aligned(buffer, n);
 }
 
 // ---- direct kernels (cpu/kernels/conv_direct.hpp) for small channel counts
