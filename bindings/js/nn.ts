@@ -284,9 +284,9 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
   /** The per-item output shape for items of `inputShape`, e.g. `[784] -> [10]`. @throws KilnError `Config` naming the layer. */
   outputShape(inputShape: number[]): number[] {
     const op = 'Sequential.outputShape';
-    checkIntArray(inputShape, op, 'inputShape');
+    const shape = checkIntArray(inputShape, op, 'inputShape');
     const h = this._raw(op);
-    return camelErrors(() => h.outputItemShape(inputShape));
+    return camelErrors(() => h.outputItemShape(shape));
   }
 
   /**

@@ -180,3 +180,37 @@ describe('user code running while the engine reads a value', () => {
     expect(Array.from(s.values(3))).toEqual([1, 0.5, 0.25]);
   });
 });
+
+describe('arrays the package hands the engine are its own checked copies', () => {
+  /** An array whose elements count their reads (a getter per index). */
+  function counted(values) {
+    const a = [];
+    const reads = values.map(() => 0);
+    values.forEach((v, i) => Object.defineProperty(a, i, { get() { reads[i]++; return v; }, enumerable: true }));
+    return { a, reads };
+  }
+
+  it('each element is read once, in JS, before the engine runs', () => {
+    const x = kiln.Tensor.fromData([[1, 2], [3, 4]]);
+    const s = counted([4]);
+    const y = x.reshape(s.a);
+    expect(s.reads).toEqual([1]);
+    expect(y.toArray()).toEqual([1, 2, 3, 4]);
+    // pad [[1, 2], [3, 4]] by one zero left and right of the last dim (by hand)
+    const p = counted([1, 1]);
+    const z = x.pad(p.a);
+    expect(p.reads).toEqual([1, 1]);
+    expect(z.toArray()).toEqual([[0, 1, 2, 0], [0, 3, 4, 0]]);
+    kiln.dispose([x, y, z]);
+  });
+
+  it('a getter that disposes the tensor is seen before the call: Disposed, nothing else', () => {
+    const x = kiln.Tensor.fromData([1, 2, 3, 4]);
+    const tensors = kiln.memory().tensors;
+    const shape = [];
+    Object.defineProperty(shape, 0, { get() { x.dispose(); return 4; }, enumerable: true });
+    expectKilnError(kiln, () => x.reshape(shape), 'Disposed', /^tReshape: an object passed to the engine was disposed/);
+    expect(kiln.memory().tensors).toBe(tensors - 1);
+    stillExact();
+  });
+});

@@ -74,23 +74,28 @@ export function checkBool(v: unknown, op: string, what: string): boolean {
 
 export function checkIntArray(v: unknown, op: string, what: string): number[] {
   if (!Array.isArray(v)) throw fail('Type', `${op}: ${what} must be an array of integers, got ${describe(v)}`);
-  for (let i = 0; i < v.length; i++) {
-    if (typeof v[i] !== 'number' || !Number.isSafeInteger(v[i])) {
-      throw fail('Type', `${op}: ${what}[${i}] must be an integer, got ${describe(v[i])}`);
+  const out: number[] = [];
+  for (let i = 0, n = v.length; i < n; i++) {
+    const x: unknown = v[i];
+    if (typeof x !== 'number' || !Number.isSafeInteger(x)) {
+      throw fail('Type', `${op}: ${what}[${i}] must be an integer, got ${describe(x)}`);
     }
+    out.push(x);
   }
-  return v as number[];
+  return out;
 }
 
 export function checkShape(v: unknown, op: string): number[] {
   if (!Array.isArray(v)) throw fail('Type', `${op}: shape must be an array of integers, got ${describe(v)}`);
-  for (let i = 0; i < v.length; i++) {
+  const out: number[] = [];
+  for (let i = 0, n = v.length; i < n; i++) {
     const d: unknown = v[i];
     if (typeof d !== 'number' || !Number.isInteger(d) || d < 0) {
       throw fail('Type', `${op}: shape[${i}] must be an integer >= 0, got ${describe(d)}`);
     }
+    out.push(d);
   }
-  return v as number[];
+  return out;
 }
 
 /** An options object ({} for undefined); `Type` for anything but a plain object. */

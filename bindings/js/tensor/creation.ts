@@ -39,10 +39,10 @@ function engineOfClass(cls: unknown): Engine {
 /** full() under the name of the factory that called it. */
 function full(e: Engine, shape: unknown, value: unknown, options: unknown, opName: string): Tensor {
   const opts = checkOptions<DTypeOption>(options, opName);
-  checkShape(shape, opName);
+  const dims = checkShape(shape, opName);
   if (!isScalar(value)) throw fail('Type', `${opName}: value must be a number or a boolean, got ${describe(value)}`);
   const dtype = opts.dtype ?? (typeof value === 'boolean' ? 'bool' : 'float32');
-  return e.wrap(e.raw.tFull(shape as number[], Number(value), dtypeCode(dtype, opName), opName));
+  return e.wrap(e.raw.tFull(dims, Number(value), dtypeCode(dtype, opName), opName));
 }
 
 /** zerosLike / onesLike / fullLike. */
@@ -67,7 +67,7 @@ export class TensorCreation extends TensorCore {
     const op = 'fromData';
     const opts = checkOptions<FromDataOptions>(options, op);
     if (opts.dtype !== undefined) dtypeCode(opts.dtype, op);
-    if (opts.shape !== undefined) checkShape(opts.shape, op);
+    const givenShape = opts.shape === undefined ? undefined : checkShape(opts.shape, op);
     let values: ArrayLike<number>;
     let shape: readonly number[];
     let dtype = opts.dtype;
@@ -92,12 +92,12 @@ export class TensorCreation extends TensorCore {
     } else {
       throw fail('Type', `${op}: data must be a number, a boolean, a (nested) array or a typed array, got ${describe(data)}`);
     }
-    if (opts.shape !== undefined) {
-      const n = opts.shape.reduce((a, b) => a * b, 1);
+    if (givenShape !== undefined) {
+      const n = givenShape.reduce((a, b) => a * b, 1);
       if (n !== values.length) {
-        throw fail('Shape', `${op}: data has ${values.length} values, shape [${opts.shape.join(', ')}] needs ${n}`);
+        throw fail('Shape', `${op}: data has ${values.length} values, shape [${givenShape.join(', ')}] needs ${n}`);
       }
-      shape = opts.shape;
+      shape = givenShape;
     }
     return e.wrap(e.raw.tFromTypedArray(toTypedArray(values, dtype, op), shape, dtypeCode(dtype, op)));
   }
@@ -127,7 +127,7 @@ export class TensorCreation extends TensorCore {
     const e = engineOfClass(this);
     const op = 'random';
     const opts = checkOptions<DTypeOption & { seed?: number }>(options, op);
-    checkShape(shape, op);
+    const dims = checkShape(shape, op);
     const dtype = opts.dtype ?? 'float32';
     const code = dtypeCode(dtype, op);
     if (opts.seed !== undefined) e.raw.seed(checkInt(opts.seed, 'seed', 'seed'));
@@ -156,7 +156,7 @@ export class TensorCreation extends TensorCore {
     } else {
       throw fail('Type', `${op}: distribution must be {uniform: [a, b]}, {normal: [mean, std]} or {bernoulli: p}, got ${describe(d)}`);
     }
-    return e.wrap(e.raw.tRandom(shape, kind, a, b, code, op));
+    return e.wrap(e.raw.tRandom(dims, kind, a, b, code, op));
   }
 
   /**

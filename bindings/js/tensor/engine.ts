@@ -138,8 +138,8 @@ export class Engine {
   indexArg(v: unknown, op: string, what: string): { handle: RawTensor; temp: RawTensor | null } {
     if (v instanceof this.Tensor) return { handle: this.unwrap(v, op, what), temp: null };
     if (Array.isArray(v) || v instanceof Int32Array) {
-      if (Array.isArray(v)) checkIntArray(v, op, what);
-      const temp = this.raw.tFromTypedArray(toTypedArray(v as ArrayLike<number>, 'int32', op), [v.length], 1);
+      const data = toTypedArray(Array.isArray(v) ? checkIntArray(v, op, what) : v, 'int32', op);
+      const temp = this.raw.tFromTypedArray(data, [data.length], 1);
       return { handle: temp, temp };
     }
     throw fail('Type', `${op}: ${what} must be an int32 Tensor or an array of integers, got ${describe(v)}`);

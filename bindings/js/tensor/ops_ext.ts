@@ -165,12 +165,12 @@ export class TensorOpsExt extends TensorAutodiff {
   pad(pads: readonly number[], options?: PadOptions): Tensor {
     const op = 'pad';
     const h = this._raw(op);
-    checkIntArray(pads, op, 'pads');
+    const padList = checkIntArray(pads, op, 'pads');
     const opts = checkOptions<PadOptions>(options, op);
     const mode = opts.mode ?? 'constant';
     if (typeof mode !== 'string') throw fail('Type', `${op}: mode must be a string, got ${describe(mode)}`);
     const value = opts.value === undefined ? 0 : checkNumber(opts.value, op, 'value');
-    return this._e.wrap(camelErrors(() => this._e.raw.tPad(h, pads, mode, value, op)));
+    return this._e.wrap(camelErrors(() => this._e.raw.tPad(h, padList, mode, value, op)));
   }
 
   /**

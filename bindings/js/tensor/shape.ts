@@ -17,8 +17,7 @@ export class TensorShape extends TensorElementwise {
   reshape(shape: readonly number[]): Tensor {
     const op = 'reshape';
     const h = this._raw(op);
-    checkIntArray(shape, op, 'shape');
-    return this._e.wrap(this._e.raw.tReshape(h, shape));
+    return this._e.wrap(this._e.raw.tReshape(h, checkIntArray(shape, op, 'shape')));
   }
 
   /** Merges dims start..=end (default 0..=-1) into one: [2, 3, 4].flatten(1, 2) -> [2, 12]. */
@@ -87,16 +86,14 @@ export class TensorShape extends TensorElementwise {
   permute(axes: readonly number[]): Tensor {
     const op = 'permute';
     const h = this._raw(op);
-    checkIntArray(axes, op, 'axes');
-    return this._e.wrap(this._e.raw.tPermute(h, axes));
+    return this._e.wrap(this._e.raw.tPermute(h, checkIntArray(axes, op, 'axes')));
   }
 
   /** Broadcasts to `shape` (rank >= this rank; -1 keeps a dim; new dims lead). @throws `Shape` if a non-1 dim would change. */
   expand(shape: readonly number[]): Tensor {
     const op = 'expand';
     const h = this._raw(op);
-    checkIntArray(shape, op, 'shape');
-    return this._e.wrap(this._e.raw.tExpand(h, shape));
+    return this._e.wrap(this._e.raw.tExpand(h, checkIntArray(shape, op, 'shape')));
   }
 
   /** Repeats the whole tensor `times` along dim: [2, 3].repeatDim(0, 2) -> [4, 3]. */
@@ -112,16 +109,15 @@ export class TensorShape extends TensorElementwise {
   repeat(times: readonly number[]): Tensor {
     const op = 'repeat';
     const h = this._raw(op);
-    checkIntArray(times, op, 'times');
-    return this._e.wrap(camelErrors(() => this._e.raw.tRepeat(h, times, op)));
+    const list = checkIntArray(times, op, 'times');
+    return this._e.wrap(camelErrors(() => this._e.raw.tRepeat(h, list, op)));
   }
 
   /** Reverses the order along each of dims. */
   flip(dims: readonly number[]): Tensor {
     const op = 'flip';
     const h = this._raw(op);
-    checkIntArray(dims, op, 'dims');
-    return this._e.wrap(this._e.raw.tFlip(h, dims));
+    return this._e.wrap(this._e.raw.tFlip(h, checkIntArray(dims, op, 'dims')));
   }
 
   /** `length` elements of dim from `start` (torch.narrow). @throws `Index` if out of range. */
@@ -156,8 +152,8 @@ export class TensorShape extends TensorElementwise {
   splitWithSizes(sizes: readonly number[], dim: Dim = 0): Tensor[] {
     const op = 'splitWithSizes';
     const h = this._raw(op);
-    checkIntArray(sizes, op, 'sizes');
+    const list = checkIntArray(sizes, op, 'sizes');
     checkInt(dim, op, 'dim');
-    return this._e.wrapAll(camelErrors(() => this._e.raw.tSplitWithSizes(h, sizes, dim, op)));
+    return this._e.wrapAll(camelErrors(() => this._e.raw.tSplitWithSizes(h, list, dim, op)));
   }
 }

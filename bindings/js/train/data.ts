@@ -120,10 +120,10 @@ export function installData(kiln: Record<string, unknown>, e: Engine): void {
       throw fail('Type', `${op}: y must be an Int32Array (class labels) or a Float32Array (targets), got ${describe(y)}`);
     }
     if (c.itemShape === undefined) throw fail('Config', `${op}: itemShape is required (e.g. [784] or [2])`);
-    checkIntArray(c.itemShape, op, 'itemShape');
+    const itemShape = checkIntArray(c.itemShape, op, 'itemShape');
     const targetShape = intShape(c.targetShape, op, 'targetShape');
     const numClasses = int(c.numClasses, op, 'numClasses', 0);
-    return new D(TOKEN, raw.datasetFromArrays(x, y, c.itemShape, targetShape, numClasses));
+    return new D(TOKEN, raw.datasetFromArrays(x, y, itemShape, targetShape, numClasses));
   }
 
   function mnist(images: unknown, labels: unknown): Dataset {
