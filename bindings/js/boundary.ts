@@ -18,7 +18,9 @@
 // runtime's (Object.keys, Array.isArray, ...) and, reading an argument, a user's getter or
 // Proxy trap. A call into the engine from there, or freeing one of its objects (Embind
 // `delete`, reached by every dispose()), would pull memory from under the running call: it is
-// refused with KilnError `Busy` and nothing changes (engineBusy, the `delete` guard below). The stack pointer is per thread: the wrapper saves and restores
+// refused with KilnError `Busy` and nothing changes (engineBusy, the `delete` guard below).
+// A typed array argument reaches the engine as a fresh view of its memory (ownView), so no
+// property of the user's object (an own `length` getter) is read inside the call. The stack pointer is per thread: the wrapper saves and restores
 // the calling thread's (the only one that calls into the engine from JS).
 import { KilnError, type ErrorCode } from './errors.js';
 import type { RawModule } from './raw.js';
@@ -82,10 +84,43 @@ export function engineBusy(op: string): void {
   }
 }
 
+// The typed arrays' own accessors, taken before any user code runs: what a typed array is
+// and where its memory lies, read from its internal slots, not from properties a user can
+// shadow (an own `length` getter on a Float32Array would otherwise run inside the engine
+// and lie to it about the size).
+const TYPED_ARRAY_PROTO = Object.getPrototypeOf(Int8Array.prototype) as object;
+const intrinsicGetter = (key: PropertyKey) => Object.getOwnPropertyDescriptor(TYPED_ARRAY_PROTO, key)?.get as (this: unknown) => unknown;
+const typedArrayName = intrinsicGetter(Symbol.toStringTag);
+const typedArrayBuffer = intrinsicGetter('buffer');
+const typedArrayOffset = intrinsicGetter('byteOffset');
+const typedArrayLength = intrinsicGetter('length');
+type TypedArrayCtor = new (buffer: ArrayBufferLike, byteOffset: number, length: number) => ArrayBufferView;
+const TYPED_ARRAYS = new Map<unknown, TypedArrayCtor>(
+  ([Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array,
+    Float64Array, BigInt64Array, BigUint64Array] as unknown as TypedArrayCtor[]).map((c) => [(c as { name: string }).name, c]));
+
+/**
+ * A fresh view of the same type over the same memory as the typed array `v` (no copy), with
+ * no properties but its own: what an entry point gets instead of the user's object. A
+ * DataView is returned as it is.
+ */
+export function ownView(v: ArrayBufferView): ArrayBufferView {
+  const Ctor = TYPED_ARRAYS.get(typedArrayName.call(v));
+  if (Ctor === undefined) return v;
+  const buffer = typedArrayBuffer.call(v) as ArrayBufferLike;
+  const length = typedArrayLength.call(v) as number;
+  // A detached buffer reads as length 0 (and a view of it cannot be made): an empty array.
+  return length === 0 ? new Ctor(new ArrayBuffer(0), 0, 0) : new Ctor(buffer, typedArrayOffset.call(v) as number, length);
+}
+
 /** The wrapper of one entry point (a function of the module or a method of a class). */
 function wrap(fn: AnyFn, name: string, m: BoundaryModule): AnyFn {
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
     engineBusy(name);
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      if (ArrayBuffer.isView(a)) args[i] = ownView(a);
+    }
     const sp = m.stackSave();
     let result: unknown;
     running = name;
@@ -159,8 +194,14 @@ export function installBoundary(raw: RawModule): void {
     const v = m[name];
     if (isEmbindClass(v)) {
       const proto = v.prototype;
-      const del = proto.delete as AnyFn & Record<string, boolean>;
-      if (typeof del === 'function' && !del[WRAPPED]) proto.delete = guardDelete(del, `${v.name}.delete`);
+      // Embind's delete/deleteLater live on its root ClassHandle.prototype, reachable from any
+      // handle through the prototype chain: guarded where they are defined, not only here.
+      for (let p: Record<string, unknown> | null = proto; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+        for (const name of ['delete', 'deleteLater']) {
+          const f = Object.prototype.hasOwnProperty.call(p, name) ? (p[name] as AnyFn & Record<string, boolean>) : undefined;
+          if (typeof f === 'function' && !f[WRAPPED]) p[name] = guardDelete(f, `Embind ${name}`);
+        }
+      }
       for (const method of Object.getOwnPropertyNames(proto)) {
         if (EMBIND_BUILTINS.has(method)) continue;
         const f = proto[method];
@@ -176,11 +217,11 @@ export function installBoundary(raw: RawModule): void {
   }
 }
 
-/** Embind's `delete` of a class, refused while an entry point runs (engineBusy). */
+/** Embind's `delete` (or `deleteLater`), refused while an entry point runs (engineBusy). */
 function guardDelete(del: AnyFn, name: string): AnyFn {
-  const guarded = function (this: unknown): unknown {
+  const guarded = function (this: unknown, ...args: unknown[]): unknown {
     engineBusy(name);
-    return del.call(this);
+    return del.apply(this, args);
   };
   Object.defineProperty(guarded, WRAPPED, { value: true });
   return guarded;

@@ -23,6 +23,7 @@
 // bindings/module_params.cpp) with their ParamIds, so optimizer.step(module, grads) runs the
 // engine's one optimizer over them (state keyed by ParamId) and swaps each Param's value in
 // place; built-in layers keep theirs in their RawModel, stepped in the same engine call.
+import { engineBusy } from './boundary.js';
 import type { RawLoadOptions, RawModel, RawOptimizer, RawParam, RawParamList, RawTensor } from './raw.js';
 import { checkOptions, describe, fail } from './tensor/checks.js';
 import { bindClass, type Engine } from './tensor/engine.js';
@@ -136,7 +137,7 @@ export function loadOptions(options: unknown, op: string): RawLoadOptions {
     }
     const lw = a.linearWeights ?? [];
     if (!Array.isArray(lw)) throw fail('Type', `${op}: adapter.linearWeights must be an array of patterns, got ${describe(lw)}`);
-    out.linearWeights = lw.map((p: unknown, i: number) => keyPattern(p, op, `adapter.linearWeights[${i}]`));
+    out.linearWeights = Array.from(lw as unknown[], (p: unknown, i: number) => keyPattern(p, op, `adapter.linearWeights[${i}]`));
   }
   return out;
 }
@@ -785,6 +786,7 @@ export class Module {
   dispose(): void {
     const state = stateOf(this, `${this._typeName()}.dispose`);
     if (state.disposed) return;
+    engineBusy(`${this._typeName()}.dispose`);
     let members: [string, Module | Param][] = [];
     try {
       members = this._members();

@@ -2,6 +2,7 @@
 // C++ module::Param (bindings/module_params.cpp RawParam). In its own file because it
 // extends Tensor, which module_class.ts (imported by nn.ts, imported by the tensor files)
 // must not need while the Tensor class is being built.
+import { engineBusy } from './boundary.js';
 import type { RawParam, RawTensor } from './raw.js';
 import { checkOptions, describe, fail } from './tensor/checks.js';
 import { bindClass, TOKEN, type Engine } from './tensor/engine.js';
@@ -71,6 +72,7 @@ export class Param extends Tensor {
   dispose(): void {
     const p = this._p;
     if (p !== null && p !== undefined) {
+      engineBusy('Param.dispose');
       this._p = null;
       p.release();
       p.delete();

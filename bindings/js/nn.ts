@@ -489,7 +489,7 @@ export function installNn(kiln: Record<string, unknown>, raw: RawModule, e: Engi
         // Layers and models made in code, maybe mixed with plain layer specs.
         if (seed >= 0) raw.seed(seed);
         const made: Sequential[] = [];
-        const parts = spec.map((l: unknown, i: number) => {
+        const parts = Array.from(spec as unknown[], (l: unknown, i: number) => {
           if (l instanceof S) return l._raw(`${op}: layers[${i}]`);
           const m = create(engineValue({ layers: [layerToCpp(l, `SequentialConfig: layers[${i}]`)] }, op), -1, false) as Sequential;
           made.push(m);

@@ -225,7 +225,7 @@ function opts<T extends object>(v: unknown, op: string, allowed: readonly string
 function sizes(v: unknown, n: number, op: string, what: string, dflt?: number[]): number[] {
   if (v === undefined && dflt !== undefined) return dflt;
   if (typeof v === 'number') return new Array<number>(n).fill(checkInt(v, op, what));
-  if (Array.isArray(v) && v.length === n) return v.map((x: unknown, i: number) => checkInt(x, op, `${what}[${i}]`));
+  if (Array.isArray(v) && v.length === n) return Array.from(v as unknown[], (x: unknown, i: number) => checkInt(x, op, `${what}[${i}]`));
   throw fail('Type', `${op}: ${what} must be an integer${n > 1 ? ` or ${n} integers` : ''}, got ${describe(v)}`);
 }
 
@@ -415,7 +415,7 @@ export function functionalApi(e: Engine): NnFunctional {
     layerNorm(x: Tensor, normalizedShape: number | readonly number[], options?: NormOptions): Tensor {
       const op = 'layerNorm';
       const ns = typeof normalizedShape === 'number' ? [checkInt(normalizedShape, op, 'normalizedShape')]
-        : Array.isArray(normalizedShape) ? normalizedShape.map((d: unknown, i: number) => checkInt(d, op, `normalizedShape[${i}]`))
+        : Array.isArray(normalizedShape) ? Array.from(normalizedShape as unknown[], (d: unknown, i: number) => checkInt(d, op, `normalizedShape[${i}]`))
           : (() => { throw fail('Type', `${op}: normalizedShape must be an integer or an array of integers, got ${describe(normalizedShape)}`); })();
       const { w, b, eps } = normOptions(opts<NormOptions>(options, op, ['weight', 'bias', 'epsilon']), op);
       const hx = t(x, op, 'x');

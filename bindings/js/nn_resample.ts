@@ -80,7 +80,7 @@ export interface ResampleFunctional {
 function triple(v: unknown, op: string, what: string, dflt?: number[]): number[] {
   if (v === undefined && dflt !== undefined) return dflt;
   if (typeof v === 'number') return [0, 0, 0].map(() => checkInt(v, op, what));
-  if (Array.isArray(v) && v.length === 3) return v.map((x: unknown, i: number) => checkInt(x, op, `${what}[${i}]`));
+  if (Array.isArray(v) && v.length === 3) return Array.from(v as unknown[], (x: unknown, i: number) => checkInt(x, op, `${what}[${i}]`));
   throw fail('Type', `${op}: ${what} must be an integer or 3 integers, got ${describe(v)}`);
 }
 
@@ -98,7 +98,7 @@ function list(v: unknown, op: string, what: string, int: boolean): number[] | nu
   if (v === undefined || v === null) return null;
   const one = (x: unknown, w: string): number => (int ? checkInt(x, op, w) : checkNumber(x, op, w));
   if (typeof v === 'number') return [one(v, what)];
-  if (Array.isArray(v)) return v.map((x: unknown, i: number) => one(x, `${what}[${i}]`));
+  if (Array.isArray(v)) return Array.from(v as unknown[], (x: unknown, i: number) => one(x, `${what}[${i}]`));
   throw fail('Type', `${op}: ${what} must be a number or an array of numbers, got ${describe(v)}`);
 }
 

@@ -214,3 +214,57 @@ describe('arrays the package hands the engine are its own checked copies', () =>
     stillExact();
   });
 });
+
+describe('no way around the re-entrancy guard', () => {
+  /** Whether the engine is running a call now (a tensor cannot be made from inside one). */
+  const insideEngine = () => {
+    try { kiln.Tensor.zeros([1]).dispose(); return false; } catch (e) { return e.code === 'Busy'; }
+  };
+
+  it("Embind's own delete, up the prototype chain, is guarded too", () => {
+    const x = kiln.Tensor.full([4], 3);
+    const h = x._h;
+    let base = Object.getPrototypeOf(h);
+    while (!Object.prototype.hasOwnProperty.call(base, 'delete')) base = Object.getPrototypeOf(base);
+    const root = Object.getPrototypeOf(base);
+    const deletes = [base.delete, ...(root && Object.prototype.hasOwnProperty.call(root, 'delete') ? [root.delete] : [])];
+    for (const del of deletes) {
+      const dims = [];
+      Object.defineProperty(dims, 0, { get() { del.call(h); return 4; }, enumerable: true });
+      expectKilnError(kiln, () => raw.tReshape(h, dims), 'Busy', /called while the engine runs tReshape/);
+    }
+    expect(h.isDeleted()).toBe(false);
+    expect(x.toArray()).toEqual([3, 3, 3, 3]);
+    x.dispose();
+  });
+
+  it("a typed array's own length getter is not read inside the engine, and cannot lie to it", () => {
+    const data = new Float32Array([5]);
+    const reads = [];
+    Object.defineProperty(data, 'length', { get() { reads.push(insideEngine()); return 4096; } });
+    // The package believes 4096 values; the engine reads the array's real length (1).
+    expectKilnError(kiln, () => kiln.Tensor.fromData(data), 'Shape', 'fromData: data has 1 values, shape [4096] needs 4096');
+    expect(reads.length).toBeGreaterThan(0);
+    expect(reads.every((inside) => inside === false)).toBe(true);
+    stillExact();
+  });
+
+  it("a user array's Symbol.species cannot put a Proxy into the engine (the copies use Array.from)", async () => {
+    const full = await init({ engine: 'full' });
+    const reads = [];
+    class Evil extends Array {
+      static get [Symbol.species]() {
+        return function Species() {
+          return new Proxy([], { get(t, k, r) { if (/^\d+$/.test(String(k))) reads.push(k); return Reflect.get(t, k, r); } });
+        };
+      }
+    }
+    const x = full.Tensor.ones([1, 1, 4, 4]);
+    const w = full.Tensor.ones([1, 1, 2, 2]);
+    // stride 2 over a 4x4 input of ones with a 2x2 kernel of ones: [[4, 4], [4, 4]] (by hand)
+    const y = full.nn.functional.conv2d(x, w, null, { stride: Evil.from([2, 2]) });
+    expect(y.toArray()).toEqual([[[[4, 4], [4, 4]]]]);
+    expect(reads).toEqual([]);
+    full.dispose([x, w, y]);
+  });
+});

@@ -142,11 +142,11 @@ export class TensorCreation extends TensorCore {
       if (dist.uniform !== undefined) {
         kind = 1;
         if (!Array.isArray(dist.uniform) || dist.uniform.length !== 2) throw fail('Type', `${op}: uniform must be [low, high], got ${describe(dist.uniform)}`);
-        [a, b] = dist.uniform.map((v: unknown, i: number) => checkNumber(v, op, `uniform[${i}]`));
+        [a, b] = Array.from(dist.uniform as unknown[], (v: unknown, i: number) => checkNumber(v, op, `uniform[${i}]`));
       } else if (dist.normal !== undefined) {
         kind = 2;
         if (!Array.isArray(dist.normal) || dist.normal.length !== 2) throw fail('Type', `${op}: normal must be [mean, std], got ${describe(dist.normal)}`);
-        [a, b] = dist.normal.map((v: unknown, i: number) => checkNumber(v, op, `normal[${i}]`));
+        [a, b] = Array.from(dist.normal as unknown[], (v: unknown, i: number) => checkNumber(v, op, `normal[${i}]`));
       } else if (dist.bernoulli !== undefined) {
         kind = 3;
         a = checkNumber(dist.bernoulli, op, 'bernoulli');
@@ -234,7 +234,7 @@ export class TensorCreation extends TensorCore {
     const op = 'cat';
     if (!Array.isArray(tensors)) throw fail('Type', `${op}: tensors must be an array of Tensors, got ${describe(tensors)}`);
     checkInt(dim, op, 'dim');
-    const handles = tensors.map((t, i) => e.unwrap(t, op, `tensors[${i}]`));
+    const handles = Array.from(tensors, (t, i) => e.unwrap(t, op, `tensors[${i}]`));
     return e.wrap(e.raw.tCat(handles, dim));
   }
 
@@ -248,7 +248,7 @@ export class TensorCreation extends TensorCore {
     const op = 'stack';
     if (!Array.isArray(tensors)) throw fail('Type', `${op}: tensors must be an array of Tensors, got ${describe(tensors)}`);
     checkInt(dim, op, 'dim');
-    const handles = tensors.map((t, i) => e.unwrap(t, op, `tensors[${i}]`));
+    const handles = Array.from(tensors, (t, i) => e.unwrap(t, op, `tensors[${i}]`));
     return e.wrap(camelErrors(() => e.raw.tStack(handles, dim, op)));
   }
 }

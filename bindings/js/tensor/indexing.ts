@@ -19,7 +19,8 @@ function sliceRanges(ranges: unknown, op: string): [number, number | null, numbe
   if (!Array.isArray(ranges)) {
     throw fail('Type', `${op}: ranges must be an array such as [[0, 2], [1, 3]], got ${describe(ranges)}`);
   }
-  return ranges.map((r: unknown, i: number): [number, number | null, number] => {
+  // Array.from, not ranges.map: a user array's Symbol.species could make the result a Proxy.
+  return Array.from(ranges as unknown[], (r: unknown, i: number): [number, number | null, number] => {
     if (r === null || r === undefined) return [0, null, 1];
     if (typeof r === 'number') {
       checkInt(r, op, `ranges[${i}]`);
