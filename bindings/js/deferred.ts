@@ -85,7 +85,9 @@ export function deferredLoader(source: DeferredSource | null, printErr?: (text: 
         const compiled = await WebAssembly.compile(bytes as BufferSource);
         if (loaded) return;
         if (!module.asm) throw new KilnError('State', 'loadDeferred: the engine is not initialized');
-        await WebAssembly.instantiate(compiled, { primary: module.asm as WebAssembly.ModuleImports });
+        // Compiled asynchronously (the slow part), instantiated at once: no await between the
+        // `loaded` check and its setting, so a placeholder call cannot load it a second time.
+        new WebAssembly.Instance(compiled, { primary: module.asm as WebAssembly.ModuleImports });
         loaded = true;
       })().catch((err) => {
         loading = null;
