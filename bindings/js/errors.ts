@@ -11,7 +11,9 @@ export const ERROR_CODES = Object.freeze([
 
 /**
  * Stable error codes (DESIGN.md "Errors, limits and memory"). `Internal` marks a failure
- * that is not a Kiln error (a bug: please report it).
+ * that is not a Kiln error (a bug: please report it). `Busy`: the object is in use (a
+ * Learner while fit() runs; the engine itself while a call reads an argument whose getter
+ * or Proxy calls back into it: the engine is not re-entrant).
  */
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

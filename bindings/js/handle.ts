@@ -74,7 +74,10 @@ export class HandleOwner<H extends RawOwned = RawOwned> {
     return this._h === null;
   }
 
-  /** Frees the engine's memory; a second call does nothing. */
+  /**
+   * Frees the engine's memory; a second call does nothing.
+   * @throws KilnError `Busy` when called from a getter or Proxy the engine is reading (the running call may hold it); nothing changes.
+   */
   dispose(): void {
     releaseHandle(this);
   }

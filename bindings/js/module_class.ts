@@ -782,7 +782,10 @@ export class Module {
     return stateOf(this, `${this._typeName()}.isDisposed`).disposed;
   }
 
-  /** Frees every parameter and submodule of the tree (a second call does nothing). */
+  /**
+   * Frees every parameter and submodule of the tree (a second call does nothing).
+   * @throws KilnError `Busy` when called from a getter or Proxy the engine is reading (the running call may hold it); nothing changes.
+   */
   dispose(): void {
     const state = stateOf(this, `${this._typeName()}.dispose`);
     if (state.disposed) return;

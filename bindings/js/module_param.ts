@@ -68,7 +68,10 @@ export class Param extends Tensor {
     return this;
   }
 
-  /** Frees the parameter (its module can no longer use it). Safe to call twice. */
+  /**
+   * Frees the parameter (its module can no longer use it). Safe to call twice.
+   * @throws KilnError `Busy` when called from a getter or Proxy the engine is reading (the running call may hold it); nothing changes.
+   */
   dispose(): void {
     const p = this._p;
     if (p !== null && p !== undefined) {

@@ -39,7 +39,10 @@ export class Gradients {
     return tensor.grad(this);
   }
 
-  /** Frees the gradients now (safe twice). */
+  /**
+   * Frees the gradients now (safe twice).
+   * @throws KilnError `Busy` when called from a getter or Proxy the engine is reading (the running call may hold it); nothing changes.
+   */
   dispose(): void {
     const h = this._h;
     if (h === null) return;
