@@ -80,7 +80,9 @@ let running: string | null = null;
  */
 export function engineBusy(op: string): void {
   if (running !== null) {
-    throw new KilnError('Busy', `${op}: called while the engine runs ${running} (from a getter or Proxy of its argument); the engine is not re-entrant`);
+    // The entry point under the name a user knows: tReshape -> reshape, RawLearner.trainBatch -> Learner.trainBatch.
+    const entry = running.replace(/^Raw/, '').replace(/^t([A-Z])/, (_m, c: string) => c.toLowerCase());
+    throw new KilnError('Busy', `${op}: called while the engine runs ${entry} (from a getter or Proxy of its argument); the engine is not re-entrant`);
   }
 }
 
