@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -135,7 +136,10 @@ class ThreadPool {
     done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     fn_ = nullptr;
     if (mine) std::rethrow_exception(mine);
-    if (error_) std::rethrow_exception(error_);
+    // Taken out of the pool before it is rethrown: the next call (maybe on another thread)
+    // clears error_, which must not drop the last reference to an exception still in flight
+    // here (a use-after-free under Emscripten's libc++abi; review of the pool, 2026-12-03).
+    if (std::exception_ptr e = std::exchange(error_, nullptr)) std::rethrow_exception(e);
   }
 
   ~ThreadPool() { stop_workers(); }
