@@ -18,7 +18,8 @@ struct Walk {
   kiln::config::ValueBuilder& b;
   std::string_view source;
   std::string path;  // of the value being read: "", "layers[0]", "layers[0].kind"
-  val object_prototype = val::global("Object")["prototype"];
+  val object = val::global("Object");  // looked up once per walk, not per object
+  val object_prototype = object["prototype"];
 
   [[noreturn]] void fail(std::string_view what) const {
     throw kiln::ConfigError(path.empty() ? kiln::str_cat(source, ": ", what)
@@ -60,13 +61,13 @@ struct Walk {
     } else if (v.typeOf().as<std::string>() == "object") {
       // Plain objects only (Object.prototype or null): a Date, a Map, a boxed number... is no
       // JSON value, and JSON.stringify would have turned it into something else silently.
-      const val proto = val::global("Object").call<val>("getPrototypeOf", v);
+      const val proto = object.call<val>("getPrototypeOf", v);
       if (!proto.isNull() && !proto.strictlyEquals(object_prototype)) {
         fail(kiln::str_cat("expected a plain object or array, got ",
                            object_prototype["toString"].call<std::string>("call", v)));
       }
       b.start_object();
-      const val keys = val::global("Object").call<val>("keys", v);
+      const val keys = object.call<val>("keys", v);
       const auto n = keys["length"].as<unsigned>();
       const std::size_t at = path.size();
       for (unsigned i = 0; i < n; ++i) {
