@@ -365,6 +365,7 @@ void parallel_for(std::int64_t n, std::int64_t grain, std::int64_t align,
     return;
   }
 #if defined(KILN_SINGLE_THREADED)
+  (void)align;
   fn(0, n);
 #else
   // The pool splits units of `align` indices (the last one shorter), so that every piece
