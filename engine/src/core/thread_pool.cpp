@@ -24,6 +24,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.hpp"
@@ -130,9 +131,13 @@ class ThreadPool {
   /// another's).
   void run(std::int64_t n, std::int64_t parts,
            const std::function<void(std::int64_t, std::int64_t)>& fn) {
+    if (t_in_pool_task) {  // before try_lock: the caller's thread owns use_ here
+      fn(0, n);
+      return;
+    }
     std::unique_lock<std::mutex> use(use_, std::try_to_lock);
     parts = std::min<std::int64_t>({n, parts, static_cast<std::int64_t>(size_)});
-    if (!use.owns_lock() || parts <= 1 || t_in_pool_task) {
+    if (!use.owns_lock() || parts <= 1) {
       fn(0, n);
       return;
     }
@@ -148,7 +153,9 @@ class ThreadPool {
       next_part_ = 1;  // range 0 is the caller's
       min_piece_ = std::max<std::int64_t>(1, n / parts / kPiecesPerRange);
       for (std::int64_t p = 0; p < parts; ++p) {
-        const std::int64_t begin = n * p / parts, end = n * (p + 1) / parts;
+        // floor(n * p / parts) without the product overflowing
+        const auto bound = [&](std::int64_t q) { return n / parts * q + n % parts * q / parts; };
+        const std::int64_t begin = bound(p), end = bound(p + 1);
         slots_[static_cast<std::size_t>(p)].begin = begin;
         slots_[static_cast<std::size_t>(p)].end = end;
         slots_[static_cast<std::size_t>(p)].range.store(pieces ? pack(begin, end) : kWhole,
@@ -172,7 +179,9 @@ class ThreadPool {
     // joins (active_ + 1) under m_ and only while fn_ is set.
     done_.wait(lock, finished);
     fn_ = nullptr;
-    if (error_) std::rethrow_exception(error_);
+    // Take the exception out of the pool: the next call (maybe on another thread) must not
+    // drop the last reference to an object this caller is still handling.
+    if (std::exception_ptr e = std::exchange(error_, nullptr)) std::rethrow_exception(e);
   }
 
   ~ThreadPool() { stop_workers(); }
@@ -215,10 +224,12 @@ class ThreadPool {
       work_.wait(lock, woken);
       if (stop_) return;
       seen = generation_.load(std::memory_order_relaxed);
-      if (fn_ == nullptr) continue;  // that call has finished already
+      // That call has finished already, or has as many threads as ranges (no more than
+      // parts threads run pieces, also after the Emscripten build lowered the count).
+      if (fn_ == nullptr || next_part_ >= parts_) continue;
       const auto* fn = fn_;
       const std::int64_t parts = parts_;
-      const std::int64_t home = next_part_ < parts_ ? next_part_++ : -1;
+      const std::int64_t home = next_part_++;
       active_.fetch_add(1, std::memory_order_acq_rel);
       lock.unlock();
       work(*fn, home, parts);
@@ -356,7 +367,7 @@ std::int64_t parallel_parts(std::int64_t n, std::int64_t grain) noexcept {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(num_threads(), by_size));
 }
 
-void parallel_for(std::int64_t n, std::int64_t grain, std::int64_t align,
+void parallel_for(std::int64_t n, std::int64_t grain, [[maybe_unused]] std::int64_t align,
                   const std::function<void(std::int64_t, std::int64_t)>& fn) {
   if (n <= 0) return;
   const std::int64_t parts = parallel_parts(n, grain);
@@ -371,9 +382,9 @@ void parallel_for(std::int64_t n, std::int64_t grain, std::int64_t align,
   // The pool splits units of `align` indices (the last one shorter), so that every piece
   // it hands out starts at a multiple of align.
   const std::int64_t a = std::max<std::int64_t>(align, 1);
-  const std::int64_t units = (n + a - 1) / a;
+  const std::int64_t units = n / a + (n % a != 0);
   ThreadPool::instance().run(units, parts, [&](std::int64_t u0, std::int64_t u1) {
-    const std::int64_t begin = u0 * a, end = std::min(n, u1 * a);
+    const std::int64_t begin = u0 * a, end = u1 >= units ? n : u1 * a;
     if (begin < end) fn(begin, end);
   });
 #endif
