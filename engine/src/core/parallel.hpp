@@ -15,18 +15,21 @@ inline constexpr bool kHasThreads = false;
 inline constexpr bool kHasThreads = true;
 #endif
 
-/// Splits [0, n) into at most num_threads() contiguous ranges and calls fn(begin, end) once
-/// per range, the calling thread taking one; returns when all have run. Which range a
-/// thread gets is unspecified, so fn must make each index's result independent of the split
-/// (write disjoint outputs; no shared accumulation). Runs inline (one call fn(0, n)) with
+/// Splits [0, n) into at most num_threads() contiguous ranges, one per thread (the calling
+/// thread takes the first), and calls fn(begin, end) on disjoint contiguous pieces that
+/// cover [0, n) once: a thread runs its own range from the front in pieces, and one that has
+/// finished takes pieces off the back of another's (thread_pool.cpp); returns when all have
+/// run. How many pieces there are and which thread runs which is unspecified, so fn must
+/// make each index's result independent of the split (write disjoint outputs; no shared
+/// accumulation). Runs inline (one call fn(0, n)) with
 /// one thread, when n <= 1, when called from inside a pool task, or when another thread is
 /// using the pool. The first exception thrown by fn is rethrown after all ranges finish.
 void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& fn);
 
 /// parallel_for for cheap per-index work: splits [0, n) into parallel_parts(n, grain)
 /// contiguous ranges (each of at least `grain` indices), so that an op too small to repay
-/// waking a thread runs inline as one call fn(0, n). Range boundaries are multiples of
-/// `align` (>= 1; the last range ends at n), so that a kernel whose vector body and scalar
+/// waking a thread runs inline as one call fn(0, n). Every piece starts at a multiple of
+/// `align` (>= 1; the last one ends at n), so that a kernel whose vector body and scalar
 /// tail differ sees the same body/tail split as a serial call when align is a multiple of
 /// its vector width. Same guarantees as parallel_for otherwise.
 void parallel_for(std::int64_t n, std::int64_t grain, std::int64_t align,

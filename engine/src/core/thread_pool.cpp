@@ -1,16 +1,26 @@
 // The kernels' thread pool: persistent workers woken per parallel_for (a generation counter
 // under one mutex), the caller running the first range itself. A worker that finished a
 // range spins on the generation counter for a while before it sleeps on the condition
-// variable, and the caller spins on the count of pending ranges before it sleeps: a training
+// variable, and the caller spins on the count of pending indices before it sleeps: a training
 // step runs dozens of split kernels a few microseconds apart, and a futex wake-up per kernel
 // (tens of microseconds on a loaded machine, more for a Web Worker) cost more than the
 // second thread saved (the MNIST CNN epoch ran no faster on 2 threads than on 1).
+//
+// Each thread works through its own range from the front in pieces (half of what is left,
+// at least an eighth of the range), and a thread that has finished its own takes pieces off
+// the back of the range with the most left. The ranges stay with the threads they were
+// given (a thread mostly reads what it wrote in the kernel before), but when one thread is
+// late, slower or descheduled (a shared machine, or a second core busy with something
+// else), the other finishes its work instead of waiting for it: on 2 threads the halves of
+// the MNIST CNN's kernels differed by 3-10 us on average, and a preempted worker used to
+// hold the caller for its whole range.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -62,14 +72,30 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+/// After this long a spinning thread also yields its core on every check: when the pool's
+/// threads share one core (the machine's other cores busy with other processes), the
+/// thread it waits for may be the one that needs that core, and a pure spin burns the time
+/// slice it would have run in (2 threads ran an MNIST CNN epoch 1.7x slower than 1 there).
+/// With a free core the yield returns at once.
+constexpr auto kYieldAfter = std::chrono::microseconds(20);
+
 /// Spins until done() or `limit` has passed; true when done() became true.
 template <class Done>
 bool spin_until(Done&& done, std::chrono::microseconds limit) {
   const auto start = std::chrono::steady_clock::now();
+  bool yielding = false;
   for (unsigned i = 1;; ++i) {
     if (done()) return true;
-    cpu_relax();
-    if (i % 64 == 0 && std::chrono::steady_clock::now() - start > limit) return done();
+    if (yielding) {
+      std::this_thread::yield();
+    } else {
+      cpu_relax();
+    }
+    if (i % 64 == 0 || yielding) {
+      const auto spent = std::chrono::steady_clock::now() - start;
+      if (spent > limit) return done();
+      yielding = spent > kYieldAfter;
+    }
   }
 }
 
@@ -90,62 +116,81 @@ class ThreadPool {
     // threads waiting for a worker (and a later join would hang). Workers only grow; idle
     // ones sleep, and no more than size_ threads ever run parts.
     while (static_cast<int>(workers_.size()) < n - 1) workers_.emplace_back([this] { worker(); });
+    if (n > size_) slots_.reset(new Slot[static_cast<std::size_t>(n)]);
     size_ = n;
 #else
     stop_workers();
     size_ = n;
+    slots_.reset(new Slot[static_cast<std::size_t>(n)]);
     start_workers();
 #endif
   }
 
-  void run(std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& fn) {
+  /// Runs fn over [0, n) split into `parts` ranges, the caller taking range 0 (see the
+  /// file comment for how a thread that finished its own range takes over the tail of
+  /// another's).
+  void run(std::int64_t n, std::int64_t parts,
+           const std::function<void(std::int64_t, std::int64_t)>& fn) {
+    if (t_in_pool_task) {  // before try_lock: the caller's thread owns use_ here
+      fn(0, n);
+      return;
+    }
     std::unique_lock<std::mutex> use(use_, std::try_to_lock);
-    const std::int64_t parts = std::min<std::int64_t>(n, size_);
-    if (!use.owns_lock() || parts <= 1 || t_in_pool_task) {
+    parts = std::min<std::int64_t>({n, parts, static_cast<std::int64_t>(size_)});
+    if (!use.owns_lock() || parts <= 1) {
       fn(0, n);
       return;
     }
     g_split_calls.fetch_add(1, std::memory_order_relaxed);
     g_split_ranges.fetch_add(parts, std::memory_order_relaxed);
+    // Ranges are handed out in pieces only when their bounds fit the packed 32-bit halves
+    // (every split of the engine's kernels); else each range runs whole, as one piece.
+    const bool pieces = n <= kMaxPackedIndex;
     {
       std::lock_guard<std::mutex> lock(m_);
       fn_ = &fn;
-      n_ = n;
       parts_ = parts;
-      next_part_ = 1;  // part 0 is the caller's
-      pending_.store(parts - 1, std::memory_order_relaxed);
+      next_part_ = 1;  // range 0 is the caller's
+      min_piece_ = std::max<std::int64_t>(1, n / parts / kPiecesPerRange);
+      for (std::int64_t p = 0; p < parts; ++p) {
+        // floor(n * p / parts) without the product overflowing
+        const auto bound = [&](std::int64_t q) { return n / parts * q + n % parts * q / parts; };
+        const std::int64_t begin = bound(p), end = bound(p + 1);
+        slots_[static_cast<std::size_t>(p)].begin = begin;
+        slots_[static_cast<std::size_t>(p)].end = end;
+        slots_[static_cast<std::size_t>(p)].range.store(pieces ? pack(begin, end) : kWhole,
+                                                       std::memory_order_relaxed);
+      }
+      remaining_.store(n, std::memory_order_relaxed);
       error_ = nullptr;
       generation_.fetch_add(1, std::memory_order_release);
     }
     work_.notify_all();
-    std::exception_ptr mine;
-    try {
-      t_in_pool_task = true;
-      fn(0, n / parts);
-    } catch (...) {
-      mine = std::current_exception();
-    }
-    std::unique_lock<std::mutex> lock(m_);
-    drain(lock);  // help with the parts no worker has taken yet
+    t_in_pool_task = true;
+    work(fn, 0, parts);
     t_in_pool_task = false;
-    if (pending_.load(std::memory_order_acquire) != 0) {
-      lock.unlock();
-      spin_until([this] { return pending_.load(std::memory_order_acquire) == 0; }, kCallerSpin);
-      lock.lock();
-    }
-    done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
+    auto finished = [this] {
+      return remaining_.load(std::memory_order_acquire) == 0 &&
+             active_.load(std::memory_order_acquire) == 0;
+    };
+    if (!finished()) spin_until(finished, kCallerSpin);
+    std::unique_lock<std::mutex> lock(m_);
+    // Under m_ no worker can join this call any more once it has none active: a worker
+    // joins (active_ + 1) under m_ and only while fn_ is set.
+    done_.wait(lock, finished);
     fn_ = nullptr;
-    if (mine) std::rethrow_exception(mine);
-    // Taken out of the pool before it is rethrown: the next call (maybe on another thread)
-    // clears error_, which must not drop the last reference to an exception still in flight
-    // here (a use-after-free under Emscripten's libc++abi; review of the pool, 2026-12-03).
+    // Take the exception out of the pool: the next call (maybe on another thread) must not
+    // drop the last reference to an object this caller is still handling.
     if (std::exception_ptr e = std::exchange(error_, nullptr)) std::rethrow_exception(e);
   }
 
   ~ThreadPool() { stop_workers(); }
 
  private:
-  ThreadPool() : size_(default_num_threads()) { start_workers(); }
+  ThreadPool() : size_(default_num_threads()) {
+    slots_.reset(new Slot[static_cast<std::size_t>(size_.load())]);
+    start_workers();
+  }
 
   void start_workers() {
     stop_.store(false);
@@ -179,26 +224,93 @@ class ThreadPool {
       work_.wait(lock, woken);
       if (stop_) return;
       seen = generation_.load(std::memory_order_relaxed);
-      drain(lock);
+      // That call has finished already, or has as many threads as ranges (no more than
+      // parts threads run pieces, also after the Emscripten build lowered the count).
+      if (fn_ == nullptr || next_part_ >= parts_) continue;
+      const auto* fn = fn_;
+      const std::int64_t parts = parts_;
+      const std::int64_t home = next_part_++;
+      active_.fetch_add(1, std::memory_order_acq_rel);
+      lock.unlock();
+      work(*fn, home, parts);
+      lock.lock();
+      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
     }
   }
 
-  /// Runs parts not yet taken (lock held on entry and exit, released while a part runs).
-  void drain(std::unique_lock<std::mutex>& lock) {
-    while (fn_ && next_part_ < parts_) {
-      const std::int64_t p = next_part_++;
-      const std::int64_t begin = n_ * p / parts_, end = n_ * (p + 1) / parts_;
-      const auto* fn = fn_;
-      lock.unlock();
-      std::exception_ptr e;
-      try {
-        (*fn)(begin, end);
-      } catch (...) {
-        e = std::current_exception();
+  /// Runs pieces of the current call until none is left: first its own range `home` (-1:
+  /// none) from the front, then the tails of the other ranges, largest first.
+  void work(const std::function<void(std::int64_t, std::int64_t)>& fn, std::int64_t home,
+            std::int64_t parts) {
+    std::int64_t begin = 0, end = 0;
+    if (home >= 0) {
+      while (take(slots_[static_cast<std::size_t>(home)], true, begin, end)) run_piece(fn, begin, end);
+    }
+    for (;;) {
+      Slot* victim = nullptr;
+      std::int64_t most = 0;
+      for (std::int64_t p = 0; p < parts; ++p) {
+        Slot& s = slots_[static_cast<std::size_t>(p)];
+        const std::int64_t left = s.left();
+        if (left > most) most = left, victim = &s;
       }
-      lock.lock();
-      if (e && !error_) error_ = e;
-      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
+      if (victim == nullptr) return;
+      if (take(*victim, false, begin, end)) run_piece(fn, begin, end);
+    }
+  }
+
+  void run_piece(const std::function<void(std::int64_t, std::int64_t)>& fn, std::int64_t begin,
+                 std::int64_t end) {
+    try {
+      fn(begin, end);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m_);
+      if (!error_) error_ = std::current_exception();
+    }
+    remaining_.fetch_sub(end - begin, std::memory_order_acq_rel);
+  }
+
+  // A range's unclaimed indices [front, back) packed in one word (front in the low half):
+  // its owner claims from the front, a thread that finished its own from the back, each
+  // half of what is left but at least min_piece_ indices, by compare-and-swap. A range too
+  // large to pack (kWhole) is claimed whole, once.
+  static constexpr std::int64_t kMaxPackedIndex = 0x7fffffff;
+  static constexpr std::uint64_t kWhole = ~std::uint64_t{0};
+  static constexpr std::int64_t kPiecesPerRange = 8;
+  static std::uint64_t pack(std::int64_t front, std::int64_t back) {
+    return static_cast<std::uint64_t>(front) | (static_cast<std::uint64_t>(back) << 32);
+  }
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> range{0};
+    std::int64_t begin = 0, end = 0;  // the whole range, for a kWhole claim
+    std::int64_t left() const noexcept {
+      const std::uint64_t r = range.load(std::memory_order_acquire);
+      if (r == kWhole) return end - begin;
+      const auto front = static_cast<std::int64_t>(r & 0xffffffffu);
+      const auto back = static_cast<std::int64_t>(r >> 32);
+      return back - front;
+    }
+  };
+  bool take(Slot& s, bool from_front, std::int64_t& begin, std::int64_t& end) {
+    std::uint64_t r = s.range.load(std::memory_order_acquire);
+    for (;;) {
+      if (r == kWhole) {
+        if (s.range.compare_exchange_weak(r, 0, std::memory_order_acq_rel)) {
+          begin = s.begin, end = s.end;
+          return begin < end;
+        }
+        continue;
+      }
+      const auto front = static_cast<std::int64_t>(r & 0xffffffffu);
+      const auto back = static_cast<std::int64_t>(r >> 32);
+      if (front >= back) return false;
+      const std::int64_t piece = std::min(back - front, std::max(min_piece_, (back - front) / 2));
+      const std::uint64_t next = from_front ? pack(front + piece, back) : pack(front, back - piece);
+      if (s.range.compare_exchange_weak(r, next, std::memory_order_acq_rel)) {
+        begin = from_front ? front : back - piece;
+        end = from_front ? front + piece : back;
+        return true;
+      }
     }
   }
 
@@ -208,8 +320,10 @@ class ThreadPool {
   std::condition_variable work_, done_;
   std::vector<std::thread> workers_;
   const std::function<void(std::int64_t, std::int64_t)>* fn_ = nullptr;
-  std::int64_t n_ = 0, parts_ = 0, next_part_ = 0;
-  std::atomic<std::int64_t> pending_{0};       // written under m_, spun on without it
+  std::int64_t parts_ = 0, next_part_ = 0, min_piece_ = 1;  // written under m_
+  std::unique_ptr<Slot[]> slots_;                            // size_ ranges
+  std::atomic<std::int64_t> remaining_{0};  // indices not yet run in the current call
+  std::atomic<std::int64_t> active_{0};     // workers inside the current call
   std::atomic<std::uint64_t> generation_{0};  // likewise
   std::exception_ptr error_;
   std::atomic<bool> stop_{false};
@@ -243,7 +357,7 @@ void parallel_for(std::int64_t n, const std::function<void(std::int64_t, std::in
 #if defined(KILN_SINGLE_THREADED)
   fn(0, n);
 #else
-  ThreadPool::instance().run(n, fn);
+  ThreadPool::instance().run(n, n, fn);
 #endif
 }
 
@@ -253,7 +367,7 @@ std::int64_t parallel_parts(std::int64_t n, std::int64_t grain) noexcept {
   return std::max<std::int64_t>(1, std::min<std::int64_t>(num_threads(), by_size));
 }
 
-void parallel_for(std::int64_t n, std::int64_t grain, std::int64_t align,
+void parallel_for(std::int64_t n, std::int64_t grain, [[maybe_unused]] std::int64_t align,
                   const std::function<void(std::int64_t, std::int64_t)>& fn) {
   if (n <= 0) return;
   const std::int64_t parts = parallel_parts(n, grain);
@@ -261,12 +375,19 @@ void parallel_for(std::int64_t n, std::int64_t grain, std::int64_t align,
     fn(0, n);
     return;
   }
+#if defined(KILN_SINGLE_THREADED)
+  (void)align;
+  fn(0, n);
+#else
+  // The pool splits units of `align` indices (the last one shorter), so that every piece
+  // it hands out starts at a multiple of align.
   const std::int64_t a = std::max<std::int64_t>(align, 1);
-  auto bound = [&](std::int64_t p) { return p >= parts ? n : n * p / parts / a * a; };
-  parallel_for(parts, [&](std::int64_t p0, std::int64_t p1) {
-    const std::int64_t begin = bound(p0), end = bound(p1);
+  const std::int64_t units = n / a + (n % a != 0);
+  ThreadPool::instance().run(units, parts, [&](std::int64_t u0, std::int64_t u1) {
+    const std::int64_t begin = u0 * a, end = u1 >= units ? n : u1 * a;
     if (begin < end) fn(begin, end);
   });
+#endif
 }
 
 ParallelStats parallel_stats() noexcept {

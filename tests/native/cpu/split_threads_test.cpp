@@ -108,6 +108,34 @@ TEST(SplitThreads, SplitResultsAreExactByHand) {
   }
 }
 
+/// The conv bias gradient splits by whole images (each thread sums the rows of its own
+/// images; the images are then added in order): with an upstream gradient of n + 1 on image
+/// n, every channel's gradient is (1 + ... + 6) · 39 · 37 = 30,303, exact in f32, on 1, 2
+/// and 3 threads; an image summed twice or dropped would change it.
+TEST(SplitThreads, ConvBiasGradientSplitsByImageExactByHand) {
+  ThreadCountGuard guard;
+  std::vector<float> per_image;
+  for (int n = 0; n < 6; ++n) per_image.push_back(static_cast<float>(n + 1));
+  const auto scale = Tensor<AD, 4>::from_data(TensorData(Shape{6, 1, 1, 1}, per_image));
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    auto x = Tensor<AD, 4>::ones({6, 8, 41, 39});  // conv output [6, 4, 39, 37]
+    auto w = Tensor<AD, 4>::ones({4, 8, 3, 3}).require_grad();
+    auto b = Tensor<AD, 1>::zeros({4}).require_grad();
+    auto c = conv2d(x, w, std::optional(b), ConvOptions<2>({1, 1}, {0, 0}, {1, 1}, 1));
+    auto grads = (c * scale).sum().backward();
+    const auto gb = b.grad(grads)->to_data().to_vec<float>();
+    ASSERT_EQ(gb.size(), 4u);
+    for (float v : gb) EXPECT_EQ(v, 30303.0f) << threads << " threads";
+  }
+  // 6 images of 4 · 1,443 outputs: 2 images a grain, so the sum splits on 2 threads.
+  set_num_threads(2);
+  const auto go = Tensor<Cpu, 4>::ones({6, 4, 39, 37});
+  const auto stats = count_splits([&] { (void)CpuOps::conv_bias_backward(go.primitive()); });
+  EXPECT_EQ(stats.calls, 1);
+  EXPECT_EQ(stats.ranges, 2);
+}
+
 /// Outputs and gradients of the split kernels on inputs large enough to split: element-wise
 /// maps with a transcendental (vector body vs scalar tail), broadcasts, compare/where, max
 /// and avg pools (2x2 fast path and the generic window), conv2d's bias gradient, and three

@@ -435,34 +435,41 @@ void backward_weight(const Geometry& g, const float* x, const float* grad_out, f
 void backward_bias(std::int64_t batch, std::int64_t channels, std::int64_t spatial,
                    const float* grad_out, float* grad_b) {
   // Each image's row is summed in 8 float lanes (a fixed order the compiler vectorises
-  // without reassociating), the lanes and the images in double.
+  // without reassociating), the lanes and the images in double. The row sums are split
+  // across the thread pool by whole images (the split the conv kernels, the element-wise
+  // ops and the pools before this one use, so each thread reads the images it wrote); the
+  // images are then added in order on the calling thread, so the result does not depend on
+  // the thread count. (Split by channels, each thread read every image, half of them from
+  // the other core's cache: slower on 2 threads than the whole sum on one.)
   constexpr int kLanes = 8;
-  // Channels are independent sums: split across the thread pool when large (the
-  // single-threaded WebAssembly build compiles only the direct call).
-  auto channel_range = [&](std::int64_t c0, std::int64_t c1) {
-  for (std::int64_t c = c0; c < c1; ++c) {
-    double sum = 0.0;
-    for (std::int64_t n = 0; n < batch; ++n) {
-      const float* p = grad_out + (n * channels + c) * spatial;
-      float lanes[kLanes] = {};
-      std::int64_t i = 0;
-      for (; i + kLanes <= spatial; i += kLanes) {
-        for (int l = 0; l < kLanes; ++l) lanes[l] += p[i + l];
+  std::vector<double> rows(static_cast<std::size_t>(std::max<std::int64_t>(batch * channels, 0)));
+  auto image_range = [&](std::int64_t n0, std::int64_t n1) {
+    for (std::int64_t n = n0; n < n1; ++n) {
+      for (std::int64_t c = 0; c < channels; ++c) {
+        const float* p = grad_out + (n * channels + c) * spatial;
+        float lanes[kLanes] = {};
+        std::int64_t i = 0;
+        for (; i + kLanes <= spatial; i += kLanes) {
+          for (int l = 0; l < kLanes; ++l) lanes[l] += p[i + l];
+        }
+        double row = 0.0;
+        for (int l = 0; l < kLanes; ++l) row += lanes[l];
+        for (; i < spatial; ++i) row += p[i];
+        rows[static_cast<std::size_t>(n * channels + c)] = row;
       }
-      double row = 0.0;
-      for (int l = 0; l < kLanes; ++l) row += lanes[l];
-      for (; i < spatial; ++i) row += p[i];
-      sum += row;
     }
-    grad_b[c] = static_cast<float>(sum);
-  }
   };
   if constexpr (!detail::kHasThreads) {
-    channel_range(0, channels);
+    image_range(0, batch);
   } else {
-    const std::int64_t per_channel = std::max<std::int64_t>(batch * spatial, 1);
-    const std::int64_t grain = std::max<std::int64_t>(1, detail::kElementwiseGrain / per_channel);
-    detail::parallel_for(channels, grain, 1, channel_range);
+    const std::int64_t per_image = std::max<std::int64_t>(channels * spatial, 1);
+    const std::int64_t grain = std::max<std::int64_t>(1, detail::kElementwiseGrain / per_image);
+    detail::parallel_for(batch, grain, 1, image_range);
+  }
+  for (std::int64_t c = 0; c < channels; ++c) {
+    double sum = 0.0;
+    for (std::int64_t n = 0; n < batch; ++n) sum += rows[static_cast<std::size_t>(n * channels + c)];
+    grad_b[c] = static_cast<float>(sum);
   }
 }
 
