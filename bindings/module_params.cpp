@@ -1,8 +1,7 @@
 // The engine side of JS modules (see module_params.hpp): the Embind classes RawParam (one
 // kiln.Param: the C++ module::Param with its ParamId) and RawParamList (the named parameters
-// of a JS module, built-in layers' ones included, gathered for one optimizer step), the
-// step itself (optimizerStepParams, through optimizer_step_list in train_optim.cpp), and the
-// SafeTensors encoding of named tensors (a JS module's saveSafetensors / loadSafetensors).
+// of a JS module, built-in layers' ones included, gathered for one optimizer step: the step
+// itself, optimizerStepParams, is in train_optim.cpp), and the SafeTensors encoding of named tensors (a JS module's saveSafetensors / loadSafetensors).
 #include "module_params.hpp"
 
 #include <emscripten/bind.h>
@@ -252,28 +251,6 @@ void list_release(JsParamList& l) {
   l.has_grad.clear();
 }
 
-/// optimizer.step(moduleOrTensors, grads): one step of the list (see optimizer_step_list).
-void optimizer_step_params(const JsOptimizer& o, JsParamList& l, const Gradients& grads) {
-  guarded([&] {
-    if (!o.state) throw kiln::StateError("Optimizer.step: the optimizer was disposed");
-    optimizer_step_list(*o.state, l, list_gradients(l, grads));
-  });
-}
-
-/// The Learner's step of any module (learner helper): as optimizer_step_params, guarded as
-/// kiln::train::train_step (a non-finite gradient or updated parameter throws NonFiniteError
-/// naming `op`, the epoch and batch (epoch 0: "at step <batch>") and the parameter's dotted
-/// name; then nothing is applied and the schedule does not advance).
-void optimizer_step_params_guarded(const JsOptimizer& o, JsParamList& l, const Gradients& grads,
-                                   const std::string& op, double epoch, double batch) {
-  guarded([&] {
-    if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
-    const kiln::train::StepPosition at{op, static_cast<std::int64_t>(epoch),
-                                       static_cast<std::int64_t>(batch)};
-    optimizer_step_list(*o.state, l, list_gradients(l, grads), &at);
-  });
-}
-
 // ---------------------------------------------------------------- SafeTensors of named tensors
 
 kiln::record::SafetensorsDType float_dtype(const std::string& dtype, const char* op) {
@@ -384,8 +361,6 @@ EMSCRIPTEN_BINDINGS(kiln_module_params) {
       .function("release", &list_release);
   emscripten::function("paramCreate", &param_create);
   emscripten::function("paramListCreate", &list_create);
-  emscripten::function("optimizerStepParams", &optimizer_step_params);
-  emscripten::function("optimizerStepParamsGuarded", &optimizer_step_params_guarded);
   emscripten::function("safetensorsEncode", &safetensors_encode);
   emscripten::function("safetensorsDecode", &safetensors_decode);
 }

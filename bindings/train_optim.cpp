@@ -525,11 +525,35 @@ void load_state_into(OptimizerState& s, const M& module, val bytes) {
 void optimizer_load_state_list(const JsOptimizer& o, const JsParamList& list, val bytes) {
   guarded([&] { load_state_into(state_of(o), list.list, bytes); });
 }
+/// optimizer.step(moduleOrTensors, grads): one step of the list (see optimizer_step_list).
+void optimizer_step_params(const JsOptimizer& o, JsParamList& l, const Gradients& grads) {
+  guarded([&] {
+    if (!o.state) throw kiln::StateError("Optimizer.step: the optimizer was disposed");
+    optimizer_step_list(*o.state, l, list_gradients(l, grads));
+  });
+}
+
+/// The Learner's step of any module (learner helper): as optimizer_step_params, guarded as
+/// kiln::train::train_step (a non-finite gradient or updated parameter throws NonFiniteError
+/// naming `op`, the epoch and batch (epoch 0: "at step <batch>") and the parameter's dotted
+/// name; then nothing is applied and the schedule does not advance).
+void optimizer_step_params_guarded(const JsOptimizer& o, JsParamList& l, const Gradients& grads,
+                                   const std::string& op, double epoch, double batch) {
+  guarded([&] {
+    if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+    const kiln::train::StepPosition at{op, static_cast<std::int64_t>(epoch),
+                                       static_cast<std::int64_t>(batch)};
+    optimizer_step_list(*o.state, l, list_gradients(l, grads), &at);
+  });
+}
+
 }  // namespace
 }  // namespace kiln_js
 
 EMSCRIPTEN_BINDINGS(kiln_train_optim) {
   using namespace kiln_js;
+  emscripten::function("optimizerStepParams", &optimizer_step_params);
+  emscripten::function("optimizerStepParamsGuarded", &optimizer_step_params_guarded);
   emscripten::class_<JsOptimizer>("RawOptimizer")
       .function("step", &optimizer_step_js)
       .function("lastLr", &optimizer_last_lr)

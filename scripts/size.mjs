@@ -92,7 +92,7 @@ export const PAGES = {
   train: { entry: 'index.js', specifier: 'kiln-dl', script: TRAIN_PAGE },
   // kiln-dl/inference loads the core engine: without it built, the page uses the main entry.
   inference: { entry: 'inference.js', specifier: 'kiln-dl/inference', script: INFERENCE_PAGE, fallback: 'index.js',
-    requires: ['inference.js', 'kiln-core.mjs', 'kiln-core-inference.wasm'] },
+    requires: ['inference.js', 'kiln-core-inference.mjs', 'kiln-core-inference.wasm'] },
 };
 
 function pageHtml(name) {

@@ -35,13 +35,17 @@ const FEATURES = ['--enable-simd', '--enable-exception-handling', '--enable-bulk
   '--enable-mutable-globals', '--enable-nontrapping-float-to-int'];
 const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs'].map((f) => join(root, 'scripts', f));
 
-// Each engine is split once per workload of scripts/split_profile.mjs: the package's main entry
-// (dist/index.js, node.js) loads <name>.wasm, split for a page that trains; kiln-dl/inference
-// (dist/inference.js, inference_node.js) loads kiln-core-inference.wasm, the same engine split
-// for a page that only runs a trained model. All share the glue <name>.mjs.
+// Each engine is split for a workload of scripts/split_profile.mjs: the package's main entry
+// (dist/index.js, node.js) loads kiln-core.wasm or kiln.wasm, split for a page that trains;
+// kiln-dl/inference (dist/inference.js, inference_node.js) loads kiln-core-inference.wasm, the
+// inference engine (linked by the core build from the same objects without the Learner,
+// optimizers and datasets: CMakeLists.txt), split for a page that only runs a trained model.
+// Each engine has its own glue, dist/<name>.mjs.
 const ENGINES = [
   { name: 'kiln-core', engine: 'core', relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed'),
-    variants: [{ suffix: '', workload: 'train', entry: 'node.js' }, { suffix: '-inference', workload: 'inference', entry: 'inference_node.js' }] },
+    variants: [{ suffix: '', workload: 'train', entry: 'node.js' }] },
+  { name: 'kiln-core-inference', engine: 'core', relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed'),
+    variants: [{ suffix: '', workload: 'inference', entry: 'inference_node.js' }] },
   { name: 'kiln', engine: 'full', relaxedDir: join(root, 'build', 'wasm-relaxed', 'relaxed'),
     variants: [{ suffix: '', workload: 'train', entry: 'node.js' }] },
 ];

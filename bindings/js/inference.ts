@@ -1,10 +1,12 @@
 // kiln-dl/inference, browser and bundler entry: `const kiln = await init();` runs models
-// (tensors, layers, Sequential, forward, SafeTensors records) on the single-thread core
-// engine (kiln-core.mjs + kiln-core-inference.wasm, or kiln-core-inference-relaxed.wasm where relaxed SIMD
-// validates: the core engine split for a page that runs a model) and loads none of the package's training, data or
-// io modules (inference_module.ts): the smallest download that can run a trained model.
+// (tensors, layers, Sequential, forward, SafeTensors records, kiln.loss) on the single-thread
+// inference engine (kiln-core-inference.mjs + kiln-core-inference.wasm, or
+// kiln-core-inference-relaxed.wasm where relaxed SIMD validates: the core engine without the
+// Learner, optimizers and datasets, split for a page that runs a model) and loads none of the
+// package's training, data or io modules (inference_module.ts): the smallest download that can
+// run a trained model.
 // Training, the full engine and threads are kiln-dl's (`import { init } from 'kiln-dl'`).
-import createCoreModule from './kiln-core.mjs';
+import createCoreModule from './kiln-core-inference.mjs';
 import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
 import { deferredLoader, urlSource } from './deferred.js';
 import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';

@@ -11,6 +11,7 @@ import { KilnError } from './errors.js';
 import { installModule } from './module_class.js';
 import { installParam } from './module_param.js';
 import { installNn } from './nn.js';
+import { bindLoss } from './train/loss.js';
 import type { InitOptions } from './api.js';
 import type { RawModule } from './raw.js';
 import { describe } from './tensor/checks.js';
@@ -83,6 +84,7 @@ export function finishInference(
   installModule(kiln, internals.engine);
   installParam(kiln, internals.engine);
   installNn(kiln, raw, internals.engine);
+  bindLoss(internals.engine); // kiln.nn.functional's losses (no kiln.loss here)
   installEngineNames(kiln, raw, 'core');
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as KilnInference;

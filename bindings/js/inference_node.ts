@@ -1,7 +1,7 @@
 // kiln-dl/inference in Node (package.json "exports" condition "node"): as inference.ts, but
 // reads kiln-core-inference.wasm next to itself and hands the bytes to the module (TOOLCHAIN.md).
 import { readFile } from 'node:fs/promises';
-import createCoreModule from './kiln-core.mjs';
+import createCoreModule from './kiln-core-inference.mjs';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
 import { deferredLoader } from './deferred.js';
 import { fileSource } from './deferred_node.js';

@@ -28,9 +28,13 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * 206,702; after the second round of issue 17 (the split engines) train 275,657, inference
  * 211,363; after the first round train 603,927, inference 578,780; before it both were
  * 1,126,216 (kiln.wasm 974.2 KB, kiln.mjs 17.1 KB, 54 JS modules 135 KB).
+ * Inference since 2026-12-03: kiln-dl/inference loads its own engine, the core engine without
+ * the Learner, optimizers and datasets (CMakeLists.txt), 190,157 bytes + 2 % =
+ * kiln-core-inference-relaxed.wasm 154.8 KB + inference.chunk-core 24.0 KB +
+ * kiln-core-inference.mjs 10.8 KB + 0.5 KB (it was 202.1 KB on the core engine).
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 265_945, inference: 204_195 };
+const LIMITS = { train: 265_945, inference: 193_960 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {

@@ -76,9 +76,10 @@ const INPUT = [[1, 0, 0, 0, 0, 0, 0, 0], [0.5, -0.5, 0.25, 0, 1, 0, -1, 0]];
 
 describe('kiln-dl/inference: the module graph', () => {
   for (const entry of ['inference.js', 'inference_node.js']) {
-    it(`${entry} loads the core engine and no training, data or io module`, () => {
+    it(`${entry} loads the inference engine and no training, data or io module`, () => {
       const graph = staticGraph(entry);
-      expect(graph).toContain('kiln-core.mjs');
+      expect(graph).toContain('kiln-core-inference.mjs');
+      expect(graph).not.toContain('kiln-core.mjs');
       for (const needed of ['tensor/install.js', 'nn.js', 'module_class.js', 'errors.js']) expect(graph).toContain(needed);
       // kiln.nn.functional's losses (train/loss.js, with train/common.js's option checks) are
       // layers' functions; the Learner, optimizers, metrics, datasets and io are not.
@@ -128,6 +129,31 @@ describe.skipIf(!hasCore)(`kiln-dl/inference on the core engine${hasCore ? '' : 
     for (const name of ['Learner', 'optim', 'loss', 'data', 'io', 'metrics']) expect(kiln[name]).toBeUndefined();
     for (const name of ['Tensor', 'nn', 'Module', 'Param', 'tidy', 'dispose', 'memory', 'seed']) expect(kiln[name]).toBeDefined();
     expectKilnError(kiln, () => kiln.setNumThreads(2), 'Config', /^setNumThreads: this build \(.*\) runs 1 to 1 threads, got 2$/);
+  });
+
+  it('runs on its own engine: the core engine without the Learner, optimizers and datasets', async () => {
+    const [{ init }, main] = await Promise.all([import('kiln-dl/inference'), import('kiln-dl')]);
+    const kiln = await init();
+    const core = await main.init();
+    const raw = kiln._internals.raw;
+    // Entry points of bindings/train_learner.cpp, train_optim.cpp, train_data.cpp, data_io.cpp
+    // (CMakeLists.txt KILN_TRAIN_BINDINGS): in the core engine only.
+    for (const name of ['learnerCreate', 'stepperCreate', 'optimizerCreate', 'optimizerStepParams', 'plateauCreate',
+      'datasetFromArrays', 'dataPermutation', 'ioReadSafetensors']) {
+      expect(typeof raw[name], name).toBe('undefined');
+      expect(typeof core._internals.raw[name], name).toBe('function');
+    }
+    // kiln.nn.functional's losses stay (bindings/train_loss.cpp): 2 rows, 3 classes, by hand.
+    const lse = Math.log(Math.exp(1) + Math.exp(2) + Math.exp(3));
+    const want = ((lse - 3) + Math.log(3)) / 2;
+    const [ce, mse] = kiln.tidy(() => {
+      const logits = kiln.Tensor.fromData([[1, 2, 3], [0, 0, 0]]);
+      const targets = kiln.Tensor.fromData([2, 0], { dtype: 'int32' });
+      return [kiln.nn.functional.crossEntropy(logits, targets).item(), kiln.nn.functional.mse(logits, kiln.Tensor.zeros([2, 3])).item()];
+    });
+    expect(ce).toBeCloseTo(want, 6);
+    expect(mse).toBeCloseTo(14 / 6, 6);
+    expect(kiln.memory().tensors).toBe(0);
   });
 
   it('refuses threads, several threads and the full engine with Config, wrong types with Type', async () => {

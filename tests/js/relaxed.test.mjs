@@ -87,7 +87,7 @@ describe('scripts/relax_wasm.mjs', () => {
     expect(simd).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
     expect(relaxed.primary.functions).toBe(simd.primary.functions);
     expect(relaxed.deferred.functions).toBe(simd.deferred.functions);
-    // kiln-dl/inference's split of the same engine
+    // kiln-dl/inference's engine (the same objects without the training TUs), split for inference
     const inference = scanSplit('kiln-core-inference-relaxed');
     expect(inference.primary.relaxedMadd).toBeGreaterThanOrEqual(12);
     expect(inference.relaxedMadd).toBe(relaxed.relaxedMadd);

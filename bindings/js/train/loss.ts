@@ -146,9 +146,17 @@ export function lossOf(e: Engine, v: unknown, op: string): Loss {
 
 const LossBase = Loss;
 
+/**
+ * Binds the Loss class to engine `e` (what kiln.nn.functional's losses create) and returns it.
+ * kiln-dl/inference calls this alone: its nn.functional has the losses, but no kiln.loss.
+ */
+export function bindLoss(e: Engine): typeof Loss {
+  return bindClass(class Loss extends LossBase {}, e);
+}
+
 /** Installs kiln.loss onto `kiln`. */
 export function installLoss(kiln: Record<string, unknown>, e: Engine): void {
-  const L = bindClass(class Loss extends LossBase {}, e);
+  const L = bindLoss(e);
   kiln.loss = Object.freeze({
     crossEntropy: (config?: unknown) => crossEntropy(e, config),
     binaryCrossEntropy: (config?: unknown) => binaryCrossEntropy(e, config),
