@@ -10,7 +10,7 @@
 //   - kiln.nn's, kiln.nn.functional's and kiln.io's functions name themselves in that error
 //     (`nn.functional.conv2d is not in the core engine ...`), not the entry point behind them.
 import { KilnError } from './errors.js';
-import { FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
+import { CORE_FUNCTIONS, FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
 import { snakeToCamel } from './nn.js';
 import type { EngineValue, RawModule } from './raw.js';
 import type { EngineName } from './select.js';
@@ -69,6 +69,23 @@ export function installEngineGaps(raw: RawModule, engine: EngineName): void {
     }
     return modelCreate.call(this, spec, seed, single);
   };
+}
+
+/**
+ * kiln-dl/inference's engine (kiln-core-inference.wasm) is the core engine without the binding
+ * TUs only training calls (CMakeLists.txt KILN_TRAIN_BINDINGS). Its API never calls them; should
+ * a change ever reach one, it is a stub throwing KilnError `State` that points to kiln-dl rather
+ * than a TypeError. Call after installEngineGaps.
+ */
+export function installInferenceGaps(raw: RawModule): void {
+  const m = raw as unknown as Record<string, unknown>;
+  for (const name of CORE_FUNCTIONS) {
+    if (typeof m[name] === 'function') continue;
+    m[name] = () => {
+      throw new KilnError('State',
+        `the engine function ${name} is not in kiln-dl/inference's engine, which runs models; training is kiln-dl's: \`import { init } from 'kiln-dl'\``);
+    };
+  }
 }
 
 /** fn, with a missing-part error thrown inside it renamed to `name` (also for a rejected promise). */

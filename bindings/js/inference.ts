@@ -1,5 +1,5 @@
 // kiln-dl/inference, browser and bundler entry: `const kiln = await init();` runs models
-// (tensors, layers, Sequential, forward, SafeTensors records, kiln.loss) on the single-thread
+// (tensors, layers, Sequential, forward, SafeTensors records, kiln.nn.functional's losses) on the single-thread
 // inference engine (kiln-core-inference.mjs + kiln-core-inference.wasm, or
 // kiln-core-inference-relaxed.wasm where relaxed SIMD validates: the core engine without the
 // Learner, optimizers and datasets, split for a page that runs a model) and loads none of the
@@ -23,7 +23,7 @@ export type { InferenceInitOptions, KilnInference } from './inference_module.js'
  */
 export async function init(opts: InferenceInitOptions = {}): Promise<KilnInference> {
   checkInferenceOptions(opts);
-  // kiln-core-relaxed.wasm (FMA) where the engine validates relaxed SIMD (select.ts).
+  // kiln-core-inference-relaxed.wasm (FMA) where the engine validates relaxed SIMD (select.ts).
   const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
   const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
   // Two literal URLs, so that bundlers ship both files.

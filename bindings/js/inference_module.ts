@@ -6,7 +6,7 @@
 import { installDeferred, type DeferredControl } from './deferred.js';
 import type { Kiln } from './api.js';
 import { installBoundary } from './boundary.js';
-import { installEngineGaps, installEngineNames } from './engine_profile.js';
+import { installEngineGaps, installEngineNames, installInferenceGaps } from './engine_profile.js';
 import { KilnError } from './errors.js';
 import { installModule } from './module_class.js';
 import { installParam } from './module_param.js';
@@ -69,6 +69,7 @@ export function finishInference(
   installBoundary(raw);
   // What the core engine lacks throws KilnError `State` naming it (engine_profile.ts).
   installEngineGaps(raw, 'core');
+  installInferenceGaps(raw);
   raw.KilnError = KilnError;
   const kiln: Record<string, unknown> = { KilnError };
   const internals = installTensor(kiln, raw, options);

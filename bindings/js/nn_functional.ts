@@ -2,7 +2,7 @@
 // torch.nn.functional, Burn's burn::tensor::module), so that user modules can hold their own
 // parameters: convolutions, pools, dropout with an explicit keep-mask, linear, embedding,
 // normalisations, the losses and the activations. Each is one call into the engine
-// (bindings/nn_functional.cpp, the losses' lossForward of train_learner.cpp, the Tensor
+// (bindings/nn_functional.cpp, the losses' lossForward of train_loss.cpp, the Tensor
 // methods of kiln.activation); gradients reach every tracked tensor argument. This file checks
 // only JS types and fills PyTorch's defaults; values and shapes are checked by the engine,
 // whose messages name the op (`conv2d: ...`, `maxPool1d: ...`).

@@ -1,5 +1,5 @@
 // kiln.loss: loss function objects (cross-entropy, binary cross-entropy, MSE, Huber, smooth
-// L1) over the engine's losses (bindings/train_learner.cpp: lossForward, lossValidate).
+// L1) over the engine's losses (bindings/train_loss.cpp: lossForward, lossValidate).
 import { camelErrors } from '../nn.js';
 import { describe, engineValue, fail, type EngineValue } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';

@@ -138,6 +138,10 @@ class ThreadPool {
     std::unique_lock<std::mutex> use(use_, std::try_to_lock);
     parts = std::min<std::int64_t>({n, parts, static_cast<std::int64_t>(size_)});
     if (!use.owns_lock() || parts <= 1) {
+      // One range: a plain call, with the pool free for a parallel_for inside fn (a batch-1
+      // convolution's GEMM); holding use_ here made that nested try_lock fail (and try_lock
+      // of a mutex this thread owns is undefined behaviour).
+      if (use.owns_lock()) use.unlock();
       fn(0, n);
       return;
     }

@@ -51,6 +51,24 @@ TEST(ParallelFor, PiecesCoverEveryIndexOnceWhenAThreadIsSlow) {
   EXPECT_TRUE(caller_ran_second_half.load());
 }
 
+TEST(ParallelFor, ASingleRangeLeavesThePoolToANestedSplit) {
+  // A parallel_for of one index is a plain call: a parallel_for inside it (a batch-1
+  // convolution's GEMM) still gets both threads, once per outer call.
+  ThreadCountGuard guard;
+  set_num_threads(2);
+  detail::reset_parallel_stats();
+  std::atomic<int> inner{0};
+  detail::parallel_for(1, [&](std::int64_t, std::int64_t) {
+    detail::parallel_for(64, [&](std::int64_t begin, std::int64_t end) {
+      inner.fetch_add(static_cast<int>(end - begin));
+    });
+  });
+  EXPECT_EQ(inner.load(), 64);
+  const detail::ParallelStats stats = detail::parallel_stats();
+  EXPECT_EQ(stats.calls, 1);  // the inner call split; the outer one did not
+  EXPECT_EQ(stats.ranges, 2);
+}
+
 TEST(ParallelFor, GrainedPiecesStartOnTheAlignment) {
   ThreadCountGuard guard;
   for (int threads : {1, 2, 3}) {
