@@ -1,7 +1,8 @@
 // The core engine (dist/kiln-core.wasm) against the full one (dist/kiln.wasm) and, when
 // given, a saved copy of an earlier kiln.mjs + kiln.wasm ("before"), in one run, one thread
 // (the single-threaded builds; no pool), in Node: sizes (raw and gzip -9), the per-op
-// overhead of a tiny op, an element-wise op, a GEMM, and an MLP epoch with the Learner.
+// overhead of a tiny op, an element-wise op, a 2×2 max pool, a GEMM, and an MLP and a CNN epoch
+// with the Learner (the pool and the CNN on the full engines only).
 // Every engine runs under the same JS layer (dist/module.js), so only the .wasm differs.
 // Times are CPU time of this process (process.cpuUsage, user + system), the best of
 // `--repeat` rounds, the engines interleaved round by round, each round starting with the
@@ -110,6 +111,21 @@ const cases = [
     },
   },
   {
+    // the MNIST CNN's first pool (issue 17: the 2×2 fast path in SIMD128), with indices
+    name: 'max pool 2x2, [64, 8, 26, 26], tracked (ms)',
+    run: (k) => {
+      if (k.backendInfo().engine === 'core') return NaN; // nn.functional's pools: full engine only
+      k.seed(1);
+      const x = k.Tensor.random([64, 8, 26, 26]).requireGrad();
+      const n = 50;
+      const s = cpu(() => {
+        for (let i = 0; i < n; i++) k.nn.functional.maxPool2d(x, { kernelSize: 2, stride: 2 }).dispose();
+      });
+      x.dispose();
+      return (s / n) * 1e3;
+    },
+  },
+  {
     name: 'GEMM 512 x 512 x 512 (GFLOP/s)',
     higher: true,
     run: (k) => {
@@ -132,6 +148,30 @@ const cases = [
       for (let i = 0; i < y.length; i++) y[i] = i % 10;
       const model = k.nn.sequential([{ type: 'linear', dInput: 784, dOutput: 128 }, { type: 'relu' },
         { type: 'linear', dInput: 128, dOutput: 10 }], { seed: 1 });
+      const learner = new k.Learner(model, { optimizer: k.optim.adam({ lr: 1e-3 }), seed: 1 });
+      const data = k.data.fromArrays(x, y, { itemShape: [784] });
+      const s = await cpuAsync(() => learner.fit(data, { epochs: 1, batchSize: 64 }));
+      learner.dispose();
+      data.dispose();
+      model.dispose();
+      return s;
+    },
+  },
+  {
+    // the anchor CNN of bench/browser (worker.js) on 2,048 items: 32 steps
+    name: 'CNN epoch (MNIST anchor), 2048 items, batch 64, Adam (s)',
+    run: async (k) => {
+      if (k.backendInfo().engine === 'core') return NaN; // conv2d layers: full engine only
+      const x = new Float32Array(2048 * 784);
+      const y = new Int32Array(2048);
+      for (let i = 0; i < x.length; i++) x[i] = ((i * 2654435761) % 1000) / 1000;
+      for (let i = 0; i < y.length; i++) y[i] = i % 10;
+      const model = k.nn.sequential([{ type: 'reshape', shape: [1, 28, 28] },
+        { type: 'conv2d', channels: [1, 8], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' }, { type: 'relu' },
+        { type: 'maxPool2d', kernelSize: [2, 2] },
+        { type: 'conv2d', channels: [8, 16], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' }, { type: 'relu' },
+        { type: 'maxPool2d', kernelSize: [2, 2] }, { type: 'flatten' },
+        { type: 'linear', dInput: 400, dOutput: 10, bias: true }], { seed: 1 });
       const learner = new k.Learner(model, { optimizer: k.optim.adam({ lr: 1e-3 }), seed: 1 });
       const data = k.data.fromArrays(x, y, { itemShape: [784] });
       const s = await cpuAsync(() => learner.fit(data, { epochs: 1, batchSize: 64 }));

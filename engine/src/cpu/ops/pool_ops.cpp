@@ -13,6 +13,8 @@
 #include <cstring>
 #if defined(__SSE2__) && !defined(__EMSCRIPTEN__)
 #include <emmintrin.h>
+#elif defined(__wasm_simd128__)
+#include <wasm_simd128.h>
 #endif
 #include <limits>
 #include <vector>
@@ -141,6 +143,32 @@ void max_pool_plane_2x2(const float* in, float* out, std::int32_t* idx, std::int
       }
       _mm_storeu_ps(out + i * out_w + j, best);
       if (idx) _mm_storeu_si128(reinterpret_cast<__m128i*>(idx + i * out_w + j), at);
+    }
+#elif defined(__wasm_simd128__)
+    // The same in WebAssembly SIMD128 (Emscripten's emmintrin.h emulates some SSE2 lane by
+    // lane): even/odd columns by i32x4 shuffles, the selects as v128.bitselect on the mask
+    // gt | ne(v, v).
+    for (; j + 4 <= out_w; j += 4) {
+      const std::int64_t c = 2 * j;
+      const v128_t a0 = wasm_v128_load(r0 + c), a1 = wasm_v128_load(r0 + c + 4);
+      const v128_t b0 = wasm_v128_load(r1 + c), b1 = wasm_v128_load(r1 + c + 4);
+      const v128_t v[4] = {wasm_i32x4_shuffle(a0, a1, 0, 2, 4, 6), wasm_i32x4_shuffle(a0, a1, 1, 3, 5, 7),
+                           wasm_i32x4_shuffle(b0, b1, 0, 2, 4, 6), wasm_i32x4_shuffle(b0, b1, 1, 3, 5, 7)};
+      const std::int32_t first = static_cast<std::int32_t>(base + c);
+      const std::int32_t w32 = static_cast<std::int32_t>(width);
+      const v128_t at0 = wasm_i32x4_make(first, first + 2, first + 4, first + 6);
+      const v128_t v_at[4] = {at0, wasm_i32x4_add(at0, wasm_i32x4_splat(1)),
+                              wasm_i32x4_add(at0, wasm_i32x4_splat(w32)),
+                              wasm_i32x4_add(at0, wasm_i32x4_splat(w32 + 1))};
+      v128_t best = v[0];
+      v128_t at = at0;
+      for (int k = 1; k < 4; ++k) {
+        const v128_t m = wasm_v128_or(wasm_f32x4_gt(v[k], best), wasm_f32x4_ne(v[k], v[k]));
+        best = wasm_v128_bitselect(v[k], best, m);
+        at = wasm_v128_bitselect(v_at[k], at, m);
+      }
+      wasm_v128_store(out + i * out_w + j, best);
+      if (idx) wasm_v128_store(idx + i * out_w + j, at);
     }
 #endif
     for (; j < out_w; ++j) {
