@@ -120,6 +120,7 @@ ts_stamp=build/ts/stamp
 # (scripts/gen_engines.mjs -> bindings/js/generated/engines.ts; written only when it changes).
 engines_ts=bindings/js/generated/engines.ts
 if [[ ! -f $engines_ts || dist/kiln.wasm -nt $engines_ts || dist/kiln-core.wasm -nt $engines_ts ||
+  dist/kiln-core-inference.wasm -nt $engines_ts ||
   scripts/gen_engines.mjs -nt $engines_ts ]]; then
   node scripts/gen_engines.mjs
   touch "$engines_ts"

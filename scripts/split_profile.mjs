@@ -106,16 +106,26 @@ if (workload === 'inference') {
     new DataView(bytes.buffer).setBigUint64(0, BigInt(json.length), true);
     bytes.set(json, 8);
     new Float32Array(bytes.buffer, 8 + json.length, values.length).set(values);
-    const model = kiln.nn.sequential({ layers });
+    // The README's round trip: the spec of a trained model (model.config: every field written
+    // out, initializers included) rebuilds it; a page may also seed and wrap the forward in
+    // noGrad (each of these loaded the deferred module before they were here: +7 KB gzip on the
+    // initial module). A forward in train mode (dropout's masks, the graph) is left to the
+    // deferred module: +5 KB more for what is a mistake on a page that runs a trained model.
+    kiln.seed(1);
+    const built = kiln.nn.sequential({ layers });
+    const model = kiln.nn.sequential(built.config);
+    built.dispose();
     model.loadSafetensors(bytes);
-    model.eval();
     const d = layers[0].dInput;
+    const input = () => Tensor.fromData([Array.from({ length: d }, (_, i) => Math.sin(i)), Array.from({ length: d }, (_, i) => Math.cos(i))]);
+    model.eval();
     kiln.tidy(() => {
-      const out = model.forward(Tensor.fromData([Array.from({ length: d }, (_, i) => Math.sin(i)), Array.from({ length: d }, (_, i) => Math.cos(i))]));
+      const out = model.forward(input());
       out.toArray();
       out.softmax(1).argmax(1).dataSync();
       void out.shape;
     });
+    kiln.noGrad(() => kiln.tidy(() => model.forward(input()).toArray()));
     model.dispose();
   }
 }
@@ -176,6 +186,9 @@ for (const [k, optimizer] of optimizers.entries()) {
   learner.dispose();
   model.eval();
   kiln.tidy(() => model.forward(Tensor.fromData([Array.from(x.subarray(0, features))])).toArray());
+  // A page's own evaluation: seeded, without the graph.
+  kiln.seed(k + 1);
+  kiln.noGrad(() => kiln.tidy(() => model.forward(Tensor.fromData([Array.from(x.subarray(0, features))])).argmax(1).toArray()));
   model.dispose();
   if (k === 0) {
     // Other sizes (so that data-dependent paths run too): MNIST-sized inputs, a last batch

@@ -10,7 +10,7 @@
 //   - kiln.nn's, kiln.nn.functional's and kiln.io's functions name themselves in that error
 //     (`nn.functional.conv2d is not in the core engine ...`), not the entry point behind them.
 import { KilnError } from './errors.js';
-import { CORE_FUNCTIONS, FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
+import { CORE_ONLY_FUNCTIONS, FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
 import { snakeToCamel } from './nn.js';
 import type { EngineValue, RawModule } from './raw.js';
 import type { EngineName } from './select.js';
@@ -19,14 +19,23 @@ import type { EngineName } from './select.js';
 const MISSING = Symbol('kiln.notInEngine');
 
 /**
+ * The engine a JS layer runs on: kiln-dl's `core` or `full`, or `inference`, kiln-dl/inference's
+ * engine (the core engine without training), which cannot load the full one itself.
+ */
+export type LoadedEngine = EngineName | 'inference';
+
+/**
  * The error of a part the loaded engine does not have: KilnError `State`, "<name> is not in
- * the core engine that init() loaded; load the full engine with `await init({ engine: 'full' })`".
+ * the core engine that init() loaded; load the full engine with `await init({ engine: 'full' })`"
+ * (under kiln-dl/inference: "... is not in kiln-dl/inference's engine; the full engine is
+ * kiln-dl's: ...").
  * @param name what the user called or asked for (`nn.conv2d`, `layer type conv2d`)
  * @param engine the loaded engine
  */
-export function notInEngine(name: string, engine: EngineName, renamable = false): KilnError {
-  const err = new KilnError('State',
-    `${name} is not in the ${engine} engine that init() loaded; load the full engine with \`await init({ engine: 'full' })\``);
+export function notInEngine(name: string, engine: LoadedEngine, renamable = false): KilnError {
+  const err = new KilnError('State', engine === 'inference'
+    ? `${name} is not in kiln-dl/inference's engine, which runs dense models; the full engine is kiln-dl's: \`import { init } from 'kiln-dl'; await init({ engine: 'full' })\``
+    : `${name} is not in the ${engine} engine that init() loaded; load the full engine with \`await init({ engine: 'full' })\``);
   // Only an entry point's stub is renamed by the public function around it; a layer type
   // (or a kiln.nn factory) already names what the user asked for.
   if (renamable) Object.defineProperty(err, MISSING, { value: true });
@@ -43,7 +52,7 @@ type AnyFn = (...args: unknown[]) => unknown;
  * Before the API is installed: stubs for the full-engine entry points the raw module lacks,
  * and the layer-type check of model specs (modelCreate). Nothing for the full engine.
  */
-export function installEngineGaps(raw: RawModule, engine: EngineName): void {
+export function installEngineGaps(raw: RawModule, engine: LoadedEngine): void {
   if (engine === 'full') return;
   const m = raw as unknown as Record<string, unknown>;
   // The core engine has every entry point of CORE_FUNCTIONS (gen_engines.mjs reads both
@@ -79,7 +88,7 @@ export function installEngineGaps(raw: RawModule, engine: EngineName): void {
  */
 export function installInferenceGaps(raw: RawModule): void {
   const m = raw as unknown as Record<string, unknown>;
-  for (const name of CORE_FUNCTIONS) {
+  for (const name of CORE_ONLY_FUNCTIONS) {
     if (typeof m[name] === 'function') continue;
     m[name] = () => {
       throw new KilnError('State',
@@ -89,7 +98,7 @@ export function installInferenceGaps(raw: RawModule): void {
 }
 
 /** fn, with a missing-part error thrown inside it renamed to `name` (also for a rejected promise). */
-function named(fn: AnyFn, name: string, engine: EngineName): AnyFn {
+function named(fn: AnyFn, name: string, engine: LoadedEngine): AnyFn {
   const rename = (err: unknown): never => {
     throw isMissing(err) ? notInEngine(name, engine, true) : err;
   };
@@ -114,7 +123,7 @@ function isClass(v: unknown): boolean {
 }
 
 /** A frozen copy of namespace `ns` whose plain functions name themselves `${path}.${key}`. */
-function namedNamespace(ns: Record<string, unknown>, path: string, engine: EngineName,
+function namedNamespace(ns: Record<string, unknown>, path: string, engine: LoadedEngine,
   extra: Record<string, unknown> = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, d] of Object.entries(Object.getOwnPropertyDescriptors(ns))) {
@@ -133,7 +142,7 @@ function namedNamespace(ns: Record<string, unknown>, path: string, engine: Engin
  * engine lacks (throwing `State`), and the functions of kiln.nn, kiln.nn.functional and
  * kiln.io name themselves in a missing-part error. Nothing for the full engine.
  */
-export function installEngineNames(kiln: Record<string, unknown>, raw: RawModule, engine: EngineName): void {
+export function installEngineNames(kiln: Record<string, unknown>, raw: RawModule, engine: LoadedEngine): void {
   if (engine === 'full') return;
   const have = new Set(raw.layerTypes().map((t) => t.type));
   const nn = kiln.nn as Record<string, unknown>;

@@ -68,7 +68,7 @@ export function finishInference(
 ): KilnInference {
   installBoundary(raw);
   // What the core engine lacks throws KilnError `State` naming it (engine_profile.ts).
-  installEngineGaps(raw, 'core');
+  installEngineGaps(raw, 'inference');
   installInferenceGaps(raw);
   raw.KilnError = KilnError;
   const kiln: Record<string, unknown> = { KilnError };
@@ -86,7 +86,7 @@ export function finishInference(
   installParam(kiln, internals.engine);
   installNn(kiln, raw, internals.engine);
   bindLoss(internals.engine); // kiln.nn.functional's losses (no kiln.loss here)
-  installEngineNames(kiln, raw, 'core');
+  installEngineNames(kiln, raw, 'inference');
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as KilnInference;
 }

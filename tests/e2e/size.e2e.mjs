@@ -29,12 +29,14 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * 211,363; after the first round train 603,927, inference 578,780; before it both were
  * 1,126,216 (kiln.wasm 974.2 KB, kiln.mjs 17.1 KB, 54 JS modules 135 KB).
  * Inference since 2026-12-03: kiln-dl/inference loads its own engine, the core engine without
- * the Learner, optimizers and datasets (CMakeLists.txt), 190,157 bytes + 2 % =
- * kiln-core-inference-relaxed.wasm 154.8 KB + inference.chunk-core 24.0 KB +
- * kiln-core-inference.mjs 10.8 KB + 0.5 KB (it was 202.1 KB on the core engine).
+ * the Learner, optimizers and datasets (CMakeLists.txt), split for a workload that now also
+ * covers the README's round trip (a model rebuilt from its config, seed, noGrad), which used
+ * to fetch the 308 KB deferred module: 197,354 bytes + 2 % = kiln-core-inference-relaxed.wasm
+ * 161.7 KB + inference.chunk-core 24.3 KB + kiln-core-inference.mjs 10.8 KB + 0.5 KB (the
+ * core engine with the narrower workload: 202.1 KB; the new engine with it: 190.2 KB).
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 265_945, inference: 193_960 };
+const LIMITS = { train: 265_945, inference: 201_301 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {

@@ -158,6 +158,49 @@ describe.skipIf(!hasCore)(`kiln-dl/inference on the core engine${hasCore ? '' : 
     expect(kiln.memory().tensors).toBe(0);
   });
 
+  it('names kiln-dl, not its own init, for what only the full engine has', async () => {
+    const { init } = await import('kiln-dl/inference');
+    const kiln = await init();
+    const hint = "is not in kiln-dl/inference's engine, which runs dense models; the full engine is kiln-dl's: `import { init } from 'kiln-dl'; await init({ engine: 'full' })`";
+    expectKilnError(kiln, () => kiln.nn.conv2d({ channels: [1, 2], kernelSize: [3, 3] }), 'State', `nn.conv2d ${hint}`);
+    expectKilnError(kiln, () => kiln.nn.sequential({ layers: [{ type: 'conv2d', channels: [1, 2], kernelSize: [3, 3] }] }),
+      'State', `SequentialConfig: layers[0]: layer type conv2d ${hint}`);
+    kiln.tidy(() => {
+      expectKilnError(kiln, () => kiln.nn.functional.maxPool2d(kiln.Tensor.zeros([1, 1, 4, 4]), { kernelSize: 2 }), 'State',
+        `nn.functional.maxPool2d ${hint}`);
+    });
+    expect(kiln.memory().tensors).toBe(0);
+  });
+
+  it('runs the README round trip without fetching the deferred module', async () => {
+    // What a page running a trained model does (split for it: scripts/split_profile.mjs, the
+    // inference workload): seed, rebuild the model from its config (every field written out),
+    // load SafeTensors, forward in eval mode, with and without noGrad. All of it in the module
+    // init() loaded: `deferred` stays 'pending' (the deferred one is ~1.1 MB). A forward in
+    // train mode (dropout's masks) is deliberately left to the deferred module.
+    const [{ init }, main] = await Promise.all([import('kiln-dl/inference'), import('kiln-dl')]);
+    const trainer = await main.init();
+    const trained = trainer.nn.sequential({ layers: [{ type: 'linear', dInput: 8, dOutput: 16 }, { type: 'gelu' },
+      { type: 'dropout', prob: 0.1 }, { type: 'linear', dInput: 16, dOutput: 3 }] }, { seed: 3 });
+    const config = trained.config;
+    const bytes = trained.saveSafetensors();
+    trained.dispose();
+    const kiln = await init();
+    expect(kiln.backendInfo().deferred).toBe('pending');
+    kiln.seed(1);
+    const model = kiln.nn.sequential(config);
+    model.loadSafetensors(bytes);
+    const x = () => kiln.Tensor.fromData([INPUT[1]]);
+    model.eval();
+    const a = kiln.tidy(() => model.forward(x()).toArray());
+    const b = kiln.noGrad(() => kiln.tidy(() => model.forward(x()).toArray()));
+    expect(b).toEqual(a);
+    expect(a[0]).toHaveLength(3);
+    model.dispose();
+    expect(kiln.backendInfo().deferred).toBe('pending');
+    expect(kiln.memory().tensors).toBe(0);
+  });
+
   it('refuses threads, several threads and the full engine with Config, wrong types with Type', async () => {
     const mod = await import('kiln-dl/inference');
     const kiln = { KilnError: mod.KilnError };
