@@ -81,6 +81,22 @@ async function cpuAsync(fn) {
   return (d.user + d.system) / 1e6;
 }
 
+/** CPU seconds of one Learner epoch (batch 64, Adam) of `layers` on `items` MNIST-shaped items. */
+async function epoch(k, items, layers) {
+  const x = new Float32Array(items * 784);
+  const y = new Int32Array(items);
+  for (let i = 0; i < x.length; i++) x[i] = ((i * 2654435761) % 1000) / 1000;
+  for (let i = 0; i < y.length; i++) y[i] = i % 10;
+  const model = k.nn.sequential(layers, { seed: 1 });
+  const learner = new k.Learner(model, { optimizer: k.optim.adam({ lr: 1e-3 }), seed: 1 });
+  const data = k.data.fromArrays(x, y, { itemShape: [784] });
+  const s = await cpuAsync(() => learner.fit(data, { epochs: 1, batchSize: 64 }));
+  learner.dispose();
+  data.dispose();
+  model.dispose();
+  return s;
+}
+
 const cases = [
   {
     name: 'tiny op: a.add(b), [4] (µs/op)',
@@ -141,45 +157,19 @@ const cases = [
   },
   {
     name: 'MLP epoch 784-128-10, 4096 items, batch 64, Adam (s)',
-    run: async (k) => {
-      const x = new Float32Array(4096 * 784);
-      const y = new Int32Array(4096);
-      for (let i = 0; i < x.length; i++) x[i] = ((i * 2654435761) % 1000) / 1000;
-      for (let i = 0; i < y.length; i++) y[i] = i % 10;
-      const model = k.nn.sequential([{ type: 'linear', dInput: 784, dOutput: 128 }, { type: 'relu' },
-        { type: 'linear', dInput: 128, dOutput: 10 }], { seed: 1 });
-      const learner = new k.Learner(model, { optimizer: k.optim.adam({ lr: 1e-3 }), seed: 1 });
-      const data = k.data.fromArrays(x, y, { itemShape: [784] });
-      const s = await cpuAsync(() => learner.fit(data, { epochs: 1, batchSize: 64 }));
-      learner.dispose();
-      data.dispose();
-      model.dispose();
-      return s;
-    },
+    run: (k) => epoch(k, 4096, [{ type: 'linear', dInput: 784, dOutput: 128 }, { type: 'relu' },
+      { type: 'linear', dInput: 128, dOutput: 10 }]),
   },
   {
     // the anchor CNN of bench/browser (worker.js) on 2,048 items: 32 steps
     name: 'CNN epoch (MNIST anchor), 2048 items, batch 64, Adam (s)',
-    run: async (k) => {
-      if (k.backendInfo().engine === 'core') return NaN; // conv2d layers: full engine only
-      const x = new Float32Array(2048 * 784);
-      const y = new Int32Array(2048);
-      for (let i = 0; i < x.length; i++) x[i] = ((i * 2654435761) % 1000) / 1000;
-      for (let i = 0; i < y.length; i++) y[i] = i % 10;
-      const model = k.nn.sequential([{ type: 'reshape', shape: [1, 28, 28] },
+    run: (k) => (k.backendInfo().engine === 'core' ? NaN // conv2d layers: full engine only
+      : epoch(k, 2048, [{ type: 'reshape', shape: [1, 28, 28] },
         { type: 'conv2d', channels: [1, 8], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' }, { type: 'relu' },
         { type: 'maxPool2d', kernelSize: [2, 2] },
         { type: 'conv2d', channels: [8, 16], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' }, { type: 'relu' },
         { type: 'maxPool2d', kernelSize: [2, 2] }, { type: 'flatten' },
-        { type: 'linear', dInput: 400, dOutput: 10, bias: true }], { seed: 1 });
-      const learner = new k.Learner(model, { optimizer: k.optim.adam({ lr: 1e-3 }), seed: 1 });
-      const data = k.data.fromArrays(x, y, { itemShape: [784] });
-      const s = await cpuAsync(() => learner.fit(data, { epochs: 1, batchSize: 64 }));
-      learner.dispose();
-      data.dispose();
-      model.dispose();
-      return s;
-    },
+        { type: 'linear', dInput: 400, dOutput: 10, bias: true }])),
   },
 ];
 
