@@ -26,6 +26,28 @@ export type KilnInference = Pick<Kiln,
   'Tensor' | 'Gradients' | 'KilnError' | 'Module' | 'Param' | 'activation' | 'tidy' | 'keep' | 'dispose' |
   'noGrad' | 'memory' | 'seed' | 'backendInfo' | 'setNumThreads' | 'loadDeferred' | 'nn'>;
 
+/** kiln-dl's members that kiln-dl/inference leaves out (KilnInference above). */
+export const TRAINING_ONLY = ['loss', 'optim', 'data', 'metrics', 'Learner', 'io'] as const;
+
+/**
+ * Makes each member of TRAINING_ONLY a non-enumerable getter that throws KilnError `State`
+ * naming kiln-dl: a page that follows kiln-dl's examples under kiln-dl/inference
+ * (`new kiln.Learner(...)`, `kiln.optim.adam()`) gets the package's error, not a TypeError on
+ * `undefined`. Non-enumerable, so that Object.keys, spreading and logging `kiln` do not throw.
+ */
+function installTrainingGaps(kiln: Record<string, unknown>): void {
+  for (const name of TRAINING_ONLY) {
+    Object.defineProperty(kiln, name, {
+      enumerable: false,
+      get() {
+        throw new KilnError('State', `kiln.${name}: not part of kiln-dl/inference, which runs trained models; ` +
+          `training (kiln.loss, kiln.optim, kiln.data, kiln.metrics, kiln.Learner) and kiln.io are in kiln-dl: ` +
+          `import { init } from 'kiln-dl'`);
+      },
+    });
+  }
+}
+
 /** init()'s options of kiln-dl/inference: kiln-dl's InitOptions; only the single-thread core engine loads. */
 export type InferenceInitOptions = InitOptions;
 
@@ -87,6 +109,7 @@ export function finishInference(
   installNn(kiln, raw, internals.engine);
   bindLoss(internals.engine); // kiln.nn.functional's losses (no kiln.loss here)
   installEngineNames(kiln, raw, 'inference');
+  installTrainingGaps(kiln);
   Object.defineProperty(kiln, '_internals', { value: internals, enumerable: false });
   return kiln as unknown as KilnInference;
 }

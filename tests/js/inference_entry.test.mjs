@@ -126,7 +126,17 @@ describe.skipIf(!hasCore)(`kiln-dl/inference on the core engine${hasCore ? '' : 
   it('has no training, data or io API', async () => {
     const { init } = await import('kiln-dl/inference');
     const kiln = await init();
-    for (const name of ['Learner', 'optim', 'loss', 'data', 'io', 'metrics']) expect(kiln[name]).toBeUndefined();
+    // Absent, and each access says where it is (KilnError State naming kiln-dl, not a TypeError
+    // on undefined); not enumerable, so listing or spreading kiln reads none of them.
+    const keys = Object.keys(kiln);
+    for (const name of ['Learner', 'optim', 'loss', 'data', 'io', 'metrics']) {
+      expect(keys).not.toContain(name);
+      expectKilnError(kiln, () => kiln[name], 'State',
+        new RegExp(`^kiln\\.${name}: not part of kiln-dl/inference, which runs trained models; .*import \\{ init \\} from 'kiln-dl'$`));
+    }
+    expectKilnError(kiln, () => new kiln.Learner({}), 'State', /^kiln\.Learner: not part of kiln-dl\/inference/);
+    expectKilnError(kiln, () => kiln.optim.adam(), 'State', /^kiln\.optim: not part of kiln-dl\/inference/);
+    expect({ ...kiln }.Tensor).toBe(kiln.Tensor);
     for (const name of ['Tensor', 'nn', 'Module', 'Param', 'tidy', 'dispose', 'memory', 'seed']) expect(kiln[name]).toBeDefined();
     expectKilnError(kiln, () => kiln.setNumThreads(2), 'Config', /^setNumThreads: this build \(.*\) runs 1 to 1 threads, got 2$/);
   });
