@@ -17,8 +17,12 @@
 //   4. The relaxed-SIMD build (build/wasm[-core]-relaxed/relaxed/<name>.wasm.orig, prototype
 //      f32x4.fma opcodes, which binaryen 108 reads) is split with the SAME list of kept
 //      functions, after checking that its types, imports and function signatures are those of
-//      the SIMD128 module (so function i is the same function in both), then each half is
-//      rewritten by scripts/relax_wasm.mjs into dist/<name>-relaxed{,.deferred}.wasm.
+//      the SIMD128 module (so function i is the same function in both); its primary half is
+//      rewritten by scripts/relax_wasm.mjs into dist/<name>-relaxed.wasm. Every function that
+//      holds an FMA is kept in the primary module (added to the list when the profile did not
+//      run it), so the two deferred halves are the same bytes: the relaxed engine loads
+//      dist/<name>.deferred.wasm too (one file shipped, not two of ~1-3 MB), and the split
+//      fails if the halves ever differ.
 // The split is redone when an input is newer than dist/<name>.deferred.wasm (or with --force).
 // The threaded build (kiln-mt) is not split: its workers would each need the deferred module.
 import { execFileSync } from 'node:child_process';
@@ -26,6 +30,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { scanWasm } from './relax_wasm.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -113,12 +118,14 @@ for (const e of ENGINES) {
     const base = `${e.name}${v.suffix}`;
     const primary = join(dist, `${base}.wasm`);
     const deferred = join(dist, `${base}.deferred.wasm`);
-    const outputs = [primary, deferred, ...(relaxed ? [join(dist, `${base}-relaxed.wasm`), join(dist, `${base}-relaxed.deferred.wasm`)] : [])];
+    const outputs = [primary, deferred, ...(relaxed ? [join(dist, `${base}-relaxed.wasm`)] : [])];
+    // (shipped before the relaxed engine shared the SIMD128 deferred module)
+    rmSync(join(dist, `${base}-relaxed.deferred.wasm`), { force: true });
     const inputs = [unsplit, glue, join(dist, v.entry), ...scripts, ...(relaxed ? [relaxedProto] : [])];
     const oldest = Math.min(...outputs.map(mtime));
     // dist/<name>-relaxed.wasm is also written (unsplit) by CMake's relax step: newer than its
     // deferred module means it was rewritten and needs splitting again.
-    if (!force && oldest > Math.max(...inputs.map(mtime)) && (!relaxed || mtime(outputs[2]) <= mtime(outputs[3]) + 1)) continue;
+    if (!force && oldest > Math.max(...inputs.map(mtime)) && (!relaxed || mtime(outputs[2]) <= mtime(outputs[1]) + 1)) continue;
 
     const t0 = Date.now();
     // 2. profile
@@ -131,7 +138,22 @@ for (const e of ENGINES) {
     const kept = /^Keeping functions: (.*)$/m.exec(log);
     if (!kept) throw new Error('split_wasm: wasm-split -v printed no "Keeping functions:" line');
     const keepFile = join(work, `${base}.keep`);
-    writeFileSync(keepFile, `${kept[1].split(', ').join('\n')}\n`);
+    // binaryen's names of an unnamed module's functions: their indices among the defined ones
+    const keep = new Set(kept[1].split(', '));
+    if (relaxed) {
+      // Functions holding an FMA stay in the primary module (see the file comment, step 4).
+      const imported = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(unsplit)))
+        .filter((i) => i.kind === 'function').length;
+      const fma = scanWasm(readFileSync(relaxedProto)).touched.map((t) => String(t.index - imported));
+      const missing = fma.filter((f) => !keep.has(f));
+      if (missing.length > 0) {
+        for (const f of missing) keep.add(f);
+        writeFileSync(keepFile, `${[...keep].join('\n')}\n`);
+        run('wasm-split', [unsplit, `--keep-funcs=@${keepFile}`, '-o1', primary, '-o2', deferred, ...FEATURES]);
+        console.log(`[build] split ${base}: ${missing.length} functions with an FMA kept in the primary module too`);
+      }
+    }
+    writeFileSync(keepFile, `${[...keep].join('\n')}\n`);
     // 4. the relaxed build, split the same way
     if (relaxed) {
       const p = join(work, `${base}-relaxed.proto.primary.wasm`);
@@ -139,7 +161,10 @@ for (const e of ENGINES) {
       run('wasm-split', [relaxedProto, `--keep-funcs=@${keepFile}`, '-o1', p, '-o2', s, ...FEATURES, '--enable-relaxed-simd']);
       const relax = join(root, 'scripts', 'relax_wasm.mjs');
       process.stdout.write(run(process.execPath, [relax, p, outputs[2], '--min-rewrites', '1']));
-      process.stdout.write(run(process.execPath, [relax, s, outputs[3]]));
+      if (!readFileSync(s).equals(readFileSync(deferred))) {
+        throw new Error(`split_wasm: the deferred halves of ${base} and ${base}-relaxed differ although every FMA ` +
+          `function is in the primary module: the relaxed engine could not share ${deferred.slice(dist.length + 1)}`);
+      }
       rmSync(p);
       rmSync(s);
     }

@@ -72,10 +72,9 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
   const wasmUrl = core
     ? (relaxed.relaxed ? new URL('kiln-core-relaxed.wasm', import.meta.url) : new URL('kiln-core.wasm', import.meta.url))
     : (relaxed.relaxed ? new URL('kiln-relaxed.wasm', import.meta.url) : new URL('kiln.wasm', import.meta.url));
-  // The deferred half of the split engine (deferred.ts), fetched on first use only.
-  const deferredUrl = core
-    ? (relaxed.relaxed ? new URL('kiln-core-relaxed.deferred.wasm', import.meta.url) : new URL('kiln-core.deferred.wasm', import.meta.url))
-    : (relaxed.relaxed ? new URL('kiln-relaxed.deferred.wasm', import.meta.url) : new URL('kiln.deferred.wasm', import.meta.url));
+  // The deferred half of the split engine (deferred.ts), fetched on first use only; the relaxed
+  // engine's is the same file (scripts/split_wasm.mjs keeps every FMA in the primary half).
+  const deferredUrl = core ? new URL('kiln-core.deferred.wasm', import.meta.url) : new URL('kiln.deferred.wasm', import.meta.url);
   const deferred = deferredLoader(urlSource(deferredUrl), (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
   const module = await createModule({

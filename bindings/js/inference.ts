@@ -30,9 +30,8 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   // The core engine split for inference (scripts/split_wasm.mjs: the inference workload's functions
   // load at init, the rest on first use).
   const wasmUrl = relaxed.relaxed ? new URL('kiln-core-inference-relaxed.wasm', import.meta.url) : new URL('kiln-core-inference.wasm', import.meta.url);
-  const deferredUrl = relaxed.relaxed
-    ? new URL('kiln-core-inference-relaxed.deferred.wasm', import.meta.url)
-    : new URL('kiln-core-inference.deferred.wasm', import.meta.url);
+  // One deferred half for both builds (scripts/split_wasm.mjs keeps every FMA in the primary half).
+  const deferredUrl = new URL('kiln-core-inference.deferred.wasm', import.meta.url);
   const deferred = deferredLoader(urlSource(deferredUrl), (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const raw = await createCoreModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),

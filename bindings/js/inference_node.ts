@@ -22,7 +22,7 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   // The core engine split for inference (scripts/split_wasm.mjs).
   const file = relaxed.relaxed ? relaxedWasmFile('kiln-core-inference') : 'kiln-core-inference.wasm';
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
-  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
+  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/(-relaxed)?\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
     (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const raw = await createCoreModule({ ...moduleOpts, wasmBinary, ...deferred.options });
   return finishInference(raw, opts, finishReason(raw, relaxed), deferred.control);

@@ -36,7 +36,7 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
   const file = relaxed.relaxed ? relaxedWasmFile(base) : `${base}.wasm`;
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
   // The deferred half of the split engine (deferred.ts), read on first use only.
-  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
+  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/(-relaxed)?\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
     (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
   const module = await createModule({ ...moduleOpts, wasmBinary, ...deferred.options });

@@ -26,7 +26,7 @@ if (!existsSync(chromiumPath)) {
   log(`skipped: no Chromium at ${chromiumPath}`);
   process.exit(0);
 }
-for (const f of ['index.js', 'kiln-core.mjs', 'kiln-core.wasm', 'kiln-core.deferred.wasm', 'kiln-core-relaxed.deferred.wasm']) {
+for (const f of ['index.js', 'kiln-core.mjs', 'kiln-core.wasm', 'kiln-core-relaxed.wasm', 'kiln-core.deferred.wasm']) {
   if (!existsSync(join(repo, 'dist', f))) {
     console.error(`[e2e deferred] dist/${f} is missing: run scripts/build.sh first`);
     process.exit(1);
@@ -113,7 +113,8 @@ try {
   const primary = wasm[0];
   check(wasm.length === 1 && /^kiln-core(-relaxed)?\.wasm$/.test(primary) && Number.isFinite(t.loss) && t.state === 'pending',
         `an MLP trained (loss ${t.loss?.toFixed(4)}) fetching only ${wasm.join(', ')}; deferred: ${t.state}`);
-  const deferredFile = primary.replace(/\.wasm$/, '.deferred.wasm');
+  // (one deferred module for both builds: scripts/split_wasm.mjs)
+  const deferredFile = primary.replace(/(-relaxed)?\.wasm$/, '.deferred.wasm');
 
   // 2. beyond it, on the main thread
   wasm.length = 0;
