@@ -174,14 +174,21 @@ class ThreadPool {
     work(fn, 0, parts);
     t_in_pool_task = false;
     auto finished = [this] {
-      return remaining_.load(std::memory_order_acquire) == 0 &&
-             active_.load(std::memory_order_acquire) == 0;
+      return remaining_.load(std::memory_order_seq_cst) == 0 &&
+             active_.load(std::memory_order_seq_cst) == 0;
     };
     if (!finished()) spin_until(finished, kCallerSpin);
     std::unique_lock<std::mutex> lock(m_);
     // Under m_ no worker can join this call any more once it has none active: a worker
     // joins (active_ + 1) under m_ and only while fn_ is set.
-    done_.wait(lock, finished);
+    if (!finished()) {
+      // A worker leaving the call notifies done_ only when it sees caller_waits_ (it leaves
+      // without m_): seq_cst on both sides, so that either it sees the flag or this thread
+      // sees its active_ - 1 in the predicate (and does not sleep).
+      caller_waits_.store(true, std::memory_order_seq_cst);
+      done_.wait(lock, finished);
+      caller_waits_.store(false, std::memory_order_relaxed);
+    }
     fn_ = nullptr;
     // Take the exception out of the pool: the next call (maybe on another thread) must not
     // drop the last reference to an object this caller is still handling.
@@ -214,17 +221,13 @@ class ThreadPool {
   void worker() {
     t_in_pool_task = true;  // a kernel called from a task runs inline
     std::uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(m_);
     for (;;) {
       auto woken = [&] {
         return stop_.load(std::memory_order_acquire) ||
                generation_.load(std::memory_order_acquire) != seen;
       };
-      if (!woken()) {
-        lock.unlock();
-        spin_until(woken, kWorkerSpin);
-        lock.lock();
-      }
+      if (!woken()) spin_until(woken, kWorkerSpin);
+      std::unique_lock<std::mutex> lock(m_);
       work_.wait(lock, woken);
       if (stop_) return;
       seen = generation_.load(std::memory_order_relaxed);
@@ -237,8 +240,12 @@ class ThreadPool {
       active_.fetch_add(1, std::memory_order_acq_rel);
       lock.unlock();
       work(*fn, home, parts);
-      lock.lock();
-      if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
+      // Leaving takes no lock unless the caller sleeps on done_ (run(): caller_waits_).
+      if (active_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+          caller_waits_.load(std::memory_order_seq_cst)) {
+        std::lock_guard<std::mutex> relock(m_);
+        done_.notify_one();
+      }
     }
   }
 
@@ -246,9 +253,9 @@ class ThreadPool {
   /// none) from the front, then the tails of the other ranges, largest first.
   void work(const std::function<void(std::int64_t, std::int64_t)>& fn, std::int64_t home,
             std::int64_t parts) {
-    std::int64_t begin = 0, end = 0;
+    std::int64_t begin = 0, end = 0, ran = 0;
     if (home >= 0) {
-      while (take(slots_[static_cast<std::size_t>(home)], true, begin, end)) run_piece(fn, begin, end);
+      while (take(slots_[static_cast<std::size_t>(home)], true, begin, end)) ran += run_piece(fn, begin, end);
     }
     for (;;) {
       Slot* victim = nullptr;
@@ -258,20 +265,23 @@ class ThreadPool {
         const std::int64_t left = s.left();
         if (left > most) most = left, victim = &s;
       }
-      if (victim == nullptr) return;
-      if (take(*victim, false, begin, end)) run_piece(fn, begin, end);
+      if (victim == nullptr) break;
+      if (take(*victim, false, begin, end)) ran += run_piece(fn, begin, end);
     }
+    // Counted once per thread and call, not per piece (one contended line fewer per piece).
+    remaining_.fetch_sub(ran, std::memory_order_seq_cst);
   }
 
-  void run_piece(const std::function<void(std::int64_t, std::int64_t)>& fn, std::int64_t begin,
-                 std::int64_t end) {
+  /// Runs one piece; returns its index count.
+  std::int64_t run_piece(const std::function<void(std::int64_t, std::int64_t)>& fn, std::int64_t begin,
+                         std::int64_t end) {
     try {
       fn(begin, end);
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
       if (!error_) error_ = std::current_exception();
     }
-    remaining_.fetch_sub(end - begin, std::memory_order_acq_rel);
+    return end - begin;
   }
 
   // A range's unclaimed indices [front, back) packed in one word (front in the low half):
@@ -318,7 +328,15 @@ class ThreadPool {
     }
   }
 
-  std::atomic<int> size_;
+  // What the idle threads spin on gets a cache line of its own, as do the two counters the
+  // caller spins on at the end of a call: sharing a line with the mutex and the call's setup
+  // made every write of one thread a miss of the other's spin loop (and back).
+  alignas(64) std::atomic<std::uint64_t> generation_{0};  // one step per call
+  std::atomic<bool> stop_{false};
+  alignas(64) std::atomic<std::int64_t> remaining_{0};  // indices not yet run in the current call
+  alignas(64) std::atomic<std::int64_t> active_{0};     // workers inside the current call
+  std::atomic<bool> caller_waits_{false};               // the caller sleeps on done_
+  alignas(64) std::atomic<int> size_;
   std::mutex use_;  // one parallel_for (or resize) at a time
   std::mutex m_;
   std::condition_variable work_, done_;
@@ -326,11 +344,7 @@ class ThreadPool {
   const std::function<void(std::int64_t, std::int64_t)>* fn_ = nullptr;
   std::int64_t parts_ = 0, next_part_ = 0, min_piece_ = 1;  // written under m_
   std::unique_ptr<Slot[]> slots_;                            // size_ ranges
-  std::atomic<std::int64_t> remaining_{0};  // indices not yet run in the current call
-  std::atomic<std::int64_t> active_{0};     // workers inside the current call
-  std::atomic<std::uint64_t> generation_{0};  // likewise
   std::exception_ptr error_;
-  std::atomic<bool> stop_{false};
 };
 
 #endif
