@@ -31,8 +31,9 @@
 #
 # instead times Kiln's MNIST epochs (bench_mnist_epoch: the anchor MLP and CNN, batch 64,
 # Adam) on 1 and on 2 threads, alternating, and prints per model the minimum and median wall
-# time of each thread count, the speed-up of the minimums and the medians, and the median
-# process CPU time (all threads). Wall time is the figure (a second thread's work is not in
+# time of each thread count, the speed-up of the minimums and the medians, the median of the
+# speed-ups of each repetition's pair of runs (paired), and the median process CPU time (all
+# threads). Wall time is the figure (a second thread's work is not in
 # the caller's time); on a loaded machine the minimums are the least disturbed runs.
 #
 #   bench/run_native.sh --threads [repetitions=9]
@@ -123,15 +124,19 @@ for line in open(sys.argv[1]):
 med = statistics.median
 print(f"\nKiln native, seconds per epoch of {items} images (batch 64, Adam); wall: min / median;"
       " CPU: median process CPU time (all threads)\n")
-print("| model | 1 thread wall | 2 threads wall | speed-up (min) | speed-up (median) | 1 thread CPU | 2 threads CPU |")
-print("|---|---:|---:|---:|---:|---:|---:|")
+print("| model | 1 thread wall | 2 threads wall | speed-up (min) | speed-up (median) | speed-up (paired) | 1 thread CPU | 2 threads CPU |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
 for model in ("mlp", "cnn"):
     one, two = runs.get((model, 1)), runs.get((model, 2))
     if not one or not two:
         continue
     w1 = [w for w, _ in one]; w2 = [w for w, _ in two]
+    # paired: the median over repetitions of (1-thread / 2-thread) from the same repetition,
+    # whose two runs are seconds apart: a host whose speed drifts between repetitions (a
+    # shared VM) moves both runs of a pair, not the ratio.
+    paired = med(a / b for a, b in zip(w1, w2))
     print(f"| {model.upper()} | {min(w1):.3f} / {med(w1):.3f} | {min(w2):.3f} / {med(w2):.3f} | "
-          f"{min(w1) / min(w2):.2f} | {med(w1) / med(w2):.2f} | {med(c for _, c in one):.3f} | "
+          f"{min(w1) / min(w2):.2f} | {med(w1) / med(w2):.2f} | {paired:.2f} | {med(c for _, c in one):.3f} | "
           f"{med(c for _, c in two):.3f} |")
 PY
   exit 0

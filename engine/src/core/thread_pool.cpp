@@ -91,7 +91,9 @@ bool spin_until(Done&& done, std::chrono::microseconds limit) {
     } else {
       cpu_relax();
     }
-    if (i % 64 == 0 || yielding) {
+    // The clock every 64 checks, every 8 once yielding (a yield is a system call natively;
+    // in the browser it returns at once, and the clock is a call into JS).
+    if (i % (yielding ? 8 : 64) == 0) {
       const auto spent = std::chrono::steady_clock::now() - start;
       if (spent > limit) return done();
       yielding = spent > kYieldAfter;
@@ -150,6 +152,7 @@ class ThreadPool {
     // Ranges are handed out in pieces only when their bounds fit the packed 32-bit halves
     // (every split of the engine's kernels); else each range runs whole, as one piece.
     const bool pieces = n <= kMaxPackedIndex;
+    bool wake = false;
     {
       std::lock_guard<std::mutex> lock(m_);
       fn_ = &fn;
@@ -168,8 +171,12 @@ class ThreadPool {
       remaining_.store(n, std::memory_order_relaxed);
       error_ = nullptr;
       generation_.fetch_add(1, std::memory_order_release);
+      // Only a worker asleep on work_ needs the notify (a futex wake, a call into JS in the
+      // browser: 3 % of the caller's time there); one that spins sees the generation.
+      // sleepers_ changes under m_ only, so no worker can fall asleep unseen after this.
+      wake = sleepers_ > 0;
     }
-    work_.notify_all();
+    if (wake) work_.notify_all();
     t_in_pool_task = true;
     work(fn, 0, parts);
     t_in_pool_task = false;
@@ -228,7 +235,11 @@ class ThreadPool {
       };
       if (!woken()) spin_until(woken, kWorkerSpin);
       std::unique_lock<std::mutex> lock(m_);
-      work_.wait(lock, woken);
+      if (!woken()) {
+        ++sleepers_;
+        work_.wait(lock, woken);
+        --sleepers_;
+      }
       if (stop_) return;
       seen = generation_.load(std::memory_order_relaxed);
       // That call has finished already, or has as many threads as ranges (no more than
@@ -343,6 +354,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   const std::function<void(std::int64_t, std::int64_t)>* fn_ = nullptr;
   std::int64_t parts_ = 0, next_part_ = 0, min_piece_ = 1;  // written under m_
+  int sleepers_ = 0;                                         // workers in work_.wait, under m_
   std::unique_ptr<Slot[]> slots_;                            // size_ ranges
   std::exception_ptr error_;
 };
