@@ -102,6 +102,32 @@ struct Walk {
 
 }  // namespace
 
+val config_to_js(const kiln::config::Value& v) {
+  using Type = kiln::config::Value::Type;
+  switch (v.type()) {
+    case Type::Null: return val::null();
+    case Type::Boolean: return val(v.get_bool());
+    case Type::Integer:
+    case Type::Unsigned:
+    case Type::Float: {
+      const double d = v.get_double();
+      return std::isfinite(d) ? val(d) : val::null();
+    }
+    case Type::String: return val(v.get_string());  // with its length: a NUL stays
+    case Type::Array: {
+      val out = val::array();
+      for (const auto& item : v.items()) out.call<void>("push", config_to_js(item));
+      return out;
+    }
+    case Type::Object: {
+      val out = val::object();
+      for (std::size_t i = 0; i < v.size(); ++i) out.set(v.keys()[i], config_to_js(v.items()[i]));
+      return out;
+    }
+  }
+  return val::null();
+}
+
 kiln::config::Value config_from_js(const val& v, std::string_view source,
                                    const kiln::config::ParseLimits& limits) {
   kiln::config::ValueBuilder b(source, limits);

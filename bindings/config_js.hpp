@@ -25,4 +25,10 @@ namespace kiln_js {
 kiln::config::Value config_from_js(const emscripten::val& v, std::string_view source,
                                    const kiln::config::ParseLimits& limits = {});
 
+/// The JS value of a config::Value: what JSON.parse(v.dump()) gives, built without the JSON
+/// text (so a page that reads a model's config runs no JSON serializer in the engine): objects
+/// with their keys in the Value's (sorted) order, integers as the nearest double, NaN and
+/// ±Infinity as null (as dump() writes them), -0 kept.
+emscripten::val config_to_js(const kiln::config::Value& v);
+
 }  // namespace kiln_js

@@ -197,6 +197,12 @@ std::string model_config_json(const JsModel& m) {
   return guarded([&] { return state_of(m).config.to_value().dump(); });
 }
 
+/// model_config_json's value as a JS object (config_to_js: no JSON text, so no serializer in
+/// a page that reads `model.config`).
+emscripten::val model_config_value(const JsModel& m) {
+  return guarded([&] { return config_to_js(state_of(m).config.to_value()); });
+}
+
 std::string model_describe(const JsModel& m) {
   return guarded([&] {
     return kiln::str_cat(state_of(m).model);
@@ -489,6 +495,7 @@ EMSCRIPTEN_BINDINGS(kiln_nn_sequential) {
       .function("forward", &model_forward)
       .function("numParams", &model_num_params)
       .function("configJson", &model_config_json)
+      .function("configValue", &model_config_value)
       .function("describe", &model_describe)
       .function("summary", &model_summary)
       .function("saveSafetensors", &model_save)

@@ -3,7 +3,8 @@
 // COOP/COEP), opens pages in headless Chromium (playwright-core, /usr/bin/chromium) that
 // import the package as native ES modules through an import map (no bundler):
 //   train      `{"kiln-dl": "/dist/index.js"}`: init({threads: false}), an MLP built with
-//              kiln.nn.sequential, one epoch of kiln.Learner.fit on 256 items;
+//              kiln.nn.sequential, one epoch of kiln.Learner.fit on 256 items, then one
+//              learner.trainBatch (the playground's loop), learner.evaluate and model.config;
 //   inference  `{"kiln-dl/inference": "/dist/inference.js"}` (the main entry while
 //              dist/inference.js or the core engine it loads, dist/kiln-core.*, is not
 //              built): init({threads: false}), Tensor.fromData,
@@ -54,6 +55,10 @@ const data = kiln.data.fromArrays(x, y, { itemShape: [8] });
 const optimizer = kiln.optim.adam({ lr: 0.01 });
 const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy' });
 const history = await learner.fit(data, { epochs: 1, batchSize: 32 });
+// The playground's loop (one batch from flat arrays), an evaluation, the architecture as JSON.
+learner.trainBatch(x.subarray(0, 32 * 8), y.subarray(0, 32));
+learner.evaluate(data);
+JSON.stringify(model.config);
 const info = kiln.backendInfo();
 window.__result = { ok: true, loss: history.loss.at(-1), engine: info.engine ?? null, build: info.build };
 `;

@@ -270,7 +270,7 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
 
   /** The spec (camelCase, every default filled in): kiln.nn.sequential(model.config) builds the same architecture. */
   get config(): Spec {
-    const c = JSON.parse(this._raw('Sequential.config').configJson()) as { layers: Record<string, unknown>[] };
+    const c = this._raw('Sequential.config').configValue();
     return { layers: c.layers.map(layerFromCpp) } as Spec;
   }
 

@@ -43,6 +43,8 @@ export interface RawModel extends RawOwned {
   forward(x: RawTensor): RawTensor;
   numParams(): number;
   configJson(): string;
+  /** JSON.parse(configJson()), built without the text (bindings/config_js.hpp config_to_js). */
+  configValue(): { layers: Record<string, unknown>[] };
   describe(): string;
   summary(inputShape: number[] | null): {
     input: string | null;

@@ -76,6 +76,32 @@ describe('kiln.nn.sequential', () => {
     again.dispose();
   });
 
+  it('builds config as the value of configJson() without JSON text: same values, same key order', () => {
+    // The engine's configValue (bindings/config_js.cpp config_to_js) against nlohmann's text
+    // of the same config parsed by JSON.parse: floats (0.1, 1e-7, 2/3), booleans, strings,
+    // nested arrays, every default written out.
+    const model = kiln.nn.sequential({
+      layers: [
+        { type: 'reshape', shape: [1, 6, 6] },
+        { type: 'conv2d', channels: [1, 4], kernelSize: [3, 3], padding: 'same' },
+        { type: 'batchNorm', numFeatures: 4, epsilon: 1e-7, momentum: 2 / 3 },
+        { type: 'leakyRelu', negativeSlope: 0.2 },
+        { type: 'maxPool2d', kernelSize: [2, 2] },
+        { type: 'flatten' },
+        { type: 'dropout', prob: 0.1 },
+        { type: 'linear', dInput: 36, dOutput: 10, bias: false },
+      ],
+    });
+    const viaText = JSON.parse(model.configJson());
+    const direct = model._raw('test').configValue();
+    expect(JSON.stringify(direct)).toBe(JSON.stringify(viaText));
+    expect(direct).toStrictEqual(viaText);
+    expect(direct.layers[2].epsilon).toBe(1e-7);
+    expect(direct.layers[2].momentum).toBe(2 / 3);
+    expect(direct.layers[6].prob).toBe(0.1);
+    model.dispose();
+  });
+
   it('accepts an array of layer specs, layers made in code and models', () => {
     const fc = kiln.nn.linear({ dInput: 2, dOutput: 3 });
     const head = smallMlp();
