@@ -181,12 +181,14 @@ for (const [k, optimizer] of optimizers.entries()) {
   const model = kiln.nn.sequential({ layers }, { seed: 1 });
   void model.numParams;
   JSON.stringify(model.config); // a page that shows or stores the architecture
+  model.summary(); // the playground's model panel
   const learner = new kiln.Learner(model, { optimizer, loss: 'crossEntropy' });
   await learner.fit(train, { epochs: 2, batchSize: 32, validationData: train });
   learner.predict(x);
   // The playground's loop: one batch at a time from flat arrays, then an evaluation (each
   // loaded the deferred module before it was here).
   learner.trainBatch(x.subarray(0, 32 * features), labels.subarray(0, 32));
+  void optimizer.learningRate; // the playground's progress line
   learner.evaluate(train, { batchSize: 64 });
   learner.dispose();
   model.eval();

@@ -20,6 +20,11 @@ export async function loadEngine() {
   // The full engine: the playground's CNN mode uses convolutions and pools (its MLP mode
   // would fit in the core engine, but one session switches between the two).
   const kiln = await init({ engine: 'full' });
+  // The rest of the single-thread engine (what init() leaves out to load fast: the inside
+  // view, saving, regularisation, ...) is fetched in the background now, so that no later
+  // action waits on a synchronous request for it; a failure here shows up, as a KilnError
+  // `Io`, on the first call that needs it.
+  kiln.loadDeferred().catch(() => {});
   return new Engine(kiln);
 }
 

@@ -47,7 +47,12 @@ async function loadKiln() {
       console.warn(text);
     };
     // The full engine: the tutorial's chapters use convolutions, pools and readers.
-    return await init({ engine: 'full', threads: false, printErr });
+    const kiln = await init({ engine: 'full', threads: false, printErr });
+    // Nearly every chapter calls beyond what init() loads (printing a tensor is the first):
+    // fetch the rest of the engine in the background now rather than synchronously in the
+    // first cell (a failure surfaces as a KilnError `Io` in the cell that needs it).
+    kiln.loadDeferred().catch(() => {});
+    return kiln;
   } catch (e) {
     const what = failed.length ? `: ${[...new Set(failed)].join(', ')}` : log.length ? ` (${log.at(-1)})` : '';
     throw new Error(`${e?.message ?? e}${what}`); // e.g. "Failed to fetch: assets/kiln-….wasm"
