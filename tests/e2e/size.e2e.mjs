@@ -40,7 +40,7 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * serializer into the inference engine's initial module: 193,894 bytes + 2 %. The training
  * page's workload grew to what the playground does (learner.trainBatch, learner.evaluate,
  * model.config, model.summary, optimizer.learningRate: each fetched the 366 KB deferred module
- * before): 265,8xx bytes, inside its ratchet (265,945) with ~0.1 KB to spare.
+ * before): 265,837 bytes, inside its ratchet (265,945) with 0.1 KB to spare.
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
 const LIMITS = { train: 265_945, inference: 197_772 };
