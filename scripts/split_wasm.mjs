@@ -146,14 +146,15 @@ for (const e of ENGINES) {
         .filter((i) => i.kind === 'function').length;
       const fma = scanWasm(readFileSync(relaxedProto)).touched.map((t) => String(t.index - imported));
       const missing = fma.filter((f) => !keep.has(f));
+      for (const f of missing) keep.add(f);
+      writeFileSync(keepFile, `${[...keep].join('\n')}\n`);
       if (missing.length > 0) {
-        for (const f of missing) keep.add(f);
-        writeFileSync(keepFile, `${[...keep].join('\n')}\n`);
         run('wasm-split', [unsplit, `--keep-funcs=@${keepFile}`, '-o1', primary, '-o2', deferred, ...FEATURES]);
         console.log(`[build] split ${base}: ${missing.length} functions with an FMA kept in the primary module too`);
       }
+    } else {
+      writeFileSync(keepFile, `${[...keep].join('\n')}\n`);
     }
-    writeFileSync(keepFile, `${[...keep].join('\n')}\n`);
     // 4. the relaxed build, split the same way
     if (relaxed) {
       const p = join(work, `${base}-relaxed.proto.primary.wasm`);

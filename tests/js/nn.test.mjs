@@ -27,6 +27,18 @@ function expectKilnError(f, code, ...parts) {
 
 const smallMlp = () => knownMlp(kiln);
 
+/** A small conv net's spec (8 layer types); `batchNorm` adds fields to its batch norm. */
+const convLayers = (batchNorm = {}) => [
+  { type: 'reshape', shape: [1, 6, 6] },
+  { type: 'conv2d', channels: [1, 4], kernelSize: [3, 3], padding: 'same' },
+  { type: 'batchNorm', numFeatures: 4, ...batchNorm },
+  { type: 'leakyRelu', negativeSlope: 0.2 },
+  { type: 'maxPool2d', kernelSize: [2, 2] },
+  { type: 'flatten' },
+  { type: 'dropout', prob: 0.1 },
+  { type: 'linear', dInput: 36, dOutput: 10, bias: false },
+];
+
 describe('kiln.nn.sequential', () => {
   it('runs an MLP with known weights: values by hand', () => {
     const model = smallMlp();
@@ -43,18 +55,7 @@ describe('kiln.nn.sequential', () => {
   });
 
   it('translates the camelCase spec to the C++ spec and back (config, configJson)', () => {
-    const model = kiln.nn.sequential({
-      layers: [
-        { type: 'reshape', shape: [1, 6, 6] },
-        { type: 'conv2d', channels: [1, 4], kernelSize: [3, 3], padding: 'same' },
-        { type: 'batchNorm', numFeatures: 4 },
-        { type: 'leakyRelu', negativeSlope: 0.2 },
-        { type: 'maxPool2d', kernelSize: [2, 2] },
-        { type: 'flatten' },
-        { type: 'dropout', prob: 0.1 },
-        { type: 'linear', dInput: 36, dOutput: 10, bias: false },
-      ],
-    });
+    const model = kiln.nn.sequential({ layers: convLayers() });
     const cpp = JSON.parse(model.configJson());
     expect(cpp.layers.map((l) => l.type)).toEqual([
       'reshape', 'conv2d', 'batch_norm', 'leaky_relu', 'max_pool2d', 'flatten', 'dropout', 'linear',
@@ -80,18 +81,7 @@ describe('kiln.nn.sequential', () => {
     // The engine's configValue (bindings/config_js.cpp config_to_js) against nlohmann's text
     // of the same config parsed by JSON.parse: floats (0.1, 1e-7, 2/3), booleans, strings,
     // nested arrays, every default written out.
-    const model = kiln.nn.sequential({
-      layers: [
-        { type: 'reshape', shape: [1, 6, 6] },
-        { type: 'conv2d', channels: [1, 4], kernelSize: [3, 3], padding: 'same' },
-        { type: 'batchNorm', numFeatures: 4, epsilon: 1e-7, momentum: 2 / 3 },
-        { type: 'leakyRelu', negativeSlope: 0.2 },
-        { type: 'maxPool2d', kernelSize: [2, 2] },
-        { type: 'flatten' },
-        { type: 'dropout', prob: 0.1 },
-        { type: 'linear', dInput: 36, dOutput: 10, bias: false },
-      ],
-    });
+    const model = kiln.nn.sequential({ layers: convLayers({ epsilon: 1e-7, momentum: 2 / 3 }) });
     const viaText = JSON.parse(model.configJson());
     const direct = model._raw('test').configValue();
     expect(JSON.stringify(direct)).toBe(JSON.stringify(viaText));
