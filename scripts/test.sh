@@ -28,6 +28,8 @@ echo "[test] e2e relaxed SIMD (tests/e2e/relaxed.e2e.mjs: kiln-relaxed.wasm chos
 node tests/e2e/relaxed.e2e.mjs || status=1
 echo "[test] e2e deferred module (tests/e2e/deferred.e2e.mjs: the split engine's deferred half loads on first use, once, in a page and a worker)"
 node tests/e2e/deferred.e2e.mjs || status=1
+echo "[test] e2e webgpu (tests/e2e/webgpu.e2e.mjs: the Wgpu backend's ops against the Cpu backend's in headless Chromium, SwiftShader)"
+node tests/e2e/webgpu.e2e.mjs || status=1
 echo "[test] playground end-to-end (tests/e2e/playground*.e2e.mjs, headless Chromium; web/ built once)"
 node node_modules/vite/bin/vite.js build web --logLevel warn || status=1
 for suite in tests/e2e/playground*.e2e.mjs; do

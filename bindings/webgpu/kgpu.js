@@ -1,0 +1,281 @@
+// The Wgpu backend's WebGPU calls (issue 21): an Emscripten --js-library linked into engines
+// with the webgpu backend (engine/src/wgpu/runtime.cpp declares the kg_* imports). Quoted
+// property names for everything of the WebGPU API, so Closure ADVANCED keeps them.
+// C++ sees integer handles and synchronous calls only:
+//   kg_init, kg_buffer, kg_upload, kg_release, kg_trim, kg_pipeline, kg_dispatch, kg_flush,
+//   kg_status, kg_error_message, kg_max_buffer_size, kg_set_batching, kg_set_bind_group_cache.
+// The device is acquired by JS *before* the module runs (navigator.gpu's requests are
+// async) and passed as the module option `kilnGpuDevice`.
+// JS-only entry points (Module.kg*): kgRead(id, bytes) (async readback through a staging
+// buffer: an ArrayBuffer), kgIdle (flush + onSubmittedWorkDone), kgStats (counters:
+// dispatches, submits, reads, bindGroups, bindGroupHits, buffersCreated, pooledReuse,
+// pipelines), kgDevice, kgClearError.
+//
+// Work is recorded into one command encoder and one open compute pass per *batch*; the batch
+// is submitted by kg_flush (before readbacks, when the parameter ring is full, and after every
+// dispatch when batching is off). All batches between two reads run inside
+// pushErrorScope('out-of-memory') + pushErrorScope('validation'), popped by the read: a push/pop
+// pair costs more than a submit (80-170 us on Chromium, spike/FINDINGS.md on the webgpu-spike
+// branch), so it is paid per read. The read awaits the two promises and rejects with
+// {name: 'KilnError', code: 'Device' | 'OutOfMemory'} instead of hanging. device.lost and
+// onuncapturederror set the same sticky error, which kg_status() reports to the next
+// synchronous C++ op.
+mergeInto(LibraryManager.library, {
+  $KG__postset: 'Module["kgRead"] = function(id, bytes) { return KG.read(id, bytes); };' +
+                'Module["kgIdle"] = function() { return KG.idle(); };' +
+                'Module["kgStats"] = function() { return KG.stats(); };' +
+                'Module["kgDevice"] = function() { return KG.dev; };' +
+                'Module["kgClearError"] = function() { var e = KG.error; KG.error = null; return e; };',
+  $KG: {
+    dev: null, queue: null,
+    objs: [null], freeIds: [],
+    enc: null, pass: null, inScope: false, scopes: [],
+    batching: true,
+    // parameter ring: one 256-byte slot per dispatch of the batch, uploaded once per flush
+    PSLOT: 256, PSLOTS: 1024, pmirror: null, pbuf: null, pused: 0,
+    pool: {},            // released buffers by byte size, reusable by kernels' outputs
+    layouts: {}, layoutSerial: 0,
+    // (created in kg_init: a library object's fields are serialized as literals at link time,
+    // so `new Map()` here would arrive as {})
+    cacheBindGroups: true, bgCache: null, dyn: null,
+    serialOf: null, nextSerial: 0,
+    serial: function(b) { var s = KG.serialOf.get(b); if (s === undefined) { s = ++KG.nextSerial; KG.serialOf.set(b, s); } return s; },
+    pendingDestroy: [],
+    error: null,         // sticky {code, message}
+    lost: false,
+    n: { dispatches: 0, submits: 0, bindGroups: 0, bindGroupHits: 0, buffersCreated: 0, pooledReuse: 0, reads: 0, pipelines: 0 },
+
+    put: function(o) {
+      var id = KG.freeIds.length ? KG.freeIds.pop() : KG.objs.length;
+      KG.objs[id] = o;
+      return id;
+    },
+    setError: function(code, message) {
+      if (!KG.error) KG.error = { code: code, message: message };
+    },
+    openBatch: function() {
+      if (KG.enc) return;
+      if (!KG.inScope) {
+        KG.dev['pushErrorScope']('out-of-memory');
+        KG.dev['pushErrorScope']('validation');
+        KG.inScope = true;
+      }
+      KG.enc = KG.dev['createCommandEncoder']();
+    },
+    flush: function() {
+      if (!KG.enc) return;
+      if (KG.pass) { KG.pass['end'](); KG.pass = null; }
+      if (KG.pused) KG.queue['writeBuffer'](KG.pbuf, 0, KG.pmirror, 0, KG.pused);
+      KG.queue['submit']([KG.enc['finish']()]);
+      KG.n.submits++;
+      KG.enc = null;
+      KG.pused = 0;
+      for (var i = 0; i < KG.pendingDestroy.length; i++) KG.pendingDestroy[i]['destroy']();
+      KG.pendingDestroy.length = 0;
+    },
+    // The error scopes span every batch between two reads: a push/pop pair costs ~80-170 us
+    // on Chromium (measured: bench rawJs), far more than a submit, so it is paid per read
+    // (per training step or per N steps), not per submit.
+    closeScope: function() {
+      if (KG.inScope) {
+        KG.inScope = false;
+        var v = KG.dev['popErrorScope'](), o = KG.dev['popErrorScope']();
+        KG.scopes.push(Promise.all([v, o]).then(function(e) {
+          if (e[0]) KG.setError('Device', 'WebGPU validation error: ' + e[0]['message']);
+          if (e[1]) KG.setError('OutOfMemory', 'WebGPU out of memory: ' + e[1]['message']);
+        }, function(ex) { KG.setError('Device', 'popErrorScope failed: ' + ex['message']); }));
+      }
+    },
+    read: async function(id, bytes) {
+      KG.n.reads++;
+      if (KG.error) throw KG.err();
+      var src = KG.objs[id];
+      var staging = KG.dev['createBuffer']({ 'size': bytes, 'usage': GPUBufferUsage['MAP_READ'] | GPUBufferUsage['COPY_DST'] });
+      KG.openBatch();
+      if (KG.pass) { KG.pass['end'](); KG.pass = null; }
+      KG.enc['copyBufferToBuffer'](src['b'], 0, staging, 0, bytes);
+      KG.flush();
+      KG.closeScope();
+      var scopes = KG.scopes.splice(0);
+      try {
+        await Promise.all(scopes);
+        if (KG.error) throw KG.err();
+        await staging['mapAsync'](GPUMapMode['READ']);
+      } catch (e) {
+        staging['destroy']();
+        if (e && e['name'] === 'KilnError') throw e;
+        // mapAsync rejects (AbortError / OperationError) when the device is lost meanwhile
+        await Promise.all(KG.scopes.splice(0));
+        throw KG.err('Device', 'WebGPU read failed: ' + (e && e['message']));
+      }
+      var out = staging['getMappedRange']()['slice'](0);
+      staging['unmap']();
+      staging['destroy']();
+      return out;
+    },
+    idle: async function() {
+      KG.flush();
+      KG.closeScope();
+      await KG.queue['onSubmittedWorkDone']();
+      await Promise.all(KG.scopes.splice(0));
+      if (KG.error) throw KG.err();
+    },
+    err: function(code, message) {
+      var e = KG.error || { code: code, message: message };
+      var x = new Error(e.message);
+      x['name'] = 'KilnError';
+      x['code'] = e.code;
+      return x;
+    },
+    stats: function() { return Object.assign({}, KG.n); },
+  },
+
+  kg_init__deps: ['$KG'],
+  kg_init: function() {
+    var dev = Module['kilnGpuDevice'];
+    if (!dev) return 0;
+    KG.dev = dev;
+    KG.queue = dev['queue'];
+    KG.pmirror = new ArrayBuffer(KG.PSLOT * KG.PSLOTS);
+    KG.bgCache = new Map();
+    KG.serialOf = new WeakMap();
+    KG.dyn = new Uint32Array(1);
+    KG.pbuf = dev['createBuffer']({ 'size': KG.PSLOT * KG.PSLOTS, 'usage': GPUBufferUsage['UNIFORM'] | GPUBufferUsage['COPY_DST'] });
+    dev['lost'].then(function(info) {
+      KG.lost = true;
+      KG.setError('Device', 'WebGPU device lost (' + info['reason'] + '): ' + info['message']);
+    });
+    dev.addEventListener('uncapturederror', function(ev) {
+      ev.preventDefault();   // no console noise: it becomes the sticky error
+      KG.setError(ev['error'] instanceof GPUOutOfMemoryError ? 'OutOfMemory' : 'Device', 'WebGPU error: ' + ev['error']['message']);
+    });
+    return 1;
+  },
+
+  // A storage buffer of `bytes` bytes (a double: the caller may ask for more than 4 GiB),
+  // from the pool when one of that size was released. Returns 0 on a synchronous failure.
+  kg_buffer__deps: ['$KG'],
+  kg_buffer: function(bytes) {
+    var p = KG.pool[bytes];
+    if (p && p.length) { KG.n.pooledReuse++; return KG.put({ 'b': p.pop(), 'size': bytes }); }
+    KG.openBatch();   // creation errors land in the batch's error scopes
+    var b;
+    try {
+      b = KG.dev['createBuffer']({ 'size': bytes, 'usage': GPUBufferUsage['STORAGE'] | GPUBufferUsage['COPY_SRC'] | GPUBufferUsage['COPY_DST'] });
+    } catch (e) {
+      KG.setError('OutOfMemory', 'createBuffer(' + bytes + ') threw ' + e['name'] + ': ' + e['message']);
+      return 0;
+    }
+    KG.n.buffersCreated++;
+    return KG.put({ 'b': b, 'size': bytes });
+  },
+  // A new buffer holding `bytes` bytes from the wasm heap: mappedAtCreation, so the data is
+  // in place on the CPU timeline (a queue.writeBuffer into a pooled buffer could overwrite
+  // it before earlier unsubmitted work that reads it has run).
+  kg_upload__deps: ['$KG'],
+  kg_upload: function(ptr, bytes) {
+    KG.openBatch();
+    var size = Math.max(4, (bytes + 3) & ~3);
+    var b;
+    try {
+      b = KG.dev['createBuffer']({ 'size': size, 'mappedAtCreation': true,
+        'usage': GPUBufferUsage['STORAGE'] | GPUBufferUsage['COPY_SRC'] | GPUBufferUsage['COPY_DST'] });
+      new Uint8Array(b['getMappedRange']()).set(HEAPU8.subarray(ptr, ptr + bytes));
+      b['unmap']();
+    } catch (e) {
+      KG.setError('OutOfMemory', 'upload of ' + bytes + ' bytes threw ' + e['name'] + ': ' + e['message']);
+      return 0;
+    }
+    KG.n.buffersCreated++;
+    return KG.put({ 'b': b, 'size': size });
+  },
+  kg_release__deps: ['$KG'],
+  kg_release: function(id) {
+    var o = KG.objs[id];
+    KG.objs[id] = null;
+    KG.freeIds.push(id);
+    if (!o || !o['b']) return;
+    // Recycled for later kernels' outputs: GPU work is ordered, so a later dispatch writing
+    // it runs after every recorded reader. Only kernel outputs take pooled buffers.
+    (KG.pool[o['size']] = KG.pool[o['size']] || []).push(o['b']);
+  },
+  kg_trim__deps: ['$KG'],
+  kg_trim: function() {
+    KG.bgCache.clear();
+    for (var k in KG.pool) { KG.pendingDestroy.push.apply(KG.pendingDestroy, KG.pool[k]); }
+    KG.pool = {};
+    if (!KG.enc) KG.flush();
+  },
+  // A compute pipeline from WGSL, layout 'auto'. Synchronous: a WGSL error shows up later
+  // (the batch's validation scope / uncapturederror), never as an exception here.
+  // nread read-only storage buffers, then nrw read-write ones, then (if params) the
+  // parameter block as a uniform with a dynamic offset. Layouts are shared by signature, so
+  // bind groups can be cached by (layout, buffers) whatever the parameter slot.
+  kg_pipeline__deps: ['$KG'],
+  kg_pipeline: function(src, nread, nrw, params) {
+    KG.openBatch();
+    var m = KG.dev['createShaderModule']({ 'code': UTF8ToString(src) });
+    var sig = nread + ',' + nrw + ',' + params;
+    var L = KG.layouts[sig];
+    if (!L) {
+      var entries = [];
+      for (var i = 0; i < nread + nrw; i++) entries.push({ 'binding': i, 'visibility': GPUShaderStage['COMPUTE'], 'buffer': { 'type': i < nread ? 'read-only-storage' : 'storage' } });
+      if (params) entries.push({ 'binding': nread + nrw, 'visibility': GPUShaderStage['COMPUTE'], 'buffer': { 'type': 'uniform', 'hasDynamicOffset': true } });
+      var bgl = KG.dev['createBindGroupLayout']({ 'entries': entries });
+      L = KG.layouts[sig] = { 'bgl': bgl, 'pl': KG.dev['createPipelineLayout']({ 'bindGroupLayouts': [bgl] }), 'id': ++KG.layoutSerial };
+    }
+    var p = KG.dev['createComputePipeline']({ 'layout': L['pl'], 'compute': { 'module': m, 'entryPoint': 'main' } });
+    KG.n.pipelines++;
+    return KG.put({ 'p': p, 'L': L });
+  },
+  // Records one dispatch: bindings 0..nbuf-1 are the buffers (handles at bufs), binding nbuf
+  // the parameter block (pbytes <= 256 bytes at params), if pbytes > 0.
+  kg_dispatch__deps: ['$KG'],
+  kg_dispatch: function(pipe, bufs, nbuf, params, pbytes, x, y, z) {
+    if (pbytes && KG.pused + KG.PSLOT > KG.pmirror.byteLength) KG.flush();
+    KG.openBatch();
+    if (!KG.pass) KG.pass = KG.enc['beginComputePass']();
+    var po = KG.objs[pipe];
+    var L = po['L'];
+    var key = L['id'] + ':', bs = [];
+    for (var i = 0; i < nbuf; i++) { var b = KG.objs[HEAPU32[(bufs >> 2) + i]]['b']; bs.push(b); key += KG.serial(b) + ','; }
+    var bg = KG.cacheBindGroups ? KG.bgCache.get(key) : undefined;
+    if (bg) KG.n.bindGroupHits++;
+    else {
+      var entries = [];
+      for (var i = 0; i < nbuf; i++) entries.push({ 'binding': i, 'resource': { 'buffer': bs[i] } });
+      if (pbytes) entries.push({ 'binding': nbuf, 'resource': { 'buffer': KG.pbuf, 'offset': 0, 'size': KG.PSLOT } });
+      bg = KG.dev['createBindGroup']({ 'layout': L['bgl'], 'entries': entries });
+      KG.n.bindGroups++;
+      if (KG.cacheBindGroups) {
+        if (KG.bgCache.size > 4096) KG.bgCache.clear();
+        KG.bgCache.set(key, bg);
+      }
+    }
+    KG.pass['setPipeline'](po['p']);
+    if (pbytes) {
+      new Uint8Array(KG.pmirror, KG.pused, pbytes).set(HEAPU8.subarray(params, params + pbytes));
+      KG.dyn[0] = KG.pused;
+      KG.pass['setBindGroup'](0, bg, KG.dyn);
+      KG.pused += KG.PSLOT;
+    } else {
+      KG.pass['setBindGroup'](0, bg);
+    }
+    KG.pass['dispatchWorkgroups'](x, y, z);
+    KG.n.dispatches++;
+    if (!KG.batching) KG.flush();
+  },
+  kg_flush__deps: ['$KG'],
+  kg_flush: function() { KG.flush(); },
+  kg_set_bind_group_cache__deps: ['$KG'],
+  kg_set_bind_group_cache: function(on) { KG.cacheBindGroups = !!on; KG.bgCache.clear(); },
+  kg_set_batching__deps: ['$KG'],
+  kg_set_batching: function(on) { KG.batching = !!on; if (!on) KG.flush(); },
+  // 0 ok, 1 Device, 2 OutOfMemory: the sticky error set by an earlier async report.
+  kg_status__deps: ['$KG'],
+  kg_status: function() { return !KG.error ? 0 : KG.error.code === 'OutOfMemory' ? 2 : 1; },
+  kg_error_message__deps: ['$KG'],
+  kg_error_message: function(buf, len) { stringToUTF8(KG.error ? KG.error.message : '', buf, len); },
+  kg_max_buffer_size__deps: ['$KG'],
+  kg_max_buffer_size: function() { return KG.dev['limits']['maxBufferSize']; },
+});

@@ -1,0 +1,142 @@
+#include "wgpu/runtime.hpp"
+
+#include <string>
+#include <unordered_map>
+
+#include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
+
+// The imports of bindings/webgpu/kgpu.js (an Emscripten --js-library).
+extern "C" {
+int kg_init();
+int kg_buffer(double bytes);
+int kg_upload(const void* data, double bytes);
+void kg_release(int id);
+int kg_pipeline(const char* wgsl, int nread, int nrw, int params);
+void kg_dispatch(int pipeline, const int* buffers, int count, const void* params, int param_bytes,
+                 unsigned x, unsigned y, unsigned z);
+void kg_flush();
+int kg_status();
+void kg_error_message(char* out, int capacity);
+double kg_max_buffer_size();
+}
+
+namespace kiln::wgpu {
+namespace {
+
+struct Runtime {
+  bool ready = false;
+  double max_buffer_size = 0;
+  std::unordered_map<std::string, Kernel> kernels;
+};
+
+Runtime& runtime() {
+  static Runtime rt = [] {
+    Runtime r;
+    r.ready = kg_init() != 0;
+    if (r.ready) r.max_buffer_size = kg_max_buffer_size();
+    return r;
+  }();
+  return rt;
+}
+
+std::string sticky_message() {
+  std::string message(1024, '\0');
+  kg_error_message(message.data(), static_cast<int>(message.size()));
+  message.resize(message.find('\0'));
+  return message;
+}
+
+std::size_t padded(std::size_t bytes) { return bytes < 4 ? 4 : (bytes + 3) & ~std::size_t{3}; }
+
+void check_size(const char* op, std::size_t bytes) {
+  const double limit = runtime().max_buffer_size;
+  if (static_cast<double>(bytes) > limit) {
+    throw OutOfMemoryError(str_cat(op, ": a buffer of ", bytes,
+                                   " bytes exceeds the WebGPU device's maxBufferSize (",
+                                   static_cast<std::uint64_t>(limit), " bytes)"));
+  }
+}
+
+}  // namespace
+
+Buffer::~Buffer() { kg_release(id_); }
+
+bool available() noexcept { return runtime().ready; }
+
+void check(const char* op) {
+  if (!runtime().ready) {
+    throw DeviceError(str_cat(op, ": the webgpu backend has no device (the module was not given "
+                                  "one: init({ backend: 'webgpu' }) requests it)"));
+  }
+  switch (kg_status()) {
+    case 0: return;
+    case 2: throw OutOfMemoryError(str_cat(op, ": ", sticky_message()));
+    default: throw DeviceError(str_cat(op, ": ", sticky_message()));
+  }
+}
+
+std::shared_ptr<Buffer> allocate(const char* op, std::size_t bytes) {
+  check(op);
+  bytes = padded(bytes);
+  check_size(op, bytes);
+  const int id = kg_buffer(static_cast<double>(bytes));
+  if (id == 0) check(op);  // kgpu.js set the sticky error
+  if (id == 0) throw OutOfMemoryError(str_cat(op, ": WebGPU could not create a buffer of ", bytes, " bytes"));
+  return std::make_shared<Buffer>(id, bytes);
+}
+
+std::shared_ptr<Buffer> upload(const char* op, const void* data, std::size_t bytes) {
+  check(op);
+  check_size(op, padded(bytes));
+  const int id = kg_upload(data, static_cast<double>(bytes));
+  if (id == 0) check(op);
+  if (id == 0) throw OutOfMemoryError(str_cat(op, ": WebGPU could not create a buffer of ", bytes, " bytes"));
+  return std::make_shared<Buffer>(id, padded(bytes));
+}
+
+const Kernel& kernel(const std::string& wgsl, int nread, int nrw, bool params) {
+  auto& cache = runtime().kernels;
+  auto it = cache.find(wgsl);
+  if (it != cache.end()) return it->second;
+  Kernel k;
+  k.id = kg_pipeline(wgsl.c_str(), nread, nrw, params ? 1 : 0);
+  k.nread = nread;
+  k.nrw = nrw;
+  k.params = params;
+  return cache.emplace(wgsl, k).first->second;
+}
+
+std::array<std::uint32_t, 3> groups_for(std::int64_t invocations, std::uint32_t workgroup_size) {
+  const std::int64_t groups = (invocations + workgroup_size - 1) / workgroup_size;
+  if (groups <= 65535) return {static_cast<std::uint32_t>(groups < 1 ? 1 : groups), 1, 1};
+  const std::int64_t y = (groups + 65534) / 65535;
+  return {65535u, static_cast<std::uint32_t>(y), 1};
+}
+
+void dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, const void* params,
+              std::size_t param_bytes, std::array<std::uint32_t, 3> groups) {
+  int ids[16];
+  int n = 0;
+  for (const Buffer* b : buffers) ids[n++] = b->id();
+  kg_dispatch(k.id, ids, n, k.params ? params : nullptr, k.params ? static_cast<int>(param_bytes) : 0,
+              groups[0], groups[1], groups[2]);
+}
+
+void flush() { kg_flush(); }
+
+const std::string_view kPrelude = R"WGSL(
+fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {
+  return gid.x + gid.y * nwg.x * wg;
+}
+fn is_nan_f32(x: f32) -> bool {
+  let b = bitcast<u32>(x);
+  return (b & 0x7f800000u) == 0x7f800000u && (b & 0x007fffffu) != 0u;
+}
+fn is_inf_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u; }
+fn is_finite_f32(x: f32) -> bool { return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u; }
+fn nan_f32() -> f32 { var b = 0x7fc00000u; return bitcast<f32>(b); }
+fn inf_f32() -> f32 { var b = 0x7f800000u; return bitcast<f32>(b); }
+)WGSL";
+
+}  // namespace kiln::wgpu
