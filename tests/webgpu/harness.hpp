@@ -36,6 +36,15 @@ bool register_generic(const std::string& name, F f) {
       [f](const std::vector<WgpuTensor>& in, const json& a) { return f(WgpuOps{}, in, a); });
 }
 
+/// As register_generic, with the backend (kiln::Cpu or kiln::Wgpu) instead of its ops struct:
+/// for cases that build on the typed front end and Autodiff<B>.
+template <class F>
+bool register_backend_generic(const std::string& name, F f) {
+  return register_op(
+      name, [f](const std::vector<CpuTensor>& in, const json& a) { return f(Cpu{}, in, a); },
+      [f](const std::vector<WgpuTensor>& in, const json& a) { return f(Wgpu{}, in, a); });
+}
+
 /// The tensor `a.output` (0 or 1, default 0) of a pair result.
 template <class T>
 T pick(std::pair<T, T> r, const json& a) {
@@ -57,3 +66,14 @@ DType dtype_of(const std::string& name);
         (void)a;                                                                                \
         __VA_ARGS__                                                                             \
       })
+
+/// A case over the backend `B` (kiln::Cpu or kiln::Wgpu); `in` holds B's primitives.
+#define KILN_HARNESS_BACKEND_OP(name, ...)                                                      \
+  static const bool KILN_HARNESS_CAT(kiln_harness_op_, __LINE__) =                              \
+      ::kiln::harness::register_backend_generic(                                                \
+          #name, [](auto backend_tag, const auto& in, const ::kiln::harness::json& a) {         \
+            using B = decltype(backend_tag);                                                    \
+            (void)in;                                                                           \
+            (void)a;                                                                            \
+            __VA_ARGS__                                                                         \
+          })

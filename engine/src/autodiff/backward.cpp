@@ -67,14 +67,19 @@ void AutodiffOps<B>::grad_replace(const Tensor& x, Gradients& grads, Prim grad) 
   grads.insert(x.node->id(), std::move(grad));
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::set_require_grad(AutodiffTensor<Cpu>, bool);
-template autodiff::Gradients<Cpu> AutodiffOps<Cpu>::backward(const AutodiffTensor<Cpu>&);
-template autodiff::Gradients<Cpu> AutodiffOps<Cpu>::backward(const AutodiffTensor<Cpu>&, bool);
-template std::optional<CpuTensor> AutodiffOps<Cpu>::grad(const AutodiffTensor<Cpu>&,
-                                                         const autodiff::Gradients<Cpu>&);
-template std::optional<CpuTensor> AutodiffOps<Cpu>::grad_remove(const AutodiffTensor<Cpu>&,
-                                                                autodiff::Gradients<Cpu>&);
-template void AutodiffOps<Cpu>::grad_replace(const AutodiffTensor<Cpu>&,
-                                             autodiff::Gradients<Cpu>&, CpuTensor);
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::set_require_grad(AutodiffTensor<KILN_AUTODIFF_BACKEND>, bool);
+template autodiff::Gradients<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::backward(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&);
+template autodiff::Gradients<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::backward(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, bool);
+template std::optional<KILN_AUTODIFF_BACKEND::FloatTensor> AutodiffOps<KILN_AUTODIFF_BACKEND>::grad(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
+                                                         const autodiff::Gradients<KILN_AUTODIFF_BACKEND>&);
+template std::optional<KILN_AUTODIFF_BACKEND::FloatTensor> AutodiffOps<KILN_AUTODIFF_BACKEND>::grad_remove(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
+                                                                autodiff::Gradients<KILN_AUTODIFF_BACKEND>&);
+template void AutodiffOps<KILN_AUTODIFF_BACKEND>::grad_replace(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
+                                             autodiff::Gradients<KILN_AUTODIFF_BACKEND>&, KILN_AUTODIFF_BACKEND::FloatTensor);
 
 }  // namespace kiln

@@ -238,13 +238,18 @@ AutodiffTensor<B> AutodiffOps<B>::mask_fill(Tensor x, const BoolPrim& mask, doub
       });
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::binary(BinaryOp, AutodiffTensor<Cpu>,
-                                                      AutodiffTensor<Cpu>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::binary_scalar(BinaryOp, AutodiffTensor<Cpu>,
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::binary(BinaryOp, AutodiffTensor<KILN_AUTODIFF_BACKEND>,
+                                                      AutodiffTensor<KILN_AUTODIFF_BACKEND>);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::binary_scalar(BinaryOp, AutodiffTensor<KILN_AUTODIFF_BACKEND>,
                                                              double, bool);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::mask_where(AutodiffTensor<Cpu>, const CpuTensor&,
-                                                          const AutodiffTensor<Cpu>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::mask_fill(AutodiffTensor<Cpu>, const CpuTensor&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::mask_where(AutodiffTensor<KILN_AUTODIFF_BACKEND>, const KILN_AUTODIFF_BACKEND::FloatTensor&,
+                                                          const AutodiffTensor<KILN_AUTODIFF_BACKEND>&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::mask_fill(AutodiffTensor<KILN_AUTODIFF_BACKEND>, const KILN_AUTODIFF_BACKEND::FloatTensor&,
                                                          double);
 
 }  // namespace kiln

@@ -183,23 +183,28 @@ AutodiffTensor<B> AutodiffOps<B>::conv_transpose3d(const Tensor& x, const Tensor
       });
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::conv1d(const Tensor&, const Tensor&,
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::conv1d(const Tensor&, const Tensor&,
                                                       const std::optional<Tensor>&,
                                                       const ConvOptions<1>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::conv2d(const Tensor&, const Tensor&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::conv2d(const Tensor&, const Tensor&,
                                                       const std::optional<Tensor>&,
                                                       const ConvOptions<2>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::conv_transpose2d(const Tensor&, const Tensor&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::conv_transpose2d(const Tensor&, const Tensor&,
                                                                 const std::optional<Tensor>&,
                                                                 const ConvTransposeOptions<2>&);
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::conv3d(const Tensor&, const Tensor&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::conv3d(const Tensor&, const Tensor&,
                                                       const std::optional<Tensor>&,
                                                       const ConvOptions<3>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::conv_transpose1d(const Tensor&, const Tensor&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::conv_transpose1d(const Tensor&, const Tensor&,
                                                                 const std::optional<Tensor>&,
                                                                 const ConvTransposeOptions<1>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::conv_transpose3d(const Tensor&, const Tensor&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::conv_transpose3d(const Tensor&, const Tensor&,
                                                                 const std::optional<Tensor>&,
                                                                 const ConvTransposeOptions<3>&);
 

@@ -80,15 +80,20 @@ AutodiffTensor<B> AutodiffOps<B>::scatter(Tensor x, std::int64_t dim, const IntP
       });
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::select(const AutodiffTensor<Cpu>&, std::int64_t,
-                                                      const CpuTensor&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::select_assign(AutodiffTensor<Cpu>, std::int64_t,
-                                                             const CpuTensor&,
-                                                             const AutodiffTensor<Cpu>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::gather(const AutodiffTensor<Cpu>&, std::int64_t,
-                                                      const CpuTensor&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::scatter(AutodiffTensor<Cpu>, std::int64_t,
-                                                       const CpuTensor&,
-                                                       const AutodiffTensor<Cpu>&);
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::select(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, std::int64_t,
+                                                      const KILN_AUTODIFF_BACKEND::FloatTensor&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::select_assign(AutodiffTensor<KILN_AUTODIFF_BACKEND>, std::int64_t,
+                                                             const KILN_AUTODIFF_BACKEND::FloatTensor&,
+                                                             const AutodiffTensor<KILN_AUTODIFF_BACKEND>&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::gather(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, std::int64_t,
+                                                      const KILN_AUTODIFF_BACKEND::FloatTensor&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::scatter(AutodiffTensor<KILN_AUTODIFF_BACKEND>, std::int64_t,
+                                                       const KILN_AUTODIFF_BACKEND::FloatTensor&,
+                                                       const AutodiffTensor<KILN_AUTODIFF_BACKEND>&);
 
 }  // namespace kiln

@@ -56,10 +56,15 @@ AutodiffTensor<B> AutodiffOps<B>::matmul_transposed(const Tensor& lhs, const Ten
       });
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::matmul(const AutodiffTensor<Cpu>&,
-                                                      const AutodiffTensor<Cpu>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::matmul_transposed(const AutodiffTensor<Cpu>&,
-                                                                 const AutodiffTensor<Cpu>&,
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::matmul(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
+                                                      const AutodiffTensor<KILN_AUTODIFF_BACKEND>&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::matmul_transposed(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
+                                                                 const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                                  bool, bool);
 
 }  // namespace kiln

@@ -56,13 +56,18 @@ AutodiffTensor<B> AutodiffOps<B>::adaptive_avg_pool2d(
       });
 }
 
-template std::pair<AutodiffTensor<Cpu>, CpuTensor> AutodiffOps<Cpu>::max_pool2d_with_indices(
-    const AutodiffTensor<Cpu>&, const MaxPool2dOptions&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::max_pool2d(const AutodiffTensor<Cpu>&,
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template std::pair<AutodiffTensor<KILN_AUTODIFF_BACKEND>, KILN_AUTODIFF_BACKEND::FloatTensor> AutodiffOps<KILN_AUTODIFF_BACKEND>::max_pool2d_with_indices(
+    const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, const MaxPool2dOptions&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::max_pool2d(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                           const MaxPool2dOptions&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::avg_pool2d(const AutodiffTensor<Cpu>&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::avg_pool2d(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                           const AvgPool2dOptions&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::adaptive_avg_pool2d(
-    const AutodiffTensor<Cpu>&, const std::array<std::int64_t, 2>&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::adaptive_avg_pool2d(
+    const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, const std::array<std::int64_t, 2>&);
 
 }  // namespace kiln

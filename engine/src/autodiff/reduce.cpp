@@ -195,16 +195,21 @@ std::pair<AutodiffTensor<B>, AutodiffTensor<B>> AutodiffOps<B>::var_mean(const T
   return {std::move(var_t), std::move(mean_t)};
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::reduce(ReduceOp, const AutodiffTensor<Cpu>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::reduce_dim(ReduceOp, const AutodiffTensor<Cpu>&,
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::reduce(ReduceOp, const AutodiffTensor<KILN_AUTODIFF_BACKEND>&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::reduce_dim(ReduceOp, const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                           std::int64_t);
-template std::pair<AutodiffTensor<Cpu>, CpuTensor> AutodiffOps<Cpu>::max_dim_with_indices(
-    const AutodiffTensor<Cpu>&, std::int64_t);
-template std::pair<AutodiffTensor<Cpu>, CpuTensor> AutodiffOps<Cpu>::min_dim_with_indices(
-    const AutodiffTensor<Cpu>&, std::int64_t);
-template std::pair<AutodiffTensor<Cpu>, CpuTensor> AutodiffOps<Cpu>::sort_with_indices(
-    const AutodiffTensor<Cpu>&, std::int64_t, bool);
-template std::pair<AutodiffTensor<Cpu>, AutodiffTensor<Cpu>> AutodiffOps<Cpu>::var_mean(
-    const AutodiffTensor<Cpu>&, std::int64_t, bool);
+template std::pair<AutodiffTensor<KILN_AUTODIFF_BACKEND>, KILN_AUTODIFF_BACKEND::FloatTensor> AutodiffOps<KILN_AUTODIFF_BACKEND>::max_dim_with_indices(
+    const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, std::int64_t);
+template std::pair<AutodiffTensor<KILN_AUTODIFF_BACKEND>, KILN_AUTODIFF_BACKEND::FloatTensor> AutodiffOps<KILN_AUTODIFF_BACKEND>::min_dim_with_indices(
+    const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, std::int64_t);
+template std::pair<AutodiffTensor<KILN_AUTODIFF_BACKEND>, KILN_AUTODIFF_BACKEND::FloatTensor> AutodiffOps<KILN_AUTODIFF_BACKEND>::sort_with_indices(
+    const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, std::int64_t, bool);
+template std::pair<AutodiffTensor<KILN_AUTODIFF_BACKEND>, AutodiffTensor<KILN_AUTODIFF_BACKEND>> AutodiffOps<KILN_AUTODIFF_BACKEND>::var_mean(
+    const AutodiffTensor<KILN_AUTODIFF_BACKEND>&, std::int64_t, bool);
 
 }  // namespace kiln

@@ -147,22 +147,27 @@ AutodiffTensor<B> AutodiffOps<B>::cat(std::span<const Tensor> tensors, std::int6
   });
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::reshape(AutodiffTensor<Cpu>,
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::reshape(AutodiffTensor<KILN_AUTODIFF_BACKEND>,
                                                        std::span<const std::int64_t>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::permute(const AutodiffTensor<Cpu>&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::permute(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                        std::span<const std::int64_t>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::expand(const AutodiffTensor<Cpu>&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::expand(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                       std::span<const std::int64_t>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::repeat_dim(const AutodiffTensor<Cpu>&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::repeat_dim(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                           std::int64_t, std::int64_t);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::flip(const AutodiffTensor<Cpu>&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::flip(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                     std::span<const std::int64_t>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::slice(const AutodiffTensor<Cpu>&,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::slice(const AutodiffTensor<KILN_AUTODIFF_BACKEND>&,
                                                      std::span<const Slice>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::slice_assign(AutodiffTensor<Cpu>,
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::slice_assign(AutodiffTensor<KILN_AUTODIFF_BACKEND>,
                                                             std::span<const Slice>,
-                                                            const AutodiffTensor<Cpu>&);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::cat(std::span<const AutodiffTensor<Cpu>>,
+                                                            const AutodiffTensor<KILN_AUTODIFF_BACKEND>&);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::cat(std::span<const AutodiffTensor<KILN_AUTODIFF_BACKEND>>,
                                                    std::int64_t);
 
 }  // namespace kiln

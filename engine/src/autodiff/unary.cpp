@@ -224,12 +224,17 @@ AutodiffTensor<B> AutodiffOps<B>::log_softmax(Tensor x, std::int64_t dim) {
       });
 }
 
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::unary(UnaryOp, AutodiffTensor<Cpu>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::clamp(AutodiffTensor<Cpu>, std::optional<double>,
+// The backend instantiated here: Cpu, or the one a TU that includes this file defines
+// (engine/src/wgpu/autodiff_instances.cpp: Wgpu).
+#ifndef KILN_AUTODIFF_BACKEND
+#define KILN_AUTODIFF_BACKEND Cpu
+#endif
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::unary(UnaryOp, AutodiffTensor<KILN_AUTODIFF_BACKEND>);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::clamp(AutodiffTensor<KILN_AUTODIFF_BACKEND>, std::optional<double>,
                                                      std::optional<double>);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::leaky_relu(AutodiffTensor<Cpu>, double);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::softplus(AutodiffTensor<Cpu>, double, double);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::softmax(AutodiffTensor<Cpu>, std::int64_t);
-template AutodiffTensor<Cpu> AutodiffOps<Cpu>::log_softmax(AutodiffTensor<Cpu>, std::int64_t);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::leaky_relu(AutodiffTensor<KILN_AUTODIFF_BACKEND>, double);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::softplus(AutodiffTensor<KILN_AUTODIFF_BACKEND>, double, double);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::softmax(AutodiffTensor<KILN_AUTODIFF_BACKEND>, std::int64_t);
+template AutodiffTensor<KILN_AUTODIFF_BACKEND> AutodiffOps<KILN_AUTODIFF_BACKEND>::log_softmax(AutodiffTensor<KILN_AUTODIFF_BACKEND>, std::int64_t);
 
 }  // namespace kiln
