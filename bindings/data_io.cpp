@@ -145,7 +145,7 @@ val io_read_safetensors(val bytes, bool int64_bytes) {
         kiln::cpu::check_allocation(op, stored.shape, dtype);
         try {
           const kiln::TensorData data = stored.to_data(dtype);
-          d.tensor.emplace(kiln::CpuOps::from_data(data, dtype, {}));
+          d.tensor.emplace(InnerOps::from_data(data, dtype, {}));
         } catch (const kiln::ValueError& e) {
           throw kiln::ValueError(kiln::str_cat(op, ": tensor \"", name, "\" (",
                                                kiln::record::safetensors_dtype_name(stored.dtype),

@@ -41,7 +41,7 @@ JsTensor as_scalar(const JsTensor& t) {
   if (t.shape().rank() == 0) return t;
   const std::span<const std::int64_t> scalar{};
   if (t.is_float()) return JsTensor(AD::FloatOps::reshape(op_input(t), scalar));
-  return JsTensor(kiln::CpuOps::reshape(t.primitive(), scalar));
+  return JsTensor(InnerOps::reshape(t.primitive(), scalar));
 }
 
 const char* js_dtype_name(kiln::DType dtype) noexcept {
@@ -188,6 +188,36 @@ val take_error() {
   return out;
 }
 
+Prim primitive_from_js(const val& data, const kiln::Shape& shape, kiln::DType dtype) {
+  const auto n = static_cast<std::size_t>(shape.num_elements());
+  // Copies the JS values into `out` through a view used at once (no allocation in between).
+  auto copy_into = [&](auto* out) { val(emscripten::typed_memory_view(n, out)).call<void>("set", data); };
+#if defined(KILN_BACKEND_WGPU)
+  kiln::TensorData host;
+  host.shape = shape;
+  host.dtype = dtype;
+  host.bytes.resize(n * kiln::dtype_size(dtype));
+  if (n > 0) {
+    switch (dtype) {
+      case kiln::DType::F32: copy_into(reinterpret_cast<float*>(host.bytes.data())); break;
+      case kiln::DType::I32: copy_into(reinterpret_cast<std::int32_t*>(host.bytes.data())); break;
+      case kiln::DType::Bool: copy_into(host.bytes.data()); break;
+    }
+  }
+  return InnerOps::from_data(host, dtype, {});
+#else
+  Prim p(shape, dtype);
+  if (n > 0) {
+    switch (dtype) {
+      case kiln::DType::F32: copy_into(p.data<float>()); break;
+      case kiln::DType::I32: copy_into(p.data<std::int32_t>()); break;
+      case kiln::DType::Bool: copy_into(p.data<std::uint8_t>()); break;
+    }
+  }
+  return p;
+#endif
+}
+
 namespace {
 
 kiln::DType dtype_from_int(int dtype) {
@@ -231,22 +261,7 @@ JsTensor from_typed_array(val data, val shape, int dtype_code) {
                                            " needs ", s.num_elements()));
     }
     kiln::cpu::check_allocation("fromData", s, dtype);
-    Prim p(s, dtype);
-    if (s.num_elements() > 0) {
-      // A view of the fresh buffer, used at once (no allocation in between).
-      const auto n = static_cast<std::size_t>(s.num_elements());
-      switch (dtype) {
-        case kiln::DType::F32:
-          val(emscripten::typed_memory_view(n, p.data<float>())).call<void>("set", data);
-          break;
-        case kiln::DType::I32:
-          val(emscripten::typed_memory_view(n, p.data<std::int32_t>())).call<void>("set", data);
-          break;
-        case kiln::DType::Bool:
-          val(emscripten::typed_memory_view(n, p.data<std::uint8_t>())).call<void>("set", data);
-          break;
-      }
-    }
+    Prim p = primitive_from_js(data, s, dtype);
     return JsTensor(std::move(p));
   });
 }
@@ -257,7 +272,7 @@ JsTensor create_full(val shape, double value, int dtype_code, const std::string&
     const kiln::DType dtype = dtype_from_int(dtype_code);
     const kiln::Shape s = shape_from_js(shape, op.c_str());
     kiln::cpu::check_allocation(op, s, dtype);
-    return JsTensor(kiln::CpuOps::full(s, value, dtype, {}));
+    return JsTensor(InnerOps::full(s, value, dtype, {}));
   });
 }
 
@@ -277,13 +292,13 @@ JsTensor create_random(val shape, int kind, double a, double b, int dtype_code,
       case 3: d = kiln::Distribution::bernoulli(a); break;
       default: throw kiln::TypeError(kiln::str_cat(op, ": unknown distribution code ", kind));
     }
-    return JsTensor(kiln::CpuOps::random(s, d, dtype, {}));
+    return JsTensor(InnerOps::random(s, d, dtype, {}));
   });
 }
 
 JsTensor create_arange(double start, double end, double step, int dtype_code) {
   return guarded([&] {
-    return JsTensor(kiln::CpuOps::arange(start, end, step, dtype_from_int(dtype_code), {}));
+    return JsTensor(InnerOps::arange(start, end, step, dtype_from_int(dtype_code), {}));
   });
 }
 
@@ -297,7 +312,7 @@ JsTensor create_eye(double n, double m, int dtype_code) {
     kiln::cpu::check_allocation(
         "eye", kiln::Shape{static_cast<std::int64_t>(n), static_cast<std::int64_t>(m)},
         dtype_from_int(dtype_code));
-    return JsTensor(kiln::CpuOps::eye(static_cast<std::int64_t>(n), static_cast<std::int64_t>(m),
+    return JsTensor(InnerOps::eye(static_cast<std::int64_t>(n), static_cast<std::int64_t>(m),
                                       dtype_from_int(dtype_code), {}));
   });
 }
@@ -307,7 +322,7 @@ void set_seed(double s) {
     if (!(s >= 0) || std::floor(s) != s || s > 9007199254740991.0) {
       throw kiln::ValueError(kiln::str_cat("seed: expected an integer >= 0, got ", s));
     }
-    kiln::Cpu::seed(static_cast<std::uint64_t>(s));
+    Inner::seed(static_cast<std::uint64_t>(s));
   });
 }
 
@@ -322,11 +337,11 @@ val data_sync(const JsTensor& t) {
     if (n == 0) return ctor.new_(0);
     switch (p.dtype()) {
       case kiln::DType::F32:
-        return ctor.new_(emscripten::typed_memory_view(n, p.data<float>()));
+        return ctor.new_(emscripten::typed_memory_view(n, host_values<float>(p, "dataSync")));
       case kiln::DType::I32:
-        return ctor.new_(emscripten::typed_memory_view(n, p.data<std::int32_t>()));
+        return ctor.new_(emscripten::typed_memory_view(n, host_values<std::int32_t>(p, "dataSync")));
       case kiln::DType::Bool:
-        return ctor.new_(emscripten::typed_memory_view(n, p.data<std::uint8_t>()));
+        return ctor.new_(emscripten::typed_memory_view(n, host_values<std::uint8_t>(p, "dataSync")));
     }
     return ctor.new_(0);
   });
@@ -336,12 +351,12 @@ val data_sync(const JsTensor& t) {
 std::string to_string(const JsTensor& t, int precision) {
   return guarded([&] {
     std::string out;
-    const kiln::TensorData data = kiln::CpuOps::into_data(t.primitive());
+    const kiln::TensorData data = InnerOps::into_data(t.primitive());
     const char* kind = t.dtype() == kiln::DType::F32   ? "Float"
                        : t.dtype() == kiln::DType::I32 ? "Int"
                                                        : "Bool";
     const std::string backend = t.is_float() ? std::string(AD::name()) : "cpu";
-    kiln::detail::append_tensor(out, data, "Cpu", backend, kind, precision);
+    kiln::detail::append_tensor(out, data, KILN_JS_DEVICE_NAME, backend, kind, precision);
     return out;
   });
 }

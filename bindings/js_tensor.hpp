@@ -33,15 +33,28 @@
 #include "kiln/core/shape.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/cpu/cpu.hpp"
+#if defined(KILN_BACKEND_WGPU)
+#include "kiln/wgpu/wgpu.hpp"
+#endif
 #include "kiln/tensor/kind.hpp"
 #include "kiln/tensor/tensor.hpp"
 
 namespace kiln_js {
 
-using AD = kiln::Autodiff<kiln::Cpu>;
-/// The Cpu backend's primitive (any dtype).
-using Prim = kiln::CpuTensor;
-/// Autodiff<Cpu>'s float primitive: the Cpu primitive plus its graph node (null if untracked).
+/// The engine's backend: Cpu, or Wgpu in the webgpu engine (compiled with KILN_BACKEND_WGPU;
+/// dist/kiln-webgpu.*). Binding code names it `Inner` (the backend under Autodiff).
+#if defined(KILN_BACKEND_WGPU)
+using Inner = kiln::Wgpu;
+#else
+using Inner = kiln::Cpu;
+#endif
+using AD = kiln::Autodiff<Inner>;
+/// The backend's primitive ops and device.
+using InnerOps = Inner::FloatOps;
+using InnerDevice = Inner::Device;
+/// The backend's primitive (any dtype).
+using Prim = Inner::FloatTensor;
+/// Autodiff<Inner>'s float primitive: the primitive plus its graph node (null if untracked).
 using FloatPrim = AD::FloatTensor;
 using Gradients = AD::Gradients;
 
@@ -63,6 +76,32 @@ struct JsTensor {
   const kiln::Shape& shape() const noexcept { return value.primitive.shape(); }
   bool is_tracked() const noexcept { return value.node != nullptr; }
 };
+
+/// The device's name in `toString` ("Cpu", "Wgpu").
+#if defined(KILN_BACKEND_WGPU)
+#define KILN_JS_DEVICE_NAME "Wgpu"
+#else
+#define KILN_JS_DEVICE_NAME "Cpu"
+#endif
+
+/// A new primitive of `shape` and `dtype` holding the values of the JS typed array (or array)
+/// `data` (length already checked; f32 from Float32Array, i32 from Int32Array, bool from
+/// Uint8Array): written in place on the Cpu, uploaded on the webgpu backend.
+Prim primitive_from_js(const emscripten::val& data, const kiln::Shape& shape, kiln::DType dtype);
+
+/// The values of `p` for a synchronous read on the host. Throws StateError naming `op` on the
+/// webgpu backend, whose reads are asynchronous (JS: `await tensor.data()`).
+template <class T>
+const T* host_values(const Prim& p, const char* op) {
+#if defined(KILN_BACKEND_WGPU)
+  (void)p;
+  throw kiln::StateError(kiln::str_cat(op, ": the webgpu backend reads tensors asynchronously: use "
+                                           "await tensor.data() (or tensor.array())"));
+#else
+  (void)op;
+  return p.template data<T>();
+#endif
+}
 
 /// Whether ops record the autodiff graph (false inside `kiln.noGrad(fn)`). Bound ops of
 /// other TUs that build graphs themselves may consult it.
@@ -101,10 +140,10 @@ kiln::Tensor<AD, D, K> to_typed(const JsTensor& t, const char* op = "to_typed") 
 
 /// The same on the inner backend (`Tensor<Cpu, D, K>`, no graph): for gradients, data.
 template <std::size_t D, class K = kiln::Float>
-kiln::Tensor<kiln::Cpu, D, K> to_inner_typed(const JsTensor& t, const char* op = "to_typed") {
+kiln::Tensor<Inner, D, K> to_inner_typed(const JsTensor& t, const char* op = "to_typed") {
   check_dtype(op, t, K::dtype);
   kiln::check::rank(op, D, t.shape());
-  return kiln::Tensor<kiln::Cpu, D, K>(t.value.primitive);
+  return kiln::Tensor<Inner, D, K>(t.value.primitive);
 }
 
 /// A JsTensor from a typed tensor of Autodiff<Cpu> (graph node kept for Float).
@@ -118,7 +157,7 @@ JsTensor from_typed(const kiln::Tensor<AD, D, K>& t) {
 }
 /// A JsTensor (untracked) from a typed tensor of the inner backend Cpu.
 template <std::size_t D, class K>
-JsTensor from_typed(const kiln::Tensor<kiln::Cpu, D, K>& t) {
+JsTensor from_typed(const kiln::Tensor<Inner, D, K>& t) {
   return JsTensor(Prim(t.primitive()));
 }
 

@@ -95,7 +95,7 @@ kiln::optim::GradientsParams<AD> list_gradients(JsParamList& list, const Gradien
                                                  list.list.entries[i].name, "\" has shape ",
                                                  g->shape(), ", the parameter ", param.shape()));
           }
-          out.insert(param.id(), kiln::Tensor<kiln::Cpu, D>(std::move(*g)));
+          out.insert(param.id(), kiln::Tensor<Inner, D>(std::move(*g)));
           list.has_grad[i] = true;
         },
         list.list.entries[i].param);
@@ -293,7 +293,7 @@ val safetensors_encode(val entries, const std::string& dtype) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::string name = entries[i][0].as<std::string>();
       const JsTensor t = entries[i][1].as<JsTensor>();
-      const kiln::TensorData data = kiln::CpuOps::into_data(t.primitive());
+      const kiln::TensorData data = InnerOps::into_data(t.primitive());
       if (!file.tensors
                .emplace(name, kiln::record::detail::encode_param(data, kiln::record::Precision::Full))
                .second) {
@@ -331,7 +331,7 @@ val safetensors_decode(val bytes) {
     for (auto& [key, d] : decoded) {
       val pair = val::array();
       pair.call<void>("push", key);
-      pair.call<void>("push", val(JsTensor(kiln::CpuOps::from_data(d, d.dtype, kiln::CpuDevice{}))));
+      pair.call<void>("push", val(JsTensor(InnerOps::from_data(d, d.dtype, InnerDevice{}))));
       out.call<void>("push", pair);
     }
     return out;

@@ -50,21 +50,21 @@ std::optional<kiln::Tensor<AD, 3, kiln::Bool>> attn_mask_arg(const val& v, const
 /// A result tensor for JS: tracked in training mode with grad enabled, untracked otherwise.
 template <std::size_t D>
 JsTensor result(const kiln::Tensor<AD, D>& t) {
-  if (!grad_enabled()) return JsTensor(kiln::CpuTensor(t.primitive().primitive));
+  if (!grad_enabled()) return JsTensor(Prim(t.primitive().primitive));
   return JsTensor(t.primitive());
 }
 template <std::size_t D>
-JsTensor result(const kiln::Tensor<kiln::Cpu, D>& t) {
+JsTensor result(const kiln::Tensor<Inner, D>& t) {
   return from_typed(t);
 }
 
 /// Inputs of the inference backend (eval mode).
 template <std::size_t D, class K>
-kiln::Tensor<kiln::Cpu, D, K> inner(const kiln::Tensor<AD, D, K>& t) {
+kiln::Tensor<Inner, D, K> inner(const kiln::Tensor<AD, D, K>& t) {
   return t.inner();
 }
 template <std::size_t D, class K>
-std::optional<kiln::Tensor<kiln::Cpu, D, K>> inner(
+std::optional<kiln::Tensor<Inner, D, K>> inner(
     const std::optional<kiln::Tensor<AD, D, K>>& t) {
   if (!t) return std::nullopt;
   return t->inner();
@@ -83,7 +83,7 @@ val mha_attend(const JsModel& m, const JsTensor& query, const JsTensor& key,
     in.mask_attn = attn_mask_arg(mask_attn, op);
     val out = val::array();
     if (!s.training) {
-      kiln::nn::MhaInput<kiln::Cpu> ii(inner(in.query), inner(in.key), inner(in.value));
+      kiln::nn::MhaInput<Inner> ii(inner(in.query), inner(in.key), inner(in.value));
       ii.mask_pad = inner(in.mask_pad);
       ii.mask_attn = inner(in.mask_attn);
       auto r = layer.valid().forward(ii);
@@ -109,7 +109,7 @@ JsTensor encoder_forward(const JsModel& m, const JsTensor& x, val mask_pad, val 
     in.mask_pad = mask_arg<2>(mask_pad, op);
     in.mask_attn = attn_mask_arg(mask_attn, op);
     if (!s.training) {
-      kiln::nn::TransformerEncoderInput<kiln::Cpu> ii(inner(in.tensor));
+      kiln::nn::TransformerEncoderInput<Inner> ii(inner(in.tensor));
       ii.mask_pad = inner(in.mask_pad);
       ii.mask_attn = inner(in.mask_attn);
       return result(layer.valid().forward(ii));
@@ -132,7 +132,7 @@ JsTensor decoder_forward(const JsModel& m, const JsTensor& target, const JsTenso
     in.memory_mask_pad = mask_arg<2>(memory_mask_pad, op);
     in.memory_mask_attn = attn_mask_arg(memory_mask_attn, op);
     if (!s.training) {
-      kiln::nn::TransformerDecoderInput<kiln::Cpu> ii(inner(in.target), inner(in.memory));
+      kiln::nn::TransformerDecoderInput<Inner> ii(inner(in.target), inner(in.memory));
       ii.target_mask_pad = inner(in.target_mask_pad);
       ii.target_mask_attn = inner(in.target_mask_attn);
       ii.memory_mask_pad = inner(in.memory_mask_pad);
@@ -147,7 +147,7 @@ JsTensor decoder_forward(const JsModel& m, const JsTensor& target, const JsTenso
 JsTensor autoregressive_mask(double batch_size, double seq_length) {
   return guarded([&] {
     constexpr const char* op = "nn.generateAutoregressiveMask";
-    return from_typed(kiln::nn::generate_autoregressive_mask<kiln::Cpu>(
+    return from_typed(kiln::nn::generate_autoregressive_mask<Inner>(
         int_from_js(val(batch_size), op, "batchSize"), int_from_js(val(seq_length), op, "seqLength")));
   });
 }

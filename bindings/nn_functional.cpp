@@ -276,7 +276,7 @@ JsTensor f_embedding(const JsTensor& indices, const JsTensor& w, val padding_idx
     const std::int64_t seq = s[s.rank() - 1];
     const std::int64_t batch = seq == 0 ? 0 : s.num_elements() / seq;
     const std::array<std::int64_t, 2> flat{batch, seq};
-    const auto idx2 = kiln::Tensor<AD, 2, kiln::Int>(kiln::CpuOps::reshape(indices.primitive(), flat));
+    const auto idx2 = kiln::Tensor<AD, 2, kiln::Int>(InnerOps::reshape(indices.primitive(), flat));
     const auto out = kiln::nn::functional::embedding(idx2, weight, pad);  // [batch, seq, d]
     std::vector<std::int64_t> dims(s.dims().begin(), s.dims().end());
     dims.push_back(weight.dims()[1]);

@@ -58,7 +58,7 @@ val model_forward_all(const JsModel& m, const JsTensor& x) {
       } else {
         out.call<void>("push", val(std::visit(
                                    [](const auto& t) {
-                                     return JsTensor(kiln::CpuTensor(t.primitive().primitive));
+                                     return JsTensor(Prim(t.primitive().primitive));
                                    },
                                    h)));
       }

@@ -41,7 +41,7 @@ std::optional<kiln::Tensor<AD, 3>> optional_state(const val& v, const char* op, 
 JsTensor out(const kiln::Tensor<AD, 3>& t) {
   return grad_enabled() ? from_typed(t) : JsTensor(Prim(t.primitive().primitive));
 }
-JsTensor out(const kiln::Tensor<kiln::Cpu, 3>& t) { return from_typed(t); }
+JsTensor out(const kiln::Tensor<Inner, 3>& t) { return from_typed(t); }
 
 /// forwardWithState of a single lstm or gru layer: x [batch_size, seq_length, d_input],
 /// hidden and cell [num_layers·D, batch_size, d_hidden] or null (zeros; cell only for lstm,
@@ -71,8 +71,8 @@ RecurrentResult recurrent_forward_with_state(const JsModel& m, const JsTensor& x
         }
         r.has_cell = true;
         if (!s.training) {
-          std::optional<kiln::nn::LstmState<kiln::Cpu>> state;
-          if (h0) state = kiln::nn::LstmState<kiln::Cpu>{c0->inner(), h0->inner()};
+          std::optional<kiln::nn::LstmState<Inner>> state;
+          if (h0) state = kiln::nn::LstmState<Inner>{c0->inner(), h0->inner()};
           const auto y = lstm->valid().forward(input.inner(), state);
           r.output = out(y.output), r.hidden = out(y.state.hidden), r.cell = out(y.state.cell);
           return r;
@@ -86,7 +86,7 @@ RecurrentResult recurrent_forward_with_state(const JsModel& m, const JsTensor& x
       if (const auto* gru = s.model.layers[0].get_if<kiln::nn::Gru<AD>>()) {
         if (c0) throw kiln::ValueError(kiln::str_cat(op, ": a gru state has no cell (only hidden)"));
         if (!s.training) {
-          std::optional<kiln::Tensor<kiln::Cpu, 3>> h;
+          std::optional<kiln::Tensor<Inner, 3>> h;
           if (h0) h = h0->inner();
           const auto y = gru->valid().forward(input.inner(), h);
           r.output = out(y.output), r.hidden = out(y.hidden);

@@ -20,7 +20,7 @@ namespace kiln_js {
 
 // ---------------------------------------------------------------- tensor helpers
 
-Activation activation_from(kiln::CpuTensor p) {
+Activation activation_from(Prim p) {
   switch (p.shape().rank()) {
     case 2: return kiln::Tensor<AD, 2>(FloatPrim(std::move(p)));
     case 3: return kiln::Tensor<AD, 3>(FloatPrim(std::move(p)));
@@ -37,7 +37,7 @@ JsTensor js_from_activation(const Activation& a) {
 }
 
 JsTensor js_from_activation(const InferenceActivation& a) {
-  return std::visit([](const auto& t) { return JsTensor(kiln::CpuTensor(t.primitive())); }, a);
+  return std::visit([](const auto& t) { return JsTensor(Prim(t.primitive())); }, a);
 }
 
 Activation activation_from_js(const JsTensor& t, const char* op) {
@@ -54,13 +54,13 @@ Activation activation_from_js(const JsTensor& t, const char* op) {
   }
 }
 
-val float32_array_from(const kiln::CpuTensor& p) {
+val float32_array_from(const Prim& p) {
   const auto n = static_cast<std::size_t>(p.num_elements());
   if (n == 0) return val::global("Float32Array").new_(0);
-  return val::global("Float32Array").new_(emscripten::typed_memory_view(n, p.data<float>()));
+  return val::global("Float32Array").new_(emscripten::typed_memory_view(n, host_values<float>(p, "Sequential.forward")));
 }
 
-kiln::CpuTensor primitive_from_typed(const val& data, const kiln::Shape& shape, kiln::DType dtype,
+Prim primitive_from_typed(const val& data, const kiln::Shape& shape, kiln::DType dtype,
                                      const char* op, const char* what) {
   const char* js_type = dtype == kiln::DType::F32 ? "Float32Array" : "Int32Array";
   if (!val::global(js_type)["prototype"].call<bool>("isPrototypeOf", data)) {
@@ -74,17 +74,7 @@ kiln::CpuTensor primitive_from_typed(const val& data, const kiln::Shape& shape, 
     throw kiln::ShapeError(kiln::str_cat(op, ": ", what, " has ", length, " values, shape ",
                                          shape, " needs ", shape.num_elements()));
   }
-  kiln::CpuTensor p(shape, dtype);
-  const auto n = static_cast<std::size_t>(shape.num_elements());
-  if (n > 0) {
-    // A view of the fresh buffer, used at once (no allocation in between).
-    if (dtype == kiln::DType::F32) {
-      val(emscripten::typed_memory_view(n, p.data<float>())).call<void>("set", data);
-    } else {
-      val(emscripten::typed_memory_view(n, p.data<std::int32_t>())).call<void>("set", data);
-    }
-  }
-  return p;
+  return primitive_from_js(data, shape, dtype);
 }
 
 namespace {
@@ -159,15 +149,15 @@ JsTensor indices_as_activation(const ModelState& s, const JsTensor& x) {
       !s.model.layers[0].holds<kiln::nn::Embedding<AD>>()) {
     return x;
   }
-  const kiln::CpuTensor& p = x.primitive();
-  const auto* v = p.data<std::int32_t>();
+  const Prim& p = x.primitive();
+  const auto* v = host_values<std::int32_t>(p, "Sequential.forward");
   for (std::int64_t i = 0; i < p.num_elements(); ++i) {
     if (v[i] >= (1 << 24) || v[i] <= -(1 << 24)) {
       throw kiln::IndexError(kiln::str_cat("Sequential.forward: embedding index ", v[i],
                                            " is too large (indices must be below 2^24)"));
     }
   }
-  return JsTensor(kiln::CpuOps::cast(p, kiln::DType::F32));
+  return JsTensor(InnerOps::cast(p, kiln::DType::F32));
 }
 
 JsTensor model_forward(const JsModel& m, const JsTensor& x) {
@@ -182,7 +172,7 @@ JsTensor model_forward(const JsModel& m, const JsTensor& x) {
     }
     Activation out = s.model.forward_any(std::move(input));
     if (!grad_enabled()) {
-      return std::visit([](const auto& t) { return JsTensor(kiln::CpuTensor(t.primitive().primitive)); },
+      return std::visit([](const auto& t) { return JsTensor(Prim(t.primitive().primitive)); },
                         out);
     }
     return js_from_activation(out);
@@ -369,8 +359,8 @@ void model_set_parameters(const JsModel& m, val values, const std::string& op) {
       // PyTorch's scalar buffers (num_batches_tracked) are rank 0; Kiln's are [1].
       if (t.shape().rank() == 0) {
         const std::int64_t one[1] = {1};
-        t = t.is_float() ? JsTensor(FloatPrim(kiln::CpuOps::reshape(t.primitive(), one)))
-                         : JsTensor(kiln::CpuOps::reshape(t.primitive(), one));
+        t = t.is_float() ? JsTensor(FloatPrim(InnerOps::reshape(t.primitive(), one)))
+                         : JsTensor(InnerOps::reshape(t.primitive(), one));
       }
       given.emplace(key, std::move(t));
     }

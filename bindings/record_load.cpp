@@ -126,7 +126,7 @@ val load_plan(val expected, val source, val options_js, const std::string& op) {
       auto values = rd::plan_record(targets, file, options, report, op, "bytes");
       for (auto& v : values) {
         push(targets[v.target].path,
-             JsTensor(kiln::CpuOps::from_data(v.data, v.data.dtype, kiln::CpuDevice{})));
+             JsTensor(InnerOps::from_data(v.data, v.data.dtype, InnerDevice{})));
       }
     } else {
       const auto m = source["length"].as<std::size_t>();
@@ -156,11 +156,11 @@ val load_plan(val expected, val source, val options_js, const std::string& op) {
           push(targets[match.target].path, t);
           continue;
         }
-        kiln::TensorData data = kiln::CpuOps::into_data(t.primitive());
+        kiln::TensorData data = InnerOps::into_data(t.primitive());
         if (match.transpose) data = rd::transpose_2d(data);
         data.shape = match.shape;
         push(targets[match.target].path,
-             JsTensor(kiln::CpuOps::from_data(data, data.dtype, kiln::CpuDevice{})));
+             JsTensor(InnerOps::from_data(data, data.dtype, InnerDevice{})));
       }
     }
     val out = val::object();

@@ -54,7 +54,7 @@ val io_read_named_mpk(val bytes) {
       const kiln::DType dtype = mpk_host_dtype(stored.dtype);
       kiln::cpu::check_allocation(op, stored.shape, dtype);
       try {
-        tensors.emplace_back(kiln::CpuOps::from_data(stored.to_data(dtype), dtype, {}));
+        tensors.emplace_back(InnerOps::from_data(stored.to_data(dtype), dtype, {}));
       } catch (const kiln::ValueError& e) {
         throw kiln::ValueError(kiln::str_cat(op, ": tensor \"", name, "\" (",
                                              kiln::record::safetensors_dtype_name(stored.dtype),
@@ -96,7 +96,7 @@ val io_write_named_mpk(val entries, const std::string& precision) {
     for (std::size_t i = 0; i < n; ++i) {
       const std::string name = entries[i][0].as<std::string>();
       const JsTensor t = entries[i][1].as<JsTensor>();
-      const kiln::TensorData data = kiln::CpuOps::into_data(t.primitive());
+      const kiln::TensorData data = InnerOps::into_data(t.primitive());
       if (!file.tensors.emplace(name, kiln::record::detail::encode_param(data, p)).second) {
         throw kiln::ValueError(kiln::str_cat(op, ": two tensors have the name \"", name, "\""));
       }

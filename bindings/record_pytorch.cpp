@@ -57,7 +57,7 @@ val pytorch_decode(val bytes, val top_level_key) {
       const kiln::DType dtype = host_dtype(stored.dtype);
       kiln::cpu::check_allocation(op, stored.shape, dtype);
       try {
-        tensors.emplace_back(kiln::CpuOps::from_data(stored.to_data(dtype), dtype, {}));
+        tensors.emplace_back(InnerOps::from_data(stored.to_data(dtype), dtype, {}));
       } catch (const kiln::ValueError& e) {
         throw kiln::ValueError(kiln::str_cat(op, ": tensor \"", name, "\" (",
                                              kiln::record::safetensors_dtype_name(stored.dtype),

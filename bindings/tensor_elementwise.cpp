@@ -13,7 +13,6 @@ namespace {
 
 using kiln::BinaryOp;
 using kiln::CompareOp;
-using kiln::CpuOps;
 using kiln::DType;
 using kiln::UnaryOp;
 using Ops = AD::FloatOps;
@@ -41,7 +40,7 @@ JsTensor binary(int op, const JsTensor& a, const JsTensor& b) {
   return guarded([&] {
     const BinaryOp o = binary_op(op);
     if (a.is_float() && b.is_float()) return JsTensor(Ops::binary(o, op_input(a), op_input(b)));
-    return JsTensor(CpuOps::binary(o, a.primitive(), b.primitive()));
+    return JsTensor(InnerOps::binary(o, a.primitive(), b.primitive()));
   });
 }
 
@@ -49,7 +48,7 @@ JsTensor binary_scalar(int op, const JsTensor& a, double scalar, bool scalar_on_
   return guarded([&] {
     const BinaryOp o = binary_op(op);
     if (a.is_float()) return JsTensor(Ops::binary_scalar(o, op_input(a), scalar, scalar_on_left));
-    return JsTensor(CpuOps::binary_scalar(o, a.primitive(), scalar, scalar_on_left));
+    return JsTensor(InnerOps::binary_scalar(o, a.primitive(), scalar, scalar_on_left));
   });
 }
 
@@ -57,7 +56,7 @@ JsTensor unary(int op, const JsTensor& a) {
   return guarded([&] {
     const UnaryOp o = unary_op(op);
     if (a.is_float()) return JsTensor(Ops::unary(o, op_input(a)));
-    return JsTensor(CpuOps::unary(o, a.primitive()));
+    return JsTensor(InnerOps::unary(o, a.primitive()));
   });
 }
 
@@ -69,7 +68,7 @@ JsTensor clamp(const JsTensor& a, bool has_min, double min, bool has_max, double
       throw kiln::ValueError(kiln::str_cat("clamp: min ", *lo, " is greater than max ", *hi));
     }
     if (a.is_float()) return JsTensor(Ops::clamp(op_input(a), lo, hi));
-    return JsTensor(CpuOps::clamp(a.primitive(), lo, hi));
+    return JsTensor(InnerOps::clamp(a.primitive(), lo, hi));
   });
 }
 
@@ -100,21 +99,21 @@ JsTensor softmax(const JsTensor& a, double dim, bool log) {
 }
 
 JsTensor compare(int op, const JsTensor& a, const JsTensor& b) {
-  return guarded([&] { return JsTensor(CpuOps::compare(compare_op(op), a.primitive(), b.primitive())); });
+  return guarded([&] { return JsTensor(InnerOps::compare(compare_op(op), a.primitive(), b.primitive())); });
 }
 
 JsTensor compare_scalar(int op, const JsTensor& a, double scalar) {
   return guarded(
-      [&] { return JsTensor(CpuOps::compare_scalar(compare_op(op), a.primitive(), scalar)); });
+      [&] { return JsTensor(InnerOps::compare_scalar(compare_op(op), a.primitive(), scalar)); });
 }
 
 /// 0 isNan, 1 isInf, 2 not.
 JsTensor bool_unary(int op, const JsTensor& a) {
   return guarded([&] {
     switch (op) {
-      case 0: check_dtype("isNan", a, DType::F32); return JsTensor(CpuOps::is_nan(a.primitive()));
-      case 1: check_dtype("isInf", a, DType::F32); return JsTensor(CpuOps::is_inf(a.primitive()));
-      case 2: check_dtype("boolNot", a, DType::Bool); return JsTensor(CpuOps::bool_not(a.primitive()));
+      case 0: check_dtype("isNan", a, DType::F32); return JsTensor(InnerOps::is_nan(a.primitive()));
+      case 1: check_dtype("isInf", a, DType::F32); return JsTensor(InnerOps::is_inf(a.primitive()));
+      case 2: check_dtype("boolNot", a, DType::Bool); return JsTensor(InnerOps::bool_not(a.primitive()));
       default: throw kiln::TypeError(kiln::str_cat("boolUnary: unknown op code ", op));
     }
   });
@@ -128,9 +127,9 @@ JsTensor bool_binary(int op, const JsTensor& a, const JsTensor& b) {
     check_dtype(names[op], a, DType::Bool);
     check_dtype(names[op], b, DType::Bool);
     switch (op) {
-      case 0: return JsTensor(CpuOps::bool_and(a.primitive(), b.primitive()));
-      case 1: return JsTensor(CpuOps::bool_or(a.primitive(), b.primitive()));
-      default: return JsTensor(CpuOps::bool_xor(a.primitive(), b.primitive()));
+      case 0: return JsTensor(InnerOps::bool_and(a.primitive(), b.primitive()));
+      case 1: return JsTensor(InnerOps::bool_or(a.primitive(), b.primitive()));
+      default: return JsTensor(InnerOps::bool_xor(a.primitive(), b.primitive()));
     }
   });
 }
@@ -146,7 +145,7 @@ JsTensor mask_where(const JsTensor& x, const JsTensor& mask, const JsTensor& val
     if (x.is_float()) {
       return JsTensor(Ops::mask_where(op_input(x), mask.primitive(), op_input(value)));
     }
-    return JsTensor(CpuOps::mask_where(x.primitive(), mask.primitive(), value.primitive()));
+    return JsTensor(InnerOps::mask_where(x.primitive(), mask.primitive(), value.primitive()));
   });
 }
 
@@ -154,7 +153,7 @@ JsTensor mask_fill(const JsTensor& x, const JsTensor& mask, double value) {
   return guarded([&] {
     check_dtype("maskFill", mask, DType::Bool);
     if (x.is_float()) return JsTensor(Ops::mask_fill(op_input(x), mask.primitive(), value));
-    return JsTensor(CpuOps::mask_fill(x.primitive(), mask.primitive(), value));
+    return JsTensor(InnerOps::mask_fill(x.primitive(), mask.primitive(), value));
   });
 }
 
@@ -167,7 +166,7 @@ JsTensor cast(const JsTensor& x, int dtype_code) {
     }
     const auto to = static_cast<DType>(dtype_code);
     if (to == x.dtype()) return x;
-    return JsTensor(CpuOps::cast(x.primitive(), to));
+    return JsTensor(InnerOps::cast(x.primitive(), to));
   });
 }
 

@@ -7,8 +7,6 @@ using emscripten::val;
 
 namespace kiln_js {
 namespace {
-
-using kiln::CpuOps;
 using kiln::DType;
 using kiln::ReduceOp;
 using Ops = AD::FloatOps;
@@ -34,7 +32,7 @@ JsTensor reduce(int op, const JsTensor& x) {
     // Whole-tensor: the engine's [1] (Burn's rule) as the JS API's rank-0 scalar (PyTorch's).
     const ReduceOp o = reduce_op(op);
     if (x.is_float() && !logical(o)) return as_scalar(JsTensor(Ops::reduce(o, op_input(x))));
-    return as_scalar(JsTensor(CpuOps::reduce(o, x.primitive())));
+    return as_scalar(JsTensor(InnerOps::reduce(o, x.primitive())));
   });
 }
 
@@ -43,7 +41,7 @@ JsTensor reduce_dim(int op, const JsTensor& x, double dim) {
     const ReduceOp o = reduce_op(op);
     const std::int64_t d = dim_arg(dim, "reduceDim");
     if (x.is_float() && !logical(o)) return JsTensor(Ops::reduce_dim(o, op_input(x), d));
-    return JsTensor(CpuOps::reduce_dim(o, x.primitive(), d));
+    return JsTensor(InnerOps::reduce_dim(o, x.primitive(), d));
   });
 }
 
@@ -65,8 +63,8 @@ TensorPair extreme_dim_with_indices(const JsTensor& x, double dim, bool min) {
                    : Ops::max_dim_with_indices(op_input(x), d);
       return pair(JsTensor(std::move(r.first)), JsTensor(std::move(r.second)));
     }
-    auto r = min ? CpuOps::min_dim_with_indices(x.primitive(), d)
-                 : CpuOps::max_dim_with_indices(x.primitive(), d);
+    auto r = min ? InnerOps::min_dim_with_indices(x.primitive(), d)
+                 : InnerOps::max_dim_with_indices(x.primitive(), d);
     return pair(JsTensor(std::move(r.first)), JsTensor(std::move(r.second)));
   });
 }
@@ -74,7 +72,7 @@ TensorPair extreme_dim_with_indices(const JsTensor& x, double dim, bool min) {
 JsTensor arg_extreme(const JsTensor& x, double dim, bool min) {
   return guarded([&] {
     const std::int64_t d = dim_arg(dim, min ? "argmin" : "argmax");
-    return JsTensor(min ? CpuOps::argmin(x.primitive(), d) : CpuOps::argmax(x.primitive(), d));
+    return JsTensor(min ? InnerOps::argmin(x.primitive(), d) : InnerOps::argmax(x.primitive(), d));
   });
 }
 
@@ -95,7 +93,7 @@ TensorPair sort_with_indices(const JsTensor& x, double dim, bool descending) {
       auto r = Ops::sort_with_indices(op_input(x), d, descending);
       return pair(JsTensor(std::move(r.first)), JsTensor(std::move(r.second)));
     }
-    auto r = CpuOps::sort_with_indices(x.primitive(), d, descending);
+    auto r = InnerOps::sort_with_indices(x.primitive(), d, descending);
     return pair(JsTensor(std::move(r.first)), JsTensor(std::move(r.second)));
   });
 }

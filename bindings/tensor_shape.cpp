@@ -25,8 +25,6 @@ using emscripten::val;
 
 namespace kiln_js {
 namespace {
-
-using kiln::CpuOps;
 using kiln::DType;
 using Ops = AD::FloatOps;
 
@@ -55,22 +53,22 @@ std::int64_t int_arg(double value, const char* op, const char* what) {
 
 JsTensor reshape_of(const JsTensor& x, std::span<const std::int64_t> dims) {
   if (x.is_float()) return JsTensor(Ops::reshape(op_input(x), dims));
-  return JsTensor(CpuOps::reshape(x.primitive(), dims));
+  return JsTensor(InnerOps::reshape(x.primitive(), dims));
 }
 
 JsTensor permute_of(const JsTensor& x, std::span<const std::int64_t> axes) {
   if (x.is_float()) return JsTensor(Ops::permute(op_input(x), axes));
-  return JsTensor(CpuOps::permute(x.primitive(), axes));
+  return JsTensor(InnerOps::permute(x.primitive(), axes));
 }
 
 JsTensor slice_of(const JsTensor& x, std::span<const kiln::Slice> ranges) {
   if (x.is_float()) return JsTensor(Ops::slice(op_input(x), ranges));
-  return JsTensor(CpuOps::slice(x.primitive(), ranges));
+  return JsTensor(InnerOps::slice(x.primitive(), ranges));
 }
 
 JsTensor repeat_dim_of(const JsTensor& x, std::int64_t dim, std::int64_t times) {
   if (x.is_float()) return JsTensor(Ops::repeat_dim(op_input(x), dim, times));
-  return JsTensor(CpuOps::repeat_dim(x.primitive(), dim, times));
+  return JsTensor(InnerOps::repeat_dim(x.primitive(), dim, times));
 }
 
 /// The pieces of a split plan as a JS array of RawTensors (each owned by the caller).
@@ -90,7 +88,7 @@ JsTensor reshape(const JsTensor& x, val dims) {
   return guarded([&] {
     const std::vector<std::int64_t> d = ints_from_js(dims, "reshape", "shape");
     if (x.is_float()) return JsTensor(Ops::reshape(op_input(x), d));
-    return JsTensor(CpuOps::reshape(x.primitive(), d));
+    return JsTensor(InnerOps::reshape(x.primitive(), d));
   });
 }
 
@@ -105,7 +103,7 @@ JsTensor expand(const JsTensor& x, val dims) {
   return guarded([&] {
     const std::vector<std::int64_t> d = ints_from_js(dims, "expand", "shape");
     if (x.is_float()) return JsTensor(Ops::expand(op_input(x), d));
-    return JsTensor(CpuOps::expand(x.primitive(), d));
+    return JsTensor(InnerOps::expand(x.primitive(), d));
   });
 }
 
@@ -121,7 +119,7 @@ JsTensor repeat_dim(const JsTensor& x, double dim, double times) {
     }
     const auto t = static_cast<std::int64_t>(times);
     if (x.is_float()) return JsTensor(Ops::repeat_dim(op_input(x), d, t));
-    return JsTensor(CpuOps::repeat_dim(x.primitive(), d, t));
+    return JsTensor(InnerOps::repeat_dim(x.primitive(), d, t));
   });
 }
 
@@ -130,7 +128,7 @@ JsTensor flip(const JsTensor& x, val dims) {
     const std::vector<std::int64_t> d =
         kiln::derived::flip_dims(x.shape(), ints_from_js(dims, "flip", "dims"), "flip");
     if (x.is_float()) return JsTensor(Ops::flip(op_input(x), d));
-    return JsTensor(CpuOps::flip(x.primitive(), d));
+    return JsTensor(InnerOps::flip(x.primitive(), d));
   });
 }
 
@@ -160,7 +158,7 @@ JsTensor slice(const JsTensor& x, val ranges) {
   return guarded([&] {
     const std::vector<kiln::Slice> s = slices_from_js(ranges, "slice");
     if (x.is_float()) return JsTensor(Ops::slice(op_input(x), s));
-    return JsTensor(CpuOps::slice(x.primitive(), s));
+    return JsTensor(InnerOps::slice(x.primitive(), s));
   });
 }
 
@@ -173,7 +171,7 @@ JsTensor slice_assign(const JsTensor& x, val ranges, const JsTensor& values) {
                                            js_dtype_name(values.dtype())));
     }
     if (x.is_float()) return JsTensor(Ops::slice_assign(op_input(x), s, op_input(values)));
-    return JsTensor(CpuOps::slice_assign(x.primitive(), s, values.primitive()));
+    return JsTensor(InnerOps::slice_assign(x.primitive(), s, values.primitive()));
   });
 }
 
@@ -206,7 +204,7 @@ JsTensor cat(val tensors, double dim) {
     }
     std::vector<Prim> prims;
     for (const auto& t : list) prims.push_back(t.primitive());
-    return JsTensor(CpuOps::cat(prims, d));
+    return JsTensor(InnerOps::cat(prims, d));
   });
 }
 
@@ -215,7 +213,7 @@ JsTensor select(const JsTensor& x, double dim, const JsTensor& indices) {
     check_dtype("select", indices, DType::I32);
     const std::int64_t d = dim_arg(dim, "select");
     if (x.is_float()) return JsTensor(Ops::select(op_input(x), d, indices.primitive()));
-    return JsTensor(CpuOps::select(x.primitive(), d, indices.primitive()));
+    return JsTensor(InnerOps::select(x.primitive(), d, indices.primitive()));
   });
 }
 
@@ -228,7 +226,7 @@ JsTensor select_assign(const JsTensor& x, double dim, const JsTensor& indices,
     if (x.is_float()) {
       return JsTensor(Ops::select_assign(op_input(x), d, indices.primitive(), op_input(values)));
     }
-    return JsTensor(CpuOps::select_assign(x.primitive(), d, indices.primitive(), values.primitive()));
+    return JsTensor(InnerOps::select_assign(x.primitive(), d, indices.primitive(), values.primitive()));
   });
 }
 
@@ -241,7 +239,7 @@ JsTensor gather(const JsTensor& x, double dim, const JsTensor& indices) {
     }
     const std::int64_t d = dim_arg(dim, "gather");
     if (x.is_float()) return JsTensor(Ops::gather(op_input(x), d, indices.primitive()));
-    return JsTensor(CpuOps::gather(x.primitive(), d, indices.primitive()));
+    return JsTensor(InnerOps::gather(x.primitive(), d, indices.primitive()));
   });
 }
 
@@ -258,7 +256,7 @@ JsTensor scatter(const JsTensor& x, double dim, const JsTensor& indices, const J
     if (x.is_float()) {
       return JsTensor(Ops::scatter(op_input(x), d, indices.primitive(), op_input(values)));
     }
-    return JsTensor(CpuOps::scatter(x.primitive(), d, indices.primitive(), values.primitive()));
+    return JsTensor(InnerOps::scatter(x.primitive(), d, indices.primitive(), values.primitive()));
   });
 }
 
@@ -271,7 +269,7 @@ JsTensor one_hot(const JsTensor& x, double num_classes) {
     }
     const auto n = static_cast<std::int64_t>(num_classes);
     if (x.is_float()) return JsTensor(Ops::one_hot(op_input(x), n));
-    return JsTensor(CpuOps::one_hot(x.primitive(), n));
+    return JsTensor(InnerOps::one_hot(x.primitive(), n));
   });
 }
 
@@ -321,10 +319,10 @@ std::pair<JsTensor, JsTensor> topk_pair(const JsTensor& x, double k, double dim,
   const std::vector<kiln::Slice> first_k = kiln::derived::piece_ranges(d, {0, kk});
   if (x.is_float()) {
     auto [values, indices] = Ops::sort_with_indices(op_input(x), d, true);
-    return {JsTensor(Ops::slice(values, first_k)), JsTensor(CpuOps::slice(indices, first_k))};
+    return {JsTensor(Ops::slice(values, first_k)), JsTensor(InnerOps::slice(indices, first_k))};
   }
-  auto [values, indices] = CpuOps::sort_with_indices(x.primitive(), d, true);
-  return {JsTensor(CpuOps::slice(values, first_k)), JsTensor(CpuOps::slice(indices, first_k))};
+  auto [values, indices] = InnerOps::sort_with_indices(x.primitive(), d, true);
+  return {JsTensor(InnerOps::slice(values, first_k)), JsTensor(InnerOps::slice(indices, first_k))};
 }
 
 /// [values, indices] of topk, a JS array of two RawTensors.
@@ -432,8 +430,8 @@ JsTensor stack(val tensors, double dim, std::string op) {
     std::vector<Prim> prims;
     prims.reserve(n);
     for (const auto& t : list)
-      prims.push_back(CpuOps::reshape(t.primitive(), plan.unsqueezed.dims()));
-    return JsTensor(CpuOps::cat(prims, plan.dim));
+      prims.push_back(InnerOps::reshape(t.primitive(), plan.unsqueezed.dims()));
+    return JsTensor(InnerOps::cat(prims, plan.dim));
   });
 }
 

@@ -26,9 +26,9 @@
 namespace kiln_js {
 
 using Model = kiln::nn::Sequential<AD>;
-using InferenceModel = kiln::nn::Sequential<kiln::Cpu>;
+using InferenceModel = kiln::nn::Sequential<Inner>;
 using Activation = kiln::nn::SequentialActivation<AD>;
-using InferenceActivation = kiln::nn::SequentialActivation<kiln::Cpu>;
+using InferenceActivation = kiln::nn::SequentialActivation<Inner>;
 
 /// A model's state, shared by its JS handle and the Learners that train it (a Learner keeps
 /// the model alive after the JS handle is disposed).
@@ -140,7 +140,7 @@ void gather_inputs(const JsDataset& data, std::size_t begin, std::size_t end, fl
 // ---------------------------------------------------------------- tensors
 
 /// A float AD tensor of shape [n, item...] from the Cpu primitive `p` (rank 2..5).
-Activation activation_from(kiln::CpuTensor p);
+Activation activation_from(Prim p);
 /// The JsTensor of an activation (graph node kept).
 JsTensor js_from_activation(const Activation& a);
 /// The JsTensor (untracked) of an inference activation.
@@ -149,11 +149,11 @@ JsTensor js_from_activation(const InferenceActivation& a);
 Activation activation_from_js(const JsTensor& t, const char* op);
 
 /// A copy of `p`'s floats in a new Float32Array.
-emscripten::val float32_array_from(const kiln::CpuTensor& p);
+emscripten::val float32_array_from(const Prim& p);
 /// Copies a JS typed array (Float32Array / Int32Array) into a new Cpu primitive of `shape`.
 /// Throws TypeError unless `data` is of the JS type of `dtype`; ShapeError on a length that
 /// is not shape's element count. `op` and `what` name the call and argument.
-kiln::CpuTensor primitive_from_typed(const emscripten::val& data, const kiln::Shape& shape,
+Prim primitive_from_typed(const emscripten::val& data, const kiln::Shape& shape,
                                      kiln::DType dtype, const char* op, const char* what);
 
 }  // namespace kiln_js

@@ -23,7 +23,7 @@ void gather_inputs(const JsDataset& data, std::size_t begin, std::size_t end, fl
   const auto& index = *data.index;
   if (s.mnist) {
     // MnistBatcher's normalisation: (pixel / 255 - mean) / std.
-    using Batcher = kiln::data::vision::MnistBatcher<kiln::Cpu>;
+    using Batcher = kiln::data::vision::MnistBatcher<Inner>;
     const float scale = 1.f / (255.f * Batcher::kStd);
     const float shift = -Batcher::kMean / Batcher::kStd;
     for (std::size_t i = begin; i < end; ++i, out += item) {

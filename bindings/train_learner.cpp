@@ -186,7 +186,7 @@ LearnerState& state_of(const JsLearner& l) {
 /// One training step: kiln::train::train_step (forward in training mode, loss, the
 /// non-finite guard, backward, clipping, optimizer step) through learner_step. `at` names the
 /// step in the NonFiniteError of a refused step, after which nothing has changed.
-void train_step(LearnerState& s, kiln::CpuTensor x, const HostTargets& t, Totals& totals,
+void train_step(LearnerState& s, Prim x, const HostTargets& t, Totals& totals,
                 const kiln::train::StepPosition& at) {
   const std::size_t n = static_cast<std::size_t>(x.shape()[0]);
   const Activation input = activation_from(std::move(x));
@@ -201,13 +201,13 @@ void train_step(LearnerState& s, kiln::CpuTensor x, const HostTargets& t, Totals
 }
 
 /// The loss and correct predictions of one batch in inference mode.
-void eval_step(const LearnerState& s, const InferenceModel& model, kiln::CpuTensor x,
+void eval_step(const LearnerState& s, const InferenceModel& model, Prim x,
                const HostTargets& t, Totals& totals) {
   const std::size_t n = static_cast<std::size_t>(x.shape()[0]);
   InferenceActivation in = std::visit(
       [](const auto& a) -> InferenceActivation { return a.inner(); }, activation_from(std::move(x)));
   const InferenceActivation out = model.forward_any(std::move(in));
-  LossOut<kiln::Cpu> r = compute_loss<kiln::Cpu>(s.loss, out, t);
+  LossOut<Inner> r = compute_loss<Inner>(s.loss, out, t);
   totals.add(static_cast<double>(r.loss.into_scalar()), r.correct, n);
 }
 
@@ -226,11 +226,11 @@ kiln::Shape batch_shape(std::size_t n, const std::vector<std::int64_t>& item) {
 }
 
 /// Items [begin, end) of a dataset view: inputs as a Cpu primitive, targets on the host.
-std::pair<kiln::CpuTensor, HostTargets> gather(const JsDataset& data, std::size_t begin,
+std::pair<Prim, HostTargets> gather(const JsDataset& data, std::size_t begin,
                                                std::size_t end) {
   const DataStore& s = *data.store;
   const std::size_t n = end - begin;
-  kiln::CpuTensor x(batch_shape(n, s.item_shape), kiln::DType::F32);
+  Prim x(batch_shape(n, s.item_shape), kiln::DType::F32);
   gather_inputs(data, begin, end, x.data<float>());
   HostTargets t;
   const auto& index = *data.index;
@@ -321,7 +321,7 @@ val learner_train_batch(const JsLearner& l, val x, val y, double n_hint) {
     if (hint == 0 && labels) hint = ny;
     const auto [n, item] = items_of(s, x["length"].as<std::size_t>(), hint, op);
     if (n == 0) throw kiln::ShapeError(kiln::str_cat(op, ": the batch is empty"));
-    kiln::CpuTensor input = primitive_from_typed(x, batch_shape(n, item), kiln::DType::F32, op, "x");
+    Prim input = primitive_from_typed(x, batch_shape(n, item), kiln::DType::F32, op, "x");
     HostTargets t;
     if (labels) {
       if (ny != n) {
@@ -437,10 +437,10 @@ val predict_items(const LearnerState& s, std::size_t n, std::size_t bs, Gather&&
                                         activation_from(gather_batch(begin, end)));
     InferenceActivation y = model.forward_any(std::move(in));
     if (s.loss.cross_entropy) {
-      auto* logits = std::get_if<kiln::Tensor<kiln::Cpu, 2>>(&y);
+      auto* logits = std::get_if<kiln::Tensor<Inner, 2>>(&y);
       if (logits == nullptr) {
         throw kiln::ShapeError(kiln::str_cat("Learner.predict: the model outputs ",
-                                             kiln::nn::activation_shape<kiln::Cpu>(y),
+                                             kiln::nn::activation_shape<Inner>(y),
                                              "; softmax probabilities need logits [batch_size, num_classes]"));
       }
       y = kiln::activation::softmax(*logits, 1);
@@ -468,11 +468,11 @@ val learner_predict(const JsLearner& l, val x, double n_hint, double batch_size)
     const auto items = items_of(s, x["length"].as<std::size_t>(), checked_count(n_hint, op, "n"), op);
     const std::size_t n = items.first;
     const std::vector<std::int64_t> item = items.second;  // a lambda captures it below
-    const kiln::CpuTensor all =
+    const Prim all =
         primitive_from_typed(x, batch_shape(n, item), kiln::DType::F32, op, "x");
     const auto item_size = static_cast<std::size_t>(all.num_elements()) / std::max<std::size_t>(n, 1);
     return predict_items(s, n, bs, [&](std::size_t begin, std::size_t end) {
-      kiln::CpuTensor batch(batch_shape(end - begin, item), kiln::DType::F32);
+      Prim batch(batch_shape(end - begin, item), kiln::DType::F32);
       std::copy_n(all.data<float>() + begin * item_size, (end - begin) * item_size, batch.data<float>());
       return batch;
     });

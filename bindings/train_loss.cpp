@@ -78,7 +78,7 @@ LossSpec loss_from_js(const val& spec) {
   if (kind == "cross_entropy") {
     try {
       out.ce = CrossEntropyLossConfig::from_value(body);
-      (void)out.ce.init<kiln::Cpu>();  // checks smoothing and weights
+      (void)out.ce.init<Inner>();  // checks smoothing and weights
     } catch (const kiln::ConfigError& e) {
       throw kiln::ConfigError(kiln::str_cat("loss.crossEntropy: ", without_cpp_prefix(e.what())));
     }
@@ -95,7 +95,7 @@ LossSpec loss_from_js(const val& spec) {
       }
       out.bce = kiln::nn::loss::BinaryCrossEntropyLossConfig::from_value(body);
       out.bce.pos_weight = std::move(pos_weight);
-      (void)out.bce.init<kiln::Cpu>();
+      (void)out.bce.init<Inner>();
     } catch (const kiln::ConfigError& e) {
       throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", without_cpp_prefix(e.what())));
     }

@@ -387,8 +387,8 @@ Gradients gradients_empty() { return Gradients{}; }
 
 /// The Cpu primitives of a JS array of float tensors (their values; a tracked tensor's graph
 /// is not used).
-kiln::optim::GradientList<kiln::Cpu> gradient_list(const val& tensors, const char* op) {
-  kiln::optim::GradientList<kiln::Cpu> list;
+kiln::optim::GradientList<Inner> gradient_list(const val& tensors, const char* op) {
+  kiln::optim::GradientList<Inner> list;
   const auto n = tensors["length"].as<std::size_t>();
   list.grads.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -402,7 +402,7 @@ kiln::optim::GradientList<kiln::Cpu> gradient_list(const val& tensors, const cha
   return list;
 }
 
-val tensors_of(const kiln::optim::GradientList<kiln::Cpu>& list) {
+val tensors_of(const kiln::optim::GradientList<Inner>& list) {
   val out = val::array();
   for (std::size_t i = 0; i < list.grads.size(); ++i) out.set(i, val(JsTensor(list.grads[i])));
   return out;

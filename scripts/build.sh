@@ -93,6 +93,17 @@ if [[ ! -f build/wasm-core/CMakeCache.txt ]]; then
 fi
 build wasm-core build/wasm-core
 
+# The webgpu engine (KILN_WASM_BACKEND=webgpu -> dist/kiln-webgpu.mjs + kiln-webgpu.wasm, issue
+# 21): the core profile's tensor, autodiff, layer and record bindings over the Wgpu backend
+# (engine/src/wgpu/, bindings/webgpu/kgpu.js), loaded by init({ backend: 'webgpu' }).
+if [[ ! -f build/wasm-webgpu/CMakeCache.txt ]]; then
+  echo "[build] wasm-webgpu: configure (build/wasm-webgpu, Release, Emscripten, core profile, webgpu backend)"
+  emcmake cmake -S . -B build/wasm-webgpu -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=OFF \
+    -DKILN_WASM_PROFILE=core -DKILN_WASM_BACKEND=webgpu >build/wasm-webgpu.configure.log 2>&1 ||
+    { cat build/wasm-webgpu.configure.log >&2; exit 1; }
+fi
+build wasm-webgpu build/wasm-webgpu
+
 # Relaxed SIMD (FMA): a build dir whose GEMM and convolution kernels use f32x4.relaxed_madd,
 # rewritten by scripts/relax_wasm.mjs into dist/<name>-relaxed.wasm, which shares the glue
 # dist/<name>.mjs of the SIMD128 build (built above: CMake checks the two are identical).
@@ -120,7 +131,7 @@ ts_stamp=build/ts/stamp
 # (scripts/gen_engines.mjs -> bindings/js/generated/engines.ts; written only when it changes).
 engines_ts=bindings/js/generated/engines.ts
 if [[ ! -f $engines_ts || dist/kiln.wasm -nt $engines_ts || dist/kiln-core.wasm -nt $engines_ts ||
-  dist/kiln-core-inference.wasm -nt $engines_ts ||
+  dist/kiln-core-inference.wasm -nt $engines_ts || dist/kiln-webgpu.wasm -nt $engines_ts ||
   scripts/gen_engines.mjs -nt $engines_ts ]]; then
   node scripts/gen_engines.mjs
   touch "$engines_ts"

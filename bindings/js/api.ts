@@ -43,14 +43,19 @@ export interface BackendInfo {
    * SIMD (f32x4.relaxed_madd)".
    */
   buildReason: string;
-  /** The engine backend of float tensors: "autodiff<cpu>". */
+  /** The engine backend of float tensors: "autodiff<cpu>", or "autodiff<webgpu>" (InitOptions.backend). */
   backend: string;
+  /**
+   * The GPU adapter the webgpu backend runs on ("google swiftshader ...": GPUAdapterInfo's
+   * vendor, architecture and description), or null on the cpu backend.
+   */
+  adapter: string | null;
   /**
    * The engine profile init() loaded (InitOptions.engine): "core" (kiln-core.wasm: tensors,
    * autodiff, Sequential with the dense layers, losses, optimizers, the Learner, SafeTensors)
    * or "full" (kiln.wasm / kiln-mt.wasm: every op, layer and reader).
    */
-  engine: 'core' | 'full';
+  engine: 'core' | 'full' | 'webgpu';
   /**
    * The deferred half of the engine (issue 17's lazy loading; bindings/js/deferred.ts). Each
    * single-thread engine ships split by binaryen's wasm-split: init() loads the functions a
@@ -141,6 +146,24 @@ export interface InitOptions {
    *   (the threaded build is full only; `threads: 'auto'` loads the single-threaded core).
    */
   engine?: 'core' | 'full';
+  /**
+   * The backend (issue 21; Burn's `Wgpu` vs `NdArray`):
+   * - 'cpu' (default): the WebAssembly engines above;
+   * - 'webgpu': the webgpu engine (kiln-webgpu.wasm) on the browser's GPU (navigator.gpu:
+   *   a secure context, https or localhost). Tensors live in GPU buffers and every op runs as
+   *   a WebGPU compute shader; reads are asynchronous, so `await tensor.data()` /
+   *   `await tensor.array()` read, and dataSync(), toArray() and item() throw KilnError
+   *   `State`. It has tensors, autodiff, the dense layers (kiln.nn.sequential, forward) and
+   *   SafeTensors loading; the Learner, optimizers, datasets and full-engine layers are not
+   *   in it yet (each throws KilnError `State` naming init({ backend: 'cpu' })). Ops without
+   *   a GPU kernel yet throw KilnError `Device` ("... not available on the webgpu backend yet").
+   *   Cannot go with engine: 'full', threads: true or relaxedSimd: true (KilnError `Config`).
+   *   init() rejects with KilnError `Device` when there is no GPU (saying why).
+   * - 'auto': 'webgpu' where a GPU adapter exists, else 'cpu' (backendInfo().buildReason
+   *   says why).
+   * backendInfo().backend and .adapter name what was loaded.
+   */
+  backend?: 'cpu' | 'webgpu' | 'auto';
   /**
    * Also free tensors (and Gradients) that the garbage collector finds unreachable
    * without dispose() (a FinalizationRegistry; when that happens is up to the GC). Off by

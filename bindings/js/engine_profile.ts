@@ -10,19 +10,27 @@
 //   - kiln.nn's, kiln.nn.functional's and kiln.io's functions name themselves in that error
 //     (`nn.functional.conv2d is not in the core engine ...`), not the entry point behind them.
 import { KilnError } from './errors.js';
-import { CORE_ONLY_FUNCTIONS, FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
+import { CORE_ONLY_FUNCTIONS, FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES, WEBGPU_MISSING_FUNCTIONS } from './generated/engines.js';
 import { snakeToCamel } from './nn.js';
 import type { EngineValue, RawModule } from './raw.js';
 import type { EngineName } from './select.js';
+
+/**
+ * The rest of the message of a part the webgpu engine lacks, set by webgpu_init.ts (loaded only
+ * for the webgpu backend, so the cpu pages do not carry the text).
+ */
+export const WEBGPU_HINT = { text: 'is not in the webgpu engine' };
 
 /** Marks a State error of a missing part, so that an enclosing public function renames it. */
 const MISSING = Symbol('kiln.notInEngine');
 
 /**
- * The engine a JS layer runs on: kiln-dl's `core` or `full`, or `inference`, kiln-dl/inference's
- * engine (the core engine without training), which cannot load the full one itself.
+ * The engine a JS layer runs on: kiln-dl's `core` or `full`, `inference`, kiln-dl/inference's
+ * engine (the core engine without training), which cannot load the full one itself, or
+ * `webgpu` (init({ backend: 'webgpu' }): the inference engine's tensors, autodiff, layers and
+ * records on the Wgpu backend; no Learner, optimizers or datasets yet).
  */
-export type LoadedEngine = EngineName | 'inference';
+export type LoadedEngine = EngineName | 'inference' | 'webgpu';
 
 /**
  * The error of a part the loaded engine does not have: KilnError `State`, "<name> is not in
@@ -35,7 +43,9 @@ export type LoadedEngine = EngineName | 'inference';
 export function notInEngine(name: string, engine: LoadedEngine, renamable = false): KilnError {
   const err = new KilnError('State', engine === 'inference'
     ? `${name} is not in kiln-dl/inference's engine, which runs dense models; the full engine is kiln-dl's: \`import { init } from 'kiln-dl'; await init({ engine: 'full' })\``
-    : `${name} is not in the ${engine} engine that init() loaded; load the full engine with \`await init({ engine: 'full' })\``);
+    : engine === 'webgpu'
+      ? `${name} ${WEBGPU_HINT.text}`
+      : `${name} is not in the ${engine} engine that init() loaded; load the full engine with \`await init({ engine: 'full' })\``);
   // Only an entry point's stub is renamed by the public function around it; a layer type
   // (or a kiln.nn factory) already names what the user asked for.
   if (renamable) Object.defineProperty(err, MISSING, { value: true });
@@ -56,8 +66,10 @@ export function installEngineGaps(raw: RawModule, engine: LoadedEngine): void {
   if (engine === 'full') return;
   const m = raw as unknown as Record<string, unknown>;
   // The core engine has every entry point of CORE_FUNCTIONS (gen_engines.mjs reads both
-  // lists from the built engines): only the full engine's others can be missing.
-  for (const name of FULL_ONLY_FUNCTIONS) {
+  // lists from the built engines): only the full engine's others can be missing. The webgpu
+  // engine also lacks the training entry points and WEBGPU_MISSING_FUNCTIONS.
+  const missing = engine === 'webgpu' ? [...FULL_ONLY_FUNCTIONS, ...CORE_ONLY_FUNCTIONS, ...WEBGPU_MISSING_FUNCTIONS] : FULL_ONLY_FUNCTIONS;
+  for (const name of missing) {
     if (typeof m[name] === 'function') continue;
     m[name] = () => {
       throw notInEngine(`the engine function ${name}`, engine, true);

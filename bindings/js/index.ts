@@ -16,6 +16,7 @@ import { finishModule } from './module.js';
 import type { CreateModule, RawModule } from './raw.js';
 import { chooseEngineBuild, detectEnvironment } from './select.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
+import { KilnError } from './errors.js';
 import { deferredLoader, urlSource } from './deferred.js';
 
 export * from './types.js';
@@ -28,11 +29,23 @@ export * from './types.js';
  * @throws KilnError `Type` / `Config` for bad options (see InitOptions).
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
+  // The backend (issue 21): 'webgpu' loads the webgpu engine on the browser's GPU; 'auto' does
+  // where a GPU adapter exists and falls back to the cpu backend, saying why.
+  let backendReason = '';
+  if (opts.backend !== undefined && opts.backend !== 'cpu') {
+    // The webgpu parts load only here (a chunk of their own: the cpu pages' size budget).
+    const { checkBackendOption, requestGpu, initWebgpu } = await import('./webgpu_init.js');
+    const backend = checkBackendOption(opts);
+    const gpu = await requestGpu();
+    if (gpu.device) return initWebgpu(opts, gpu.device, gpu.adapter);
+    if (backend === 'webgpu') throw new KilnError('Device', `init: backend 'webgpu': ${gpu.reason}`);
+    backendReason = `cpu backend (backend 'auto': ${gpu.reason}); `;
+  }
   // relaxedSimd: true asks for the single-threaded relaxed build, so 'auto' threads give way.
   const relaxedFirst = opts.relaxedSimd === true && (opts.threads ?? 'auto') === 'auto';
   const choice = chooseEngineBuild(relaxedFirst ? { ...opts, threads: false } : opts, detectEnvironment());
   const relaxed = chooseRelaxed(opts, choice.build, choice.build === 'simd' && detectRelaxedSimd());
-  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, engine: _engine, ...moduleOpts } = opts;
+  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, engine: _engine, backend: _backend, ...moduleOpts } = opts;
   if (choice.build === 'simd-threads') {
     const jsUrl = new URL('./kiln-mt.mjs', import.meta.url);
     const wasmUrl = new URL('./kiln-mt.wasm', import.meta.url);
@@ -65,7 +78,7 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
       URL.revokeObjectURL(workerHref);
     }
     module.setNumThreads(choice.threads);
-    return finishModule(module, opts, { maxThreads: choice.threads, reason: relaxed.reason, engine: choice.engine });
+    return finishModule(module, opts, { maxThreads: choice.threads, reason: backendReason + relaxed.reason, engine: choice.engine });
   }
   const core = choice.engine === 'core';
   // Literal URLs, so that bundlers ship every file.
@@ -83,6 +96,7 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
     ...deferred.options,
   });
   return finishModule(module, opts, {
-    maxThreads: 1, reason: finishReason(module, relaxed), engine: choice.engine, deferred: deferred.control,
+    maxThreads: 1, reason: backendReason + finishReason(module, relaxed), engine: choice.engine, deferred: deferred.control,
   });
 }
+

@@ -25,7 +25,7 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   checkInferenceOptions(opts);
   // kiln-core-inference-relaxed.wasm (FMA) where the engine validates relaxed SIMD (select.ts).
   const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
-  const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, backend: _backend, ...moduleOpts } = opts;
   // Two literal URLs, so that bundlers ship both files.
   // The core engine split for inference (scripts/split_wasm.mjs: the inference workload's functions
   // load at init, the rest on first use).

@@ -59,7 +59,11 @@ export type InferenceInitOptions = InitOptions;
 export function checkInferenceOptions(opts: unknown): void {
   const op = 'init (kiln-dl/inference)';
   if (opts === null || typeof opts !== 'object') throw new KilnError('Type', `${op}: options must be an object, got ${describe(opts)}`);
-  const { threads, numThreads, engine } = opts as Record<string, unknown>;
+  const { threads, numThreads, engine, backend } = opts as Record<string, unknown>;
+  if (backend !== undefined && backend !== 'cpu') {
+    if (backend !== 'webgpu' && backend !== 'auto') throw new KilnError('Type', `${op}: backend must be 'cpu', got ${describe(backend)}`);
+    throw new KilnError('Config', `${op}: this entry loads the cpu backend's core engine; the webgpu backend is kiln-dl's: \`import { init } from 'kiln-dl'; await init({ backend: 'webgpu' })\``);
+  }
   if (threads !== undefined && typeof threads !== 'boolean' && threads !== 'auto') {
     throw new KilnError('Type', `${op}: threads must be true, false or 'auto', got ${describe(threads)}`);
   }
@@ -95,7 +99,7 @@ export function finishInference(
   raw.KilnError = KilnError;
   const kiln: Record<string, unknown> = { KilnError };
   const internals = installTensor(kiln, raw, options);
-  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads: 1, buildReason, engine: 'core' });
+  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads: 1, buildReason, engine: 'core', adapter: null });
   installDeferred(kiln, raw, deferred);
   kiln.setNumThreads = (n: unknown) => {
     if (typeof n !== 'number' || !Number.isInteger(n)) {

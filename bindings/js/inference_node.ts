@@ -18,7 +18,7 @@ export type { InferenceInitOptions, KilnInference } from './inference_module.js'
 export async function init(opts: InferenceInitOptions = {}): Promise<KilnInference> {
   checkInferenceOptions(opts);
   const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
-  const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, ...moduleOpts } = opts;
+  const { threads: _threads, numThreads: _numThreads, engine: _engine, relaxedSimd: _relaxedSimd, backend: _backend, ...moduleOpts } = opts;
   // The core engine split for inference (scripts/split_wasm.mjs).
   const file = relaxed.relaxed ? relaxedWasmFile('kiln-core-inference') : 'kiln-core-inference.wasm';
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));

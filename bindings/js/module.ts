@@ -20,8 +20,7 @@ import { installTrain } from './train.js';
 import { installDataPipeline } from './data/install.js';
 import { installIo } from './io.js';
 // What the loaded engine profile lacks (engine_profile.ts: State errors naming it).
-import { installEngineGaps, installEngineNames } from './engine_profile.js';
-import type { EngineName } from './select.js';
+import { installEngineGaps, installEngineNames, type LoadedEngine } from './engine_profile.js';
 // The deferred half of a split engine (deferred.ts): kiln.loadDeferred, backendInfo().deferred.
 import { installDeferred, type DeferredControl } from './deferred.js';
 
@@ -34,7 +33,7 @@ import { installDeferred, type DeferredControl } from './deferred.js';
  */
 export function finishModule(
   raw: RawModule, options: { autoDispose?: boolean } = {},
-  build: { maxThreads: number; reason?: string; engine?: EngineName; deferred?: DeferredControl } = { maxThreads: 1 },
+  build: { maxThreads: number; reason?: string; engine?: LoadedEngine; deferred?: DeferredControl; adapter?: string } = { maxThreads: 1 },
 ): Kiln {
   // Every engine entry point reports its errors as KilnErrors thrown from JS, and no error
   // costs the instance stack or heap (boundary.ts; C++ half: `guarded`, js_tensor.hpp).
@@ -48,7 +47,8 @@ export function finishModule(
   const internals = installTensor(kiln, raw, options);
   const { maxThreads } = build;
   const buildReason = build.reason ?? '';
-  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads, buildReason, engine });
+  const adapter = build.adapter ?? null;
+  kiln.backendInfo = () => ({ ...raw.backendInfo(), maxThreads, buildReason, engine, adapter });
   installDeferred(kiln, raw, build.deferred);
   kiln.setNumThreads = (n: unknown) => {
     if (typeof n !== 'number' || !Number.isInteger(n)) {

@@ -11,6 +11,8 @@ import { readFile } from 'node:fs/promises';
 import type { InitOptions, Kiln } from './api.js';
 import { finishModule } from './module.js';
 import { chooseEngineBuild, detectEnvironment } from './select.js';
+import { checkBackendOption } from './webgpu_init.js';
+import { KilnError } from './errors.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
 import { deferredLoader } from './deferred.js';
 import { fileSource } from './deferred_node.js';
@@ -26,11 +28,17 @@ export * from './types.js';
  * @throws KilnError `Type` / `Config` for bad options (see InitOptions).
  */
 export async function init(opts: InitOptions = {}): Promise<Kiln> {
+  // Node has no WebGPU: backend 'webgpu' is an error, 'auto' is the cpu backend.
+  const backend = checkBackendOption(opts);
+  if (backend === 'webgpu') {
+    throw new KilnError('Device', "init: backend 'webgpu': Node has no WebGPU (navigator.gpu); the webgpu backend runs in browsers");
+  }
+  const backendReason = backend === 'auto' ? "cpu backend (backend 'auto': Node has no WebGPU); " : '';
   // Validates the options; always the single-threaded build in Node.
   const { engine } = chooseEngineBuild(opts, detectEnvironment());
   // The relaxed-SIMD build where V8 accepts it (Node 20: --experimental-wasm-relaxed-simd).
   const relaxed = chooseRelaxed(opts, 'simd', detectRelaxedSimd());
-  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, engine: _engine, ...moduleOpts } = opts;
+  const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, engine: _engine, backend: _backend, ...moduleOpts } = opts;
   const core = engine === 'core';
   const base = core ? 'kiln-core' : 'kiln';
   const file = relaxed.relaxed ? relaxedWasmFile(base) : `${base}.wasm`;
@@ -40,5 +48,5 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
     (moduleOpts as { printErr?: (text: string) => void }).printErr);
   const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
   const module = await createModule({ ...moduleOpts, wasmBinary, ...deferred.options });
-  return finishModule(module, opts, { maxThreads: 1, reason: finishReason(module, relaxed), engine, deferred: deferred.control });
+  return finishModule(module, opts, { maxThreads: 1, reason: backendReason + finishReason(module, relaxed), engine, deferred: deferred.control });
 }

@@ -120,7 +120,7 @@ export function chooseBuild(opts: BuildOptions, env: Environment): { build: 'sim
   return { build: 'simd-threads', threads: wanted };
 }
 
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (value === null) return 'null';
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
@@ -255,3 +255,4 @@ export function chooseEngineBuild(opts: EngineOptions, env: Environment): {
   if (engine === 'full') return { engine, ...choice };
   return { engine, build: 'simd', threads: 1 };
 }
+

@@ -88,7 +88,7 @@ mergeInto(LibraryManager.library, {
     },
     read: async function(id, bytes) {
       KG.n.reads++;
-      if (KG.error) throw KG.err();
+      if (KG.error) throw KG.fail();
       var src = KG.objs[id];
       var staging = KG.dev['createBuffer']({ 'size': bytes, 'usage': GPUBufferUsage['MAP_READ'] | GPUBufferUsage['COPY_DST'] });
       KG.openBatch();
@@ -99,7 +99,7 @@ mergeInto(LibraryManager.library, {
       var scopes = KG.scopes.splice(0);
       try {
         await Promise.all(scopes);
-        if (KG.error) throw KG.err();
+        if (KG.error) throw KG.fail();
         await staging['mapAsync'](GPUMapMode['READ']);
       } catch (e) {
         staging['destroy']();
@@ -125,6 +125,19 @@ mergeInto(LibraryManager.library, {
       var x = new Error(e.message);
       x['name'] = 'KilnError';
       x['code'] = e.code;
+      return x;
+    },
+    // The error a read reports. An out-of-memory error is reported once and cleared (the pool
+    // of released buffers is freed), so the program may go on with smaller tensors; a
+    // validation error (an engine bug) or a lost device stays: every later op reports it.
+    fail: function() {
+      var x = KG.err();
+      if (x['code'] === 'OutOfMemory' && !KG.lost) {
+        KG.error = null;
+        KG.bgCache.clear();
+        for (var k in KG.pool) { KG.pendingDestroy.push.apply(KG.pendingDestroy, KG.pool[k]); }
+        KG.pool = {};
+      }
       return x;
     },
     stats: function() { return Object.assign({}, KG.n); },

@@ -41,9 +41,14 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * page's workload grew to what the playground does (learner.trainBatch, learner.evaluate,
  * model.config, model.summary, optimizer.learningRate: each fetched the 366 KB deferred module
  * before): 265,837 bytes, inside its ratchet (265,945) with 0.1 KB to spare.
+ * Since 2026-12-03 (issue 21, the webgpu backend): Tensor.data() and .array(), the asynchronous
+ * reads every backend has, and the webgpu engine's part of the engine profile are in the
+ * training page's JS (+0.4 KB); the rest of the webgpu backend's JS (asking for a GPU, loading
+ * kiln-webgpu.*) is a chunk only init({ backend: 'webgpu' | 'auto' }) imports: 266,272 bytes,
+ * ratchet 266,400.
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 265_945, inference: 197_772 };
+const LIMITS = { train: 266_400, inference: 197_772 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {

@@ -46,7 +46,8 @@ async function runCase(M, c) {
       if (r.cpuError.code !== r.gpuError.code || r.cpuError.message !== r.gpuError.message) {
         return `errors differ: cpu ${r.cpuError.code}: ${r.cpuError.message} vs gpu ${r.gpuError.code}: ${r.gpuError.message}`;
       }
-      if (c.error && r.cpuError.code !== c.error) return `expected ${c.error}, both threw ${r.cpuError.code}`;
+      if (!c.error) return `both threw ${r.cpuError.code}: ${r.cpuError.message} (the case expects results; name the code in \`error\` if the throw is the point)`;
+      if (r.cpuError.code !== c.error) return `expected ${c.error}, both threw ${r.cpuError.code}`;
       return null;
     }
     if (c.error) return `expected ${c.error}, both returned`;

@@ -14,6 +14,36 @@ import type { Tensor } from './tensor.js';
 /** The most arrays and values toArray() builds (2^25: ~0.5 GB of JS heap at most). */
 export const TO_ARRAY_LIMIT = 2 ** 25;
 
+/** Throws KilnError `Limit` when nested arrays of `shape` would exceed TO_ARRAY_LIMIT entries. */
+function checkToArrayLimit(op: string, shape: number[]): void {
+  let entries = 0;
+  for (let d = 0, rows = 1; d < shape.length; d++) {
+    rows *= shape[d];
+    entries += rows;
+  }
+  if (entries > TO_ARRAY_LIMIT) {
+    throw fail('Limit', `${op}: shape [${shape.join(', ')}] would build ${entries} nested arrays and values, more than the limit of ${TO_ARRAY_LIMIT} (dataSync() gives the values as one typed array)`);
+  }
+}
+
+/** The flat row-major values as nested arrays of `shape` (booleans when isBool; a scalar for rank 0). */
+function nest(flat: Float32Array | Int32Array | Uint8Array, shape: number[], isBool: boolean): NestedData {
+  const get = isBool ? (i: number) => flat[i] !== 0 : (i: number) => flat[i];
+  if (shape.length === 0) return get(0);
+  let k = 0;
+  const build = (depth: number): NestedData[] => {
+    const n = shape[depth];
+    const out = new Array<NestedData>(n);
+    if (depth === shape.length - 1) {
+      for (let i = 0; i < n; i++) out[i] = get(k++);
+    } else {
+      for (let i = 0; i < n; i++) out[i] = build(depth + 1);
+    }
+    return out;
+  };
+  return build(0);
+}
+
 export class TensorCore {
   /** The engine instance (on the per-instance subclass's prototype). @internal */
   declare readonly _e: Engine;
@@ -90,9 +120,49 @@ export class TensorCore {
 
   // ---- data out
 
-  /** The values, row-major, in a new typed array (a copy): Float32Array / Int32Array / Uint8Array (bool). */
+  /**
+   * The values, row-major, in a new typed array (a copy): Float32Array / Int32Array / Uint8Array (bool).
+   * @throws KilnError `State` on the webgpu backend, whose reads are asynchronous: use
+   *   `await tensor.data()`.
+   */
   dataSync(): Float32Array | Int32Array | Uint8Array {
-    return this._e.raw.tDataSync(this._raw('dataSync'));
+    const h = this._raw('dataSync');
+    this._syncRead('dataSync', 'data');
+    return this._e.raw.tDataSync(h);
+  }
+
+  /**
+   * The values, row-major, in a new typed array (TensorFlow.js's `data()`): on every backend.
+   * On the cpu backend it resolves to what dataSync() returns; on the webgpu backend it waits
+   * for the GPU work that computes the tensor and copies its buffer back (the tensor may be
+   * disposed meanwhile: the copy is recorded first).
+   * @throws (rejects) KilnError `Disposed` for a disposed tensor; on the webgpu backend
+   *   `Device` or `OutOfMemory` when the GPU reported an error (a validation error, a lost
+   *   device, an allocation that failed) since the last read.
+   */
+  async data(): Promise<Float32Array | Int32Array | Uint8Array> {
+    const h = this._raw('data');
+    const read = this._e.asyncRead;
+    return read ? read(h) : this._e.raw.tDataSync(h);
+  }
+
+  /**
+   * The values as nested arrays, as toArray() gives them (TensorFlow.js's `array()`), on
+   * every backend (see data()).
+   * @throws (rejects) as data(), and `Limit` as toArray().
+   */
+  async array(): Promise<NestedData> {
+    const shape = this._dims();
+    const dtype = this._raw('array').dtype();
+    checkToArrayLimit('array', shape);
+    return nest(await this.data(), shape, dtype === 2);
+  }
+
+  /** Throws KilnError `State` for a synchronous read on the webgpu backend, naming the async form. */
+  private _syncRead(op: string, alternative: string): void {
+    if (this._e.asyncRead !== null) {
+      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await tensor.${alternative}()\``);
+    }
   }
 
   /**
@@ -105,30 +175,9 @@ export class TensorCore {
   toArray(): NestedData {
     const h = this._raw('toArray');
     const shape = this._dims();
-    let entries = 0;
-    for (let d = 0, rows = 1; d < shape.length; d++) {
-      rows *= shape[d];
-      entries += rows;
-    }
-    if (entries > TO_ARRAY_LIMIT) {
-      throw fail('Limit', `toArray: shape [${shape.join(', ')}] would build ${entries} nested arrays and values, more than the limit of ${TO_ARRAY_LIMIT} (dataSync() gives the values as one typed array)`);
-    }
-    const flat = this._e.raw.tDataSync(h);
-    const isBool = h.dtype() === 2;
-    const get = isBool ? (i: number) => flat[i] !== 0 : (i: number) => flat[i];
-    if (shape.length === 0) return get(0);
-    let k = 0;
-    const build = (depth: number): NestedData[] => {
-      const n = shape[depth];
-      const out = new Array<NestedData>(n);
-      if (depth === shape.length - 1) {
-        for (let i = 0; i < n; i++) out[i] = get(k++);
-      } else {
-        for (let i = 0; i < n; i++) out[i] = build(depth + 1);
-      }
-      return out;
-    };
-    return build(0);
+    checkToArrayLimit('toArray', shape);
+    this._syncRead('toArray', 'array');
+    return nest(this._e.raw.tDataSync(h), shape, h.dtype() === 2);
   }
 
   /** The only element. @throws KilnError `Shape` unless numel is 1. */
@@ -138,6 +187,7 @@ export class TensorCore {
     if (n !== 1) {
       throw fail('Shape', `item: expected a tensor with one element, got shape [${this._dims().join(', ')}] (${n} elements)`);
     }
+    this._syncRead('item', 'data');
     const v = this._e.raw.tDataSync(h)[0];
     return h.dtype() === 2 ? v !== 0 : v;
   }

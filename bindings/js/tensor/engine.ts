@@ -34,6 +34,11 @@ export class Engine {
   readonly ops: OpIds;
   /** The per-instance subclasses made by bindClass, by base class. */
   readonly classes = new Map<unknown, unknown>();
+  /**
+   * The webgpu engine's asynchronous read of a tensor's values (set by index.ts for
+   * init({ backend: 'webgpu' })); null on the cpu backend, whose reads are synchronous.
+   */
+  asyncRead: ((h: RawTensor) => Promise<Float32Array | Int32Array | Uint8Array>) | null = null;
   /** This instance's Tensor and Gradients classes (set by installTensor). */
   Tensor!: Ctor<Tensor>;
   Gradients!: Ctor<Gradients>;

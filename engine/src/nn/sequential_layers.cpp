@@ -4,7 +4,14 @@
 // Autodiff<Cpu>). The registry's order is the order in which this TU meets the
 // registrations: the built-in types first, in their historical order (the order of the
 // type list in messages), then every other layer of kiln/kiln.hpp in its order.
+// The webgpu engine (KILN_BACKEND_WGPU, CMake KILN_WASM_BACKEND=webgpu) registers them for
+// Wgpu and Autodiff<Wgpu> instead.
+#if defined(KILN_BACKEND_WGPU)
+#define KILN_SEQUENTIAL_BACKENDS ::kiln::Wgpu, ::kiln::Autodiff<::kiln::Wgpu>
+#include "kiln/wgpu/wgpu.hpp"
+#else
 #define KILN_SEQUENTIAL_BACKENDS ::kiln::Cpu, ::kiln::Autodiff<::kiln::Cpu>
+#endif
 
 #include "kiln/autodiff/autodiff.hpp"
 #include "kiln/cpu/cpu.hpp"
