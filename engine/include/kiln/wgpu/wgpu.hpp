@@ -239,6 +239,14 @@ struct WgpuOps {
   // Layouts are PyTorch's: input [batch_size, channels_in, (height,) width], conv weight
   // [channels_out, channels_in / groups, (kernel_h,) kernel_w], transposed-conv weight
   // [channels_in, channels_out / groups, kernel_h, kernel_w], bias [channels_out].
+  // Checks are the Cpu's (engine/src/cpu/ops/conv_checks.hpp). Kernels are direct 3-D
+  // "gather" kernels (depth and height 1 for 1-D and 2-D), one invocation per output
+  // element, each sum in a fixed order (taps and channels in im2col row order, images in
+  // order): deterministic, equal to the Cpu's im2col + GEMM up to f32 rounding (about
+  // eps·sqrt(K) for sums of K products). Padded positions are multiplied as zeros, as the
+  // Cpu's im2col does (an inf weight gives nan there). Throws LimitError when a spatial
+  // position (input + padding + (output - 1)·stride + (kernel - 1)·dilation) exceeds 2^31 - 1,
+  // which the Cpu accepts (the kernels index in 32 bits).
   /// 1-D convolution: x [batch_size, channels_in, length] -> [batch_size, channels_out,
   /// length_out] (conv2d over a unit height). Throws as conv2d, naming conv1d.
   static WgpuTensor conv1d(const WgpuTensor& x, const WgpuTensor& weight,
@@ -250,16 +258,19 @@ struct WgpuOps {
   /// bias not [channels_out], or a dilated kernel larger than the padded input.
   static WgpuTensor conv2d(const WgpuTensor& x, const WgpuTensor& weight,
                           const std::optional<WgpuTensor>& bias, const ConvOptions<2>& options);
-  /// Gradient of conv2d w.r.t. x (shape x_shape) from the output gradient (col2im of Wᵀ·G).
+  /// Gradient of conv2d w.r.t. x (shape x_shape) from the output gradient: each x element
+  /// sums w·output_grad over the taps and output positions that read it (the Cpu's col2im
+  /// of Wᵀ·G), no atomics.
   static WgpuTensor conv2d_x_backward(const Shape& x_shape, const WgpuTensor& weight,
                                      const WgpuTensor& output_grad, const ConvOptions<2>& options);
-  /// Gradient of conv2d w.r.t. the weight (shape weight_shape): G·im2col(x)ᵀ summed over
-  /// the batch in a fixed order.
+  /// Gradient of conv2d w.r.t. the weight (shape weight_shape): G·im2col(x)ᵀ, each weight
+  /// element summing its images' output positions, then the images in order.
   static WgpuTensor conv2d_weight_backward(const WgpuTensor& x, const Shape& weight_shape,
                                           const WgpuTensor& output_grad,
                                           const ConvOptions<2>& options);
   /// Gradient of a conv bias: output_grad [batch_size, channels, ...] summed over every dim
-  /// but 1 -> [channels].
+  /// but 1 -> [channels] (one invocation per channel, Neumaier-compensated f32 where the
+  /// Cpu sums in double).
   static WgpuTensor conv_bias_backward(const WgpuTensor& output_grad);
   /// Transposed 2-D convolution (torch.nn.functional.conv_transpose2d): x [batch_size,
   /// channels_in, height, width], weight [channels_in, channels_out / groups, kernel_h,
@@ -280,11 +291,11 @@ struct WgpuOps {
                                                     const ConvTransposeOptions<2>& options);
   /// 3-D convolution (torch.nn.functional.conv3d): x [batch_size, channels_in, depth,
   /// height, width], weight [channels_out, channels_in / groups, kernel_d, kernel_h,
-  /// kernel_w] -> [batch_size, channels_out, depth_out, height_out, width_out] (the 2-D
-  /// kernels' im2col + GEMM with a depth axis). Throws as conv2d, naming conv3d.
+  /// kernel_w] -> [batch_size, channels_out, depth_out, height_out, width_out] (the same
+  /// kernels as conv2d, with the depth axis). Throws as conv2d, naming conv3d.
   static WgpuTensor conv3d(const WgpuTensor& x, const WgpuTensor& weight,
                           const std::optional<WgpuTensor>& bias, const ConvOptions<3>& options);
-  /// Gradient of conv3d w.r.t. x (shape x_shape): col2im of Wᵀ·G.
+  /// Gradient of conv3d w.r.t. x (shape x_shape), as conv2d_x_backward.
   static WgpuTensor conv3d_x_backward(const Shape& x_shape, const WgpuTensor& weight,
                                      const WgpuTensor& output_grad, const ConvOptions<3>& options);
   /// Gradient of conv3d w.r.t. the weight (shape weight_shape), summed over the batch in a
