@@ -97,41 +97,55 @@ KILN_HARNESS_OP(scatter_self, { return Ops::scatter(in[0], 0, in[0], in[0]); });
 //     values replaced by num_classes) over num_classes + 1 and keeps classes in[2] (arange).
 KILN_HARNESS_OP(select_unchecked, {
   const auto dim = a.at("dim").get<std::int64_t>();
-  if constexpr (kCpu<Ops>) return Ops::select(in[2], dim, in[3]);
-  else return Ops::select(in[0], dim, device_only(in[1]));
+  if constexpr (kCpu<Ops>) {
+    return Ops::select(in[2], dim, in[3]);
+  } else {
+    return Ops::select(in[0], dim, device_only(in[1]));
+  }
 });
 
 KILN_HARNESS_OP(gather_unchecked, {
   const auto dim = a.at("dim").get<std::int64_t>();
-  if constexpr (kCpu<Ops>) return Ops::gather(in[2], dim, in[3]);
-  else return Ops::gather(in[0], dim, device_only(in[1]));
+  if constexpr (kCpu<Ops>) {
+    return Ops::gather(in[2], dim, in[3]);
+  } else {
+    return Ops::gather(in[0], dim, device_only(in[1]));
+  }
 });
 
 KILN_HARNESS_OP(select_assign_unchecked, {
   const auto dim = a.at("dim").get<std::int64_t>();
-  if constexpr (kCpu<Ops>) return Ops::select_assign(in[0], dim, in[3], in[4]);
-  else return Ops::select_assign(in[0], dim, device_only(in[1]), in[2]);
+  if constexpr (kCpu<Ops>) {
+    return Ops::select_assign(in[0], dim, in[3], in[4]);
+  } else {
+    return Ops::select_assign(in[0], dim, device_only(in[1]), in[2]);
+  }
 });
 
 KILN_HARNESS_OP(scatter_unchecked, {
   const auto dim = a.at("dim").get<std::int64_t>();
-  if constexpr (kCpu<Ops>) return Ops::scatter(in[0], dim, in[3], in[4]);
-  else return Ops::scatter(in[0], dim, device_only(in[1]), in[2]);
+  if constexpr (kCpu<Ops>) {
+    return Ops::scatter(in[0], dim, in[3], in[4]);
+  } else {
+    return Ops::scatter(in[0], dim, device_only(in[1]), in[2]);
+  }
 });
 
 KILN_HARNESS_OP(one_hot_unchecked, {
   const auto classes = a.at("num_classes").get<std::int64_t>();
-  if constexpr (kCpu<Ops>) return Ops::select(Ops::one_hot(in[1], classes + 1), -1, in[2]);
-  else return Ops::one_hot(device_only(in[0]), classes);
+  if constexpr (kCpu<Ops>) {
+    return Ops::select(Ops::one_hot(in[1], classes + 1), -1, in[2]);
+  } else {
+    return Ops::one_hot(device_only(in[0]), classes);
+  }
 });
 
 // ---- pooling: in[0] the input (forward) or the gradient (backward)
 
 KILN_HARNESS_OP(max_pool2d, { return Ops::max_pool2d(in[0], max_options(a)); });
 
-KILN_HARNESS_OP(max_pool2d_with_indices, {
-  return pick(Ops::max_pool2d_with_indices(in[0], max_options(a)), a);
-});
+KILN_HARNESS_OP(max_pool2d_with_indices,
+                { return pick(Ops::max_pool2d_with_indices(in[0], max_options(a)), a); });
 
 // in[0] the gradient, in[1] the indices; attrs.x_shape.
 KILN_HARNESS_OP(max_pool2d_backward, {
@@ -155,9 +169,8 @@ KILN_HARNESS_OP(adaptive_avg_pool2d, {
   return Ops::adaptive_avg_pool2d(in[0], pair_of(a, "output_size", {1, 1}));
 });
 
-KILN_HARNESS_OP(adaptive_avg_pool2d_backward, {
-  return Ops::adaptive_avg_pool2d_backward(shape_attr(a, "x_shape"), in[0]);
-});
+KILN_HARNESS_OP(adaptive_avg_pool2d_backward,
+                { return Ops::adaptive_avg_pool2d_backward(shape_attr(a, "x_shape"), in[0]); });
 
 }  // namespace
 }  // namespace kiln::harness

@@ -18,8 +18,8 @@ constexpr std::size_t kMaxRank = Shape::max_rank;
 
 /// gather/scatter shape rule (torch): indices has x's rank, and along every dim but
 /// `skip_dim` is no larger than `other` (x, or values for scatter: every dim).
-void index_shape(const char* op, const char* other_name, const Shape& indices,
-                 const Shape& other, std::size_t skip_dim) {
+void index_shape(const char* op, const char* other_name, const Shape& indices, const Shape& other,
+                 std::size_t skip_dim) {
   for (std::size_t k = 0; k < indices.rank(); ++k) {
     if (k != skip_dim && indices[k] > other[k]) {
       throw ShapeError(str_cat(op, ": indices shape ", indices, " is larger than ", other_name,
@@ -62,8 +62,8 @@ void classes_of(const T* p, std::int64_t n, const Shape& s, std::int64_t num_cla
 
 void indices_dtype(const char* op, DType dtype, const Shape& indices) {
   if (dtype != DType::I32) {
-    throw DTypeError(str_cat(op, ": indices must have dtype i32, got ", dtype, " (shape ",
-                             indices, ")"));
+    throw DTypeError(
+        str_cat(op, ": indices must have dtype i32, got ", dtype, " (shape ", indices, ")"));
   }
 }
 
@@ -101,8 +101,8 @@ void select_assign_values(const Shape& x, std::int64_t dim, std::size_t d, std::
   Shape expected = x;
   expected[d] = count;
   if (!(values == expected)) {
-    throw ShapeError(str_cat("select_assign: values have shape ", values, ", expected ",
-                             expected, " (tensor ", x, " with dim ", dim, " of size ", count,
+    throw ShapeError(str_cat("select_assign: values have shape ", values, ", expected ", expected,
+                             " (tensor ", x, " with dim ", dim, " of size ", count,
                              ", the number of indices)"));
   }
 }

@@ -27,8 +27,7 @@ void rank1_indices(const char* op, DType dtype, const Shape& indices);
 /// that is not), returned normalised to [0, size) (negative ones count from the end).
 /// `dim` is the user's dim (for the message), `shape` the tensor's.
 std::vector<std::int64_t> normalized_rank1(const char* op, std::span<const std::int32_t> indices,
-                                           std::int64_t dim, std::int64_t size,
-                                           const Shape& shape);
+                                           std::int64_t dim, std::int64_t size, const Shape& shape);
 
 /// select_assign: values must have the tensor's shape with dim `d` of size `count` (the
 /// number of indices). Throws ShapeError.

@@ -11,8 +11,8 @@ namespace kiln::pool {
 
 void check_f32(const char* op, DType dtype, const Shape& shape) {
   if (dtype != DType::F32) {
-    throw DTypeError(str_cat(op, ": expected a Float (f32) tensor, got dtype ", dtype,
-                             " (shape ", shape, ")"));
+    throw DTypeError(
+        str_cat(op, ": expected a Float (f32) tensor, got dtype ", dtype, " (shape ", shape, ")"));
   }
 }
 

@@ -53,7 +53,6 @@ Shape check_adaptive_avg_pool2d_input(DType dtype, const Shape& x,
 
 /// adaptive_avg_pool2d_backward: grad 4-D (RankError), check_adaptive_avg_pool2d on x_shape
 /// with grad's spatial size, check_tables, check_grad. Returns the output shape.
-Shape check_adaptive_avg_pool2d_backward(const Shape& x_shape, DType grad_dtype,
-                                         const Shape& grad);
+Shape check_adaptive_avg_pool2d_backward(const Shape& x_shape, DType grad_dtype, const Shape& grad);
 
 }  // namespace kiln::pool

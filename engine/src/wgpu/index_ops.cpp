@@ -64,9 +64,7 @@ fn normalized(v: i32, size: u32) -> i32 {
 }
 )WGSL";
 
-std::string source(const char* body) {
-  return std::string(wgpu::kPrelude) + kCommon + body;
-}
+std::string source(const char* body) { return std::string(wgpu::kPrelude) + kCommon + body; }
 
 // select: x viewed as [outer, size, inner], out as [outer, count, inner].
 const char* const kSelect = R"WGSL(

@@ -272,8 +272,7 @@ std::vector<std::uint32_t> avg_table(const std::vector<Span>& rows, const std::v
     for (const Span& c : cols) {
       const std::int64_t inside = (r.hi - r.lo) * (c.hi - c.lo);
       const std::int64_t divisor = count_include_pad ? r.padded * c.padded : inside;
-      const float scale =
-          (r.lo >= r.hi || c.lo >= c.hi) ? 0.f : 1.f / static_cast<float>(divisor);
+      const float scale = (r.lo >= r.hi || c.lo >= c.hi) ? 0.f : 1.f / static_cast<float>(divisor);
       std::uint32_t bits;
       std::memcpy(&bits, &scale, 4);
       t.push_back(bits);
@@ -403,8 +402,7 @@ WgpuTensor window_mean(const char* op, const WgpuTensor& x, const Shape& out_sha
   const std::int64_t n = out_shape.num_elements();
   auto out = wgpu::allocate(op, static_cast<std::size_t>(n) * 4);
   if (n > 0) {
-    const WindowParams p{u32(n), u32(out_shape[2]), u32(out_shape[3]), u32(s[3]),
-                         u32(s[2] * s[3])};
+    const WindowParams p{u32(n), u32(out_shape[2]), u32(out_shape[3]), u32(s[3]), u32(s[2] * s[3])};
     wgpu::dispatch(wgpu::kernel(std::string(wgpu::kPrelude) + kWindowMean, 2, 1, true),
                    {&x.buffer(), tab.get(), out.get()}, p, wgpu::groups_for(n));
   }
@@ -413,8 +411,7 @@ WgpuTensor window_mean(const char* op, const WgpuTensor& x, const Shape& out_sha
 
 /// Runs kWindowMeanBackward of grad (shape out_shape) over `tab` into a tensor of x_shape.
 WgpuTensor window_mean_backward(const char* op, const Shape& x_shape, const WgpuTensor& grad,
-                                const Shape& out_shape,
-                                const std::shared_ptr<wgpu::Buffer>& tab) {
+                                const Shape& out_shape, const std::shared_ptr<wgpu::Buffer>& tab) {
   const std::int64_t n = x_shape.num_elements();
   auto out = wgpu::allocate(op, static_cast<std::size_t>(n) * 4);
   if (n > 0) {
@@ -451,8 +448,7 @@ WgpuTensor WgpuOps::max_pool2d_backward(const Shape& x_shape, const WgpuTensor& 
   const std::int64_t in_plane = x_shape[2] * x_shape[3];
   const std::int64_t n_bounds = planes * (out_h + out_w);
   auto bounds = wgpu::allocate(op, static_cast<std::size_t>(n_bounds) * 8);
-  const MaxBackwardParams pb{u32(n_bounds), u32(out_h), u32(out_w), u32(x_shape[3]),
-                             u32(in_plane)};
+  const MaxBackwardParams pb{u32(n_bounds), u32(out_h), u32(out_w), u32(x_shape[3]), u32(in_plane)};
   wgpu::dispatch(wgpu::kernel(std::string(wgpu::kPrelude) + kMaxBounds, 1, 1, true),
                  {&indices.buffer(), bounds.get()}, pb, wgpu::groups_for(n_bounds));
   const std::int64_t n = x_shape.num_elements();
@@ -468,7 +464,8 @@ WgpuTensor WgpuOps::avg_pool2d(const WgpuTensor& x, const AvgPool2dOptions& opti
   const char* op = "avg_pool2d";
   wgpu::check(op);
   const Shape out_shape = pool::check_avg_pool2d_input(x.dtype(), x.shape(), options);
-  if (out_shape.num_elements() == 0) return WgpuTensor(out_shape, DType::F32, wgpu::allocate(op, 0));
+  if (out_shape.num_elements() == 0)
+    return WgpuTensor(out_shape, DType::F32, wgpu::allocate(op, 0));
   return window_mean(op, x, out_shape, avg_pool_table(op, x.shape(), out_shape, options));
 }
 
@@ -488,7 +485,8 @@ WgpuTensor WgpuOps::adaptive_avg_pool2d(const WgpuTensor& x,
   const char* op = "adaptive_avg_pool2d";
   wgpu::check(op);
   const Shape out_shape = pool::check_adaptive_avg_pool2d_input(x.dtype(), x.shape(), output_size);
-  if (out_shape.num_elements() == 0) return WgpuTensor(out_shape, DType::F32, wgpu::allocate(op, 0));
+  if (out_shape.num_elements() == 0)
+    return WgpuTensor(out_shape, DType::F32, wgpu::allocate(op, 0));
   return window_mean(op, x, out_shape, adaptive_table(op, x.shape(), out_shape));
 }
 
@@ -498,8 +496,7 @@ WgpuTensor WgpuOps::adaptive_avg_pool2d_backward(const Shape& x_shape, const Wgp
   const Shape out_shape =
       pool::check_adaptive_avg_pool2d_backward(x_shape, grad.dtype(), grad.shape());
   if (x_shape.num_elements() == 0) return WgpuTensor(x_shape, DType::F32, wgpu::allocate(op, 0));
-  return window_mean_backward(op, x_shape, grad, out_shape,
-                              adaptive_table(op, x_shape, out_shape));
+  return window_mean_backward(op, x_shape, grad, out_shape, adaptive_table(op, x_shape, out_shape));
 }
 
 }  // namespace kiln
