@@ -187,7 +187,8 @@ struct WgpuOps {
   static std::pair<WgpuTensor, WgpuTensor> max_pool2d_with_indices(const WgpuTensor& x,
                                                                  const MaxPool2dOptions& options);
   /// Gradient of max_pool2d: zeros of x_shape with grad[n, c, i, j] added at indices[n, c, i, j]
-  /// (overlapping windows accumulate).
+  /// (overlapping windows accumulate, in output order as the Cpu; indices outside the plane,
+  /// such as -1, are skipped).
   static WgpuTensor max_pool2d_backward(const Shape& x_shape, const WgpuTensor& grad,
                                        const WgpuTensor& indices);
   /// The mean of each window; the divisor follows count_include_pad as PyTorch (windows
@@ -219,6 +220,13 @@ struct WgpuOps {
                                 const WgpuTensor& values);
   /// Same dtype and shape except along dim. Throws ShapeError naming the first mismatch.
   static WgpuTensor cat(std::span<const WgpuTensor> tensors, std::int64_t dim);
+  // Indexing (engine/src/wgpu/index_ops.cpp). Index values are checked as the Cpu checks
+  // them (IndexError) when the index tensor keeps its host copy (it came from from_data);
+  // values that exist only on the device cannot be checked without a read: an index out of
+  // range is then skipped (select and gather read 0 for it, select_assign and scatter add
+  // nothing, one_hot writes a row of zeros). The accumulating ops sum in the Cpu's order
+  // (each output element adds the values that hit it, in index order, without atomics), so
+  // results are deterministic and round as the Cpu's.
   /// torch.index_select: indices I32 rank 1, each in [-size, size).
   static WgpuTensor select(const WgpuTensor& x, std::int64_t dim, const WgpuTensor& indices);
   /// torch.index_add (Burn's select_assign adds): x[..., indices[i], ...] += values[..., i, ...]

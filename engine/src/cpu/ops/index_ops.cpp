@@ -4,13 +4,13 @@
 // is allocated or written, so a bad index never leaves a half-written buffer behind.
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
+#include "backend/index_checks.hpp"
 #include "cpu/ops/visit_dtype.hpp"
-#include "kiln/core/checked.hpp"
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/core/check.hpp"
 
@@ -40,20 +40,6 @@ inline void accumulate_run(T* dst, const T* src, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) accumulate(dst[i], src[i]);
 }
 
-void check_indices_dtype(const char* op, const CpuTensor& indices) {
-  if (indices.dtype() != DType::I32) {
-    throw DTypeError(str_cat(op, ": indices must have dtype i32, got ", indices.dtype(), " (shape ",
-                             indices.shape(), ")"));
-  }
-}
-
-void check_same_dtype(const char* op, const CpuTensor& x, const CpuTensor& values) {
-  if (values.dtype() != x.dtype()) {
-    throw DTypeError(
-        str_cat(op, ": values have dtype ", values.dtype(), ", the tensor has ", x.dtype()));
-  }
-}
-
 /// Product of dims [from, to) of s.
 std::int64_t prod(const Shape& s, std::size_t from, std::size_t to) {
   std::int64_t p = 1;
@@ -61,41 +47,18 @@ std::int64_t prod(const Shape& s, std::size_t from, std::size_t to) {
   return p;
 }
 
+/// The values of an i32 index tensor.
+std::span<const std::int32_t> index_values(const CpuTensor& indices) {
+  return {indices.data<std::int32_t>(), static_cast<std::size_t>(indices.num_elements())};
+}
+
 /// Rank-1 i32 indices along a dim of `size`, checked against [-size, size) and
 /// normalised to [0, size) (negative ones count from the end).
 std::vector<std::int64_t> checked_rank1_indices(const char* op, const CpuTensor& indices,
                                                 std::int64_t dim, std::int64_t size,
                                                 const Shape& shape) {
-  check_indices_dtype(op, indices);
-  if (indices.shape().rank() != 1) {
-    throw RankError(str_cat(op, ": indices must have rank 1, got shape ", indices.shape()));
-  }
-  const std::int32_t* p = indices.data<std::int32_t>();
-  std::vector<std::int64_t> out(static_cast<std::size_t>(indices.num_elements()));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const std::int64_t v = p[i];
-    if (v < -size || v >= size) {
-      throw IndexError(str_cat(op, ": index ", v, " (position ", i, ") is out of range for dim ",
-                               dim, " of size ", size, " (shape ", shape, ", expected ", -size,
-                               " <= index < ", size, ")"));
-    }
-    out[i] = v < 0 ? v + size : v;
-  }
-  return out;
-}
-
-/// Checks that every i32 index lies in [0, size) (gather, scatter: as torch, no negative
-/// indices, so a stray -1 or -100 "ignore" label fails loudly).
-void check_index_range(const char* op, const CpuTensor& indices, std::int64_t dim,
-                       std::int64_t size, const Shape& shape) {
-  const std::int32_t* p = indices.data<std::int32_t>();
-  for (std::int64_t i = 0; i < indices.num_elements(); ++i) {
-    if (p[i] < 0 || p[i] >= size) {
-      throw IndexError(str_cat(op, ": index ", p[i], " (flat position ", i,
-                               " of indices) is out of range for dim ", dim, " of size ", size,
-                               " (shape ", shape, ", expected 0 <= index < ", size, ")"));
-    }
-  }
+  index_check::rank1_indices(op, indices.dtype(), indices.shape());
+  return index_check::normalized_rank1(op, index_values(indices), dim, size, shape);
 }
 
 CpuTensor copy_of(const CpuTensor& x) {
@@ -128,19 +91,6 @@ void for_each_row(const Shape& shape, const std::array<std::int64_t, kMaxRank>& 
       oa -= a[d] * shape[d];
       ob -= b[d] * shape[d];
       idx[d] = 0;
-    }
-  }
-}
-
-/// gather/scatter shape rule (torch): indices has x's rank, and along every dim but
-/// `dim` is no larger than `other` (x, or values for scatter: every dim).
-void check_index_shape(const char* op, const char* other_name, const Shape& indices,
-                       const Shape& other, std::size_t skip_dim) {
-  for (std::size_t k = 0; k < indices.rank(); ++k) {
-    if (k != skip_dim && indices[k] > other[k]) {
-      throw ShapeError(str_cat(op, ": indices shape ", indices, " is larger than ", other_name,
-                               " shape ", other, " in dim ", k, " (", indices[k], " > ", other[k],
-                               ")"));
     }
   }
 }
@@ -184,14 +134,9 @@ CpuTensor CpuOps::select_assign(CpuTensor x, std::int64_t dim, const CpuTensor& 
   const Shape& s = x.shape();
   const auto d = static_cast<std::size_t>(check::dim("select_assign", dim, s.rank()));
   const auto idx = checked_rank1_indices("select_assign", indices, dim, s[d], s);
-  check_same_dtype("select_assign", x, values);
-  Shape expected = s;
-  expected[d] = static_cast<std::int64_t>(idx.size());
-  if (!(values.shape() == expected)) {
-    throw ShapeError(str_cat("select_assign: values have shape ", values.shape(), ", expected ",
-                             expected, " (tensor ", s, " with dim ", dim, " of size ", idx.size(),
-                             ", the number of indices)"));
-  }
+  index_check::same_dtype("select_assign", x.dtype(), values.dtype());
+  index_check::select_assign_values(s, dim, d, static_cast<std::int64_t>(idx.size()),
+                                    values.shape());
   if (values.num_elements() == 0) return x;
   CpuTensor out = x.is_unique() ? std::move(x) : copy_of(x);
   const std::int64_t outer = prod(s, 0, d);
@@ -217,14 +162,9 @@ CpuTensor CpuOps::select_assign(CpuTensor x, std::int64_t dim, const CpuTensor& 
 CpuTensor CpuOps::gather(const CpuTensor& x, std::int64_t dim, const CpuTensor& indices) {
   const Shape& s = x.shape();
   const auto d = static_cast<std::size_t>(check::dim("gather", dim, s.rank()));
-  check_indices_dtype("gather", indices);
   const Shape& is = indices.shape();
-  if (is.rank() != s.rank()) {
-    throw RankError(str_cat("gather: indices must have the rank of the tensor: indices ", is,
-                            " vs tensor ", s, " (", is.rank(), " != ", s.rank(), ")"));
-  }
-  check_index_shape("gather", "tensor", is, s, d);
-  check_index_range("gather", indices, dim, s[d], s);
+  index_check::gather_indices(s, d, indices.dtype(), is);
+  index_check::index_range("gather", index_values(indices), dim, s[d], s);
   CpuTensor out(is, x.dtype());
   if (out.num_elements() == 0) return out;
   auto xs = s.strides();
@@ -256,19 +196,10 @@ CpuTensor CpuOps::scatter(CpuTensor x, std::int64_t dim, const CpuTensor& indice
                           const CpuTensor& values) {
   const Shape& s = x.shape();
   const auto d = static_cast<std::size_t>(check::dim("scatter", dim, s.rank()));
-  check_indices_dtype("scatter", indices);
-  check_same_dtype("scatter", x, values);
   const Shape& is = indices.shape();
   const Shape& vs = values.shape();
-  if (is.rank() != s.rank() || vs.rank() != s.rank()) {
-    throw RankError(
-        str_cat("scatter: indices and values must have the rank of the tensor: "
-                "tensor ",
-                s, ", indices ", is, ", values ", vs));
-  }
-  check_index_shape("scatter", "tensor", is, s, d);
-  check_index_shape("scatter", "values", is, vs, kMaxRank);
-  check_index_range("scatter", indices, dim, s[d], s);
+  index_check::scatter_args(s, x.dtype(), d, indices.dtype(), is, values.dtype(), vs);
+  index_check::index_range("scatter", index_values(indices), dim, s[d], s);
   if (indices.num_elements() == 0) return x;
   CpuTensor out = x.is_unique() ? std::move(x) : copy_of(x);
   auto xs = s.strides();
@@ -301,54 +232,13 @@ CpuTensor CpuOps::scatter(CpuTensor x, std::int64_t dim, const CpuTensor& indice
 
 CpuTensor CpuOps::one_hot(const CpuTensor& x, std::int64_t num_classes) {
   const Shape& s = x.shape();
-  if (num_classes < 1) {
-    throw ValueError(str_cat("one_hot: num_classes must be >= 1, got ", num_classes));
-  }
-  if (s.rank() + 1 > kMaxRank) {
-    throw LimitError(
-        str_cat("one_hot: shape ", s, " plus the class dim exceeds the maximum rank ", kMaxRank));
-  }
-  {  // the output [..., num_classes] must fit, checked before anything is allocated
-    std::array<std::int64_t, kMaxRank> out_dims{};
-    std::copy(s.begin(), s.end(), out_dims.begin());
-    out_dims[s.rank()] = num_classes;
-    checked::numel("one_hot", std::span<const std::int64_t>(out_dims.data(), s.rank() + 1),
-                   "output shape");
-  }
+  const Shape out_shape = index_check::one_hot_shape(s, num_classes);
   const std::int64_t n = x.num_elements();
   // Class of every element, checked before the output is allocated.
   std::vector<std::int64_t> classes(static_cast<std::size_t>(n));
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* p = x.data<T>();
-    for (std::int64_t i = 0; i < n; ++i) {
-      const T v = p[i];
-      if constexpr (std::is_same_v<T, float>) {
-        if (!std::isfinite(v) || v != std::trunc(v)) {
-          throw ValueError(str_cat("one_hot: value ", v, " at flat position ", i,
-                                   " is not a whole number (shape ", s, ")"));
-        }
-        if (v < 0.f || static_cast<double>(v) >= static_cast<double>(num_classes)) {
-          throw IndexError(str_cat("one_hot: value ", v, " at flat position ", i,
-                                   " is out of range for num_classes = ", num_classes,
-                                   " (expected 0 <= value < ", num_classes, ")"));
-        }
-        classes[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(v);
-      } else {
-        const auto c = static_cast<std::int64_t>(v);
-        if (c < 0 || c >= num_classes) {
-          throw IndexError(str_cat("one_hot: value ", c, " at flat position ", i,
-                                   " is out of range for num_classes = ", num_classes,
-                                   " (expected 0 <= value < ", num_classes, ")"));
-        }
-        classes[static_cast<std::size_t>(i)] = c;
-      }
-    }
-  });
-  std::array<std::int64_t, kMaxRank> dims{};
-  std::copy(s.begin(), s.end(), dims.begin());
-  dims[s.rank()] = num_classes;
-  CpuTensor out(Shape(std::span<const std::int64_t>(dims.data(), s.rank() + 1)), x.dtype());
+  index_check::one_hot_classes(x.dtype(), x.data<std::uint8_t>(), n, s, num_classes,
+                               classes.data());
+  CpuTensor out(out_shape, x.dtype());
   if (out.num_elements() == 0) return out;
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = decltype(tag);

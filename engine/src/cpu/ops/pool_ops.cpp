@@ -19,23 +19,15 @@
 #include <limits>
 #include <vector>
 
+#include "backend/pool_checks.hpp"
 #include "core/parallel.hpp"
 #include "kiln/backend/pool_options.hpp"
-#include "kiln/core/checked.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {
-
-void check_f32(const char* op, const CpuTensor& x) {
-  if (x.dtype() != DType::F32) {
-    throw DTypeError(str_cat(op, ": expected a Float (f32) tensor, got dtype ", x.dtype(),
-                             " (shape ", x.shape(), ")"));
-  }
-}
 
 /// The valid taps [first, last) of a dilated window starting at `start` over [0, size):
 /// tap k reads start + k·dilation.
@@ -50,8 +42,6 @@ Taps taps(std::int64_t start, std::int64_t kernel, std::int64_t dilation, std::i
   if (t.last < t.first) t.last = t.first;
   return t;
 }
-
-void check_tables(const char* op, const Shape& out_shape);  // below, beside AvgSpan
 
 /// Runs fn(p0, p1) over the planes [0, planes), split across the thread pool when the op
 /// touches at least 2 · kElementwiseGrain floats (`plane_elements` per plane, input and
@@ -198,9 +188,7 @@ void max_pool_plane_2x2(const float* in, float* out, std::int32_t* idx, std::int
 
 std::pair<CpuTensor, CpuTensor> max_pool(const char* op, const CpuTensor& x,
                                          const MaxPool2dOptions& o, bool with_indices) {
-  check_f32(op, x);
-  const Shape out_shape = pool::check_max_pool2d(op, x.shape(), o);
-  check_tables(op, out_shape);
+  const Shape out_shape = pool::check_max_pool2d_input(op, x.dtype(), x.shape(), o);
   const Shape& s = x.shape();
   const std::int64_t planes = s[0] * s[1], height = s[2], width = s[3];
   const std::int64_t out_h = out_shape[2], out_w = out_shape[3];
@@ -254,6 +242,8 @@ AvgSpan avg_span(std::int64_t i, std::int64_t kernel, std::int64_t stride, std::
   s.hi = std::min(end, size);
   return s;
 }
+
+static_assert(sizeof(AvgSpan) <= pool::kTableEntryBytes, "pool::check_tables bounds the tables");
 
 std::vector<AvgSpan> avg_spans(std::int64_t out, std::int64_t kernel, std::int64_t stride,
                                std::int64_t padding, std::int64_t size) {
@@ -331,23 +321,6 @@ std::vector<AvgSpan> adaptive_spans(std::int64_t out, std::int64_t size) {
   return spans;
 }
 
-void check_grad(const char* op, const Shape& x_shape, const Shape& expected_grad,
-                const CpuTensor& grad) {
-  check_f32(op, grad);
-  if (!(grad.shape() == expected_grad)) {
-    throw ShapeError(str_cat(op, ": the gradient has shape ", grad.shape(), ", expected ",
-                             expected_grad, " (the output shape for input ", x_shape, ")"));
-  }
-}
-
-/// The per-row and per-column window tables (AvgSpan, Taps; up to 24 bytes per output row
-/// or column) must be addressable too: in wasm32 a height_out of 2^28 passes the element
-/// checks of pool::check_* but its table of 6 GiB does not fit size_t. Throws LimitError.
-void check_tables(const char* op, const Shape& out_shape) {
-  checked::bytes(op, out_shape[2], sizeof(AvgSpan), "the table of output rows");
-  checked::bytes(op, out_shape[3], sizeof(AvgSpan), "the table of output columns");
-}
-
 /// Runs `plane(in_plane_ptr, out_plane_ptr)` over every (batch, channel) plane.
 template <class F>
 void for_planes(std::int64_t planes, const float* in, std::int64_t in_plane, float* out,
@@ -370,15 +343,8 @@ std::pair<CpuTensor, CpuTensor> CpuOps::max_pool2d_with_indices(const CpuTensor&
 
 CpuTensor CpuOps::max_pool2d_backward(const Shape& x_shape, const CpuTensor& grad,
                                       const CpuTensor& indices) {
-  const char* op = "max_pool2d_backward";
-  check::rank(op, 4, x_shape);
-  check_f32(op, grad);
-  if (indices.dtype() != DType::I32 || !(indices.shape() == grad.shape()) ||
-      grad.shape().rank() != 4 || grad.shape()[0] != x_shape[0] ||
-      grad.shape()[1] != x_shape[1]) {
-    throw ShapeError(str_cat(op, ": gradient ", grad.shape(), " and indices ", indices.shape(),
-                             " (dtype ", indices.dtype(), ") do not fit input ", x_shape));
-  }
+  pool::check_max_pool2d_backward(x_shape, grad.dtype(), grad.shape(), indices.dtype(),
+                                  indices.shape());
   const std::int64_t planes = x_shape[0] * x_shape[1];
   const std::int64_t in_plane = x_shape[2] * x_shape[3];
   const std::int64_t out_plane = grad.shape()[2] * grad.shape()[3];
@@ -405,10 +371,7 @@ CpuTensor CpuOps::max_pool2d_backward(const Shape& x_shape, const CpuTensor& gra
 }
 
 CpuTensor CpuOps::avg_pool2d(const CpuTensor& x, const AvgPool2dOptions& o) {
-  const char* op = "avg_pool2d";
-  check_f32(op, x);
-  const Shape out_shape = pool::check_avg_pool2d(op, x.shape(), o);
-  check_tables(op, out_shape);
+  const Shape out_shape = pool::check_avg_pool2d_input(x.dtype(), x.shape(), o);
   const Shape& s = x.shape();
   const auto rows = avg_spans(out_shape[2], o.kernel_size[0], o.stride[0], o.padding[0], s[2]);
   const auto cols = avg_spans(out_shape[3], o.kernel_size[1], o.stride[1], o.padding[1], s[3]);
@@ -423,10 +386,8 @@ CpuTensor CpuOps::avg_pool2d(const CpuTensor& x, const AvgPool2dOptions& o) {
 
 CpuTensor CpuOps::avg_pool2d_backward(const Shape& x_shape, const CpuTensor& grad,
                                       const AvgPool2dOptions& o) {
-  const char* op = "avg_pool2d_backward";
-  const Shape out_shape = pool::check_avg_pool2d(op, x_shape, o);
-  check_tables(op, out_shape);
-  check_grad(op, x_shape, out_shape, grad);
+  const Shape out_shape =
+      pool::check_avg_pool2d_backward(x_shape, grad.dtype(), grad.shape(), o);
   const auto rows =
       avg_spans(out_shape[2], o.kernel_size[0], o.stride[0], o.padding[0], x_shape[2]);
   const auto cols =
@@ -444,10 +405,8 @@ CpuTensor CpuOps::avg_pool2d_backward(const Shape& x_shape, const CpuTensor& gra
 
 CpuTensor CpuOps::adaptive_avg_pool2d(const CpuTensor& x,
                                       const std::array<std::int64_t, 2>& output_size) {
-  const char* op = "adaptive_avg_pool2d";
-  check_f32(op, x);
-  const Shape out_shape = pool::check_adaptive_avg_pool2d(op, x.shape(), output_size);
-  check_tables(op, out_shape);
+  const Shape out_shape =
+      pool::check_adaptive_avg_pool2d_input(x.dtype(), x.shape(), output_size);
   const Shape& s = x.shape();
   const auto rows = adaptive_spans(output_size[0], s[2]);
   const auto cols = adaptive_spans(output_size[1], s[3]);
@@ -461,12 +420,9 @@ CpuTensor CpuOps::adaptive_avg_pool2d(const CpuTensor& x,
 }
 
 CpuTensor CpuOps::adaptive_avg_pool2d_backward(const Shape& x_shape, const CpuTensor& grad) {
-  const char* op = "adaptive_avg_pool2d_backward";
-  check::rank(op, 4, grad.shape());
-  const std::array<std::int64_t, 2> output_size{grad.shape()[2], grad.shape()[3]};
-  const Shape out_shape = pool::check_adaptive_avg_pool2d(op, x_shape, output_size);
-  check_tables(op, out_shape);
-  check_grad(op, x_shape, out_shape, grad);
+  const Shape out_shape =
+      pool::check_adaptive_avg_pool2d_backward(x_shape, grad.dtype(), grad.shape());
+  const std::array<std::int64_t, 2> output_size{out_shape[2], out_shape[3]};
   const auto rows = adaptive_spans(output_size[0], x_shape[2]);
   const auto cols = adaptive_spans(output_size[1], x_shape[3]);
   const auto scale = avg_scales(rows, cols, true);
