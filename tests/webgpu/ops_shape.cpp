@@ -65,14 +65,18 @@ KILN_HARNESS_OP(slice, {
   return Ops::slice(in[0], ranges);
 });
 
-// Inputs: x, values.
+// Inputs: x, values (attrs.self: x is its own values, one buffer).
 KILN_HARNESS_OP(slice_assign, {
   auto ranges = ranges_of(a);
-  return Ops::slice_assign(in[0], ranges, in[1]);
+  return Ops::slice_assign(in[0], ranges, a.value("self", false) ? in[0] : in[1]);
 });
 
-// Every input, joined along attrs.dim.
+// Every input, joined along attrs.dim (attrs.twice: in[0] twice, one buffer).
 KILN_HARNESS_OP(cat, {
+  if (a.value("twice", false)) {
+    const std::vector<typename Ops::Tensor> two{in[0], in[0]};
+    return Ops::cat(std::span<const typename Ops::Tensor>(two), a.at("dim").get<std::int64_t>());
+  }
   return Ops::cat(std::span<const typename Ops::Tensor>(in.data(), in.size()), a.at("dim").get<std::int64_t>());
 });
 
