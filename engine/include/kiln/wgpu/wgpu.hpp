@@ -135,7 +135,9 @@ struct WgpuOps {
   static WgpuTensor log_softmax(WgpuTensor x, std::int64_t dim);
 
   // ---- matmul (engine/src/wgpu/matmul_ops.cpp) ----
-  /// [..., m, k] x [..., k, n] -> [..., m, n], batch dims broadcast.
+  /// [..., m, k] x [..., k, n] -> [..., m, n], batch dims broadcast (f32; same rank).
+  /// Each output is summed over k in order in f32: it differs from the Cpu's GEMM by
+  /// rounding only (about eps·k/10 absolute for data in [-1, 1)); k = 0 gives zeros.
   static WgpuTensor matmul(const WgpuTensor& lhs, const WgpuTensor& rhs);
   /// op(lhs) x op(rhs), where op swaps the last two dims when its flag is set, without
   /// copying the transposed operand (the GEMM reads it with swapped strides):
@@ -204,7 +206,10 @@ struct WgpuOps {
   static WgpuTensor adaptive_avg_pool2d_backward(const Shape& x_shape, const WgpuTensor& grad);
 
   // ---- shape and indexing (engine/src/wgpu/shape_ops.cpp) ----
-  /// New shape with the same element count; one -1 is inferred.
+  /// New shape with the same element count; one -1 is inferred. No copy: the result
+  /// shares x's buffer. The other shape ops copy (one strided-copy kernel each; cat one
+  /// per input), except when the result is x's buffer in the same order (a whole slice,
+  /// a flip of size-1 dims, repeat_dim by 1, a permute or expand that moves no element).
   static WgpuTensor reshape(WgpuTensor x, std::span<const std::int64_t> dims);
   /// Output dim i is input dim axes[i] (axes a permutation, already non-negative).
   static WgpuTensor permute(const WgpuTensor& x, std::span<const std::int64_t> axes);

@@ -7,6 +7,7 @@
 
 #include "core/parallel.hpp"
 #include "cpu/gemm/gemm.hpp"
+#include "cpu/ops/shape_checks.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/core/thread_pool.hpp"
@@ -14,57 +15,14 @@
 #include "kiln/cpu/cpu.hpp"
 
 namespace kiln {
-namespace {
-
-/// Checks ranks, dtypes and dims (STYLE.md §7) and returns the output shape
-/// [broadcast(batch dims)..., m, n] of op(lhs)·op(rhs), op transposing when its flag is set.
-Shape matmul_shape(const CpuTensor& lhs, const CpuTensor& rhs, bool tl, bool tr) {
-  const Shape& ls = lhs.shape();
-  const Shape& rs = rhs.shape();
-  if (ls.rank() < 2 || rs.rank() < 2) {
-    throw RankError(str_cat("matmul: expected tensors of rank >= 2, got lhs ", ls, " (rank ",
-                            ls.rank(), ") and rhs ", rs, " (rank ", rs.rank(), ")"));
-  }
-  if (ls.rank() != rs.rank()) {
-    throw RankError(str_cat("matmul: ranks differ: lhs ", ls, " (rank ", ls.rank(), ") vs rhs ", rs,
-                            " (rank ", rs.rank(), ")"));
-  }
-  if (lhs.dtype() != DType::F32 || rhs.dtype() != DType::F32) {
-    throw DTypeError(str_cat("matmul: expected f32 tensors, got lhs ", lhs.dtype(), " ", ls,
-                             " and rhs ", rhs.dtype(), " ", rs));
-  }
-  const std::size_t rank = ls.rank();
-  const std::int64_t k_lhs = ls[tl ? rank - 2 : rank - 1];
-  const std::int64_t k_rhs = rs[tr ? rank - 1 : rank - 2];
-  if (k_lhs != k_rhs) {
-    throw ShapeError(str_cat("matmul: inner dimensions differ: lhs ", ls, tl ? " (transposed)" : "",
-                             " vs rhs ", rs, tr ? " (transposed)" : "", " (", k_lhs, " != ",
-                             k_rhs, ")"));
-  }
-  std::array<std::int64_t, Shape::max_rank> dims{};
-  for (std::size_t d = 0; d + 2 < rank; ++d) {
-    const std::int64_t a = ls[d], b = rs[d];
-    if (a != b && a != 1 && b != 1) {
-      throw ShapeError(str_cat("matmul: batch dims do not broadcast: lhs ", ls, " vs rhs ", rs,
-                               " (dim ", d, ": ", a, " vs ", b, ")"));
-    }
-    dims[d] = a == 1 ? b : a;
-  }
-  dims[rank - 2] = ls[tl ? rank - 1 : rank - 2];
-  dims[rank - 1] = rs[tr ? rank - 2 : rank - 1];
-  return Shape(std::span<const std::int64_t>(dims.data(), rank));
-}
-
-}  // namespace
-
 CpuTensor CpuOps::matmul(const CpuTensor& lhs, const CpuTensor& rhs) {
   return matmul_transposed(lhs, rhs, false, false);
 }
 
 CpuTensor CpuOps::matmul_transposed(const CpuTensor& lhs, const CpuTensor& rhs, bool transpose_lhs,
                                     bool transpose_rhs) {
-  const Shape out_shape = matmul_shape(lhs, rhs, transpose_lhs, transpose_rhs);
-  checked::numel("matmul", out_shape.dims(), "output shape");  // broadcast batch dims
+  const Shape out_shape = cpu::ops::matmul_shape(lhs.shape(), lhs.dtype(), rhs.shape(), rhs.dtype(),
+                                                 transpose_lhs, transpose_rhs);
   CpuTensor out(out_shape, DType::F32);
   if (out.num_elements() == 0) return out;
 
