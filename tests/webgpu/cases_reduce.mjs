@@ -224,6 +224,10 @@ for (const [label, x, dims] of sortInputs) {
   const nanRow = { shape: [2048], dtype: 'f32', data: uniform(2048, 79).map((v, i) => (i % 7 === 3 ? NaN : i % 5 === 0 ? -0 : v)) };
   add({ name: 'sort f32 [2048] nans and -0 (one block) indices', op: 'sort_with_indices', inputs: [nanRow], attrs: { dim: 0, output: 1 } });
   add({ name: 'sort f32 [2048] nans and -0 descending indices', op: 'sort_with_indices', inputs: [nanRow], attrs: { dim: 0, descending: true, output: 1 } });
+  // 40000 elements: 65536 slots, 28 global steps
+  const long = tensor([40000], 'i32', 81, -1000, 1000);
+  add({ name: 'sort i32 [40000] ties indices', op: 'sort_with_indices', inputs: [long], attrs: { dim: 0, output: 1 } });
+  add({ name: 'sort i32 [40000] ties descending values', op: 'sort_with_indices', inputs: [long], attrs: { dim: 0, descending: true } });
   add({ name: 'sort empty [0, 4]', op: 'sort_with_indices', inputs: [{ shape: [0, 4], dtype: 'f32', data: [] }], attrs: { dim: 1, output: 1 } });
   add({ name: 'sort [4, 0] dim 1', op: 'sort_with_indices', inputs: [{ shape: [4, 0], dtype: 'i32', data: [] }], attrs: { dim: 1 } });
   add({ name: 'sort bool throws DType', op: 'sort_with_indices', inputs: [tensor([3], 'bool', 80)], attrs: { dim: 0 }, error: 'DType' });
