@@ -130,7 +130,8 @@ struct WgpuOps {
   static WgpuTensor mask_fill(WgpuTensor x, const WgpuTensor& mask, double value);
 
   // ---- activations along a dim (engine/src/wgpu/softmax_ops.cpp) ----
-  /// Stable for large logits; a row of all -inf gives nan (as PyTorch).
+  /// Stable for large logits; a row of all -inf gives nan (as PyTorch), as does a row
+  /// holding a nan or +inf. exp and log are WGSL's (a few ulp), sums f32 trees.
   static WgpuTensor softmax(WgpuTensor x, std::int64_t dim);
   static WgpuTensor log_softmax(WgpuTensor x, std::int64_t dim);
 
@@ -148,10 +149,16 @@ struct WgpuOps {
 
   // ---- reductions (engine/src/wgpu/reduce_ops.cpp) ----
   /// Whole tensor to shape [1]. Mean of no elements is nan; Max/Min of none throw.
-  /// Any/All give Bool. Int Mean is the floor of the mean (Python `//`; Burn truncates toward zero).
-  /// Int Sum/Prod are exact (int64 inside) and throw LimitError when the result does not
-  /// fit in i32 (never wrap); the Int Mean of no elements throws ShapeError.
-  /// Float sums are pairwise trees in f32 on the device (WGSL has no f64).
+  /// Any/All give Bool. Int Mean is the floor of the exact mean (an int64 sum on the device;
+  /// Python `//`; Burn truncates toward zero); the Int Mean of no elements throws ShapeError.
+  /// Int Sum/Prod are exact whenever the result fits in i32. When it does not, the Cpu
+  /// throws LimitError; that check depends on the values, so this backend runs it only on a
+  /// host copy of the input (a tensor made by from_data) and otherwise returns the wrapped
+  /// result (the low 32 bits) without an error.
+  /// Float sums are f32 trees on the device (WGSL has no f64), one pass per 4096 elements
+  /// of a result (two passes up to 16M): each term sees <= 24 roundings per pass, so
+  /// |error| <= 24·u·Σ|x| per pass (u = 2^-24), where the Cpu's f32 -> f64 blocking gives
+  /// <= 2.9e-6·Σ|x|. Float products are f32 trees (relative error <= (n - 1)·u).
   static WgpuTensor reduce(ReduceOp op, const WgpuTensor& x);
   /// Along `dim`, keeping it with size 1.
   static WgpuTensor reduce_dim(ReduceOp op, const WgpuTensor& x, std::int64_t dim);
@@ -172,10 +179,15 @@ struct WgpuOps {
   /// I32 index of the max (min) along dim, first on ties; nan counts as the max (torch).
   static WgpuTensor argmax(const WgpuTensor& x, std::int64_t dim);
   static WgpuTensor argmin(const WgpuTensor& x, std::int64_t dim);
-  /// Variance and mean along dim (dim kept); divisor n - 1 when unbiased, else n.
+  /// Variance and mean along dim (dim kept); divisor n - 1 when unbiased, else n. Two
+  /// passes (the mean, then Σd and Σd² with d = x - mean, corrected as the Cpu's), f32 sums
+  /// as reduce's.
   static std::pair<WgpuTensor, WgpuTensor> var_mean(const WgpuTensor& x, std::int64_t dim,
                                                   bool unbiased);
-  /// Sorted values and I32 indices along dim (stable; nan last ascending, as torch).
+  /// Sorted values and I32 indices along dim (stable; nan last ascending, as torch). A
+  /// bitonic sort of (key, index) pairs, each line padded to a power of two (in workgroup
+  /// memory up to 2048 slots, one dispatch per longer step beyond). Throws LimitError when
+  /// lines · padded length exceeds 2^31.
   static std::pair<WgpuTensor, WgpuTensor> sort_with_indices(const WgpuTensor& x,
                                                            std::int64_t dim, bool descending);
 

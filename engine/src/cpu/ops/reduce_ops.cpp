@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cpu/kernels/reduce.hpp"
+#include "cpu/ops/reduce_checks.hpp"
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/core/check.hpp"
 
@@ -62,37 +63,6 @@ Shape keep_dim(Shape s, std::size_t d) {
   return s;
 }
 
-const char* op_name(ReduceOp op, bool along_dim) {
-  switch (op) {
-#define KILN_REDUCE_OP(Name, snake, ...) \
-  case ReduceOp::Name: return along_dim ? #snake "_dim" : #snake;
-#include "kiln/backend/ops.def"
-  }
-  return "reduce";
-}
-
-void check_numeric(const char* op, const CpuTensor& x) {
-  if (x.dtype() != DType::F32 && x.dtype() != DType::I32) {
-    throw DTypeError(str_cat(op, ": expected an f32 or i32 tensor, got ", x.dtype(),
-                             " (shape ", x.shape(), ")"));
-  }
-}
-
-/// What the error of an empty reduction names: "dim 1 of shape [2, 0]" or "shape [0]".
-std::string where(const Shape& s, std::optional<std::size_t> dim) {
-  if (dim) return str_cat("dim ", *dim, " of shape ", s, " has size 0");
-  return str_cat("shape ", s, " has no elements");
-}
-
-void check_not_empty(const char* op, const char* what, const Layout& l, const Shape& s,
-                     std::optional<std::size_t> dim) {
-  if (l.n == 0) {
-    throw ShapeError(str_cat(op, ": cannot take the ", what, " of zero elements: ",
-                             where(s, dim), " (as PyTorch, an empty reduction has no ", what,
-                             ")"));
-  }
-}
-
 /// Checks that Int results fit in i32 and narrows them.
 void narrow_int(const char* op, const std::vector<std::int64_t>& wide, CpuTensor& out,
                 const Shape& in_shape) {
@@ -121,6 +91,7 @@ std::int64_t floor_div(std::int64_t sum, std::int64_t n) {
 
 CpuTensor run_reduce(ReduceOp op, const CpuTensor& x, const Layout& l, const Shape& out_shape,
                      const char* name, std::optional<std::size_t> dim) {
+  cpu::ops::check_reduce(op, name, x.dtype(), x.shape(), l.n, dim);
   if (op == ReduceOp::Any || op == ReduceOp::All) {
     CpuTensor out(out_shape, DType::Bool);
     if (l.results() == 0) return out;
@@ -152,14 +123,6 @@ CpuTensor run_reduce(ReduceOp op, const CpuTensor& x, const Layout& l, const Sha
     return out;
   }
 
-  check_numeric(name, x);
-  if (op == ReduceOp::Max || op == ReduceOp::Min) {
-    check_not_empty(name, op == ReduceOp::Max ? "max" : "min", l, x.shape(), dim);
-  }
-  if (op == ReduceOp::Mean && x.dtype() == DType::I32 && l.n == 0) {
-    throw ShapeError(str_cat(name, ": cannot take the Int mean of zero elements: ",
-                             where(x.shape(), dim), " (0 / 0 has no i32 value)"));
-  }
   CpuTensor out(out_shape, x.dtype());
   if (l.results() == 0) return out;
 
@@ -209,10 +172,8 @@ CpuTensor run_reduce(ReduceOp op, const CpuTensor& x, const Layout& l, const Sha
 /// Values and indices of the max (min) along dim.
 std::pair<CpuTensor, CpuTensor> arg_extremum(const CpuTensor& x, std::int64_t dim, bool is_max,
                                              const char* name) {
-  const auto d = static_cast<std::size_t>(check::dim(name, dim, x.shape().rank()));
-  check_numeric(name, x);
+  const std::size_t d = cpu::ops::check_arg_extremum(name, is_max, x.dtype(), x.shape(), dim);
   const Layout l = around(x.shape(), d);
-  check_not_empty(name, is_max ? "max" : "min", l, x.shape(), d);
   const Shape out_shape = keep_dim(x.shape(), d);
   CpuTensor values(out_shape, x.dtype());
   CpuTensor indices(out_shape, DType::I32);
@@ -241,11 +202,11 @@ std::pair<CpuTensor, CpuTensor> arg_extremum(const CpuTensor& x, std::int64_t di
 }  // namespace
 
 CpuTensor CpuOps::reduce(ReduceOp op, const CpuTensor& x) {
-  return run_reduce(op, x, whole(x), Shape{1}, op_name(op, false), std::nullopt);
+  return run_reduce(op, x, whole(x), Shape{1}, cpu::ops::reduce_op_name(op, false), std::nullopt);
 }
 
 CpuTensor CpuOps::reduce_dim(ReduceOp op, const CpuTensor& x, std::int64_t dim) {
-  const char* name = op_name(op, true);
+  const char* name = cpu::ops::reduce_op_name(op, true);
   const auto d = static_cast<std::size_t>(check::dim(name, dim, x.shape().rank()));
   return run_reduce(op, x, around(x.shape(), d), keep_dim(x.shape(), d), name, d);
 }
@@ -270,11 +231,7 @@ CpuTensor CpuOps::argmin(const CpuTensor& x, std::int64_t dim) {
 
 std::pair<CpuTensor, CpuTensor> CpuOps::var_mean(const CpuTensor& x, std::int64_t dim,
                                                  bool unbiased) {
-  const auto d = static_cast<std::size_t>(check::dim("var_mean", dim, x.shape().rank()));
-  if (x.dtype() != DType::F32) {
-    throw DTypeError(str_cat("var_mean: expected an f32 tensor, got ", x.dtype(), " (shape ",
-                             x.shape(), ")"));
-  }
+  const std::size_t d = cpu::ops::check_var_mean(x.dtype(), x.shape(), dim);
   const Layout l = around(x.shape(), d);
   const Shape out_shape = keep_dim(x.shape(), d);
   CpuTensor var(out_shape, DType::F32);

@@ -4,17 +4,15 @@
 // kernel vectorises across inner.
 #include "cpu/dispatch.hpp"
 #include "cpu/kernels/softmax.hpp"
-#include "cpu/ops/elementwise_common.hpp"
+#include "cpu/ops/reduce_checks.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {
 
 CpuTensor softmax_impl(const char* name, CpuTensor x, std::int64_t dim, bool log) {
-  if (x.dtype() != DType::F32) cpu::ops::throw_dtype(name, "a f32 tensor", x.dtype());
   const Shape shape = x.shape();
-  const auto d = static_cast<std::size_t>(check::dim(name, dim, shape.rank()));
+  const std::size_t d = cpu::ops::check_softmax(name, x.dtype(), shape, dim);
   std::size_t outer = 1, inner = 1;
   for (std::size_t i = 0; i < d; ++i) outer *= static_cast<std::size_t>(shape[i]);
   for (std::size_t i = d + 1; i < shape.rank(); ++i) inner *= static_cast<std::size_t>(shape[i]);

@@ -14,8 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "cpu/ops/reduce_checks.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/core/check.hpp"
 
 namespace kiln {
 namespace {
@@ -85,11 +85,7 @@ void sort_lines(const CpuTensor& x, std::size_t d, bool descending, CpuTensor& v
 
 std::pair<CpuTensor, CpuTensor> CpuOps::sort_with_indices(const CpuTensor& x, std::int64_t dim,
                                                           bool descending) {
-  const auto d = static_cast<std::size_t>(check::dim("sort", dim, x.shape().rank()));
-  if (x.dtype() != DType::F32 && x.dtype() != DType::I32) {
-    throw DTypeError(str_cat("sort: expected an f32 or i32 tensor, got ", x.dtype(),
-                             " (shape ", x.shape(), ")"));
-  }
+  const std::size_t d = cpu::ops::check_sort(x.dtype(), x.shape(), dim);
   CpuTensor values(x.shape(), x.dtype());
   CpuTensor indices(x.shape(), DType::I32);
   if (x.num_elements() == 0) return {values, indices};
