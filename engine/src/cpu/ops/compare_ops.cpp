@@ -63,16 +63,10 @@ bool compare_double(CompareOp op, double a, double b) {
   return false;
 }
 
-void require_bool(const char* op, const char* name, const CpuTensor& t) {
-  if (t.dtype() != DType::Bool) {
-    throw DTypeError(str_cat(op, ": ", name, " must be a bool tensor, got ", t.dtype()));
-  }
-}
-
 template <kernels::BoolOp Op>
 CpuTensor bool_logic(const char* name, CpuTensor lhs, CpuTensor rhs) {
-  require_bool(name, "lhs", lhs);
-  require_bool(name, "rhs", rhs);
+  cpu::ops::require_bool(name, "lhs", lhs.dtype());
+  cpu::ops::require_bool(name, "rhs", rhs.dtype());
   const Shape shape =
       cpu::ops::broadcast_shapes(name, {{"lhs", &lhs.shape()}, {"rhs", &rhs.shape()}});
   const auto plan = cpu::ops::make_plan<2>(shape, {&lhs.shape(), &rhs.shape()});
@@ -185,7 +179,7 @@ CpuTensor CpuOps::is_inf(const CpuTensor& x) {
 }
 
 CpuTensor CpuOps::bool_not(CpuTensor x) {
-  require_bool("bool_not", "the input", x);
+  cpu::ops::require_bool("bool_not", "the input", x.dtype());
   const auto n = static_cast<std::size_t>(x.num_elements());
   const std::uint8_t* in = x.data<std::uint8_t>();
   CpuTensor out = x.is_unique() ? std::move(x) : CpuTensor(x.shape(), DType::Bool);
@@ -204,15 +198,14 @@ CpuTensor CpuOps::bool_xor(CpuTensor lhs, CpuTensor rhs) {
 }
 
 CpuTensor CpuOps::mask_where(CpuTensor x, const CpuTensor& mask, const CpuTensor& value) {
-  require_bool("mask_where", "mask", mask);
-  cpu::ops::check_same_dtype("mask_where", "x", x.dtype(), "value", value.dtype());
+  cpu::ops::check_mask_where(x.dtype(), mask.dtype(), value.dtype());
   const Shape shape = cpu::ops::broadcast_shapes(
       "mask_where", {{"x", &x.shape()}, {"mask", &mask.shape()}, {"value", &value.shape()}});
   return where(std::move(x), mask, value.data<std::uint8_t>(), value.shape(), shape);
 }
 
 CpuTensor CpuOps::mask_fill(CpuTensor x, const CpuTensor& mask, double value) {
-  require_bool("mask_fill", "mask", mask);
+  cpu::ops::check_mask_fill(mask.dtype());
   const Shape shape =
       cpu::ops::broadcast_shapes("mask_fill", {{"x", &x.shape()}, {"mask", &mask.shape()}});
   // The fill value in x's dtype, as one broadcast scalar (a rank-0 shape).

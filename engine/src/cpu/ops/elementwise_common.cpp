@@ -101,4 +101,100 @@ std::int32_t int_scalar(const char* op, double value) {
   return static_cast<std::int32_t>(value);
 }
 
+
+void check_binary(BinaryOp op, DType lhs, DType rhs) {
+  const char* name = op_name(op, lhs);
+  check_same_dtype(name, "lhs", lhs, "rhs", rhs);
+  if (lhs == DType::Bool) throw_dtype(name, "f32 or i32 tensors", lhs);
+}
+
+void check_binary_scalar(BinaryOp op, DType dtype) {
+  if (dtype == DType::Bool) throw_dtype(op_name(op, dtype), "a f32 or i32 tensor", dtype);
+}
+
+bool is_int_division(BinaryOp op) {
+  return op == BinaryOp::Div || op == BinaryOp::DivTrunc || op == BinaryOp::Rem ||
+         op == BinaryOp::Fmod;
+}
+
+void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const Shape& shape) {
+  const char* name = op_name(op, DType::I32);
+  if (is_int_division(op)) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (rhs[i] == 0) {
+        throw ValueError(str_cat(name, ": integer division by zero: divisor element ", i, " of ",
+                                 shape, " is 0 (ZeroDivisionError in PyTorch)"));
+      }
+    }
+  } else if (op == BinaryOp::Pow) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (rhs[i] < 0) {
+        throw ValueError(str_cat(name, ": integers to negative integer powers are not allowed:",
+                                 " exponent element ", i, " of ", shape, " is ", rhs[i]));
+      }
+    }
+  }
+}
+
+void check_int_scalar_rhs(BinaryOp op, std::int32_t s) {
+  const char* name = op_name(op, DType::I32);
+  if (is_int_division(op) && s == 0) {
+    throw ValueError(str_cat(name, ": integer division by zero: the scalar divisor is 0",
+                             " (ZeroDivisionError in PyTorch)"));
+  }
+  if (op == BinaryOp::Pow && s < 0) {
+    throw ValueError(
+        str_cat(name, ": integers to negative integer powers are not allowed:", " exponent ", s));
+  }
+}
+
+void check_unary(UnaryOp op, DType dtype) {
+  const char* name = op_name(op);
+  const bool numeric_op = unary_op_is_numeric(op);
+  if (dtype == DType::Bool) {
+    throw_dtype(name, numeric_op ? "a f32 or i32 tensor" : "a f32 tensor", dtype);
+  }
+  if (dtype == DType::I32 && !numeric_op) throw_dtype(name, "a f32 tensor", dtype);
+}
+
+void check_clamp(DType dtype, std::optional<double> min, std::optional<double> max) {
+  if (dtype == DType::Bool) throw_dtype("clamp", "a f32 or i32 tensor", dtype);
+  if ((min && std::isnan(*min)) || (max && std::isnan(*max))) {
+    throw ValueError(
+        str_cat("clamp: bounds must not be nan, got min = ", min ? str_cat(*min) : "none",
+                ", max = ", max ? str_cat(*max) : "none"));
+  }
+  if (min && max && *min > *max) {
+    throw ValueError(str_cat("clamp: min must be <= max, got min = ", *min, ", max = ", *max));
+  }
+}
+
+void check_leaky_relu(DType dtype, double negative_slope) {
+  if (dtype != DType::F32) throw_dtype("leaky_relu", "a f32 tensor", dtype);
+  if (!std::isfinite(negative_slope)) {
+    throw ValueError(str_cat("leaky_relu: negative_slope must be finite, got ", negative_slope));
+  }
+}
+
+void check_softplus(DType dtype, double beta, double threshold) {
+  if (dtype != DType::F32) throw_dtype("softplus", "a f32 tensor", dtype);
+  if (!(beta > 0.0) || !std::isfinite(beta)) {
+    throw ValueError(str_cat("softplus: beta must be positive and finite, got ", beta));
+  }
+  if (std::isnan(threshold)) throw ValueError("softplus: threshold must not be nan");
+}
+
+void require_bool(const char* op, const char* name, DType dtype) {
+  if (dtype != DType::Bool) {
+    throw DTypeError(str_cat(op, ": ", name, " must be a bool tensor, got ", dtype));
+  }
+}
+
+void check_mask_where(DType x, DType mask, DType value) {
+  require_bool("mask_where", "mask", mask);
+  check_same_dtype("mask_where", "x", x, "value", value);
+}
+
+void check_mask_fill(DType mask) { require_bool("mask_fill", "mask", mask); }
+
 }  // namespace kiln::cpu::ops

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -37,6 +38,38 @@ void check_same_dtype(const char* op, const char* name_a, DType a, const char* n
 /// `value` as an i32 scalar for an Int tensor. Throws ValueError unless it is an integer
 /// in the i32 range.
 std::int32_t int_scalar(const char* op, double value);
+
+// ---- argument checks of the element-wise ops, shared by every backend (CpuOps, WgpuOps):
+// each throws what the op throws, with the op's message. Value checks that read tensor
+// elements take a pointer to them (the caller's host copy). ----
+
+/// binary: throws DTypeError if the dtypes differ or are Bool.
+void check_binary(BinaryOp op, DType lhs, DType rhs);
+/// binary_scalar: throws DTypeError for a Bool tensor.
+void check_binary_scalar(BinaryOp op, DType dtype);
+/// Div, DivTrunc, Rem and Fmod: the ops whose i32 form divides.
+bool is_int_division(BinaryOp op);
+/// i32 binary: throws ValueError if a divisor (the n rhs elements, of shape `shape`) is 0 or
+/// a Pow exponent is negative (PyTorch raises ZeroDivisionError / "Integers to negative
+/// integer powers are not allowed").
+void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const Shape& shape);
+/// i32 binary_scalar with the scalar `s` on the right: as check_int_rhs for that scalar.
+void check_int_scalar_rhs(BinaryOp op, std::int32_t s);
+/// unary: throws DTypeError for Bool, and for I32 unless the op is NUMERIC.
+void check_unary(UnaryOp op, DType dtype);
+/// clamp: throws DTypeError for Bool, ValueError for a nan bound or min > max.
+void check_clamp(DType dtype, std::optional<double> min, std::optional<double> max);
+/// leaky_relu: throws DTypeError unless F32, ValueError for a non-finite slope.
+void check_leaky_relu(DType dtype, double negative_slope);
+/// softplus: throws DTypeError unless F32, ValueError unless beta is positive and finite
+/// and threshold is not nan.
+void check_softplus(DType dtype, double beta, double threshold);
+/// Throws DTypeError `<op>: <name> must be a bool tensor, got <dtype>` unless Bool.
+void require_bool(const char* op, const char* name, DType dtype);
+/// mask_where: throws DTypeError unless mask is Bool and x and value have one dtype.
+void check_mask_where(DType x, DType mask, DType value);
+/// mask_fill: throws DTypeError unless mask is Bool.
+void check_mask_fill(DType mask);
 
 /// True when `t`'s buffer may become the output: the only handle, same shape and dtype.
 inline bool reusable(const CpuTensor& t, const Shape& shape, DType dtype) {

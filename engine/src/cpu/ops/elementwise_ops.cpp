@@ -36,32 +36,6 @@ void run_binary(BinaryOp op, const kernels::Plan<2>& plan, const T* lhs, const T
   });
 }
 
-bool is_int_division(BinaryOp op) {
-  return op == BinaryOp::Div || op == BinaryOp::DivTrunc || op == BinaryOp::Rem ||
-         op == BinaryOp::Fmod;
-}
-
-/// Throws ValueError if an i32 divisor is 0 or an i32 exponent is negative (PyTorch raises
-/// ZeroDivisionError / "Integers to negative integer powers are not allowed").
-void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const Shape& shape) {
-  const char* name = op_name(op, DType::I32);
-  if (is_int_division(op)) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (rhs[i] == 0) {
-        throw ValueError(str_cat(name, ": integer division by zero: divisor element ", i, " of ",
-                                 shape, " is 0 (ZeroDivisionError in PyTorch)"));
-      }
-    }
-  } else if (op == BinaryOp::Pow) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (rhs[i] < 0) {
-        throw ValueError(str_cat(name, ": integers to negative integer powers are not allowed:",
-                                 " exponent element ", i, " of ", shape, " is ", rhs[i]));
-      }
-    }
-  }
-}
-
 /// Runs the unary kernel UnaryF32<op> for the run-time op (split when large, as run_binary).
 void run_unary_f32(UnaryOp op, const float* x, float* out, std::size_t n) {
   cpu::parallel_elements(static_cast<std::int64_t>(n), [&](std::int64_t begin, std::int64_t end) {
@@ -95,22 +69,17 @@ CpuTensor same_shape_output(CpuTensor& x) {
   return x.is_unique() ? std::move(x) : CpuTensor(x.shape(), x.dtype());
 }
 
-void require_float(const char* op, const CpuTensor& x) {
-  if (x.dtype() != DType::F32) cpu::ops::throw_dtype(op, "a f32 tensor", x.dtype());
-}
-
 }  // namespace
 
 CpuTensor CpuOps::binary(BinaryOp op, CpuTensor lhs, CpuTensor rhs) {
   const DType dtype = lhs.dtype();
   const char* name = op_name(op, dtype);
-  cpu::ops::check_same_dtype(name, "lhs", dtype, "rhs", rhs.dtype());
-  if (dtype == DType::Bool) cpu::ops::throw_dtype(name, "f32 or i32 tensors", dtype);
+  cpu::ops::check_binary(op, dtype, rhs.dtype());
   const Shape shape =
       cpu::ops::broadcast_shapes(name, {{"lhs", &lhs.shape()}, {"rhs", &rhs.shape()}});
   const auto plan = cpu::ops::make_plan<2>(shape, {&lhs.shape(), &rhs.shape()});
   if (dtype == DType::I32 && plan.num_runs > 0) {
-    check_int_rhs(op, rhs.data<std::int32_t>(), rhs.num_elements(), rhs.shape());
+    cpu::ops::check_int_rhs(op, rhs.data<std::int32_t>(), rhs.num_elements(), rhs.shape());
   }
   // Pointers first: the output may take over lhs's or rhs's buffer.
   const void* a = lhs.data<std::uint8_t>();
@@ -131,7 +100,7 @@ CpuTensor CpuOps::binary(BinaryOp op, CpuTensor lhs, CpuTensor rhs) {
 CpuTensor CpuOps::binary_scalar(BinaryOp op, CpuTensor lhs, double scalar, bool scalar_on_left) {
   const DType dtype = lhs.dtype();
   const char* name = op_name(op, dtype);
-  if (dtype == DType::Bool) cpu::ops::throw_dtype(name, "a f32 or i32 tensor", dtype);
+  cpu::ops::check_binary_scalar(op, dtype);
   const std::int64_t n = lhs.num_elements();
   const auto plan = cpu::ops::scalar_plan(n, scalar_on_left);
   const void* x = lhs.data<std::uint8_t>();
@@ -159,13 +128,9 @@ CpuTensor CpuOps::binary_scalar(BinaryOp op, CpuTensor lhs, double scalar, bool 
   const auto* xi = static_cast<const std::int32_t*>(x);
   if (n > 0) {
     if (scalar_on_left) {
-      check_int_rhs(op, xi, n, lhs.shape());
-    } else if (is_int_division(op) && s == 0) {
-      throw ValueError(str_cat(name, ": integer division by zero: the scalar divisor is 0",
-                               " (ZeroDivisionError in PyTorch)"));
-    } else if (op == BinaryOp::Pow && s < 0) {
-      throw ValueError(
-          str_cat(name, ": integers to negative integer powers are not allowed:", " exponent ", s));
+      cpu::ops::check_int_rhs(op, xi, n, lhs.shape());
+    } else {
+      cpu::ops::check_int_scalar_rhs(op, s);
     }
   }
   CpuTensor out = same_shape_output(lhs);
@@ -178,13 +143,8 @@ CpuTensor CpuOps::binary_scalar(BinaryOp op, CpuTensor lhs, double scalar, bool 
 }
 
 CpuTensor CpuOps::unary(UnaryOp op, CpuTensor x) {
-  const char* name = op_name(op);
   const DType dtype = x.dtype();
-  const bool numeric_op = unary_op_is_numeric(op);
-  if (dtype == DType::Bool) {
-    cpu::ops::throw_dtype(name, numeric_op ? "a f32 or i32 tensor" : "a f32 tensor", dtype);
-  }
-  if (dtype == DType::I32 && !numeric_op) cpu::ops::throw_dtype(name, "a f32 tensor", dtype);
+  cpu::ops::check_unary(op, dtype);
   const auto n = static_cast<std::size_t>(x.num_elements());
   const void* in = x.data<std::uint8_t>();
   CpuTensor out = same_shape_output(x);
@@ -198,15 +158,7 @@ CpuTensor CpuOps::unary(UnaryOp op, CpuTensor x) {
 
 CpuTensor CpuOps::clamp(CpuTensor x, std::optional<double> min, std::optional<double> max) {
   const DType dtype = x.dtype();
-  if (dtype == DType::Bool) cpu::ops::throw_dtype("clamp", "a f32 or i32 tensor", dtype);
-  if ((min && std::isnan(*min)) || (max && std::isnan(*max))) {
-    throw ValueError(
-        str_cat("clamp: bounds must not be nan, got min = ", min ? str_cat(*min) : "none",
-                ", max = ", max ? str_cat(*max) : "none"));
-  }
-  if (min && max && *min > *max) {
-    throw ValueError(str_cat("clamp: min must be <= max, got min = ", *min, ", max = ", *max));
-  }
+  cpu::ops::check_clamp(dtype, min, max);
   const auto n = static_cast<std::size_t>(x.num_elements());
   const void* in = x.data<std::uint8_t>();
   CpuTensor out = same_shape_output(x);
@@ -229,10 +181,7 @@ CpuTensor CpuOps::clamp(CpuTensor x, std::optional<double> min, std::optional<do
 }
 
 CpuTensor CpuOps::leaky_relu(CpuTensor x, double negative_slope) {
-  require_float("leaky_relu", x);
-  if (!std::isfinite(negative_slope)) {
-    throw ValueError(str_cat("leaky_relu: negative_slope must be finite, got ", negative_slope));
-  }
+  cpu::ops::check_leaky_relu(x.dtype(), negative_slope);
   const auto n = static_cast<std::size_t>(x.num_elements());
   const float* in = x.data<float>();
   CpuTensor out = same_shape_output(x);
@@ -242,11 +191,7 @@ CpuTensor CpuOps::leaky_relu(CpuTensor x, double negative_slope) {
 }
 
 CpuTensor CpuOps::softplus(CpuTensor x, double beta, double threshold) {
-  require_float("softplus", x);
-  if (!(beta > 0.0) || !std::isfinite(beta)) {
-    throw ValueError(str_cat("softplus: beta must be positive and finite, got ", beta));
-  }
-  if (std::isnan(threshold)) throw ValueError("softplus: threshold must not be nan");
+  cpu::ops::check_softplus(x.dtype(), beta, threshold);
   const auto n = static_cast<std::size_t>(x.num_elements());
   const float* in = x.data<float>();
   CpuTensor out = same_shape_output(x);
