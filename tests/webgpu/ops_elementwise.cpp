@@ -79,13 +79,13 @@ KILN_HARNESS_OP(clamp_nan_min, {
 
 KILN_HARNESS_OP(leaky_relu, { return Ops::leaky_relu(in[0], number(a, "slope")); });
 
-KILN_HARNESS_OP(softplus, {
-  return Ops::softplus(in[0], number(a, "beta"), number(a, "threshold"));
-});
+KILN_HARNESS_OP(softplus,
+                { return Ops::softplus(in[0], number(a, "beta"), number(a, "threshold")); });
 
 KILN_HARNESS_OP(compare, { return Ops::compare(compare_op(a), in[0], in[1]); });
 
-KILN_HARNESS_OP(compare_scalar, { return Ops::compare_scalar(compare_op(a), in[0], number(a, "scalar")); });
+KILN_HARNESS_OP(compare_scalar,
+                { return Ops::compare_scalar(compare_op(a), in[0], number(a, "scalar")); });
 
 KILN_HARNESS_OP(is_nan, { return Ops::is_nan(in[0]); });
 KILN_HARNESS_OP(is_inf, { return Ops::is_inf(in[0]); });
@@ -96,6 +96,7 @@ KILN_HARNESS_OP(bool_or, { return Ops::bool_or(in[0], in[1]); });
 KILN_HARNESS_OP(bool_xor, { return Ops::bool_xor(in[0], in[1]); });
 
 KILN_HARNESS_OP(mask_where, { return Ops::mask_where(in[0], in[1], in[2]); });
+KILN_HARNESS_OP(mask_where_self, { return Ops::mask_where(in[0], in[1], in[0]); });
 KILN_HARNESS_OP(mask_fill, { return Ops::mask_fill(in[0], in[1], number(a, "value")); });
 
 // binary with an rhs computed on the device (rhs + 0: no host copy, so the i32 divisor and

@@ -37,9 +37,12 @@ struct WgslRow {
   std::string_view i32;  ///< over i32 (compare: i32 or u32) operands; empty for FLOAT rows
 };
 
-#define KILN_WGSL_BINARY(Name, f32_expr, i32_expr) constexpr WgslRow kBinary##Name{f32_expr, i32_expr};
-#define KILN_WGSL_UNARY(Name, f32_expr, i32_expr) constexpr WgslRow kUnary##Name{f32_expr, i32_expr};
-#define KILN_WGSL_COMPARE(Name, f32_expr, int_expr) constexpr WgslRow kCompare##Name{f32_expr, int_expr};
+#define KILN_WGSL_BINARY(Name, f32_expr, i32_expr) \
+  constexpr WgslRow kBinary##Name{f32_expr, i32_expr};
+#define KILN_WGSL_UNARY(Name, f32_expr, i32_expr) \
+  constexpr WgslRow kUnary##Name{f32_expr, i32_expr};
+#define KILN_WGSL_COMPARE(Name, f32_expr, int_expr) \
+  constexpr WgslRow kCompare##Name{f32_expr, int_expr};
 #include "wgpu/wgsl_ops.def"
 
 constexpr int kWgslBinaryRows = 0
@@ -63,7 +66,7 @@ static_assert(kWgslCompareRows == compare_op_count,
 // An i32 form exactly for the NUMERIC unary rows (a missing kUnary<Name> fails here too).
 #define KILN_WGSL_IS_NUMERIC_NUMERIC true
 #define KILN_WGSL_IS_NUMERIC_FLOAT false
-#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, ...)                      \
+#define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, ...)                   \
   static_assert(KILN_WGSL_IS_NUMERIC_##KINDS == !kUnary##Name.i32.empty(), \
                 "wgpu/wgsl_ops.def: the i32 expression of " #Name " (\"\" for FLOAT rows)");
 #include "kiln/backend/ops.def"
@@ -73,7 +76,8 @@ static_assert(kWgslCompareRows == compare_op_count,
 const WgslRow& wgsl_row(BinaryOp op) {
   switch (op) {
 #define KILN_BINARY_OP(Name, ...) \
-  case BinaryOp::Name: return kBinary##Name;
+  case BinaryOp::Name:            \
+    return kBinary##Name;
 #include "kiln/backend/ops.def"
   }
   return kBinaryAdd;
@@ -82,7 +86,8 @@ const WgslRow& wgsl_row(BinaryOp op) {
 const WgslRow& wgsl_row(UnaryOp op) {
   switch (op) {
 #define KILN_UNARY_OP(Name, ...) \
-  case UnaryOp::Name: return kUnary##Name;
+  case UnaryOp::Name:            \
+    return kUnary##Name;
 #include "kiln/backend/ops.def"
   }
   return kUnaryNeg;
@@ -91,7 +96,8 @@ const WgslRow& wgsl_row(UnaryOp op) {
 const WgslRow& wgsl_row(CompareOp op) {
   switch (op) {
 #define KILN_COMPARE_OP(Name, ...) \
-  case CompareOp::Name: return kCompare##Name;
+  case CompareOp::Name:            \
+    return kCompare##Name;
 #include "kiln/backend/ops.def"
   }
   return kCompareEqual;
@@ -137,7 +143,8 @@ std::uint32_t bits_of(std::int32_t v) { return static_cast<std::uint32_t>(v); }
 std::string map_source(int nslots, const int* slot, int noperands, bool broadcast,
                        std::string_view body) {
   std::string s(wgpu::kPrelude);
-  s += wgpu::wgsl_helpers(body);
+  const std::string helpers = wgpu::wgsl_helpers(body);
+  s += helpers;
   s += kParamsWgsl;
   for (int k = 0; k < nslots; ++k) {
     s += str_cat("@group(0) @binding(", k, ") var<storage, read> in", k, ": array<u32>;\n");
@@ -149,18 +156,20 @@ std::string map_source(int nslots, const int* slot, int noperands, bool broadcas
        "@builtin(num_workgroups) nwg: vec3<u32>) {\n"
        "  let i = flat_index(gid, nwg, 256u);\n"
        "  if (i >= p.n) { return; }\n";
+  if (helpers.find("g_zero") != std::string::npos) s += "  g_zero = gid.z;\n";  // wgsl_math.cpp
   if (broadcast) {
-    s += "  var q = i / p.run;\n"
-         "  let r = i - q * p.run;\n";
+    // The names here (bc_*) stay clear of the body's.
+    s += "  var bc_outer = i / p.run;\n"
+         "  let bc_pos = i - bc_outer * p.run;\n";
     for (int k = 0; k < noperands; ++k) {
-      s += str_cat("  var j", k, " = select(0u, r, (p.inner & ", 1u << k, "u) != 0u);\n");
+      s += str_cat("  var j", k, " = select(0u, bc_pos, (p.inner & ", 1u << k, "u) != 0u);\n");
     }
-    s += "  for (var d = i32(p.rank) - 1; d >= 0; d = d - 1) {\n"
-         "    let size = p.shape[d / 4][d % 4];\n"
-         "    let c = q % size;\n"
-         "    q = q / size;\n";
+    s += "  for (var bc_d = i32(p.rank) - 1; bc_d >= 0; bc_d = bc_d - 1) {\n"
+         "    let bc_size = p.shape[bc_d / 4][bc_d % 4];\n"
+         "    let bc_c = bc_outer % bc_size;\n"
+         "    bc_outer = bc_outer / bc_size;\n";
     for (int k = 0; k < noperands; ++k) {
-      s += str_cat("    j", k, " = j", k, " + c * p.st", k, "[d / 4][d % 4];\n");
+      s += str_cat("    j", k, " = j", k, " + bc_c * p.st", k, "[bc_d / 4][bc_d % 4];\n");
     }
     s += "  }\n";
   } else {
@@ -220,9 +229,14 @@ WgpuTensor map(const char* op, std::initializer_list<const WgpuTensor*> operands
       wgpu::kernel(map_source(nslots, slot, noperands, broadcast, body), nslots, 1, true);
   const auto groups = wgpu::groups_for(n);
   switch (nslots) {
-    case 1: wgpu::dispatch(kernel, {buffers[0], out.get()}, p, groups); break;
-    case 2: wgpu::dispatch(kernel, {buffers[0], buffers[1], out.get()}, p, groups); break;
-    default: wgpu::dispatch(kernel, {buffers[0], buffers[1], buffers[2], out.get()}, p, groups);
+    case 1:
+      wgpu::dispatch(kernel, {buffers[0], out.get()}, p, groups);
+      break;
+    case 2:
+      wgpu::dispatch(kernel, {buffers[0], buffers[1], out.get()}, p, groups);
+      break;
+    default:
+      wgpu::dispatch(kernel, {buffers[0], buffers[1], buffers[2], out.get()}, p, groups);
   }
   return WgpuTensor(shape, dtype, std::move(out));
 }
@@ -261,7 +275,8 @@ WgpuTensor WgpuOps::binary(BinaryOp op, WgpuTensor lhs, WgpuTensor rhs) {
   // The divisor / exponent check reads values: run when the host copy is at hand; without
   // it the kernel gives the Cpu kernel's values (0 for a zero divisor or negative exponent).
   if (dtype == DType::I32 && shape.num_elements() > 0) {
-    if (const std::int32_t* r = host_i32(rhs)) ops::check_int_rhs(op, r, rhs.num_elements(), rhs.shape());
+    if (const std::int32_t* r = host_i32(rhs))
+      ops::check_int_rhs(op, r, rhs.num_elements(), rhs.shape());
   }
   const WgslRow& row = wgsl_row(op);
   const std::string body = let("a", "v0", dtype) + let("b", "v1", dtype) +
@@ -280,7 +295,8 @@ WgpuTensor WgpuOps::binary_scalar(BinaryOp op, WgpuTensor lhs, double scalar, bo
     if (op == BinaryOp::Pow && !scalar_on_left && (f == 1.f || f == 2.f)) {
       // pow(x, 1) = x and pow(x, 2) = x·x, as the Cpu backend (its fast paths).
       if (f == 1.f) return lhs;
-      return map(name, {&lhs}, lhs.shape(), dtype, let("a", "v0", dtype) + store("f_mul(a, a)", dtype));
+      return map(name, {&lhs}, lhs.shape(), dtype,
+                 let("a", "v0", dtype) + store("f_mul(a, a)", dtype));
     }
     s = bits_of(f);
   } else {
@@ -416,14 +432,17 @@ WgpuTensor WgpuOps::compare_scalar(CompareOp op, const WgpuTensor& lhs, double s
 
 WgpuTensor WgpuOps::is_nan(const WgpuTensor& x) {
   wgpu::check("is_nan");
-  if (x.dtype() != DType::F32) return full(x.shape(), 0.0, DType::Bool, {});  // integers are never nan
-  return map("is_nan", {&x}, x.shape(), DType::Bool, store("is_nan_f32(bitcast<f32>(v0))", DType::Bool));
+  if (x.dtype() != DType::F32)
+    return full(x.shape(), 0.0, DType::Bool, {});  // integers are never nan
+  return map("is_nan", {&x}, x.shape(), DType::Bool,
+             store("is_nan_f32(bitcast<f32>(v0))", DType::Bool));
 }
 
 WgpuTensor WgpuOps::is_inf(const WgpuTensor& x) {
   wgpu::check("is_inf");
   if (x.dtype() != DType::F32) return full(x.shape(), 0.0, DType::Bool, {});
-  return map("is_inf", {&x}, x.shape(), DType::Bool, store("is_inf_f32(bitcast<f32>(v0))", DType::Bool));
+  return map("is_inf", {&x}, x.shape(), DType::Bool,
+             store("is_inf_f32(bitcast<f32>(v0))", DType::Bool));
 }
 
 WgpuTensor WgpuOps::bool_not(WgpuTensor x) {
@@ -445,9 +464,15 @@ WgpuTensor bool_logic(const char* name, const char* wgsl_op, const WgpuTensor& l
 
 }  // namespace
 
-WgpuTensor WgpuOps::bool_and(WgpuTensor lhs, WgpuTensor rhs) { return bool_logic("bool_and", "&", lhs, rhs); }
-WgpuTensor WgpuOps::bool_or(WgpuTensor lhs, WgpuTensor rhs) { return bool_logic("bool_or", "|", lhs, rhs); }
-WgpuTensor WgpuOps::bool_xor(WgpuTensor lhs, WgpuTensor rhs) { return bool_logic("bool_xor", "^", lhs, rhs); }
+WgpuTensor WgpuOps::bool_and(WgpuTensor lhs, WgpuTensor rhs) {
+  return bool_logic("bool_and", "&", lhs, rhs);
+}
+WgpuTensor WgpuOps::bool_or(WgpuTensor lhs, WgpuTensor rhs) {
+  return bool_logic("bool_or", "|", lhs, rhs);
+}
+WgpuTensor WgpuOps::bool_xor(WgpuTensor lhs, WgpuTensor rhs) {
+  return bool_logic("bool_xor", "^", lhs, rhs);
+}
 
 WgpuTensor WgpuOps::mask_where(WgpuTensor x, const WgpuTensor& mask, const WgpuTensor& value) {
   wgpu::check("mask_where");
@@ -462,14 +487,22 @@ WgpuTensor WgpuOps::mask_where(WgpuTensor x, const WgpuTensor& mask, const WgpuT
 WgpuTensor WgpuOps::mask_fill(WgpuTensor x, const WgpuTensor& mask, double value) {
   wgpu::check("mask_fill");
   ops::check_mask_fill(mask.dtype());
-  const Shape shape = ops::broadcast_shapes("mask_fill", {{"x", &x.shape()}, {"mask", &mask.shape()}});
+  const Shape shape =
+      ops::broadcast_shapes("mask_fill", {{"x", &x.shape()}, {"mask", &mask.shape()}});
   std::uint32_t v = 0;
   switch (x.dtype()) {
-    case DType::F32: v = bits_of(static_cast<float>(value)); break;
-    case DType::I32: v = bits_of(ops::int_scalar("mask_fill", value)); break;
-    case DType::Bool: v = value != 0.0; break;
+    case DType::F32:
+      v = bits_of(static_cast<float>(value));
+      break;
+    case DType::I32:
+      v = bits_of(ops::int_scalar("mask_fill", value));
+      break;
+    case DType::Bool:
+      v = value != 0.0;
+      break;
   }
-  return map("mask_fill", {&x, &mask}, shape, x.dtype(), "  out[i] = select(v0, p.s0, v1 != 0u);\n", {v});
+  return map("mask_fill", {&x, &mask}, shape, x.dtype(), "  out[i] = select(v0, p.s0, v1 != 0u);\n",
+             {v});
 }
 
 }  // namespace kiln

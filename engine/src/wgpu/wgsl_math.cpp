@@ -20,6 +20,21 @@ struct Helper {
 
 // clang-format off
 constexpr Helper kHelpers[] = {
+// ---- opaque constants ----
+// SwiftShader optimises SPIR-V with spirv-opt, whose folding rules reassociate float
+// arithmetic that has constant operands: (x + 1) - 1 becomes x, ((x - c1) - c2) - c3 becomes
+// x - (c1 + c2 + c3), x / 6 becomes x · (1/6); another rule factors a·b + a·c into
+// a·(b + c). Those rewrites break compensated arithmetic and round differently from the
+// Cpu, so every float constant of an arithmetic expression goes through kf (bits) or kc (a
+// literal) and reaches the arithmetic as an unknown value: its bits xor g_zero, a 0 the
+// compiler cannot see; kc(v) of a variable hides a common factor the same way. The kernel
+// sets g_zero = gid.z (0: dispatches are 2-D) before anything else.
+{"g_zero", R"(var<private> g_zero: u32;
+)"},
+{"kf", R"(fn kf(b: u32) -> f32 { return bitcast<f32>(b ^ g_zero); }
+)"},
+{"kc", R"(fn kc(v: f32) -> f32 { return bitcast<f32>(bitcast<u32>(v) ^ g_zero); }
+)"},
 // ---- bits: exact for every input, subnormals included ----
 {"f_abs", R"(fn f_abs(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) & 0x7fffffffu); }
 )"},
@@ -118,12 +133,12 @@ constexpr Helper kHelpers[] = {
   if (bitcast<u32>(x) >= 0x80000000u) { return nan_f32(); }
   let y = f_frexp(x);
   let odd = (y.e & 1) != 0;
-  return f_ldexp(sqrt(select(y.m, 2.0 * y.m, odd)), (y.e - select(0, 1, odd)) / 2);
+  return f_ldexp(sqrt(select(y.m, kc(2.0) * y.m, odd)), (y.e - select(0, 1, odd)) / 2);
 }
 )"},
 // Rounding keeps the sign of x, also for a zero result (ceil(-0.5) = -0), as ops.def's rows.
 {"f_ceil", R"(fn f_ceil(x: f32) -> f32 {
-  if (f_is_sub(x)) { return select(bitcast<f32>(0x80000000u), 1.0, bitcast<u32>(x) < 0x80000000u); }
+  if (f_is_sub(x)) { return select(kf(0x80000000u), 1.0, bitcast<u32>(x) < 0x80000000u); }
   return f_copysign(ceil(x), x);
 }
 )"},
@@ -195,7 +210,7 @@ constexpr Helper kHelpers[] = {
 // ---- double-f32 arithmetic (error-free transforms; SwiftShader rounds each step, no FMA) ----
 // Veltkamp's split: x = hi + lo with 12-bit halves (|x| < 2^115).
 {"f_split", R"(fn f_split(x: f32) -> vec2<f32> {
-  let c = 4097.0 * x;
+  let c = kc(4097.0) * x;
   let hi = c - (c - x);
   return vec2<f32>(hi, x - hi);
 }
@@ -222,27 +237,27 @@ constexpr Helper kHelpers[] = {
   let fe = f_frexp(x);
   var m = fe.m;
   var e = fe.e;
-  if (m > bitcast<f32>(0x3fb504f3u)) { m = m * 0.5; e = e + 1; }
-  let f = m - 1.0;
-  let d = 2.0 + f;
-  let dl = f - (d - 2.0);
+  if (m > kf(0x3fb504f3u)) { m = m * kc(0.5); e = e + 1; }
+  let f = m - kc(1.0);
+  let d = kc(2.0) + f;
+  let dl = f - (d - kc(2.0));
   let s = f / d;
   let p = f_two_prod(s, d);
   let sl = (((f - p.x) - p.y) - s * dl) / d;
   let z = f_two_prod(s, s);
   var c = f_two_prod(s, z.x);
   c.y = c.y + s * z.y;
-  let c23 = vec2<f32>(bitcast<f32>(0x3f2aaaabu), bitcast<f32>(0xb2aaaaabu));  // 2/3
+  let c23 = vec2<f32>(kf(0x3f2aaaabu), kf(0xb2aaaaabu));  // 2/3
   var t = f_two_prod(c.x, c23.x);
   t.y = t.y + (c.x * c23.y + c.y * c23.x);
   let zz = z.x;
-  let q = bitcast<f32>(0x3ecccccdu) + zz * (bitcast<f32>(0x3e924925u) + zz * (bitcast<f32>(0x3e638e39u)
-        + zz * (bitcast<f32>(0x3e3a2e8cu) + zz * (bitcast<f32>(0x3e1d89d9u) + zz * (bitcast<f32>(0x3e088889u)
-        + zz * bitcast<f32>(0x3df0f0f1u))))));  // 2/5, 2/7, ..., 2/17
+  let q = kf(0x3ecccccdu) + zz * (kf(0x3e924925u) + zz * (kf(0x3e638e39u)
+        + zz * (kf(0x3e3a2e8cu) + zz * (kf(0x3e1d89d9u) + zz * (kf(0x3e088889u)
+        + zz * kf(0x3df0f0f1u))))));  // 2/5, 2/7, ..., 2/17
   let small = (s * (zz * zz)) * q;
-  var h = f_two_sum(2.0 * s, t.x);
-  h.y = h.y + (((2.0 * sl) + t.y) + (((2.0 * zz) * sl) + small));
-  let log2e = vec2<f32>(bitcast<f32>(0x3fb8aa3bu), bitcast<f32>(0x32a57060u));
+  var h = f_two_sum(kc(2.0) * s, t.x);
+  h.y = h.y + (((kc(2.0) * sl) + t.y) + (((kc(2.0) * zz) * sl) + small));
+  let log2e = vec2<f32>(kf(0x3fb8aa3bu), kf(0x32a57060u));
   var l = f_two_prod(h.x, log2e.x);
   l.y = l.y + (h.x * log2e.y + h.y * log2e.x);
   var g = f_two_sum(f32(e), l.x);
@@ -279,22 +294,23 @@ constexpr Helper kHelpers[] = {
     }
   }
   let xneg = bx >= 0x80000000u;
-  let sign = select(0u, 0x80000000u, xneg && yclass == 1u);
-  if (ax == 0u) { return bitcast<f32>(select(0u, 0x7f800000u, yneg) | sign); }
-  if (ax == 0x7f800000u) { return bitcast<f32>(select(0x7f800000u, 0u, yneg) | sign); }
+  let sgn = select(0u, 0x80000000u, xneg && yclass == 1u);
+  if (ax == 0u) { return bitcast<f32>(select(0u, 0x7f800000u, yneg) | sgn); }
+  if (ax == 0x7f800000u) { return bitcast<f32>(select(0x7f800000u, 0u, yneg) | sgn); }
   if (xneg && yclass == 0u) { return nan_f32(); }
+  if (ax == 0x3f800000u) { return bitcast<f32>(0x3f800000u | sgn); }   // (-1)^y, y an integer
   let g = f_log2_df(bitcast<f32>(ax));
   let t0 = y * g.x;
-  if (t0 > 200.0) { return bitcast<f32>(0x7f800000u | sign); }
-  if (t0 < -200.0) { return bitcast<f32>(sign); }
+  if (t0 > 200.0) { return bitcast<f32>(0x7f800000u | sgn); }
+  if (t0 < -200.0) { return bitcast<f32>(sgn); }
   let t = f_two_prod(y, g.x);
   let n = round(t.x);
   let fr = (t.x - n) + (t.y + y * g.y);
-  let p = bitcast<f32>(0x3f317218u) + fr * (bitcast<f32>(0x3e75fdf0u) + fr * (bitcast<f32>(0x3d635847u)
-        + fr * (bitcast<f32>(0x3c1d955bu) + fr * (bitcast<f32>(0x3aaec3ffu) + fr * (bitcast<f32>(0x39218489u)
-        + fr * (bitcast<f32>(0x377fe5feu) + fr * bitcast<f32>(0x35b16011u)))))));  // ln2^k / k!
-  let r = f_ldexp(1.0 + fr * p, i32(n));
-  return bitcast<f32>(bitcast<u32>(r) | sign);
+  let p = kf(0x3f317218u) + fr * (kf(0x3e75fdf0u) + fr * (kf(0x3d635847u)
+        + fr * (kf(0x3c1d955bu) + fr * (kf(0x3aaec3ffu) + fr * (kf(0x39218489u)
+        + fr * (kf(0x377fe5feu) + fr * kf(0x35b16011u)))))));  // ln2^k / k!
+  let r = f_ldexp(kc(1.0) + fr * p, i32(n));
+  return bitcast<f32>(bitcast<u32>(r) | sgn);
 }
 )"},
 
@@ -302,35 +318,35 @@ constexpr Helper kHelpers[] = {
 // exp: k = nearbyint(x/ln2), r = x - k·ln2 (Cody-Waite), 1 + r + r²·P(r), scaled by 2^k
 // through the exponent bits (k + 127 << 23, 0 below minlog and inf above maxlog, as xsimd).
 {"f_exp", R"(fn f_exp(a: f32) -> f32 {
-  let k = round(bitcast<f32>(0x3fb8aa3bu) * a);          // invlog_2
-  var x = a - k * bitcast<f32>(0x3f318000u);             // log_2hi
-  x = x - k * bitcast<f32>(0xb95e8083u);                 // log_2lo
-  let y = bitcast<f32>(0x3f000000u) + x * (bitcast<f32>(0x3e2aa9a5u) + x * (bitcast<f32>(0x3d2aa957u)
-        + x * (bitcast<f32>(0x3c098d8bu) + x * bitcast<f32>(0x3ab778cfu))));
-  let r = (y * (x * x) + x) + 1.0;
-  var out = r * bitcast<f32>((i32(k) + 127) << 23u);
-  if (a <= -bitcast<f32>(0x42b0c0a5u)) { out = 0.0; }         // minlog
-  if (a >= bitcast<f32>(0x42b0c0a5u)) { out = inf_f32(); }    // maxlog
-  return out;
+  let k = round(kf(0x3fb8aa3bu) * a);          // invlog_2
+  var x = a - k * kf(0x3f318000u);             // log_2hi
+  x = x - k * kf(0xb95e8083u);                 // log_2lo
+  let y = kf(0x3f000000u) + x * (kf(0x3e2aa9a5u) + x * (kf(0x3d2aa957u)
+        + x * (kf(0x3c098d8bu) + x * kf(0x3ab778cfu))));
+  let r = (y * (x * x) + x) + kc(1.0);
+  var res = r * bitcast<f32>((i32(k) + 127) << 23u);
+  if (a <= -kf(0x42b0c0a5u)) { res = 0.0; }         // minlog
+  if (a >= kf(0x42b0c0a5u)) { res = inf_f32(); }    // maxlog
+  return res;
 }
 )"},
 {"f_expm1", R"(fn f_expm1(a: f32) -> f32 {
-  let k = round(bitcast<f32>(0x3fb8aa3bu) * a);
-  var x = a - k * bitcast<f32>(0x3f318000u);
-  x = x - k * bitcast<f32>(0xb95e8083u);
-  let hx = x * 0.5;
+  let k = round(kf(0x3fb8aa3bu) * a);
+  var x = a - k * kf(0x3f318000u);
+  x = x - k * kf(0xb95e8083u);
+  let hx = x * kc(0.5);
   let hxs = x * hx;
-  let r = 1.0 + hxs * (bitcast<f32>(0xbd08887fu) + hxs * bitcast<f32>(0x3acf6db4u));
-  let t = 3.0 - r * hx;
-  var e = hxs * ((r - t) / (6.0 - x * t));
+  let r = kc(1.0) + hxs * (kf(0xbd08887fu) + hxs * kf(0x3acf6db4u));
+  let t = kc(3.0) - r * hx;
+  var e = hxs * ((r - t) / (kc(6.0) - x * t));
   e = x * e - hxs;
   let ik = i32(k);
   let two2mk = bitcast<f32>((127 - ik) << 23u);
-  let y = (1.0 - two2mk) - (e - x);
-  var out = y * bitcast<f32>((ik + 127) << 23u);
-  if (a > bitcast<f32>(0x42b0c0a5u)) { out = inf_f32(); }    // maxlog
-  if (a < bitcast<f32>(0xc17f1402u)) { out = -1.0; }         // logeps
-  return out;
+  let y = (kc(1.0) - two2mk) - (e - x);
+  var res = y * bitcast<f32>((ik + 127) << 23u);
+  if (a > kf(0x42b0c0a5u)) { res = inf_f32(); }    // maxlog
+  if (a < kf(0xc17f1402u)) { res = -1.0; }         // logeps
+  return res;
 }
 )"},
 // log: x = 2^k·(1 + f), f in [√½ - 1, √2 - 1), s = f/(2 + f), fdlibm's polynomial. xsimd
@@ -341,60 +357,60 @@ constexpr Helper kHelpers[] = {
   var x = a;
   var k = 0;
   if (mag != 0u && mag < 0x00800000u && b < 0x80000000u) {
-    x = f32(mag) * bitcast<f32>(0x00800000u);            // a · 2^23 = mag · 2^-126
+    x = f32(mag) * kf(0x00800000u);            // a · 2^23 = mag · 2^-126
     k = -23;
   }
   var ix = bitcast<i32>(x) + (0x3f800000 - 0x3f3504f3);
   k = k + (ix >> 23u) - 0x7f;
   ix = (ix & 0x007fffff) + 0x3f3504f3;
-  let f = bitcast<f32>(ix) - 1.0;
-  let s = f / (2.0 + f);
+  let f = bitcast<f32>(ix) - kc(1.0);
+  let s = f / (kc(2.0) + f);
   let z = s * s;
   let w = z * z;
-  let t1 = w * (bitcast<f32>(0x3eccce13u) + w * bitcast<f32>(0x3e789e26u));
-  let t2 = z * (bitcast<f32>(0x3f2aaaaau) + w * bitcast<f32>(0x3e91e9eeu));
+  let t1 = w * (kf(0x3eccce13u) + w * kf(0x3e789e26u));
+  let t2 = z * (kf(0x3f2aaaaau) + w * kf(0x3e91e9eeu));
   let big_r = t2 + t1;
-  let hfsq = 0.5 * f * f;
+  let hfsq = kc(0.5) * f * f;
   let dk = f32(k);
-  let r = dk * bitcast<f32>(0x3f318000u) + (((s * (hfsq + big_r) + dk * bitcast<f32>(0xb95e8083u)) - hfsq) + f);
-  var out = r;
-  if (b == 0x7f800000u) { out = inf_f32(); }
-  if (mag == 0u) { out = -inf_f32(); }
-  if (is_nan_f32(a) || (b >= 0x80000000u && mag != 0u)) { out = nan_f32(); }
-  return out;
+  let r = dk * kf(0x3f318000u) + (((s * (hfsq + big_r) + dk * kf(0xb95e8083u)) - hfsq) + f);
+  var res = r;
+  if (b == 0x7f800000u) { res = inf_f32(); }
+  if (mag == 0u) { res = -inf_f32(); }
+  if (is_nan_f32(a) || (b >= 0x80000000u && mag != 0u)) { res = nan_f32(); }
+  return res;
 }
 )"},
 {"f_log1p", R"(fn f_log1p(a: f32) -> f32 {
-  let uf = a + 1.0;
+  let uf = a + kc(1.0);
   var iu = bitcast<i32>(uf) + (0x3f800000 - 0x3f3504f3);
   let k = (iu >> 23u) - 0x7f;
   iu = (iu & 0x007fffff) + 0x3f3504f3;
-  let f = bitcast<f32>(iu) - 1.0;
-  let s = f / (2.0 + f);
+  let f = bitcast<f32>(iu) - kc(1.0);
+  let s = f / (kc(2.0) + f);
   let z = s * s;
   let w = z * z;
-  let t1 = w * (bitcast<f32>(0x3eccce13u) + w * bitcast<f32>(0x3e789e26u));
-  let t2 = z * (bitcast<f32>(0x3f2aaaaau) + w * bitcast<f32>(0x3e91e9eeu));
+  let t1 = w * (kf(0x3eccce13u) + w * kf(0x3e789e26u));
+  let t2 = z * (kf(0x3f2aaaaau) + w * kf(0x3e91e9eeu));
   let big_r = t2 + t1;
-  let hfsq = 0.5 * f * f;
+  let hfsq = kc(0.5) * f * f;
   let dk = f32(k);
-  let c = select(a - (uf - 1.0), 1.0 - (uf - a), k >= 2) / uf;   // log(1 + a) - log(uf)
-  let r = dk * bitcast<f32>(0x3f318000u) + (((s * (hfsq + big_r) + (dk * bitcast<f32>(0xb95e8083u) + c)) - hfsq) + f);
-  var out = r;
-  if (bitcast<u32>(a) == 0x7f800000u) { out = inf_f32(); }
-  if ((bitcast<u32>(uf) & 0x7fffffffu) == 0u) { out = -inf_f32(); }
-  if (is_nan_f32(uf) || bitcast<u32>(uf) > 0x80000000u) { out = nan_f32(); }
-  return out;
+  let c = select(a - (uf - kc(1.0)), kc(1.0) - (uf - a), k >= 2) / uf;   // log(1 + a) - log(uf)
+  let r = dk * kf(0x3f318000u) + (((s * (hfsq + big_r) + (dk * kf(0xb95e8083u) + c)) - hfsq) + f);
+  var res = r;
+  if (bitcast<u32>(a) == 0x7f800000u) { res = inf_f32(); }
+  if ((bitcast<u32>(uf) & 0x7fffffffu) == 0u) { res = -inf_f32(); }
+  if (is_nan_f32(uf) || bitcast<u32>(uf) > 0x80000000u) { res = nan_f32(); }
+  return res;
 }
 )"},
 // tanh: odd polynomial below 5/8, else 1 - 2/(1 + e^2|x|); sign from the bits.
 {"f_tanh", R"(fn f_tanh(a: f32) -> f32 {
   let x = f_abs(a);
   let sq = x * x;
-  let p = bitcast<f32>(0xbeaaaa99u) + sq * (bitcast<f32>(0x3e088393u) + sq * (bitcast<f32>(0xbd5c1e2du)
-        + sq * (bitcast<f32>(0x3ca9134eu) + sq * bitcast<f32>(0xbbbaf0eau))));
+  let p = kf(0xbeaaaa99u) + sq * (kf(0x3e088393u) + sq * (kf(0xbd5c1e2du)
+        + sq * (kf(0x3ca9134eu) + sq * kf(0xbbbaf0eau))));
   let small = (p * sq) * x + x;
-  let big = -2.0 * (1.0 / (1.0 + f_exp(x + x))) + 1.0;
+  let big = kc(-2.0) * (kc(1.0) / (kc(1.0) + f_exp(x + x))) + kc(1.0);
   let v = select(big, small, x < 0.625);
   return bitcast<f32>(bitcast<u32>(v) ^ (bitcast<u32>(a) & 0x80000000u));
 }
@@ -402,40 +418,40 @@ constexpr Helper kHelpers[] = {
 // The Cpu's sigmoid (cpu/kernels/unary.hpp): e = exp(-|x|), (x >= 0 ? 1 : e) / (1 + e).
 {"f_sigmoid", R"(fn f_sigmoid(x: f32) -> f32 {
   let e = f_exp(f_neg(f_abs(x)));
-  return select(e, 1.0, f_le(0.0, x)) / (1.0 + e);
+  return select(e, kc(1.0), f_le(0.0, x)) / (kc(1.0) + e);
 }
 )"},
 // erf: x·P(x²) below 2/3, else 1 - e^(-x²)·Q(x/(1+x) - 0.4); erfc likewise (Boost.SIMD).
 {"f_erf", R"(fn f_erf(a: f32) -> f32 {
   let x = f_abs(a);
   let xx = x * x;
-  let r1 = a * (bitcast<f32>(0x3f906ebau) + xx * (bitcast<f32>(0xbec0937eu) + xx * (bitcast<f32>(0x3de70f22u)
-         + xx * (bitcast<f32>(0xbcdb61f4u) + xx * (bitcast<f32>(0x3ba4468du) + xx * bitcast<f32>(0xba1fc83bu))))));
-  let z = x / (1.0 + x) - bitcast<f32>(0x3ecccccdu);
-  let r2 = 1.0 - f_exp(-x * x) * f_erfc2(z);
-  var out = select(select(r2, f_neg(r2), f_lt(a, 0.0)), r1, x < bitcast<f32>(0x3f2aaaabu));
-  if (is_inf_f32(a)) { out = f_sign(a); }
-  return out;
+  let r1 = a * (kf(0x3f906ebau) + xx * (kf(0xbec0937eu) + xx * (kf(0x3de70f22u)
+         + xx * (kf(0xbcdb61f4u) + xx * (kf(0x3ba4468du) + xx * kf(0xba1fc83bu))))));
+  let z = x / (kc(1.0) + x) - kf(0x3ecccccdu);
+  let r2 = kc(1.0) - f_exp(-x * x) * f_erfc2(z);
+  var res = select(select(r2, f_neg(r2), f_lt(a, 0.0)), r1, x < kf(0x3f2aaaabu));
+  if (is_inf_f32(a)) { res = f_sign(a); }
+  return res;
 }
 )"},
 // erfc(x)·exp(x²) for x >= 2/3, of z = x/(1 + x) - 0.4.
 {"f_erfc2", R"(fn f_erfc2(z: f32) -> f32 {
-  return bitcast<f32>(0x3f0a0e8bu) + z * (bitcast<f32>(0xbf918a62u) + z * (bitcast<f32>(0x3e243828u)
-       + z * (bitcast<f32>(0x3ec4ca6eu) + z * (bitcast<f32>(0x3e1175c7u) + z * (bitcast<f32>(0x3e2006f0u)
-       + z * (bitcast<f32>(0xbfaea865u) + z * (bitcast<f32>(0x4050b063u) + z * (bitcast<f32>(0xc0cd1a85u)
-       + z * (bitcast<f32>(0x40d67e3bu) + z * bitcast<f32>(0xc0283611u))))))))));
+  return kf(0x3f0a0e8bu) + z * (kf(0xbf918a62u) + z * (kf(0x3e243828u)
+       + z * (kf(0x3ec4ca6eu) + z * (kf(0x3e1175c7u) + z * (kf(0x3e2006f0u)
+       + z * (kf(0xbfaea865u) + z * (kf(0x4050b063u) + z * (kf(0xc0cd1a85u)
+       + z * (kf(0x40d67e3bu) + z * kf(0xc0283611u))))))))));
 }
 )"},
 {"f_erfc", R"(fn f_erfc(a: f32) -> f32 {
   let x = f_abs(a);
-  let z = x / (1.0 + x);
-  let r1 = (1.0 - z) * (bitcast<f32>(0x3f7ffffeu) + z * (bitcast<f32>(0xbe036d7eu) + z * (bitcast<f32>(0xbfa11698u)
-         + z * (bitcast<f32>(0xbffc9284u) + z * (bitcast<f32>(0xc016c985u) + z * (bitcast<f32>(0x3f2cff3bu)
-         + z * (bitcast<f32>(0xc010d956u) + z * (bitcast<f32>(0x401b5680u) + z * bitcast<f32>(0x41aa8e55u)))))))));
-  let r2 = f_exp(-x * x) * f_erfc2(z - bitcast<f32>(0x3ecccccdu));
-  var r = select(r2, r1, x < bitcast<f32>(0x3f2aaaabu));
+  let z = x / (kc(1.0) + x);
+  let r1 = (kc(1.0) - z) * (kf(0x3f7ffffeu) + z * (kf(0xbe036d7eu) + z * (kf(0xbfa11698u)
+         + z * (kf(0xbffc9284u) + z * (kf(0xc016c985u) + z * (kf(0x3f2cff3bu)
+         + z * (kf(0xc010d956u) + z * (kf(0x401b5680u) + z * kf(0x41aa8e55u)))))))));
+  let r2 = f_exp(-x * x) * f_erfc2(z - kf(0x3ecccccdu));
+  var r = select(r2, r1, x < kf(0x3f2aaaabu));
   if (bitcast<u32>(x) == 0x7f800000u) { r = 0.0; }
-  return select(r, 2.0 - r, f_lt(a, 0.0));
+  return select(r, kc(2.0) - r, f_lt(a, 0.0));
 }
 )"},
 // sin / cos: x = n·π/2 + r, |r| <= π/4, then a sine or cosine polynomial of r by n mod 4.
@@ -446,28 +462,28 @@ constexpr Helper kHelpers[] = {
 {"Trig", R"(struct Trig { r: f32, n: u32 }
 )"},
 {"f_trig_reduce", R"(fn f_trig_reduce(x: f32) -> Trig {
-  if (x <= bitcast<f32>(0x3f490fdbu)) { return Trig(x, 0u); }                       // pio4
-  if (x <= bitcast<f32>(0x3fc90fdbu)) {                                              // pio2
-    return Trig(((x - bitcast<f32>(0x3fc90f80u)) - bitcast<f32>(0x37354400u)) - bitcast<f32>(0x2e85a300u), 1u);
+  if (x <= kf(0x3f490fdbu)) { return Trig(x, 0u); }                       // pio4
+  if (x <= kf(0x3fc90fdbu)) {                                              // pio2
+    return Trig(((x - kf(0x3fc90f80u)) - kf(0x37354400u)) - kf(0x2e85a300u), 1u);
   }
-  if (x <= bitcast<f32>(0x427b53d1u)) {                                              // twentypi
-    let xi = round(x * bitcast<f32>(0x3f22f983u));                                   // twoopi
-    var r = x - xi * bitcast<f32>(0x3fc90f80u);                                      // pio2_1
-    r = r - xi * bitcast<f32>(0x37354400u);                                          // pio2_2
-    r = r - xi * bitcast<f32>(0x2e85a300u);                                          // pio2_3
+  if (x <= kf(0x427b53d1u)) {                                              // twentypi
+    let xi = round(x * kf(0x3f22f983u));                                   // twoopi
+    var r = x - xi * kf(0x3fc90f80u);                                      // pio2_1
+    r = r - xi * kf(0x37354400u);                                          // pio2_2
+    r = r - xi * kf(0x2e85a300u);                                          // pio2_3
     return Trig(r, u32(i32(xi)) & 3u);
   }
-  if (x <= bitcast<f32>(0x43490fdbu)) {                                              // mediumpi
-    let fnn = round(x * bitcast<f32>(0x3f22f983u));
-    var r = x - fnn * bitcast<f32>(0x3fc90f80u);
+  if (x <= kf(0x43490fdbu)) {                                              // mediumpi
+    let fnn = round(x * kf(0x3f22f983u));
+    var r = x - fnn * kf(0x3fc90f80u);
     var t = r;
-    var w = fnn * bitcast<f32>(0x37354400u);                                         // pio2_2
+    var w = fnn * kf(0x37354400u);                                         // pio2_2
     r = t - w;
-    w = fnn * bitcast<f32>(0x2e85a308u) - ((t - r) - w);                             // pio2_2t
+    w = fnn * kf(0x2e85a308u) - ((t - r) - w);                             // pio2_2t
     t = r;
-    w = fnn * bitcast<f32>(0x2e85a300u);                                             // pio2_3
+    w = fnn * kf(0x2e85a300u);                                             // pio2_3
     r = t - w;
-    w = fnn * bitcast<f32>(0x248d3132u) - ((t - r) - w);                             // pio2_3t
+    w = fnn * kf(0x248d3132u) - ((t - r) - w);                             // pio2_3t
     return Trig(r - w, u32(i32(fnn)) & 3u);
   }
   if (is_finite_f32(x)) { return f_rem_pio2_large(x); }
@@ -535,30 +551,30 @@ constexpr Helper kHelpers[] = {
     lo = lo << c;
   }
   sc = sc + c;
-  let a = f32(hi >> 8u) * bitcast<f32>(0x33800000u);                                     // 2^-24
-  let a_lo = f32(((hi & 0xffu) << 16u) | (lo >> 16u)) * bitcast<f32>(0x27800000u);       // 2^-48
-  let p = f_two_prod(a, bitcast<f32>(0x3fc90fdbu));                                      // π/2 hi
-  let pl = p.y + (a * bitcast<f32>(0xb33bbd2eu) + a_lo * bitcast<f32>(0x3fc90fdbu));     // π/2 lo
+  let a = f32(hi >> 8u) * kf(0x33800000u);                                     // 2^-24
+  let a_lo = f32(((hi & 0xffu) << 16u) | (lo >> 16u)) * kf(0x27800000u);       // 2^-48
+  let p = f_two_prod(a, kf(0x3fc90fdbu));                                      // π/2 hi
+  let pl = p.y + (a * kf(0xb33bbd2eu) + a_lo * kf(0x3fc90fdbu));     // π/2 lo
   let r = (p.x + pl) * f_pow2(-i32(sc));
   return Trig(select(r, f_neg(r), neg), n);
 }
 )"},
 {"f_sin_eval", R"(fn f_sin_eval(z: f32, x: f32) -> f32 {
-  let y = bitcast<f32>(0xbe2aaaa2u) + z * (bitcast<f32>(0x3c08839du) + z * bitcast<f32>(0xb94ca1f9u));
+  let y = kf(0xbe2aaaa2u) + z * (kf(0x3c08839du) + z * kf(0xb94ca1f9u));
   return (y * z) * x + x;
 }
 )"},
 {"f_cos_eval", R"(fn f_cos_eval(z: f32) -> f32 {
-  let y = bitcast<f32>(0x3d2aaaa5u) + z * (bitcast<f32>(0xbab60619u) + z * bitcast<f32>(0x37ccf5ceu));
-  return 1.0 + (z * -0.5 + (y * z) * z);
+  let y = kf(0x3d2aaaa5u) + z * (kf(0xbab60619u) + z * kf(0x37ccf5ceu));
+  return kc(1.0) + (z * kc(-0.5) + (y * z) * kc(z));   // kc(z): no factoring (see kc)
 }
 )"},
 {"f_sin", R"(fn f_sin(a: f32) -> f32 {
   let t = f_trig_reduce(f_abs(a));
   let z = t.r * t.r;
   let v = select(f_cos_eval(z), f_sin_eval(z, t.r), (t.n & 1u) == 0u);
-  let sign = (bitcast<u32>(a) & 0x80000000u) ^ select(0u, 0x80000000u, t.n >= 2u);
-  return bitcast<f32>(bitcast<u32>(v) ^ sign);
+  let sgn = (bitcast<u32>(a) & 0x80000000u) ^ select(0u, 0x80000000u, t.n >= 2u);
+  return bitcast<f32>(bitcast<u32>(v) ^ sgn);
 }
 )"},
 {"f_cos", R"(fn f_cos(a: f32) -> f32 {
@@ -620,9 +636,11 @@ bool is_ident_char(char c) {
 
 // Whether `code` contains the identifier `name` (not as part of a longer one).
 bool uses(std::string_view code, std::string_view name) {
-  for (std::size_t at = code.find(name); at != std::string_view::npos; at = code.find(name, at + 1)) {
+  for (std::size_t at = code.find(name); at != std::string_view::npos;
+       at = code.find(name, at + 1)) {
     const std::size_t end = at + name.size();
-    if ((at == 0 || !is_ident_char(code[at - 1])) && (end == code.size() || !is_ident_char(code[end]))) {
+    if ((at == 0 || !is_ident_char(code[at - 1])) &&
+        (end == code.size() || !is_ident_char(code[end]))) {
       return true;
     }
   }

@@ -18,8 +18,15 @@
 //     does in double;
 //   - f_pow is powf to about 1 ulp (log2 and the product in double-f32), f_fmod is exact.
 //
+//   - SwiftShader's SPIR-V optimiser (spirv-opt) reassociates float arithmetic with constant
+//     operands ((x + 1) - 1 -> x, x / 6 -> x·(1/6)) and factors a·b + a·c -> a·(b + c).
+//     The helpers write their constants as kf(bits) / kc(literal), values the optimiser
+//     cannot see through (they xor g_zero, a private 0 the kernel loads at run time).
+//
 // Names: f_* take and return f32, i_* i32. is_nan_f32, is_inf_f32, nan_f32 and inf_f32 come
-// from wgpu::kPrelude, which every kernel starts with.
+// from wgpu::kPrelude, which every kernel starts with. A kernel whose helpers declare
+// g_zero (the returned text contains "g_zero") must begin main with `g_zero = gid.z;`
+// (gid: its global_invocation_id; z is 0 for groups_for's 2-D grids).
 #include <string>
 #include <string_view>
 

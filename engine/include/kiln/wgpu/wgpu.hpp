@@ -103,10 +103,21 @@ struct WgpuOps {
   static WgpuTensor cast(WgpuTensor x, DType to);
 
   // ---- element-wise (engine/src/wgpu/elementwise_ops.cpp) ----
+  // One WGSL kernel per op-table row (engine/src/wgpu/wgsl_ops.def), computing what the Cpu
+  // kernel computes: i32 and bool results are identical; f32 results are bit-identical
+  // except that (1) devices that flush subnormals (SwiftShader does) return ±0 for results
+  // below 2^-126 and read subnormal operands of + and - as 0 (every other op takes them at
+  // their value), (2) sin/cos may differ by 1 ulp where xsimd reduced the argument with
+  // another formula (it picks one per SIMD batch), (3) f32 pow is within about 1 ulp of the
+  // Cpu's powf (double-f32 arithmetic in WGSL, which has no f64).
   /// NumPy broadcasting. Throws ShapeError if the shapes do not broadcast, DTypeError if
-  /// the dtypes differ.
+  /// the dtypes differ or are Bool; ValueError for an i32 Div/DivTrunc/Rem/Fmod by 0 or
+  /// Pow with a negative exponent when rhs has a host copy (from_data). Without one the
+  /// values cannot be checked before the kernel runs: those elements come out 0, as the Cpu
+  /// kernel computes them.
   static WgpuTensor binary(BinaryOp op, WgpuTensor lhs, WgpuTensor rhs);
-  /// `lhs op scalar`, or `scalar op lhs` when scalar_on_left.
+  /// `lhs op scalar`, or `scalar op lhs` when scalar_on_left (then lhs is the divisor /
+  /// exponent, checked as binary's rhs).
   static WgpuTensor binary_scalar(BinaryOp op, WgpuTensor lhs, double scalar,
                                  bool scalar_on_left = false);
   static WgpuTensor unary(UnaryOp op, WgpuTensor x);

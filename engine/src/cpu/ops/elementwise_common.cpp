@@ -16,8 +16,8 @@ namespace kiln::cpu::ops {
 const char* op_name(BinaryOp op, DType dtype) {
   switch (op) {
 #define KILN_BINARY_OP(Name, snake, jsMethod, KINDS, doc, f32_message, i32_message) \
-  case BinaryOp::Name:                                                             \
-    return dtype == DType::I32 ? KILN_OPS_MESSAGE(i32_message, snake)              \
+  case BinaryOp::Name:                                                              \
+    return dtype == DType::I32 ? KILN_OPS_MESSAGE(i32_message, snake)               \
                                : KILN_OPS_MESSAGE(f32_message, snake);
 #include "kiln/backend/ops.def"
   }
@@ -27,7 +27,8 @@ const char* op_name(BinaryOp op, DType dtype) {
 const char* op_name(UnaryOp op) {
   switch (op) {
 #define KILN_UNARY_OP(Name, snake, jsMethod, KINDS, doc, message, ...) \
-  case UnaryOp::Name: return KILN_OPS_MESSAGE(message, snake);
+  case UnaryOp::Name:                                                  \
+    return KILN_OPS_MESSAGE(message, snake);
 #include "kiln/backend/ops.def"
   }
   return "unary";
@@ -36,7 +37,8 @@ const char* op_name(UnaryOp op) {
 const char* op_name(CompareOp op) {
   switch (op) {
 #define KILN_COMPARE_OP(Name, snake, ...) \
-  case CompareOp::Name: return #snake;
+  case CompareOp::Name:                   \
+    return #snake;
 #include "kiln/backend/ops.def"
   }
   return "compare";
@@ -100,7 +102,6 @@ std::int32_t int_scalar(const char* op, double value) {
   }
   return static_cast<std::int32_t>(value);
 }
-
 
 void check_binary(BinaryOp op, DType lhs, DType rhs) {
   const char* name = op_name(op, lhs);
