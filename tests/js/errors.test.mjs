@@ -141,7 +141,7 @@ describe('backendInfo', () => {
     const info = kiln.backendInfo();
     // Node 20 without --experimental-wasm-relaxed-simd: SIMD128 (relaxed: tests/js/relaxed.test.mjs).
     expect(info).toEqual({
-      simd: true, threads: 1, maxThreads: 1, arch: 'sse4.1', build: 'simd', backend: 'autodiff<cpu>',
+      simd: true, threads: 1, maxThreads: 1, adapter: null, arch: 'sse4.1', build: 'simd', backend: 'autodiff<cpu>',
       buildReason: 'SIMD128: this WebAssembly engine does not support relaxed SIMD (f32x4.relaxed_madd)',
       engine: 'full',
       // The split engine's deferred half: loaded once an earlier test called beyond the primary module.

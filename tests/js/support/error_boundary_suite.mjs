@@ -174,10 +174,11 @@ export function defineErrorBoundarySuite(part, parts) {
       }
       // The stack exactly; the heap within one small allocation over the 50 rejected fits (the
       // learner's own state may grow a vector once; a leak per rejected fit would be >= 400).
+      // Measured: 24 bytes after 50 fits and the same 24 after 200, so one allocation, once.
       const after = state();
       expect(after.stackPointer).toBe(before.stackPointer);
       expect({ ...after, mallocBytes: 0 }).toEqual({ ...before, mallocBytes: 0 });
-      expect(after.mallocBytes - before.mallocBytes).toBeLessThanOrEqual(16);
+      expect(after.mallocBytes - before.mallocBytes).toBeLessThanOrEqual(32);
       learner.dispose();
       data.dispose();
       model.dispose();
