@@ -28,6 +28,7 @@ mergeInto(LibraryManager.library, {
                 'Module["kgClearError"] = function() { var e = KG.error; KG.error = null; return e; };',
   $KG: {
     dev: null, queue: null,
+    gen: 0, poisoned: {},  // error-scope windows (one per read) and those that ran out of memory
     objs: [null], freeIds: [],
     enc: null, pass: null, inScope: false, scopes: [],
     batching: true,
@@ -46,6 +47,7 @@ mergeInto(LibraryManager.library, {
     n: { dispatches: 0, submits: 0, bindGroups: 0, bindGroupHits: 0, buffersCreated: 0, pooledReuse: 0, reads: 0, pipelines: 0 },
 
     put: function(o) {
+      o['g'] = KG.gen;  // the error-scope window the buffer was made in
       var id = KG.freeIds.length ? KG.freeIds.pop() : KG.objs.length;
       KG.objs[id] = o;
       return id;
@@ -79,10 +81,18 @@ mergeInto(LibraryManager.library, {
     closeScope: function() {
       if (KG.inScope) {
         KG.inScope = false;
+        var gen = KG.gen++;
         var v = KG.dev['popErrorScope'](), o = KG.dev['popErrorScope']();
         KG.scopes.push(Promise.all([v, o]).then(function(e) {
-          if (e[0]) KG.setError('Device', 'WebGPU validation error: ' + e[0]['message']);
-          if (e[1]) KG.setError('OutOfMemory', 'WebGPU out of memory: ' + e[1]['message']);
+          // An allocation that failed leaves an invalid buffer, and every later use of it in the
+          // window is a validation error: the out-of-memory error is the one to report, and the
+          // window's buffers are poisoned (kg_dispatch refuses them, kg_release drops them).
+          if (e[1]) {
+            KG.poisoned[gen] = true;
+            KG.setError('OutOfMemory', 'WebGPU out of memory: ' + e[1]['message']);
+          } else if (e[0]) {
+            KG.setError('Device', 'WebGPU validation error: ' + e[0]['message']);
+          }
         }, function(ex) { KG.setError('Device', 'popErrorScope failed: ' + ex['message']); }));
       }
     },
@@ -100,6 +110,7 @@ mergeInto(LibraryManager.library, {
       try {
         await Promise.all(scopes);
         if (KG.error) throw KG.fail();
+        if (KG.poisoned[src['g']]) throw KG.err('OutOfMemory', 'WebGPU out of memory: this tensor was computed while the GPU ran out of memory; compute it again');
         await staging['mapAsync'](GPUMapMode['READ']);
       } catch (e) {
         staging['destroy']();
@@ -208,6 +219,7 @@ mergeInto(LibraryManager.library, {
     KG.objs[id] = null;
     KG.freeIds.push(id);
     if (!o || !o['b']) return;
+    if (KG.poisoned[o['g']]) { KG.pendingDestroy.push(o['b']); return; }
     // Recycled for later kernels' outputs: GPU work is ordered, so a later dispatch writing
     // it runs after every recorded reader. Only kernel outputs take pooled buffers.
     (KG.pool[o['size']] = KG.pool[o['size']] || []).push(o['b']);
@@ -244,7 +256,9 @@ mergeInto(LibraryManager.library, {
   // Records one dispatch: bindings 0..nbuf-1 are the buffers (handles at bufs), binding nbuf
   // the parameter block (pbytes <= 256 bytes at params), if pbytes > 0.
   kg_dispatch__deps: ['$KG'],
+  // Returns 0, or 2 (nothing recorded) when a buffer comes from a window that ran out of memory.
   kg_dispatch: function(pipe, bufs, nbuf, params, pbytes, x, y, z) {
+    for (var j = 0; j < nbuf; j++) { if (KG.poisoned[KG.objs[HEAPU32[(bufs >> 2) + j]]['g']]) return 2; }
     if (pbytes && KG.pused + KG.PSLOT > KG.pmirror.byteLength) KG.flush();
     KG.openBatch();
     if (!KG.pass) KG.pass = KG.enc['beginComputePass']();
@@ -277,6 +291,7 @@ mergeInto(LibraryManager.library, {
     KG.pass['dispatchWorkgroups'](x, y, z);
     KG.n.dispatches++;
     if (!KG.batching) KG.flush();
+    return 0;
   },
   kg_flush__deps: ['$KG'],
   kg_flush: function() { KG.flush(); },

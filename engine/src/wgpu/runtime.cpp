@@ -13,7 +13,7 @@ int kg_buffer(double bytes);
 int kg_upload(const void* data, double bytes);
 void kg_release(int id);
 int kg_pipeline(const char* wgsl, int nread, int nrw, int params);
-void kg_dispatch(int pipeline, const int* buffers, int count, const void* params, int param_bytes,
+int kg_dispatch(int pipeline, const int* buffers, int count, const void* params, int param_bytes,
                  unsigned x, unsigned y, unsigned z);
 void kg_flush();
 int kg_status();
@@ -118,9 +118,16 @@ void dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, con
               std::size_t param_bytes, std::array<std::uint32_t, 3> groups) {
   int ids[16];
   int n = 0;
+  if (buffers.size() > 16 || static_cast<int>(buffers.size()) != k.nread + k.nrw) {
+    throw StateError(str_cat("wgpu::dispatch: a kernel with ", k.nread, " + ", k.nrw, " buffers got ",
+                             buffers.size(), " (an engine bug)"));
+  }
   for (const Buffer* b : buffers) ids[n++] = b->id();
-  kg_dispatch(k.id, ids, n, k.params ? params : nullptr, k.params ? static_cast<int>(param_bytes) : 0,
-              groups[0], groups[1], groups[2]);
+  if (kg_dispatch(k.id, ids, n, k.params ? params : nullptr, k.params ? static_cast<int>(param_bytes) : 0,
+                  groups[0], groups[1], groups[2]) == 2) {
+    throw OutOfMemoryError("tensor: an input was computed while the GPU ran out of memory (its buffer "
+                           "was never allocated): compute it again");
+  }
 }
 
 void flush() { kg_flush(); }
