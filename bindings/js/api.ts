@@ -155,8 +155,9 @@ export interface InitOptions {
    *   `await tensor.array()` read, and dataSync(), toArray() and item() throw KilnError
    *   `State`. It has tensors, autodiff, the dense layers (kiln.nn.sequential, forward) and
    *   SafeTensors loading; the Learner, optimizers, datasets and full-engine layers are not
-   *   in it yet (each throws KilnError `State` naming init({ backend: 'cpu' })). Ops without
-   *   a GPU kernel yet throw KilnError `Device` ("... not available on the webgpu backend yet").
+   *   in it yet (each throws KilnError `State` naming init({ backend: 'cpu' })). An error the
+   *   GPU reports later (a lost device, memory) rejects the next read with KilnError `Device`
+   *   or `OutOfMemory`; an out-of-memory error is reported once and the instance computes again.
    *   Cannot go with engine: 'full', threads: true or relaxedSimd: true (KilnError `Config`).
    *   init() rejects with KilnError `Device` when there is no GPU (saying why).
    * - 'auto': 'webgpu' where a GPU adapter exists, else 'cpu' (backendInfo().buildReason

@@ -28,7 +28,9 @@ mergeInto(LibraryManager.library, {
                 'Module["kgClearError"] = function() { var e = KG.error; KG.error = null; return e; };',
   $KG: {
     dev: null, queue: null,
-    gen: 0, poisoned: {},  // error-scope windows (one per read) and those that ran out of memory
+    gen: 0,                // the error-scope window (one per read) buffers are made in
+    oomGen: {},            // windows in which a watched allocation ran out of memory
+    BIG: 16777216,         // allocations from 16 MiB up get an out-of-memory scope of their own
     objs: [null], freeIds: [],
     enc: null, pass: null, inScope: false, scopes: [],
     batching: true,
@@ -85,11 +87,10 @@ mergeInto(LibraryManager.library, {
         var v = KG.dev['popErrorScope'](), o = KG.dev['popErrorScope']();
         KG.scopes.push(Promise.all([v, o]).then(function(e) {
           // An allocation that failed leaves an invalid buffer, and every later use of it in the
-          // window is a validation error: the out-of-memory error is the one to report, and the
-          // window's buffers are poisoned (kg_dispatch refuses them, kg_release drops them).
-          if (e[1]) {
-            KG.poisoned[gen] = true;
-            KG.setError('OutOfMemory', 'WebGPU out of memory: ' + e[1]['message']);
+          // window is a validation error: the out-of-memory error is the one to report. A watched
+          // allocation (KG.watch) marks its own buffer bad, which kg_dispatch then refuses.
+          if (e[1] || KG.oomGen[gen]) {
+            KG.setError('OutOfMemory', 'WebGPU out of memory: ' + (e[1] ? KG.line(e[1]['message']) : 'an allocation failed'));
           } else if (e[0]) {
             KG.setError('Device', 'WebGPU validation error: ' + e[0]['message']);
           }
@@ -100,6 +101,7 @@ mergeInto(LibraryManager.library, {
       KG.n.reads++;
       if (KG.error) throw KG.fail();
       var src = KG.objs[id];
+      if (src['pending']) KG.flush();  // (as kg_dispatch: the copy in a command buffer of its own)
       var staging = KG.dev['createBuffer']({ 'size': bytes, 'usage': GPUBufferUsage['MAP_READ'] | GPUBufferUsage['COPY_DST'] });
       KG.openBatch();
       if (KG.pass) { KG.pass['end'](); KG.pass = null; }
@@ -110,7 +112,7 @@ mergeInto(LibraryManager.library, {
       try {
         await Promise.all(scopes);
         if (KG.error) throw KG.fail();
-        if (KG.poisoned[src['g']]) throw KG.err('OutOfMemory', 'WebGPU out of memory: this tensor was computed while the GPU ran out of memory; compute it again');
+        if (src['bad']) throw KG.err('OutOfMemory', 'WebGPU out of memory: this tensor\'s buffer (' + src['size'] + ' bytes) could not be allocated');
         await staging['mapAsync'](GPUMapMode['READ']);
       } catch (e) {
         staging['destroy']();
@@ -151,6 +153,34 @@ mergeInto(LibraryManager.library, {
       }
       return x;
     },
+    // The first line of a WebGPU message (Dawn appends its call stack).
+    line: function(m) { return String(m).split('\n')[0]; },
+    // Creates a buffer of `bytes` bytes with `desc`; from KG.BIG bytes up inside an out-of-memory
+    // scope of its own, whose result marks the returned object bad (and the window's error as
+    // out of memory) when the allocation failed. Reads await it (KG.scopes).
+    create: function(desc, bytes) {
+      var big = bytes >= KG.BIG;
+      if (big) KG.dev['pushErrorScope']('out-of-memory');
+      var o = { 'size': bytes };
+      if (big) o['pending'] = 1;
+      try {
+        o['b'] = KG.dev['createBuffer'](desc);
+      } finally {
+        if (big) {
+          var gen = KG.gen;
+          KG.scopes.push(KG.dev['popErrorScope']().then(function(e) {
+            o['pending'] = 0;
+            // (A buffer released before any dispatch used it failed harmlessly: nothing to report.)
+            if (e && (o['used'] || !o['released'])) {
+              o['bad'] = 1;
+              KG.oomGen[gen] = true;
+              KG.setError('OutOfMemory', 'WebGPU out of memory: a buffer of ' + bytes + ' bytes could not be allocated (' + KG.line(e['message']) + ')');
+            }
+          }, function() {}));
+        }
+      }
+      return o;
+    },
     stats: function() { return Object.assign({}, KG.n); },
   },
 
@@ -183,15 +213,15 @@ mergeInto(LibraryManager.library, {
     var p = KG.pool[bytes];
     if (p && p.length) { KG.n.pooledReuse++; return KG.put({ 'b': p.pop(), 'size': bytes }); }
     KG.openBatch();   // creation errors land in the batch's error scopes
-    var b;
+    var o;
     try {
-      b = KG.dev['createBuffer']({ 'size': bytes, 'usage': GPUBufferUsage['STORAGE'] | GPUBufferUsage['COPY_SRC'] | GPUBufferUsage['COPY_DST'] });
+      o = KG.create({ 'size': bytes, 'usage': GPUBufferUsage['STORAGE'] | GPUBufferUsage['COPY_SRC'] | GPUBufferUsage['COPY_DST'] }, bytes);
     } catch (e) {
       KG.setError('OutOfMemory', 'createBuffer(' + bytes + ') threw ' + e['name'] + ': ' + e['message']);
       return 0;
     }
     KG.n.buffersCreated++;
-    return KG.put({ 'b': b, 'size': bytes });
+    return KG.put(o);
   },
   // A new buffer holding `bytes` bytes from the wasm heap: mappedAtCreation, so the data is
   // in place on the CPU timeline (a queue.writeBuffer into a pooled buffer could overwrite
@@ -200,18 +230,18 @@ mergeInto(LibraryManager.library, {
   kg_upload: function(ptr, bytes) {
     KG.openBatch();
     var size = Math.max(4, (bytes + 3) & ~3);
-    var b;
+    var o;
     try {
-      b = KG.dev['createBuffer']({ 'size': size, 'mappedAtCreation': true,
-        'usage': GPUBufferUsage['STORAGE'] | GPUBufferUsage['COPY_SRC'] | GPUBufferUsage['COPY_DST'] });
-      new Uint8Array(b['getMappedRange']()).set(HEAPU8.subarray(ptr, ptr + bytes));
-      b['unmap']();
+      o = KG.create({ 'size': size, 'mappedAtCreation': true,
+        'usage': GPUBufferUsage['STORAGE'] | GPUBufferUsage['COPY_SRC'] | GPUBufferUsage['COPY_DST'] }, size);
+      new Uint8Array(o['b']['getMappedRange']()).set(HEAPU8.subarray(ptr, ptr + bytes));
+      o['b']['unmap']();
     } catch (e) {
       KG.setError('OutOfMemory', 'upload of ' + bytes + ' bytes threw ' + e['name'] + ': ' + e['message']);
       return 0;
     }
     KG.n.buffersCreated++;
-    return KG.put({ 'b': b, 'size': size });
+    return KG.put(o);
   },
   kg_release__deps: ['$KG'],
   kg_release: function(id) {
@@ -219,7 +249,8 @@ mergeInto(LibraryManager.library, {
     KG.objs[id] = null;
     KG.freeIds.push(id);
     if (!o || !o['b']) return;
-    if (KG.poisoned[o['g']]) { KG.pendingDestroy.push(o['b']); return; }
+    o['released'] = 1;
+    if (o['bad']) { KG.pendingDestroy.push(o['b']); return; }
     // Recycled for later kernels' outputs: GPU work is ordered, so a later dispatch writing
     // it runs after every recorded reader. Only kernel outputs take pooled buffers.
     (KG.pool[o['size']] = KG.pool[o['size']] || []).push(o['b']);
@@ -256,9 +287,19 @@ mergeInto(LibraryManager.library, {
   // Records one dispatch: bindings 0..nbuf-1 are the buffers (handles at bufs), binding nbuf
   // the parameter block (pbytes <= 256 bytes at params), if pbytes > 0.
   kg_dispatch__deps: ['$KG'],
-  // Returns 0, or 2 (nothing recorded) when a buffer comes from a window that ran out of memory.
+  // Returns 0, or 2 (nothing recorded) when a buffer could not be allocated (KG.watch).
   kg_dispatch: function(pipe, bufs, nbuf, params, pbytes, x, y, z) {
-    for (var j = 0; j < nbuf; j++) { if (KG.poisoned[KG.objs[HEAPU32[(bufs >> 2) + j]]['g']]) return 2; }
+    for (var j = 0; j < nbuf; j++) { if (KG.objs[HEAPU32[(bufs >> 2) + j]]['bad']) return 2; }
+    // A dispatch on a buffer whose allocation is not known to have succeeded goes into a
+    // command buffer of its own: were the buffer invalid, the whole command buffer would be
+    // dropped, and with it every other op recorded in it.
+    var isolate = false;
+    for (var j = 0; j < nbuf; j++) {
+      var bo = KG.objs[HEAPU32[(bufs >> 2) + j]];
+      bo['used'] = 1;
+      if (bo['pending']) isolate = true;
+    }
+    if (isolate) KG.flush();
     if (pbytes && KG.pused + KG.PSLOT > KG.pmirror.byteLength) KG.flush();
     KG.openBatch();
     if (!KG.pass) KG.pass = KG.enc['beginComputePass']();
@@ -290,7 +331,7 @@ mergeInto(LibraryManager.library, {
     }
     KG.pass['dispatchWorkgroups'](x, y, z);
     KG.n.dispatches++;
-    if (!KG.batching) KG.flush();
+    if (!KG.batching || isolate) KG.flush();
     return 0;
   },
   kg_flush__deps: ['$KG'],
@@ -301,9 +342,16 @@ mergeInto(LibraryManager.library, {
   kg_set_batching: function(on) { KG.batching = !!on; if (!on) KG.flush(); },
   // 0 ok, 1 Device, 2 OutOfMemory: the sticky error set by an earlier async report.
   kg_status__deps: ['$KG'],
-  kg_status: function() { return !KG.error ? 0 : KG.error.code === 'OutOfMemory' ? 2 : 1; },
+  // An out-of-memory error is reported once: by this check or by a read, whichever comes first.
+  kg_status: function() {
+    if (!KG.error) return 0;
+    KG.reported = KG.error;
+    if (KG.error.code !== 'OutOfMemory') return 1;
+    if (!KG.lost) KG.error = null;
+    return 2;
+  },
   kg_error_message__deps: ['$KG'],
-  kg_error_message: function(buf, len) { stringToUTF8(KG.error ? KG.error.message : '', buf, len); },
+  kg_error_message: function(buf, len) { var e = KG.error || KG.reported; stringToUTF8(e ? e.message : '', buf, len); },
   kg_max_buffer_size__deps: ['$KG'],
   kg_max_buffer_size: function() { return KG.dev['limits']['maxBufferSize']; },
 });

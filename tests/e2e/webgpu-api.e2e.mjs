@@ -76,12 +76,20 @@ window.run = async () => {
   const shapeOf = (k) => err(() => k.Tensor.fromData([[1, 2, 3]]).matmul(k.Tensor.fromData([[1, 2]])));
   out.shapeErrors = { gpu: shapeOf(g), cpu: shapeOf(c) };
   out.missing = [err(() => g.optim.adam({ lr: 0.1 })), err(() => new g.Learner(gm, { loss: 'crossEntropy' }))];
+  out.toStringError = err(() => g.Tensor.fromData([1, 2]).add(1).toString());
+  const gone = g.Tensor.fromData([1]);
+  gone.dispose();
+  out.disposedArray = await aerr(() => gone.array());
   // out of memory: a 1 GiB buffer fails on SwiftShader (GPUOutOfMemoryError, spike/FINDINGS.md),
   // reported as OutOfMemory at once or by the next read; afterwards the instance computes.
+  // A model and a tensor made before it (in the same window between two reads) survive it.
+  const before = g.Tensor.fromData([1, 2, 3]).mul(2);
   let oom = err(() => { window.big = g.Tensor.zeros([268435456]); });
-  if (!oom) oom = await aerr(() => window.big.data());
+  if (!oom) oom = await aerr(() => gm.forward(g.Tensor.fromData(input)).data());
   out.oom = oom;
   out.afterOom = Array.from(await g.Tensor.fromData([1, 2]).add(g.Tensor.fromData([3, 4])).data());
+  out.survivors = { before: Array.from(await before.data()), mlp: Array.from(await gm.forward(g.Tensor.fromData(input)).data()) };
+  out.bigAfter = err(() => window.big.mul(2));
   out.badOptions = [await aerr(() => init({ backend: 'webgpu', engine: 'full' })), await aerr(() => init({ backend: 'gpu' }))];
   return out;
 };
@@ -130,6 +138,11 @@ try {
   check(o.shapeErrors.gpu?.code === 'Shape' && o.shapeErrors.gpu.message === o.shapeErrors.cpu?.message, `shape error: "${o.shapeErrors.gpu?.message}" (cpu: "${o.shapeErrors.cpu?.message}")`);
   check(o.missing.every((e) => e?.code === 'State' && /backend: 'cpu'/.test(e.message)), `not in the webgpu engine yet: ${o.missing.map((e) => e?.message).join(' | ')}`);
   check(o.oom?.code === 'OutOfMemory' && JSON.stringify(o.afterOom) === '[4,6]', `1 GiB: ${o.oom?.code} "${o.oom?.message}"; then [1, 2] + [3, 4] = ${JSON.stringify(o.afterOom)}`);
+  check(JSON.stringify(o.survivors.before) === '[2,4,6]' && close(o.survivors.mlp, o.mlp.cpu, 1e-5),
+    `made before the out-of-memory error: [1, 2, 3]·2 = ${JSON.stringify(o.survivors.before)}, the MLP's forward ${o.survivors.mlp.map((v) => v.toFixed(5)).join(' ')}`);
+  check(o.bigAfter?.code === 'OutOfMemory', `the tensor that was never allocated: ${o.bigAfter?.code} "${o.bigAfter?.message}"`);
+  check(o.toStringError?.code === 'State' && /^toString: .*await tensor\.data\(\)/.test(o.toStringError.message), `toString on webgpu: ${o.toStringError?.message}`);
+  check(o.disposedArray?.code === 'Disposed', `array() of a disposed tensor: ${o.disposedArray?.name} ${o.disposedArray?.code}`);
   check(o.badOptions[0]?.code === 'Config' && o.badOptions[1]?.code === 'Type', `bad options: ${o.badOptions.map((e) => `${e?.code} ${e?.message}`).join(' | ')}`);
 } catch (e) {
   fail(e);

@@ -152,8 +152,8 @@ export class TensorCore {
    * @throws (rejects) as data(), and `Limit` as toArray().
    */
   async array(): Promise<NestedData> {
-    const shape = this._dims();
     const dtype = this._raw('array').dtype();
+    const shape = this._dims();
     checkToArrayLimit('array', shape);
     return nest(await this.data(), shape, dtype === 2);
   }
@@ -210,7 +210,9 @@ export class TensorCore {
       precision = p;
     }
     if (this._h === null) return 'Tensor { disposed }';
-    return this._e.raw.tToString(this._raw(op), precision);
+    const h = this._raw(op);
+    this._syncRead(op, 'data');
+    return this._e.raw.tToString(h, precision);
   }
 
   /** Node's util.inspect shows toString(). @internal */

@@ -100,8 +100,8 @@ WgpuTensor WgpuOps::from_data(const TensorData& data, DType dtype, const WgpuDev
 TensorData WgpuOps::into_data(const WgpuTensor& x) {
   x.buffer();  // throws StateError for a moved-from handle
   if (!x.host()) {
-    throw StateError("into_data: the webgpu backend reads tensors asynchronously: use await "
-                     "tensor.data() (JS) or read the buffer with Module.kgRead");
+    throw StateError("into_data: the webgpu backend reads tensors asynchronously (JS: await "
+                     "tensor.data()); only a tensor made from host data can be read at once");
   }
   return *x.host();
 }

@@ -82,10 +82,11 @@ struct WgpuOps {
   using Tensor = WgpuTensor;
   // Every op checks its arguments as the Cpu backend's op does (the same messages and
   // codes), records its kernels into the open batch (engine/src/wgpu/runtime.hpp) and
-  // returns at once: nothing waits for the GPU. Ops without a WGSL kernel yet throw
-  // DeviceError "<op>: not available on the webgpu backend yet" (engine/src/wgpu/pending_ops.cpp).
+  // returns at once: nothing waits for the GPU. Every op has its kernels; where an op's result
+  // differs from the Cpu's (rounding, flushed subnormals, value checks that need the host
+  // copy), its comment says so. Tested op by op against the Cpu backend: tests/webgpu/.
 
-  // ---- data, creation (engine/src/wgpu/creation_ops.cpp) ----
+  // ---- data, creation (engine/src/wgpu/tensor.cpp) ----
   static Shape shape(const WgpuTensor& x) { return x.shape(); }
   static WgpuDevice device(const WgpuTensor&) { return {}; }
   /// Copies `data` into a new tensor of dtype `dtype` (converting if data.dtype differs).
