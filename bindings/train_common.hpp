@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -21,6 +22,7 @@
 #include "kiln/optim/grads.hpp"
 #include "kiln/optim/lr_scheduler.hpp"
 #include "kiln/optim/lr_scheduler_cycle.hpp"
+#include "kiln/train/deferred_step.hpp"
 #include "kiln/train/step.hpp"
 
 namespace kiln_js {
@@ -96,6 +98,9 @@ void optimizer_step(OptimizerState& optimizer, ModelState& model,
 struct StepItem {
   kiln::Tensor<AD, 1> loss;
   double correct = 0;
+  /// The correct predictions as f32 [1] on the device, instead of `correct`, on a backend
+  /// without synchronous reads (the webgpu engine); absent when accuracy is not defined.
+  std::optional<kiln::Tensor<Inner, 1>> correct_device;
 };
 
 /// One guarded training step of the Learner (kiln::train::train_step with the loss callback
@@ -107,6 +112,34 @@ struct StepItem {
 StepItem learner_step(OptimizerState& optimizer, ModelState& model,
                       const std::function<StepItem(const Model&)>& loss_fn,
                       const kiln::train::StepPosition& at);
+
+/// The Learner's steps guarded on the device (the webgpu engine, whose reads are
+/// asynchronous: kiln/train/deferred_step.hpp): the guard, and the optimizer's host-side
+/// counters before each pending step, to put back when the status read shows a refusal.
+struct DeferredSteps {
+  struct Counters {
+    Schedule schedule;
+    double last_lr = 0.0;
+    std::int64_t steps = 0;
+  };
+  kiln::train::DeferredGuard<Inner> guard;
+  std::vector<Counters> before;
+};
+
+/// learner_step guarded on the device: the step is recorded in `deferred` and committed
+/// masked by its finiteness (no read). The schedule, step count and last rate advance at
+/// once and are put back by learner_settle if the step turns out refused.
+/// Throws: whatever loss_fn and the optimizer throw (then nothing changed).
+StepItem learner_step_deferred(OptimizerState& optimizer, ModelState& model,
+                               const std::function<StepItem(const Model&)>& loss_fn,
+                               DeferredSteps& deferred, const kiln::train::StepPosition& at);
+
+/// Settles the pending deferred steps with the guard's status read on the host (4 values).
+/// Throws: NonFiniteError naming the first refused step (its position and check) after
+///         putting the optimizer back as it was before that step (the model's tensors were
+///         never changed by it); ValueError for a status that does not fit the guard.
+void learner_settle(OptimizerState& optimizer, DeferredSteps& deferred,
+                    std::span<const float> status);
 
 // ---------------------------------------------------------------- data
 

@@ -42,7 +42,50 @@ template <kiln::Backend B>
 struct LossOut {
   kiln::Tensor<B, 1> loss;
   double correct = 0;  ///< NaN when accuracy is not defined for the output
+  /// The webgpu engine's correct predictions, f32 [1] on the device (no synchronous read);
+  /// absent when accuracy is not defined.
+  std::optional<kiln::Tensor<Inner, 1>> correct_device;
 };
+
+/// Whether this engine's reads are asynchronous (the webgpu engine): the Learner then keeps
+/// its losses and counts on the device and guards its steps there (DeferredSteps), and JS
+/// reads them every `batchesPerCall` steps (pendingTotals, settle).
+#if defined(KILN_BACKEND_WGPU)
+constexpr bool kDeviceTotals = true;
+/// The webgpu engine reads asynchronously: Learner.predict (and evaluate, trainBatch), which
+/// return values synchronously, throw StateError naming the asynchronous way.
+[[noreturn]] void throw_sync_learner(const char* op, const char* instead) {
+  throw kiln::StateError(kiln::str_cat(op, ": the webgpu backend reads tensors asynchronously: ", instead));
+}
+
+#else
+constexpr bool kDeviceTotals = false;
+#endif
+
+/// `t` on the inner backend (its value without the graph).
+template <kiln::Backend B, std::size_t D, class K>
+kiln::Tensor<Inner, D, K> inner_of(const kiln::Tensor<B, D, K>& t) {
+  if constexpr (kiln::AutodiffBackend<B>) {
+    return t.inner();
+  } else {
+    return t;
+  }
+}
+
+/// A float batch [shape] whose values `fill(float*)` writes: in place on the Cpu, from a
+/// host buffer uploaded on the webgpu backend.
+template <class Fill>
+Prim float_batch(const kiln::Shape& shape, Fill&& fill) {
+#if defined(KILN_BACKEND_WGPU)
+  std::vector<float> host(static_cast<std::size_t>(shape.num_elements()));
+  fill(host.data());
+  return InnerOps::from_data(kiln::TensorData(shape, std::move(host)), kiln::DType::F32, InnerDevice{});
+#else
+  Prim x(shape, kiln::DType::F32);
+  fill(x.data<float>());
+  return x;
+#endif
+}
 
 /// Argmax per row of a [n, c] host buffer.
 std::int64_t row_argmax(const float* row, std::int64_t c) {
@@ -67,6 +110,11 @@ LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivati
     const auto targets = kiln::Tensor<B, 1, kiln::Int>::from_data(
         kiln::TensorData(kiln::Shape{static_cast<std::int64_t>(t.labels.size())}, t.labels));
     LossOut<B> r{spec.ce.init<B>().forward(*logits, targets), 0.0};
+    if constexpr (kDeviceTotals) {
+      const auto predicted = inner_of(*logits).argmax(1).reshape(std::array<std::int64_t, 1>{n});
+      r.correct_device = predicted.equal(inner_of(targets)).float_().sum();
+      return r;
+    }
     const auto host = logits->to_data().template to_vec<float>();
     const std::int64_t c = out_shape[1];
     for (std::int64_t i = 0; i < n; ++i) {
@@ -107,7 +155,13 @@ LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivati
         }
         const auto targets = T::from_data(kiln::TensorData(target_shape, target_values));
         LossOut<B> r{kiln::nn::loss::reduce(spec.regression_no_reduction(y, targets), spec.reduction), 0.0};
-        if constexpr (D == 2) {
+        if constexpr (D == 2 && kDeviceTotals) {
+          const auto out_values = inner_of(y);
+          const auto want = inner_of(targets);
+          r.correct_device = out_shape[1] == 1
+                                 ? (out_values - want).abs().lower_elem(0.5).float_().sum()
+                                 : out_values.argmax(1).equal(want.argmax(1)).float_().sum();
+        } else if constexpr (D == 2) {
           const auto host = y.to_data().template to_vec<float>();
           const std::int64_t c = out_shape[1];
           for (std::int64_t i = 0; i < n; ++i) {
@@ -167,6 +221,13 @@ struct LearnerState {
   JsDataset epoch_data;
   std::size_t batch_size = 32;
   std::size_t cursor = 0;
+#if defined(KILN_BACKEND_WGPU)
+  // The webgpu engine's totals since the last settle: sums on the device, counts on the host.
+  DeferredSteps deferred;
+  std::optional<kiln::Tensor<Inner, 1>> loss_sum, correct_sum, last_loss;
+  Totals pending;
+  bool accuracy = true;  ///< every pending batch had an accuracy
+#endif
 };
 
 }  // namespace
@@ -186,10 +247,37 @@ LearnerState& state_of(const JsLearner& l) {
 /// One training step: kiln::train::train_step (forward in training mode, loss, the
 /// non-finite guard, backward, clipping, optimizer step) through learner_step. `at` names the
 /// step in the NonFiniteError of a refused step, after which nothing has changed.
+#if defined(KILN_BACKEND_WGPU)
+/// Adds a batch's loss and correct count to the pending device totals.
+void add_pending(LearnerState& s, const kiln::Tensor<Inner, 1>& loss,
+                 const std::optional<kiln::Tensor<Inner, 1>>& correct, std::size_t n) {
+  const auto weighted = loss.mul_scalar(static_cast<double>(n));
+  s.loss_sum = s.loss_sum ? *s.loss_sum + weighted : weighted;
+  s.last_loss = loss;
+  if (correct) {
+    s.correct_sum = s.correct_sum ? *s.correct_sum + *correct : *correct;
+  } else {
+    s.accuracy = false;
+  }
+  s.pending.add(0.0, 0.0, n);
+}
+#endif
+
 void train_step(LearnerState& s, Prim x, const HostTargets& t, Totals& totals,
                 const kiln::train::StepPosition& at) {
   const std::size_t n = static_cast<std::size_t>(x.shape()[0]);
   const Activation input = activation_from(std::move(x));
+#if defined(KILN_BACKEND_WGPU)
+  (void)totals;
+  const StepItem item = learner_step_deferred(
+      *s.optimizer, *s.model,
+      [&](const Model& model) {
+        LossOut<AD> r = compute_loss<AD>(s.loss, model.forward_any(input), t);
+        return StepItem{std::move(r.loss), 0.0, std::move(r.correct_device)};
+      },
+      s.deferred, at);
+  add_pending(s, item.loss.inner(), item.correct_device, n);
+#else
   const StepItem item = learner_step(
       *s.optimizer, *s.model,
       [&](const Model& model) {
@@ -198,17 +286,23 @@ void train_step(LearnerState& s, Prim x, const HostTargets& t, Totals& totals,
       },
       at);
   totals.add(static_cast<double>(item.loss.inner().into_scalar()), item.correct, n);
+#endif
 }
 
 /// The loss and correct predictions of one batch in inference mode.
-void eval_step(const LearnerState& s, const InferenceModel& model, Prim x,
+void eval_step(LearnerState& s, const InferenceModel& model, Prim x,
                const HostTargets& t, Totals& totals) {
   const std::size_t n = static_cast<std::size_t>(x.shape()[0]);
   InferenceActivation in = std::visit(
       [](const auto& a) -> InferenceActivation { return a.inner(); }, activation_from(std::move(x)));
   const InferenceActivation out = model.forward_any(std::move(in));
   LossOut<Inner> r = compute_loss<Inner>(s.loss, out, t);
+#if defined(KILN_BACKEND_WGPU)
+  (void)totals;
+  add_pending(s, r.loss, r.correct_device, n);
+#else
   totals.add(static_cast<double>(r.loss.into_scalar()), r.correct, n);
+#endif
 }
 
 std::size_t checked_count(double v, const char* op, const char* what) {
@@ -230,8 +324,8 @@ std::pair<Prim, HostTargets> gather(const JsDataset& data, std::size_t begin,
                                                std::size_t end) {
   const DataStore& s = *data.store;
   const std::size_t n = end - begin;
-  Prim x(batch_shape(n, s.item_shape), kiln::DType::F32);
-  gather_inputs(data, begin, end, x.data<float>());
+  Prim x = float_batch(batch_shape(n, s.item_shape),
+                       [&](float* out) { gather_inputs(data, begin, end, out); });
   HostTargets t;
   const auto& index = *data.index;
   if (s.int_targets()) {
@@ -309,6 +403,9 @@ val learner_train_batch(const JsLearner& l, val x, val y, double n_hint) {
   return guarded([&] {
     LearnerState& s = state_of(l);
     const char* op = "Learner.trainBatch";
+#if defined(KILN_BACKEND_WGPU)
+    throw_sync_learner(op, "use await learner.fit(dataset) (it reads the loss every batchesPerCall steps)");
+#endif
     if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", x)) {
       throw kiln::TypeError(kiln::str_cat(op, ": x must be a Float32Array"));
     }
@@ -425,6 +522,21 @@ val learner_eval_batches(const JsLearner& l, const JsDataset& data, double batch
   });
 }
 
+#if defined(KILN_BACKEND_WGPU)
+val learner_predict(const JsLearner& l, val, double, double) {
+  return guarded([&]() -> val {
+    (void)state_of(l);
+    throw_sync_learner("Learner.predict", "use model.forward(x) and await output.data()");
+  });
+}
+
+val learner_predict_dataset(const JsLearner& l, const JsDataset&, double) {
+  return guarded([&]() -> val {
+    (void)state_of(l);
+    throw_sync_learner("Learner.predict", "use model.forward(x) and await output.data()");
+  });
+}
+#else
 /// Outputs for every item in inference mode: softmax probabilities for cross-entropy, the
 /// raw outputs for mse; row-major [n, output...] in a Float32Array.
 template <class Gather>
@@ -491,6 +603,52 @@ val learner_predict_dataset(const JsLearner& l, const JsDataset& data, double ba
     });
   });
 }
+#endif  // KILN_BACKEND_WGPU
+
+#if defined(KILN_BACKEND_WGPU)
+/// pendingTotals(): f32 [7] on the device, for JS to read (await tensor.data()) and give to
+/// settle: the guard's status (4 values: kiln/train/deferred_step.hpp), then the pending
+/// batches' Σ loss·items, correct predictions and last loss.
+JsTensor learner_pending_totals(const JsLearner& l) {
+  return guarded([&] {
+    const LearnerState& s = state_of(l);
+    using F = kiln::Tensor<Inner, 1>;
+    const auto zero = F::zeros(kiln::Shape{1}, InnerDevice{});
+    const auto nan = F::full(kiln::Shape{1}, std::numeric_limits<double>::quiet_NaN(), InnerDevice{});
+    const F status(s.deferred.guard.status(InnerDevice{}));
+    return from_typed(F::cat(std::vector<F>{status, s.loss_sum.value_or(zero),
+                                            s.correct_sum.value_or(zero), s.last_loss.value_or(nan)},
+                             0));
+  });
+}
+
+/// settle(values, done): the pending totals as trainBatches returns them on the Cpu, from
+/// the 7 values of pendingTotals read by JS; the pending steps are settled first (a refused
+/// step throws NonFiniteError, see learner_settle). The pending totals are cleared either way.
+val learner_settle_totals(const JsLearner& l, val values, bool done) {
+  return guarded([&] {
+    LearnerState& s = state_of(l);
+    if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", values) ||
+        values["length"].as<std::size_t>() != 7) {
+      throw kiln::TypeError("Learner.fit: settle needs the 7 values of pendingTotals as a Float32Array");
+    }
+    std::array<float, 7> v{};
+    val(emscripten::typed_memory_view(v.size(), v.data())).call<void>("set", values);
+    Totals totals = s.pending;
+    const bool accuracy = s.accuracy;
+    s.pending = Totals{};
+    s.loss_sum.reset();
+    s.correct_sum.reset();
+    s.last_loss.reset();
+    s.accuracy = true;
+    learner_settle(*s.optimizer, s.deferred, std::span<const float>(v.data(), 4));
+    totals.loss_sum = v[4];
+    totals.correct = accuracy ? v[5] : std::numeric_limits<double>::quiet_NaN();
+    totals.last_loss = v[6];
+    return totals.to_js(done);
+  });
+}
+#endif
 
 val learner_info(const JsLearner& l) {
   return guarded([&] {
@@ -623,6 +781,10 @@ EMSCRIPTEN_BINDINGS(kiln_train_learner) {
       .function("predict", &learner_predict)
       .function("predictDataset", &learner_predict_dataset)
       .function("info", &learner_info)
+#if defined(KILN_BACKEND_WGPU)
+      .function("pendingTotals", &learner_pending_totals)
+      .function("settle", &learner_settle_totals)
+#endif
       .function("release", &learner_release);
   emscripten::function("learnerCreate", &learner_create);
 }

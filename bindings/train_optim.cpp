@@ -132,6 +132,44 @@ StepItem learner_step(OptimizerState& optimizer, ModelState& model,
   return item;
 }
 
+#if defined(KILN_BACKEND_WGPU)  // the webgpu engine's Learner (train_learner.cpp)
+StepItem learner_step_deferred(OptimizerState& optimizer, ModelState& model,
+                               const std::function<StepItem(const Model&)>& loss_fn,
+                               DeferredSteps& deferred, const kiln::train::StepPosition& at) {
+  DeferredSteps::Counters before{optimizer.schedule, optimizer.last_lr, optimizer.steps};
+  Schedule schedule = optimizer.schedule;  // committed with the step
+  const double lr = schedule.step();
+  StepItem item = std::visit(
+      [&](auto& o) {
+        return kiln::train::deferred_train_step(model.model, o, lr, loss_fn, deferred.guard, at);
+      },
+      optimizer.impl->optim);
+  deferred.before.push_back(std::move(before));
+  optimizer.schedule = std::move(schedule);
+  optimizer.last_lr = lr;
+  ++optimizer.steps;
+  return item;
+}
+
+void learner_settle(OptimizerState& optimizer, DeferredSteps& deferred,
+                    std::span<const float> status) {
+  if (deferred.before.size() != deferred.guard.pending()) {
+    throw kiln::StateError("Learner: the optimizer was stepped while steps were pending");
+  }
+  const auto failure = std::visit(
+      [&](auto& o) { return kiln::train::settle_deferred(o, deferred.guard, status); },
+      optimizer.impl->optim);
+  auto counters = std::move(deferred.before);
+  deferred.before.clear();
+  if (!failure) return;
+  DeferredSteps::Counters& at_refusal = counters[failure->step];
+  optimizer.schedule = std::move(at_refusal.schedule);
+  optimizer.last_lr = at_refusal.last_lr;
+  optimizer.steps = at_refusal.steps;
+  kiln::train::detail::throw_refused_step(failure->at(), failure->what);
+}
+#endif
+
 // optimizer.step of a JS module or a list of tensors (module_params.hpp): the same
 // OptimizerAdaptor step (state by ParamId) over a ParamList; guarded as train_step when `at`.
 void optimizer_step_list(OptimizerState& optimizer, JsParamList& list,

@@ -67,7 +67,8 @@ export function installEngineGaps(raw: RawModule, engine: LoadedEngine): void {
   const m = raw as unknown as Record<string, unknown>;
   // The core engine has every entry point of CORE_FUNCTIONS (gen_engines.mjs reads both
   // lists from the built engines): only the full engine's others can be missing. The webgpu
-  // engine also lacks the training entry points and WEBGPU_MISSING_FUNCTIONS.
+  // engine lacks WEBGPU_MISSING_FUNCTIONS (the op extensions) and the data readers; only what
+  // the raw module lacks is stubbed.
   const missing = engine === 'webgpu' ? [...FULL_ONLY_FUNCTIONS, ...CORE_ONLY_FUNCTIONS, ...WEBGPU_MISSING_FUNCTIONS] : FULL_ONLY_FUNCTIONS;
   for (const name of missing) {
     if (typeof m[name] === 'function') continue;

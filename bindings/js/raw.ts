@@ -131,6 +131,14 @@ export interface RawLearner extends RawOwned {
   predict(x: Float32Array, n: number, batchSize: number): Float32Array;
   predictDataset(data: RawDataset, batchSize: number): Float32Array;
   info(): { epoch: number; steps: number; learningRate: number };
+  /**
+   * The webgpu engine only (its reads are asynchronous): after trainBatches / evalBatches, a
+   * float32 [7] tensor of the pending steps' guard status and the batches' totals, to read
+   * (await data()) and give to settle, which checks the steps (NonFinite for a refused one)
+   * and returns the totals as trainBatches does on the cpu engine.
+   */
+  pendingTotals?(): RawTensor;
+  settle?(values: Float32Array, done: boolean): RawBatchesResult;
 }
 
 /** One row of engine/include/kiln/backend/ops.def, as bindings/op_table.cpp returns it. */

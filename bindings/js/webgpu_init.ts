@@ -4,7 +4,7 @@
 import type { InitOptions, Kiln } from './api.js';
 import { KilnError } from './errors.js';
 import { finishModule } from './module.js';
-import { notInEngine, WEBGPU_HINT } from './engine_profile.js';
+import { WEBGPU_HINT } from './engine_profile.js';
 import type { RawTensor } from './raw.js';
 import { describe } from './select.js';
 
@@ -84,16 +84,8 @@ export async function initWebgpu(opts: InitOptions, device: GPUDeviceLike, adapt
     // The device the engine's glue (bindings/webgpu/kgpu.js) runs every kernel on.
     kilnGpuDevice: device,
   });
-  WEBGPU_HINT.text = "is not in the webgpu engine yet (it has tensors, autodiff, the dense layers and SafeTensors loading; training runs on the cpu backend): `await init({ backend: 'cpu' })`";
+  WEBGPU_HINT.text = "is not in the webgpu engine yet (it has tensors, autodiff, the dense layers, the optimizers, the Learner's built-in loss path and SafeTensors loading): `await init({ backend: 'cpu' })`";
   const kiln = finishModule(module, opts, { maxThreads: 1, reason: `webgpu backend on ${adapter}`, engine: 'webgpu', adapter });
-  // The Learner runs its training step with host reads of the loss (not yet on this engine):
-  // reading kiln.Learner throws State at once, rather than an optimizer check inside it.
-  Object.defineProperty(kiln, 'Learner', {
-    enumerable: false,
-    get() {
-      throw notInEngine('kiln.Learner', 'webgpu');
-    },
-  });
   const raw = module as unknown as {
     tGpuReadInfo(h: RawTensor): { buffer: number; bytes: number; dtype: number; numel: number };
     kgRead(buffer: number, bytes: number): Promise<ArrayBuffer>;

@@ -4,7 +4,7 @@
 import { HandleOwner } from '../handle.js';
 import type { Module } from '../module_class.js';
 import { camelErrors, unwrapModel, type Model } from '../nn.js';
-import type { RawDataset, RawLearner, RawStepper } from '../raw.js';
+import type { RawBatchesResult, RawDataset, RawLearner, RawStepper, RawTensor } from '../raw.js';
 import { describe, fail } from '../tensor/checks.js';
 import { bindClass, type Engine } from '../tensor/engine.js';
 import type { Tensor } from '../tensor/tensor.js';
@@ -14,6 +14,12 @@ import { Dataset, unwrapDataset } from './data.js';
 import { lossOf, type Loss } from './loss.js';
 import { Optimizer } from './optim.js';
 import { checkModel, generalSetup, generalStep, type GeneralFitOptions, type GeneralHistory, type GeneralSetup, type StepFn } from './learner_loop.js';
+
+/**
+ * fit()'s default batchesPerCall on the webgpu backend: the steps run on the device and the
+ * loss, accuracy and non-finite guard are read back once per call (one GPU read per 16 steps).
+ */
+export const WEBGPU_BATCHES_PER_CALL = 16;
 
 /** The options that select the Learner's general path. */
 const GENERAL_OPTIONS = ['trainStep', 'validStep', 'metrics', 'lrScheduler', 'gradientAccumulation', 'checkpointer', 'earlyStopping'];
@@ -85,6 +91,9 @@ export class Learner extends HandleOwner<RawLearner> {
     const e = engineOfNew(new.target, op);
     const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape', ...GENERAL_OPTIONS]);
     if (GENERAL_OPTIONS.some((k) => c[k] !== undefined)) {
+      if (e.asyncRead !== null) {
+        throw fail('State', `${op}: the general path (${GENERAL_OPTIONS.filter((k) => c[k] !== undefined).join(', ')}) reads every step's loss synchronously, which the webgpu backend cannot (its reads are asynchronous); on webgpu use the built-in loss path, new kiln.Learner(model, {optimizer, loss}), or init({ backend: 'cpu' })`);
+      }
       if (c.inputShape !== undefined) throw fail('Config', `${op}: inputShape is an option of the built-in loss path (not with trainStep, metrics, ...)`);
       const loss = c.loss === undefined ? null : lossOf(e, c.loss, op);
       checkModel(e, model, op);
@@ -248,7 +257,8 @@ export class Learner extends HandleOwner<RawLearner> {
     const epochs = int(c.epochs, op, 'epochs', 1, 0);
     const batchSize = int(c.batchSize, op, 'batchSize', 32, 1);
     const shuffle = bool(c.shuffle, op, 'shuffle', true);
-    const perCall = int(c.batchesPerCall, op, 'batchesPerCall', 1, 1);
+    // The webgpu backend reads the loss (with the steps' device-side guard) once per call.
+    const perCall = int(c.batchesPerCall, op, 'batchesPerCall', this._e.asyncRead !== null ? WEBGPU_BATCHES_PER_CALL : 1, 1);
     const validBatch = int(c.validationBatchSize, op, 'validationBatchSize', 256, 1);
     if (c.validationData !== undefined) unwrapDataset(this._e, c.validationData, op, 'validationData');
     // The datasets are unwrapped again where they are used: disposing one while fit() awaits
@@ -279,7 +289,7 @@ export class Learner extends HandleOwner<RawLearner> {
         let items = 0;
         let batch = 0;
         for (;;) {
-          const r = camelErrors(() => h.trainBatches(perCall));
+          const r = await this._settled(h, camelErrors(() => h.trainBatches(perCall)));
           lossSum += r.lossSum;
           correct += r.correct;
           items += r.items;
@@ -328,7 +338,7 @@ export class Learner extends HandleOwner<RawLearner> {
     for (let first = 0; ; first += perCall) {
       checkAbort();
       const data = dataOf();
-      const r = camelErrors(() => h.evalBatches(data, batchSize, first, perCall));
+      const r = await this._settled(h, camelErrors(() => h.evalBatches(data, batchSize, first, perCall)));
       lossSum += r.lossSum;
       correct += r.correct;
       items += r.items;
@@ -338,10 +348,37 @@ export class Learner extends HandleOwner<RawLearner> {
     return { loss: lossSum / items, accuracy: correct / items };
   }
 
-  /** Mean loss and accuracy over data in inference mode (batchSize default 256). */
+  /**
+   * On the webgpu engine, the totals of the batches trainBatches / evalBatches just ran: one
+   * GPU read of the loss sums, the correct counts and the guard status of the steps (the
+   * non-finite checks ran on the device, kiln/train/deferred_step.hpp); settle checks the steps
+   * (rejects with `NonFinite` naming the first refused one: the model and the optimizer are
+   * then those of the step before it) and returns the totals. On the cpu engine, `r` itself.
+   * @internal
+   */
+  async _settled(h: RawLearner, r: RawBatchesResult): Promise<RawBatchesResult> {
+    if (this._e.asyncRead === null) return r;
+    const totals = this._e.wrap(camelErrors(() => (h.pendingTotals as () => RawTensor)()));
+    let values: Float32Array;
+    try {
+      values = (await totals.data()) as Float32Array;
+    } finally {
+      totals.dispose();
+    }
+    return camelErrors(() => (h.settle as (v: Float32Array, done: boolean) => RawBatchesResult)(values, r.done));
+  }
+
+  /**
+   * Mean loss and accuracy over data in inference mode (batchSize default 256).
+   * @throws KilnError `State` on the webgpu backend (its reads are asynchronous: give fit()
+   *   `validationData`, or compute the loss with kiln.nn.functional and `await loss.data()`).
+   */
   evaluate(data: Dataset, config?: { batchSize?: number }): { loss: number; accuracy: number } {
     const op = 'Learner.evaluate';
     this._legacy(op);
+    if (this._e.asyncRead !== null) {
+      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: give fit() validationData (its validLoss and validAccuracy), or compute the loss and \`await loss.data()\``);
+    }
     const h = this._raw(op, true);
     const d = unwrapDataset(this._e, data, op);
     const c = options(config, op, ['batchSize']);
@@ -354,10 +391,15 @@ export class Learner extends HandleOwner<RawLearner> {
   /**
    * Outputs in inference mode, row-major `[n, ...output]`: softmax probabilities for
    * crossEntropy, raw outputs for mse. A Float32Array x needs the item size (see inputShape) or `n`.
+   * @throws KilnError `State` on the webgpu backend (its reads are asynchronous: use
+   *   `model.forward(x)` and `await output.data()`).
    */
   predict(x: Float32Array | Tensor | Dataset, config?: { batchSize?: number; n?: number }): Float32Array {
     const op = 'Learner.predict';
     this._legacy(op);
+    if (this._e.asyncRead !== null) {
+      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use model.forward(x) and \`await output.data()\``);
+    }
     const h = this._raw(op, true);
     const c = options(config, op, ['batchSize', 'n']);
     const batchSize = int(c.batchSize, op, 'batchSize', 256, 1);

@@ -5,7 +5,7 @@
 // registrations: the built-in types first, in their historical order (the order of the
 // type list in messages), then every other layer of kiln/kiln.hpp in its order.
 // The webgpu engine (KILN_BACKEND_WGPU, CMake KILN_WASM_BACKEND=webgpu) registers them for
-// Wgpu and Autodiff<Wgpu> instead.
+// Wgpu and Autodiff<Wgpu> instead, every layer of the full engine.
 #if defined(KILN_BACKEND_WGPU)
 #define KILN_SEQUENTIAL_BACKENDS ::kiln::Wgpu, ::kiln::Autodiff<::kiln::Wgpu>
 #include "kiln/wgpu/wgpu.hpp"
@@ -22,9 +22,10 @@
 #include "kiln/nn/dropout.hpp"
 #include "kiln/nn/activation.hpp"
 #include "kiln/nn/reshape.hpp"
-#if defined(KILN_SEQUENTIAL_CORE)
+#if defined(KILN_SEQUENTIAL_CORE) && !defined(KILN_BACKEND_WGPU)
 // The core engine profile (CMake KILN_WASM_PROFILE=core, dist/kiln-core.wasm): the dense
-// layers only, in the same order as in the full engine (DESIGN.md "Engines").
+// layers only, in the same order as in the full engine (DESIGN.md "Engines"). The webgpu
+// engine (core profile otherwise) registers every layer, as the full engine.
 #include "kiln/nn/activation_more.hpp"
 #else
 #include "kiln/nn/conv2d.hpp"

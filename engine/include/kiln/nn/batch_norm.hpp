@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/backend/device_reads.hpp"
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/str_cat.hpp"
@@ -218,6 +219,17 @@ struct BatchNorm {
         Tensor<I, 1>(I::FloatOps::reshape(Ops::inner(var.primitive()), flat)) *
         (static_cast<double>(n) / static_cast<double>(n - 1));
     const auto tracked = num_batches_tracked.val() + 1;
+    if constexpr (kDeviceOnlyReads<I>) {
+      if (!momentum) {
+        // The count lives on the device (Wgpu): the factor 1/n as a [1] tensor there.
+        const Tensor<I, 1> factor = tracked.inner().float_().recip();
+        const Tensor<I, 1> keep = -factor + 1.0;
+        running_mean.set(Tensor<B, 1>::from_inner(running_mean.val().inner() * keep + batch_mean * factor));
+        running_var.set(Tensor<B, 1>::from_inner(running_var.val().inner() * keep + batch_var * factor));
+        num_batches_tracked.set(tracked);
+        return;
+      }
+    }
     // momentum none: the cumulative average, factor 1/n with n the batches tracked so far
     // including this one (PyTorch's exponential_average_factor).
     const double factor =

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kiln/backend/device_reads.hpp"
 #include "kiln/config/config.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/optim/grads.hpp"
@@ -134,6 +135,34 @@ double clip_grad_norm(Grads& grads, double max_norm, ClipGradNormOptions options
   return total_norm;
 }
 
+/// clip_grad_norm with the L2 norm computed and applied on the device, without reading it: the
+/// scale min(1, max_norm / (‖g‖₂ + 1e-6)) is a [1] tensor (a nan norm gives nan, an infinite
+/// one 0, as clip_grad_norm), Σg² summed in float32 (clip_grad_norm combines the per-tensor
+/// sums in double). What GradientClipping::norm runs on a backend without synchronous reads
+/// (Wgpu), so that an optimizer with norm clipping steps there.
+/// Throws: ValueError unless max_norm is finite and > 0.
+template <class Grads>
+void clip_grad_norm_on_device(Grads& grads, double max_norm) {
+  if (!(std::isfinite(max_norm) && max_norm > 0.0)) {
+    throw ValueError(str_cat("clip_grad_norm: max_norm must be finite and > 0, got ", max_norm));
+  }
+  using I = typename Grads::Inner;
+  using Ops = typename I::FloatOps;
+  std::vector<typename I::FloatTensor> parts;
+  grads.for_each_primitive([&](auto, const auto& g) {
+    if (Ops::shape(g).num_elements() != 0) {
+      parts.push_back(Ops::reduce(ReduceOp::Sum, Ops::binary(BinaryOp::Mul, g, g)));
+    }
+  });
+  if (parts.empty()) return;
+  const auto total = Ops::reduce(ReduceOp::Sum, Ops::cat(parts, 0));
+  const auto norm = Ops::unary(UnaryOp::Sqrt, total);
+  const auto coef = Ops::binary_scalar(BinaryOp::Div, Ops::binary_scalar(BinaryOp::Add, norm, 1e-6, false),
+                                       max_norm, true);
+  const auto scale = Ops::clamp(coef, std::nullopt, 1.0);  // keeps a nan coef (torch.clamp)
+  grads.map_primitives([&](auto, auto g) { return Ops::binary(BinaryOp::Mul, std::move(g), scale); });
+}
+
 /// clip_grad_norm with the L2 norm and error_if_nonfinite false (the defaults of
 /// torch.nn.utils.clip_grad_norm_).
 template <AutodiffBackend B>
@@ -174,9 +203,17 @@ class GradientClipping {
   double threshold() const noexcept { return threshold_; }
 
   /// Clips `grads` in place. Returns the global L2 norm before clipping for Norm (as
-  /// clip_grad_norm_), nan for Value.
+  /// clip_grad_norm_), nan for Value and, on a backend whose reads are asynchronous (Wgpu),
+  /// for Norm too: there the norm is computed and applied on the device, unread
+  /// (clip_grad_norm_on_device).
   template <AutodiffBackend B>
   double clip(GradientsParams<B>& grads) const {
+    if constexpr (kDeviceOnlyReads<typename B::Inner>) {
+      if (kind_ == Kind::Norm) {
+        clip_grad_norm_on_device(grads, threshold_);
+        return std::nan("");
+      }
+    }
     if (kind_ == Kind::Norm) return clip_grad_norm(grads, threshold_);
     clip_grad_value(grads, threshold_);
     return std::nan("");

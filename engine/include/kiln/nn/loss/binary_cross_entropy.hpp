@@ -12,6 +12,7 @@
 #include "kiln/config/config.hpp"
 #include "kiln/core/device.hpp"
 #include "kiln/core/str_cat.hpp"
+#include "kiln/nn/loss/host_check.hpp"
 #include "kiln/module/module.hpp"
 #include "kiln/nn/loss/reduction.hpp"
 #include "kiln/tensor/activation.hpp"
@@ -122,7 +123,8 @@ struct BinaryCrossEntropyLoss {
   ///                    entries (rank >= 2, n the last dim);
   ///         ValueError if an Int target is not 0 or 1, or (logits = false) an input value
   ///                    is outside [0, 1] or nan (as PyTorch's BCELoss); the values are read
-  ///                    on the host for these checks.
+  ///                    on the host for these checks (on Wgpu only when made from host data:
+  ///                    host_check.hpp).
   /// Semantics: torch.nn.functional.binary_cross_entropy (logits = false) and
   ///            binary_cross_entropy_with_logits (logits = true), with reduction.
   template <std::size_t D, BinaryTargetKind K>
@@ -138,8 +140,12 @@ struct BinaryCrossEntropyLoss {
                                     const Tensor<B, D, K>& targets) const {
     detail::check_same_shape(kOp, "input", input.shape(), "targets", targets.shape());
     check_label_weights(input.shape());
-    if constexpr (std::is_same_v<K, Int>) detail::check_binary_targets(kOp, targets.to_data());
-    if (!logits) detail::check_probabilities(kOp, input.to_data());
+    if constexpr (std::is_same_v<K, Int>) {
+      if (const auto values = detail::data_for_check(targets)) detail::check_binary_targets(kOp, *values);
+    }
+    if (!logits) {
+      if (const auto values = detail::data_for_check(input)) detail::check_probabilities(kOp, *values);
+    }
     return losses(Erased(input), Erased(targets.float_())).template typed<D>();
   }
 

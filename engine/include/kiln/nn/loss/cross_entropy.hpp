@@ -9,6 +9,7 @@
 #include "kiln/core/device.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/module/module.hpp"
+#include "kiln/nn/loss/host_check.hpp"
 #include "kiln/nn/loss/reduction.hpp"
 #include "kiln/tensor/activation.hpp"
 #include "kiln/tensor/tensor.hpp"
@@ -84,7 +85,8 @@ struct CrossEntropyLoss {
   /// Throws: ShapeError  if targets' length is not batch_size, num_classes is 0, or weights
   ///                     has not num_classes entries;
   ///         IndexError  naming the first row whose target is neither in [0, num_classes) nor
-  ///                     ignore_index (the targets are read on the host to check them).
+  ///                     ignore_index (the targets are read on the host to check them;
+  ///                     on Wgpu only when they came from host data: host_check.hpp).
   /// Semantics: torch.nn.functional.cross_entropy(logits, targets, weight, ignore_index,
   ///            reduction, label_smoothing) with class-index targets.
   Tensor<B, 1> forward(const Tensor<B, 2>& logits, const Tensor<B, 1, Int>& targets) const {
@@ -125,7 +127,9 @@ struct CrossEntropyLoss {
       throw ShapeError(str_cat(kOp, ": weights has ", weights->size(), " entries but logits ",
                                input.shape(), " have ", num_classes, " classes"));
     }
-    detail::check_class_targets(kOp, targets.to_data(), num_classes, ignore_index);
+    if (const auto values = detail::data_for_check(targets)) {
+      detail::check_class_targets(kOp, *values, num_classes, ignore_index);
+    }
 
     // Log-probabilities [batch_size, num_classes].
     const Tensor<B, 2> log_probs =

