@@ -25,9 +25,10 @@ function settings(fromForm) {
   const base = quick ? QUICK : FULL;
   const s = {
     quick,
-    sizes: q.get('sizes') ? list(q.get('sizes')).map(Number) : base.sizes,
-    engines: q.get('engines') ? list(q.get('engines')) : Object.keys(ENGINES),
-    models: q.get('models') ? list(q.get('models')) : ['mlp', 'cnn'],
+    // sizes= or models= (empty) leaves that part out.
+    sizes: q.has('sizes') ? list(q.get('sizes')).map(Number) : base.sizes,
+    engines: q.has('engines') ? list(q.get('engines')) : Object.keys(ENGINES),
+    models: q.has('models') ? list(q.get('models')) : ['mlp', 'cnn'],
     items: Number(q.get('items') ?? base.items),
     testItems: Number(q.get('testItems') ?? base.testItems),
     batchesPerCall: Number(q.get('batchesPerCall') ?? 1),
@@ -91,6 +92,11 @@ function browserName() {
 
 const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const na = (error) => ({ na: `not available: ${error}` });
+/** An error for a markdown cell: one line, pipes escaped, at most 320 characters. */
+const mdCell = (t) => {
+  const one = t.replace(/\s+/g, ' ').replace(/\|/g, '\\|');
+  return one.length > 320 ? `${one.slice(0, 319)}…` : one;
+};
 const ratio = (a, b) => (a && b ? `${(a / b).toFixed(2)}×` : '–');
 
 /** The tables as { title, head, rows }; a cell is a string or { na }. */
@@ -154,7 +160,7 @@ function render(s, r, meta) {
     md.push(`${t.title}`, '', `| ${t.head.join(' | ')} |`, `|${t.head.map((_, i) => (i ? '---:' : '---')).join('|')}|`);
     for (const row of t.rows) {
       html.push(`<tr>${row.map((c) => (typeof c === 'string' ? `<td>${c}</td>` : `<td class="na">${esc(c.na)}</td>`)).join('')}</tr>`);
-      md.push(`| ${row.map((c) => (typeof c === 'string' ? c : c.na.replace(/\|/g, '\\|').replace(/\s+/g, ' ').slice(0, 220))).join(' | ')} |`);
+      md.push(`| ${row.map((c) => (typeof c === 'string' ? c : mdCell(c.na))).join(' | ')} |`);
     }
     html.push('</table>');
     md.push('');
@@ -175,7 +181,13 @@ async function run(s) {
   const r = { sgemm: s.sizes.length ? {} : null, epoch: s.models.length ? {} : null };
   const infos = {};
   const update = () => {
-    meta.builds = Object.entries(infos).map(([e, i]) => `${ENGINES[e]}: ${i.tfjs ? `tfjs-core ${i.tfjs}, backend ${i.backend}` : `${i.backend}${i.build ? `, build ${i.build}` : ''}, ${i.threads} thread${i.threads === 1 ? '' : 's'}`}${i.adapter ? `, adapter ${i.adapter}` : ''}`).join('; ');
+    meta.builds = Object.entries(infos).map(([e, i]) => {
+      let text;
+      if (i.tfjs) text = `tfjs-core ${i.tfjs} + tfjs-backend-webgpu, backend ${i.backend}`;
+      else if (i.engine === 'webgpu') text = `kiln-webgpu.wasm, ${i.backend} (its host code: build ${i.build}, ${i.threads} thread)`;
+      else text = `${i.backend}, engine ${i.engine}, build ${i.build}, ${i.threads} thread${i.threads === 1 ? '' : 's'}`;
+      return `${ENGINES[e]}: ${text}${i.adapter ? `, adapter ${i.adapter}` : ''}`;
+    }).join('; ');
     window.__benchMarkdown = render(s, r, meta);
   };
   update();

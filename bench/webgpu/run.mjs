@@ -72,6 +72,11 @@ async function main() {
     '',
     md.trim(),
     '',
+    ...(swiftshader
+      ? ['SwiftShader runs WebGPU on the CPU (Chromium without a GPU, here with `--disable-gpu`): these figures show that the page runs',
+        'end to end and what each engine computes; they say nothing about speed on a GPU. Run the page on a machine with a GPU',
+        '(`npx vite bench/webgpu`, open http://localhost:5173/) for those.', '']
+      : []),
   ].join('\n');
   console.log(`\n${section}`);
   mkdirSync(join(REPO, 'bench/out'), { recursive: true });

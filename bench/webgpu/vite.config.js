@@ -11,7 +11,8 @@ const here = fileURLToPath(new URL('.', import.meta.url));
 export default defineConfig({
   root: here,
   base: './',
-  plugins: [mnistData()],
+  // KILN_BENCH_NO_MNIST=1: a build without /mnist/ (the SGEMM-only e2e smoke test, 4 s faster).
+  plugins: process.env.KILN_BENCH_NO_MNIST === '1' ? [] : [mnistData()],
   worker: { format: 'es' },
   server: { headers: isolation, fs: { allow: [resolve(here, '../..')] } },
   preview: { headers: isolation },
