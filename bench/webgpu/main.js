@@ -174,6 +174,7 @@ function render(s, r, meta) {
 
 async function run(s) {
   $('run').disabled = true;
+  window.__benchDone = false;
   logEl.textContent = '';
   const meta = { adapter: await adapterName(), browser: browserName(), date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`, builds: '' };
   log(`settings: ${JSON.stringify(s)}`);

@@ -73,7 +73,8 @@ async function main() {
     md.trim(),
     '',
     ...(swiftshader
-      ? ['SwiftShader runs WebGPU on the CPU (Chromium without a GPU, here with `--disable-gpu`): these figures show that the page runs',
+      ? ['SwiftShader runs WebGPU on the CPU (Chromium without a GPU, here with `--disable-gpu`), on threads of its own over all the',
+        `machine's cores (${cpus().length} here), while Kiln cpu uses 1 thread: these figures show that the page runs`,
         'end to end and what each engine computes; they say nothing about speed on a GPU. Run the page on a machine with a GPU',
         '(`npx vite bench/webgpu`, open http://localhost:5173/) for those.', '']
       : []),
