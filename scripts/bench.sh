@@ -8,6 +8,8 @@
 #      bench/RESULTS-wasm.md,
 #   3. node bench/browser/epoch.mjs --reps 3 --write (one MNIST epoch in headless Chromium,
 #      Kiln vs TF.js WASM), which writes the Browser section of bench/RESULTS.md.
+# Not run here: the WebGPU page (bench/webgpu/; `npm run bench:webgpu -- --quick [--write]` drives it
+# headless, on SwiftShader without a GPU; `npx vite bench/webgpu` serves it for a browser with a GPU).
 # Record the figures in bench/RESULTS.md. Extra arguments go to step 1 (run_native.sh takes
 # the number of repetitions).
 set -euo pipefail

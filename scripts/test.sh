@@ -34,6 +34,8 @@ echo "[test] e2e webgpu API (tests/e2e/webgpu-api.e2e.mjs: init({ backend: 'webg
 node tests/e2e/webgpu-api.e2e.mjs || status=1
 echo "[test] e2e webgpu training (tests/e2e/webgpu-train.e2e.mjs: kiln.Learner on webgpu against cpu, the device-side guard, MNIST MLP and CNN)"
 node tests/e2e/webgpu-train.e2e.mjs || status=1
+echo "[test] e2e webgpu bench page (tests/e2e/webgpu-bench.e2e.mjs: bench/webgpu/ builds and computes a correct n = 64 SGEMM on each engine; no timing checked)"
+node tests/e2e/webgpu-bench.e2e.mjs || status=1
 echo "[test] playground end-to-end (tests/e2e/playground*.e2e.mjs, headless Chromium; web/ built once)"
 node node_modules/vite/bin/vite.js build web --logLevel warn || status=1
 for suite in tests/e2e/playground*.e2e.mjs; do

@@ -5,43 +5,12 @@
 // warm-up of a few batches on the same model (V8 tiers wasm code up on later calls).
 // Afterwards the test accuracy on the 10,000 test images is measured as a sanity check.
 import { createRng } from '../../web/src/rng.js';
-import { parseIdx, normaliseInto, MNIST_FILES, MNIST_MEAN, MNIST_STD } from '../../web/src/mnist.js';
+import { normaliseInto, MNIST_MEAN, MNIST_STD } from '../../web/src/mnist.js';
+import { SPECS, tfjsModel, loadMnist, countCorrect } from './shared.js';
 
 const log = (text) => self.postMessage({ type: 'log', text });
 /** Tells the runner (through the page's console) to read the CPU clocks now. */
 const mark = (what) => self.postMessage({ type: 'mark', what });
-
-async function fetchBytes(url) {
-  const r = await fetch(url);
-  if (!r.ok) throw new Error(`${url}: ${r.status}`);
-  return new Uint8Array(await r.arrayBuffer());
-}
-
-/** The anchor models (bench/RESULTS.md, performance-anchors.md). */
-const SPECS = {
-  mlp: {
-    layers: [
-      { type: 'linear', dInput: 784, dOutput: 128, bias: true },
-      { type: 'relu' },
-      { type: 'linear', dInput: 128, dOutput: 64, bias: true },
-      { type: 'relu' },
-      { type: 'linear', dInput: 64, dOutput: 10, bias: true },
-    ],
-  },
-  cnn: {
-    layers: [
-      { type: 'reshape', shape: [1, 28, 28] },
-      { type: 'conv2d', channels: [1, 8], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' },
-      { type: 'relu' },
-      { type: 'maxPool2d', kernelSize: [2, 2] },
-      { type: 'conv2d', channels: [8, 16], kernelSize: [3, 3], stride: [1, 1], padding: 'valid' },
-      { type: 'relu' },
-      { type: 'maxPool2d', kernelSize: [2, 2] },
-      { type: 'flatten' },
-      { type: 'linear', dInput: 400, dOutput: 10, bias: true },
-    ],
-  },
-};
 
 // ---- Kiln ------------------------------------------------------------------------------
 async function kilnEngine(p) {
@@ -104,28 +73,8 @@ async function tfjsEngine(p) {
   if (tf.getBackend() !== 'wasm') throw new Error(`TF.js backend is ${tf.getBackend()}`);
   const threads = typeof wasm.getThreadsCount === 'function' ? wasm.getThreadsCount() : 1;
 
-  // Parameters initialised as PyTorch's defaults (uniform ±1/sqrt(fan_in)); not timed.
-  const uni = (shape, fanIn) => tf.variable(tf.randomUniform(shape, -1 / Math.sqrt(fanIn), 1 / Math.sqrt(fanIn), 'float32', 1));
-  let forward;
-  let params;
-  if (p.model === 'mlp') {
-    params = { w1: uni([784, 128], 784), b1: uni([128], 784), w2: uni([128, 64], 128), b2: uni([64], 128), w3: uni([64, 10], 64), b3: uni([10], 64) };
-    forward = (x) => {
-      const h1 = tf.relu(tf.add(tf.matMul(x, params.w1), params.b1));
-      const h2 = tf.relu(tf.add(tf.matMul(h1, params.w2), params.b2));
-      return tf.add(tf.matMul(h2, params.w3), params.b3);
-    };
-  } else {
-    params = { c1: uni([3, 3, 1, 8], 9), cb1: uni([8], 9), c2: uni([3, 3, 8, 16], 72), cb2: uni([16], 72), w: uni([400, 10], 400), b: uni([10], 400) };
-    forward = (x) => {
-      let h = tf.reshape(x, [-1, 28, 28, 1]);
-      h = tf.maxPool(tf.relu(tf.add(tf.conv2d(h, params.c1, 1, 'valid'), params.cb1)), 2, 2, 'valid');
-      h = tf.maxPool(tf.relu(tf.add(tf.conv2d(h, params.c2, 1, 'valid'), params.cb2)), 2, 2, 'valid');
-      return tf.add(tf.matMul(tf.reshape(h, [-1, 400]), params.w), params.b);
-    };
-  }
+  const { forward, numParams } = tfjsModel(tf, p.model);
   const optimizer = tf.train.adam(1e-3);
-  const numParams = Object.values(params).reduce((s, v) => s + v.size, 0);
   return {
     info: { tfjs: tf.version_core, backend: 'wasm', simd: true, threads, numParams },
     step: (x, y, n) => {
@@ -153,11 +102,7 @@ async function tfjsEngine(p) {
 }
 
 async function run(p) {
-  const [trImg, trLbl, teImg, teLbl] = await Promise.all(
-    [MNIST_FILES.trainImages, MNIST_FILES.trainLabels, MNIST_FILES.testImages, MNIST_FILES.testLabels].map((f) => fetchBytes(p.mnistBase + f)),
-  );
-  const pixels = parseIdx(trImg, 3).data;
-  const labels = parseIdx(trLbl, 1).data;
+  const { trImg, trLbl, pixels, labels, testPixels: te, testLabels: tl } = await loadMnist(p.mnistBase);
   const n = Math.min(p.items, labels.length);
   const tLoad = performance.now();
   const engine = p.engine === 'tfjs' ? await tfjsEngine(p) : await kilnEngine(p);
@@ -204,16 +149,9 @@ async function run(p) {
   }
 
   // sanity: test accuracy
-  const te = parseIdx(teImg, 3).data;
-  const tl = parseIdx(teLbl, 1).data;
   const tx = normaliseInto(new Float32Array(te.length), te, 0, tl.length);
   const probs = engine.predict(tx);
-  let correct = 0;
-  for (let i = 0; i < tl.length; i++) {
-    let best = 0;
-    for (let c = 1; c < 10; c++) if (probs[i * 10 + c] > probs[i * 10 + best]) best = c;
-    if (best === tl[i]) correct++;
-  }
+  const correct = countCorrect(probs, tl);
   return {
     ok: true,
     params: p,
