@@ -30,16 +30,17 @@ const modules = process.argv.length > 2
   ? process.argv.slice(2)
   : readdirSync(join(repo, 'tests/webgpu')).filter((f) => /^cases_.*\.mjs$/.test(f)).sort();
 
-// /harness/* is build/wasm/webgpu/*; /tests/webgpu/* the page, its support and the cases.
+// /harness/* is build/wasm/webgpu/*; /tests/webgpu/* the page, its support and the cases;
+// /tests/native/cases/* the PyTorch reference cases (tests/webgpu/cases_shared.mjs).
 const page = '<!doctype html><script type="module" src="/tests/webgpu/page.mjs"></script>';
 const { readFileSync } = await import('node:fs');
-const TYPES = { '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html' };
+const TYPES = { '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.html': 'text/html', '.jsonl': 'text/plain' };
 const http = createServer((req, res) => {
   const path = new URL(req.url, 'http://x').pathname;
   let file = null;
   if (path === '/') return res.writeHead(200, { 'content-type': 'text/html' }).end(page);
   if (path.startsWith('/harness/')) file = join(repo, 'build/wasm/webgpu', path.slice('/harness/'.length));
-  else if (path.startsWith('/tests/webgpu/')) file = join(repo, path);
+  else if (path.startsWith('/tests/webgpu/') || path.startsWith('/tests/native/cases/')) file = join(repo, path);
   if (!file || file.includes('..') || !existsSync(file)) return res.writeHead(404).end();
   res.writeHead(200, { 'content-type': TYPES[file.slice(file.lastIndexOf('.'))] ?? 'application/octet-stream' }).end(readFileSync(file));
 });

@@ -5,7 +5,9 @@
 //   - both return: the same shape and dtype, i32/bool values equal, f32 values within
 //     |gpu - cpu| <= abs + rel·|cpu| (the case's `tol`, default abs 1e-6, rel 1e-5), nan where
 //     the Cpu has nan, infinities equal.
-// Cases come from tests/webgpu/cases_*.mjs (each exports `cases`, see cases_creation.mjs).
+// Cases come from tests/webgpu/cases_*.mjs (each exports `cases`, see cases_creation.mjs). A
+// case with a `run(M)` function runs itself and returns its failure or null
+// (tests/webgpu/cases_shared.mjs: the PyTorch reference cases).
 import createHarness from '/harness/kiln-webgpu-harness.mjs';
 
 const DEFAULT_TOL = { abs: 1e-6, rel: 1e-5 };
@@ -73,7 +75,7 @@ window.runCases = async (modules) => {
     for (const c of cases) {
       let failure;
       try {
-        failure = await runCase(M, c);
+        failure = c.run ? await c.run(M) : await runCase(M, c);
       } catch (e) {
         failure = `threw ${e?.name}: ${e?.message}`;
       }
