@@ -62,7 +62,10 @@ try {
     fail(new Error(`Chromium has no WebGPU adapter (${out.skipped}): launched with --enable-unsafe-webgpu on 127.0.0.1`));
   } else {
     log(`adapter: ${out.adapter}; ${out.results.length} cases from ${modules.join(', ')}`);
-    for (const r of out.results) check(!r.failure, `${r.module}: ${r.name}${r.failure ? ` — ${r.failure}` : ''}`);
+    for (const r of out.results) {
+      check(!r.failure, `${r.module}: ${r.name}${r.failure ? ` — ${r.failure}` : ''}`);
+      for (const s of r.skipped ?? []) log(`  not checked: ${s}`);
+    }
     log(`device work: ${JSON.stringify(out.stats)}`);
   }
 } catch (e) {
