@@ -4,7 +4,9 @@
 // served from 127.0.0.1 (WebGPU needs a secure context); its adapter here is SwiftShader (a
 // CPU implementation of Vulkan: slow, but exact about the API). The page
 // (tests/webgpu/page.mjs) runs every case of tests/webgpu/cases_*.mjs on the Cpu and the Wgpu
-// backend in the harness build/wasm/webgpu/kiln-webgpu-harness.* and compares the two.
+// backend in the harness build/wasm/webgpu/kiln-webgpu-harness.* and compares the two;
+// cases_shared.mjs runs the PyTorch reference cases (tests/native/cases/*.jsonl) on both and
+// compares each with the case file's expected values.
 // Skips (exit 0) without /usr/bin/chromium.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';

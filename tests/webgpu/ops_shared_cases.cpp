@@ -895,8 +895,33 @@ void clip_norm(Run<B>& r, const std::string& prefix, const std::vector<std::pair
   }
 }
 
+template <Backend B>
+struct Three {
+  module::Param<Tensor<B, 1>> a;
+  module::Param<Tensor<B, 2>> b;
+  module::Param<Tensor<B, 1>> c;
+  KILN_MODULE(Three, a, b, c)
+};
+
 KILN_SHARED_CASE(clip_grad_norm_global) {
+  using AD = Autodiff<B>;
   clip_norm(r, "", {{"grad_a", "a"}, {"grad_b", "b"}, {"grad_c", "c"}}, 6.5, 2.0);
+  // Through an optimizer (cases_test.cpp, ClipGradNormGlobalThroughTheOptimizer): SGD with lr 1
+  // from zeros moves each parameter by minus its clipped gradient.
+  r.host_read({"clipped_a", "clipped_b", "clipped_c"}, [&] {
+    Three<AD> model;
+    model.a = module::Param<Tensor<AD, 1>>(Tensor<AD, 1>::zeros(Shape{2}));
+    model.b = module::Param<Tensor<AD, 2>>(Tensor<AD, 2>::zeros(Shape{2, 1}));
+    model.c = module::Param<Tensor<AD, 1>>(Tensor<AD, 1>::zeros(Shape{1}));
+    const auto loss = (model.a.val() * r.template constant<1>("grad_a")).sum() +
+                      (model.b.val() * r.template constant<2>("grad_b")).sum() +
+                      (model.c.val() * r.template constant<1>("grad_c")).sum();
+    auto sgd = optim::SgdConfig().with_gradient_clipping(optim::GradientClippingConfig::norm(6.5)).init<AD>();
+    model = sgd.step(1.0, model, optim::GradientsParams<AD>::from_grads(loss.backward(), model));
+    r.out("clipped_a", -model.a.val());
+    r.out("clipped_b", -model.b.val());
+    r.out("clipped_c", -model.c.val());
+  });
   // Below the threshold (norm 5 < 10) nothing changes: total_norm_ab, unclipped_a/b.
   optim::GradientList<B> small;
   small.grads = {r.template in<1>("grad_a").into_primitive(), r.template in<2>("grad_b").into_primitive()};
