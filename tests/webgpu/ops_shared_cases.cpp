@@ -16,6 +16,15 @@
 //     backend op (tests/native/record/round2_safetensors_test.cpp);
 //   - onecycle_lr_schedule, reduce_lr_on_plateau_patience_cooldown (optim): learning-rate
 //     schedules are host scalars, no tensor (tests/native/optim/round2_cases_test.cpp).
+// Keys run on Cpu only (`Run::host_read`: the code reads a computed tensor on the host, a
+// StateError on Wgpu; the page logs them as "not checked"):
+//   - clip_grad_norm_global, clip_grad_nonfinite_and_norm_types (all but value_clipped):
+//     clip_grad_norm returns the total norm as a double (optim/grad_clipping.hpp,
+//     detail::grad_norm_part), so an optimizer with GradientClippingConfig::norm cannot step
+//     on Autodiff<Wgpu> either;
+//   - batchnorm_cumulative_average_and_single_value, momentum None (running_*_after_1..3,
+//     num_batches_tracked, y_eval): BatchNorm::update_running reads num_batches_tracked
+//     (nn/batch_norm.hpp) for the factor 1/n.
 #include "harness.hpp"
 
 #include "../native/support/case_json.hpp"
