@@ -28,7 +28,7 @@ echo "[test] e2e relaxed SIMD (tests/e2e/relaxed.e2e.mjs: kiln-relaxed.wasm chos
 node tests/e2e/relaxed.e2e.mjs || status=1
 echo "[test] e2e deferred module (tests/e2e/deferred.e2e.mjs: the split engine's deferred half loads on first use, once, in a page and a worker)"
 node tests/e2e/deferred.e2e.mjs || status=1
-echo "[test] e2e webgpu (tests/e2e/webgpu.e2e.mjs: the Wgpu backend's ops against the Cpu backend's in headless Chromium, SwiftShader)"
+echo "[test] e2e webgpu (tests/e2e/webgpu.e2e.mjs: the Wgpu backend's ops against the Cpu backend's, and the shared PyTorch reference cases on both, in headless Chromium, SwiftShader)"
 node tests/e2e/webgpu.e2e.mjs || status=1
 echo "[test] e2e webgpu API (tests/e2e/webgpu-api.e2e.mjs: init({ backend: 'webgpu' }) in headless Chromium, against a cpu instance)"
 node tests/e2e/webgpu-api.e2e.mjs || status=1

@@ -5,7 +5,9 @@
 //   - both return: the same shape and dtype, i32/bool values equal, f32 values within
 //     |gpu - cpu| <= abs + rel·|cpu| (the case's `tol`, default abs 1e-6, rel 1e-5), nan where
 //     the Cpu has nan, infinities equal.
-// Cases come from tests/webgpu/cases_*.mjs (each exports `cases`, see cases_creation.mjs).
+// Cases come from tests/webgpu/cases_*.mjs (each exports `cases`, see cases_creation.mjs). A
+// case with a `run(M)` function runs itself and returns {failure (or null), skipped: [what
+// was not run, and why]} (tests/webgpu/cases_shared.mjs: the PyTorch reference cases).
 import createHarness from '/harness/kiln-webgpu-harness.mjs';
 
 const DEFAULT_TOL = { abs: 1e-6, rel: 1e-5 };
@@ -71,13 +73,14 @@ window.runCases = async (modules) => {
   for (const name of modules) {
     const { cases } = await import(`/tests/webgpu/${name}`);
     for (const c of cases) {
-      let failure;
+      let failure, skipped;
       try {
-        failure = await runCase(M, c);
+        if (c.run) ({ failure, skipped } = await c.run(M));
+        else failure = await runCase(M, c);
       } catch (e) {
         failure = `threw ${e?.name}: ${e?.message}`;
       }
-      results.push({ module: name, name: c.name, failure });
+      results.push({ module: name, name: c.name, failure, skipped });
     }
   }
   return { adapter: adapter.info?.description || adapter.info?.vendor || 'unknown', results, stats: M.kgStats() };

@@ -1,53 +1,14 @@
 #include "support/cases.hpp"
+#include "support/case_json.hpp"
 #include "support/case_records.hpp"
 
-#include <cmath>
 #include <fstream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace kiln::test {
-namespace {
 
 using nlohmann::json;
-
-double number(const json& v) {
-  if (v.is_string()) {
-    const auto s = v.get<std::string>();
-    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "inf") return std::numeric_limits<double>::infinity();
-    if (s == "-inf") return -std::numeric_limits<double>::infinity();
-    throw std::runtime_error("cases: unknown number string " + s);
-  }
-  return v.get<double>();
-}
-
-TensorData tensor(const json& t) {
-  std::vector<std::int64_t> dims = t.at("shape").get<std::vector<std::int64_t>>();
-  if (dims.empty()) dims.push_back(1);
-  const Shape shape(dims);
-  const std::string dtype = t.at("dtype").get<std::string>();
-  const json& data = t.at("data");
-  if (dtype == "float32" || dtype == "float64") {
-    std::vector<float> v;
-    for (const auto& x : data) v.push_back(static_cast<float>(number(x)));
-    return TensorData(shape, std::move(v));
-  }
-  if (dtype == "int64" || dtype == "int32") {
-    std::vector<std::int32_t> v;
-    for (const auto& x : data) v.push_back(static_cast<std::int32_t>(x.get<std::int64_t>()));
-    return TensorData(shape, std::move(v));
-  }
-  if (dtype == "bool") {
-    std::vector<bool> v;
-    for (const auto& x : data) v.push_back(x.get<bool>());
-    return TensorData(shape, std::move(v));
-  }
-  throw std::runtime_error("cases: unknown dtype " + dtype);
-}
-
-}  // namespace
 
 TensorData Case::input(const std::string& name) const {
   auto it = inputs_.find(name);
@@ -88,12 +49,12 @@ Case load_case(const std::string& id) {
   const json j = case_record(id);
   Case c;
   c.id = id;
-  for (const auto& [name, t] : j.at("inputs").items()) c.inputs_.emplace(name, tensor(t));
+  for (const auto& [name, t] : j.at("inputs").items()) c.inputs_.emplace(name, case_tensor(t));
   for (const auto& [name, t] : j.at("expected").items()) {
     if (t.contains("error")) {
       c.errors_[name] = true;
     } else {
-      c.expected_.emplace(name, tensor(t));
+      c.expected_.emplace(name, case_tensor(t));
     }
   }
   if (j.contains("tolerance")) {
