@@ -125,7 +125,7 @@ export class Engine {
           model.dispose();
           throw e;
         }
-        trainBlocked = `training needs kiln.Learner and the optimizers on the GPU backend, which this build of kiln-dl does not have yet (${e.message})`;
+        trainBlocked = `training needs kiln.Learner and the optimizers on the GPU backend, which this build of kiln-dl does not have yet (${String(e.message).split(' (')[0]})`;
       }
     }
     const session = new Session(kiln, model, optimizer, learner);

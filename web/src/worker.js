@@ -294,7 +294,7 @@ async function setup(msg) {
     if (ctx.session.trainBlocked) post({ type: 'gpuBlocked', run: ctx.run, message: `Training cannot run on the GPU backend here: ${ctx.session.trainBlocked}. The GPU computes this model's predictions; train on the CPU.` });
     await evaluateAny(ctx);
     if (cur !== ctx) return;
-    post({ type: 'status', run: ctx.run, status: 'idle' });
+    post({ type: 'status', run: ctx.run, status: 'idle', message: ctx.session.trainBlocked ? 'Ready on the GPU: predictions run here; training needs the CPU (see above).' : undefined });
   } catch (e) {
     if (gpuLost(ctx, e)) return;
     if (cur === ctx) {
