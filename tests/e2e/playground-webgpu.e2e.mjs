@@ -4,7 +4,7 @@
 //                 switch shows the adapter's name; switching to GPU loads the webgpu engine,
 //                 whose first evaluation of the same model (same seed) gives the cpu backend's
 //                 test loss and a decision boundary (read with await tensor.data());
-//   gpu-train:    Train on the GPU (Learner.fit an epoch at a time): trained to the end when
+//   gpu-train:    Train on the GPU (Learner.fit over the epochs left): trained to the end when
 //                 this build has kiln.Learner on webgpu; where it throws State, the page says
 //                 so and offers the CPU (the test reports "skipped" for the training part);
 //   gpu-blocked:  L1 regularisation (a custom trainStep) on the GPU: the page says it needs
@@ -105,6 +105,35 @@ test('gpu-train', async () => {
   check(r.testAcc === 1, `XOR on the CPU after the GPU: test accuracy ${r.testAcc}`);
   await page.close();
   return `${note}; then on the CPU: test accuracy ${(r.testAcc * 100).toFixed(1)} %`;
+});
+
+test('gpu-path-on-cpu', async () => {
+  // The GPU backend's code path (Learner.fit over the epochs left, every read through await
+  // tensor.data(), pause by the fit's signal) run on the cpu engine (?backendTest=cpu-async):
+  // what the GPU runs once kiln.Learner works on webgpu. XOR, 3,000 epochs of 300 points in
+  // batches of 16: 19 steps an epoch.
+  const page = await open('?backendTest=cpu-async#data=xor&epochs=3000', 'gpu-path');
+  await waitStatus(page, ['idle'], 60_000);
+  await waitProbe(page);
+  await switchTo(page, 'webgpu');
+  const s = await switchState(page);
+  check(s.backend === 'cpu-async' && (await page.evaluate(() => document.body.dataset.status)) === 'idle', `not on the GPU path: ${JSON.stringify(s)}`);
+  await page.click('#train-btn');
+  await waitStatus(page, ['training'], 10_000);
+  await page.waitForFunction(() => Number(document.getElementById('m-step').dataset.value) > 19, null, { timeout: 60_000, polling: 50 });
+  await page.evaluate(() => document.getElementById('train-btn').click()); // Pause (fit's signal), at once
+  await waitStatus(page, ['paused'], 10_000);
+  const paused = await metric(page, 'm-step');
+  await page.waitForTimeout(300);
+  check((await metric(page, 'm-step')) === paused, 'steps went on after Pause');
+  await page.evaluate(() => document.getElementById('train-btn').click());
+  await waitStatus(page, ['done'], 120_000);
+  const r = { step: await metric(page, 'm-step'), epoch: await metric(page, 'm-epoch'), acc: await metric(page, 'm-test-acc'), loss: await metric(page, 'm-train-loss') };
+  check(r.epoch === 3000 && r.acc >= 0.95 && r.loss < 0.2, `trained on the GPU path: ${JSON.stringify(r)}`);
+  // Whole epochs: 3,000 of 19 steps, plus the part of the epoch Pause cut short.
+  check(r.step >= 3000 * 19 && r.step < 3001 * 19, `steps ${r.step} (3,000 epochs of 19, and the paused epoch's part)`);
+  await page.close();
+  return `test accuracy ${(r.acc * 100).toFixed(1)} %, ${r.step} steps, paused at step ${paused}`;
 });
 
 test('gpu-blocked', async () => {

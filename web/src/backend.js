@@ -40,8 +40,9 @@ export class BackendSwitch {
     this.note = root.querySelector('.backend-note');
     this.adapter = null;
     this.current = 'cpu';
+    this.want = 'webgpu'; // what the GPU choice asks the worker for
     for (const input of [this.cpu, this.gpu]) {
-      input.addEventListener('change', () => input.checked && this.choose(input.value));
+      input.addEventListener('change', () => input.checked && this.choose(input.value === 'webgpu' ? this.want : input.value));
     }
     this.gpu.disabled = true;
     document.body.dataset.backend = 'cpu';
@@ -49,9 +50,14 @@ export class BackendSwitch {
     this.note.textContent = 'Looking for a GPU…';
   }
 
-  /** Probes navigator.gpu and offers the GPU when there is an adapter (or says why not). */
-  async probe(nav) {
-    const r = await probeGpu(nav);
+  /**
+   * Probes navigator.gpu and offers the GPU when there is an adapter (or says why not).
+   * `test` 'cpu-async' (the page's `?backendTest=cpu-async`, for the e2e tests) offers instead
+   * the cpu engine through the GPU backend's code path (worker.js's currentEngine).
+   */
+  async probe(nav, test = null) {
+    this.want = test === 'cpu-async' ? test : 'webgpu';
+    const r = test === 'cpu-async' ? { adapter: 'the cpu engine, asynchronous path (test)' } : await probeGpu(nav);
     if (r.adapter) {
       this.adapter = r.adapter;
       this.gpu.disabled = false;
@@ -73,7 +79,7 @@ export class BackendSwitch {
     document.body.dataset.backend = 'switching';
     this.cpu.disabled = true;
     this.gpu.disabled = true;
-    this.note.textContent = want === 'webgpu' ? `Starting the GPU backend on ${this.adapter}…` : 'Going back to the CPU…';
+    this.note.textContent = want !== 'cpu' ? `Starting the GPU backend on ${this.adapter}…` : 'Going back to the CPU…';
     this.host.request(want);
   }
 
@@ -87,8 +93,9 @@ export class BackendSwitch {
     document.body.dataset.backend = m.backend;
     this.cpu.disabled = false;
     this.gpu.disabled = this.adapter === null || (m.error !== undefined && !m.lost);
-    (m.backend === 'webgpu' ? this.gpu : this.cpu).checked = true;
-    if (m.backend === 'webgpu') {
+    (m.backend !== 'cpu' ? this.gpu : this.cpu).checked = true;
+    if (m.backend === 'cpu-async') this.note.textContent = `GPU path on ${this.adapter}`;
+    else if (m.backend === 'webgpu') {
       this.note.textContent = `GPU: ${m.info?.adapter ?? this.adapter}`;
     } else if (m.error) {
       const why = `${m.error.code && m.error.code !== 'Internal' ? `[${m.error.code}] ` : ''}${m.error.message}`;

@@ -105,7 +105,7 @@ export class Engine {
   /**
    * createSession on the webgpu engine: the model always (forward passes, predictions, the
    * decision boundary: Session.predictAsync); the optimizer and the Learner's built-in loss
-   * path when this build has them on webgpu (Session.fitEpoch trains with them). Where it has
+   * path when this build has them on webgpu (Session.fit trains with them). Where it has
    * not (KilnError `State`), or for a set-up the GPU cannot train (gpuTrainBlocker), the
    * session says why in `trainBlocked` and the page offers the CPU.
    */
@@ -164,7 +164,7 @@ export class Session {
     this.reg = null; // {kind, rate, seed} when a penalty is on (see regularize)
     this.regLearner = null; // the regularised step's learner (trainStep), when reg is on
     this.lastStep = null;
-    /** On the webgpu engine (reads are asynchronous: predictAsync, fitEpoch). */
+    /** On the webgpu engine (reads are asynchronous: predictAsync, fit). */
     this.gpu = false;
     /** Why this session cannot train (the GPU backend), or null. */
     this.trainBlocked = null;
@@ -320,20 +320,22 @@ export class Session {
   }
 
   /**
-   * One epoch of training with the Learner's built-in loss path, `await learner.fit(...)`,
-   * the way the GPU backend trains (no synchronous reads): over `dataset` (a kiln.data
-   * Dataset: gpuDataset), `batchesPerCall` batches per call into the engine.
+   * Training with the Learner's built-in loss path, `await learner.fit(...)`: the way the GPU
+   * backend trains (no synchronous reads), `epochs` epochs over `dataset` (a kiln.data Dataset:
+   * Session.dataset), `batchesPerCall` batches per call into the engine, the callbacks and the
+   * abort signal as fit's.
    * @param {object} dataset
-   * @param {{batchSize: number, batchesPerCall?: number, onBatchEnd?: Function, signal?: AbortSignal}} opts
+   * @param {{epochs: number, batchSize: number, batchesPerCall?: number, onBatchEnd?: Function,
+   *   onEpochEnd?: Function, signal?: AbortSignal}} opts
    * @throws KilnError `State` with the reason when this session cannot train (trainBlocked).
    */
-  async fitEpoch(dataset, { batchSize, batchesPerCall = 4, onBatchEnd, signal }) {
+  async fit(dataset, { epochs, batchSize, batchesPerCall = 4, onBatchEnd, onEpochEnd, signal }) {
     if (this.trainBlocked) throw Object.assign(new Error(this.trainBlocked), { code: 'State' });
-    return this.learner.fit(dataset, { epochs: 1, batchSize, batchesPerCall, onBatchEnd, signal });
+    return this.learner.fit(dataset, { epochs, batchSize, batchesPerCall, onBatchEnd, onEpochEnd, signal });
   }
 
   /**
-   * The training items as a kiln.data Dataset of this session's engine (for fitEpoch).
+   * The training items as a kiln.data Dataset of this session's engine (for fit).
    * @param {Float32Array} x [n, itemSize]
    * @param {Int32Array | Float32Array} y labels, or regression targets
    */

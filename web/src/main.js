@@ -104,12 +104,12 @@ const backendSwitch = new BackendSwitch($('backend'), {
     clearTimeout(setupTimer);
     if (status === 'training') worker.postMessage({ type: 'pause', run });
     run++; // the run on screen ends: the worker answers `backend`, then a new set-up
-    setStatus('loading', want === 'webgpu' ? 'Starting the GPU backend…' : 'Going back to the CPU…');
+    setStatus('loading', want !== 'cpu' ? 'Starting the GPU backend…' : 'Going back to the CPU…');
     worker.postMessage({ type: 'backend', want });
   },
   say: (text, kind) => say(text, kind),
 });
-backendSwitch.probe();
+backendSwitch.probe(navigator, new URLSearchParams(location.search).get('backendTest'));
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
   setStatus('error');

@@ -28,12 +28,12 @@
 //               the cpu one with why the GPU failed: init, or a lost device), gpuBlocked {run,
 //               message} (what this set-up cannot do on the GPU; the page offers the CPU)
 // On the GPU backend (issue 21) every read is asynchronous (Session.predictAsync) and training
-// is the Learner's fit() an epoch at a time (trainLoopGpu); Race, "Look inside", Export and
+// is the Learner's fit() over the epochs left (trainLoopGpu); Race, "Look inside", Export and
 // live changes of training settings stay on the CPU backend (the page says so).
 // An eval of toy data holds `boundary` (class probabilities over a size x size grid of
 // the plane) and `boundarySize`: the canvas's device-pixel size when the model's cost
 // allows (boundaryBudget), else the largest grid that does (the page smooths it up).
-import { loadEngine, loadGpuEngine, errorInfo } from './engine.js';
+import { loadEngine, loadGpuEngine, errorInfo, Engine } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { dataSeedOf, taskOf } from './state.js';
 import { featureNames, applyFeatures } from './features.js';
@@ -73,8 +73,16 @@ function getEngine() {
 let backend = 'cpu';
 let gpuPromise = null; // the webgpu engine (one per page: loaded once, kept)
 
-/** The engine of the current backend. */
-const currentEngine = () => (backend === 'webgpu' ? gpuPromise : getEngine());
+/**
+ * The engine of the current backend. 'cpu-async' (a test hook: the page's `?backendTest=cpu-async`)
+ * is the cpu engine through the GPU backend's code path (asynchronous reads, Learner.fit an
+ * epoch at a time), so that path is tested where the webgpu engine cannot train yet.
+ */
+function currentEngine() {
+  if (backend === 'webgpu') return gpuPromise;
+  if (backend === 'cpu-async') return getEngine().then((e) => Object.assign(new Engine(e.kiln), { gpu: true }));
+  return getEngine();
+}
 
 /**
  * The backend switch: loads the webgpu engine (once) or goes back to the cpu one; posts
@@ -97,7 +105,7 @@ async function switchBackend(want) {
       return;
     }
   }
-  backend = 'cpu';
+  backend = want === 'cpu-async' ? want : 'cpu';
   post({ type: 'backend', backend, info: (await getEngine()).info() });
 }
 
@@ -241,7 +249,19 @@ function stopCurrent(keep = false) {
   if (cur) {
     cur.running = false;
     cur.abort?.abort();
-    if (cur.gpu) keep = false; // Undo keeps runs of the cpu backend only
+    if (cur.gpu) {
+      keep = false; // Undo keeps runs of the cpu backend only
+      // A fit still running (aborted: it ends at its next call boundary) holds the learner.
+      const { session, gpuDataset, fitting } = cur;
+      if (fitting) {
+        fitting.catch(() => {}).finally(() => {
+          session?.dispose();
+          gpuDataset?.dispose?.();
+        });
+        cur = null;
+        return;
+      }
+    }
     cur.gpuDataset?.dispose?.();
     if (keep && cur.trainer) keepForUndo(cur);
     else cur.session?.dispose();
@@ -433,10 +453,11 @@ async function evaluateGpu(ctx) {
 
 /**
  * The training loop on the GPU backend: the Learner's built-in loss path, `await
- * learner.fit(dataset, {epochs: 1, ...})` an epoch at a time (Session.fitEpoch), with the
- * page's progress from onBatchEnd (train metrics every 100 ms, an evaluation every 250 ms on
- * toy data) and the test metrics at each epoch's end. Pause aborts fit (its signal) at the
- * next call boundary; the model keeps what it learned, and the next Train starts a new epoch.
+ * learner.fit(dataset, {epochs, ...})` over the epochs left (Session.fit), with the page's
+ * progress from onBatchEnd (train metrics every 100 ms; an evaluation every 250 ms on toy
+ * data, every second or more on MNIST) and a full evaluation at each epoch's end. Pause aborts
+ * fit (its signal) at the next call boundary; the model keeps what it learned, and the next
+ * Train starts a new epoch.
  */
 async function trainLoopGpu(ctx) {
   if (ctx.running || !ctx.trainer || ctx.trainer.done) return;
@@ -447,26 +468,33 @@ async function trainLoopGpu(ctx) {
   }
   ctx.running = true;
   post({ type: 'status', run: ctx.run, status: 'training' });
+  // A paused fit ends at its next call boundary: the learner is busy until then.
+  await ctx.fitting?.catch(() => {});
+  if (!ctx.running || cur !== ctx) return;
   const abort = new AbortController();
   ctx.abort = abort;
   const train = trainer.data.train;
   let lastReport = performance.now();
   ctx.lastEval = performance.now();
+  const evalEvery = () => (ctx.grid ? 250 : Math.max(1000, 4 * (ctx.evalCost ?? 0)));
+  let finished = false; // the epochs are trained: fit is stopped by its signal
   try {
     ctx.gpuDataset ??= session.dataset(materialise(train), train.y, train.itemSize, trainer.data.classes);
+    // One fit() over the epochs left (its own shuffle each epoch); again after a pause, or
+    // when "Train forever" is ticked after it started.
     while (ctx.running && cur === ctx && !trainer.done) {
-      let before = 0; // batches of this epoch already counted
+      let before = 0; // batches of the current epoch already counted
       const batches = Math.ceil(train.n / trainer.batch);
       trainer.pos = 0;
-      await session.fitEpoch(ctx.gpuDataset, {
+      ctx.fitting = session.fit(ctx.gpuDataset, {
+        epochs: trainer.forever ? 1_000_000 : trainer.epochs - trainer.epoch,
         batchSize: trainer.batch,
         signal: abort.signal,
         onBatchEnd: async (log) => {
-          const done = log.batch - before;
           const items = Math.min(train.n, log.batch * trainer.batch) - Math.min(train.n, before * trainer.batch);
+          trainer.step += log.batch - before;
           before = log.batch;
-          trainer.step += done;
-          trainer.pos = Math.min(train.n - 1, log.batch * trainer.batch);
+          trainer.pos = Math.min(train.n, log.batch * trainer.batch); // at the epoch's end: progress = epoch + 1
           trainer.window.loss += log.loss * items;
           trainer.window.correct += log.accuracy * items;
           trainer.window.items += items;
@@ -476,28 +504,40 @@ async function trainLoopGpu(ctx) {
             if (w) post({ type: 'progress', run: ctx.run, step: trainer.step, epoch: trainer.progress, lr: session.learningRate, ...w, itemsPerSecond: log.itemsPerSecond });
             lastReport = now;
           }
-          if (ctx.grid && now - ctx.lastEval >= 250) await evaluateGpu(ctx);
+          if (log.batch < batches && now - ctx.lastEval >= evalEvery()) await evaluateGpu(ctx);
+        },
+        onEpochEnd: async () => {
+          trainer.epoch++;
+          trainer.pos = 0;
+          before = 0;
+          await evaluateGpu(ctx);
+          if (trainer.done) {
+            finished = true;
+            abort.abort();
+          }
         },
       });
-      trainer.epoch++;
-      trainer.pos = 0;
-      await evaluateGpu(ctx);
+      await ctx.fitting;
     }
-    if (cur === ctx && trainer.done) {
-      ctx.running = false;
-      await evaluateGpu(ctx); // the final picture at full resolution
-      post({ type: 'status', run: ctx.run, status: 'done' });
-    }
+    finished ||= trainer.done;
   } catch (e) {
-    if (abort.signal.aborted) return; // paused (the pause message posted the status)
-    if (gpuLost(ctx, e)) return;
-    if (cur === ctx) {
-      ctx.running = false;
-      post({ type: 'error', run: ctx.run, error: errorInfo(e) });
-      post({ type: 'status', run: ctx.run, status: 'paused' });
+    if (!(abort.signal.aborted && finished)) {
+      if (abort.signal.aborted) return; // paused (the pause message posted the status)
+      if (gpuLost(ctx, e)) return;
+      if (cur === ctx) {
+        ctx.running = false;
+        post({ type: 'error', run: ctx.run, error: errorInfo(e) });
+        post({ type: 'status', run: ctx.run, status: 'paused' });
+      }
+      return;
     }
   } finally {
     if (ctx.abort === abort) ctx.abort = null;
+  }
+  if (cur === ctx && finished) {
+    ctx.running = false;
+    if (ctx.grid && ctx.boundarySize < boundaryPixels) await evaluateGpu(ctx); // the final picture at full resolution
+    post({ type: 'status', run: ctx.run, status: 'done' });
   }
 }
 
@@ -701,6 +741,13 @@ self.onmessage = async (ev) => {
       if (!ctx?.trainer || !ctx.grid) break;
       try {
         const built = buildToy(msg.state, null);
+        if (ctx.gpu && ctx.running) {
+          // fit() trains on the dataset it was given: paused, the next Train takes the new points.
+          ctx.running = false;
+          ctx.abort?.abort();
+          await ctx.fitting?.catch(() => {});
+          post({ type: 'status', run: ctx.run, status: 'paused' });
+        }
         ctx.trainer.setData(built.data);
         ctx.state = msg.state;
         ctx.view = built.view;
