@@ -284,8 +284,8 @@ async function setup(msg) {
     } catch (e) {
       // e.g. a CNN: convolutions are not in the webgpu engine (KilnError `State`).
       if (ctx.gpu && e?.code === 'State') {
-        post({ type: 'gpuBlocked', run: ctx.run, message: `This model cannot run on the GPU backend: ${e.message}` });
-        post({ type: 'status', run: ctx.run, status: 'error' });
+        post({ type: 'gpuBlocked', run: ctx.run, message: `This model cannot run on the GPU backend: ${String(e.message).split(' (it has')[0]}. Switch to CPU to build and train it.` });
+        post({ type: 'status', run: ctx.run, status: 'error', message: 'This model needs the CPU backend (see above).' });
         return;
       }
       throw e;
