@@ -195,4 +195,4 @@ test('no-gpu', async () => {
   }
 });
 
-await run('webgpu', { args: WEBGPU_ARGS });
+await run('webgpu', { launchArgs: WEBGPU_ARGS });

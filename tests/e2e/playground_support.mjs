@@ -108,10 +108,10 @@ export async function drawStroke(page, points) {
 }
 
 /**
- * Runs the registered tests; exits 1 if any failed. `suite` names the results file; `args`
- * replaces Chromium's launch arguments (e.g. WEBGPU_ARGS).
+ * Runs the registered tests; exits 1 if any failed. `suite` names the results file;
+ * `launchArgs` replaces Chromium's launch arguments (e.g. WEBGPU_ARGS).
  */
-export async function run(suite, { viewport = { width: 1400, height: 1000 }, args } = {}) {
+export async function run(suite, { viewport = { width: 1400, height: 1000 }, launchArgs } = {}) {
   const results = [];
   mkdirSync(OUT, { recursive: true });
   const t0 = Date.now();
@@ -119,7 +119,7 @@ export async function run(suite, { viewport = { width: 1400, height: 1000 }, arg
     if (!args.includes('--no-build')) buildApp('web');
     const server = await startPreview('web');
     env.base = server.url;
-    const browser = await launchBrowser({ viewport, acceptDownloads: true, ...(args ? { args } : {}) });
+    const browser = await launchBrowser({ viewport, acceptDownloads: true, ...(launchArgs ? { args: launchArgs } : {}) });
     env.context = browser.context;
     try {
       for (const t of tests) {
