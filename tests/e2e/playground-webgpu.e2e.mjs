@@ -13,7 +13,7 @@
 //                 fails, the page says why and runs on the CPU;
 //   no-gpu:       Chromium without the flag: the GPU choice is disabled with the reason,
 //                 training on the CPU works.
-// Screenshots: test-output/playground/webgpu-{cpu,gpu,no-gpu}.png.
+// Screenshots: test-output/playground/webgpu-{cpu,gpu,gpu-path-trained,no-gpu}.png.
 //   node tests/e2e/playground-webgpu.e2e.mjs [--no-build] [--only name,name]
 import { launchBrowser } from './support.mjs';
 import { WEBGPU_ARGS, test, run, env, check, shot, open, watchConsole, waitStatus, metric, trainToEnd } from './playground_support.mjs';
@@ -132,6 +132,7 @@ test('gpu-path-on-cpu', async () => {
   check(r.epoch === 3000 && r.acc >= 0.95 && r.loss < 0.2, `trained on the GPU path: ${JSON.stringify(r)}`);
   // Whole epochs: 3,000 of 19 steps, plus the part of the epoch Pause cut short.
   check(r.step >= 3000 * 19 && r.step < 3001 * 19, `steps ${r.step} (3,000 epochs of 19, and the paused epoch's part)`);
+  await shot(page, 'webgpu-gpu-path-trained', false);
   await page.close();
   return `test accuracy ${(r.acc * 100).toFixed(1)} %, ${r.step} steps, paused at step ${paused}`;
 });
