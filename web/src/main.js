@@ -322,7 +322,10 @@ function setStatus(s, message) {
   trainBtn.textContent = s === 'training' ? 'Pause' : 'Train';
   trainBtn.disabled = !['idle', 'paused', 'training'].includes(s);
   trainBtn.setAttribute('aria-pressed', String(s === 'training'));
-  $('step-btn').disabled = !['idle', 'paused'].includes(s);
+  // On the GPU, Train runs whole epochs (Learner.fit): no single steps.
+  const gpu = document.body.dataset.backend === 'webgpu';
+  $('step-btn').disabled = !['idle', 'paused'].includes(s) || gpu;
+  $('step-btn').title = gpu ? 'One batch at a time runs on the CPU backend (on the GPU, Train runs whole epochs)' : '';
   $('save-btn').disabled = !['idle', 'paused', 'done'].includes(s);
   live.onStatus(s);
 }

@@ -314,7 +314,7 @@ async function setup(msg) {
     if (ctx.session.trainBlocked) post({ type: 'gpuBlocked', run: ctx.run, message: `Training cannot run on the GPU backend here: ${ctx.session.trainBlocked}. The GPU computes this model's predictions; train on the CPU.` });
     await evaluateAny(ctx);
     if (cur !== ctx) return;
-    post({ type: 'status', run: ctx.run, status: 'idle', message: ctx.session.trainBlocked ? 'Ready on the GPU: predictions run here; training needs the CPU (see above).' : undefined });
+    post({ type: 'status', run: ctx.run, status: 'idle', message: ctx.session.trainBlocked ? 'GPU ready: predictions only; train on the CPU.' : undefined });
   } catch (e) {
     if (gpuLost(ctx, e)) return;
     if (cur === ctx) {
@@ -802,7 +802,10 @@ self.onmessage = async (ev) => {
     case 'resolution':
       // The page's canvas changed size: a new picture now unless training sends one soon.
       boundaryPixels = Math.max(GRID.size, Math.min(1200, Math.round(msg.size) || GRID.size));
-      if (cur?.trainer && cur.grid && !cur.running) await evaluateAny(cur).catch(() => {});
+      if (cur?.trainer && cur.grid && !cur.running) {
+        if (cur.gpu) await evaluateGpu(cur).catch(() => {}); // a run replaced meanwhile
+        else evaluate(cur);
+      }
       break;
     case 'raceStart':
       if (backend === 'webgpu') post({ type: 'race', race: msg.race, kind: 'error', message: 'Race runs on the CPU backend: switch the backend to CPU to race' });
