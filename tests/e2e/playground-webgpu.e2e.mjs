@@ -7,6 +7,9 @@
 //   gpu-train:    Train on the GPU (Learner.fit over the epochs left): trained to the end when
 //                 this build has kiln.Learner on webgpu; where it throws State, the page says
 //                 so and offers the CPU (the test reports "skipped" for the training part);
+//   gpu-mnist:    MNIST's MLP on the GPU: the test digits' loss equals the CPU's, the digit grid
+//                 and a drawn digit are predicted there;
+//   gpu-path-on-cpu: the GPU's code path (fit, async reads, pause) trained on the cpu engine;
 //   gpu-blocked:  L1 regularisation (a custom trainStep) on the GPU: the page says it needs
 //                 the CPU, "Use the CPU" switches back and training runs there;
 //   gpu-init-fails: the webgpu engine's .wasm cannot be fetched: init({backend: 'webgpu'})
@@ -16,7 +19,7 @@
 // Screenshots: test-output/playground/webgpu-{cpu,gpu,gpu-path-trained,no-gpu}.png.
 //   node tests/e2e/playground-webgpu.e2e.mjs [--no-build] [--only name,name]
 import { launchBrowser } from './support.mjs';
-import { WEBGPU_ARGS, test, run, env, check, shot, open, watchConsole, waitStatus, metric, trainToEnd } from './playground_support.mjs';
+import { WEBGPU_ARGS, test, run, env, check, shot, open, watchConsole, waitStatus, metric, trainToEnd, drawStroke } from './playground_support.mjs';
 
 /** The switch's state in the page. */
 const switchState = (page) =>
@@ -105,6 +108,39 @@ test('gpu-train', async () => {
   check(r.testAcc === 1, `XOR on the CPU after the GPU: test accuracy ${r.testAcc}`);
   await page.close();
   return `${note}; then on the CPU: test accuracy ${(r.testAcc * 100).toFixed(1)} %`;
+});
+
+test('gpu-mnist', async () => {
+  // MNIST's MLP on the GPU: the 10,000 test digits' predictions (await data() in chunks) give
+  // the cpu backend's test loss for the same initial weights, the digit grid is labelled, and
+  // a drawn digit is predicted on the GPU (probabilities summing to 1, as on the CPU).
+  const page = await open('#data=mnist&layers=d64-relu', 'gpu-mnist');
+  await waitStatus(page, ['idle'], 120_000);
+  await waitProbe(page);
+  await page.waitForFunction(() => document.getElementById('m-test-loss').dataset.value, null, { timeout: 60_000 });
+  const cpuLoss = await metric(page, 'm-test-loss');
+  await page.locator('#draw').scrollIntoViewIfNeeded();
+  await drawStroke(page, [[0.5, 0.15], [0.5, 0.5], [0.49, 0.85]]);
+  await page.waitForFunction(() => document.getElementById('draw-pred').dataset.probs, null, { timeout: 20_000 });
+  const cpuProbs = (await page.$eval('#draw-pred', (el) => el.dataset.probs)).split(',').map(Number);
+  await switchTo(page, 'webgpu');
+  check((await switchState(page)).backend === 'webgpu', 'not on the GPU');
+  await page.waitForFunction(() => document.getElementById('m-test-loss').dataset.value, null, { timeout: 120_000 });
+  const gpuLoss = await metric(page, 'm-test-loss');
+  check(Math.abs(gpuLoss - cpuLoss) < 1e-4, `MNIST test loss before training: GPU ${gpuLoss}, CPU ${cpuLoss}`);
+  const labelled = await page.$$eval('#digit-grid > *', (els) => els.filter((e) => /\d/.test(e.textContent)).length);
+  check(labelled >= 60, `the digit grid's predictions from the GPU: ${labelled} labelled`);
+  await page.$eval('#draw-pred', (el) => {
+    el.dataset.probs = '';
+  });
+  await page.click('#sample-draw');
+  await page.waitForFunction(() => document.getElementById('draw-pred').dataset.probs, null, { timeout: 30_000 });
+  const probs = (await page.$eval('#draw-pred', (el) => el.dataset.probs)).split(',').map(Number);
+  const sum = probs.reduce((a, b) => a + b, 0);
+  check(probs.length === 10 && Math.abs(sum - 1) < 1e-4 && cpuProbs.length === 10, `the drawing's prediction on the GPU: ${probs}`);
+  await shot(page, 'webgpu-gpu-mnist', false);
+  await page.close();
+  return `test loss ${gpuLoss.toFixed(5)} on the GPU = ${cpuLoss.toFixed(5)} on the CPU; ${labelled} digits labelled; a test digit predicted on the GPU`;
 });
 
 test('gpu-path-on-cpu', async () => {

@@ -75,8 +75,8 @@ let gpuPromise = null; // the webgpu engine (one per page: loaded once, kept)
 
 /**
  * The engine of the current backend. 'cpu-async' (a test hook: the page's `?backendTest=cpu-async`)
- * is the cpu engine through the GPU backend's code path (asynchronous reads, Learner.fit an
- * epoch at a time), so that path is tested where the webgpu engine cannot train yet.
+ * is the cpu engine through the GPU backend's code path (asynchronous reads, Learner.fit over
+ * the epochs left), so that path is tested where the webgpu engine cannot train yet.
  */
 function currentEngine() {
   if (backend === 'webgpu') return gpuPromise;
@@ -683,7 +683,7 @@ self.onmessage = async (ev) => {
     case 'predict':
       try {
         if (!cur?.session) throw new Error('no model yet');
-        const probs = cur.gpu ? await cur.session.predictAsync(msg.x, msg.x.length / 784) : cur.session.predict(msg.x);
+        const probs = cur.gpu ? await cur.session.predictAsync(msg.x, msg.x.length / (cur.trainer?.data.train.itemSize ?? 784)) : cur.session.predict(msg.x);
         post({ type: 'prediction', id: msg.id, probs });
       } catch (e) {
         post({ type: 'prediction', id: msg.id, error: errorInfo(e) });
