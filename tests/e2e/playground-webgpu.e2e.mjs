@@ -3,7 +3,8 @@
 //   gpu-switch:   with WebGPU (--enable-unsafe-webgpu, SwiftShader, the page on 127.0.0.1) the
 //                 switch shows the adapter's name; switching to GPU loads the webgpu engine,
 //                 whose first evaluation of the same model (same seed) gives the cpu backend's
-//                 test loss and a decision boundary (read with await tensor.data());
+//                 test loss, a decision boundary and "Look inside" figures (read with await
+//                 tensor.data());
 //   gpu-train:    Train on the GPU (Learner.fit over the epochs left): trained to the end when
 //                 this build has kiln.Learner on webgpu; where it throws State, the page says
 //                 so and offers the CPU (the test reports "skipped" for the training part);
@@ -55,6 +56,9 @@ test('gpu-switch', async () => {
   check(/^GPU: \S/.test(s.note) && /swiftshader|google/i.test(adapter), `the switch does not show the adapter's name: "${s.note}"`);
   await page.waitForFunction(() => document.getElementById('m-test-loss').dataset.value, null, { timeout: 30_000 });
   const cpuLoss = await metric(page, 'm-test-loss');
+  const insideText = () => page.evaluate(() => document.querySelector('#inside').innerText.replace(/\s+/g, ' ').slice(0, 500));
+  await page.waitForFunction(() => /weights shown from/.test(document.querySelector('#inside').innerText), null, { timeout: 30_000 });
+  const cpuInside = await insideText();
   await shot(page, 'webgpu-cpu', false);
   await switchTo(page, 'webgpu');
   s = await switchState(page);
@@ -74,6 +78,10 @@ test('gpu-switch', async () => {
     return seen.size;
   });
   check(grid >= 50 && colours > 5, `the decision boundary from the GPU: grid ${grid}, ${colours} colours`);
+  // "Look inside" on the GPU (its layers and weights read with await data()): the CPU's figures.
+  await page.waitForFunction(() => /weights shown from/.test(document.querySelector('#inside').innerText), null, { timeout: 30_000 });
+  const gpuInside = await insideText();
+  check(gpuInside === cpuInside, `"Look inside" on the GPU: "${gpuInside}" vs the CPU's "${cpuInside}"`);
   await shot(page, 'webgpu-gpu', false);
   return `adapter "${adapter}"; test loss ${gpuLoss.toFixed(5)} on the GPU = ${cpuLoss.toFixed(5)} on the CPU; boundary ${grid}²`;
 });

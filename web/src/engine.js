@@ -370,6 +370,40 @@ export class Session {
   }
 
   /**
+   * layerOutputs with asynchronous reads (`await tensor.data()`, both backends; the GPU's
+   * "Look inside"): the forward pass is recorded synchronously, in evaluation mode.
+   * @returns {Promise<{shape: number[], data: Float32Array}[]>}
+   */
+  async layerOutputsAsync(x, n) {
+    const { kiln, model } = this;
+    const wasTraining = model.training;
+    let outs;
+    model.eval();
+    try {
+      outs = kiln.noGrad(() => kiln.tidy(() => model.forwardAll(kiln.Tensor.fromData(x, { shape: [n, x.length / n] }))));
+    } finally {
+      model.train(wasTraining);
+    }
+    try {
+      return await Promise.all(outs.map(async (t) => ({ shape: t.shape, data: await t.data() })));
+    } finally {
+      for (const t of outs) t.dispose();
+    }
+  }
+
+  /** parameters with asynchronous reads (both backends; the GPU's "Look inside"). */
+  async parametersAsync(want = () => true) {
+    const dict = this.model.stateDict();
+    try {
+      const out = {};
+      for (const [k, t] of Object.entries(dict)) if (want(k)) out[k] = { shape: t.shape, data: await t.data() };
+      return out;
+    } finally {
+      for (const t of Object.values(dict)) t.dispose();
+    }
+  }
+
+  /**
    * Copies of parameters by key ("0.weight", "0.bias", ...: PyTorch's nn.Sequential keys).
    * @param {(key: string) => boolean} want which keys to copy
    * @returns {Record<string, {shape: number[], data: Float32Array}>}

@@ -28,8 +28,9 @@
 //               the cpu one with why the GPU failed: init, or a lost device), gpuBlocked {run,
 //               message} (what this set-up cannot do on the GPU; the page offers the CPU)
 // On the GPU backend (issue 21) every read is asynchronous (Session.predictAsync) and training
-// is the Learner's fit() over the epochs left (trainLoopGpu); Race, "Look inside", Export and
-// live changes of training settings stay on the CPU backend (the page says so).
+// is the Learner's fit() over the epochs left (trainLoopGpu); "Look inside" reads the layers
+// and weights with await data() (postInsideGpu) but the drawn digit's inspection (saliency),
+// Race, Export and live changes of training settings stay on the CPU backend (the page says so).
 // An eval of toy data holds `boundary` (class probabilities over a size x size grid of
 // the plane) and `boundarySize`: the canvas's device-pixel size when the model's cost
 // allows (boundaryBudget), else the largest grid that does (the page smooths it up).
@@ -419,7 +420,7 @@ function evaluateAny(ctx) {
  * evaluate() on the GPU backend: the test part's predictions and the decision boundary (or
  * the digits) through Session.predictAsync (`await tensor.data()`); the boundary at the
  * canvas's device-pixel size when not training, at GRID.size while training. Posts `eval`
- * unless the run was replaced meanwhile; "Look inside" says it runs on the CPU backend.
+ * unless the run was replaced meanwhile; then the "Look inside" views (postInsideGpu).
  */
 async function evaluateGpu(ctx) {
   const t0 = performance.now();
@@ -445,10 +446,36 @@ async function evaluateGpu(ctx) {
   }
   if (cur !== ctx) return r;
   post(msg);
-  if (insideOn) post({ type: 'inside', run: ctx.run, step: trainer.step, epoch: trainer.progress, error: { message: 'the "Look inside" views run on the CPU backend (switch the backend to CPU to see them)', code: 'State' } });
+  await postInsideGpu(ctx);
   ctx.evalCost = performance.now() - t0;
   ctx.lastEval = performance.now();
   return r;
+}
+
+/**
+ * postInside on the GPU backend: the layers' outputs over the inside grid and the parameters
+ * read with `await tensor.data()` first, then the same probes (inside-probe.js) on those copies.
+ */
+async function postInsideGpu(ctx) {
+  if (!insideOn) return;
+  const { session, trainer } = ctx;
+  const msg = { type: 'inside', run: ctx.run, step: trainer.step, epoch: trainer.progress };
+  try {
+    const layers = session.config().layers;
+    const params = await session.parametersAsync();
+    const pick = (want) => Object.fromEntries(Object.entries(params).filter(([k]) => want(k)));
+    if (ctx.insideGrid) {
+      const n = INSIDE_GRID * INSIDE_GRID;
+      const outs = await session.layerOutputsAsync(ctx.insideGrid, n);
+      const read = { layerOutputs: () => outs, parameters: pick };
+      msg.toy = toyProbe(read, layers, ctx.insideGrid, INSIDE_GRID, inputNames(ctx.state, ctx.insideGrid.length / n));
+    } else {
+      msg.weights = weightProbe({ parameters: pick }, layers);
+    }
+  } catch (e) {
+    msg.error = errorInfo(e);
+  }
+  if (cur === ctx) post(msg);
 }
 
 /**
@@ -723,13 +750,16 @@ self.onmessage = async (ev) => {
       break;
     case 'inside':
       insideOn = Boolean(msg.on);
-      if (insideOn && cur?.trainer && !cur.running && !cur.gpu) postInside(cur);
+      if (insideOn && cur?.trainer && !cur.running) {
+        if (cur.gpu) await postInsideGpu(cur);
+        else postInside(cur);
+      }
       break;
     case 'inspect':
       // Every layer's activations and the saliency of one item (the drawn digit).
       try {
         if (!cur?.session) throw new Error('no model yet');
-        if (cur.gpu) throw Object.assign(new Error('the "Look inside" views run on the CPU backend (switch the backend to CPU to see them)'), { code: 'State' });
+        if (cur.gpu) throw Object.assign(new Error('the drawn digit\'s activations and saliency are computed on the CPU backend (switch the backend to CPU to see them)'), { code: 'State' });
         post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.session.config().layers, msg.x) });
       } catch (e) {
         post({ type: 'inspected', id: msg.id, error: errorInfo(e) });
