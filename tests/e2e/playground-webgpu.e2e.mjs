@@ -166,7 +166,7 @@ test('gpu-path-on-cpu', async () => {
   await waitStatus(page, ['training'], 10_000);
   await page.waitForFunction(() => Number(document.getElementById('m-step').dataset.value) > 19, null, { timeout: 60_000, polling: 50 });
   await page.evaluate(() => document.getElementById('train-btn').click()); // Pause (fit's signal), at once
-  await waitStatus(page, ['paused'], 10_000);
+  await waitStatus(page, ['paused'], 30_000); // (a loaded machine: the page's main thread draws the boundary meanwhile)
   const paused = await metric(page, 'm-step');
   await page.waitForTimeout(300);
   check((await metric(page, 'm-step')) === paused, 'steps went on after Pause');

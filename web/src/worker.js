@@ -553,8 +553,11 @@ async function trainLoopGpu(ctx) {
       if (gpuLost(ctx, e)) return;
       if (cur === ctx) {
         ctx.running = false;
-        post({ type: 'error', run: ctx.run, error: errorInfo(e) });
-        post({ type: 'status', run: ctx.run, status: 'paused' });
+        // Something of the training path the webgpu engine lacks (e.g. kiln.data datasets):
+        // said as such, with the CPU offered, rather than as an error of the run.
+        if (e?.code === 'State') post({ type: 'gpuBlocked', run: ctx.run, message: `Training stopped on the GPU backend: ${String(e.message).split(' (it has')[0]}. Switch to CPU to train.` });
+        else post({ type: 'error', run: ctx.run, error: errorInfo(e) });
+        post({ type: 'status', run: ctx.run, status: trainer.step > 0 ? 'paused' : 'idle' });
       }
       return;
     }
