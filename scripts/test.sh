@@ -44,6 +44,8 @@ for suite in tests/e2e/playground*.e2e.mjs; do
 done
 echo "[test] tutorial end-to-end (tests/e2e/tutorial.e2e.mjs, headless Chromium)"
 node tests/e2e/tutorial.e2e.mjs || status=1
+echo "[test] tutorial backend choice (tests/e2e/tutorial-webgpu.e2e.mjs: CPU / GPU in headless Chromium, SwiftShader)"
+node tests/e2e/tutorial-webgpu.e2e.mjs --no-build || status=1
 echo "[test] size (tests/e2e/size.e2e.mjs: what a training and an inference page fetch, gzip -9, headless Chromium)"
 node tests/e2e/size.e2e.mjs || status=1
 

@@ -19,6 +19,13 @@ const tests = [];
 /** The suite's shared state: `base` (the served URL) and `context` (the browser context). */
 export const env = { base: '', context: null };
 
+/**
+ * Chromium's launch arguments with WebGPU (SwiftShader, headless): support.mjs's plus
+ * --enable-unsafe-webgpu, as tests/e2e/webgpu-api.e2e.mjs (the page must be on 127.0.0.1).
+ */
+export const WEBGPU_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--enable-unsafe-webgpu'];
+
 /** Registers a test; fn returns an optional note (a string) or throws. */
 export const test = (name, fn) => tests.push({ name, fn });
 
@@ -100,8 +107,11 @@ export async function drawStroke(page, points) {
   await page.mouse.up();
 }
 
-/** Runs the registered tests; exits 1 if any failed. `suite` names the results file. */
-export async function run(suite, { viewport = { width: 1400, height: 1000 } } = {}) {
+/**
+ * Runs the registered tests; exits 1 if any failed. `suite` names the results file;
+ * `launchArgs` replaces Chromium's launch arguments (e.g. WEBGPU_ARGS).
+ */
+export async function run(suite, { viewport = { width: 1400, height: 1000 }, launchArgs } = {}) {
   const results = [];
   mkdirSync(OUT, { recursive: true });
   const t0 = Date.now();
@@ -109,7 +119,7 @@ export async function run(suite, { viewport = { width: 1400, height: 1000 } } = 
     if (!args.includes('--no-build')) buildApp('web');
     const server = await startPreview('web');
     env.base = server.url;
-    const browser = await launchBrowser({ viewport, acceptDownloads: true });
+    const browser = await launchBrowser({ viewport, acceptDownloads: true, ...(launchArgs ? { args: launchArgs } : {}) });
     env.context = browser.context;
     try {
       for (const t of tests) {

@@ -28,9 +28,35 @@ export async function loadEngine() {
   return new Engine(kiln);
 }
 
+/**
+ * Loads the webgpu engine (issue 21: the backend switch): `init({ backend: 'webgpu' })` on the
+ * browser's GPU. Kiln allows one webgpu instance per page (beside the cpu one), so the worker
+ * loads it once and keeps it.
+ * @returns {Promise<Engine>}
+ * @throws KilnError `Device` when there is no GPU (no navigator.gpu, no adapter, requestDevice
+ *   failing: the message says which).
+ */
+export async function loadGpuEngine() {
+  return new Engine(await init({ backend: 'webgpu' }));
+}
+
+/**
+ * Why a set-up cannot train on the GPU backend, or null (the built-in loss path runs there).
+ * L1/L2 regularisation runs a user trainStep (the Learner's general path, which reads the loss
+ * synchronously): the webgpu engine does not run it.
+ */
+export function gpuTrainBlocker(s) {
+  if ((s.reg ?? 'none') !== 'none' && s.regRate > 0) {
+    return 'L1/L2 regularisation trains with a custom step (the Learner\'s general path), which the GPU backend does not run';
+  }
+  return null;
+}
+
 export class Engine {
   constructor(kiln) {
     this.kiln = kiln;
+    /** Whether this is the webgpu engine (its reads are asynchronous: Session.predictAsync). */
+    this.gpu = typeof kiln.backendInfo === 'function' && kiln.backendInfo().engine === 'webgpu';
   }
 
   /**
@@ -58,6 +84,7 @@ export class Engine {
   createSession(spec, s, task = 'classification') {
     const { kiln } = this;
     const model = kiln.nn.sequential(spec, { seed: s.seed });
+    if (this.gpu) return this.createGpuSession(model, spec, s, task);
     let optimizer = null;
     try {
       optimizer = makeOptimizer(kiln, s);
@@ -73,6 +100,37 @@ export class Engine {
       model.dispose();
       throw e;
     }
+  }
+
+  /**
+   * createSession on the webgpu engine: the model always (forward passes, predictions, the
+   * decision boundary: Session.predictAsync); the optimizer and the Learner's built-in loss
+   * path when this build has them on webgpu (Session.fit trains with them). Where it has
+   * not (KilnError `State`), or for a set-up the GPU cannot train (gpuTrainBlocker), the
+   * session says why in `trainBlocked` and the page offers the CPU.
+   */
+  createGpuSession(model, spec, s, task) {
+    const { kiln } = this;
+    let optimizer = null;
+    let learner = null;
+    let trainBlocked = gpuTrainBlocker(s);
+    if (!trainBlocked) {
+      try {
+        optimizer = makeOptimizer(kiln, s);
+        learner = makeLearner(kiln, model, optimizer, s, task);
+      } catch (e) {
+        optimizer?.dispose?.();
+        optimizer = null;
+        if (e?.code !== 'State') {
+          model.dispose();
+          throw e;
+        }
+        trainBlocked = `training needs kiln.Learner and the optimizers on the GPU backend, which this build of kiln-dl does not have yet (${String(e.message).split(' (')[0]})`;
+      }
+    }
+    const session = new Session(kiln, model, optimizer, learner);
+    Object.assign(session, { task, spec, settings: { ...s }, gpu: true, trainBlocked });
+    return session;
   }
 }
 
@@ -106,6 +164,10 @@ export class Session {
     this.reg = null; // {kind, rate, seed} when a penalty is on (see regularize)
     this.regLearner = null; // the regularised step's learner (trainStep), when reg is on
     this.lastStep = null;
+    /** On the webgpu engine (reads are asynchronous: predictAsync, fit). */
+    this.gpu = false;
+    /** Why this session cannot train (the GPU backend), or null. */
+    this.trainBlocked = null;
   }
 
   /**
@@ -213,7 +275,73 @@ export class Session {
    * @returns {Float32Array} [n, classes] row-major ([n, 1] for regression)
    */
   predict(x, batchSize = 500) {
+    if (this.gpu) throw Object.assign(new Error('predict reads synchronously: on the GPU backend use predictAsync'), { code: 'State' });
     return this.learner.predict(x, { batchSize }); // the package predicts in inference mode
+  }
+
+  /**
+   * predict() with asynchronous reads, for both backends: on the cpu engine it is predict()
+   * (same speed); on the webgpu engine the model's forward pass in evaluation mode without
+   * autodiff (softmax for classification), read with `await tensor.data()` (the webgpu
+   * backend has no synchronous reads), `chunk` items per forward pass.
+   * @param {Float32Array} x [n, itemSize] row-major
+   * @param {number} n items in x
+   * @returns {Promise<Float32Array>} [n, classes] probabilities ([n, 1] for regression)
+   */
+  async predictAsync(x, n, chunk = 4096) {
+    if (!this.gpu) return this.predict(x, chunk);
+    const { kiln, model } = this;
+    const d = x.length / n;
+    let out = null;
+    for (let start = 0; start < n; start += chunk) {
+      const count = Math.min(chunk, n - start);
+      // The forward pass is recorded synchronously (the mode restored before any await:
+      // a training loop may run between two reads).
+      const wasTraining = model.training;
+      model.eval();
+      let result;
+      try {
+        result = kiln.noGrad(() => kiln.tidy(() => {
+          const y = model.forward(kiln.Tensor.fromData(x.subarray(start * d, (start + count) * d), { shape: [count, d] }));
+          return this.task === 'regression' ? y : y.softmax(1);
+        }));
+      } finally {
+        model.train(wasTraining);
+      }
+      try {
+        const values = await result.data();
+        out ??= new Float32Array(n * (values.length / count));
+        out.set(values, start * (values.length / count));
+      } finally {
+        result.dispose();
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Training with the Learner's built-in loss path, `await learner.fit(...)`: the way the GPU
+   * backend trains (no synchronous reads), `epochs` epochs over `dataset` (a kiln.data Dataset:
+   * Session.dataset), `batchesPerCall` batches per call into the engine, the callbacks and the
+   * abort signal as fit's.
+   * @param {object} dataset
+   * @param {{epochs: number, batchSize: number, batchesPerCall?: number, onBatchEnd?: Function,
+   *   onEpochEnd?: Function, signal?: AbortSignal}} opts
+   * @throws KilnError `State` with the reason when this session cannot train (trainBlocked).
+   */
+  async fit(dataset, { epochs, batchSize, batchesPerCall = 4, onBatchEnd, onEpochEnd, signal }) {
+    if (this.trainBlocked) throw Object.assign(new Error(this.trainBlocked), { code: 'State' });
+    return this.learner.fit(dataset, { epochs, batchSize, batchesPerCall, onBatchEnd, onEpochEnd, signal });
+  }
+
+  /**
+   * The training items as a kiln.data Dataset of this session's engine (for fit).
+   * @param {Float32Array} x [n, itemSize]
+   * @param {Int32Array | Float32Array} y labels, or regression targets
+   */
+  dataset(x, y, itemSize, classes) {
+    const regression = this.task === 'regression';
+    return this.kiln.data.fromArrays(x, y, regression ? { itemShape: [itemSize], targetShape: [1] } : { itemShape: [itemSize], numClasses: classes });
   }
 
   /**
@@ -238,6 +366,40 @@ export class Session {
     } finally {
       input.dispose();
       model.train(wasTraining);
+    }
+  }
+
+  /**
+   * layerOutputs with asynchronous reads (`await tensor.data()`, both backends; the GPU's
+   * "Look inside"): the forward pass is recorded synchronously, in evaluation mode.
+   * @returns {Promise<{shape: number[], data: Float32Array}[]>}
+   */
+  async layerOutputsAsync(x, n) {
+    const { kiln, model } = this;
+    const wasTraining = model.training;
+    let outs;
+    model.eval();
+    try {
+      outs = kiln.noGrad(() => kiln.tidy(() => model.forwardAll(kiln.Tensor.fromData(x, { shape: [n, x.length / n] }))));
+    } finally {
+      model.train(wasTraining);
+    }
+    try {
+      return await Promise.all(outs.map(async (t) => ({ shape: t.shape, data: await t.data() })));
+    } finally {
+      for (const t of outs) t.dispose();
+    }
+  }
+
+  /** parameters with asynchronous reads (both backends; the GPU's "Look inside"). */
+  async parametersAsync(want = () => true) {
+    const dict = this.model.stateDict();
+    try {
+      const out = {};
+      for (const [k, t] of Object.entries(dict)) if (want(k)) out[k] = { shape: t.shape, data: await t.data() };
+      return out;
+    } finally {
+      for (const t of Object.values(dict)) t.dispose();
     }
   }
 

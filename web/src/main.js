@@ -27,6 +27,7 @@ import { showFieldError, clearFieldError, clearAllFieldErrors } from './fielderr
 import { ChartText } from './chart-text.js';
 import { watchCanvasPixels } from './boundary-res.js';
 import { Race } from './race.js';
+import { BackendSwitch } from './backend.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -62,11 +63,26 @@ const tfp = initTfp({
 });
 
 // ---- messages -------------------------------------------------------------------------
-function say(text, kind = 'info') {
+/**
+ * A message at the top of the page; `action` ({label, run}) adds a button that runs it and
+ * dismisses the message.
+ */
+function say(text, kind = 'info', action = null) {
   const box = $('messages');
   const p = document.createElement('p');
   p.className = `msg ${kind}`;
   p.textContent = text;
+  if (action) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'msg-action';
+    b.textContent = action.label;
+    b.addEventListener('click', () => {
+      p.remove();
+      action.run();
+    });
+    p.append(b);
+  }
   const close = document.createElement('button');
   close.type = 'button';
   close.textContent = '×';
@@ -83,6 +99,17 @@ const clearMessages = () => $('messages').replaceChildren();
 const mnistLoad = new MnistLoadView($('status'));
 const worker = new KilnWorker();
 const inside = new Inside($('inside'), worker);
+const backendSwitch = new BackendSwitch($('backend'), {
+  request: (want) => {
+    clearTimeout(setupTimer);
+    if (status === 'training') worker.postMessage({ type: 'pause', run });
+    run++; // the run on screen ends: the worker answers `backend`, then a new set-up
+    setStatus('loading', want !== 'cpu' ? 'Starting the GPU backend…' : 'Going back to the CPU…');
+    worker.postMessage({ type: 'backend', want });
+  },
+  say: (text, kind) => say(text, kind),
+});
+backendSwitch.probe(navigator, new URLSearchParams(location.search).get('backendTest'));
 worker.onerror = (e) => {
   say(`The training worker failed: ${e.message ?? 'unknown error'}`, 'error');
   setStatus('error');
@@ -91,10 +118,15 @@ worker.onmessage = (ev) => {
   const m = ev.data;
   switch (m.type) {
     case 'hello': {
-      const i = m.info ?? {};
-      $('engine-info').textContent = `Engine: kiln-dl, WebAssembly${i.simd ? ' SIMD' : ''}${i.arch ? ` (${i.arch})` : ''}, ${i.threads ?? 1} thread${(i.threads ?? 1) > 1 ? 's' : ''}, in a Web Worker.`;
+      $('engine-info').textContent = BackendSwitch.describe(m.info);
       return;
     }
+    case 'backend':
+      // The backend switch's answer: the engine in use now; a new model on it.
+      $('engine-info').textContent = BackendSwitch.describe(m.info);
+      backendSwitch.onBackend(m);
+      setup();
+      return;
     case 'fatal':
       $('engine-info').textContent = 'The engine could not be loaded.';
       say(`The engine could not be loaded: ${m.error.message}`, 'error');
@@ -160,6 +192,10 @@ worker.onmessage = (ev) => {
       break;
     case 'exported':
       exporter.onExported(m);
+      break;
+    case 'gpuBlocked':
+      // What this set-up cannot do on the GPU backend: said, with the CPU one click away.
+      say(m.message, 'warn', { label: 'Use the CPU', run: () => backendSwitch.choose('cpu') });
       break;
     default:
       break;
@@ -286,7 +322,10 @@ function setStatus(s, message) {
   trainBtn.textContent = s === 'training' ? 'Pause' : 'Train';
   trainBtn.disabled = !['idle', 'paused', 'training'].includes(s);
   trainBtn.setAttribute('aria-pressed', String(s === 'training'));
-  $('step-btn').disabled = !['idle', 'paused'].includes(s);
+  // On the GPU, Train runs whole epochs (Learner.fit): no single steps.
+  const gpu = document.body.dataset.backend === 'webgpu';
+  $('step-btn').disabled = !['idle', 'paused'].includes(s) || gpu;
+  $('step-btn').title = gpu ? 'One batch at a time runs on the CPU backend (on the GPU, Train runs whole epochs)' : '';
   $('save-btn').disabled = !['idle', 'paused', 'done'].includes(s);
   live.onStatus(s);
 }

@@ -10,7 +10,8 @@
 //               (live-worker.js: retune, undo {run, from, keep}, forever; setup's and
 //               undo's `keep` keep the run they replace for undo)
 //               export {run, id} (export.js),
-//               raceStart / raceStop (race-worker.js: two set-ups side by side; out: race {...})
+//               raceStart / raceStop (race-worker.js: two set-ups side by side; out: race {...}),
+//               backend {want: 'cpu' | 'webgpu'} (the backend switch: later set-ups use it)
 // Messages out: hello {info} | fatal {error}, status {run, status, message?},
 //               ready {run, numParams, summary, view}, progress {run, ...}, eval {run, ...},
 //               prediction {id, probs | error}, saved {run, weights, config}, error {run, error},
@@ -23,17 +24,24 @@
 //               regenerated {run, view} (the new points after regenerate),
 //               exported {run, id, weights, check, step, epoch | error} (export/snapshot.js)
 //               resolution {size} (the decision-boundary canvas's width in device pixels)
+//               backend {backend, info, error?, lost?} (the backend in use after a switch, or
+//               the cpu one with why the GPU failed: init, or a lost device), gpuBlocked {run,
+//               message} (what this set-up cannot do on the GPU; the page offers the CPU)
+// On the GPU backend (issue 21) every read is asynchronous (Session.predictAsync) and training
+// is the Learner's fit() over the epochs left (trainLoopGpu); "Look inside" reads the layers
+// and weights with await data() (postInsideGpu) but the drawn digit's inspection (saliency),
+// Race, Export and live changes of training settings stay on the CPU backend (the page says so).
 // An eval of toy data holds `boundary` (class probabilities over a size x size grid of
 // the plane) and `boundarySize`: the canvas's device-pixel size when the model's cost
 // allows (boundaryBudget), else the largest grid that does (the page smooths it up).
-import { loadEngine, errorInfo } from './engine.js';
+import { loadEngine, loadGpuEngine, errorInfo, Engine } from './engine.js';
 import { generateToy, splitTrainTest, boundaryGrid, GRID } from './datasets.js';
 import { dataSeedOf, taskOf } from './state.js';
 import { featureNames, applyFeatures } from './features.js';
 import { MNIST_FILES, normaliseInto } from './mnist.js';
 import { MnistLoader } from './mnist-fetch.js';
 import mnistManifest from 'virtual:kiln-mnist';
-import { Trainer, floatSource, scorePredictions } from './trainer.js';
+import { Trainer, floatSource, scorePredictions, scoreRegression, materialise } from './trainer.js';
 import { loadInitialWeights } from './weights.js';
 import { toyProbe, weightProbe, inspectProbe, inputNames, INSIDE_GRID } from './inside-probe.js';
 import { keepForUndo, takeKept, retune, restingStatus } from './live-worker.js';
@@ -60,6 +68,59 @@ const BOUNDARY_CHUNK = 16384; // points per predict call and batch (bounds the e
 function getEngine() {
   enginePromise ??= loadEngine().then((e) => (engine = e));
   return enginePromise;
+}
+
+/** The backend new set-ups use: 'cpu' (the default) or 'webgpu' (the page's switch). */
+let backend = 'cpu';
+let gpuPromise = null; // the webgpu engine (one per page: loaded once, kept)
+
+/**
+ * The engine of the current backend. 'cpu-async' (a test hook: the page's `?backendTest=cpu-async`)
+ * is the cpu engine through the GPU backend's code path (asynchronous reads, Learner.fit over
+ * the epochs left), so that path is tested where the webgpu engine cannot train yet.
+ */
+function currentEngine() {
+  if (backend === 'webgpu') return gpuPromise;
+  if (backend === 'cpu-async') return getEngine().then((e) => Object.assign(new Engine(e.kiln), { gpu: true }));
+  return getEngine();
+}
+
+/**
+ * The backend switch: loads the webgpu engine (once) or goes back to the cpu one; posts
+ * `backend` with the engine's info, or the cpu one's with the error when the GPU failed (the
+ * page then runs on the CPU and says why). The page sends a new set-up after it.
+ */
+async function switchBackend(want) {
+  stopCurrent();
+  if (want === 'webgpu') {
+    try {
+      gpuPromise ??= loadGpuEngine();
+      const gpu = await gpuPromise;
+      backend = 'webgpu';
+      post({ type: 'backend', backend, info: gpu.info() });
+      return;
+    } catch (e) {
+      gpuPromise = null;
+      backend = 'cpu';
+      post({ type: 'backend', backend, info: (await getEngine()).info(), error: errorInfo(e) });
+      return;
+    }
+  }
+  backend = want === 'cpu-async' ? want : 'cpu';
+  post({ type: 'backend', backend, info: (await getEngine()).info() });
+}
+
+/**
+ * A GPU error that ends the GPU backend (KilnError `Device`: a lost device): the worker goes
+ * back to the cpu engine and the page sets up again there, saying why. Returns whether it was one.
+ */
+function gpuLost(ctx, e) {
+  if (!ctx?.gpu || e?.code !== 'Device') return false;
+  gpuPromise = null;
+  backend = 'cpu';
+  if (cur === ctx) stopCurrent();
+  getEngine().then((cpu) => post({ type: 'backend', backend: 'cpu', info: cpu.info(), error: errorInfo(e), lost: true }));
+  return true;
 }
 
 const yieldNow = () =>
@@ -188,6 +249,21 @@ function buildToy(state, csv) {
 function stopCurrent(keep = false) {
   if (cur) {
     cur.running = false;
+    cur.abort?.abort();
+    if (cur.gpu) {
+      keep = false; // Undo keeps runs of the cpu backend only
+      // A fit still running (aborted: it ends at its next call boundary) holds the learner.
+      const { session, gpuDataset, fitting } = cur;
+      if (fitting) {
+        fitting.catch(() => {}).finally(() => {
+          session?.dispose();
+          gpuDataset?.dispose?.();
+        });
+        cur = null;
+        return;
+      }
+    }
+    cur.gpuDataset?.dispose?.();
     if (keep && cur.trainer) keepForUndo(cur);
     else cur.session?.dispose();
     cur = null;
@@ -200,14 +276,25 @@ async function setup(msg) {
   cur = ctx;
   post({ type: 'status', run: ctx.run, status: 'loading', message: msg.state.data === 'mnist' ? 'Loading MNIST…' : 'Building…' });
   try {
-    await getEngine();
+    const eng = await currentEngine();
+    ctx.gpu = eng.gpu;
     const built = await buildData(ctx, msg.mnistBase, msg.csv);
     if (cur !== ctx) return; // superseded while loading
-    ctx.session = engine.createSession(msg.spec, msg.state, taskOf(msg.state.data));
+    try {
+      ctx.session = eng.createSession(msg.spec, msg.state, taskOf(msg.state.data));
+    } catch (e) {
+      // e.g. a CNN: convolutions are not in the webgpu engine (KilnError `State`).
+      if (ctx.gpu && e?.code === 'State') {
+        post({ type: 'gpuBlocked', run: ctx.run, message: `This model cannot run on the GPU backend: ${String(e.message).split(' (it has')[0]}. Switch to CPU to build and train it.` });
+        post({ type: 'status', run: ctx.run, status: 'error', message: 'This model needs the CPU backend (see above).' });
+        return;
+      }
+      throw e;
+    }
     if (msg.weights) ctx.session.load(msg.weights);
     else if (msg.idbWeights) {
       // The link's weights=idb:<name>: on any failure the model keeps its random weights.
-      const notice = await loadInitialWeights(engine, ctx.session, msg.idbWeights);
+      const notice = await loadInitialWeights(eng, ctx.session, msg.idbWeights);
       if (cur !== ctx) {
         ctx.session.dispose(); // superseded while reading IndexedDB
         return;
@@ -225,9 +312,12 @@ async function setup(msg) {
       summary: ctx.session.summary(),
       view: built.view,
     });
-    evaluate(ctx);
-    post({ type: 'status', run: ctx.run, status: 'idle' });
+    if (ctx.session.trainBlocked) post({ type: 'gpuBlocked', run: ctx.run, message: `Training cannot run on the GPU backend here: ${ctx.session.trainBlocked}. The GPU computes this model's predictions; train on the CPU.` });
+    await evaluateAny(ctx);
+    if (cur !== ctx) return;
+    post({ type: 'status', run: ctx.run, status: 'idle', message: ctx.session.trainBlocked ? 'GPU ready: predictions only; train on the CPU.' : undefined });
   } catch (e) {
+    if (gpuLost(ctx, e)) return;
     if (cur === ctx) {
       post({ type: 'error', run: ctx.run, error: errorInfo(e) });
       post({ type: 'status', run: ctx.run, status: 'error' });
@@ -316,6 +406,169 @@ function evaluate(ctx) {
   ctx.evalCost = performance.now() - t0;
   ctx.lastEval = performance.now();
   return r;
+}
+
+/**
+ * evaluate() on either backend: on the cpu engine evaluate() itself (synchronous, as
+ * before); on the webgpu engine evaluateGpu (asynchronous reads). Resolves with the scores.
+ */
+function evaluateAny(ctx) {
+  return ctx.gpu ? evaluateGpu(ctx) : evaluate(ctx);
+}
+
+/**
+ * evaluate() on the GPU backend: the test part's predictions and the decision boundary (or
+ * the digits) through Session.predictAsync (`await tensor.data()`); the boundary at the
+ * canvas's device-pixel size when not training, at GRID.size while training. Posts `eval`
+ * unless the run was replaced meanwhile; then the "Look inside" views (postInsideGpu).
+ */
+async function evaluateGpu(ctx) {
+  const t0 = performance.now();
+  const { trainer, session } = ctx;
+  const test = trainer.data.test;
+  trainer.testX ??= materialise(test);
+  const probs = await session.predictAsync(trainer.testX, test.n);
+  const r = trainer.data.task === 'regression' ? scoreRegression(probs, test.y) : scorePredictions(probs, test.y, trainer.data.classes);
+  const msg = { type: 'eval', run: ctx.run, step: trainer.step, epoch: trainer.progress, loss: r.loss, accuracy: r.accuracy, confusion: r.confusion };
+  if (ctx.grid) {
+    const size = ctx.running ? GRID.size : boundaryPixels;
+    const features = ctx.view.features;
+    const key = `${size}|${features.join(',')}`;
+    if (!gridCache.has(key)) {
+      if (gridCache.size > 4) gridCache.clear();
+      gridCache.set(key, applyFeatures(boundaryGrid(size, GRID.lo, GRID.hi), features));
+    }
+    msg.boundary = await session.predictAsync(gridCache.get(key), size * size, BOUNDARY_CHUNK);
+    msg.boundarySize = size;
+    ctx.boundarySize = size;
+  } else {
+    msg.samplePredicted = r.predicted.slice(0, ctx.view.sampleLabels.length);
+  }
+  if (cur !== ctx) return r;
+  post(msg);
+  await postInsideGpu(ctx);
+  ctx.evalCost = performance.now() - t0;
+  ctx.lastEval = performance.now();
+  return r;
+}
+
+/**
+ * postInside on the GPU backend: the layers' outputs over the inside grid and the parameters
+ * read with `await tensor.data()` first, then the same probes (inside-probe.js) on those copies.
+ */
+async function postInsideGpu(ctx) {
+  if (!insideOn) return;
+  const { session, trainer } = ctx;
+  const msg = { type: 'inside', run: ctx.run, step: trainer.step, epoch: trainer.progress };
+  try {
+    const layers = session.config().layers;
+    const params = await session.parametersAsync();
+    const pick = (want) => Object.fromEntries(Object.entries(params).filter(([k]) => want(k)));
+    if (ctx.insideGrid) {
+      const n = INSIDE_GRID * INSIDE_GRID;
+      const outs = await session.layerOutputsAsync(ctx.insideGrid, n);
+      const read = { layerOutputs: () => outs, parameters: pick };
+      msg.toy = toyProbe(read, layers, ctx.insideGrid, INSIDE_GRID, inputNames(ctx.state, ctx.insideGrid.length / n));
+    } else {
+      msg.weights = weightProbe({ parameters: pick }, layers);
+    }
+  } catch (e) {
+    msg.error = errorInfo(e);
+  }
+  if (cur === ctx) post(msg);
+}
+
+/**
+ * The training loop on the GPU backend: the Learner's built-in loss path, `await
+ * learner.fit(dataset, {epochs, ...})` over the epochs left (Session.fit), with the page's
+ * progress from onBatchEnd (train metrics every 100 ms; an evaluation every 250 ms on toy
+ * data, every second or more on MNIST) and a full evaluation at each epoch's end. Pause aborts
+ * fit (its signal) at the next call boundary; the model keeps what it learned, and the next
+ * Train starts a new epoch.
+ */
+async function trainLoopGpu(ctx) {
+  if (ctx.running || !ctx.trainer || ctx.trainer.done) return;
+  const { trainer, session } = ctx;
+  if (session.trainBlocked) {
+    post({ type: 'gpuBlocked', run: ctx.run, message: `Training cannot run on the GPU backend here: ${session.trainBlocked}. Switch to CPU to train.` });
+    return;
+  }
+  ctx.running = true;
+  post({ type: 'status', run: ctx.run, status: 'training' });
+  // A paused fit ends at its next call boundary: the learner is busy until then.
+  await ctx.fitting?.catch(() => {});
+  if (!ctx.running || cur !== ctx) return;
+  const abort = new AbortController();
+  ctx.abort = abort;
+  const train = trainer.data.train;
+  let lastReport = performance.now();
+  ctx.lastEval = performance.now();
+  const evalEvery = () => (ctx.grid ? 250 : Math.max(1000, 4 * (ctx.evalCost ?? 0)));
+  let finished = false; // the epochs are trained: fit is stopped by its signal
+  try {
+    ctx.gpuDataset ??= session.dataset(materialise(train), train.y, train.itemSize, trainer.data.classes);
+    // One fit() over the epochs left (its own shuffle each epoch); again after a pause, or
+    // when "Train forever" is ticked after it started.
+    while (ctx.running && cur === ctx && !trainer.done) {
+      let before = 0; // batches of the current epoch already counted
+      const batches = Math.ceil(train.n / trainer.batch);
+      trainer.pos = 0;
+      ctx.fitting = session.fit(ctx.gpuDataset, {
+        epochs: trainer.forever ? 1_000_000 : trainer.epochs - trainer.epoch,
+        batchSize: trainer.batch,
+        signal: abort.signal,
+        onBatchEnd: async (log) => {
+          const items = Math.min(train.n, log.batch * trainer.batch) - Math.min(train.n, before * trainer.batch);
+          trainer.step += log.batch - before;
+          before = log.batch;
+          trainer.pos = Math.min(train.n, log.batch * trainer.batch); // at the epoch's end: progress = epoch + 1
+          trainer.window.loss += log.loss * items;
+          trainer.window.correct += log.accuracy * items;
+          trainer.window.items += items;
+          const now = performance.now();
+          if (now - lastReport >= 100 || log.batch === batches) {
+            const w = trainer.takeWindow();
+            if (w) post({ type: 'progress', run: ctx.run, step: trainer.step, epoch: trainer.progress, lr: session.learningRate, ...w, itemsPerSecond: log.itemsPerSecond });
+            lastReport = now;
+          }
+          if (log.batch < batches && now - ctx.lastEval >= evalEvery()) await evaluateGpu(ctx);
+        },
+        onEpochEnd: async () => {
+          trainer.epoch++;
+          trainer.pos = 0;
+          before = 0;
+          await evaluateGpu(ctx);
+          if (trainer.done) {
+            finished = true;
+            abort.abort();
+          }
+        },
+      });
+      await ctx.fitting;
+    }
+    finished ||= trainer.done;
+  } catch (e) {
+    if (!(abort.signal.aborted && finished)) {
+      if (abort.signal.aborted) return; // paused (the pause message posted the status)
+      if (gpuLost(ctx, e)) return;
+      if (cur === ctx) {
+        ctx.running = false;
+        // Something of the training path the webgpu engine lacks (e.g. kiln.data datasets):
+        // said as such, with the CPU offered, rather than as an error of the run.
+        if (e?.code === 'State') post({ type: 'gpuBlocked', run: ctx.run, message: `Training stopped on the GPU backend: ${String(e.message).split(' (it has')[0]}. Switch to CPU to train.` });
+        else post({ type: 'error', run: ctx.run, error: errorInfo(e) });
+        post({ type: 'status', run: ctx.run, status: trainer.step > 0 ? 'paused' : 'idle' });
+      }
+      return;
+    }
+  } finally {
+    if (ctx.abort === abort) ctx.abort = null;
+  }
+  if (cur === ctx && finished) {
+    ctx.running = false;
+    if (ctx.grid && ctx.boundarySize < boundaryPixels) await evaluateGpu(ctx); // the final picture at full resolution
+    post({ type: 'status', run: ctx.run, status: 'done' });
+  }
 }
 
 /** The "Look inside" numbers after an evaluation (inside-probe.js), while the page shows them. */
@@ -432,10 +685,20 @@ self.onmessage = async (ev) => {
     case 'setup':
       await setup(msg);
       break;
+    case 'backend':
+      await switchBackend(msg.want);
+      break;
     case 'train':
-      if (ctx) trainLoop(ctx);
+      if (ctx?.gpu) trainLoopGpu(ctx);
+      else if (ctx) trainLoop(ctx);
       break;
     case 'pause':
+      if (ctx?.running && ctx.gpu) {
+        ctx.running = false;
+        ctx.abort?.abort();
+        post({ type: 'status', run: ctx.run, status: 'paused' });
+        break;
+      }
       if (ctx?.running) {
         ctx.running = false;
         report(ctx);
@@ -444,12 +707,13 @@ self.onmessage = async (ev) => {
       }
       break;
     case 'step':
-      if (ctx) stepOnce(ctx);
+      if (ctx?.gpu) post({ type: 'gpuBlocked', run: ctx.run, message: 'Step (one batch) runs on the CPU backend; on the GPU, Train runs whole epochs with the Learner\'s fit().' });
+      else if (ctx) stepOnce(ctx);
       break;
     case 'predict':
       try {
         if (!cur?.session) throw new Error('no model yet');
-        const probs = cur.session.predict(msg.x);
+        const probs = cur.gpu ? await cur.session.predictAsync(msg.x, msg.x.length / (cur.trainer?.data.train.itemSize ?? 784)) : cur.session.predict(msg.x);
         post({ type: 'prediction', id: msg.id, probs });
       } catch (e) {
         post({ type: 'prediction', id: msg.id, error: errorInfo(e) });
@@ -464,7 +728,7 @@ self.onmessage = async (ev) => {
           post({ type: 'status', run: ctx.run, status: 'paused' });
         }
         const n = ctx.session.loadWeights(msg.bytes, msg.format);
-        evaluate(ctx);
+        await evaluateAny(ctx);
         post({ type: 'weights', run: ctx.run, name: msg.name, status: 'loaded', kind: 'info', text: `Loaded ${msg.name} (${n} tensors) into the current layers.` });
       } catch (e) {
         const info = errorInfo(e);
@@ -489,12 +753,16 @@ self.onmessage = async (ev) => {
       break;
     case 'inside':
       insideOn = Boolean(msg.on);
-      if (insideOn && cur?.trainer && !cur.running) postInside(cur);
+      if (insideOn && cur?.trainer && !cur.running) {
+        if (cur.gpu) await postInsideGpu(cur);
+        else postInside(cur);
+      }
       break;
     case 'inspect':
       // Every layer's activations and the saliency of one item (the drawn digit).
       try {
         if (!cur?.session) throw new Error('no model yet');
+        if (cur.gpu) throw Object.assign(new Error('the drawn digit\'s activations and saliency are computed on the CPU backend (switch the backend to CPU to see them)'), { code: 'State' });
         post({ type: 'inspected', id: msg.id, run: cur.run, ...inspectProbe(cur.session, cur.session.config().layers, msg.x) });
       } catch (e) {
         post({ type: 'inspected', id: msg.id, error: errorInfo(e) });
@@ -506,18 +774,29 @@ self.onmessage = async (ev) => {
       if (!ctx?.trainer || !ctx.grid) break;
       try {
         const built = buildToy(msg.state, null);
+        if (ctx.gpu && ctx.running) {
+          // fit() trains on the dataset it was given: paused, the next Train takes the new points.
+          ctx.running = false;
+          ctx.abort?.abort();
+          await ctx.fitting?.catch(() => {});
+          post({ type: 'status', run: ctx.run, status: 'paused' });
+        }
         ctx.trainer.setData(built.data);
         ctx.state = msg.state;
         ctx.view = built.view;
         ctx.grid = built.grid;
+        ctx.gpuDataset?.dispose?.();
+        ctx.gpuDataset = null;
         post({ type: 'regenerated', run: ctx.run, view: built.view });
-        evaluate(ctx);
+        await evaluateAny(ctx);
       } catch (e) {
         post({ type: 'error', run: ctx.run, error: errorInfo(e) });
       }
       break;
     case 'retune':
-      if (ctx) retune(ctx, msg, post);
+      // On the GPU backend a change of training settings starts a new model (the page's answer to an error).
+      if (ctx?.gpu) post({ type: 'retuned', run: ctx.run, error: { message: 'on the GPU backend new training settings need a new model', code: 'State' } });
+      else if (ctx) retune(ctx, msg, post);
       break;
     case 'forever':
       if (ctx?.trainer) {
@@ -546,6 +825,7 @@ self.onmessage = async (ev) => {
       // The Export menu (export.js): weights and the page's outputs on the first test items.
       try {
         if (!ctx?.session || !ctx.trainer) throw new Error('no model to export yet');
+        if (ctx.gpu) throw Object.assign(new Error('Export runs on the CPU backend: switch the backend to CPU, train, then export'), { code: 'State' });
         const snap = exportSnapshot(ctx.session, ctx.trainer, ctx.state.data === 'mnist');
         post({ type: 'exported', run: ctx.run, id: msg.id, ...snap });
       } catch (e) {
@@ -555,10 +835,14 @@ self.onmessage = async (ev) => {
     case 'resolution':
       // The page's canvas changed size: a new picture now unless training sends one soon.
       boundaryPixels = Math.max(GRID.size, Math.min(1200, Math.round(msg.size) || GRID.size));
-      if (cur?.trainer && cur.grid && !cur.running) evaluate(cur);
+      if (cur?.trainer && cur.grid && !cur.running) {
+        if (cur.gpu) await evaluateGpu(cur).catch(() => {}); // a run replaced meanwhile
+        else evaluate(cur);
+      }
       break;
     case 'raceStart':
-      race.start(msg);
+      if (backend === 'webgpu') post({ type: 'race', race: msg.race, kind: 'error', message: 'Race runs on the CPU backend: switch the backend to CPU to race' });
+      else race.start(msg);
       break;
     case 'raceStop':
       race.stop(msg.race);

@@ -14,6 +14,7 @@
 import steps from 'virtual:kiln-tutorial';
 import NotebookWorker from './worker.js?worker';
 import { NotebookSession, STOPPED } from './session.js';
+import { probeGpu } from '../backend.js';
 import { cellEditor, setCode, highlightInto, markErrorLine } from './editor.js';
 import { OutputView, outputTextOf } from './output.js';
 import { MNIST_FILES } from '../mnist.js';
@@ -37,7 +38,21 @@ function el(tag, attrs = {}, ...children) {
 
 // ---- the notebook session ----
 
-const session = new NotebookSession(() => new NotebookWorker({ name: location.href }), {
+/** The backend the reader chose ('cpu' | 'webgpu'): the worker's name carries it. */
+let backend = 'cpu';
+/** The GPU adapter's name (probeGpu), or null when the browser has none. */
+let gpuAdapter = null;
+
+/** The worker's name: the page's URL (it finds the MNIST files and assets from it), and the backend. */
+function workerName() {
+  const u = new URL(location.href);
+  u.hash = backend === 'webgpu' ? 'kiln-backend=webgpu' : '';
+  return u.href;
+}
+
+const engineReady = () => (backend === 'webgpu' ? `Engine: kiln-dl (WebGPU on ${gpuAdapter}) ready in a Web Worker` : 'Engine: kiln-dl (WebAssembly) ready in a Web Worker');
+
+const session = new NotebookSession(() => new NotebookWorker({ name: workerName() }), {
   onStart: (id) => setStatus(cells.get(id), 'running'),
   onEvent: (id, ev) => {
     const cell = cells.get(id);
@@ -50,13 +65,75 @@ const session = new NotebookSession(() => new NotebookWorker({ name: location.hr
     }
   },
   onReady: () => {
-    $('engine-state').textContent = 'Engine: kiln-dl (WebAssembly) ready in a Web Worker';
+    $('engine-state').textContent = engineReady();
+  },
+  onBackend: (m) => {
+    if (m.backend === 'webgpu') {
+      gpuAdapter = m.adapter ?? gpuAdapter;
+      document.body.dataset.backend = 'webgpu';
+      $('backend-note').textContent = ''; // the choice and the engine line name the adapter
+      return;
+    }
+    document.body.dataset.backend = 'cpu';
+    if (m.error && backend === 'webgpu') {
+      // The GPU was asked for and failed: the cells run on the CPU, and the page says why.
+      backend = 'cpu';
+      $('backend').value = 'cpu';
+      $('backend-note').textContent = 'GPU failed to start: running on the CPU';
+      notice(`The GPU backend could not start (${m.error}): the cells run on the CPU.`, 'warn');
+    }
   },
   onFatal: (message) => {
     $('engine-state').textContent = 'Engine: failed to load';
     notice(/did not start/.test(message) ? `${message[0].toUpperCase()}${message.slice(1)}.` : `The engine did not load: ${message}`, 'error');
   },
 });
+
+/**
+ * The backend choice (issue 21): the notebook restarts on the chosen engine (as Stop does:
+ * the earlier cells' names are gone), and the notice says what changes on the GPU.
+ */
+function chooseBackend(want) {
+  if (want === backend) return;
+  backend = want;
+  document.body.dataset.backend = 'switching';
+  $('backend-note').textContent = want === 'webgpu' ? `Starting the GPU backend on ${gpuAdapter}…` : '';
+  const { stale } = session.stop();
+  runningAll = false;
+  for (const id of stale) {
+    const c = cells.get(id);
+    c.el.dataset.stale = 'true';
+    c.badge.textContent = `${c.badge.textContent} · re-run needed`;
+  }
+  $('engine-state').textContent = 'Engine: loading…';
+  session.ensureWorker();
+  setBusy();
+  notice(
+    want === 'webgpu'
+      ? 'The cells now run on the GPU (kiln-dl\'s webgpu backend, a fresh engine). There, read tensors with await t.data() or await t.array(): printing a tensor, dataSync(), item(), the full engine\'s layers and (in this build) the Learner and the optimizers throw KilnError State. Switch back to CPU for those cells.'
+      : 'The cells run on the CPU again (a fresh engine): run the earlier cells again.',
+    want === 'webgpu' ? 'warn' : 'info',
+  );
+}
+
+/** Offers the GPU when navigator.gpu yields an adapter (its name shown), else says why not. */
+async function offerGpu() {
+  const r = await probeGpu();
+  const option = $('backend').querySelector('option[value="webgpu"]');
+  if (r.adapter) {
+    gpuAdapter = r.adapter;
+    option.disabled = false;
+    option.textContent = `GPU (${r.adapter})`;
+    $('backend-note').textContent = '';
+    document.body.dataset.gpu = 'available';
+  } else {
+    option.disabled = true;
+    option.textContent = 'GPU (unavailable)';
+    $('backend').title = `No GPU: ${r.reason}`;
+    $('backend-note').textContent = `GPU unavailable: ${r.reason}`;
+    document.body.dataset.gpu = 'unavailable';
+  }
+}
 
 function setBusy() {
   const busy = session.busy || runningAll;
@@ -395,6 +472,9 @@ if (order.length) {
   $('engine-state').textContent = 'Engine: loading…';
   session.ensureWorker();
 }
+document.body.dataset.backend = 'cpu';
+offerGpu();
+$('backend').addEventListener('change', (e) => chooseBackend(e.target.value));
 $('run-all').addEventListener('click', runAll);
 $('stop').addEventListener('click', stop);
 $('notice-close').addEventListener('click', () => notice(''));

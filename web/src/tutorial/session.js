@@ -13,8 +13,10 @@ export class NotebookSession {
    * @param {() => {postMessage: Function, terminate: Function, onmessage: Function | null}} createWorker
    *   makes a worker serving worker_core.js (a browser Worker or a Node adapter)
    * @param {{onEvent?: (id: string, ev: object) => void, onStart?: (id: string) => void,
-   *   onReady?: () => void, onFatal?: (message: string) => void}} [hooks] onReady: a
-   *   worker's engine loaded; onFatal: it failed to load (or the worker did not start);
+   *   onReady?: () => void, onFatal?: (message: string) => void,
+   *   onBackend?: (m: {backend: string, adapter: string | null, error?: string}) => void}} [hooks]
+   *   onReady: a worker's engine loaded; onFatal: it failed to load (or the worker did not start);
+   *   onBackend: the backend the engine runs on (with why, when the GPU asked for failed);
    *   onEvent also gets the late events of finished cells (ev.late on a late error)
    */
   constructor(createWorker, hooks = {}) {
@@ -92,6 +94,11 @@ export class NotebookSession {
     const p = this.pending.get(msg.run);
     if (msg.type === 'ready') {
       this.hooks.onReady?.();
+      return;
+    }
+    if (msg.type === 'backend') {
+      // Which backend the worker's engine runs on (the GPU asked for may have failed).
+      this.hooks.onBackend?.(msg);
       return;
     }
     if (msg.type === 'fatal') {

@@ -1,4 +1,5 @@
-// The tutorial's Web Worker: the engine (kiln-dl, single-threaded) and the notebook scope.
+// The tutorial's Web Worker: the engine (kiln-dl, single-threaded; or its webgpu backend when
+// the reader chose the GPU: `#kiln-backend=webgpu` on the worker's name) and the notebook scope.
 // The page (session.js) terminates it on Stop and starts a fresh one.
 import { init } from 'kiln-dl';
 import { serveNotebook } from './worker_core.js';
@@ -6,6 +7,8 @@ import { serveNotebook } from './worker_core.js';
 // The MNIST files are served next to the playground (../mnist/ from /tutorial/); the page
 // passes its own URL so the worker's location does not matter.
 const pageUrl = new URL(self.name || '../tutorial/', self.location.href);
+// The backend the reader chose (main.js puts `#kiln-backend=webgpu` on the worker's name).
+const wantGpu = /(^|[#&])kiln-backend=webgpu(&|$)/.test(pageUrl.hash);
 const mnistBase = new URL('../mnist/', pageUrl);
 // The tutorial's own files (web/tutorial/assets/, copied to <site>/tutorial/assets/); by
 // way of ../tutorial/ so that a page URL without its final slash finds them too.
@@ -46,8 +49,19 @@ async function loadKiln() {
       log.push(String(text));
       console.warn(text);
     };
+    if (wantGpu) {
+      // The GPU (issue 21): kiln-dl's webgpu backend, or the cpu engine with why not.
+      try {
+        const kiln = await init({ backend: 'webgpu', printErr });
+        self.postMessage({ type: 'backend', backend: 'webgpu', adapter: kiln.backendInfo().adapter });
+        return kiln;
+      } catch (e) {
+        self.postMessage({ type: 'backend', backend: 'cpu', adapter: null, error: `${e?.code ? `[${e.code}] ` : ''}${e?.message ?? e}` });
+      }
+    }
     // The full engine: the tutorial's chapters use convolutions, pools and readers.
     const kiln = await init({ engine: 'full', threads: false, printErr });
+    if (!wantGpu) self.postMessage({ type: 'backend', backend: 'cpu', adapter: null });
     // Nearly every chapter calls beyond what init() loads (printing a tensor is the first):
     // fetch the rest of the engine in the background now rather than synchronously in the
     // first cell (a failure surfaces as a KilnError `Io` in the cell that needs it).
