@@ -13,6 +13,7 @@
 
 namespace kiln::nn::detail {
 
+#if !defined(KILN_RNN_BACKEND)  // once, in the Cpu instantiation of this file
 /// The fields an Lstm/Gru config shares, checked: `config` names it in messages
 /// ("LstmConfig::init"). Throws config::FieldError for d_input, d_hidden or num_layers < 1,
 /// dropout outside [0, 1]; LimitError when a weight would pass 2^31 - 1 elements.
@@ -44,6 +45,8 @@ void check_rnn_config(const char* config, std::int64_t gates, std::int64_t d_inp
 
 /// New weights, every one U(-k, k) with k = 1/sqrt(d_hidden) (torch.nn.LSTM / GRU's
 /// reset_parameters).
+#endif
+
 template <Backend B>
 RnnWeights<B> init_rnn_weights(std::int64_t gates, std::int64_t d_input, std::int64_t d_hidden,
                                std::int64_t num_layers, bool bidirectional, bool bias,
@@ -204,6 +207,7 @@ RnnResult<B> rnn_forward(const char* op, bool lstm, const RnnWeights<B>& w, doub
   return out;
 }
 
+#if !defined(KILN_RNN_BACKEND)
 /// The Sequential item rule of Lstm and Gru: items [seq_length, d_input] ->
 /// [seq_length, D·d_hidden]. Throws ConfigError prefixed by `at`.
 SequentialItem rnn_item_shape(std::int64_t d_input, std::int64_t out_features,
@@ -217,19 +221,25 @@ SequentialItem rnn_item_shape(std::int64_t d_input, std::int64_t out_features,
   out.dims = std::vector<std::int64_t>{in.dims ? (*in.dims)[0] : -1, out_features};
   return out;
 }
+#define KILN_RNN_BACKEND Cpu
+#endif
 
-
-template RnnWeights<Cpu> init_rnn_weights<Cpu>(std::int64_t, std::int64_t, std::int64_t,
-                                               std::int64_t, bool, bool, const Device<Cpu>&);
-template RnnWeights<Autodiff<Cpu>> init_rnn_weights<Autodiff<Cpu>>(
-    std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool, bool,
-    const Device<Autodiff<Cpu>>&);
-template RnnResult<Cpu> rnn_forward<Cpu>(const char*, bool, const RnnWeights<Cpu>&, double,
-                                         const Tensor<Cpu, 3>&,
-                                         const std::optional<Tensor<Cpu, 3>>&,
-                                         const std::optional<Tensor<Cpu, 3>>&);
-template RnnResult<Autodiff<Cpu>> rnn_forward<Autodiff<Cpu>>(
-    const char*, bool, const RnnWeights<Autodiff<Cpu>>&, double, const Tensor<Autodiff<Cpu>, 3>&,
-    const std::optional<Tensor<Autodiff<Cpu>, 3>>&, const std::optional<Tensor<Autodiff<Cpu>, 3>>&);
+// The explicit instantiations for KILN_RNN_BACKEND and its Autodiff: Cpu here, Wgpu in
+// engine/src/wgpu/nn_rnn.cpp (which includes this file with KILN_RNN_BACKEND defined).
+using RnnBase = KILN_RNN_BACKEND;
+using RnnAd = Autodiff<KILN_RNN_BACKEND>;
+template RnnWeights<RnnBase> init_rnn_weights<RnnBase>(std::int64_t, std::int64_t, std::int64_t,
+                                                       std::int64_t, bool, bool,
+                                                       const Device<RnnBase>&);
+template RnnWeights<RnnAd> init_rnn_weights<RnnAd>(std::int64_t, std::int64_t, std::int64_t,
+                                                   std::int64_t, bool, bool, const Device<RnnAd>&);
+template RnnResult<RnnBase> rnn_forward<RnnBase>(const char*, bool, const RnnWeights<RnnBase>&,
+                                                 double, const Tensor<RnnBase, 3>&,
+                                                 const std::optional<Tensor<RnnBase, 3>>&,
+                                                 const std::optional<Tensor<RnnBase, 3>>&);
+template RnnResult<RnnAd> rnn_forward<RnnAd>(const char*, bool, const RnnWeights<RnnAd>&, double,
+                                             const Tensor<RnnAd, 3>&,
+                                             const std::optional<Tensor<RnnAd, 3>>&,
+                                             const std::optional<Tensor<RnnAd, 3>>&);
 
 }  // namespace kiln::nn::detail

@@ -43,7 +43,7 @@ TEST(ClipGradNormOnDevice, AgreesWithClipGradNorm) {
     a.grads.push_back(vec(v));
     b.grads.push_back(vec(v));
   }
-  (void)clip_grad_norm(a, 2.0);
+  (void)clip_grad_norm(a, 2.0, ClipGradNormOptions{});
   clip_grad_norm_on_device(b, 2.0);
   for (std::size_t i = 0; i < g.size(); ++i) {
     const auto va = values(a.grads[i]), vb = values(b.grads[i]);
