@@ -181,7 +181,13 @@ mergeInto(LibraryManager.library, {
       }
       return o;
     },
-    stats: function() { return Object.assign({}, KG.n); },
+    // Quoted keys: Closure ADVANCED renames KG.n's fields in the shipped engine.
+    stats: function() {
+      var n = KG.n;
+      return { 'dispatches': n.dispatches, 'submits': n.submits, 'reads': n.reads, 'bindGroups': n.bindGroups,
+               'bindGroupHits': n.bindGroupHits, 'buffersCreated': n.buffersCreated, 'pooledReuse': n.pooledReuse,
+               'pipelines': n.pipelines };
+    },
   },
 
   kg_init__deps: ['$KG'],
