@@ -84,8 +84,19 @@ export async function initWebgpu(opts: InitOptions, device: GPUDeviceLike, adapt
     // The device the engine's glue (bindings/webgpu/kgpu.js) runs every kernel on.
     kilnGpuDevice: device,
   });
-  WEBGPU_HINT.text = "is not in the webgpu engine yet (it has tensors, autodiff, the dense layers, the optimizers, the Learner's built-in loss path and SafeTensors loading): `await init({ backend: 'cpu' })`";
+  WEBGPU_HINT.text = "is not in the webgpu engine yet (it has tensors, autodiff, every layer, losses, the optimizers, datasets, the Learner's built-in loss path and SafeTensors loading; not the op extensions or the data readers): `await init({ backend: 'cpu' })`";
   const kiln = finishModule(module, opts, { maxThreads: 1, reason: `webgpu backend on ${adapter}`, engine: 'webgpu', adapter });
+  // The Learner's synchronous reads (this instance's bound class only; the messages live in
+  // this chunk, which cpu pages never fetch): State naming the asynchronous way.
+  const learner = (kiln as unknown as { Learner: { prototype: Record<string, unknown> } }).Learner.prototype;
+  for (const [name, instead] of [
+    ['predict', 'use model.forward(x) and `await output.data()`'],
+    ['evaluate', 'give fit() validationData (its validLoss and validAccuracy), or compute the loss and `await loss.data()`'],
+  ]) {
+    learner[name] = function () {
+      throw new KilnError('State', `Learner.${name}: the webgpu backend reads tensors asynchronously: ${instead}`);
+    };
+  }
   const raw = module as unknown as {
     tGpuReadInfo(h: RawTensor): { buffer: number; bytes: number; dtype: number; numel: number };
     kgRead(buffer: number, bytes: number): Promise<ArrayBuffer>;

@@ -48,9 +48,12 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * Then the Cpu backend's argument checks became functions both backends call (elementwise,
  * reduce, shape, index, pool and conv checks; one implementation of each check): the core
  * engine's initial module +0.4 KB: 266,693 bytes, ratchet 266,800.
+ * Then training on the webgpu backend (its Learner reads the loss every batchesPerCall steps:
+ * learner.ts's settle of the device totals; the losses' host checks through data_for_check;
+ * StepItem's device count): 267,014 bytes (+0.3 KB), ratchet 267,100.
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 266_800, inference: 197_772 };
+const LIMITS = { train: 267_100, inference: 197_772 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {

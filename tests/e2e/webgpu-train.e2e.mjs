@@ -245,7 +245,7 @@ try {
   // 4.
   const [predict, evaluate, trainBatch, general] = o.sync;
   check(predict?.code === 'State' && /await output\.data\(\)/.test(predict.message) && evaluate?.code === 'State' && /validationData/.test(evaluate.message) &&
-    trainBatch?.code === 'State' && /learner\.fit/.test(trainBatch.message) && general?.code === 'State' && /built-in loss path/.test(general.message),
+    trainBatch?.code === 'State' && /learner\.fit/.test(trainBatch.message) && general?.code === 'State' && /\{optimizer, loss\}/.test(general.message),
     `sync Learner parts: ${o.sync.map((e) => `${e?.code}: ${e?.message}`).join(' | ')}`);
   // 5.
   for (const l of o.layers) {

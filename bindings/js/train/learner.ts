@@ -92,7 +92,7 @@ export class Learner extends HandleOwner<RawLearner> {
     const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape', ...GENERAL_OPTIONS]);
     if (GENERAL_OPTIONS.some((k) => c[k] !== undefined)) {
       if (e.asyncRead !== null) {
-        throw fail('State', `${op}: the general path (${GENERAL_OPTIONS.filter((k) => c[k] !== undefined).join(', ')}) reads every step's loss synchronously, which the webgpu backend cannot (its reads are asynchronous); on webgpu use the built-in loss path, new kiln.Learner(model, {optimizer, loss}), or init({ backend: 'cpu' })`);
+        throw fail('State', `${op}: trainStep, metrics, ... read each step's loss synchronously; on webgpu use new kiln.Learner(model, {optimizer, loss})`);
       }
       if (c.inputShape !== undefined) throw fail('Config', `${op}: inputShape is an option of the built-in loss path (not with trainStep, metrics, ...)`);
       const loss = c.loss === undefined ? null : lossOf(e, c.loss, op);
@@ -371,14 +371,13 @@ export class Learner extends HandleOwner<RawLearner> {
   /**
    * Mean loss and accuracy over data in inference mode (batchSize default 256).
    * @throws KilnError `State` on the webgpu backend (its reads are asynchronous: give fit()
-   *   `validationData`, or compute the loss with kiln.nn.functional and `await loss.data()`).
+   *   `validationData`, or compute the loss with kiln.nn.functional and `await loss.data()`;
+   *   webgpu_init.ts installs that error).
    */
   evaluate(data: Dataset, config?: { batchSize?: number }): { loss: number; accuracy: number } {
     const op = 'Learner.evaluate';
     this._legacy(op);
-    if (this._e.asyncRead !== null) {
-      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: give fit() validationData (its validLoss and validAccuracy), or compute the loss and \`await loss.data()\``);
-    }
+
     const h = this._raw(op, true);
     const d = unwrapDataset(this._e, data, op);
     const c = options(config, op, ['batchSize']);
@@ -392,14 +391,12 @@ export class Learner extends HandleOwner<RawLearner> {
    * Outputs in inference mode, row-major `[n, ...output]`: softmax probabilities for
    * crossEntropy, raw outputs for mse. A Float32Array x needs the item size (see inputShape) or `n`.
    * @throws KilnError `State` on the webgpu backend (its reads are asynchronous: use
-   *   `model.forward(x)` and `await output.data()`).
+   *   `model.forward(x)` and `await output.data()`; webgpu_init.ts installs that error).
    */
   predict(x: Float32Array | Tensor | Dataset, config?: { batchSize?: number; n?: number }): Float32Array {
     const op = 'Learner.predict';
     this._legacy(op);
-    if (this._e.asyncRead !== null) {
-      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use model.forward(x) and \`await output.data()\``);
-    }
+
     const h = this._raw(op, true);
     const c = options(config, op, ['batchSize', 'n']);
     const batchSize = int(c.batchSize, op, 'batchSize', 256, 1);
