@@ -5,9 +5,7 @@
 //                 whose first evaluation of the same model (same seed) gives the cpu backend's
 //                 test loss, a decision boundary and "Look inside" figures (read with await
 //                 tensor.data());
-//   gpu-train:    Train on the GPU (Learner.fit over the epochs left): trained to the end when
-//                 this build has kiln.Learner on webgpu; where it throws State, the page says
-//                 so and offers the CPU (the test reports "skipped" for the training part);
+//   gpu-train:    Train on the GPU (Learner.fit over the epochs left): trained to the end;
 //   gpu-mnist:    MNIST's MLP on the GPU: the test digits' loss equals the CPU's, the digit grid
 //                 and a drawn digit are predicted there;
 //   gpu-path-on-cpu: the GPU's code path (fit, async reads, pause) trained on the cpu engine;
@@ -91,23 +89,15 @@ test('gpu-train', async () => {
   check(page && (await switchState(page)).backend === 'webgpu', 'gpu-switch did not leave a page on the GPU');
   await page.evaluate(() => document.getElementById('messages').replaceChildren());
   await page.click('#train-btn');
-  // Either training starts, or the page says this build cannot train on the GPU.
+  // The webgpu engine has kiln.Learner (issue 21): training runs on the GPU to the end.
   await page.waitForFunction(() => document.body.dataset.status === 'training' || /Training cannot run on the GPU/.test(document.getElementById('messages').textContent), null, { timeout: 30_000 });
   let s = await switchState(page);
-  let note;
-  if (/Training cannot run on the GPU/.test(s.messages)) {
-    // This build's kiln.Learner on webgpu throws State (the engine lacks the optimizers):
-    // the page says so and offers the CPU. Training on the GPU is skipped here.
-    check(/does not have yet/.test(s.messages) && (await page.$('#messages .msg-action')) !== null, `the reason and the CPU button: ${s.messages}`);
-    check(s.backend === 'webgpu' && (await page.evaluate(() => document.body.dataset.status)) === 'idle', `the GPU run after the refusal: ${JSON.stringify(s)}`);
-    note = 'training on the GPU SKIPPED: kiln.Learner on webgpu throws State on this build (the page says so, offers the CPU)';
-  } else {
-    await waitStatus(page, ['done'], 600_000);
-    const acc = await metric(page, 'm-test-acc');
-    check(acc >= 0.95, `XOR trained on the GPU: test accuracy ${acc}`);
-    await shot(page, 'webgpu-gpu-trained', false);
-    note = `trained on the GPU: test accuracy ${(acc * 100).toFixed(1)} %`;
-  }
+  check(!/Training cannot run on the GPU/.test(s.messages), `training started on the GPU: ${s.messages}`);
+  await waitStatus(page, ['done'], 600_000);
+  const acc = await metric(page, 'm-test-acc');
+  check(acc >= 0.95, `XOR trained on the GPU: test accuracy ${acc}`);
+  await shot(page, 'webgpu-gpu-trained', false);
+  const note = `trained on the GPU: test accuracy ${(acc * 100).toFixed(1)} %`;
   // Back to the CPU: the same page trains there.
   await switchTo(page, 'cpu');
   s = await switchState(page);
