@@ -20,6 +20,9 @@
 #include "kiln/core/tensor_data.hpp"
 #include "kiln/core/thread_pool.hpp"
 #include "kiln/tensor/activation.hpp"
+#if defined(KILN_BACKEND_WGPU)
+#include "wgpu/runtime.hpp"
+#endif
 
 using emscripten::val;
 
@@ -379,6 +382,13 @@ val memory() {
   out.set("heapBytes", static_cast<double>(emscripten_get_heap_size()));
   out.set("mallocBytes", static_cast<double>(mi.uordblks));
   out.set("graphNodes", static_cast<double>(kiln::autodiff::live_nodes()));
+#if defined(KILN_BACKEND_WGPU)
+  // The webgpu engine's tensors live in device buffers (the fields above count host memory).
+  const kiln::wgpu::DeviceMemory d = kiln::wgpu::device_memory();
+  out.set("gpuBytes", static_cast<double>(d.live_bytes));
+  out.set("gpuBuffers", static_cast<double>(d.live_buffers));
+  out.set("gpuPeakBytes", static_cast<double>(d.peak_bytes));
+#endif
   return out;
 }
 
@@ -394,7 +404,9 @@ val backend_info() {
   out.set("simd", arch != "scalar" && !arch.empty());
   out.set("threads", kiln::num_threads());
   out.set("arch", arch);
-#ifdef __EMSCRIPTEN_PTHREADS__
+#if defined(KILN_BACKEND_WGPU)
+  out.set("build", std::string("webgpu"));  // the kernels are WGSL; simd/arch: the host side
+#elif defined(__EMSCRIPTEN_PTHREADS__)
   out.set("build", std::string("simd-threads"));
 #else
   out.set("build", std::string(kiln::cpu::gemm::madd_is_relaxed() ? "simd-relaxed" : "simd"));

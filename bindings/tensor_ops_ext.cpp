@@ -1,4 +1,5 @@
-// The ops of issue 15 for the JS Tensor (kiln/tensor/ops_ext.hpp): norm, var/std with a
+// The ops of issue 15 for the JS Tensor (kiln/tensor/ops_ext.hpp), on the engine's backend
+// (Cpu, or Wgpu in the webgpu engine): norm, var/std with a
 // correction, amax/amin, pad, tril/triu, cumsum, linspace and einsum (backward with
 // retainGraph is in tensor_autodiff.cpp). Each binding converts its JS arguments and calls the
 // engine function once: checks and messages are the engine's (named by the `op` the JS method passes).
@@ -94,7 +95,7 @@ JsTensor cumsum(const JsTensor& x, double dim, std::string op) {
 JsTensor linspace(double start, double end, double steps, std::string op) {
   return guarded([&] {
     const char* o = op.c_str();
-    return JsTensor(kiln::ops::linspace(start, end, int_arg(steps, o, "steps"), o));
+    return JsTensor(kiln::ops::linspace<Prim>(start, end, int_arg(steps, o, "steps"), o));
   });
 }
 
@@ -105,9 +106,9 @@ JsTensor einsum(std::string equation, const JsTensor& a, const JsTensor& b, int 
     const char* o = op.c_str();
     check_dtype(o, a, DType::F32);
     if (count > 1) check_dtype(o, b, DType::F32);
-    std::vector<kiln::ops::AdTensor> operands{op_input(a)};
+    std::vector<kiln::AutodiffTensor<Inner>> operands{op_input(a)};
     if (count > 1) operands.push_back(op_input(b));
-    return JsTensor(kiln::ops::einsum(equation, operands, o));
+    return JsTensor(kiln::ops::einsum<Inner>(equation, operands, o));
   });
 }
 

@@ -3,7 +3,7 @@
 #   scripts/fuzz.sh <target|all> [seconds per target, default 300] [libFuzzer options...]
 # Targets (tests/fuzz/fuzz_<target>.cpp): safetensors (read_safetensors + the writer's round
 # trip), idx (MnistDataset::from_bytes), config (from_json_string of SequentialConfig and
-# other configs). `npm test` runs each for KILN_FUZZ_SECONDS (default 25) through
+# other configs). `npm test` runs each for KILN_FUZZ_SECONDS (default 10) through
 # scripts/test.sh; run longer here, e.g. `scripts/fuzz.sh safetensors 3600`.
 #
 # Build: build/fuzz, clang++-14 with -fsanitize=fuzzer-no-link,address,undefined on every

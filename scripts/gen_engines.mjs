@@ -48,12 +48,15 @@ if (notInCore.length) throw new Error(`gen_engines: inference entry points missi
 if (inference.layerTypes.join() !== core.layerTypes.join()) {
   throw new Error(`gen_engines: the inference engine's layer types ${inference.layerTypes.join(', ')} differ from the core engine's ${core.layerTypes.join(', ')}`);
 }
-// The webgpu engine (issue 21: dist/kiln-webgpu.*, the inference engine's bindings over the Wgpu
-// backend, without the op extensions, plus its read entry point tGpuReadInfo).
+// The webgpu engine (issue 21: dist/kiln-webgpu.*): every binding of the full engine over the
+// Wgpu backend, plus its read entry point tGpuReadInfo. Both ways are checked: an entry point
+// of one engine missing from the other fails the build.
 const webgpu = await surface('kiln-webgpu');
 const WEBGPU_OWN = ['tGpuReadInfo'];
 const webgpuExtra = webgpu.functions.filter((f) => !full.functions.includes(f) && !WEBGPU_OWN.includes(f));
 if (webgpuExtra.length) throw new Error(`gen_engines: webgpu entry points missing from the full engine: ${webgpuExtra.join(', ')}`);
+const webgpuMissing = full.functions.filter((f) => !webgpu.functions.includes(f));
+if (webgpuMissing.length) throw new Error(`gen_engines: full engine entry points missing from the webgpu engine: ${webgpuMissing.join(', ')}`);
 // The webgpu engine registers every layer type of the full engine, in the same order.
 if (webgpu.layerTypes.join() !== full.layerTypes.join()) {
   throw new Error(`gen_engines: the webgpu engine's layer types ${webgpu.layerTypes.join(', ')} differ from the full engine's ${full.layerTypes.join(', ')}`);
@@ -90,11 +93,6 @@ export const FULL_ONLY_FUNCTIONS: readonly string[] = ${list(full.functions.filt
  * Learner, optimizers and datasets): what engine_profile.ts installInferenceGaps stubs there.
  */
 export const CORE_ONLY_FUNCTIONS: readonly string[] = ${list(core.functions.filter((f) => !inference.functions.includes(f)))};
-/**
- * The inference engine's entry points the webgpu engine lacks (the op extensions): with
- * FULL_ONLY_FUNCTIONS and CORE_ONLY_FUNCTIONS, what engine_profile.ts stubs in the webgpu engine.
- */
-export const WEBGPU_MISSING_FUNCTIONS: readonly string[] = ${list(inference.functions.filter((f) => !webgpu.functions.includes(f)))};
 /** FULL_LAYER_TYPES without CORE_LAYER_TYPES, in registry order: the layer types the core engine refuses by name. */
 export const FULL_ONLY_LAYER_TYPES: readonly string[] = ${list(full.layerTypes.filter((t) => !core.layerTypes.includes(t)))};
 `;

@@ -9,51 +9,69 @@
 # and the MNIST accuracy in test-output/tutorial/), and the size test (tests/e2e/size.e2e.mjs:
 # what a training and an inference page fetch, gzip -9; test-output/size.json); last, a short run of each reader's
 # libFuzzer target (scripts/fuzz.sh: SafeTensors, IDX, configs, PyTorch checkpoints; KILN_FUZZ_SECONDS each,
-# default 25; 0 skips them), built in build/fuzz with clang++-14, ASan and UBSan.
+# default 10; 0 skips them), built in build/fuzz with clang++-14, ASan and UBSan.
+# Each step's wall time is printed after it and in a table at the end (CI must stay well
+# under 30 minutes: the table says where the time goes).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 # Both suites run even if the first fails (a native failure used to skip Vitest
 # silently); the exit status is non-zero if either failed.
 status=0
+timings=()
+# run NAME COMMAND...: runs one step, records its wall time and its result (a failure marks
+# the run failed and the next steps still run).
+run() {
+  local name=$1 start rc=0
+  shift
+  start=$(date +%s)
+  "$@" || rc=$?
+  local secs=$(($(date +%s) - start))
+  timings+=("$(printf '%5d s  %-4s %s' "$secs" "$( ((rc == 0)) && echo ok || echo FAIL)" "$name")")
+  echo "[test] $name: $( ((rc == 0)) && echo ok || echo FAILED) in $secs s"
+  ((rc == 0)) || status=1
+}
+
 echo "[test] ctest (build/native)"
-ctest --test-dir build/native --output-on-failure -j"${KILN_JOBS:-2}" || status=1
+run ctest ctest --test-dir build/native --output-on-failure -j"${KILN_JOBS:-2}"
 
 echo "[test] vitest (tests/js, WebAssembly build in Node)"
-npx --no-install vitest run || status=1
+run vitest npx --no-install vitest run
 
 echo "[test] e2e threads (tests/e2e/threads.e2e.mjs: Vite build + preview, headless Chromium)"
-node tests/e2e/threads.e2e.mjs || status=1
+run "tests/e2e/threads.e2e.mjs" node tests/e2e/threads.e2e.mjs
 echo "[test] e2e relaxed SIMD (tests/e2e/relaxed.e2e.mjs: kiln-relaxed.wasm chosen in headless Chromium, same results as SIMD128)"
-node tests/e2e/relaxed.e2e.mjs || status=1
+run "tests/e2e/relaxed.e2e.mjs" node tests/e2e/relaxed.e2e.mjs
 echo "[test] e2e deferred module (tests/e2e/deferred.e2e.mjs: the split engine's deferred half loads on first use, once, in a page and a worker)"
-node tests/e2e/deferred.e2e.mjs || status=1
+run "tests/e2e/deferred.e2e.mjs" node tests/e2e/deferred.e2e.mjs
 echo "[test] e2e webgpu (tests/e2e/webgpu.e2e.mjs: the Wgpu backend's ops against the Cpu backend's, and the shared PyTorch reference cases on both, in headless Chromium, SwiftShader)"
-node tests/e2e/webgpu.e2e.mjs || status=1
+run "tests/e2e/webgpu.e2e.mjs" node tests/e2e/webgpu.e2e.mjs
 echo "[test] e2e webgpu API (tests/e2e/webgpu-api.e2e.mjs: init({ backend: 'webgpu' }) in headless Chromium, against a cpu instance)"
-node tests/e2e/webgpu-api.e2e.mjs || status=1
+run "tests/e2e/webgpu-api.e2e.mjs" node tests/e2e/webgpu-api.e2e.mjs
 echo "[test] e2e webgpu training (tests/e2e/webgpu-train.e2e.mjs: kiln.Learner on webgpu against cpu, the device-side guard, MNIST MLP and CNN)"
-node tests/e2e/webgpu-train.e2e.mjs || status=1
+run "tests/e2e/webgpu-train.e2e.mjs" node tests/e2e/webgpu-train.e2e.mjs
 echo "[test] e2e webgpu bench page (tests/e2e/webgpu-bench.e2e.mjs: bench/webgpu/ builds and computes a correct n = 64 SGEMM on each engine; no timing checked)"
-node tests/e2e/webgpu-bench.e2e.mjs || status=1
+run "tests/e2e/webgpu-bench.e2e.mjs" node tests/e2e/webgpu-bench.e2e.mjs
 echo "[test] playground end-to-end (tests/e2e/playground*.e2e.mjs, headless Chromium; web/ built once)"
-node node_modules/vite/bin/vite.js build web --logLevel warn || status=1
+run "vite build web" node node_modules/vite/bin/vite.js build web --logLevel warn
 for suite in tests/e2e/playground*.e2e.mjs; do
   echo "[test] $suite"
-  node "$suite" --no-build || status=1
+  run "$suite" node "$suite" --no-build
 done
 echo "[test] tutorial end-to-end (tests/e2e/tutorial.e2e.mjs, headless Chromium)"
-node tests/e2e/tutorial.e2e.mjs || status=1
+run "tests/e2e/tutorial.e2e.mjs" node tests/e2e/tutorial.e2e.mjs
 echo "[test] tutorial backend choice (tests/e2e/tutorial-webgpu.e2e.mjs: CPU / GPU in headless Chromium, SwiftShader)"
-node tests/e2e/tutorial-webgpu.e2e.mjs --no-build || status=1
+run "tests/e2e/tutorial-webgpu.e2e.mjs" node tests/e2e/tutorial-webgpu.e2e.mjs --no-build
 echo "[test] size (tests/e2e/size.e2e.mjs: what a training and an inference page fetch, gzip -9, headless Chromium)"
-node tests/e2e/size.e2e.mjs || status=1
+run "tests/e2e/size.e2e.mjs" node tests/e2e/size.e2e.mjs
 
-fuzz_seconds=${KILN_FUZZ_SECONDS:-25}
+fuzz_seconds=${KILN_FUZZ_SECONDS:-10}
 if ((fuzz_seconds > 0)); then
   echo "[test] fuzz smoke runs (scripts/fuzz.sh all $fuzz_seconds: libFuzzer + ASan + UBSan)"
   fuzz_status=0
+  fuzz_start=$(date +%s)
   scripts/fuzz.sh all "$fuzz_seconds" || fuzz_status=$?
+  timings+=("$(printf '%5d s  %-4s %s' "$(($(date +%s) - fuzz_start))" "$( ((fuzz_status == 0 || fuzz_status == 3)) && echo ok || echo FAIL)" "fuzz (scripts/fuzz.sh all $fuzz_seconds)")")
   if ((fuzz_status == 3)); then
     echo "[test] fuzz: skipped (no clang++-14 with libFuzzer: run scripts/setup.sh)" >&2
   elif ((fuzz_status != 0)); then
@@ -61,6 +79,8 @@ if ((fuzz_seconds > 0)); then
   fi
 fi
 
+echo "[test] wall time per step:"
+printf '[test] %s\n' "${timings[@]}"
 if ((status)); then
   echo "[test] FAILED (see above)" >&2
 fi

@@ -34,9 +34,12 @@ export interface BackendInfo {
    * "simd-relaxed" (kiln-relaxed.wasm: one thread, the GEMM and convolution kernels
    * multiply-add with relaxed SIMD's f32x4.relaxed_madd, an FMA where the CPU has one;
    * loaded where WebAssembly.validate accepts that instruction, see InitOptions.relaxedSimd).
-   * The engine reports it (what its GEMM was compiled with).
+   * The engine reports it (what its GEMM was compiled with). "webgpu" for
+   * init({ backend: 'webgpu' }) (kiln-webgpu.wasm: every tensor op runs as a WGSL kernel on the
+   * GPU; `simd` and `arch` then describe the engine's own CPU-side code: host copies, the
+   * random initial weights).
    */
-  build: 'simd' | 'simd-threads' | 'simd-relaxed';
+  build: 'simd' | 'simd-threads' | 'simd-relaxed' | 'webgpu';
   /**
    * Why init() loaded this build, e.g. "relaxed SIMD: this WebAssembly engine validates
    * f32x4.relaxed_madd (...)" or "SIMD128: this WebAssembly engine does not support relaxed

@@ -10,16 +10,10 @@
 //   - kiln.nn's, kiln.nn.functional's and kiln.io's functions name themselves in that error
 //     (`nn.functional.conv2d is not in the core engine ...`), not the entry point behind them.
 import { KilnError } from './errors.js';
-import { CORE_ONLY_FUNCTIONS, FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES, WEBGPU_MISSING_FUNCTIONS } from './generated/engines.js';
+import { CORE_ONLY_FUNCTIONS, FULL_ONLY_FUNCTIONS, FULL_ONLY_LAYER_TYPES } from './generated/engines.js';
 import { snakeToCamel } from './nn.js';
 import type { EngineValue, RawModule } from './raw.js';
 import type { EngineName } from './select.js';
-
-/**
- * The rest of the message of a part the webgpu engine lacks, set by webgpu_init.ts (loaded only
- * for the webgpu backend, so the cpu pages do not carry the text).
- */
-export const WEBGPU_HINT = { text: 'is not in the webgpu engine' };
 
 /** Marks a State error of a missing part, so that an enclosing public function renames it. */
 const MISSING = Symbol('kiln.notInEngine');
@@ -27,8 +21,8 @@ const MISSING = Symbol('kiln.notInEngine');
 /**
  * The engine a JS layer runs on: kiln-dl's `core` or `full`, `inference`, kiln-dl/inference's
  * engine (the core engine without training), which cannot load the full one itself, or
- * `webgpu` (init({ backend: 'webgpu' }): the inference engine's tensors, autodiff, layers and
- * records on the Wgpu backend; no Learner, optimizers or datasets yet).
+ * `webgpu` (init({ backend: 'webgpu' }): every entry point and layer type of the full engine,
+ * on the Wgpu backend; scripts/gen_engines.mjs fails the build otherwise).
  */
 export type LoadedEngine = EngineName | 'inference' | 'webgpu';
 
@@ -43,9 +37,7 @@ export type LoadedEngine = EngineName | 'inference' | 'webgpu';
 export function notInEngine(name: string, engine: LoadedEngine, renamable = false): KilnError {
   const err = new KilnError('State', engine === 'inference'
     ? `${name} is not in kiln-dl/inference's engine, which runs dense models; the full engine is kiln-dl's: \`import { init } from 'kiln-dl'; await init({ engine: 'full' })\``
-    : engine === 'webgpu'
-      ? `${name} ${WEBGPU_HINT.text}`
-      : `${name} is not in the ${engine} engine that init() loaded; load the full engine with \`await init({ engine: 'full' })\``);
+    : `${name} is not in the ${engine} engine that init() loaded; load the full engine with \`await init({ engine: 'full' })\``);
   // Only an entry point's stub is renamed by the public function around it; a layer type
   // (or a kiln.nn factory) already names what the user asked for.
   if (renamable) Object.defineProperty(err, MISSING, { value: true });
@@ -60,17 +52,16 @@ type AnyFn = (...args: unknown[]) => unknown;
 
 /**
  * Before the API is installed: stubs for the full-engine entry points the raw module lacks,
- * and the layer-type check of model specs (modelCreate). Nothing for the full engine.
+ * and the layer-type check of model specs (modelCreate). Nothing for the full and webgpu
+ * engines (which have every entry point and layer type).
  */
 export function installEngineGaps(raw: RawModule, engine: LoadedEngine): void {
-  if (engine === 'full') return;
+  if (engine === 'full' || engine === 'webgpu') return;
   const m = raw as unknown as Record<string, unknown>;
   // The core engine has every entry point of CORE_FUNCTIONS (gen_engines.mjs reads both
-  // lists from the built engines): only the full engine's others can be missing. The webgpu
-  // engine lacks WEBGPU_MISSING_FUNCTIONS (the op extensions) and the data readers; only what
-  // the raw module lacks is stubbed.
-  const missing = engine === 'webgpu' ? [...FULL_ONLY_FUNCTIONS, ...CORE_ONLY_FUNCTIONS, ...WEBGPU_MISSING_FUNCTIONS] : FULL_ONLY_FUNCTIONS;
-  for (const name of missing) {
+  // lists from the built engines): only the full engine's others can be missing, and only
+  // what the raw module lacks is stubbed.
+  for (const name of FULL_ONLY_FUNCTIONS) {
     if (typeof m[name] === 'function') continue;
     m[name] = () => {
       throw notInEngine(`the engine function ${name}`, engine, true);

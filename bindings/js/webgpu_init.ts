@@ -4,7 +4,6 @@
 import type { InitOptions, Kiln } from './api.js';
 import { KilnError } from './errors.js';
 import { finishModule } from './module.js';
-import { WEBGPU_HINT } from './engine_profile.js';
 import type { RawTensor } from './raw.js';
 import { describe } from './select.js';
 
@@ -84,7 +83,6 @@ export async function initWebgpu(opts: InitOptions, device: GPUDeviceLike, adapt
     // The device the engine's glue (bindings/webgpu/kgpu.js) runs every kernel on.
     kilnGpuDevice: device,
   });
-  WEBGPU_HINT.text = "is not in the webgpu engine yet (it has tensors, autodiff, every layer, losses, the optimizers, datasets, the Learner's built-in loss path and SafeTensors loading; not the op extensions or the data readers): `await init({ backend: 'cpu' })`";
   const kiln = finishModule(module, opts, { maxThreads: 1, reason: `webgpu backend on ${adapter}`, engine: 'webgpu', adapter });
   // The Learner's synchronous reads (this instance's bound class only; the messages live in
   // this chunk, which cpu pages never fetch): State naming the asynchronous way.

@@ -10,13 +10,19 @@
 //   4. a Sequential MLP built with the same seed on both backends gives the same forward
 //      output (the webgpu backend draws random initial weights with the cpu generator);
 //   5. synchronous reads throw KilnError `State` naming the async form; a shape error is the
-//      cpu backend's (same code and message); what the webgpu engine lacks (the op extensions)
-//      throws `State` naming init({ backend: 'cpu' }); bad options are
-//      refused (training: webgpu-train.e2e.mjs);
+//      cpu backend's (same code and message); bad options are refused (training:
+//      webgpu-train.e2e.mjs);
 //   6. a 1 GiB tensor runs out of GPU memory (SwiftShader): KilnError `OutOfMemory`, reported
-//      once, after which the instance computes again.
+//      once, after which the instance computes again;
+//   7. the op extensions (norm, var/std, amax/amin, pad, tril/triu, cumsum, linspace, einsum)
+//      give PyTorch's values and gradients (tests/js/fixtures/ops_ext_torch.json, the fixture
+//      tests/js/ops_ext.test.mjs runs on the cpu engine) and the cpu instance's; a full-engine
+//      function (nn.functional.conv2d) runs and matches the cpu's full engine;
+//   8. a lost device (device.destroy() on the device init() asked for): every later op and
+//      read of that instance is KilnError `Device` naming the loss, fit() rejects with it, no
+//      call hangs, and the other webgpu instance still computes.
 // Skips (exit 0) without /usr/bin/chromium.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -60,6 +66,13 @@ window.run = async () => {
   const gr = both(g), cr = both(c);
   out.ops = {};
   for (const key of Object.keys(gr)) out.ops[key] = { gpu: await gr[key].array(), cpu: cr[key].toArray(), gpuData: Array.from(await gr[key].data()), cpuData: Array.from(await cr[key].data()) };
+  // memory(): device buffers of a [1000] f32 tensor (4000 bytes), counted while it lives
+  const m0 = g.memory();
+  const held = g.Tensor.zeros([1000]);
+  const m1 = g.memory();
+  held.dispose();
+  const m2 = g.memory();
+  out.gpuMemory = { before: m0.gpuBytes, held: m1.gpuBytes, after: m2.gpuBytes, buffers: [m0.gpuBuffers, m1.gpuBuffers, m2.gpuBuffers], peak: m1.gpuPeakBytes, cpu: c.memory().gpuBytes };
   // 3. autodiff
   const x = g.Tensor.fromData([1, -2, 0.5]).requireGrad();
   const y = x.mul(x).add(x.mul(3)).sum();
@@ -76,7 +89,6 @@ window.run = async () => {
   out.syncErrors = [err(() => t.dataSync()), err(() => t.toArray()), err(() => g.Tensor.fromData([5]).item())];
   const shapeOf = (k) => err(() => k.Tensor.fromData([[1, 2, 3]]).matmul(k.Tensor.fromData([[1, 2]])));
   out.shapeErrors = { gpu: shapeOf(g), cpu: shapeOf(c) };
-  out.missing = [err(() => g.Tensor.fromData([1, 2]).cumsum(0)), err(() => g.Tensor.fromData([1, 2]).amax(0))];
   out.toStringError = err(() => g.Tensor.fromData([1, 2]).add(1).toString());
   // losses of computed inputs (their host value checks need host data; skipped on the device)
   const lossesOf = async (k, read) => {
@@ -101,12 +113,82 @@ window.run = async () => {
   out.survivors = { before: Array.from(await before.data()), mlp: Array.from(await gm.forward(g.Tensor.fromData(input)).data()) };
   out.bigAfter = err(() => window.big.mul(2));
   out.badOptions = [await aerr(() => init({ backend: 'webgpu', engine: 'full' })), await aerr(() => init({ backend: 'gpu' }))];
+  // 7. the op extensions against the fixture, on both backends
+  const fx = await (await fetch('/tests/js/fixtures/ops_ext_torch.json')).json();
+  const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
+  const enc = (a) => Array.from(a, (v) => (Number.isNaN(v) ? 'nan' : v === Infinity ? 'inf' : v === -Infinity ? '-inf' : v));
+  const full = await init({ engine: 'full' });
+  const ext = async (k, read) => {
+    const tensor = (t) => k.Tensor.fromData(t.data.map(num), { shape: t.shape, dtype: t.dtype });
+    const res = [];
+    for (const c of fx.cases) {
+      const xs = c.inputs.map((t) => (t.dtype === 'float32' && c.grads ? tensor(t).requireGrad() : tensor(t)));
+      const args = c.method === 'norm' ? [num(c.args[0]), ...c.args.slice(1)] : c.args;
+      const r = { id: c.id };
+      try {
+        const y = xs[0][c.method](...args);
+        r.shape = y.shape; r.dtype = y.dtype; r.data = enc(await read(y));
+        if (c.grads) {
+          const gs = y.mul(tensor(c.dy)).sum().backward();
+          r.grads = [];
+          for (const x of xs) r.grads.push(enc(await read(x.grad(gs))));
+        }
+      } catch (e) { r.error = e.code + ' ' + e.message; }
+      res.push(r);
+    }
+    for (const c of fx.einsum) {
+      const r = { id: 'einsum ' + c.equation };
+      try {
+        const xs = c.inputs.map((t) => tensor(t).requireGrad());
+        const y = k.Tensor.einsum(c.equation, ...xs);
+        r.shape = y.shape; r.data = enc(await read(y));
+        if (!(c.out.data.length === 0 && xs.every((x) => x.shape.includes(0)))) {
+          const gs = y.mul(tensor(c.dy)).sum().backward();
+          r.grads = [];
+          for (const x of xs) r.grads.push(enc(await read(x.grad(gs))));
+        }
+      } catch (e) { r.error = e.code + ' ' + e.message; }
+      res.push(r);
+    }
+    for (const c of fx.linspace) {
+      const y = k.Tensor.linspace(...c.args);
+      res.push({ id: 'linspace ' + JSON.stringify(c.args), shape: y.shape, data: enc(await read(y)) });
+    }
+    // a full-engine function: conv2d of nn.functional, forward and input gradient
+    const x = k.Tensor.fromData(Array.from({ length: 2 * 3 * 5 * 5 }, (_, i) => Math.sin(i)), { shape: [2, 3, 5, 5] }).requireGrad();
+    const w = k.Tensor.fromData(Array.from({ length: 4 * 3 * 3 * 3 }, (_, i) => Math.cos(i) / 3), { shape: [4, 3, 3, 3] });
+    const y = k.nn.functional.conv2d(x, w, null, { stride: 2, padding: 1 });
+    res.push({ id: 'nn.functional.conv2d', shape: y.shape, data: enc(await read(y)), grads: [enc(await read(x.grad(y.sum().backward())))] });
+    return res;
+  };
+  const gpuRead = async (t) => await t.data();
+  const cpuRead = async (t) => t.dataSync();
+  out.ext = { gpu: await ext(g, gpuRead), cpu: await ext(full, cpuRead) };
+  // 8. a lost device: a third instance on a device this page keeps, then destroyed
+  let device = null;
+  const requestDevice = GPUAdapter.prototype.requestDevice;
+  GPUAdapter.prototype.requestDevice = async function (...a) { device = await requestDevice.apply(this, a); return device; };
+  const lost = await init({ backend: 'webgpu' });
+  GPUAdapter.prototype.requestDevice = requestDevice;
+  const timeout = (p, what) => Promise.race([p, new Promise((_, reject) => setTimeout(() => reject(new Error(what + ' hung for 20 s')), 20000))]);
+  const kept = lost.Tensor.fromData([1, 2, 3]).mul(2);
+  out.lostBefore = Array.from(await kept.data());
+  const model = lost.nn.sequential({ layers: [{ type: 'linear', dInput: 2, dOutput: 1 }] }, { seed: 1 });
+  device.destroy();
+  await timeout(device.lost, 'device.lost');
+  out.lostRead = await aerr(() => timeout(kept.data(), 'data() after the loss'));
+  out.lostOp = err(() => lost.Tensor.fromData([1]).add(1));
+  out.lostReadNew = await aerr(() => timeout(lost.Tensor.fromData([4, 5]).data(), 'data() of a new tensor'));
+  const learner = new lost.Learner(model, { loss: 'mse', optimizer: lost.optim.sgd({ lr: 0.1 }) });
+  const pairs = lost.data.fromArrays(new Float32Array([0, 1, 1, 0]), new Float32Array([1, 0]), { itemShape: [2], targetShape: [1] });
+  out.lostFit = await aerr(() => timeout(learner.fit(pairs, { epochs: 1, batchSize: 2 }), 'fit()'));
+  out.otherAfterLoss = Array.from(await g.Tensor.fromData([1, 2]).add(g.Tensor.fromData([3, 4])).data());
   return out;
 };
 window.ready = true;
 </script></body></html>`;
 
-const server = await startStaticServer({ '/': ['text/html', PAGE] }, ['/dist/']);
+const server = await startStaticServer({ '/': ['text/html', PAGE] }, ['/dist/', '/tests/js/fixtures/']);
 const { check, fail, finish } = checker(log);
 const close = (a, b, tol = 1e-5) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) <= tol * (1 + Math.abs(b[i])));
 const flat = (v) => (Array.isArray(v) ? v.flat(Infinity) : [v]);
@@ -124,6 +206,10 @@ try {
   check(wasm.includes('kiln-webgpu.wasm'), `fetched ${wasm.join(', ')}`);
   check(o.cpuInfo.engine === 'core' && o.cpuInfo.adapter === null && /cpu/.test(o.cpuInfo.backend), `cpu instance beside it: ${o.cpuInfo.engine}, ${o.cpuInfo.backend}`);
   check(o.autoInfo.engine === 'webgpu', `backend 'auto' with an adapter: ${o.autoInfo.engine}`);
+  check(o.info.build === 'webgpu' && o.cpuInfo.build !== 'webgpu', `backendInfo().build: webgpu instance "${o.info.build}", cpu instance "${o.cpuInfo.build}"`);
+  const gm = o.gpuMemory;
+  check(gm.held - gm.before === 4000 && gm.after === gm.before && gm.buffers[1] - gm.buffers[0] === 1 && gm.buffers[2] === gm.buffers[0] && gm.peak >= gm.held && gm.cpu === undefined,
+    `memory().gpuBytes: ${gm.before} -> ${gm.held} with a [1000] f32 tensor -> ${gm.after} after dispose (buffers ${gm.buffers.join(' -> ')}, peak ${gm.peak}); cpu instance: ${gm.cpu}`);
   // 2. by hand: a = [[1, -2], [3, 4]], b = [[0.5, 1], [-1, 2]]
   const hand = {
     sum: [[1.5, -1], [2, 6]],
@@ -146,7 +232,6 @@ try {
   check(ds?.code === 'State' && /await tensor\.data\(\)/.test(ds.message) && ta?.code === 'State' && /await tensor\.array\(\)/.test(ta.message) && it?.code === 'State' && /await tensor\.data\(\)/.test(it.message),
     `sync reads: ${ds?.message} | ${ta?.message} | ${it?.message}`);
   check(o.shapeErrors.gpu?.code === 'Shape' && o.shapeErrors.gpu.message === o.shapeErrors.cpu?.message, `shape error: "${o.shapeErrors.gpu?.message}" (cpu: "${o.shapeErrors.cpu?.message}")`);
-  check(o.missing.every((e) => e?.code === 'State' && /backend: 'cpu'/.test(e.message)), `not in the webgpu engine yet: ${o.missing.map((e) => e?.message).join(' | ')}`);
   check(o.oom?.code === 'OutOfMemory' && JSON.stringify(o.afterOom) === '[4,6]', `1 GiB: ${o.oom?.code} "${o.oom?.message}"; then [1, 2] + [3, 4] = ${JSON.stringify(o.afterOom)}`);
   check(JSON.stringify(o.survivors.before) === '[2,4,6]' && close(o.survivors.mlp, o.mlp.cpu, 1e-5),
     `made before the out-of-memory error: [1, 2, 3]·2 = ${JSON.stringify(o.survivors.before)}, the MLP's forward ${o.survivors.mlp.map((v) => v.toFixed(5)).join(' ')}`);
@@ -160,6 +245,38 @@ try {
   check(o.toStringError?.code === 'State' && /^toString: .*await tensor\.data\(\)/.test(o.toStringError.message), `toString on webgpu: ${o.toStringError?.message}`);
   check(o.disposedArray?.code === 'Disposed', `array() of a disposed tensor: ${o.disposedArray?.name} ${o.disposedArray?.code}`);
   check(o.badOptions[0]?.code === 'Config' && o.badOptions[1]?.code === 'Type', `bad options: ${o.badOptions.map((e) => `${e?.code} ${e?.message}`).join(' | ')}`);
+  // 7. PyTorch's values (tolerance of ops_ext.test.mjs; linspace's inner values may differ from
+  // torch's vectorised kernel in the last bits) and the cpu engine's, case by case
+  const fx = JSON.parse(readFileSync(join(repo, 'tests/js/fixtures/ops_ext_torch.json'), 'utf8'));
+  const num = (v) => (v === 'nan' ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v);
+  const near = (got, want, abs, rel) => got.length === want.length &&
+    got.every((v, i) => { const a = num(v), b = num(want[i]); return (Number.isNaN(a) && Number.isNaN(b)) || a === b || Math.abs(a - b) <= abs + rel * Math.abs(b); });
+  const torch = [
+    ...fx.cases.map((c) => ({ shape: c.out.shape, data: c.out.data, grads: c.grads?.map((g) => g.data) })),
+    ...fx.einsum.map((c) => ({ shape: c.out.shape, data: c.out.data, grads: c.out.data.length === 0 && c.inputs.every((t) => t.shape.includes(0)) ? undefined : c.grads.map((g) => g.data) })),
+    ...fx.linspace.map((c) => ({ shape: c.out.shape, data: c.out.data, linspace: true })),
+  ];
+  let extOk = 0;
+  const extBad = [];
+  o.ext.gpu.forEach((r, i) => {
+    const cpu = o.ext.cpu[i];
+    const want = torch[i];
+    const tol = want?.linspace ? [1e-6, 2e-7] : [1e-5, 1e-5];
+    const ok = !r.error && !cpu.error && near(r.data, cpu.data, 1e-5, 1e-5) && JSON.stringify(r.shape) === JSON.stringify(cpu.shape) &&
+      (r.grads ?? []).every((g, j) => near(g, cpu.grads[j], 1e-5, 1e-5)) &&
+      (!want || (JSON.stringify(r.shape) === JSON.stringify(want.shape) && near(r.data, want.data, ...tol) &&
+        (want.grads ?? []).every((g, j) => near(r.grads[j], g, ...tol))));
+    if (ok) extOk += 1; else extBad.push(`${r.id}: ${r.error ?? ''} webgpu ${JSON.stringify(r.data).slice(0, 120)} cpu ${JSON.stringify(cpu.data).slice(0, 120)} ${cpu.error ?? ''}`);
+  });
+  check(o.ext.gpu.length === torch.length + 1 && extBad.length === 0,
+    `the op extensions on webgpu: ${extOk} of ${o.ext.gpu.length} match PyTorch's values and gradients and the cpu's (${fx.cases.length} cases, ${fx.einsum.length} einsum, ${fx.linspace.length} linspace, nn.functional.conv2d)${extBad.length ? `; failing: ${extBad.join(' | ')}` : ''}`);
+  // 8.
+  check(JSON.stringify(o.lostBefore) === '[2,4,6]', `before the loss: [1, 2, 3]·2 = ${JSON.stringify(o.lostBefore)}`);
+  const lostErr = (e) => e?.name === 'KilnError' && e.code === 'Device' && /lost/.test(e.message);
+  check(lostErr(o.lostRead) && lostErr(o.lostOp) && lostErr(o.lostReadNew),
+    `after device.destroy(): read ${o.lostRead?.code} "${o.lostRead?.message}"; op ${o.lostOp?.code} "${o.lostOp?.message}"; new read ${o.lostReadNew?.code}`);
+  check(lostErr(o.lostFit), `fit() on the lost device: ${o.lostFit?.name} ${o.lostFit?.code} "${o.lostFit?.message}"`);
+  check(JSON.stringify(o.otherAfterLoss) === '[4,6]', `the first webgpu instance (its own device) after the loss: [1, 2] + [3, 4] = ${JSON.stringify(o.otherAfterLoss)}`);
 } catch (e) {
   fail(e);
 } finally {

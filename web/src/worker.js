@@ -283,7 +283,7 @@ async function setup(msg) {
     try {
       ctx.session = eng.createSession(msg.spec, msg.state, taskOf(msg.state.data));
     } catch (e) {
-      // e.g. a CNN: convolutions are not in the webgpu engine (KilnError `State`).
+      // a model the webgpu backend cannot build (KilnError `State`): offer the CPU.
       if (ctx.gpu && e?.code === 'State') {
         post({ type: 'gpuBlocked', run: ctx.run, message: `This model cannot run on the GPU backend: ${String(e.message).split(' (it has')[0]}. Switch to CPU to build and train it.` });
         post({ type: 'status', run: ctx.run, status: 'error', message: 'This model needs the CPU backend (see above).' });

@@ -21,6 +21,17 @@ export interface MemoryInfo {
   peakBytes: number;
   /** Buffers allocated since start. */
   totalAllocations: number;
+  /**
+   * The webgpu backend only (undefined on the cpu backend, whose tensors are the host buffers
+   * above): bytes of the GPU storage buffers held now (tensors, gradients, optimizer state;
+   * 4 bytes per element of every dtype, rounded up to 4). Buffers released to the engine's
+   * reuse pool are not counted.
+   */
+  gpuBytes?: number;
+  /** The webgpu backend only: GPU storage buffers held now. */
+  gpuBuffers?: number;
+  /** The webgpu backend only: the largest `gpuBytes` seen. */
+  gpuPeakBytes?: number;
 }
 
 /** The functions of kiln that manage memory, bound to one engine instance. */

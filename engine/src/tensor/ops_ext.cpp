@@ -1,7 +1,16 @@
 // The ops of kiln/tensor/ops_ext.hpp: norm, var/std with a correction, amax/amin, pad,
-// tril/triu, cumsum, linspace and einsum, on Autodiff<Cpu>'s and Cpu's primitives. Ops built
+// tril/triu, cumsum, linspace and einsum, on the primitives of Autodiff<B> and B. Ops built
 // from primitives get their gradients from them; amax/amin, norm and cumsum record one node
 // with PyTorch's backward formula (FunctionsManual.cpp, v1.13).
+//
+// Written once for any backend and instantiated (end of file) for KILN_OPS_EXT_BACKEND:
+// Cpu here, Wgpu where engine/src/wgpu/ops_ext.cpp includes this file. The one part a backend
+// brings itself is cumsum's loop over lines, `cumsum_lines` (declared before this file's
+// templates: the Cpu loop below, the Wgpu kernel in wgpu/ops_ext.cpp).
+#ifndef KILN_OPS_EXT_BACKEND
+#define KILN_OPS_EXT_BACKEND Cpu
+#define KILN_OPS_EXT_CPU 1
+#endif
 #include "kiln/tensor/ops_ext.hpp"
 
 #include <algorithm>
@@ -22,10 +31,15 @@
 namespace kiln::ops {
 namespace {
 
-using AdOps = AutodiffOps<Cpu>;
-using M = autodiff::detail::Math<Cpu>;
-using P = CpuTensor;
-using Sink = autodiff::GradSink<Cpu>;
+// The backend these definitions are instantiated for (one per translation unit).
+using B = KILN_OPS_EXT_BACKEND;
+using AdT = AutodiffTensor<B>;
+using AdOps = AutodiffOps<B>;
+using M = autodiff::detail::Math<B>;
+using P = B::FloatTensor;  // every dtype: Cpu and Wgpu have one primitive
+using O = B::FloatOps;
+using Sink = autodiff::GradSink<B>;
+static_assert(std::is_same_v<B::IntTensor, P> && std::is_same_v<B::BoolTensor, P>);
 
 // ---- dims ----
 
@@ -92,12 +106,12 @@ T reshape_to(T x, const Shape& shape) {
 
 /// Reduces `op` over `dims` (sorted, in range) of x keeping them (shape kept_shape).
 P reduce_kept(ReduceOp op, P x, const std::vector<std::int64_t>& dims) {
-  for (const std::int64_t d : dims) x = CpuOps::reduce_dim(op, x, d);
+  for (const std::int64_t d : dims) x = O::reduce_dim(op, x, d);
   return x;
 }
 
 DType dtype_of(const P& t) { return t.dtype(); }
-DType dtype_of(const AdTensor&) { return DType::F32; }
+DType dtype_of(const AdT&) { return DType::F32; }
 
 void check_numeric(const char* op, DType dtype) {
   if (dtype == DType::Bool) {
@@ -109,8 +123,8 @@ void check_numeric(const char* op, DType dtype) {
 
 P amax_forward(const P& x, const std::vector<std::int64_t>& dims, bool min, const char* op) {
   for (const std::int64_t d : dims) {
-    if (x.shape()[static_cast<std::size_t>(d)] == 0) {
-      throw ValueError(str_cat(op, ": cannot reduce dim ", d, " of size 0 of shape ", x.shape(),
+    if (O::shape(x)[static_cast<std::size_t>(d)] == 0) {
+      throw ValueError(str_cat(op, ": cannot reduce dim ", d, " of size 0 of shape ", O::shape(x),
                                " (the ", min ? "minimum" : "maximum",
                                " of no elements is undefined)"));
     }
@@ -122,20 +136,20 @@ P amax_forward(const P& x, const std::vector<std::int64_t>& dims, bool min, cons
 
 /// |x|^p summed over dims (kept), and the norm (kept) for the finite p's.
 P norm_forward(const P& x, double p, const std::vector<std::int64_t>& dims) {
-  P a = CpuOps::unary(UnaryOp::Abs, x);
+  P a = O::unary(UnaryOp::Abs, x);
   if (std::isinf(p)) return reduce_kept(p > 0 ? ReduceOp::Max : ReduceOp::Min, a, dims);
   if (p == 0) return reduce_kept(ReduceOp::Sum, M::to_float(M::cmp_s(CompareOp::NotEqual, a, 0.0)), dims);
   if (p == 1) return reduce_kept(ReduceOp::Sum, a, dims);
-  if (p == 2) return CpuOps::unary(UnaryOp::Sqrt, reduce_kept(ReduceOp::Sum, M::mul(a, a), dims));
-  P s = reduce_kept(ReduceOp::Sum, CpuOps::binary_scalar(BinaryOp::Pow, a, p), dims);
-  return CpuOps::binary_scalar(BinaryOp::Pow, s, 1.0 / p);
+  if (p == 2) return O::unary(UnaryOp::Sqrt, reduce_kept(ReduceOp::Sum, M::mul(a, a), dims));
+  P s = reduce_kept(ReduceOp::Sum, O::binary_scalar(BinaryOp::Pow, a, p), dims);
+  return O::binary_scalar(BinaryOp::Pow, s, 1.0 / p);
 }
 
 /// PyTorch's norm_backward (v1.13) with grad and norm of the kept shape.
 P norm_backward(const P& x, double p, const std::vector<std::int64_t>& dims, P g, const P& norm) {
-  const Shape xs = x.shape();
+  const Shape xs = O::shape(x);
   if (p == 0) return M::zeros(xs, x);
-  const P sgn = CpuOps::unary(UnaryOp::Sign, x);
+  const P sgn = O::unary(UnaryOp::Sign, x);
   if (p == 1) return M::mul(sgn, M::expand_to(g, xs));
   if (p == 2) {
     // grad * (x / norm).masked_fill_(norm == 0, 0)
@@ -143,27 +157,27 @@ P norm_backward(const P& x, double p, const std::vector<std::int64_t>& dims, P g
                         M::expand_to(M::cmp_s(CompareOp::Equal, norm, 0.0), xs));
     return M::mul(M::expand_to(g, xs), std::move(q));
   }
-  const P a = CpuOps::unary(UnaryOp::Abs, x);
+  const P a = O::unary(UnaryOp::Abs, x);
   if (std::isinf(p)) {
     // sgn(x) * ((grad / mask.sum(dim, keepdim)) * mask), mask = |x| == norm or |x| is nan
     P mask = M::to_float(M::bor(M::cmp(CompareOp::Equal, a, M::expand_to(norm, xs)),
-                                CpuOps::is_nan(a)));
+                                O::is_nan(a)));
     P count = reduce_kept(ReduceOp::Sum, mask, dims);
     P spread = M::expand_to(M::div(std::move(g), std::move(count)), xs);
     return M::mul(sgn, M::mul(std::move(spread), std::move(mask)));
   }
   if (p < 1) {
     // sgn(x) * |x|^(p-1) (0 where x == 0) * grad * norm^(1-p)
-    P scaled = M::zero_where(CpuOps::binary_scalar(BinaryOp::Pow, a, p - 1),
+    P scaled = M::zero_where(O::binary_scalar(BinaryOp::Pow, a, p - 1),
                              M::cmp_s(CompareOp::Equal, x, 0.0));
     scaled = M::mul(sgn, std::move(scaled));
-    P scale = M::mul(std::move(g), CpuOps::binary_scalar(BinaryOp::Pow, norm, 1 - p));
+    P scale = M::mul(std::move(g), O::binary_scalar(BinaryOp::Pow, norm, 1 - p));
     return M::mul(std::move(scaled), M::expand_to(scale, xs));
   }
   // 1 < p < 2: sgn(x)·|x|^(p-1); p > 2: x·|x|^(p-2); times grad / norm^(p-1), 0 where norm = 0
-  P scaled = p < 2 ? M::mul(sgn, CpuOps::binary_scalar(BinaryOp::Pow, a, p - 1))
-                   : M::mul(x, CpuOps::binary_scalar(BinaryOp::Pow, a, p - 2));
-  P scale = M::div(std::move(g), CpuOps::binary_scalar(BinaryOp::Pow, norm, p - 1));
+  P scaled = p < 2 ? M::mul(sgn, O::binary_scalar(BinaryOp::Pow, a, p - 1))
+                   : M::mul(x, O::binary_scalar(BinaryOp::Pow, a, p - 2));
+  P scale = M::div(std::move(g), O::binary_scalar(BinaryOp::Pow, norm, p - 1));
   scale = M::zero_where(std::move(scale), M::cmp_s(CompareOp::Equal, norm, 0.0));
   return M::mul(std::move(scaled), M::expand_to(scale, xs));
 }
@@ -230,8 +244,7 @@ std::vector<PadPair> pad_pairs(const Shape& shape, std::span<const std::int64_t>
 /// The source index along the dim of each output position (reflect, replicate, circular).
 P pad_indices(std::int64_t n, std::int64_t l, std::int64_t r, PadMode mode) {
   const std::int64_t size = n + l + r;
-  P idx(Shape{size}, DType::I32);
-  auto* out = idx.data<std::int32_t>();
+  std::vector<std::int32_t> out(static_cast<std::size_t>(size));
   for (std::int64_t o = 0; o < size; ++o) {
     std::int64_t i = o - l;
     if (mode == PadMode::Replicate) {
@@ -242,18 +255,18 @@ P pad_indices(std::int64_t n, std::int64_t l, std::int64_t r, PadMode mode) {
     } else {
       i = ((i % n) + n) % n;
     }
-    out[o] = static_cast<std::int32_t>(i);
+    out[static_cast<std::size_t>(o)] = static_cast<std::int32_t>(i);
   }
-  return idx;
+  return O::from_data(TensorData(Shape{size}, std::move(out)), DType::I32, {});
 }
 
-template <class O, class T>
+template <class Ops, class T>
 T pad_impl(const T& x, std::span<const std::int64_t> pads, std::string_view mode_name,
            double value, const char* op) {
   const PadMode mode = pad_mode(mode_name, op);
-  const std::vector<PadPair> pairs = pad_pairs(O::shape(x), pads, mode, op);
+  const std::vector<PadPair> pairs = pad_pairs(Ops::shape(x), pads, mode, op);
   // The result's size, checked (named by the op) before anything is allocated.
-  std::vector<std::int64_t> final_dims = O::shape(x).to_vector();
+  std::vector<std::int64_t> final_dims = Ops::shape(x).to_vector();
   for (const PadPair& pp : pairs) {
     final_dims[static_cast<std::size_t>(pp.dim)] += pp.left + pp.right;
   }
@@ -261,11 +274,11 @@ T pad_impl(const T& x, std::span<const std::int64_t> pads, std::string_view mode
   T y = x;
   for (const PadPair& pp : pairs) {
     if (pp.left == 0 && pp.right == 0) continue;
-    const Shape s = O::shape(y);
+    const Shape s = Ops::shape(y);
     const auto du = static_cast<std::size_t>(pp.dim);
     const std::int64_t n = s[du];
     if (mode != PadMode::Constant) {
-      y = O::select(y, pp.dim, pad_indices(n, pp.left, pp.right, mode));
+      y = Ops::select(y, pp.dim, pad_indices(n, pp.left, pp.right, mode));
       continue;
     }
     // Crop first (negative pads), then add the constant blocks.
@@ -274,21 +287,21 @@ T pad_impl(const T& x, std::span<const std::int64_t> pads, std::string_view mode
     if (lo != 0 || hi != n) {
       std::vector<Slice> ranges(du + 1);
       ranges.back() = Slice(lo, hi);
-      y = O::slice(y, ranges);
+      y = Ops::slice(y, ranges);
     }
     std::vector<T> parts;
-    std::vector<std::int64_t> block = O::shape(y).to_vector();
+    std::vector<std::int64_t> block = Ops::shape(y).to_vector();
     const DType dtype = dtype_of(y);
     if (pp.left > 0) {
       block[du] = pp.left;
-      parts.push_back(O::full(Shape(block), value, dtype, {}));
+      parts.push_back(Ops::full(Shape(block), value, dtype, {}));
     }
     parts.push_back(y);
     if (pp.right > 0) {
       block[du] = pp.right;
-      parts.push_back(O::full(Shape(block), value, dtype, {}));
+      parts.push_back(Ops::full(Shape(block), value, dtype, {}));
     }
-    if (parts.size() > 1) y = O::cat(parts, pp.dim);
+    if (parts.size() > 1) y = Ops::cat(parts, pp.dim);
   }
   return y;
 }
@@ -302,16 +315,15 @@ P triangle_mask(const Shape& xs, std::int64_t diagonal, bool upper, const char* 
                             "matrices), got shape ", xs, " (rank ", xs.rank(), ")"));
   }
   const std::int64_t rows = xs[xs.rank() - 2], cols = xs[xs.rank() - 1];
-  P mask(Shape{rows, cols}, DType::Bool);
-  auto* m = mask.data<std::uint8_t>();
+  std::vector<bool> m(static_cast<std::size_t>(rows * cols));
   for (std::int64_t i = 0; i < rows; ++i) {
     for (std::int64_t j = 0; j < cols; ++j) {
       // tril keeps j - i <= diagonal; triu keeps j - i >= diagonal.
       const bool keep = upper ? (j - i >= diagonal) : (j - i <= diagonal);
-      m[i * cols + j] = keep ? 0 : 1;
+      m[static_cast<std::size_t>(i * cols + j)] = !keep;
     }
   }
-  return mask;
+  return O::from_data(TensorData(Shape{rows, cols}, std::move(m)), DType::Bool, {});
 }
 
 // ---- cumsum ----
@@ -346,8 +358,10 @@ void cumsum_loop(const T* in, T* out, std::int64_t outer, std::int64_t n, std::i
   }
 }
 
-/// Cumulative sum along d (in range), from the end when `reverse`.
-P cumsum_kernel(const P& x, std::int64_t d, bool reverse) {
+#if defined(KILN_OPS_EXT_CPU)
+/// Cumulative sum along d (in range) of a float32 or int32 tensor, from the end when
+/// `reverse`: the Cpu backend's loop (Wgpu's: engine/src/wgpu/ops_ext.cpp).
+CpuTensor cumsum_lines(const CpuTensor& x, std::int64_t d, bool reverse) {
   const Shape& s = x.shape();
   std::int64_t outer = 1, inner = 1;
   for (std::int64_t i = 0; i < d; ++i) outer *= s[static_cast<std::size_t>(i)];
@@ -362,6 +376,7 @@ P cumsum_kernel(const P& x, std::int64_t d, bool reverse) {
   }
   return out;
 }
+#endif
 
 std::int64_t cumsum_dim(const Shape& s, std::int64_t dim, DType dtype, const char* op) {
   if (dtype == DType::Bool) {
@@ -454,7 +469,7 @@ std::pair<std::vector<std::string>, std::string> einsum_parse(std::string_view e
 }
 
 /// Sums x (labels `labels`) over the labels not in `keep`; returns the remaining labels.
-AdTensor sum_labels(AdTensor x, std::string& labels, const std::string& keep) {
+AdT sum_labels(AdT x, std::string& labels, const std::string& keep) {
   for (std::size_t i = labels.size(); i-- > 0;) {
     if (keep.find(labels[i]) == std::string::npos) {
       x = AdOps::reduce_dim(ReduceOp::Sum, x, static_cast<std::int64_t>(i));
@@ -468,16 +483,12 @@ AdTensor sum_labels(AdTensor x, std::string& labels, const std::string& keep) {
 }
 
 /// Permutes x (labels `from`) to the label order `to` (same letters).
-AdTensor permute_labels(const AdTensor& x, const std::string& from, const std::string& to) {
+AdT permute_labels(const AdT& x, const std::string& from, const std::string& to) {
   if (from == to) return x;
   std::vector<std::int64_t> axes;
   for (const char c : to) axes.push_back(static_cast<std::int64_t>(from.find(c)));
   return AdOps::permute(x, axes);
 }
-
-}  // namespace
-
-// ---- public functions ----
 
 /// What a reduction over dims does to a shape (rank >= 1).
 struct Plan {
@@ -494,38 +505,48 @@ Plan plan(const Shape& xs, std::span<const std::int64_t> dims_arg, bool keepdim,
   return p;
 }
 
-AdTensor amax(const AdTensor& x0, std::span<const std::int64_t> dims_arg, bool keepdim, bool min,
-              const char* op) {
-  const AdTensor x = at_least_1d<AdOps>(x0);
+}  // namespace
+
+// ---- public functions: templates defined for B only (static_assert), instantiated below ----
+
+template <Backend Be>
+AutodiffTensor<Be> amax(const AutodiffTensor<Be>& x0, std::span<const std::int64_t> dims_arg,
+                        bool keepdim, bool min, const char* op) {
+  static_assert(std::is_same_v<Be, B>);
+  const AdT x = at_least_1d<AdOps>(x0);
   const Plan pl = plan(AdOps::shape(x), dims_arg, keepdim, op);
   P y = amax_forward(x.primitive, pl.dims, min, op);
-  if (!x.node) return AdTensor(CpuOps::reshape(std::move(y), pl.out.dims()));
-  return autodiff::detail::record<Cpu>(
-      CpuOps::reshape(y, pl.out.dims()), {x.node},
+  if (!x.node) return AdT(O::reshape(std::move(y), pl.out.dims()));
+  return autodiff::detail::record<B>(
+      O::reshape(y, pl.out.dims()), {x.node},
       [xv = x.primitive, y, kept = pl.kept, dims = pl.dims](P g, Sink& s) {
-        const Shape xshape = xv.shape();
+        const Shape xshape = O::shape(xv);
         auto mask = M::bor(M::cmp(CompareOp::Equal, xv, M::expand_to(y, xshape)),
-                           M::band(CpuOps::is_nan(xv), M::expand_to(CpuOps::is_nan(y), xshape)));
+                           M::band(O::is_nan(xv), M::expand_to(O::is_nan(y), xshape)));
         P count = reduce_kept(ReduceOp::Sum, M::to_float(mask), dims);
-        P gk = CpuOps::reshape(std::move(g), kept.dims());
+        P gk = O::reshape(std::move(g), kept.dims());
         // masked_fill, not a product: an inf upstream gradient must not become inf·0 = nan.
         P spread = M::expand_to(M::div(std::move(gk), std::move(count)), xshape);
         s.add(0, M::zero_where(std::move(spread), M::bnot(std::move(mask))));
       });
 }
 
-CpuTensor amax(const CpuTensor& x0, std::span<const std::int64_t> dims_arg, bool keepdim, bool min,
-               const char* op) {
+template <class Pe>
+Pe amax(const Pe& x0, std::span<const std::int64_t> dims_arg, bool keepdim, bool min,
+        const char* op) {
+  static_assert(std::is_same_v<Pe, P>);
   check_numeric(op, x0.dtype());
-  const P x = at_least_1d<CpuOps>(x0);
-  const Plan pl = plan(x.shape(), dims_arg, keepdim, op);
-  return CpuOps::reshape(amax_forward(x, pl.dims, min, op), pl.out.dims());
+  const P x = at_least_1d<O>(x0);
+  const Plan pl = plan(O::shape(x), dims_arg, keepdim, op);
+  return O::reshape(amax_forward(x, pl.dims, min, op), pl.out.dims());
 }
 
-AdTensor norm(const AdTensor& x0, double p, std::span<const std::int64_t> dims_arg, bool keepdim,
-              const char* op) {
+template <Backend Be>
+AutodiffTensor<Be> norm(const AutodiffTensor<Be>& x0, double p, std::span<const std::int64_t> dims_arg,
+                        bool keepdim, const char* op) {
+  static_assert(std::is_same_v<Be, B>);
   if (std::isnan(p)) throw ValueError(str_cat(op, ": p must not be nan (a real number, Infinity or -Infinity)"));
-  const AdTensor x = at_least_1d<AdOps>(x0);
+  const AdT x = at_least_1d<AdOps>(x0);
   const Plan pl = plan(AdOps::shape(x), dims_arg, keepdim, op);
   if (std::isinf(p)) {
     for (const std::int64_t d : pl.dims) {
@@ -537,20 +558,22 @@ AdTensor norm(const AdTensor& x0, double p, std::span<const std::int64_t> dims_a
     }
   }
   P y = norm_forward(x.primitive, p, pl.dims);
-  if (!x.node) return AdTensor(CpuOps::reshape(std::move(y), pl.out.dims()));
-  return autodiff::detail::record<Cpu>(
-      CpuOps::reshape(y, pl.out.dims()), {x.node},
+  if (!x.node) return AdT(O::reshape(std::move(y), pl.out.dims()));
+  return autodiff::detail::record<B>(
+      O::reshape(y, pl.out.dims()), {x.node},
       [xv = x.primitive, y, p, kept = pl.kept, dims = pl.dims](P g, Sink& s) {
-        s.add(0, norm_backward(xv, p, dims, CpuOps::reshape(std::move(g), kept.dims()), y));
+        s.add(0, norm_backward(xv, p, dims, O::reshape(std::move(g), kept.dims()), y));
       });
 }
 
-AdTensor var(const AdTensor& x0, std::span<const std::int64_t> dims_arg, double correction,
-             bool keepdim, bool take_sqrt, const char* op) {
+template <Backend Be>
+AutodiffTensor<Be> var(const AutodiffTensor<Be>& x0, std::span<const std::int64_t> dims_arg,
+                       double correction, bool keepdim, bool take_sqrt, const char* op) {
+  static_assert(std::is_same_v<Be, B>);
   if (!std::isfinite(correction) || correction < 0) {
     throw ValueError(str_cat(op, ": correction must be a finite number >= 0, got ", correction));
   }
-  const AdTensor x = at_least_1d<AdOps>(x0);
+  const AdT x = at_least_1d<AdOps>(x0);
   const Shape xs = AdOps::shape(x);
   const Plan pl = plan(xs, dims_arg, keepdim, op);
   // Move the reduced dims last and flatten them: var_mean along that one dim (biased).
@@ -564,8 +587,8 @@ AdTensor var(const AdTensor& x0, std::span<const std::int64_t> dims_arg, double 
   for (const std::int64_t d : pl.dims) axes.push_back(d);
   const std::int64_t n = reduced_count(xs, pl.dims);
   flat.push_back(n);
-  AdTensor t = AdOps::reshape(AdOps::permute(x, axes), flat);
-  AdTensor v = AdOps::var_mean(t, -1, false).first;  // sum((x - mean)^2) / n
+  AdT t = AdOps::reshape(AdOps::permute(x, axes), flat);
+  AdT v = AdOps::var_mean(t, -1, false).first;  // sum((x - mean)^2) / n
   // · n / max(0, n - correction), as torch (a divisor <= 0 gives inf, or nan for 0/0)
   const double divisor = std::max(0.0, static_cast<double>(n) - correction);
   v = AdOps::binary_scalar(BinaryOp::Div,
@@ -574,78 +597,96 @@ AdTensor var(const AdTensor& x0, std::span<const std::int64_t> dims_arg, double 
   if (take_sqrt) {
     // std's gradient is 0 where std is 0 (torch's std_backward masks it): take the root of 1
     // there, so that the masked branch carries no inf.
-    const P zero = CpuOps::compare_scalar(CompareOp::Equal, v.primitive, 0.0);
+    const P zero = O::compare_scalar(CompareOp::Equal, v.primitive, 0.0);
     v = AdOps::mask_fill(AdOps::unary(UnaryOp::Sqrt, AdOps::mask_fill(std::move(v), zero, 1.0)),
                          zero, 0.0);
   }
   return AdOps::reshape(std::move(v), pl.out.dims());
 }
 
-AdTensor pad(const AdTensor& x, std::span<const std::int64_t> pads, std::string_view mode,
-             double value, const char* op) {
+template <Backend Be>
+AutodiffTensor<Be> pad(const AutodiffTensor<Be>& x, std::span<const std::int64_t> pads,
+                       std::string_view mode, double value, const char* op) {
+  static_assert(std::is_same_v<Be, B>);
   return pad_impl<AdOps>(x, pads, mode, value, op);
 }
 
-CpuTensor pad(const CpuTensor& x, std::span<const std::int64_t> pads, std::string_view mode,
-              double value, const char* op) {
-  return pad_impl<CpuOps>(x, pads, mode, value, op);
+template <class Pe>
+Pe pad(const Pe& x, std::span<const std::int64_t> pads, std::string_view mode, double value,
+       const char* op) {
+  static_assert(std::is_same_v<Pe, P>);
+  return pad_impl<O>(x, pads, mode, value, op);
 }
 
-AdTensor triangle(const AdTensor& x, std::int64_t diagonal, bool upper, const char* op) {
+template <Backend Be>
+AutodiffTensor<Be> triangle(const AutodiffTensor<Be>& x, std::int64_t diagonal, bool upper,
+                            const char* op) {
+  static_assert(std::is_same_v<Be, B>);
   const P mask = triangle_mask(AdOps::shape(x), diagonal, upper, op);
   return AdOps::mask_fill(x, mask, 0.0);
 }
 
-CpuTensor triangle(const CpuTensor& x, std::int64_t diagonal, bool upper, const char* op) {
-  const P mask = triangle_mask(x.shape(), diagonal, upper, op);
-  return CpuOps::mask_fill(x, mask, 0.0);
+template <class Pe>
+Pe triangle(const Pe& x, std::int64_t diagonal, bool upper, const char* op) {
+  static_assert(std::is_same_v<Pe, P>);
+  const P mask = triangle_mask(O::shape(x), diagonal, upper, op);
+  return O::mask_fill(x, mask, 0.0);
 }
 
-CpuTensor cumsum(const CpuTensor& x0, std::int64_t dim, const char* op) {
-  const std::int64_t d = cumsum_dim(x0.shape(), dim, x0.dtype(), op);
-  const P x = at_least_1d<CpuOps>(x0);
-  return CpuOps::reshape(cumsum_kernel(x, d, false), x0.shape().dims());
+template <class Pe>
+Pe cumsum(const Pe& x0, std::int64_t dim, const char* op) {
+  static_assert(std::is_same_v<Pe, P>);
+  const std::int64_t d = cumsum_dim(O::shape(x0), dim, x0.dtype(), op);
+  const P x = at_least_1d<O>(x0);
+  return O::reshape(cumsum_lines(x, d, false), O::shape(x0).dims());
 }
 
-AdTensor cumsum(const AdTensor& x, std::int64_t dim, const char* op) {
+template <Backend Be>
+AutodiffTensor<Be> cumsum(const AutodiffTensor<Be>& x, std::int64_t dim, const char* op) {
+  static_assert(std::is_same_v<Be, B>);
   const Shape xs = AdOps::shape(x);
   const std::int64_t d = cumsum_dim(xs, dim, DType::F32, op);
-  P y = cumsum(x.primitive, dim, op);
-  if (!x.node) return AdTensor(std::move(y));
+  P y = cumsum<P>(x.primitive, dim, op);
+  if (!x.node) return AdT(std::move(y));
   // d/dx_i sum_{j >= i} g_j: the cumulative sum of g from the end.
-  return autodiff::detail::record<Cpu>(std::move(y), {x.node}, [xs, d](P g, Sink& s) {
-    const P g1 = at_least_1d<CpuOps>(g);
-    s.add(0, CpuOps::reshape(cumsum_kernel(g1, d, true), xs.dims()));
+  return autodiff::detail::record<B>(std::move(y), {x.node}, [xs, d](P g, Sink& s) {
+    const P g1 = at_least_1d<O>(g);
+    s.add(0, O::reshape(cumsum_lines(g1, d, true), xs.dims()));
   });
 }
 
-CpuTensor linspace(double start, double end, std::int64_t steps, const char* op) {
+template <class Pe>
+Pe linspace(double start, double end, std::int64_t steps, const char* op) {
+  static_assert(std::is_same_v<Pe, P>);
   if (steps < 0) throw ValueError(str_cat(op, ": steps must be >= 0, got ", steps));
   if (!std::isfinite(start) || !std::isfinite(end)) {
     throw ValueError(str_cat(op, ": start and end must be finite, got ", start, " and ", end));
   }
   checked::elements(op, steps, "steps");
-  P out(Shape{steps}, DType::F32);
-  if (steps == 0) return out;
-  auto* o = out.data<float>();
+  cpu::check_allocation(op, Shape{steps}, DType::F32);
+  std::vector<float> o(static_cast<std::size_t>(steps));
   // ATen's linspace kernel for float: step in float, the first half counted from start and
   // the second from end.
   const auto s = static_cast<float>(start);
   const auto e = static_cast<float>(end);
   if (steps == 1) {
     o[0] = s;
-    return out;
+  } else if (steps > 1) {
+    const float step = (e - s) / static_cast<float>(steps - 1);
+    const std::int64_t halfway = steps / 2;
+    for (std::int64_t i = 0; i < steps; ++i) {
+      o[static_cast<std::size_t>(i)] = i < halfway ? s + step * static_cast<float>(i)
+                                                   : e - step * static_cast<float>(steps - i - 1);
+    }
   }
-  const float step = (e - s) / static_cast<float>(steps - 1);
-  const std::int64_t halfway = steps / 2;
-  for (std::int64_t i = 0; i < steps; ++i) {
-    o[i] = i < halfway ? s + step * static_cast<float>(i)
-                       : e - step * static_cast<float>(steps - i - 1);
-  }
-  return out;
+  return O::from_data(TensorData(Shape{steps}, std::move(o)), DType::F32, {});
 }
 
-AdTensor einsum(std::string_view equation, std::span<const AdTensor> operands, const char* op) {
+template <Backend Be>
+AutodiffTensor<Be> einsum(std::string_view equation,
+                          std::span<const AutodiffTensor<std::type_identity_t<Be>>> operands,
+                          const char* op) {
+  static_assert(std::is_same_v<Be, B>);
   auto [terms, out] = einsum_parse(equation, op);
   if (terms.size() > 2) {
     einsum_fail(op, equation, str_cat("only one or two operands are supported, got ", terms.size()));
@@ -676,15 +717,15 @@ AdTensor einsum(std::string_view equation, std::span<const AdTensor> operands, c
   }
   if (terms.size() == 1) {
     std::string labels = terms[0];
-    AdTensor x = sum_labels(operands[0], labels, out);
+    AdT x = sum_labels(operands[0], labels, out);
     x = permute_labels(x, labels, out);
     if (out.empty()) x = AdOps::reshape(std::move(x), std::vector<std::int64_t>{});
     return x;
   }
   std::string la = terms[0], lb = terms[1];
   // Labels of one operand only and not in the output: summed away first.
-  AdTensor a = sum_labels(operands[0], la, out + lb);
-  AdTensor b = sum_labels(operands[1], lb, out + la);
+  AdT a = sum_labels(operands[0], la, out + lb);
+  AdT b = sum_labels(operands[1], lb, out + la);
   std::string batch, left, right, contracted;
   for (const char c : la) {
     const bool in_b = lb.find(c) != std::string::npos, in_out = out.find(c) != std::string::npos;
@@ -710,12 +751,28 @@ AdTensor einsum(std::string_view equation, std::span<const AdTensor> operands, c
                      std::vector<std::int64_t>{nb, nm, nk});
   b = AdOps::reshape(permute_labels(b, lb, batch + contracted + right),
                      std::vector<std::int64_t>{nb, nk, nn});
-  AdTensor c = AdOps::matmul(a, b);  // [nb, nm, nn]
+  AdT c = AdOps::matmul(a, b);  // [nb, nm, nn]
   const std::string labels = batch + left + right;
   std::vector<std::int64_t> dims;
   for (const char ch : labels) dims.push_back(size[static_cast<unsigned char>(ch)]);
   c = AdOps::reshape(std::move(c), dims);
   return permute_labels(c, labels, out);
 }
+
+// ---- the instantiations for B ----
+
+using Dims = std::span<const std::int64_t>;
+template AdT amax<B>(const AdT&, Dims, bool, bool, const char*);
+template P amax<P>(const P&, Dims, bool, bool, const char*);
+template AdT norm<B>(const AdT&, double, Dims, bool, const char*);
+template AdT var<B>(const AdT&, Dims, double, bool, bool, const char*);
+template AdT pad<B>(const AdT&, Dims, std::string_view, double, const char*);
+template P pad<P>(const P&, Dims, std::string_view, double, const char*);
+template AdT triangle<B>(const AdT&, std::int64_t, bool, const char*);
+template P triangle<P>(const P&, std::int64_t, bool, const char*);
+template AdT cumsum<B>(const AdT&, std::int64_t, const char*);
+template P cumsum<P>(const P&, std::int64_t, const char*);
+template P linspace<P>(double, double, std::int64_t, const char*);
+template AdT einsum<B>(std::string_view, std::span<const AdT>, const char*);
 
 }  // namespace kiln::ops

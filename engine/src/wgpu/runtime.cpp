@@ -60,7 +60,25 @@ void check_size(const char* op, std::size_t bytes) {
 
 }  // namespace
 
-Buffer::~Buffer() { kg_release(id_); }
+namespace {
+DeviceMemory g_memory;
+
+std::shared_ptr<Buffer> counted(int id, std::size_t bytes) {
+  auto buffer = std::make_shared<Buffer>(id, bytes);
+  g_memory.live_buffers += 1;
+  g_memory.live_bytes += static_cast<std::int64_t>(bytes);
+  if (g_memory.live_bytes > g_memory.peak_bytes) g_memory.peak_bytes = g_memory.live_bytes;
+  return buffer;
+}
+}  // namespace
+
+Buffer::~Buffer() {
+  g_memory.live_buffers -= 1;
+  g_memory.live_bytes -= static_cast<std::int64_t>(bytes_);
+  kg_release(id_);
+}
+
+DeviceMemory device_memory() noexcept { return g_memory; }
 
 bool available() noexcept { return runtime().ready; }
 
@@ -83,7 +101,7 @@ std::shared_ptr<Buffer> allocate(const char* op, std::size_t bytes) {
   const int id = kg_buffer(static_cast<double>(bytes));
   if (id == 0) check(op);  // kgpu.js set the sticky error
   if (id == 0) throw OutOfMemoryError(str_cat(op, ": WebGPU could not create a buffer of ", bytes, " bytes"));
-  return std::make_shared<Buffer>(id, bytes);
+  return counted(id, bytes);
 }
 
 std::shared_ptr<Buffer> upload(const char* op, const void* data, std::size_t bytes) {
@@ -92,7 +110,7 @@ std::shared_ptr<Buffer> upload(const char* op, const void* data, std::size_t byt
   const int id = kg_upload(data, static_cast<double>(bytes));
   if (id == 0) check(op);
   if (id == 0) throw OutOfMemoryError(str_cat(op, ": WebGPU could not create a buffer of ", bytes, " bytes"));
-  return std::make_shared<Buffer>(id, padded(bytes));
+  return counted(id, padded(bytes));
 }
 
 const Kernel& kernel(const std::string& wgsl, int nread, int nrw, bool params) {

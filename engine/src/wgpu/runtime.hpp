@@ -40,6 +40,16 @@ class Buffer {
 /// Whether the module was given a device (Module.kilnGpuDevice) and the runtime is set up.
 bool available() noexcept;
 
+/// The device storage buffers held now (Buffer objects alive: tensors and what ops hold),
+/// their bytes, and the most bytes held at once since the module started. Buffers released
+/// to kgpu.js's pool are not counted (they are kept for reuse, not held).
+struct DeviceMemory {
+  std::int64_t live_buffers = 0;
+  std::int64_t live_bytes = 0;
+  std::int64_t peak_bytes = 0;
+};
+DeviceMemory device_memory() noexcept;
+
 /// Throws the sticky error the device reported since the last check, naming `op`:
 /// DeviceError (validation error, device lost), OutOfMemoryError (GPUOutOfMemoryError);
 /// DeviceError when the module has no device. Every op calls it first.

@@ -132,7 +132,7 @@ struct AdaptiveMomentum {
     s.epsilon = static_cast<float>(epsilon);
     s.step_size = static_cast<float>(lr / bias_correction_1);
     auto* max_moment_2 = state && state->max_moment_2 ? &*state->max_moment_2 : nullptr;
-    fused::AdamUpdate out =
+    auto out =
         fused::adam_step(param, grad, state ? &state->moment_1 : nullptr,
                          state ? &state->moment_2 : nullptr, max_moment_2, s, finite);
     state = State<I>{time, std::move(out.moment_1), std::move(out.moment_2),
@@ -168,17 +168,18 @@ class Adam {
                                          std::optional<State<I>>& state,
                                          UpdateFinite* finite = nullptr) const {
     if constexpr (fused::kHasFusedOptim<I>) {
-      return momentum_.fused_step_primitive<I>(
-          lr, param, grad, state,
-          weight_decay_ ? std::optional(weight_decay_->penalty) : std::nullopt, 0.0, finite);
-    } else {
-      using T = kiln::detail::ErasedFloat<I>;
-      T g(std::move(grad));
-      if (weight_decay_) g = std::move(g) + T(param) * weight_decay_->penalty;
-      return (T(std::move(param)) -
-              T(momentum_.delta_primitive<I>(lr, std::move(g).into_primitive(), state)))
-          .into_primitive();
+      if (fused::fuses_adam<I>(momentum_.amsgrad)) {
+        return momentum_.fused_step_primitive<I>(
+            lr, param, grad, state,
+            weight_decay_ ? std::optional(weight_decay_->penalty) : std::nullopt, 0.0, finite);
+      }
     }
+    using T = kiln::detail::ErasedFloat<I>;
+    T g(std::move(grad));
+    if (weight_decay_) g = std::move(g) + T(param) * weight_decay_->penalty;
+    return (T(std::move(param)) -
+            T(momentum_.delta_primitive<I>(lr, std::move(g).into_primitive(), state)))
+        .into_primitive();
   }
 
  private:

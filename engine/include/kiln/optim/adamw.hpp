@@ -45,16 +45,17 @@ class AdamW {
                                          std::optional<State<I>>& state,
                                          UpdateFinite* finite = nullptr) const {
     if constexpr (fused::kHasFusedOptim<I>) {
-      return momentum_.fused_step_primitive<I>(lr, param, grad, state, std::nullopt,
-                                               lr * weight_decay_, finite);
-    } else {
-      using T = kiln::detail::ErasedFloat<I>;
-      T delta(momentum_.delta_primitive<I>(lr, std::move(grad), state));
-      const double decay = lr * weight_decay_;
-      T p(std::move(param));
-      if (decay != 0.0) p = std::move(p) * (1.0 - decay);
-      return (std::move(p) - std::move(delta)).into_primitive();
+      if (fused::fuses_adam<I>(momentum_.amsgrad)) {
+        return momentum_.fused_step_primitive<I>(lr, param, grad, state, std::nullopt,
+                                                 lr * weight_decay_, finite);
+      }
     }
+    using T = kiln::detail::ErasedFloat<I>;
+    T delta(momentum_.delta_primitive<I>(lr, std::move(grad), state));
+    const double decay = lr * weight_decay_;
+    T p(std::move(param));
+    if (decay != 0.0) p = std::move(p) * (1.0 - decay);
+    return (std::move(p) - std::move(delta)).into_primitive();
   }
 
  private:

@@ -72,7 +72,7 @@ class Sgd {
       }
       s.lr = static_cast<float>(lr);
       auto* buffer = state && state->momentum_buffer ? &*state->momentum_buffer : nullptr;
-      fused::SgdUpdate out = fused::sgd_step(param, grad, buffer, s, finite);
+      auto out = fused::sgd_step(param, grad, buffer, s, finite);
       if (momentum_) {
         if (!state) state.emplace();
         state->momentum_buffer = std::move(out.buffer);
