@@ -663,16 +663,50 @@ export class Module {
    * The state as SafeTensors bytes keyed as stateDict() (PyTorch's state_dict keys: the
    * file loads into the equivalent torch module with load_state_dict(strict=True) via
    * safetensors.torch.load). Float values as options.dtype (default float32).
-   * @throws KilnError `Value` for another dtype, `Type` for an unknown option, `Disposed`.
+   * @throws KilnError `Value` for another dtype, `Type` for an unknown option, `Disposed`;
+   *   `State` on the webgpu backend, whose parameters are read asynchronously: use
+   *   saveSafetensorsAsync there.
    */
   saveSafetensors(options?: SaveOptions): Uint8Array {
     const op = `${this._typeName()}.saveSafetensors`;
+    if (this._e.asyncRead !== null) {
+      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await model.saveSafetensorsAsync()\``);
+    }
     const dtype = saveDtype(options, op);
     const dict = this.stateDict();
     try {
       return this._e.raw.safetensorsEncode(Object.keys(dict).map((k) => [k, this._e.unwrap(dict[k], op)]), dtype);
     } finally {
       for (const k of Object.keys(dict)) dict[k].dispose();
+    }
+  }
+
+  /**
+   * saveSafetensors on every backend: the same bytes, resolved once each tensor of the state
+   * has been read (`await tensor.data()`: on the webgpu backend the parameters live on the
+   * GPU and a read is asynchronous; on the cpu backend this is saveSafetensors). Like TF.js's
+   * `model.save()`, which is asynchronous for the same reason.
+   * @throws (rejects with) as saveSafetensors; KilnError `Device` or `OutOfMemory` when a GPU
+   *   read fails.
+   */
+  async saveSafetensorsAsync(options?: SaveOptions): Promise<Uint8Array> {
+    const op = `${this._typeName()}.saveSafetensorsAsync`;
+    const dtype = saveDtype(options, op);
+    if (this._e.asyncRead === null) return this.saveSafetensors(options);
+    const dict = this.stateDict();
+    const host: Record<string, Tensor> = {};
+    try {
+      // Host copies of the values (a tensor made from host data is read without the GPU), in
+      // stateDict's order; the reads run one after the other, as the engine is not re-entrant.
+      for (const k of Object.keys(dict)) {
+        const t = dict[k];
+        const T = this._e.Tensor as unknown as { fromData(d: unknown, o: { shape: readonly number[]; dtype: string }): Tensor };
+        host[k] = T.fromData(await t.data(), { shape: t.shape, dtype: t.dtype });
+      }
+      return this._e.raw.safetensorsEncode(Object.keys(host).map((k) => [k, this._e.unwrap(host[k], op)]), dtype);
+    } finally {
+      for (const k of Object.keys(dict)) dict[k].dispose();
+      for (const k of Object.keys(host)) host[k].dispose();
     }
   }
 

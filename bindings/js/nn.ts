@@ -297,11 +297,16 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
    * "0.bias", "2.running_mean", ...; a Layer: "weight", "bias"; F32, num_batches_tracked
    * I64): the same bytes as the C++
    * nn::Sequential of the same spec; loads in torch with load_state_dict(strict=True).
+   * @throws KilnError `State` on the webgpu backend (its parameters are read asynchronously:
+   *   `await model.saveSafetensorsAsync()`, Module's, gives these keys and values there).
    */
   saveSafetensors(options?: SaveOptions): Uint8Array {
     const op = 'Sequential.saveSafetensors';
     const dtype = saveDtype(options, op);
     const h = this._raw(op);
+    if (this._e.asyncRead !== null) {
+      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await model.saveSafetensorsAsync()\``);
+    }
     return dtype === 'float32' ? h.saveSafetensors() : camelErrors(() => h.saveSafetensorsAs(dtype));
   }
 

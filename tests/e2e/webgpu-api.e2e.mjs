@@ -20,7 +20,9 @@
 //      function (nn.functional.conv2d) runs and matches the cpu's full engine;
 //   8. a lost device (device.destroy() on the device init() asked for): every later op and
 //      read of that instance is KilnError `Device` naming the loss, fit() rejects with it, no
-//      call hangs, and the other webgpu instance still computes.
+//      call hangs, and the other webgpu instance still computes;
+//   9. a model trained on the GPU is saved with saveSafetensorsAsync (saveSafetensors throws
+//      State naming it) and loads into a cpu model that computes the same outputs.
 // Skips (exit 0) without /usr/bin/chromium.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -164,6 +166,24 @@ window.run = async () => {
   const gpuRead = async (t) => await t.data();
   const cpuRead = async (t) => t.dataSync();
   out.ext = { gpu: await ext(g, gpuRead), cpu: await ext(full, cpuRead) };
+  // 9. saving a model trained on the GPU: saveSafetensors throws State naming the async form;
+  // saveSafetensorsAsync's bytes load into a cpu model, which then computes what the webgpu
+  // model computes (and not what the untrained one did)
+  const sspec = { layers: [{ type: 'linear', dInput: 2, dOutput: 4 }, { type: 'relu' }, { type: 'linear', dInput: 4, dOutput: 1 }] };
+  const sm = g.nn.sequential(sspec, { seed: 3 });
+  const sl = new g.Learner(sm, { loss: 'mse', optimizer: g.optim.adam({ lr: 0.05 }) });
+  await sl.fit(g.data.fromArrays(new Float32Array([0, 0, 0, 1, 1, 0, 1, 1]), new Float32Array([0, 1, 1, 0]), { itemShape: [2], targetShape: [1] }), { epochs: 3, batchSize: 2 });
+  out.saveSync = err(() => sm.saveSafetensors());
+  const bytes = await sm.saveSafetensorsAsync();
+  const loaded = c.nn.sequential(sspec, { seed: 11 });
+  loaded.loadSafetensors(bytes);
+  const probe = [[0.2, 0.7], [1, 0.5], [0, 1]];
+  out.saved = {
+    gpu: Array.from(await sm.forward(g.Tensor.fromData(probe)).data()),
+    cpu: Array.from(loaded.forward(c.Tensor.fromData(probe)).dataSync()),
+    untrained: Array.from(c.nn.sequential(sspec, { seed: 3 }).forward(c.Tensor.fromData(probe)).dataSync()),
+    bytes: bytes.length,
+  };
   // 8. a lost device: a third instance on a device this page keeps, then destroyed
   let device = null;
   const requestDevice = GPUAdapter.prototype.requestDevice;
@@ -270,6 +290,10 @@ try {
   });
   check(o.ext.gpu.length === torch.length + 1 && extBad.length === 0,
     `the op extensions on webgpu: ${extOk} of ${o.ext.gpu.length} match PyTorch's values and gradients and the cpu's (${fx.cases.length} cases, ${fx.einsum.length} einsum, ${fx.linspace.length} linspace, nn.functional.conv2d)${extBad.length ? `; failing: ${extBad.join(' | ')}` : ''}`);
+  // 9.
+  check(o.saveSync?.code === 'State' && /saveSafetensorsAsync/.test(o.saveSync.message), `saveSafetensors on webgpu: ${o.saveSync?.code} "${o.saveSync?.message}"`);
+  check(close(o.saved.gpu, o.saved.cpu, 1e-6) && !close(o.saved.gpu, o.saved.untrained, 1e-3),
+    `saveSafetensorsAsync after 3 epochs on the GPU (${o.saved.bytes} bytes), loaded into a cpu model: ${o.saved.cpu.map((v) => v.toFixed(5)).join(' ')} vs webgpu ${o.saved.gpu.map((v) => v.toFixed(5)).join(' ')} (untrained ${o.saved.untrained.map((v) => v.toFixed(5)).join(' ')})`);
   // 8.
   check(JSON.stringify(o.lostBefore) === '[2,4,6]', `before the loss: [1, 2, 3]·2 = ${JSON.stringify(o.lostBefore)}`);
   const lostErr = (e) => e?.name === 'KilnError' && e.code === 'Device' && /lost/.test(e.message);

@@ -159,3 +159,30 @@ describe('models and bad input', () => {
     expectKilnError(kiln, () => kiln.io.readSafetensors(badBool), 'Value', /^readSafetensors: tensor "b" \(BOOL\): /);
   });
 });
+
+describe('saveSafetensorsAsync (the webgpu backend needs it; tests/e2e/webgpu-api.e2e.mjs)', () => {
+  it('on the cpu backend resolves to saveSafetensors\'s bytes, for a Sequential and with a dtype', async () => {
+    const model = kiln.nn.sequential({ layers: [{ type: 'linear', dInput: 3, dOutput: 2 }, { type: 'batchNorm', numFeatures: 2 }] }, { seed: 4 });
+    const sync = model.saveSafetensors();
+    const viaAsync = await model.saveSafetensorsAsync();
+    expect(viaAsync).toBeInstanceOf(Uint8Array);
+    expect(Array.from(viaAsync)).toEqual(Array.from(sync));
+    expect(Array.from(await model.saveSafetensorsAsync({ dtype: 'float16' }))).toEqual(Array.from(model.saveSafetensors({ dtype: 'float16' })));
+    // read back: the same keys and values as stateDict
+    const entries = kiln.io.readSafetensors(viaAsync);
+    const dict = model.stateDict();
+    expect(Object.keys(entries).sort()).toEqual(Object.keys(dict).sort());
+    for (const [k, t] of Object.entries(dict)) {
+      expect(Array.from(entries[k].dataSync())).toEqual(Array.from(t.dataSync()));
+      t.dispose();
+      entries[k].dispose();
+    }
+    model.dispose();
+  });
+
+  it('rejects a bad dtype as saveSafetensors throws', async () => {
+    const model = kiln.nn.sequential({ layers: [{ type: 'linear', dInput: 2, dOutput: 1 }] }, { seed: 1 });
+    await expect(model.saveSafetensorsAsync({ dtype: 'int8' })).rejects.toMatchObject({ code: 'Value' });
+    model.dispose();
+  });
+});
