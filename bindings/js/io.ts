@@ -94,7 +94,8 @@ export interface Io {
   writeNamedMpk(source: Record<string, Tensor> | Map<string, Tensor> | { stateDict(): Record<string, Tensor> },
     options?: NamedMpkOptions): Uint8Array;
   /**
-   * Node: writes model.saveSafetensors(options) (or bytes) to `path` atomically: a temporary
+   * Node: writes model.saveSafetensors(options) (kiln's modules: saveSafetensorsAsync, which
+   * also saves a model on the webgpu backend) or bytes to `path` atomically: a temporary
    * file beside it, flushed, then renamed over `path`; on any error the temporary file is
    * removed and an existing file at `path` is untouched.
    * @throws KilnError `Io` naming the path (with the system error as cause); `Type` for a
@@ -193,6 +194,22 @@ function bytesOf(model: unknown, options: SaveOptions | undefined, op: string): 
   return bytes;
 }
 
+/**
+ * bytesOf for the async savers: a model with saveSafetensorsAsync (kiln's modules) is saved
+ * through it, so that a model on the webgpu backend, whose tensors are read asynchronously,
+ * can be saved; it takes its state at the call, before any await (on the cpu backend it is
+ * saveSafetensors).
+ */
+async function bytesOfAsync(model: unknown, options: SaveOptions | undefined, op: string): Promise<Uint8Array> {
+  const m = model as { saveSafetensorsAsync?: (o?: SaveOptions) => Promise<Uint8Array> } | null;
+  if (m !== null && typeof m === 'object' && !(model instanceof Uint8Array) && typeof m.saveSafetensorsAsync === 'function') {
+    const bytes = await (options === undefined ? m.saveSafetensorsAsync() : m.saveSafetensorsAsync(options));
+    if (!(bytes instanceof Uint8Array)) throw fail('Type', `${op}: model.saveSafetensorsAsync() resolved to ${describe(bytes)}, expected a Uint8Array`);
+    return bytes;
+  }
+  return bytesOf(model, options, op);
+}
+
 function checkLoadable(model: unknown, op: string): Loadable {
   const m = model as Partial<Loadable> | null;
   if (m === null || typeof m !== 'object' || typeof m.loadSafetensors !== 'function') {
@@ -207,11 +224,12 @@ function ioStore(): Promise<typeof import('./io_store.js')> {
 }
 
 // The async functions check their arguments and take the model's bytes before that import,
-// as they did before the split (the bytes are the model's at the call).
+// as they did before the split (the bytes are the model's at the call: saveSafetensorsAsync
+// takes the model's state before it awaits anything).
 async function saveFile(path: unknown, model: unknown, options: SaveOptions | undefined): Promise<void> {
   const op = 'io.save';
   const p = checkName(path, op, 'path');
-  const bytes = bytesOf(model, options, op);
+  const bytes = await bytesOfAsync(model, options, op);
   await (await ioStore()).saveFile(op, p, bytes);
 }
 
@@ -353,7 +371,7 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
     async saveToIndexedDB(name, model, options) {
       const op = 'io.saveToIndexedDB';
       const n = checkName(name, op, 'name');
-      const bytes = bytesOf(model, options, op).slice();
+      const bytes = (await bytesOfAsync(model, options, op)).slice();
       await (await ioStore()).withStore(op, 'readwrite', (s) => s.put(bytes, n), `cannot store "${n}"`);
     },
     async loadFromIndexedDB(name, model) {

@@ -184,6 +184,11 @@ window.run = async () => {
     untrained: Array.from(c.nn.sequential(sspec, { seed: 3 }).forward(c.Tensor.fromData(probe)).dataSync()),
     bytes: bytes.length,
   };
+  // kiln.io's async savers go through saveSafetensorsAsync: the same bytes from IndexedDB
+  await g.io.saveToIndexedDB('webgpu-e2e-model', sm);
+  const stored = await g.io.loadBytesFromIndexedDB('webgpu-e2e-model');
+  out.savedIdb = stored.length === bytes.length && stored.every((v, i) => v === bytes[i]);
+  await g.io.deleteFromIndexedDB('webgpu-e2e-model');
   // 8. a lost device: a third instance on a device this page keeps, then destroyed
   let device = null;
   const requestDevice = GPUAdapter.prototype.requestDevice;
@@ -292,6 +297,7 @@ try {
     `the op extensions on webgpu: ${extOk} of ${o.ext.gpu.length} match PyTorch's values and gradients and the cpu's (${fx.cases.length} cases, ${fx.einsum.length} einsum, ${fx.linspace.length} linspace, nn.functional.conv2d)${extBad.length ? `; failing: ${extBad.join(' | ')}` : ''}`);
   // 9.
   check(o.saveSync?.code === 'State' && /saveSafetensorsAsync/.test(o.saveSync.message), `saveSafetensors on webgpu: ${o.saveSync?.code} "${o.saveSync?.message}"`);
+  check(o.savedIdb === true, `kiln.io.saveToIndexedDB of the webgpu model stores saveSafetensorsAsync's bytes: ${o.savedIdb}`);
   check(close(o.saved.gpu, o.saved.cpu, 1e-6) && !close(o.saved.gpu, o.saved.untrained, 1e-3),
     `saveSafetensorsAsync after 3 epochs on the GPU (${o.saved.bytes} bytes), loaded into a cpu model: ${o.saved.cpu.map((v) => v.toFixed(5)).join(' ')} vs webgpu ${o.saved.gpu.map((v) => v.toFixed(5)).join(' ')} (untrained ${o.saved.untrained.map((v) => v.toFixed(5)).join(' ')})`);
   // 8.
