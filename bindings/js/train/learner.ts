@@ -322,6 +322,8 @@ export class Learner extends HandleOwner<RawLearner> {
         if (c.onEpochEnd) await c.onEpochEnd({ ...log });
         await nextTurn();
       }
+    } catch (err) {
+      throw deviceErrorOf(op, err);
     } finally {
       this._busy = false;
     }
@@ -448,4 +450,18 @@ const LearnerBase = Learner;
 /** Installs kiln.Learner onto `kiln`. */
 export function installLearner(kiln: Record<string, unknown>, e: Engine): void {
   kiln.Learner = bindClass(class Learner extends LearnerBase {}, e);
+}
+
+/**
+ * A GPU error (KilnError `Device`: device lost, validation; `OutOfMemory`) met inside fit()
+ * names the primitive that met it ("fromData: WebGPU device lost ..."): the same error with
+ * `op` in front, so the message says which call failed (the original is its `cause`). Any
+ * other error as it is.
+ */
+function deviceErrorOf(op: string, err: unknown): unknown {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (!(err instanceof Error) || (code !== 'Device' && code !== 'OutOfMemory') || err.message.startsWith(`${op}:`)) return err;
+  const e = fail(code, `${op}: ${err.message}`);
+  Object.defineProperty(e, 'cause', { value: err, configurable: true, writable: true });
+  return e;
 }
