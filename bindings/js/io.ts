@@ -94,6 +94,15 @@ export interface Io {
   writeNamedMpk(source: Record<string, Tensor> | Map<string, Tensor> | { stateDict(): Record<string, Tensor> },
     options?: NamedMpkOptions): Uint8Array;
   /**
+   * writeNamedMpk on every backend: the same bytes, resolved once each tensor has been read
+   * (`await tensor.data()`: on the webgpu backend tensors live on the GPU, and writeNamedMpk,
+   * which reads them at once, throws `State` naming this function for a computed one). The
+   * tensors (a model's stateDict()) are taken at the call.
+   * @throws (rejects with) as writeNamedMpk; `Device` or `OutOfMemory` when a GPU read fails.
+   */
+  writeNamedMpkAsync(source: Record<string, Tensor> | Map<string, Tensor> | { stateDict(): Record<string, Tensor> },
+    options?: NamedMpkOptions): Promise<Uint8Array>;
+  /**
    * Node: writes model.saveSafetensors(options) (kiln's modules: saveSafetensorsAsync, which
    * also saves a model on the webgpu backend) or bytes to `path` atomically: a temporary
    * file beside it, flushed, then renamed over `path`; on any error the temporary file is
@@ -361,8 +370,41 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
           if (typeof k !== 'string') throw fail('Type', `${op}: names must be strings, got ${describe(k)}`);
           return [k, e.unwrap(t, op, JSON.stringify(k))];
         });
-        return e.raw.ioWriteNamedMpk(raw, precision);
+        try {
+          return e.raw.ioWriteNamedMpk(raw, precision);
+        } catch (err) {
+          // The webgpu backend: a computed tensor has no host copy to write at once.
+          if (e.asyncRead !== null && (err as { code?: unknown }).code === 'State' && /^into_data:/.test((err as Error).message)) {
+            throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await kiln.io.writeNamedMpkAsync(...)\``);
+          }
+          throw err;
+        }
       } finally {
+        if (owned !== null) for (const t of Object.values(owned)) t.dispose();
+      }
+    },
+    async writeNamedMpkAsync(source, options) {
+      const op = 'writeNamedMpkAsync';
+      const plainObject = source !== null && typeof source === 'object' && !Array.isArray(source) && !(source instanceof Uint8Array);
+      // The cpu backend, and a source writeNamedMpk refuses (its Type error): writeNamedMpk.
+      if (e.asyncRead === null || !plainObject) return io.writeNamedMpk(source, options);
+      // The tensors at the call (a model's stateDict() now), then host copies of their values.
+      const owned = !(source instanceof Map) && typeof (source as { stateDict?: unknown }).stateDict === 'function'
+        ? (source as { stateDict(): Record<string, Tensor> }).stateDict() : null;
+      const pairs: [unknown, unknown][] = owned !== null ? Object.entries(owned)
+        : source instanceof Map ? [...source.entries()] : Object.entries(source);
+      const host = new Map<string, Tensor>();
+      const T = e.Tensor as unknown as { fromData(d: unknown, o: { shape: readonly number[]; dtype: string }): Tensor };
+      try {
+        for (const [k, t] of pairs) {
+          if (typeof k !== 'string') throw fail('Type', `${op}: names must be strings, got ${describe(k)}`);
+          e.unwrap(t, op, JSON.stringify(k)); // Type / Disposed before any read
+          const x = t as Tensor;
+          host.set(k, T.fromData(await x.data(), { shape: x.shape, dtype: x.dtype }));
+        }
+        return io.writeNamedMpk(host, options);
+      } finally {
+        for (const t of host.values()) t.dispose();
         if (owned !== null) for (const t of Object.values(owned)) t.dispose();
       }
     },

@@ -189,6 +189,14 @@ window.run = async () => {
   const stored = await g.io.loadBytesFromIndexedDB('webgpu-e2e-model');
   out.savedIdb = stored.length === bytes.length && stored.every((v, i) => v === bytes[i]);
   await g.io.deleteFromIndexedDB('webgpu-e2e-model');
+  // Burn's named MessagePack: writeNamedMpk throws State naming writeNamedMpkAsync, whose bytes
+  // equal the cpu engine's writeNamedMpk of the model loaded from the SafeTensors bytes
+  out.mpkSync = err(() => g.io.writeNamedMpk(sm));
+  const mpkGpu = await g.io.writeNamedMpkAsync(sm);
+  const loadedFull = full.nn.sequential(sspec, { seed: 11 }); // writeNamedMpk is the full engine's
+  loadedFull.loadSafetensors(bytes);
+  const mpkCpu = full.io.writeNamedMpk(loadedFull);
+  out.mpk = { equal: mpkGpu.length === mpkCpu.length && mpkGpu.every((v, i) => v === mpkCpu[i]), bytes: mpkGpu.length };
   // 8. a lost device: a third instance on a device this page keeps, then destroyed
   let device = null;
   const requestDevice = GPUAdapter.prototype.requestDevice;
@@ -297,6 +305,8 @@ try {
     `the op extensions on webgpu: ${extOk} of ${o.ext.gpu.length} match PyTorch's values and gradients and the cpu's (${fx.cases.length} cases, ${fx.einsum.length} einsum, ${fx.linspace.length} linspace, nn.functional.conv2d)${extBad.length ? `; failing: ${extBad.join(' | ')}` : ''}`);
   // 9.
   check(o.saveSync?.code === 'State' && /saveSafetensorsAsync/.test(o.saveSync.message), `saveSafetensors on webgpu: ${o.saveSync?.code} "${o.saveSync?.message}"`);
+  check(o.mpkSync?.code === 'State' && /writeNamedMpkAsync/.test(o.mpkSync.message) && o.mpk.equal,
+    `named MessagePack on webgpu: writeNamedMpk ${o.mpkSync?.code} "${o.mpkSync?.message}"; writeNamedMpkAsync's ${o.mpk.bytes} bytes equal the cpu's: ${o.mpk.equal}`);
   check(o.savedIdb === true, `kiln.io.saveToIndexedDB of the webgpu model stores saveSafetensorsAsync's bytes: ${o.savedIdb}`);
   check(close(o.saved.gpu, o.saved.cpu, 1e-6) && !close(o.saved.gpu, o.saved.untrained, 1e-3),
     `saveSafetensorsAsync after 3 epochs on the GPU (${o.saved.bytes} bytes), loaded into a cpu model: ${o.saved.cpu.map((v) => v.toFixed(5)).join(' ')} vs webgpu ${o.saved.gpu.map((v) => v.toFixed(5)).join(' ')} (untrained ${o.saved.untrained.map((v) => v.toFixed(5)).join(' ')})`);

@@ -156,3 +156,30 @@ describe('malformed records', () => {
     expect(kiln.memory().tensors).toBe(before);
   });
 });
+
+describe('writeNamedMpkAsync (the webgpu backend needs it; tests/e2e/webgpu-api.e2e.mjs)', () => {
+  it('on the cpu backend resolves to writeNamedMpk\'s bytes (model, object, Map; half precision)', async () => {
+    const model = kiln.nn.sequential({ layers: [{ type: 'linear', dInput: 3, dOutput: 2 }] }, { seed: 9 });
+    const same = async (src, opts) => expect(Array.from(await kiln.io.writeNamedMpkAsync(src, opts))).toEqual(Array.from(kiln.io.writeNamedMpk(src, opts)));
+    await same(model);
+    await same(model, { precision: 'half' });
+    const a = kiln.Tensor.fromData([[1, 2], [3, 4]]);
+    const b = kiln.Tensor.fromData([5, 6], { dtype: 'int32' });
+    await same({ 'fc.weight': a, 'fc.steps': b });
+    await same(new Map([['w', a]]));
+    // read back: the values written
+    const back = kiln.io.readNamedMpk(await kiln.io.writeNamedMpkAsync({ 'fc.weight': a }));
+    expect(Array.from(back['fc.weight'].dataSync())).toEqual([1, 2, 3, 4]);
+    back['fc.weight'].dispose();
+    a.dispose();
+    b.dispose();
+    model.dispose();
+  });
+
+  it('rejects as writeNamedMpk throws', async () => {
+    await expect(kiln.io.writeNamedMpkAsync(42)).rejects.toMatchObject({ code: 'Type' });
+    const a = kiln.Tensor.fromData([1]);
+    await expect(kiln.io.writeNamedMpkAsync({ w: a }, { precision: 'quarter' })).rejects.toMatchObject({ code: 'Value' });
+    a.dispose();
+  });
+});
