@@ -384,29 +384,11 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
       }
     },
     async writeNamedMpkAsync(source, options) {
-      const op = 'writeNamedMpkAsync';
       const plainObject = source !== null && typeof source === 'object' && !Array.isArray(source) && !(source instanceof Uint8Array);
       // The cpu backend, and a source writeNamedMpk refuses (its Type error): writeNamedMpk.
       if (e.asyncRead === null || !plainObject) return io.writeNamedMpk(source, options);
-      // The tensors at the call (a model's stateDict() now), then host copies of their values.
-      const owned = !(source instanceof Map) && typeof (source as { stateDict?: unknown }).stateDict === 'function'
-        ? (source as { stateDict(): Record<string, Tensor> }).stateDict() : null;
-      const pairs: [unknown, unknown][] = owned !== null ? Object.entries(owned)
-        : source instanceof Map ? [...source.entries()] : Object.entries(source);
-      const host = new Map<string, Tensor>();
-      const T = e.Tensor as unknown as { fromData(d: unknown, o: { shape: readonly number[]; dtype: string }): Tensor };
-      try {
-        for (const [k, t] of pairs) {
-          if (typeof k !== 'string') throw fail('Type', `${op}: names must be strings, got ${describe(k)}`);
-          e.unwrap(t, op, JSON.stringify(k)); // Type / Disposed before any read
-          const x = t as Tensor;
-          host.set(k, T.fromData(await x.data(), { shape: x.shape, dtype: x.dtype }));
-        }
-        return io.writeNamedMpk(host, options);
-      } finally {
-        for (const t of host.values()) t.dispose();
-        if (owned !== null) for (const t of Object.values(owned)) t.dispose();
-      }
+      // The webgpu backend: io_store.ts (loaded on first use) reads the tensors first.
+      return (await ioStore()).writeNamedMpkAsync(io.writeNamedMpk, e, source, options);
     },
     save: saveFile as Io['save'],
     load: loadFile as Io['load'],

@@ -6,6 +6,8 @@
 // before the import, exactly when it did before the split; what is here does the I/O.
 import { KilnError } from './errors.js';
 import { describe, fail } from './tensor/checks.js';
+import type { Engine } from './tensor/engine.js';
+import type { Tensor } from './tensor/tensor.js';
 
 function ioError(op: string, what: string, err: unknown): KilnError {
   const e = new KilnError('Io', `${op}: ${what}: ${(err as Error)?.message ?? String(err)}`);
@@ -121,4 +123,51 @@ export async function loadBytesIdb(n: string, op: string): Promise<Uint8Array> {
   if (v instanceof Uint8Array) return v;
   if (v instanceof ArrayBuffer) return new Uint8Array(v);
   throw fail('Format', `${op}: the entry "${n}" is ${describe(v)}, not SafeTensors bytes`);
+}
+
+/**
+ * Host copies of the values of `pairs` (name -> Tensor), read with `await data()` one after
+ * the other (the engine is not re-entrant), in order: tensors made from host data, which the
+ * webgpu backend's synchronous writers can read. Checks every name and tensor first (`Type`,
+ * `Disposed` naming `op`). On a failure the copies made so far are disposed.
+ */
+export async function hostCopies(e: Engine, pairs: [unknown, unknown][], op: string): Promise<Map<string, Tensor>> {
+  for (const [k, t] of pairs) {
+    if (typeof k !== 'string') throw fail('Type', `${op}: names must be strings, got ${describe(k)}`);
+    e.unwrap(t, op, JSON.stringify(k));
+  }
+  const host = new Map<string, Tensor>();
+  const T = e.Tensor as unknown as { fromData(d: unknown, o: { shape: readonly number[]; dtype: string }): Tensor };
+  try {
+    for (const [k, t] of pairs) {
+      const x = t as Tensor;
+      host.set(k as string, T.fromData(await x.data(), { shape: x.shape, dtype: x.dtype }));
+    }
+  } catch (err) {
+    for (const h of host.values()) h.dispose();
+    throw err;
+  }
+  return host;
+}
+
+/**
+ * kiln.io.writeNamedMpkAsync on the webgpu backend: the tensors at the call (a model's
+ * stateDict() now; an object's or a Map's entries), their host copies (hostCopies), then
+ * `write` (kiln.io.writeNamedMpk) of those copies in the same order. Every tensor made here
+ * is disposed.
+ */
+export async function writeNamedMpkAsync<O>(write: (src: Map<string, Tensor>, options?: O) => Uint8Array,
+  e: Engine, source: object, options: O | undefined): Promise<Uint8Array> {
+  const owned = !(source instanceof Map) && typeof (source as { stateDict?: unknown }).stateDict === 'function'
+    ? (source as { stateDict(): Record<string, Tensor> }).stateDict() : null;
+  const pairs: [unknown, unknown][] = owned !== null ? Object.entries(owned)
+    : source instanceof Map ? [...source.entries()] : Object.entries(source);
+  let host: Map<string, Tensor> | null = null;
+  try {
+    host = await hostCopies(e, pairs, 'writeNamedMpkAsync');
+    return write(host, options);
+  } finally {
+    if (host !== null) for (const t of host.values()) t.dispose();
+    if (owned !== null) for (const t of Object.values(owned)) t.dispose();
+  }
 }

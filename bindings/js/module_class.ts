@@ -694,19 +694,14 @@ export class Module {
     const dtype = saveDtype(options, op);
     if (this._e.asyncRead === null) return this.saveSafetensors(options);
     const dict = this.stateDict();
-    const host: Record<string, Tensor> = {};
+    let host: Map<string, Tensor> | null = null;
     try {
-      // Host copies of the values (a tensor made from host data is read without the GPU), in
-      // stateDict's order; the reads run one after the other, as the engine is not re-entrant.
-      for (const k of Object.keys(dict)) {
-        const t = dict[k];
-        const T = this._e.Tensor as unknown as { fromData(d: unknown, o: { shape: readonly number[]; dtype: string }): Tensor };
-        host[k] = T.fromData(await t.data(), { shape: t.shape, dtype: t.dtype });
-      }
-      return this._e.raw.safetensorsEncode(Object.keys(host).map((k) => [k, this._e.unwrap(host[k], op)]), dtype);
+      // Host copies of the values (io_store.ts, loaded on first use: only webgpu pages need it).
+      host = await (await import('./io_store.js')).hostCopies(this._e, Object.entries(dict), op);
+      return this._e.raw.safetensorsEncode([...host].map(([k, t]) => [k, this._e.unwrap(t, op)]), dtype);
     } finally {
       for (const k of Object.keys(dict)) dict[k].dispose();
-      for (const k of Object.keys(host)) host[k].dispose();
+      if (host !== null) for (const t of host.values()) t.dispose();
     }
   }
 
