@@ -374,8 +374,8 @@ export function installIo(kiln: Record<string, unknown>, e: Engine): void {
           return e.raw.ioWriteNamedMpk(raw, precision);
         } catch (err) {
           // The webgpu backend: a computed tensor has no host copy to write at once.
-          if (e.asyncRead !== null && (err as { code?: unknown }).code === 'State' && /^into_data:/.test((err as Error).message)) {
-            throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await kiln.io.writeNamedMpkAsync(...)\``);
+          if ((err as { code?: unknown }).code === 'State' && /^into_data:/.test((err as Error).message)) {
+            e.requireSyncReads(op, '`await kiln.io.writeNamedMpkAsync(...)`');
           }
           throw err;
         }

@@ -669,9 +669,7 @@ export class Module {
    */
   saveSafetensors(options?: SaveOptions): Uint8Array {
     const op = `${this._typeName()}.saveSafetensors`;
-    if (this._e.asyncRead !== null) {
-      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await model.saveSafetensorsAsync()\``);
-    }
+    this._e.requireSyncReads(op, '`await model.saveSafetensorsAsync()`');
     const dtype = saveDtype(options, op);
     const dict = this.stateDict();
     try {

@@ -304,9 +304,7 @@ export class Sequential<Spec extends ModelSpec = SequentialSpec> extends Module 
     const op = 'Sequential.saveSafetensors';
     const dtype = saveDtype(options, op);
     const h = this._raw(op);
-    if (this._e.asyncRead !== null) {
-      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await model.saveSafetensorsAsync()\``);
-    }
+    this._e.requireSyncReads(op, '`await model.saveSafetensorsAsync()`');
     return dtype === 'float32' ? h.saveSafetensors() : camelErrors(() => h.saveSafetensorsAs(dtype));
   }
 

@@ -123,34 +123,29 @@ window.run = async () => {
   const ext = async (k, read) => {
     const tensor = (t) => k.Tensor.fromData(t.data.map(num), { shape: t.shape, dtype: t.dtype });
     const res = [];
+    // One case: y = call(xs) read back, and with dy the gradients of sum(y · dy) by xs.
+    const run = async (id, xs, call, dy) => {
+      const r = { id };
+      try {
+        const y = call(xs);
+        r.shape = y.shape; r.dtype = y.dtype; r.data = enc(await read(y));
+        if (dy) {
+          const gs = y.mul(tensor(dy)).sum().backward();
+          r.grads = [];
+          for (const x of xs) r.grads.push(enc(await read(x.grad(gs))));
+        }
+      } catch (e) { r.error = e.code + ' ' + e.message; }
+      res.push(r);
+    };
     for (const c of fx.cases) {
       const xs = c.inputs.map((t) => (t.dtype === 'float32' && c.grads ? tensor(t).requireGrad() : tensor(t)));
       const args = c.method === 'norm' ? [num(c.args[0]), ...c.args.slice(1)] : c.args;
-      const r = { id: c.id };
-      try {
-        const y = xs[0][c.method](...args);
-        r.shape = y.shape; r.dtype = y.dtype; r.data = enc(await read(y));
-        if (c.grads) {
-          const gs = y.mul(tensor(c.dy)).sum().backward();
-          r.grads = [];
-          for (const x of xs) r.grads.push(enc(await read(x.grad(gs))));
-        }
-      } catch (e) { r.error = e.code + ' ' + e.message; }
-      res.push(r);
+      await run(c.id, xs, (v) => v[0][c.method](...args), c.grads ? c.dy : null);
     }
     for (const c of fx.einsum) {
-      const r = { id: 'einsum ' + c.equation };
-      try {
-        const xs = c.inputs.map((t) => tensor(t).requireGrad());
-        const y = k.Tensor.einsum(c.equation, ...xs);
-        r.shape = y.shape; r.data = enc(await read(y));
-        if (!(c.out.data.length === 0 && xs.every((x) => x.shape.includes(0)))) {
-          const gs = y.mul(tensor(c.dy)).sum().backward();
-          r.grads = [];
-          for (const x of xs) r.grads.push(enc(await read(x.grad(gs))));
-        }
-      } catch (e) { r.error = e.code + ' ' + e.message; }
-      res.push(r);
+      const xs = c.inputs.map((t) => tensor(t).requireGrad());
+      const noGrad = c.out.data.length === 0 && xs.every((x) => x.shape.includes(0));
+      await run('einsum ' + c.equation, xs, (v) => k.Tensor.einsum(c.equation, ...v), noGrad ? null : c.dy);
     }
     for (const c of fx.linspace) {
       const y = k.Tensor.linspace(...c.args);

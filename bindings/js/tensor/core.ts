@@ -160,9 +160,7 @@ export class TensorCore {
 
   /** Throws KilnError `State` for a synchronous read on the webgpu backend, naming the async form. */
   private _syncRead(op: string, alternative: string): void {
-    if (this._e.asyncRead !== null) {
-      throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use \`await tensor.${alternative}()\``);
-    }
+    this._e.requireSyncReads(op, `\`await tensor.${alternative}()\``);
   }
 
   /**

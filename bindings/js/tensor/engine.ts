@@ -43,6 +43,15 @@ export class Engine {
   Tensor!: Ctor<Tensor>;
   Gradients!: Ctor<Gradients>;
 
+  /**
+   * Throws KilnError `State` on the webgpu backend, whose tensors are read asynchronously:
+   * "<op>: the webgpu backend reads tensors asynchronously: use <instead>" (`instead`: the
+   * asynchronous way, e.g. "`await tensor.data()`"). Nothing on the cpu backend.
+   */
+  requireSyncReads(op: string, instead: string): void {
+    if (this.asyncRead !== null) throw fail('State', `${op}: the webgpu backend reads tensors asynchronously: use ${instead}`);
+  }
+
   /** This instance's subclass of Base (bindClass), for `instanceof` and construction. */
   bound<C>(Base: C): C {
     const c = this.classes.get(Base);
