@@ -89,12 +89,14 @@ struct JsTensor {
 /// Uint8Array): written in place on the Cpu, uploaded on the webgpu backend.
 Prim primitive_from_js(const emscripten::val& data, const kiln::Shape& shape, kiln::DType dtype);
 
-/// The values of `p` for a synchronous read on the host. Throws StateError naming `op` on the
-/// webgpu backend, whose reads are asynchronous (JS: `await tensor.data()`).
+/// The values of `p` for a synchronous read on the host. On the webgpu backend, whose reads are
+/// asynchronous, only a tensor that kept the host copy it was made from (fromData) has them
+/// (the JS layer allows that read for the host views of learner_loop.ts); StateError naming
+/// `op` otherwise (JS: `await tensor.data()`).
 template <class T>
 const T* host_values(const Prim& p, const char* op) {
 #if defined(KILN_BACKEND_WGPU)
-  (void)p;
+  if (p.host()) return reinterpret_cast<const T*>(p.host()->bytes.data());
   throw kiln::StateError(kiln::str_cat(op, ": the webgpu backend reads tensors asynchronously: use "
                                            "await tensor.data() (or tensor.array())"));
 #else

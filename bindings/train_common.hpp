@@ -141,6 +141,18 @@ StepItem learner_step_deferred(OptimizerState& optimizer, ModelState& model,
 void learner_settle(OptimizerState& optimizer, DeferredSteps& deferred,
                     std::span<const float> status);
 
+struct JsParamList;
+/// optimizer_step_list guarded on the device (the webgpu engine's trainStep path): the step of
+/// the list's parameters with `grads` (list_gradients of the loss's backward), recorded in
+/// `deferred` and committed masked by the finiteness of `loss` (the step's loss), each
+/// gradient and each update (kiln::train::deferred_step_with_grads; no read). Writes the
+/// (masked) values back; the schedule, step count and last rate advance at once and are put
+/// back by learner_settle if the step turns out refused.
+/// Throws: whatever the optimizer throws (then nothing changed).
+void optimizer_step_list_deferred(OptimizerState& optimizer, JsParamList& list,
+                                  const Inner::FloatTensor& loss, kiln::optim::GradientsParams<AD> grads,
+                                  DeferredSteps& deferred, const kiln::train::StepPosition& at);
+
 // ---------------------------------------------------------------- data
 
 /// The arrays of a dataset, in WebAssembly memory once (a JS Dataset and its shuffles,

@@ -675,6 +675,10 @@ void learner_release(JsLearner& l) { l.state.reset(); }
 struct JsStepper {
   kiln::optim::GradientsAccumulator<AD> accumulator;
   std::int64_t pending = 0;  ///< backward passes accumulated since the last apply
+#if defined(KILN_BACKEND_WGPU)
+  DeferredSteps deferred;  ///< stepListDeferred's step until settle (the webgpu engine)
+  std::optional<Inner::FloatTensor> last_loss;  ///< that step's loss, for statusAndLoss
+#endif
 };
 
 /// A loss [1] (or rank 0 / any one-element shape) of the autodiff graph.
@@ -751,10 +755,63 @@ void stepper_apply_list(JsStepper& st, const JsOptimizer& o, JsParamList& list, 
   });
 }
 
+#if defined(KILN_BACKEND_WGPU)
+/// stepList on the webgpu engine, whose reads are asynchronous: the same step with its checks
+/// on the device (optimizer_step_list_deferred; no read), then statusAndLoss() for JS to read
+/// and settle() with what it read, which throws the refused step's NonFiniteError as stepList
+/// does (the model and optimizer then as before the step).
+void stepper_step_list_deferred(JsStepper& st, const JsOptimizer& o, JsParamList& list, const JsTensor& loss,
+                                double epoch, double batch) {
+  guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending != 0) throw kiln::StateError(kiln::str_cat(op, ": accumulated gradients are pending"));
+    if (st.deferred.guard.pending() != 0) throw kiln::StateError(kiln::str_cat(op, ": a step is not settled"));
+    auto l = loss_of(loss, op);
+    OptimizerState& opt = optimizer_state(o, op);
+    const Gradients grads = l.backward();
+    optimizer_step_list_deferred(opt, list, l.inner().primitive(), list_gradients(list, grads), st.deferred,
+                                 position(epoch, batch));
+    st.last_loss = l.inner().primitive();
+  });
+}
+
+/// statusAndLoss(): f32 [5] on the device: the guard's status (4 values,
+/// kiln/train/deferred_step.hpp), then the last stepListDeferred's loss.
+JsTensor stepper_status_and_loss(const JsStepper& st) {
+  return guarded([&] {
+    using F = kiln::Tensor<Inner, 1>;
+    const F status(st.deferred.guard.status(InnerDevice{}));
+    const F loss = st.last_loss ? F(*st.last_loss)
+                                : F::full(kiln::Shape{1}, std::numeric_limits<double>::quiet_NaN(), InnerDevice{});
+    return from_typed(F::cat(std::vector<F>{status, loss}, 0));
+  });
+}
+
+/// settle(values): settles the pending step with the first 4 of statusAndLoss's values.
+/// Throws NonFiniteError for a refused step (learner_settle), TypeError for other values.
+void stepper_settle(JsStepper& st, const JsOptimizer& o, val values) {
+  guarded([&] {
+    if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", values) ||
+        values["length"].as<std::size_t>() != 5) {
+      throw kiln::TypeError("Learner.fit: settle needs the 5 values of statusAndLoss as a Float32Array");
+    }
+    std::array<float, 5> v{};
+    val(emscripten::typed_memory_view(v.size(), v.data())).call<void>("set", values);
+    st.last_loss.reset();
+    learner_settle(optimizer_state(o, "Learner.fit"), st.deferred, std::span<const float>(v.data(), 4));
+  });
+}
+#endif
+
 double stepper_pending(const JsStepper& st) { return static_cast<double>(st.pending); }
 void stepper_clear(JsStepper& st) {
   (void)st.accumulator.grads();
   st.pending = 0;
+#if defined(KILN_BACKEND_WGPU)
+  st.deferred.guard.clear();
+  st.deferred.before.clear();
+  st.last_loss.reset();
+#endif
 }
 JsStepper stepper_create() { return JsStepper{}; }
 void stepper_release(JsStepper& st) { stepper_clear(st); }
@@ -769,6 +826,11 @@ EMSCRIPTEN_BINDINGS(kiln_train_learner) {
       .function("stepList", &stepper_step_list)
       .function("accumulateList", &stepper_accumulate_list)
       .function("applyList", &stepper_apply_list)
+#if defined(KILN_BACKEND_WGPU)
+      .function("stepListDeferred", &stepper_step_list_deferred)
+      .function("statusAndLoss", &stepper_status_and_loss)
+      .function("settle", &stepper_settle)
+#endif
       .function("pending", &stepper_pending)
       .function("clear", &stepper_clear)
       .function("release", &stepper_release);

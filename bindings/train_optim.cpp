@@ -168,6 +168,25 @@ void learner_settle(OptimizerState& optimizer, DeferredSteps& deferred,
   optimizer.steps = at_refusal.steps;
   kiln::train::detail::throw_refused_step(failure->at(), failure->what);
 }
+
+void optimizer_step_list_deferred(OptimizerState& optimizer, JsParamList& list,
+                                  const Inner::FloatTensor& loss, kiln::optim::GradientsParams<AD> grads,
+                                  DeferredSteps& deferred, const kiln::train::StepPosition& at) {
+  DeferredSteps::Counters before{optimizer.schedule, optimizer.last_lr, optimizer.steps};
+  Schedule schedule = optimizer.schedule;  // committed with the step
+  const double lr = schedule.step();
+  ParamList updated = list.list;
+  std::visit(
+      [&](auto& o) {
+        kiln::train::deferred_step_with_grads(updated, o, lr, loss, std::move(grads), deferred.guard, at);
+      },
+      optimizer.impl->optim);
+  write_back(list, std::move(updated));
+  deferred.before.push_back(std::move(before));
+  optimizer.schedule = std::move(schedule);
+  optimizer.last_lr = lr;
+  ++optimizer.steps;
+}
 #endif
 
 // optimizer.step of a JS module or a list of tensors (module_params.hpp): the same
@@ -459,6 +478,20 @@ val clip_grad_norm_js(val tensors, double max_norm, double norm_type, bool error
   });
 }
 
+/// clipGradNormAsync's device step: {totalNorm, tensors}, the total norm as a [1] float32
+/// tensor (computed on the device, unread) and the clipped values (new handles); JS reads the
+/// norm before it gives the gradients their new handles (its errorIfNonfinite).
+val clip_grad_norm_device_js(val tensors, double max_norm, double norm_type) {
+  return guarded([&] {
+    auto list = gradient_list(tensors, "optim.clipGradNormAsync");
+    auto total = kiln::optim::clip_grad_norm_on_device(list, max_norm, norm_type);
+    val out = val::object();
+    out.set("totalNorm", val(JsTensor(std::move(total))));
+    out.set("tensors", tensors_of(list));
+    return out;
+  });
+}
+
 val clip_grad_value_js(val tensors, double clip_value) {
   return guarded([&] {
     auto list = gradient_list(tensors, "optim.clipGradValue");
@@ -610,6 +643,7 @@ EMSCRIPTEN_BINDINGS(kiln_train_optim) {
   emscripten::function("plateauCreateFor", &plateau_create_for);
   emscripten::function("scheduleMomentums", &schedule_momentums);
   emscripten::function("clipGradNorm", &clip_grad_norm_js);
+  emscripten::function("clipGradNormDevice", &clip_grad_norm_device_js);
   emscripten::function("clipGradValue", &clip_grad_value_js);
   emscripten::function("optimizerSetSchedule", &optimizer_set_schedule);
   emscripten::function("optimizerScheduleKind", &optimizer_schedule_kind);

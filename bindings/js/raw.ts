@@ -87,6 +87,12 @@ export interface RawStepper extends RawOwned {
   applyList(optimizer: RawOptimizer, list: RawParamList, epoch: number, batch: number): void;
   pending(): number;
   clear(): void;
+  /** The webgpu engine only: stepList with its checks on the device (no read). */
+  stepListDeferred?(optimizer: RawOptimizer, list: RawParamList, loss: RawTensor, epoch: number, batch: number): void;
+  /** The webgpu engine only: f32 [5], the guard's status and the step's loss, to read. */
+  statusAndLoss?(): RawTensor;
+  /** The webgpu engine only: settles the step with statusAndLoss's values (NonFinite if refused). */
+  settle?(optimizer: RawOptimizer, values: Float32Array): void;
 }
 
 export interface RawOptimizer extends RawOwned {
@@ -285,6 +291,7 @@ export interface RawModule {
   plateauCreate(config: EngineValue): RawPlateau;
   plateauCreateFor(config: EngineValue, optimizer: RawOptimizer): RawPlateau;
   clipGradNorm(tensors: RawTensor[], maxNorm: number, normType: number, errorIfNonfinite: boolean): { totalNorm: number; tensors: RawTensor[] };
+  clipGradNormDevice(tensors: RawTensor[], maxNorm: number, normType: number): { totalNorm: RawTensor; tensors: RawTensor[] };
   clipGradValue(tensors: RawTensor[], clipValue: number): RawTensor[];
   optimizerSetSchedule(optimizer: RawOptimizer, schedule: EngineValue): void;
   optimizerScheduleKind(optimizer: RawOptimizer): string;

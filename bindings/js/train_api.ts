@@ -426,11 +426,21 @@ export interface Optim {
   readonly GradientsAccumulator: typeof GradientsAccumulator;
   /**
    * torch.nn.utils.clip_grad_norm_ on gradient tensors, in place; returns the total norm.
-   * @throws KilnError `Type`, `DType`, `Value`, `NonFinite` (errorIfNonfinite).
+   * @throws KilnError `Type`, `DType`, `Value`, `NonFinite` (errorIfNonfinite); `State` on
+   *   the webgpu backend (its reads are asynchronous: clipGradNormAsync).
    */
   clipGradNorm(grads: Tensor[], maxNorm: number, options?: { normType?: number; errorIfNonfinite?: boolean }): number;
   /** The same on the gradients of `params` inside a Gradients (torch.nn.utils.clip_grad_norm_(parameters)). */
   clipGradNorm(grads: Gradients, maxNorm: number, options: { params: ParamSource; normType?: number; errorIfNonfinite?: boolean }): number;
+  /**
+   * clipGradNorm computed on the device and read with `await`: what the webgpu backend runs
+   * (there clipGradNorm throws `State`), on every backend. Resolves to the total norm; the
+   * gradients change only once it is read (errorIfNonfinite: `NonFinite`, nothing changed).
+   * @throws KilnError (rejects) as clipGradNorm; `Disposed`; `Device`.
+   */
+  clipGradNormAsync(grads: Tensor[], maxNorm: number, options?: { normType?: number; errorIfNonfinite?: boolean }): Promise<number>;
+  /** The same on the gradients of `params` inside a Gradients. */
+  clipGradNormAsync(grads: Gradients, maxNorm: number, options: { params: ParamSource; normType?: number; errorIfNonfinite?: boolean }): Promise<number>;
   /** torch.nn.utils.clip_grad_value_ on gradient tensors, in place. @throws KilnError `Type`, `DType`, `Value`. */
   clipGradValue(grads: Tensor[], clipValue: number): void;
 }

@@ -107,6 +107,8 @@ export async function initWebgpu(opts: InitOptions, device: GPUDeviceLike, adapt
       bytes = await raw.kgRead(info.buffer, Math.max(info.bytes, 4));
     } catch (e) {
       const err = e as { code?: string; message?: string };
+      // `Index`: a device check found a bad value (kgpu.js KG.checkError; its message names the op).
+      if (err.code === 'Index') throw new KilnError('Index', err.message ?? String(e));
       throw new KilnError(err.code === 'OutOfMemory' ? 'OutOfMemory' : 'Device', `data: ${err.message ?? String(e)}`);
     }
     if (info.dtype === 0) return new Float32Array(bytes, 0, info.numel);

@@ -45,6 +45,9 @@ mergeInto(LibraryManager.library, {
     serial: function(b) { var s = KG.serialOf.get(b); if (s === undefined) { s = ++KG.nextSerial; KG.serialOf.set(b, s); } return s; },
     pendingDestroy: [],
     error: null,         // sticky {code, message}
+    checkFlags: -1,      // the device-check flag buffer (kg_set_check_flags; wgpu/runtime.hpp)
+    // The ops of its word-0 bits (wgpu::DeviceCheck), as the JS methods name them.
+    checkNames: ['select', 'selectAssign', 'gather', 'scatter', 'oneHot'],
     lost: false,
     n: { dispatches: 0, submits: 0, bindGroups: 0, bindGroupHits: 0, buffersCreated: 0, pooledReuse: 0, reads: 0, pipelines: 0 },
 
@@ -102,10 +105,18 @@ mergeInto(LibraryManager.library, {
       if (KG.error) throw KG.fail();
       var src = KG.objs[id];
       if (src['pending']) KG.flush();  // (as kg_dispatch: the copy in a command buffer of its own)
-      var staging = KG.dev['createBuffer']({ 'size': bytes, 'usage': GPUBufferUsage['MAP_READ'] | GPUBufferUsage['COPY_DST'] });
+      // The device-check flags ride along (16 bytes after the data) and are cleared in the same
+      // submission, so a bad value found by any op recorded before this read is reported once.
+      var flags = KG.checkFlags >= 0 ? KG.objs[KG.checkFlags] : null;
+      var at = (bytes + 3) & ~3;
+      var staging = KG.dev['createBuffer']({ 'size': flags ? at + 16 : bytes, 'usage': GPUBufferUsage['MAP_READ'] | GPUBufferUsage['COPY_DST'] });
       KG.openBatch();
       if (KG.pass) { KG.pass['end'](); KG.pass = null; }
       KG.enc['copyBufferToBuffer'](src['b'], 0, staging, 0, bytes);
+      if (flags) {
+        KG.enc['copyBufferToBuffer'](flags['b'], 0, staging, at, 16);
+        KG.enc['clearBuffer'](flags['b'], 0, 16);
+      }
       KG.flush();
       KG.closeScope();
       var scopes = KG.scopes.splice(0);
@@ -124,7 +135,25 @@ mergeInto(LibraryManager.library, {
       var out = staging['getMappedRange']()['slice'](0);
       staging['unmap']();
       staging['destroy']();
+      if (flags) {
+        var w = new Uint32Array(out, at, 4);
+        if (w[0] !== 0) throw KG.checkError(w);
+        out = out['slice'](0, bytes);
+      }
       return out;
+    },
+    // The KilnError `Index` of set device-check flags (words: ops, value bits, size, mode).
+    checkError: function(w) {
+      var ops = [];
+      for (var i = 0; i < KG.checkNames.length; i++) if (w[0] & (1 << i)) ops.push(KG.checkNames[i]);
+      var value = w[3] === 2 ? new Float32Array(new Uint32Array([w[1]]).buffer)[0] : (w[1] | 0);
+      var want = w[3] === 2 ? 'a whole number in [0, ' + w[2] + ')' : w[3] === 1 ? 'in [-' + w[2] + ', ' + w[2] + ')' : 'in [0, ' + w[2] + ')';
+      var x = new Error(ops.join(', ') + ': an index computed on the GPU is out of range: got ' + value + ', expected ' + want +
+        '. It is reported by the first read after the op (the GPU runs asynchronously); the op used 0 for it (' +
+        (ops.length > 1 ? 'each' : 'its') + ' output holds wrong values)');
+      x['name'] = 'KilnError';
+      x['code'] = 'Index';
+      return x;
     },
     idle: async function() {
       KG.flush();
@@ -358,6 +387,8 @@ mergeInto(LibraryManager.library, {
   },
   kg_error_message__deps: ['$KG'],
   kg_error_message: function(buf, len) { var e = KG.error || KG.reported; stringToUTF8(e ? e.message : '', buf, len); },
+  kg_set_check_flags__deps: ['$KG'],
+  kg_set_check_flags: function(id) { KG.checkFlags = id; },
   kg_max_buffer_size__deps: ['$KG'],
   kg_max_buffer_size: function() { return KG.dev['limits']['maxBufferSize']; },
 });

@@ -22,7 +22,14 @@
 //      read of that instance is KilnError `Device` naming the loss, fit() rejects with it, no
 //      call hangs, and the other webgpu instance still computes;
 //   9. a model trained on the GPU is saved with saveSafetensorsAsync (saveSafetensors throws
-//      State naming it) and loads into a cpu model that computes the same outputs.
+//      State naming it) and loads into a cpu model that computes the same outputs;
+//  10. gradient clipping by norm on the device: kiln.optim.clipGradNormAsync gives PyTorch's
+//      total norms and clipped gradients of clip_grad_norm_global (cases.jsonl) and
+//      clip_grad_nonfinite_and_norm_types (round2.jsonl; errorIfNonfinite rejects NonFinite and
+//      changes nothing), also on a Gradients; the synchronous clipGradNorm throws State naming it;
+//  11. an index computed on the GPU that is out of range (no host copy to check when the op is
+//      recorded): the next read rejects with KilnError `Index` naming the op and the value, once
+//      (the read after it works); indices in range, negative ones of select included, pass.
 // Skips (exit 0) without /usr/bin/chromium.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -192,6 +199,58 @@ window.run = async () => {
   loadedFull.loadSafetensors(bytes);
   const mpkCpu = full.io.writeNamedMpk(loadedFull);
   out.mpk = { equal: mpkGpu.length === mpkCpu.length && mpkGpu.every((v, i) => v === mpkCpu[i]), bytes: mpkGpu.length };
+  // 10. gradient clipping by norm on the device, against PyTorch's cases
+  const caseText = (await (await fetch('/tests/native/cases/cases.jsonl')).text()) + '\\n' + (await (await fetch('/tests/native/cases/round2.jsonl')).text());
+  const caseRecs = caseText.split('\\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+  const caseOf = (id) => caseRecs.find((r) => r.id === id);
+  const caseNum = (v) => (v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v === 'nan' ? NaN : v);
+  const caseT = (t) => g.Tensor.fromData(Float32Array.from(t.data.map(caseNum)), { shape: t.shape });
+  out.clip = {};
+  const clipRuns = [
+    ['clip_grad_norm_global', '', [['grad_a', 'a'], ['grad_b', 'b'], ['grad_c', 'c']], 6.5, {}],
+    ['clip_grad_norm_global', '', [['grad_a', 'a'], ['grad_b', 'b']], 10, {}, 'total_norm_ab', 'unclipped_'],
+    ['clip_grad_nonfinite_and_norm_types', 'inf_', [['grad_a', 'a'], ['grad_b_inf', 'b']], 1, {}],
+    ['clip_grad_nonfinite_and_norm_types', 'nan_', [['grad_a', 'a'], ['grad_b_nan', 'b']], 1, {}],
+    ['clip_grad_nonfinite_and_norm_types', 'maxnorm_', [['grad_a', 'a'], ['grad_b_12', 'b']], 1, { normType: Infinity }],
+    ['clip_grad_nonfinite_and_norm_types', 'l1_', [['grad_a_l1', 'a'], ['grad_b_12', 'b']], 5, { normType: 1 }],
+  ];
+  for (const [id, prefix, names, maxNorm, options, totalKey, clippedPrefix] of clipRuns) {
+    const rec = caseOf(id);
+    const ts = names.map(([n]) => caseT(rec.inputs[n]));
+    const keyOfTotal = totalKey ?? prefix + 'total_norm';
+    out.clip[id + ':' + keyOfTotal] = [await g.optim.clipGradNormAsync(ts, maxNorm, options)];
+    for (let i = 0; i < ts.length; i++) out.clip[id + ':' + (clippedPrefix ?? prefix + 'clipped_') + names[i][1]] = Array.from(await ts[i].data());
+    ts.forEach((t) => t.dispose());
+  }
+  {
+    const rec = caseOf('clip_grad_nonfinite_and_norm_types');
+    const a = caseT(rec.inputs.grad_a);
+    const b = caseT(rec.inputs.grad_b_nan);
+    out.clipNonfinite = { want: rec.expected.nan_error_if_nonfinite.error, error: await aerr(() => g.optim.clipGradNormAsync([a, b], 1, { errorIfNonfinite: true })), a: Array.from(await a.data()) };
+    out.clipSync = err(() => g.optim.clipGradNorm([a], 1));
+    // On a Gradients: {params} picks the parameters' gradients (the global case again)
+    const gc = caseOf('clip_grad_norm_global');
+    const params = ['grad_a', 'grad_b', 'grad_c'].map((n) => g.Tensor.zeros(gc.inputs[n].shape).requireGrad());
+    let loss = params[0].mul(caseT(gc.inputs.grad_a)).sum().add(params[1].mul(caseT(gc.inputs.grad_b)).sum()).add(params[2].mul(caseT(gc.inputs.grad_c)).sum());
+    const grads = loss.backward();
+    out.clipGrads = { total: await g.optim.clipGradNormAsync(grads, 6.5, { params }), a: Array.from(await grads.get(params[0]).data()), b: Array.from(await grads.get(params[1]).data()), c: Array.from(await grads.get(params[2]).data()) };
+  }
+  // 11. device checks of indices computed on the GPU
+  {
+    const dx = g.Tensor.fromData([[1, 2, 3], [4, 5, 6]]);
+    const i32 = (v) => g.Tensor.fromData(v, { dtype: 'int32' });
+    out.dev = {};
+    out.dev.gather = await aerr(() => dx.gather(1, i32([[0, 1, 2]]).add(1)).data());
+    out.dev.gatherOk = Array.from(await dx.gather(1, i32([[2, 0, 1]]).add(0)).data());
+    out.dev.selectNeg = Array.from(await dx.select(1, i32([0]).sub(1)).data());
+    out.dev.select = await aerr(() => dx.select(0, i32([1]).add(1)).data());
+    out.dev.oneHot = await aerr(() => i32([1, 2]).add(2).oneHot(3).data());
+    out.dev.scatter = await aerr(() => dx.scatter(1, i32([[0], [1]]).mul(-1), g.Tensor.fromData([[10], [20]])).data());
+    const bad = dx.gather(1, i32([[5, 0, 0]]).add(0));
+    out.dev.unrelated = await aerr(() => g.Tensor.fromData([7]).mul(2).data());
+    out.dev.clean = Array.from(await g.Tensor.fromData([7]).mul(2).data());
+    out.dev.badValues = Array.from(await bad.data());
+  }
   // 8. a lost device: a third instance on a device this page keeps, then destroyed
   let device = null;
   const requestDevice = GPUAdapter.prototype.requestDevice;
@@ -216,7 +275,7 @@ window.run = async () => {
 window.ready = true;
 </script></body></html>`;
 
-const server = await startStaticServer({ '/': ['text/html', PAGE] }, ['/dist/', '/tests/js/fixtures/']);
+const server = await startStaticServer({ '/': ['text/html', PAGE] }, ['/dist/', '/tests/js/fixtures/', '/tests/native/cases/']);
 const { check, fail, finish } = checker(log);
 const close = (a, b, tol = 1e-5) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) <= tol * (1 + Math.abs(b[i])));
 const flat = (v) => (Array.isArray(v) ? v.flat(Infinity) : [v]);
@@ -305,6 +364,35 @@ try {
   check(o.savedIdb === true, `kiln.io.saveToIndexedDB of the webgpu model stores saveSafetensorsAsync's bytes: ${o.savedIdb}`);
   check(close(o.saved.gpu, o.saved.cpu, 1e-6) && !close(o.saved.gpu, o.saved.untrained, 1e-3),
     `saveSafetensorsAsync after 3 epochs on the GPU (${o.saved.bytes} bytes), loaded into a cpu model: ${o.saved.cpu.map((v) => v.toFixed(5)).join(' ')} vs webgpu ${o.saved.gpu.map((v) => v.toFixed(5)).join(' ')} (untrained ${o.saved.untrained.map((v) => v.toFixed(5)).join(' ')})`);
+  // 10.
+  const caseFiles = ['cases.jsonl', 'round2.jsonl'].flatMap((f) => readFileSync(join(repo, 'tests/native/cases', f), 'utf8').split('\n')).filter((l) => l.trim() !== '').map((l) => JSON.parse(l));
+  const caseNum = (v) => (v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v === 'nan' ? NaN : v);
+  const withinCase = (got, rec, key) => {
+    const want = rec.expected[key].data.map(caseNum);
+    return got.length === want.length && want.every((w, i) => (Number.isNaN(w) ? Number.isNaN(got[i]) : !Number.isFinite(w) ? got[i] === w
+      : Math.abs(got[i] - w) <= rec.tolerance.abs + rec.tolerance.rel * Math.abs(w)));
+  };
+  const clipBad = Object.entries(o.clip).filter(([k, v]) => {
+    const [id, key] = k.split(':');
+    return !withinCase(v, caseFiles.find((r) => r.id === id), key);
+  }).map(([k, v]) => `${k}: ${JSON.stringify(v)}`);
+  check(Object.keys(o.clip).length === 19 && clipBad.length === 0,
+    `clipGradNormAsync on webgpu: ${Object.keys(o.clip).length - clipBad.length} of ${Object.keys(o.clip).length} keys of clip_grad_norm_global and clip_grad_nonfinite_and_norm_types within PyTorch's tolerance${clipBad.length ? `; failing: ${clipBad.join(' | ')}` : ''}`);
+  check(o.clipNonfinite.want === true && o.clipNonfinite.error?.code === 'NonFinite' && /gradients are unchanged/.test(o.clipNonfinite.error.message) && JSON.stringify(o.clipNonfinite.a) === '[3,4]',
+    `errorIfNonfinite (nan_error_if_nonfinite): ${o.clipNonfinite.error?.code} "${o.clipNonfinite.error?.message}", grad_a after ${JSON.stringify(o.clipNonfinite.a)}`);
+  check(o.clipSync?.code === 'State' && /clipGradNormAsync/.test(o.clipSync.message), `clipGradNorm on webgpu: ${o.clipSync?.code} "${o.clipSync?.message}"`);
+  const gcase = caseFiles.find((r) => r.id === 'clip_grad_norm_global');
+  check(withinCase([o.clipGrads.total], gcase, 'total_norm') && withinCase(o.clipGrads.a, gcase, 'clipped_a') && withinCase(o.clipGrads.b, gcase, 'clipped_b') && withinCase(o.clipGrads.c, gcase, 'clipped_c'),
+    `clipGradNormAsync on a Gradients {params}: total ${o.clipGrads.total}, clipped ${JSON.stringify([o.clipGrads.a, o.clipGrads.b, o.clipGrads.c])}`);
+  // 11.
+  const idxErr = (e, op, got, want) => e?.name === 'KilnError' && e.code === 'Index' && e.message.startsWith(`${op}: an index computed on the GPU is out of range: got ${got}, expected ${want}`);
+  check(idxErr(o.dev.gather, 'gather', 3, 'in [0, 3)') && idxErr(o.dev.select, 'select', 2, 'in [-2, 2)') && /^oneHot: .* got [34], expected in \[0, 3\)/.test(o.dev.oneHot?.message) && o.dev.oneHot?.code === 'Index'
+    && idxErr(o.dev.scatter, 'scatter', -1, 'in [0, 3)'),
+    `indices computed on the GPU out of range, at the next read: gather "${o.dev.gather?.message}"; select ${o.dev.select?.code} "${o.dev.select?.message}"; oneHot ${o.dev.oneHot?.code}; scatter ${o.dev.scatter?.code} "${o.dev.scatter?.message}"`);
+  check(JSON.stringify(o.dev.gatherOk) === '[3,1,2]' && JSON.stringify(o.dev.selectNeg) === '[3,6]',
+    `computed indices in range: gather [[2, 0, 1]] of row [1, 2, 3] = ${JSON.stringify(o.dev.gatherOk)}; select -1 of dim 1 = ${JSON.stringify(o.dev.selectNeg)}`);
+  check(idxErr(o.dev.unrelated, 'gather', 5, 'in [0, 3)') && JSON.stringify(o.dev.clean) === '[14]' && JSON.stringify(o.dev.badValues) === '[0,1,1]',
+    `reported by the first read after the op, whichever tensor it reads ("${o.dev.unrelated?.message}"), then once only: [7]·2 = ${JSON.stringify(o.dev.clean)}; the op's output (0 for the bad index) ${JSON.stringify(o.dev.badValues)}`);
   // 8.
   check(JSON.stringify(o.lostBefore) === '[2,4,6]', `before the loss: [1, 2, 3]·2 = ${JSON.stringify(o.lostBefore)}`);
   const lostErr = (e) => e?.name === 'KilnError' && e.code === 'Device' && /lost/.test(e.message);

@@ -14,7 +14,11 @@
 //      epoch, validation on 1,000 test images) to the cpu backend's accuracy within a point;
 //   4. what the webgpu Learner cannot do synchronously throws State naming the async way;
 //   5. every kind of layer (recurrent, attention, norms, 1-D/3-D convolutions, pools,
-//      upsampling, gated units): forward and the input's gradient equal the cpu backend's.
+//      upsampling, gated units): forward and the input's gradient equal the cpu backend's;
+//   6. the Learner's general path (trainStep, metrics, lrScheduler, earlyStopping, validLoader):
+//      the same per-epoch metrics, steps and trained model as the cpu backend's, a user metric
+//      that reads its output synchronously, the readbacks per step counted, a NaN batch
+//      refused as on the cpu (nothing changed), and gradientAccumulation / checkpointer State.
 // Skips (exit 0) without /usr/bin/chromium.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -154,7 +158,40 @@ window.run = async () => {
     const learner = new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy' });
     const data = g.data.fromArrays(x, y, { itemShape: [2] });
     out.sync = [err(() => learner.predict(data)), err(() => learner.evaluate(data)), err(() => learner.trainBatch(x.subarray(0, 8), y.subarray(0, 4))),
-      err(() => new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy', metrics: [] }))];
+      err(() => new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy', gradientAccumulation: 2 })),
+      err(() => new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy', checkpointer: { store: { save() {}, load() {} } } }))];
+  }
+  // 6. the general path: batches as {x, y} tensors (an array: the caller's, used every epoch)
+  out.general = {};
+  for (const [name, k] of [['gpu', g], ['cpu', c]]) {
+    const batches = (from, to, nanAt = -1) => {
+      const bs = [];
+      for (let i = from; i < to; i += 32) {
+        const bx = x.slice(2 * i, 2 * (i + 32));
+        if (nanAt >= i && nanAt < i + 32) bx[2 * (nanAt - i)] = NaN;
+        bs.push({ x: k.Tensor.fromData(bx, { shape: [32, 2] }), y: k.Tensor.fromData(y.slice(i, i + 32), { dtype: 'int32' }) });
+      }
+      return bs;
+    };
+    const model = k.nn.sequential(MLP, { seed: 3 });
+    const optimizer = k.optim.adam({ lr: 0.02 });
+    let outSum = 0, outN = 0;
+    const meanOutput = { name: 'meanOutput', update(output) { const v = output.dataSync(); for (const e of v) outSum += e; outN += v.length; }, value() { return outSum / outN; }, reset() { outSum = 0; outN = 0; } };
+    const learner = new k.Learner(model, {
+      optimizer, loss: 'crossEntropy', metrics: [new k.metrics.Accuracy(), meanOutput],
+      lrScheduler: k.optim.schedule.exponential({ initialLr: 0.02, gamma: 0.9 }), earlyStopping: { monitor: 'valid.loss', patience: 5 }, seed: 5,
+    });
+    const before = name === 'gpu' ? stats() : null;
+    const h = await learner.fit(batches(0, 192), { epochs: 3, validLoader: batches(192, 256) });
+    const after = name === 'gpu' ? stats() : null;
+    const nanLearner = new k.Learner(k.nn.sequential(MLP, { seed: 3 }), { optimizer: k.optim.adam({ lr: 0.02 }), loss: 'crossEntropy', metrics: [new k.metrics.Accuracy()] });
+    const nanModel = nanLearner.model;
+    const nanErr = await aerr(() => nanLearner.fit(batches(0, 128, 70), { epochs: 1 }));
+    out.general[name] = {
+      epochs: h.epochs.map((e) => ({ train: e.train, valid: e.valid, lr: e.lr })), stopReason: h.stopReason, outputs: await outputs(k, model),
+      work: before && { reads: after.reads - before.reads, steps: 3 * 6, validBatches: 3 * 2 },
+      nan: { error: nanErr, outputs: await outputs(k, nanModel), untrained: await outputs(k, k.nn.sequential(MLP, { seed: 3 })) },
+    };
   }
   // 5. every kind of layer: forward and the input's gradient, webgpu against cpu (same seed)
   const LAYERS = [
@@ -246,10 +283,26 @@ try {
       `MNIST ${model.toUpperCase()}, 2,000 images, 1 epoch: validation accuracy webgpu ${r.gpu.validAccuracy.toFixed(4)} vs cpu ${r.cpu.validAccuracy.toFixed(4)}; validation loss ${r.gpu.validLoss.toFixed(5)} vs ${r.cpu.validLoss.toFixed(5)}; train accuracy ${r.gpu.accuracy.toFixed(4)} vs ${r.cpu.accuracy.toFixed(4)}; loss ${r.gpu.loss.toFixed(4)} vs ${r.cpu.loss.toFixed(4)} (${r.gpu.seconds.toFixed(1)} s on SwiftShader, ${r.cpu.seconds.toFixed(1)} s on the cpu)`);
   }
   // 4.
-  const [predict, evaluate, trainBatch, general] = o.sync;
+  const [predict, evaluate, trainBatch, accumulation, checkpointer] = o.sync;
   check(predict?.code === 'State' && /await output\.data\(\)/.test(predict.message) && evaluate?.code === 'State' && /validationData/.test(evaluate.message) &&
-    trainBatch?.code === 'State' && /learner\.fit/.test(trainBatch.message) && general?.code === 'State' && /\{optimizer, loss\}/.test(general.message),
+    trainBatch?.code === 'State' && /learner\.fit/.test(trainBatch.message) &&
+    accumulation?.code === 'State' && /gradientAccumulation is not available on the webgpu backend/.test(accumulation.message) &&
+    checkpointer?.code === 'State' && /checkpointer is not available on the webgpu backend/.test(checkpointer.message),
     `sync Learner parts: ${o.sync.map((e) => `${e?.code}: ${e?.message}`).join(' | ')}`);
+  // 6.
+  {
+    const { gpu, cpu } = o.general;
+    const num = (r) => Object.values(r).map(Number);
+    const same = gpu.epochs.length === cpu.epochs.length && gpu.epochs.every((e, i) => close(num(e.train), num(cpu.epochs[i].train), 1e-4) && close(num(e.valid), num(cpu.epochs[i].valid), 1e-4)
+      && Object.keys(e.train).sort().join() === 'accuracy,loss,meanOutput' && Math.abs(e.lr - cpu.epochs[i].lr) < 1e-9);
+    check(same && gpu.stopReason === 'epochs' && close(gpu.outputs, cpu.outputs, 1e-4),
+      `general path, 3 epochs (Accuracy, a user metric reading output.dataSync(), exponential lr, earlyStopping, validLoader): webgpu ${JSON.stringify(gpu.epochs.map((e) => [e.train, e.valid]))} vs cpu ${JSON.stringify(cpu.epochs.map((e) => [e.train, e.valid]))}; outputs ${gpu.outputs.map((v) => v.toFixed(5)).join(' ')} vs ${cpu.outputs.map((v) => v.toFixed(5)).join(' ')}`);
+    check(gpu.work.reads === 3 * gpu.work.steps + 3 * gpu.work.validBatches,
+      `general path on webgpu: ${gpu.work.reads} readbacks for ${gpu.work.steps} steps and ${gpu.work.validBatches} validation batches (3 per step and per batch with metrics: status with loss, output, targets)`);
+    const nanOk = (e) => e?.code === 'NonFinite' && /at epoch 1, batch 3/.test(e.message);
+    check(nanOk(gpu.nan.error) && nanOk(cpu.nan.error) && close(gpu.nan.outputs, cpu.nan.outputs, 1e-4) && !close(gpu.nan.outputs, gpu.nan.untrained, 1e-3),
+      `general path, NaN in batch 3: webgpu "${gpu.nan.error?.message}" vs cpu "${cpu.nan.error?.message}"; the model after 2 steps equals the cpu's`);
+  }
   // 5.
   for (const l of o.layers) {
     const ok = !l.error && !l.cpuError && close(l.gpu.y, l.cpu.y, 1e-4) && close(l.gpu.grad, l.cpu.grad, 1e-3);

@@ -1,7 +1,9 @@
 // Cases of the indexing and pooling ops (engine/src/wgpu/index_ops.cpp, pool_ops.cpp; harness
 // ops in ops_index.cpp). The case format is cases_creation.mjs's. Index inputs keep their
 // host copy (from_data), so the Cpu's value checks run on both backends, except in the
-// `device_only` cases and the *_unchecked ones (out-of-range indices the kernels skip).
+// `device_only` cases and the *_unchecked ones (out-of-range indices the kernels skip: the
+// device check makes the next read reject with `Index` naming the op, readError; a second
+// read then shows the zeros the op used).
 import { SPECIAL, ints, tensor } from './support.mjs';
 
 const f32 = (shape, data) => ({ shape, dtype: 'f32', data });
@@ -58,8 +60,8 @@ const select = [
   const x = tensor([4, 3], 'f32', 11);
   const xi = tensor([3, 4, 2], 'i32', 12);
   select.push(
-    { name: 'select device-only indices out of range are skipped (gap: zeros)', op: 'select_unchecked', inputs: [x, i32([4], [1, 7, -9, 2]), padAlong(x, 0), i32([4], [1, 4, 4, 2])], attrs: { dim: 0 } },
-    { name: 'select i32 device-only out of range dim 1 (gap)', op: 'select_unchecked', inputs: [xi, i32([3], [-5, 3, 4]), padAlong(xi, 1), i32([3], [4, 3, 4])], attrs: { dim: 1 } },
+    { name: 'select device-only indices out of range are skipped (gap: zeros)', op: 'select_unchecked', readError: 'Index', readMessage: /^select: an index computed on the GPU is out of range: got (-?[0-9.e+]+|-?Infinity|NaN), expected /, inputs: [x, i32([4], [1, 7, -9, 2]), padAlong(x, 0), i32([4], [1, 4, 4, 2])], attrs: { dim: 0 } },
+    { name: 'select i32 device-only out of range dim 1 (gap)', op: 'select_unchecked', readError: 'Index', readMessage: /^select: an index computed on the GPU is out of range: got (-?[0-9.e+]+|-?Infinity|NaN), expected /, inputs: [xi, i32([3], [-5, 3, 4]), padAlong(xi, 1), i32([3], [4, 3, 4])], attrs: { dim: 1 } },
   );
 }
 
@@ -86,7 +88,7 @@ const selectAssign = [
   const v = tensor([5, 3], 'f32', 14);
   const idx = [0, 9, 2, -7, 2];
   const bad = (i) => idx[i] < -4 || idx[i] >= 4;
-  selectAssign.push({ name: 'select_assign device-only indices out of range add nothing (gap)', op: 'select_assign_unchecked', inputs: [x, i32([5], idx), v, i32([5], idx.map((j, i) => (bad(i) ? 0 : j))), zeroAlong(v, 0, bad)], attrs: { dim: 0 } });
+  selectAssign.push({ name: 'select_assign device-only indices out of range add nothing (gap)', op: 'select_assign_unchecked', readError: 'Index', readMessage: /^selectAssign: an index computed on the GPU is out of range: got (-?[0-9.e+]+|-?Infinity|NaN), expected /, inputs: [x, i32([5], idx), v, i32([5], idx.map((j, i) => (bad(i) ? 0 : j))), zeroAlong(v, 0, bad)], attrs: { dim: 0 } });
 }
 
 // ---------------------------------------------------------------- gather
@@ -110,7 +112,7 @@ const gather = [
 
 {
   const x = tensor([3, 4], 'f32', 15);
-  gather.push({ name: 'gather device-only indices out of range read zeros (gap)', op: 'gather_unchecked', inputs: [x, i32([2, 4], [0, 5, -1, 2, 3, 2, 100, 1]), padAlong(x, 1), i32([2, 4], [0, 4, 4, 2, 3, 2, 4, 1])], attrs: { dim: 1 } });
+  gather.push({ name: 'gather device-only indices out of range read zeros (gap)', op: 'gather_unchecked', readError: 'Index', readMessage: /^gather: an index computed on the GPU is out of range: got (-?[0-9.e+]+|-?Infinity|NaN), expected /, inputs: [x, i32([2, 4], [0, 5, -1, 2, 3, 2, 100, 1]), padAlong(x, 1), i32([2, 4], [0, 4, 4, 2, 3, 2, 4, 1])], attrs: { dim: 1 } });
 }
 
 // ---------------------------------------------------------------- scatter
@@ -138,7 +140,7 @@ const scatter = [
   const v = tensor([2, 4], 'f32', 19);
   const idx = [0, 3, -1, 2, 2, 1, 0, 7];
   const bad = (_, i) => idx[i] < 0 || idx[i] >= 3;
-  scatter.push({ name: 'scatter device-only indices out of range add nothing (gap)', op: 'scatter_unchecked', inputs: [x, i32([2, 4], idx), v, i32([2, 4], idx.map((j, i) => (bad(0, i) ? 0 : j))), zeroAlong(v, 0, bad)], attrs: { dim: 0 } });
+  scatter.push({ name: 'scatter device-only indices out of range add nothing (gap)', op: 'scatter_unchecked', readError: 'Index', readMessage: /^scatter: an index computed on the GPU is out of range: got (-?[0-9.e+]+|-?Infinity|NaN), expected /, inputs: [x, i32([2, 4], idx), v, i32([2, 4], idx.map((j, i) => (bad(0, i) ? 0 : j))), zeroAlong(v, 0, bad)], attrs: { dim: 0 } });
 }
 
 // ---------------------------------------------------------------- one_hot
@@ -158,8 +160,8 @@ const oneHot = [
   { name: 'one_hot bool true with one class', op: 'one_hot', inputs: [bool([2], [0, 1])], attrs: { num_classes: 1 }, error: 'Index' },
   { name: 'one_hot num_classes 0', op: 'one_hot', inputs: [i32([1], [0])], attrs: { num_classes: 0 }, error: 'Value' },
   { name: 'one_hot rank 8 input', op: 'one_hot', inputs: [i32([1, 1, 1, 1, 1, 1, 1, 1], [0])], attrs: { num_classes: 2 }, error: 'Limit' },
-  { name: 'one_hot i32 device-only out of range rows are zeros (gap)', op: 'one_hot_unchecked', inputs: [i32([5], [0, 7, -1, 2, 3]), i32([5], [0, 4, 4, 2, 3]), i32([4], [0, 1, 2, 3])], attrs: { num_classes: 4 } },
-  { name: 'one_hot f32 device-only invalid values rows are zeros (gap)', op: 'one_hot_unchecked', inputs: [f32([8], [1, 2.5, NaN, -1, 3, 1e10, Infinity, -0]), f32([8], [1, 4, 4, 4, 3, 4, 4, 0]), i32([4], [0, 1, 2, 3])], attrs: { num_classes: 4 } },
+  { name: 'one_hot i32 device-only out of range rows are zeros (gap)', op: 'one_hot_unchecked', readError: 'Index', readMessage: /^oneHot: an index computed on the GPU is out of range: got (-?[0-9.e+]+|-?Infinity|NaN), expected /, inputs: [i32([5], [0, 7, -1, 2, 3]), i32([5], [0, 4, 4, 2, 3]), i32([4], [0, 1, 2, 3])], attrs: { num_classes: 4 } },
+  { name: 'one_hot f32 device-only invalid values rows are zeros (gap)', op: 'one_hot_unchecked', readError: 'Index', readMessage: /^oneHot: an index computed on the GPU is out of range: got (-?[0-9.e+]+|-?Infinity|NaN), expected /, inputs: [f32([8], [1, 2.5, NaN, -1, 3, 1e10, Infinity, -0]), f32([8], [1, 4, 4, 4, 3, 4, 4, 0]), i32([4], [0, 1, 2, 3])], attrs: { num_classes: 4 } },
 ];
 
 // ---------------------------------------------------------------- pools

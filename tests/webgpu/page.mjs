@@ -55,6 +55,15 @@ async function runCase(M, c) {
     if (c.error) return `expected ${c.error}, both returned`;
     const cpu = M.cpuResult(r.id);
     const info = M.gpuBuffer(r.id);
+    if (c.readError) {
+      // A device check (wgpu::check_flags) found a bad value: the first read rejects, once.
+      let e = null;
+      try { await M.kgRead(info.buffer, Math.max(info.bytes, 4)); } catch (x) { e = x; }
+      if (e?.code !== c.readError || (c.readMessage && !c.readMessage.test(e.message))) {
+        M.free(r.id);
+        return `expected the read to reject with ${c.readError}${c.readMessage ? ` matching ${c.readMessage}` : ''}, got ${e ? `${e.code}: ${e.message}` : 'the values'}`;
+      }
+    }
     const bytes = await M.kgRead(info.buffer, Math.max(info.bytes, 4));
     const gpu = typed(info.dtype, bytes).slice(0, cpu.data.length);
     M.free(r.id);

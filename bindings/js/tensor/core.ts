@@ -55,6 +55,12 @@ export class TensorCore {
   declare _shape: number[] | undefined;
   /** The tidy() scope that owns this tensor. @internal */
   declare _scope: Set<unknown> | null;
+  /**
+   * Set (true) on the tensors the webgpu Learner's general path hands its metrics: made from
+   * values it read (`fromData`, so their values are on the host), they allow the synchronous
+   * reads that the metric protocol uses. Unset on every other tensor. @internal
+   */
+  declare _hostView: boolean | undefined;
 
   /** Internal: create tensors with the factories (`Tensor.fromData`, `zeros`, ...); `new` @throws `Type`. */
   constructor(token: never, handle: never) {
@@ -160,6 +166,7 @@ export class TensorCore {
 
   /** Throws KilnError `State` for a synchronous read on the webgpu backend, naming the async form. */
   private _syncRead(op: string, alternative: string): void {
+    if (this._hostView === true) return;
     this._e.requireSyncReads(op, `\`await tensor.${alternative}()\``);
   }
 

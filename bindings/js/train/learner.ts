@@ -83,8 +83,13 @@ export class Learner extends HandleOwner<RawLearner> {
    *   bit-identically (the engine's random generator is seeded from (seed, epoch) each epoch).
    * - earlyStopping: {monitor, patience, minDelta, mode}.
    * - seed: the per-epoch seed base (default 0).
+   * On the webgpu backend the general path runs each step's checks on the device and reads its
+   * loss (and, with metrics, its output and targets: the metrics get tensors whose synchronous
+   * reads work) after it: 1 to 3 readbacks per step, where the built-in loss path reads once per
+   * `batchesPerCall` steps; gradientAccumulation and checkpointer are `State` there.
    * @throws KilnError `Type` (model, functions, metrics), `Config` (optimizer, loss, unknown
-   *   options, metric names, a scheduler of another optimizer; inputShape that does not fit the model).
+   *   options, metric names, a scheduler of another optimizer; inputShape that does not fit the
+   *   model), `State` (webgpu: gradientAccumulation > 1, checkpointer).
    */
   constructor(model: Model | Module, config: LearnerConfig) {
     const op = 'Learner';
@@ -92,7 +97,13 @@ export class Learner extends HandleOwner<RawLearner> {
     const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape', ...GENERAL_OPTIONS]);
     if (GENERAL_OPTIONS.some((k) => c[k] !== undefined)) {
       if (e.asyncRead !== null) {
-        throw fail('State', `${op}: trainStep, metrics, ... read each step's loss synchronously; on webgpu use new kiln.Learner(model, {optimizer, loss})`);
+        // The webgpu engine runs this path with each step's checks on the device and the loss
+        // read after it (learner_loop.ts generalStepAsync); these two still read synchronously.
+        for (const [k, why] of [['gradientAccumulation', 'checks each accumulated loss on the host'], ['checkpointer', "saves the optimizer's state with a synchronous read"]] as const) {
+          if (c[k] !== undefined && !(k === 'gradientAccumulation' && c[k] === 1)) {
+            throw fail('State', `${op}: ${k} is not available on the webgpu backend yet (it ${why}); trainStep, metrics, lrScheduler, earlyStopping and validLoader are`);
+          }
+        }
       }
       if (c.inputShape !== undefined) throw fail('Config', `${op}: inputShape is an option of the built-in loss path (not with trainStep, metrics, ...)`);
       const loss = c.loss === undefined ? null : lossOf(e, c.loss, op);

@@ -14,7 +14,7 @@ import { paramList } from './accumulator.js';
 import { int, nextTurn, now, options, type Options } from './common.js';
 import { isNode } from './learner_support.js';
 import {
-  checkModel, checkStepOutput, generalStep, scoped,
+  checkModel, checkStepOutput, generalStep, generalStepAsync, scoped, validStepAsync,
   type FitCallbacks, type GeneralEpochLog, type GeneralHistory, type GeneralSetup,
 } from './learner_loop.js';
 import type { Metric } from './metrics.js';
@@ -247,7 +247,7 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
         let stepped: { loss: number; n: number };
         try {
           checkAbort();
-          stepped = generalStep(e, s, b, epoch, batch, op);
+          stepped = e.asyncRead !== null ? await generalStepAsync(e, s, b, epoch, batch, op) : generalStep(e, s, b, epoch, batch, op);
         } finally {
           // The batch is disposed whether its step succeeded or threw (a throwing trainStep,
           // a refused NonFinite step, a model without forward): nothing leaks per failure.
@@ -288,7 +288,8 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
         for await (const b of valid as AsyncIterable<unknown>) {
           try {
             checkAbort();
-            scoped(e, () => {
+            if (e.asyncRead !== null) await validStepAsync(e, s, b, op);
+            else scoped(e, () => {
               const r = checkStepOutput(s.validStep(s.model, b), e, op, 'validStep');
               const value = Number(r.loss.item());
               const n = r.output ? (r.output.shape[0] ?? 1) : 1;

@@ -10,9 +10,11 @@
 //
 // Index values: when the index tensor keeps its host copy (it came from from_data), the
 // Cpu's range check runs on that copy and throws the same IndexError. Otherwise the values
-// exist only on the device and cannot be checked synchronously: the kernels never read or
-// write out of bounds, and an index out of range is skipped (select and gather write 0 for
-// it, select_assign and scatter add nothing, one_hot writes a row of zeros).
+// exist only on the device and cannot be checked synchronously: a check kernel (kCheck)
+// records a bad one in the device-check flags (wgpu::check_flags), and the next read rejects
+// with KilnError `Index` naming the op and the value. The kernels never read or write out of
+// bounds: an index out of range is skipped (select and gather write 0 for it, select_assign
+// and scatter add nothing, one_hot writes a row of zeros), values the read then reports.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +67,50 @@ fn normalized(v: i32, size: u32) -> i32 {
 )WGSL";
 
 std::string source(const char* body) { return std::string(wgpu::kPrelude) + kCommon + body; }
+
+// The device check of values with no host copy (wgpu::check_flags): every value must be what
+// p.mode says (wgpu::DeviceCheckMode); a bad one sets the op's bit and records itself.
+const char* const kCheck = R"WGSL(
+struct P { n: u32, size: u32, bit: u32, mode: u32 }
+@group(0) @binding(0) var<storage, read> v: array<u32>;
+@group(0) @binding(1) var<storage, read_write> flags: array<atomic<u32>, 4>;
+@group(0) @binding(2) var<uniform> p: P;
+@compute @workgroup_size(256)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+  let i = flat_index(gid, nwg, 256u);
+  if (i >= p.n) { return; }
+  let b = v[i];
+  var ok = false;
+  if (p.mode == 2u) {
+    let f = bitcast<f32>(b);
+    ok = is_finite_f32(f) && f >= 0.0 && f < f32(p.size) && floor(f) == f;
+  } else {
+    let x = bitcast<i32>(b);
+    let s = i32(p.size);
+    ok = x < s && (x >= 0 || (p.mode == 1u && x >= -s));
+  }
+  if (!ok) {
+    atomicOr(&flags[0], p.bit);
+    atomicStore(&flags[1], b);
+    atomicStore(&flags[2], p.size);
+    atomicStore(&flags[3], p.mode);
+  }
+}
+)WGSL";
+
+struct CheckParams {
+  std::uint32_t n, size, bit, mode;
+};
+
+/// Records the device check of `values` (no host copy) against `size` (see kCheck).
+void check_on_device(const WgpuTensor& values, std::int64_t size, wgpu::DeviceCheck bit,
+                     wgpu::DeviceCheckMode mode) {
+  const std::int64_t n = values.num_elements();
+  if (n == 0) return;
+  const CheckParams p{u32(n), u32(size), bit, mode};
+  wgpu::dispatch(wgpu::kernel(source(kCheck), 1, 1, true), {&values.buffer(), &wgpu::check_flags()}, p,
+                 wgpu::groups_for(n));
+}
 
 // select: x viewed as [outer, size, inner], out as [outer, count, inner].
 const char* const kSelect = R"WGSL(
@@ -353,7 +399,11 @@ WgpuTensor WgpuOps::select(const WgpuTensor& x, std::int64_t dim, const WgpuTens
   const Shape& s = x.shape();
   const auto d = static_cast<std::size_t>(check::dim(op, dim, s.rank()));
   index_check::rank1_indices(op, indices.dtype(), indices.shape());
-  if (indices.host()) index_check::normalized_rank1(op, host_indices(indices), dim, s[d], s);
+  if (indices.host()) {
+    index_check::normalized_rank1(op, host_indices(indices), dim, s[d], s);
+  } else {
+    check_on_device(indices, s[d], wgpu::kCheckSelect, wgpu::kIndexFromEnd);
+  }
   Shape out_shape = s;
   out_shape[d] = indices.num_elements();
   const std::int64_t n = out_shape.num_elements();
@@ -379,6 +429,7 @@ WgpuTensor WgpuOps::select_assign(WgpuTensor x, std::int64_t dim, const WgpuTens
   index_check::same_dtype(op, x.dtype(), values.dtype());
   const std::int64_t count = indices.num_elements();
   index_check::select_assign_values(s, dim, d, count, values.shape());
+  if (!indices.host()) check_on_device(indices, s[d], wgpu::kCheckSelectAssign, wgpu::kIndexFromEnd);
   if (values.num_elements() == 0) return x;
   const std::int64_t n = x.num_elements();
   auto out = wgpu::allocate(op, static_cast<std::size_t>(n) * 4);
@@ -399,7 +450,11 @@ WgpuTensor WgpuOps::gather(const WgpuTensor& x, std::int64_t dim, const WgpuTens
   const auto d = static_cast<std::size_t>(check::dim(op, dim, s.rank()));
   const Shape& is = indices.shape();
   index_check::gather_indices(s, d, indices.dtype(), is);
-  if (indices.host()) index_check::index_range(op, host_indices(indices), dim, s[d], s);
+  if (indices.host()) {
+    index_check::index_range(op, host_indices(indices), dim, s[d], s);
+  } else {
+    check_on_device(indices, s[d], wgpu::kCheckGather, wgpu::kIndexFromZero);
+  }
   const std::int64_t n = is.num_elements();
   auto out = wgpu::allocate(op, static_cast<std::size_t>(n) * 4);
   if (n > 0) {
@@ -425,7 +480,11 @@ WgpuTensor WgpuOps::scatter(WgpuTensor x, std::int64_t dim, const WgpuTensor& in
   const Shape& is = indices.shape();
   const Shape& vs = values.shape();
   index_check::scatter_args(s, x.dtype(), d, indices.dtype(), is, values.dtype(), vs);
-  if (indices.host()) index_check::index_range(op, host_indices(indices), dim, s[d], s);
+  if (indices.host()) {
+    index_check::index_range(op, host_indices(indices), dim, s[d], s);
+  } else {
+    check_on_device(indices, s[d], wgpu::kCheckScatter, wgpu::kIndexFromZero);
+  }
   if (indices.num_elements() == 0) return x;
   const std::int64_t n = x.num_elements();
   auto out = wgpu::allocate(op, static_cast<std::size_t>(n) * 4);
@@ -454,6 +513,9 @@ WgpuTensor WgpuOps::one_hot(const WgpuTensor& x, std::int64_t num_classes) {
   if (x.host()) {
     index_check::one_hot_classes(x.dtype(), x.host()->bytes.data(), x.num_elements(), x.shape(),
                                  num_classes, nullptr);
+  } else {
+    check_on_device(x, num_classes, wgpu::kCheckOneHot,
+                    x.dtype() == DType::F32 ? wgpu::kWholeFloat : wgpu::kIndexFromZero);
   }
   const std::int64_t n = out_shape.num_elements();
   auto out = wgpu::allocate(op, static_cast<std::size_t>(n) * 4);

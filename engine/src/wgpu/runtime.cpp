@@ -19,6 +19,7 @@ void kg_flush();
 int kg_status();
 void kg_error_message(char* out, int capacity);
 double kg_max_buffer_size();
+void kg_set_check_flags(int id);
 }
 
 namespace kiln::wgpu {
@@ -149,6 +150,16 @@ void dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, con
 }
 
 void flush() { kg_flush(); }
+
+const Buffer& check_flags() {
+  static const std::shared_ptr<Buffer> flags = [] {
+    const std::uint32_t zero[4] = {0, 0, 0, 0};
+    auto b = upload("check_flags", zero, sizeof zero);
+    kg_set_check_flags(b->id());
+    return b;
+  }();
+  return *flags;
+}
 
 const std::string_view kPrelude = R"WGSL(
 fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {

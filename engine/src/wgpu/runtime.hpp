@@ -96,6 +96,23 @@ void dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, con
 /// Submits the recorded batch (reads do this themselves).
 void flush();
 
+/// Device-side value checks, reported as errors (as CUDA's device asserts): a value that only
+/// exists on the device (an index computed by an earlier op) cannot be checked when the op is
+/// recorded, so a check kernel records a bad one in this 16-byte flag buffer, and the next
+/// read (kgpu.js KG.read, which copies it with the data and clears it) rejects with KilnError
+/// `Index` naming the op and the value. Word 0: the ops that found a bad value (the
+/// DeviceCheck bits), word 1: one such value (its bits), word 2: the size it had to fit,
+/// word 3: the DeviceCheckMode. Made on first use and kept for the module's life.
+const Buffer& check_flags();
+
+/// The ops whose values a device check guards (bits of check_flags' word 0; kgpu.js
+/// KG.checkNames names them in this order).
+enum DeviceCheck : std::uint32_t { kCheckSelect = 1, kCheckSelectAssign = 2, kCheckGather = 4,
+                                   kCheckScatter = 8, kCheckOneHot = 16 };
+/// What a value must be: an i32 in [0, size), an i32 in [-size, size), or an f32 whole number
+/// in [0, size).
+enum DeviceCheckMode : std::uint32_t { kIndexFromZero = 0, kIndexFromEnd = 1, kWholeFloat = 2 };
+
 /// WGSL helpers every kernel may prepend:
 ///   flat_index(gid, nwg, wg)  the flat invocation index of groups_for()'s 2-D grid
 ///   is_nan_f32(x), is_inf_f32(x), is_finite_f32(x)   bit tests (WGSL lets implementations

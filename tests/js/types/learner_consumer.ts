@@ -31,6 +31,7 @@ export async function main(): Promise<number> {
   const g = kiln.Tensor.ones([3]);
   const total: number = kiln.optim.clipGradNorm([g], 1, { normType: Infinity, errorIfNonfinite: true });
   kiln.optim.clipGradValue([g], 0.5);
+  const totalAsync: Promise<number> = kiln.optim.clipGradNormAsync([g], 1, { normType: 2 });
 
   // optimizer state and accumulation
   const bytes: Uint8Array = optimizer.saveState(net);
@@ -92,6 +93,6 @@ export async function main(): Promise<number> {
   // @ts-expect-error mode is 'min' | 'max'
   new kiln.optim.ReduceLROnPlateau(optimizer, { mode: 'lowest' });
 
-  void [defaults, rates, momenta, lr, total, value, last];
+  void [defaults, rates, momenta, lr, total, totalAsync, value, last];
   return history.epochs.length;
 }

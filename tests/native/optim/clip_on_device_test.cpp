@@ -67,5 +67,65 @@ TEST(ClipGradNormOnDevice, NonFiniteNormsAsPyTorch) {
   EXPECT_THROW(clip_grad_norm_on_device(with_inf, 0.0), ValueError);
 }
 
+TEST(GradNormOnDevice, EveryNormTypeAgreesWithGradNorm) {
+  // grad_norm (per-tensor float32 sums combined in double, read on the host) is the
+  // reference; the device form combines in float32. By hand for p = 1: 0.5+2+7+1e-3+3+4.
+  std::vector<std::vector<float>> g{{0.5f, -2.f, 7.f}, {}, {1e-3f, 3.f}, {-4.f}};
+  GradientList<Cpu> list;
+  for (const auto& v : g) list.grads.push_back(vec(v));
+  EXPECT_FLOAT_EQ(values(grad_norm_on_device(list, 1.0))[0], 16.501f);
+  EXPECT_FLOAT_EQ(values(grad_norm_on_device(list, std::numeric_limits<double>::infinity()))[0], 7.f);
+  for (const double p : {0.5, 1.0, 2.0, 3.0, 7.5, std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(p);
+    const double want = grad_norm(list, p);
+    EXPECT_NEAR(values(grad_norm_on_device(list, p))[0], want, 2e-6 * want);
+  }
+  EXPECT_THAT(values(grad_norm_on_device(GradientList<Cpu>{}, 2.0)), ElementsAre(0.f));
+  EXPECT_THROW((void)grad_norm_on_device(list, 0.0), ValueError);
+  EXPECT_THROW((void)grad_norm_on_device(list, -1.0), ValueError);
+  EXPECT_THROW((void)grad_norm_on_device(list, std::nan("")), ValueError);
+}
+
+TEST(GradNormOnDevice, NanAndInfElements) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const double inf_norm = std::numeric_limits<double>::infinity();
+  // nan in one tensor: every norm type is nan (the max reduction propagates it).
+  GradientList<Cpu> with_nan{{vec({1.f, 5.f}), vec({std::nanf(""), 2.f})}};
+  for (const double p : {1.0, 2.0, 3.0, inf_norm}) {
+    SCOPED_TRACE(p);
+    EXPECT_TRUE(std::isnan(values(grad_norm_on_device(with_nan, p))[0]));
+  }
+  // inf without nan: every norm type is inf.
+  GradientList<Cpu> with_inf{{vec({1.f}), vec({-kInf, 2.f})}};
+  for (const double p : {1.0, 2.0, 3.0, inf_norm}) {
+    SCOPED_TRACE(p);
+    EXPECT_EQ(values(grad_norm_on_device(with_inf, p))[0], kInf);
+  }
+}
+
+TEST(ClipGradNormOnDevice, NormTypesAgreeWithClipGradNormAndReturnTheNorm) {
+  std::vector<std::vector<float>> g{{0.5f, -2.f, 7.f}, {1e-3f, 3.f}, {-4.f}};
+  for (const double p : {1.0, 2.0, 3.0, std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(p);
+    GradientList<Cpu> a, b;
+    for (const auto& v : g) {
+      a.grads.push_back(vec(v));
+      b.grads.push_back(vec(v));
+    }
+    const double total = clip_grad_norm(a, 1.5, ClipGradNormOptions{p, false});
+    const auto norm = clip_grad_norm_on_device(b, 1.5, p);
+    EXPECT_NEAR(values(norm)[0], total, 2e-6 * total);
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      const auto va = values(a.grads[i]), vb = values(b.grads[i]);
+      for (std::size_t j = 0; j < va.size(); ++j) EXPECT_NEAR(vb[j], va[j], 2e-6f * std::fabs(va[j]));
+      // Clipped: the values changed (max_norm 1.5 is below every norm here).
+      EXPECT_NE(vb[0], g[i][0]);
+    }
+  }
+  GradientList<Cpu> list{{vec({1.f})}};
+  EXPECT_THROW((void)clip_grad_norm_on_device(list, 1.0, 0.0), ValueError);
+  EXPECT_THAT(values(list.grads[0]), ElementsAre(1.f));
+}
+
 }  // namespace
 }  // namespace kiln::optim

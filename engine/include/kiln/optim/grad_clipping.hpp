@@ -73,13 +73,20 @@ double grad_norm_part(const typename I::FloatTensor& g, double norm_type) {
 /// (Σ over every element of every gradient of |g|^p)^(1/p), the max |g| for p = inf; per
 /// tensor a float32 reduction, combined in double. 0 if there are no gradients. `Grads` is
 /// GradientsParams<B> or GradientList<I>.
-/// Throws: ValueError naming `op` unless norm_type is > 0 (finite or +inf).
+/// Throws: ValueError naming `op` unless norm_type is > 0 (finite or +inf); StateError on a
+///         backend whose reads are asynchronous (Wgpu: grad_norm_on_device instead).
 template <class Grads>
 double grad_norm(const Grads& grads, double norm_type, std::string_view op = "grad_norm") {
   if (!(norm_type > 0.0) || std::isnan(norm_type)) {
     throw ValueError(str_cat(op, ": norm_type must be > 0 or inf, got ", norm_type));
   }
   using I = typename Grads::Inner;
+  if constexpr (kDeviceOnlyReads<I>) {
+    throw StateError(str_cat(op, ": the total norm is read on the host, and this backend reads tensors "
+                                 "asynchronously: use ", op == "clip_grad_norm" ? "clip_grad_norm" : "grad_norm",
+                             "_on_device, which returns it as a tensor "
+                                 "(JS: await kiln.optim.clipGradNormAsync(...))"));
+  }
   const bool inf = std::isinf(norm_type);
   double total = 0.0;
   grads.for_each_primitive([&](auto, const auto& g) {
@@ -110,7 +117,8 @@ double global_grad_norm(const GradientsParams<B>& grads) {
 /// GradientsParams<B> or GradientList<I>.
 /// Throws: ValueError unless max_norm is finite and > 0, or norm_type > 0 (or inf);
 ///         NonFiniteError (nothing changed) when the total norm is nan or inf and
-///         options.error_if_nonfinite is set.
+///         options.error_if_nonfinite is set; StateError (nothing changed) on a backend whose
+///         reads are asynchronous (Wgpu: clip_grad_norm_on_device instead).
 template <class Grads>
 double clip_grad_norm(Grads& grads, double max_norm, ClipGradNormOptions options) {
   constexpr std::string_view op = "clip_grad_norm";
@@ -135,32 +143,61 @@ double clip_grad_norm(Grads& grads, double max_norm, ClipGradNormOptions options
   return total_norm;
 }
 
-/// clip_grad_norm with the L2 norm computed and applied on the device, without reading it: the
-/// scale min(1, max_norm / (‖g‖₂ + 1e-6)) is a [1] tensor (a nan norm gives nan, an infinite
-/// one 0, as clip_grad_norm), Σg² summed in float32 (clip_grad_norm combines the per-tensor
-/// sums in double). What GradientClipping::norm runs on a backend without synchronous reads
-/// (Wgpu), so that an optimizer with norm clipping steps there.
-/// Throws: ValueError unless max_norm is finite and > 0.
+/// The p-norm of all the gradients together, as grad_norm, computed on the device without a
+/// read (torch.nn.utils.get_total_norm, which returns a tensor too): a [1] float32 tensor of
+/// I. Per tensor Σ|g|^p (max |g| for p = inf), combined in float32 where grad_norm combines
+/// in double; 0 with no gradients; nan when an element is nan (p = inf too: the max
+/// reduction propagates nan). What a backend whose reads are asynchronous (Wgpu) computes.
+/// Throws: ValueError naming `op` unless norm_type is > 0 (finite or +inf).
 template <class Grads>
-void clip_grad_norm_on_device(Grads& grads, double max_norm) {
-  if (!(std::isfinite(max_norm) && max_norm > 0.0)) {
-    throw ValueError(str_cat("clip_grad_norm: max_norm must be finite and > 0, got ", max_norm));
+typename Grads::Inner::FloatTensor grad_norm_on_device(const Grads& grads, double norm_type,
+                                                       std::string_view op = "grad_norm") {
+  if (!(norm_type > 0.0) || std::isnan(norm_type)) {
+    throw ValueError(str_cat(op, ": norm_type must be > 0 or inf, got ", norm_type));
   }
   using I = typename Grads::Inner;
   using Ops = typename I::FloatOps;
+  const bool inf = std::isinf(norm_type);
   std::vector<typename I::FloatTensor> parts;
   grads.for_each_primitive([&](auto, const auto& g) {
-    if (Ops::shape(g).num_elements() != 0) {
+    if (Ops::shape(g).num_elements() == 0) return;
+    if (norm_type == 2.0) {
       parts.push_back(Ops::reduce(ReduceOp::Sum, Ops::binary(BinaryOp::Mul, g, g)));
+      return;
     }
+    auto abs = Ops::unary(UnaryOp::Abs, g);
+    if (!inf && norm_type != 1.0) abs = Ops::binary_scalar(BinaryOp::Pow, std::move(abs), norm_type, false);
+    parts.push_back(Ops::reduce(inf ? ReduceOp::Max : ReduceOp::Sum, std::move(abs)));
   });
-  if (parts.empty()) return;
-  const auto total = Ops::reduce(ReduceOp::Sum, Ops::cat(parts, 0));
-  const auto norm = Ops::unary(UnaryOp::Sqrt, total);
+  if (parts.empty()) return Ops::from_data(TensorData(Shape{1}, std::vector<float>{0.f}), DType::F32, {});
+  auto all = parts.size() == 1 ? std::move(parts[0]) : Ops::cat(parts, 0);
+  auto total = Ops::reduce(inf ? ReduceOp::Max : ReduceOp::Sum, std::move(all));
+  if (inf || norm_type == 1.0) return total;
+  if (norm_type == 2.0) return Ops::unary(UnaryOp::Sqrt, std::move(total));
+  return Ops::binary_scalar(BinaryOp::Pow, std::move(total), 1.0 / norm_type, false);
+}
+
+/// clip_grad_norm computed and applied on the device, without a read: every gradient is
+/// multiplied by min(1, max_norm / (total_norm + 1e-6)), a [1] tensor (a nan norm gives nan,
+/// an infinite one 0, as clip_grad_norm and torch.nn.utils.clip_grad_norm_, which also
+/// multiplies by the clamped coefficient without a read). Returns total_norm as a [1] float32
+/// tensor (grad_norm_on_device). What GradientClipping::norm runs on a backend without
+/// synchronous reads (Wgpu), and the JS kiln.optim.clipGradNormAsync, which reads the norm
+/// before it replaces the gradients (its errorIfNonfinite).
+/// Throws: ValueError unless max_norm is finite and > 0, or norm_type > 0 (or inf).
+template <class Grads>
+typename Grads::Inner::FloatTensor clip_grad_norm_on_device(Grads& grads, double max_norm,
+                                                            double norm_type = 2.0) {
+  if (!(std::isfinite(max_norm) && max_norm > 0.0)) {
+    throw ValueError(str_cat("clip_grad_norm: max_norm must be finite and > 0, got ", max_norm));
+  }
+  using Ops = typename Grads::Inner::FloatOps;
+  auto norm = grad_norm_on_device(grads, norm_type, "clip_grad_norm");
   const auto coef = Ops::binary_scalar(BinaryOp::Div, Ops::binary_scalar(BinaryOp::Add, norm, 1e-6, false),
                                        max_norm, true);
   const auto scale = Ops::clamp(coef, std::nullopt, 1.0);  // keeps a nan coef (torch.clamp)
   grads.map_primitives([&](auto, auto g) { return Ops::binary(BinaryOp::Mul, std::move(g), scale); });
+  return norm;
 }
 
 /// clip_grad_norm with the L2 norm and error_if_nonfinite false (the defaults of

@@ -34,8 +34,7 @@
 /// gradient of parameter fc1.weight is not finite", "the update of parameter fc1.weight with
 /// learning rate 1e+30 is not finite") but not the count of non-finite elements, which would
 /// cost a read per tensor; and the error arrives when the status is read, not at the step.
-/// Gradient clipping by norm reads the norm on the host (grad_clipping.hpp), so it cannot run
-/// here on a backend without synchronous reads.
+/// Gradient clipping by norm runs on the device there too (optim::clip_grad_norm_on_device).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -154,36 +153,31 @@ struct CommitMasker {
 
 }  // namespace detail
 
-/// One training step guarded on the device (see the top of this file): `loss_fn(model)` runs
-/// the forward pass and returns an item whose `loss` is a tensor [1] on the autodiff backend
-/// B (B::Inner is I); the backward, the optimizer's staged update and the masked commit follow.
-/// The optimizer must stage its steps (optim::OptimizerAdaptor). Returns the item (its loss
-/// and outputs stay on the device).
-/// Throws: ValueError if lr is negative or not finite; whatever the model, the loss and the
-/// optimizer throw (before anything is committed; the guard is unchanged then). A non-finite
-/// step throws nothing here: settle_deferred reports it.
-template <class M, class O, class LossFn, Backend I>
-auto deferred_train_step(M& model, O& optimizer, optim::LearningRate lr, LossFn&& loss_fn,
-                         DeferredGuard<I>& guard, const StepPosition& at) {
-  using Item = std::invoke_result_t<LossFn&, const M&>;
-  using B = typename decltype(std::declval<Item&>().loss)::Backend;
+/// The guarded step of deferred_train_step once the loss and its gradients are known: the
+/// probes of the loss (`loss`, the step's loss as a primitive of I), of each gradient of
+/// `grads` for a parameter of `model` and of each update, the optimizer's staged step and the
+/// masked commit of parameters and state, recorded in `guard` (no read). For callers that
+/// take the gradients themselves (the JS Learner's trainStep path over a parameter list,
+/// bindings/train_learner.cpp).
+/// Throws: as deferred_train_step.
+template <class M, class O, AutodiffBackend B, Backend I>
+void deferred_step_with_grads(M& model, O& optimizer, optim::LearningRate lr,
+                              const typename I::FloatTensor& loss, optim::GradientsParams<B> grads,
+                              DeferredGuard<I>& guard, const StepPosition& at) {
   static_assert(std::is_same_v<typename B::Inner, I>,
-                "deferred_train_step: the guard must live on the loss's inner backend");
+                "deferred_step_with_grads: the guard must live on the gradients' inner backend");
   using F = typename I::FloatOps;
   using FloatPrimitive = typename I::FloatTensor;
   optim::check_learning_rate(at.op, lr);
 
-  Item item = loss_fn(std::as_const(model));
   typename DeferredGuard<I>::StepRecord record;
   record.op = std::string(at.op);
   record.epoch = at.epoch;
   record.batch = at.batch;
   std::vector<FloatPrimitive> probes;
-  const FloatPrimitive loss = item.loss.inner().primitive();
   probes.push_back(detail::finite_probe<I>(loss));
   record.checks.emplace_back("loss");
 
-  auto grads = optim::GradientsParams<B>::from_grads(item.loss.backward(), model);
   // The gradients in visit order (train_step's order), and the values to keep on a refusal.
   std::unordered_map<module::ParamId, FloatPrimitive> old_values;
   std::unordered_map<module::ParamId, std::string> names;
@@ -276,6 +270,26 @@ auto deferred_train_step(M& model, O& optimizer, optim::LearningRate lr, LossFn&
   guard.failure_ = F::mask_where(failure_before, newly, this_failure);
   guard.ok_ = commit;
   guard.steps_.push_back(std::move(record));
+}
+
+/// The training step of train_step with its guard on the device (see the file comment): the
+/// loss of loss_fn(model), its backward, then deferred_step_with_grads.
+/// The optimizer must stage its steps (optim::OptimizerAdaptor). Returns the item (its loss
+/// and outputs stay on the device).
+/// Throws: ValueError if lr is negative or not finite; whatever the model, the loss and the
+/// optimizer throw (before anything is committed; the guard is unchanged then). A non-finite
+/// step throws nothing here: settle_deferred reports it.
+template <class M, class O, class LossFn, Backend I>
+auto deferred_train_step(M& model, O& optimizer, optim::LearningRate lr, LossFn&& loss_fn,
+                         DeferredGuard<I>& guard, const StepPosition& at) {
+  using Item = std::invoke_result_t<LossFn&, const M&>;
+  using B = typename decltype(std::declval<Item&>().loss)::Backend;
+  static_assert(std::is_same_v<typename B::Inner, I>,
+                "deferred_train_step: the guard must live on the loss's inner backend");
+  optim::check_learning_rate(at.op, lr);
+  Item item = loss_fn(std::as_const(model));
+  auto grads = optim::GradientsParams<B>::from_grads(item.loss.backward(), model);
+  deferred_step_with_grads(model, optimizer, lr, item.loss.inner().primitive(), std::move(grads), guard, at);
   return item;
 }
 

@@ -251,9 +251,10 @@ struct WgpuOps {
   static WgpuTensor cat(std::span<const WgpuTensor> tensors, std::int64_t dim);
   // Indexing (engine/src/wgpu/index_ops.cpp). Index values are checked as the Cpu checks
   // them (IndexError) when the index tensor keeps its host copy (it came from from_data);
-  // values that exist only on the device cannot be checked without a read: an index out of
-  // range is then skipped (select and gather read 0 for it, select_assign and scatter add
-  // nothing, one_hot writes a row of zeros). The accumulating ops sum in the Cpu's order
+  // values that exist only on the device are checked by a kernel that records a bad one
+  // (wgpu/runtime.hpp check_flags), and the next read rejects with KilnError `Index` naming
+  // the op; the op skips the index (select and gather read 0 for it, select_assign and
+  // scatter add nothing, one_hot writes a row of zeros). The accumulating ops sum in the Cpu's order
   // (each output element adds the values that hit it, in index order, without atomics), so
   // results are deterministic and round as the Cpu's.
   /// torch.index_select: indices I32 rank 1, each in [-size, size).
