@@ -55,9 +55,14 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * saving a model trained on the GPU came (Module.saveSafetensorsAsync, kiln.io's async savers
  * through it, writeNamedMpk's State naming writeNamedMpkAsync; their reads are in io_store's
  * lazy chunk) with Learner.fit naming GPU errors: 267,194 bytes (+0.2 KB), ratchet 267,300.
+ * Then norm clipping on the device (the core engine's clipGradNormDevice binding and
+ * clip_grad_norm_on_device; clipGradNormAsync itself is a lazy chunk) and the webgpu Learner's
+ * general path (its async steps are in learner_fit's lazy chunk; the host views' sync-read
+ * check and the constructor's webgpu options stay in core): 267,453 bytes (+0.26 KB),
+ * ratchet 267,550.
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 267_300, inference: 197_772 };
+const LIMITS = { train: 267_550, inference: 197_772 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {
@@ -106,7 +111,7 @@ for (const [name, m] of Object.entries(result)) {
   const limit = LIMITS[name];
   const kind = limit <= BUDGETS[name] ? 'budget' : 'ratchet';
   check(m.total.gzip <= limit,
-    `${name} page: ${m.files.length} files, ${(m.total.gzip / 1000).toFixed(1)} KB gzip -9 <= ${(limit / 1000).toFixed(1)} KB (${kind}; budget ${BUDGETS[name] / 1000} KB${m.total.gzip <= BUDGETS[name] ? ': holds' : ''})`);
+    `${name} page: ${m.files.length} files, ${(m.total.gzip / 1000).toFixed(1)} KB gzip -9 (${m.total.gzip} B) <= ${(limit / 1000).toFixed(1)} KB (${kind}; budget ${BUDGETS[name] / 1000} KB${m.total.gzip <= BUDGETS[name] ? ': holds' : ''})`);
 }
 if (failed) {
   console.error(`[e2e size] ${failed} check(s) failed`);

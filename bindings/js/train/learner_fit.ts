@@ -8,14 +8,15 @@
 import { gatherParams, type Module } from '../module_class.js';
 import { camelErrors, type Model } from '../nn.js';
 import { describe, fail } from '../tensor/checks.js';
-import type { Engine } from '../tensor/engine.js';
+import type { RawStepper } from '../raw.js';
+import type { Engine, Scoped } from '../tensor/engine.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { paramList } from './accumulator.js';
 import { int, nextTurn, now, options, type Options } from './common.js';
 import { isNode } from './learner_support.js';
 import {
-  checkModel, checkStepOutput, generalStep, generalStepAsync, scoped, validStepAsync,
-  type FitCallbacks, type GeneralEpochLog, type GeneralHistory, type GeneralSetup,
+  checkModel, checkStepOutput, generalStep, scoped,
+  type FitCallbacks, type GeneralEpochLog, type GeneralHistory, type GeneralSetup, type StepOutput,
 } from './learner_loop.js';
 import type { Metric } from './metrics.js';
 
@@ -100,6 +101,97 @@ function asBytes(v: unknown, what: string, op: string): Uint8Array {
   if (!(v instanceof Uint8Array)) throw fail('Format', `${op}: checkpoint file ${what} is missing or not bytes`);
   return v;
 }
+
+// ---------------------------------------------------------------- the webgpu engine
+
+/**
+ * generalStep on the webgpu engine, whose reads are asynchronous: the user's trainStep, then
+ * the engine's guarded step with its checks on the device (RawStepper.stepListDeferred ->
+ * kiln::train::deferred_step_with_grads: the same checks, clipping and optimizer step as
+ * stepList, no read), then one read of the guard's status with the loss (a refused step
+ * rejects `NonFinite` and changes nothing, as stepList) and, with metrics, one read each of
+ * the output and the targets, which the metrics get as host views (hostView): 1 to 3
+ * readbacks per step, where the built-in loss path reads once per `batchesPerCall` steps.
+ * Every tensor the step makes is disposed; the batch is not.
+ * @returns the step's loss value and item count.
+ */
+async function generalStepAsync(e: Engine, s: GeneralSetup, b: unknown, epoch: number, batch: number, op: string): Promise<{ loss: number; n: number }> {
+  const made = new Set<Scoped>();
+  e.scopes.push(made);
+  let open = true;
+  const close = () => { if (open) { e.scopes.pop(); open = false; } };
+  try {
+    const r = checkStepOutput(s.trainStep(s.model, b), e, op, 'trainStep');
+    const lossRaw = r.loss._raw(op, 'loss');
+    const stepper = s.stepper as Required<RawStepper>;
+    const { list, refresh } = gatherParams(e, s.model, op);
+    try {
+      camelErrors(() => stepper.stepListDeferred(s.optimizer._raw(op), list, lossRaw, epoch, batch));
+      refresh();
+    } finally {
+      list.release();
+      list.delete();
+    }
+    const status = e.wrap(camelErrors(() => stepper.statusAndLoss()));
+    close();  // the reads await: what other code makes meanwhile is not this step's
+    const values = (await status.data()) as Float32Array;
+    camelErrors(() => stepper.settle(s.optimizer._raw(op), values));
+    const value = values[4];
+    const n = r.output ? (r.output.shape[0] ?? 1) : 1;
+    await updateMetrics(e, s, r, { loss: value, lr: s.optimizer.learningRate, batchSize: n }, made);
+    return { loss: value, n };
+  } finally {
+    close();
+    for (const obj of [...made]) obj.dispose();
+  }
+}
+
+/**
+ * One validation batch on the webgpu engine: validStep, one read of its loss, then the
+ * metrics with host views of the output and targets (see generalStepAsync).
+ */
+async function validStepAsync(e: Engine, s: GeneralSetup, b: unknown, op: string): Promise<void> {
+  const made = new Set<Scoped>();
+  e.scopes.push(made);
+  let open = true;
+  const close = () => { if (open) { e.scopes.pop(); open = false; } };
+  try {
+    const r = checkStepOutput(s.validStep(s.model, b), e, op, 'validStep');
+    close();
+    r.loss._raw(op, 'loss');
+    if (r.loss.size !== 1) throw fail('Shape', `${op}: validStep's loss must have one element, got shape [${r.loss.shape.join(', ')}]`);
+    const value = Number((await r.loss.data())[0]);
+    const n = r.output ? (r.output.shape[0] ?? 1) : 1;
+    await updateMetrics(e, s, r, { loss: value, lr: s.optimizer.learningRate, batchSize: n }, made);
+  } finally {
+    close();
+    for (const obj of [...made]) obj.dispose();
+  }
+}
+
+/** The metrics' update of one step on the webgpu engine, with host views of output and targets. */
+async function updateMetrics(e: Engine, s: GeneralSetup, r: StepOutput, info: { loss: number; lr: number; batchSize: number }, made: Set<Scoped>): Promise<void> {
+  if (s.metrics.length === 0) return;
+  const output = r.output ? await hostView(e, r.output, made) : undefined;
+  const targets = r.targets instanceof e.Tensor ? await hostView(e, r.targets as Tensor, made) : r.targets;
+  for (const m of s.metrics) m.update(output as Tensor, targets as Tensor, info);
+}
+
+/**
+ * A tensor of `t`'s values read from the GPU (await data()), made with fromData so its values
+ * are on the host, and marked so that its synchronous reads (dataSync, item, toArray) work:
+ * what the metric protocol's update() reads. Added to `made` (disposed with the step).
+ */
+async function hostView(e: Engine, t: Tensor, made: Set<Scoped>): Promise<Tensor> {
+  const T = e.Tensor as unknown as { fromData(d: unknown, o: { shape: readonly number[]; dtype: string }): Tensor };
+  const values = await t.data();
+  const view = T.fromData(values, { shape: t.shape, dtype: t.dtype });
+  made.add(view as unknown as Scoped);
+  (view as unknown as { _hostView: boolean })._hostView = true;
+  return view;
+}
+
+// ---------------------------------------------------------------- fit
 
 /**
  * Loads the checkpoint of `epoch` (or the latest) into the model, optimizer, scheduler,

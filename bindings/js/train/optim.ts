@@ -235,66 +235,8 @@ export function clipGradNorm(e: Engine, grads: unknown, maxNorm: unknown, option
   return r.totalNorm;
 }
 
-/**
- * clipGradNorm with the norm computed and applied on the device, for every backend (on
- * webgpu, where clipGradNorm's synchronous read of the norm is a `State` error): the total
- * norm and the clipped values are computed on the device (C++ kiln::optim::
- * clip_grad_norm_on_device), the norm is read with `await`, and only then do the gradients
- * get their clipped values. So with errorIfNonfinite a NaN/inf norm throws `NonFinite` and
- * changes nothing, as in clipGradNorm. The per-tensor sums are combined in float32 here
- * (in double by clipGradNorm): the norms agree to float32 rounding.
- * Same arguments as clipGradNorm. Resolves to the total norm before clipping.
- * @throws KilnError (the promise rejects) as clipGradNorm; `Disposed` when a gradient was
- *   disposed while the norm was read (nothing changed); `Device` on a lost GPU.
- */
-export async function clipGradNormAsync(e: Engine, grads: unknown, maxNorm: unknown, options?: unknown): Promise<number> {
-  const op = 'optim.clipGradNormAsync';
-  if (grads instanceof e.bound(GradientsClass)) {
-    const c = options_(options, op, ['normType', 'errorIfNonfinite', 'params']);
-    if (c.params === undefined) {
-      throw fail('Config', `${op}: with a Gradients, say whose gradients to clip: {params: model} (a kiln.Module, or an array of tensors)`);
-    }
-    const g = e.unwrapGradients(grads as Gradients, op);
-    const pairs: [Tensor, Tensor][] = [];
-    try {
-      for (const [, p] of paramList(e, c.params, op)) {
-        const h = e.raw.tGrad(p._raw(op), g);
-        if (h !== undefined) pairs.push([p, e.wrap(h)]);
-      }
-      const { params: _params, ...rest } = c;
-      const total = await clipGradNormAsync(e, pairs.map(([, t]) => t), maxNorm, rest);
-      const g2 = e.unwrapGradients(grads as Gradients, op);
-      for (const [p, t] of pairs) e.raw.tGradReplace(p._raw(op), g2, t._raw(op));
-      return total;
-    } finally {
-      for (const [, t] of pairs) t.dispose();
-    }
-  }
-  const a = clipNormArgs(e, grads, maxNorm, options, op);
-  const r = camelErrors(() => e.raw.clipGradNormDevice(a.tensors.map((t) => t._raw(op)), a.maxNorm, a.normType));
-  let swapped = false;
-  try {
-    const norm = e.wrap(r.totalNorm);
-    let total: number;
-    try {
-      total = (await norm.data())[0];
-    } finally {
-      norm.dispose();
-    }
-    if (a.errorIfNonfinite && !Number.isFinite(total)) {
-      throw fail('NonFinite', `${op}: the total norm of order ${a.normType} of the gradients is ${total} (errorIfNonfinite is set; the gradients are unchanged)`);
-    }
-    a.tensors.forEach((t) => t._raw(op));  // `Disposed` if one went during the read
-    swapHandles(e, a.tensors, r.tensors);
-    swapped = true;
-    return total;
-  } finally {
-    if (!swapped) for (const h of r.tensors) h.delete();
-  }
-}
-
-/** clipGradNorm's arguments with an array of gradient tensors, checked. */
-function clipNormArgs(e: Engine, grads: unknown, maxNorm: unknown, options: unknown, op: string):
+/** clipGradNorm's arguments with an array of gradient tensors, checked. @internal */
+export function clipNormArgs(e: Engine, grads: unknown, maxNorm: unknown, options: unknown, op: string):
   { tensors: Tensor[]; maxNorm: number; normType: number; errorIfNonfinite: boolean } {
   const tensors = gradTensors(e, grads, op);
   const c = options_(options, op, ['normType', 'errorIfNonfinite', 'params']);
@@ -375,8 +317,8 @@ function gradTensors(e: Engine, grads: unknown, op: string): Tensor[] {
   return grads as Tensor[];
 }
 
-/** Gives each tensor the new handle (as requireGrad does), deleting the old one. */
-function swapHandles(e: Engine, tensors: Tensor[], handles: RawTensor[]): void {
+/** Gives each tensor the new handle (as requireGrad does), deleting the old one. @internal */
+export function swapHandles(e: Engine, tensors: Tensor[], handles: RawTensor[]): void {
   tensors.forEach((t, i) => {
     const old = t._h as RawTensor;
     const next = handles[i];
@@ -669,7 +611,8 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     ReduceLROnPlateau: P,
     GradientsAccumulator: A,
     clipGradNorm: (grads: unknown, maxNorm: unknown, opts?: unknown) => clipGradNorm(e, grads, maxNorm, opts),
-    clipGradNormAsync: (grads: unknown, maxNorm: unknown, opts?: unknown) => clipGradNormAsync(e, grads, maxNorm, opts),
+    // clip_async.ts, a chunk of its own: loaded on the first call.
+    clipGradNormAsync: async (grads: unknown, maxNorm: unknown, opts?: unknown) => (await import('./clip_async.js')).clipGradNormAsync(e, grads, maxNorm, opts),
     clipGradValue: (grads: unknown, clipValue: unknown) => clipGradValue(e, grads, clipValue),
   });
 }
