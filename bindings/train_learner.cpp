@@ -775,6 +775,42 @@ void stepper_step_list_deferred(JsStepper& st, const JsOptimizer& o, JsParamList
   });
 }
 
+/// accumulateList on the webgpu engine: the backward and the sum of the gradients on the device,
+/// without reading the loss; JS reads it and calls checkLoss (accumulateList checks it first
+/// on the Cpu; a refused loss ends fit(), whose clear() drops the sums either way).
+double stepper_accumulate_list_deferred(JsStepper& st, JsParamList& list, const JsTensor& loss) {
+  return guarded([&] {
+    auto l = loss_of(loss, "Learner.fit");
+    const Gradients grads = l.backward();
+    st.accumulator.accumulate(list.list, list_gradients(list, grads));
+    ++st.pending;
+    return static_cast<double>(st.pending);
+  });
+}
+
+/// checkLoss(value, epoch, batch): accumulateList's check of a loss read by JS (NonFiniteError
+/// with train_step's message).
+void stepper_check_loss(const JsStepper&, double value, double epoch, double batch) {
+  guarded([&] { kiln::train::detail::check_loss(value, position(epoch, batch)); });
+}
+
+/// applyList on the webgpu engine: the guarded step with the summed gradients, its checks on
+/// the device (their loss already checked: a zero loss is probed), then statusAndLoss and settle
+/// as after stepListDeferred.
+void stepper_apply_list_deferred(JsStepper& st, const JsOptimizer& o, JsParamList& list, double epoch, double batch) {
+  guarded([&] {
+    constexpr const char* op = "Learner.fit";
+    if (st.pending == 0) return;
+    if (st.deferred.guard.pending() != 0) throw kiln::StateError(kiln::str_cat(op, ": a step is not settled"));
+    OptimizerState& opt = optimizer_state(o, op);
+    auto grads = st.accumulator.grads();
+    st.pending = 0;
+    const auto zero = kiln::Tensor<Inner, 1>::zeros(kiln::Shape{1}, InnerDevice{});
+    optimizer_step_list_deferred(opt, list, zero.primitive(), std::move(grads), st.deferred, position(epoch, batch));
+    st.last_loss.reset();
+  });
+}
+
 /// statusAndLoss(): f32 [5] on the device: the guard's status (4 values,
 /// kiln/train/deferred_step.hpp), then the last stepListDeferred's loss.
 JsTensor stepper_status_and_loss(const JsStepper& st) {
@@ -830,6 +866,9 @@ EMSCRIPTEN_BINDINGS(kiln_train_learner) {
       .function("stepListDeferred", &stepper_step_list_deferred)
       .function("statusAndLoss", &stepper_status_and_loss)
       .function("settle", &stepper_settle)
+      .function("accumulateListDeferred", &stepper_accumulate_list_deferred)
+      .function("checkLoss", &stepper_check_loss)
+      .function("applyListDeferred", &stepper_apply_list_deferred)
 #endif
       .function("pending", &stepper_pending)
       .function("clear", &stepper_clear)

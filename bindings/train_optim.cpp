@@ -524,6 +524,106 @@ val optimizer_save_state_list(const JsOptimizer& o, const JsParamList& list) {
   return guarded([&] { return save_state_of(state_of(o), list.list); });
 }
 
+#if defined(KILN_BACKEND_WGPU)
+/// saveState's metadata of `s` (the step count and the schedule, as save_state_of writes them).
+std::map<std::string, std::string> state_meta(const OptimizerState& s) {
+  std::map<std::string, std::string> meta;
+  meta["optimizer"] = s.kind;
+  meta["steps"] = std::to_string(s.steps);
+  meta["schedule"] = s.schedule_spec.dump();
+  meta["schedule_start"] = std::to_string(s.schedule_start);
+  meta["last_lr"] = std::isnan(s.last_lr) ? "nan" : number_text(s.last_lr);
+  return meta;
+}
+
+/// optimizer.saveStateAsync's first half on the webgpu engine, whose state tensors are read
+/// asynchronously: what to_named_record would hold, with the tensors unread: {keys, tensors}
+/// (float state fields, in key order), {countKeys, counts} (integer fields such as Adam's
+/// `time`) and meta (saveState's metadata, as of now). JS reads the tensors, then calls
+/// optimizerStateBytes with their values.
+val optimizer_state_parts_list(const JsOptimizer& o, const JsParamList& list) {
+  return guarded([&] {
+    const OptimizerState& s = state_of(o);
+    val keys = val::array(), tensors = val::array(), count_keys = val::array(), counts = val::array();
+    std::visit(
+        [&](const auto& a) {
+          const auto states = a.to_record();
+          auto collect = [&](const std::string& path, const auto& param) {
+            using P = std::remove_cvref_t<decltype(param)>;
+            if constexpr (std::is_same_v<typename P::Value::Kind, kiln::Float>) {
+              const auto it = states.find(param.id());
+              if (it == states.end()) return;
+              auto field = [&](std::string_view name, const auto& value) {
+                using T = std::remove_cvref_t<decltype(value)>;
+                const std::string key = kiln::str_cat(path, ".", name);
+                if constexpr (std::is_same_v<T, std::int64_t>) {
+                  count_keys.call<void>("push", key);
+                  counts.call<void>("push", static_cast<double>(value));
+                } else if constexpr (std::is_same_v<T, std::optional<Inner::FloatTensor>>) {
+                  if (value) {
+                    keys.call<void>("push", key);
+                    tensors.call<void>("push", val(JsTensor(*value)));
+                  }
+                } else {
+                  keys.call<void>("push", key);
+                  tensors.call<void>("push", val(JsTensor(value)));
+                }
+              };
+              it->second.visit(field);
+            }
+          };
+          list.list.visit(collect);
+        },
+        s.impl->optim);
+    val meta = val::object();
+    for (const auto& [k, v] : state_meta(s)) meta.set(k, v);
+    val out = val::object();
+    out.set("keys", keys);
+    out.set("tensors", tensors);
+    out.set("countKeys", count_keys);
+    out.set("counts", counts);
+    out.set("meta", meta);
+    return out;
+  });
+}
+
+/// optimizer.saveStateAsync's second half: the bytes saveState writes, from the float fields'
+/// values read by JS (`values[i]`: Float32Array of `shapes[i]`), the counts and the metadata
+/// of optimizerStateParts.
+val optimizer_state_bytes(val keys, val values, val shapes, val count_keys, val counts, val meta) {
+  return guarded([&] {
+    kiln::optim::NamedStateRecord record;
+    const auto n = keys["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) {
+      const val shape = shapes[i];
+      std::vector<std::int64_t> dims(shape["length"].as<std::size_t>());
+      for (std::size_t d = 0; d < dims.size(); ++d) dims[d] = static_cast<std::int64_t>(shape[d].as<double>());
+      const val v = values[i];
+      std::vector<float> data(v["length"].as<std::size_t>());
+      if (!data.empty()) val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", v);
+      kiln::TensorData t(kiln::Shape(dims), std::move(data));
+      if (t.shape.num_elements() != static_cast<std::int64_t>(t.bytes.size() / 4)) {
+        throw kiln::ShapeError("Optimizer.saveStateAsync: a state tensor's values do not fit its shape (an engine bug)");
+      }
+      record.insert_or_assign(keys[i].as<std::string>(), kiln::optim::StateValue(std::move(t)));
+    }
+    const auto m = count_keys["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < m; ++i) {
+      record.insert_or_assign(count_keys[i].as<std::string>(),
+                              kiln::optim::StateValue(static_cast<std::int64_t>(counts[i].as<double>())));
+    }
+    std::map<std::string, std::string> md;
+    const val names = val::global("Object").call<val>("keys", meta);
+    for (std::size_t i = 0; i < names["length"].as<std::size_t>(); ++i) {
+      const auto k = names[i].as<std::string>();
+      md[k] = meta[k].as<std::string>();
+    }
+    const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, md);
+    return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+  });
+}
+#endif
+
 std::int64_t meta_count(const std::map<std::string, std::string>& meta, const char* key, const char* op) {
   const auto it = meta.find(key);
   if (it == meta.end() || it->second.empty() ||
@@ -648,6 +748,10 @@ EMSCRIPTEN_BINDINGS(kiln_train_optim) {
   emscripten::function("optimizerSetSchedule", &optimizer_set_schedule);
   emscripten::function("optimizerScheduleKind", &optimizer_schedule_kind);
   emscripten::function("optimizerSaveStateList", &optimizer_save_state_list);
+#if defined(KILN_BACKEND_WGPU)
+  emscripten::function("optimizerStatePartsList", &optimizer_state_parts_list);
+  emscripten::function("optimizerStateBytes", &optimizer_state_bytes);
+#endif
   emscripten::function("optimizerLoadStateList", &optimizer_load_state_list);
   emscripten::function("gradientsEmpty", &gradients_empty);
 }

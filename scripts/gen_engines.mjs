@@ -49,10 +49,11 @@ if (inference.layerTypes.join() !== core.layerTypes.join()) {
   throw new Error(`gen_engines: the inference engine's layer types ${inference.layerTypes.join(', ')} differ from the core engine's ${core.layerTypes.join(', ')}`);
 }
 // The webgpu engine (issue 21: dist/kiln-webgpu.*): every binding of the full engine over the
-// Wgpu backend, plus its read entry point tGpuReadInfo. Both ways are checked: an entry point
-// of one engine missing from the other fails the build.
+// Wgpu backend, plus its read entry point tGpuReadInfo and the two halves of
+// Optimizer.saveStateAsync's read (bindings/train_optim.cpp). Both ways are checked: an entry
+// point of one engine missing from the other fails the build.
 const webgpu = await surface('kiln-webgpu');
-const WEBGPU_OWN = ['tGpuReadInfo'];
+const WEBGPU_OWN = ['tGpuReadInfo', 'optimizerStatePartsList', 'optimizerStateBytes'];
 const webgpuExtra = webgpu.functions.filter((f) => !full.functions.includes(f) && !WEBGPU_OWN.includes(f));
 if (webgpuExtra.length) throw new Error(`gen_engines: webgpu entry points missing from the full engine: ${webgpuExtra.join(', ')}`);
 const webgpuMissing = full.functions.filter((f) => !webgpu.functions.includes(f));

@@ -93,6 +93,12 @@ export interface RawStepper extends RawOwned {
   statusAndLoss?(): RawTensor;
   /** The webgpu engine only: settles the step with statusAndLoss's values (NonFinite if refused). */
   settle?(optimizer: RawOptimizer, values: Float32Array): void;
+  /** The webgpu engine only: accumulateList without reading the loss (checkLoss after the read). */
+  accumulateListDeferred?(list: RawParamList, loss: RawTensor): number;
+  /** The webgpu engine only: accumulateList's check of a loss read by JS (NonFinite). */
+  checkLoss?(value: number, epoch: number, batch: number): void;
+  /** The webgpu engine only: applyList with its checks on the device (then statusAndLoss, settle). */
+  applyListDeferred?(optimizer: RawOptimizer, list: RawParamList, epoch: number, batch: number): void;
 }
 
 export interface RawOptimizer extends RawOwned {

@@ -12,13 +12,15 @@
 //      an update that overflows (lr 1e38) is refused naming the parameter, nothing changes;
 //   3. an MLP and the CNN of the benchmarks train on an MNIST subset (2,000 images, one
 //      epoch, validation on 1,000 test images) to the cpu backend's accuracy within a point;
-//   4. what the webgpu Learner cannot do synchronously throws State naming the async way;
+//   4. what the webgpu Learner and optimizer cannot do synchronously throw State naming the
+//      async way;
 //   5. every kind of layer (recurrent, attention, norms, 1-D/3-D convolutions, pools,
 //      upsampling, gated units): forward and the input's gradient equal the cpu backend's;
 //   6. the Learner's general path (trainStep, metrics, lrScheduler, earlyStopping, validLoader):
 //      the same per-epoch metrics, steps and trained model as the cpu backend's, a user metric
 //      that reads its output synchronously, the readbacks per step counted, a NaN batch
-//      refused as on the cpu (nothing changed), and gradientAccumulation / checkpointer State.
+//      refused as on the cpu (nothing changed), gradient accumulation as on the cpu, and
+//      checkpoints (saved with async reads) that resume to the straight run and load on the cpu.
 // Skips (exit 0) without /usr/bin/chromium.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -158,8 +160,7 @@ window.run = async () => {
     const learner = new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy' });
     const data = g.data.fromArrays(x, y, { itemShape: [2] });
     out.sync = [err(() => learner.predict(data)), err(() => learner.evaluate(data)), err(() => learner.trainBatch(x.subarray(0, 8), y.subarray(0, 4))),
-      err(() => new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy', gradientAccumulation: 2 })),
-      err(() => new g.Learner(model, { optimizer: g.optim.sgd({ lr: 0.1 }), loss: 'crossEntropy', checkpointer: { store: { save() {}, load() {} } } }))];
+      err(() => g.optim.adam({ lr: 0.01 }).saveState(model))];
   }
   // 6. the general path: batches as {x, y} tensors (an array: the caller's, used every epoch)
   out.general = {};
@@ -187,11 +188,40 @@ window.run = async () => {
     const nanLearner = new k.Learner(k.nn.sequential(MLP, { seed: 3 }), { optimizer: k.optim.adam({ lr: 0.02 }), loss: 'crossEntropy', metrics: [new k.metrics.Accuracy()] });
     const nanModel = nanLearner.model;
     const nanErr = await aerr(() => nanLearner.fit(batches(0, 128, 70), { epochs: 1 }));
+    // gradientAccumulation 2 (sums of 2 batches, one step per pair)
+    const accModel = k.nn.sequential(MLP, { seed: 3 });
+    const accLearner = new k.Learner(accModel, { optimizer: k.optim.adam({ lr: 0.02 }), loss: 'crossEntropy', metrics: [new k.metrics.Accuracy()], gradientAccumulation: 2 });
+    const accH = await accLearner.fit(batches(0, 192), { epochs: 2 });
+    // checkpoints in a store (a Map): 2 epochs, then a new learner resumes for a third; a
+    // straight 3-epoch run beside it
+    const store = new Map();
+    const cpStore = { save: async (key, v) => { store.set(key, v); }, load: async (key) => store.get(key) };
+    const setup = () => {
+      const m = k.nn.sequential(MLP, { seed: 3 });
+      return { m, l: new k.Learner(m, { optimizer: k.optim.adam({ lr: 0.02 }), loss: 'crossEntropy', metrics: [new k.metrics.Accuracy()], checkpointer: { store: cpStore }, seed: 5 }) };
+    };
+    const first = setup();
+    await first.l.fit(batches(0, 192), { epochs: 2 });
+    const resumed = setup();
+    await resumed.l.fit(batches(0, 192), { epochs: 3, resume: true });
+    const straight = setup();
+    await straight.l.fit(batches(0, 192), { epochs: 3 });
     out.general[name] = {
       epochs: h.epochs.map((e) => ({ train: e.train, valid: e.valid, lr: e.lr })), stopReason: h.stopReason, outputs: await outputs(k, model),
       work: before && { reads: after.reads - before.reads, steps: 3 * 6, validBatches: 3 * 2 },
       nan: { error: nanErr, outputs: await outputs(k, nanModel), untrained: await outputs(k, k.nn.sequential(MLP, { seed: 3 })) },
+      acc: { loss: accH.loss, steps: accLearner.optimizer.steps, outputs: await outputs(k, accModel) },
+      checkpoint: { keys: [...store.keys()].sort(), resumed: await outputs(k, resumed.m), straight: await outputs(k, straight.m),
+        optimizerBytes: store.get('epoch-2/optimizer.safetensors'), modelBytes: store.get('epoch-2/model.safetensors') },
     };
+  }
+  {
+    const cp = out.general.gpu.checkpoint;
+    const m = c.nn.sequential(MLP, { seed: 9 });
+    m.loadSafetensors(cp.modelBytes);
+    const o = c.optim.adam({ lr: 0.02 });
+    out.general.crossLoad = { error: err(() => o.loadState(m, cp.optimizerBytes)), steps: o.steps, cpuBytes: out.general.cpu.checkpoint.optimizerBytes.length, gpuBytes: cp.optimizerBytes.length };
+    delete cp.modelBytes; delete cp.optimizerBytes; delete out.general.cpu.checkpoint.modelBytes; delete out.general.cpu.checkpoint.optimizerBytes;
   }
   // 5. every kind of layer: forward and the input's gradient, webgpu against cpu (same seed)
   const LAYERS = [
@@ -283,11 +313,10 @@ try {
       `MNIST ${model.toUpperCase()}, 2,000 images, 1 epoch: validation accuracy webgpu ${r.gpu.validAccuracy.toFixed(4)} vs cpu ${r.cpu.validAccuracy.toFixed(4)}; validation loss ${r.gpu.validLoss.toFixed(5)} vs ${r.cpu.validLoss.toFixed(5)}; train accuracy ${r.gpu.accuracy.toFixed(4)} vs ${r.cpu.accuracy.toFixed(4)}; loss ${r.gpu.loss.toFixed(4)} vs ${r.cpu.loss.toFixed(4)} (${r.gpu.seconds.toFixed(1)} s on SwiftShader, ${r.cpu.seconds.toFixed(1)} s on the cpu)`);
   }
   // 4.
-  const [predict, evaluate, trainBatch, accumulation, checkpointer] = o.sync;
+  const [predict, evaluate, trainBatch, saveState] = o.sync;
   check(predict?.code === 'State' && /await output\.data\(\)/.test(predict.message) && evaluate?.code === 'State' && /validationData/.test(evaluate.message) &&
     trainBatch?.code === 'State' && /learner\.fit/.test(trainBatch.message) &&
-    accumulation?.code === 'State' && /gradientAccumulation is not available on the webgpu backend/.test(accumulation.message) &&
-    checkpointer?.code === 'State' && /checkpointer is not available on the webgpu backend/.test(checkpointer.message),
+    saveState?.code === 'State' && /saveStateAsync/.test(saveState.message),
     `sync Learner parts: ${o.sync.map((e) => `${e?.code}: ${e?.message}`).join(' | ')}`);
   // 6.
   {
@@ -299,6 +328,12 @@ try {
       `general path, 3 epochs (Accuracy, a user metric reading output.dataSync(), exponential lr, earlyStopping, validLoader): webgpu ${JSON.stringify(gpu.epochs.map((e) => [e.train, e.valid]))} vs cpu ${JSON.stringify(cpu.epochs.map((e) => [e.train, e.valid]))}; outputs ${gpu.outputs.map((v) => v.toFixed(5)).join(' ')} vs ${cpu.outputs.map((v) => v.toFixed(5)).join(' ')}`);
     check(gpu.work.reads === 3 * gpu.work.steps + 3 * gpu.work.validBatches,
       `general path on webgpu: ${gpu.work.reads} readbacks for ${gpu.work.steps} steps and ${gpu.work.validBatches} validation batches (3 per step and per batch with metrics: status with loss, output, targets)`);
+    check(close(gpu.acc.loss, cpu.acc.loss, 1e-4) && gpu.acc.steps === 6 && cpu.acc.steps === 6 && close(gpu.acc.outputs, cpu.acc.outputs, 1e-4),
+      `gradientAccumulation 2 on webgpu: losses ${gpu.acc.loss.map((v) => v.toFixed(5)).join(' ')} vs cpu ${cpu.acc.loss.map((v) => v.toFixed(5)).join(' ')}; steps ${gpu.acc.steps} (cpu ${cpu.acc.steps}); outputs agree`);
+    const cl = o.general.crossLoad;
+    check(JSON.stringify(gpu.checkpoint.keys) === JSON.stringify(cpu.checkpoint.keys) && close(gpu.checkpoint.resumed, gpu.checkpoint.straight, 1e-6) && close(gpu.checkpoint.resumed, cpu.checkpoint.resumed, 1e-4)
+      && cl.error === null && cl.steps === 12 && cl.gpuBytes === cl.cpuBytes,
+      `checkpointer on webgpu: files ${gpu.checkpoint.keys.join(', ')}; resumed for epoch 3 = straight 3 epochs (${gpu.checkpoint.resumed.map((v) => v.toFixed(5)).join(' ')}); the epoch-2 optimizer state (${cl.gpuBytes} bytes, cpu ${cl.cpuBytes}) loads into a cpu optimizer (steps ${cl.steps}${cl.error ? `; ${cl.error.message}` : ''})`);
     const nanOk = (e) => e?.code === 'NonFinite' && /at epoch 1, batch 3/.test(e.message);
     check(nanOk(gpu.nan.error) && nanOk(cpu.nan.error) && close(gpu.nan.outputs, cpu.nan.outputs, 1e-4) && !close(gpu.nan.outputs, gpu.nan.untrained, 1e-3),
       `general path, NaN in batch 3: webgpu "${gpu.nan.error?.message}" vs cpu "${cpu.nan.error?.message}"; the model after 2 steps equals the cpu's`);

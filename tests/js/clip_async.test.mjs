@@ -127,3 +127,23 @@ describe('kiln.optim.clipGradNormAsync', () => {
     g.dispose();
   });
 });
+
+describe('Optimizer.saveStateAsync (the webgpu backend\'s form of saveState; webgpu-train.e2e.mjs runs it there)', () => {
+  it('on the cpu backend: saveState\'s bytes, which load back', async () => {
+    const model = kiln.nn.sequential({ layers: [{ type: 'linear', dInput: 3, dOutput: 2 }] }, { seed: 4 });
+    const optimizer = kiln.optim.adam({ lr: 0.1 });
+    kiln.tidy(() => {
+      const grads = model.forward(kiln.Tensor.fromData([[1, 2, 3]])).sum().backward();
+      optimizer.step(model, grads);
+    });
+    const sync = optimizer.saveState(model);
+    const bytes = await optimizer.saveStateAsync(model);
+    expect(bytes).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(bytes).equals(Buffer.from(sync))).toBe(true);
+    // The moments are in it: a fresh optimizer loads them and reports the step count.
+    const again = kiln.optim.adam({ lr: 0.1 });
+    again.loadState(model, bytes);
+    expect(again.steps).toBe(1);
+    expect(Buffer.from(again.saveState(model)).equals(Buffer.from(sync))).toBe(true);
+  });
+});

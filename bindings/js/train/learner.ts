@@ -86,25 +86,16 @@ export class Learner extends HandleOwner<RawLearner> {
    * On the webgpu backend the general path runs each step's checks on the device and reads its
    * loss (and, with metrics, its output and targets: the metrics get tensors whose synchronous
    * reads work) after it: 1 to 3 readbacks per step, where the built-in loss path reads once per
-   * `batchesPerCall` steps; gradientAccumulation and checkpointer are `State` there.
+   * `batchesPerCall` steps; checkpoints read the model and the optimizer's state with await.
    * @throws KilnError `Type` (model, functions, metrics), `Config` (optimizer, loss, unknown
    *   options, metric names, a scheduler of another optimizer; inputShape that does not fit the
-   *   model), `State` (webgpu: gradientAccumulation > 1, checkpointer).
+   *   model).
    */
   constructor(model: Model | Module, config: LearnerConfig) {
     const op = 'Learner';
     const e = engineOfNew(new.target, op);
     const c = options(config, op, ['optimizer', 'loss', 'seed', 'inputShape', ...GENERAL_OPTIONS]);
     if (GENERAL_OPTIONS.some((k) => c[k] !== undefined)) {
-      if (e.asyncRead !== null) {
-        // The webgpu engine runs this path with each step's checks on the device and the loss
-        // read after it (learner_loop.ts generalStepAsync); these two still read synchronously.
-        for (const [k, why] of [['gradientAccumulation', 'checks each accumulated loss on the host'], ['checkpointer', "saves the optimizer's state with a synchronous read"]] as const) {
-          if (c[k] !== undefined && !(k === 'gradientAccumulation' && c[k] === 1)) {
-            throw fail('State', `${op}: ${k} is not available on the webgpu backend yet (it ${why}); trainStep, metrics, lrScheduler, earlyStopping and validLoader are`);
-          }
-        }
-      }
       if (c.inputShape !== undefined) throw fail('Config', `${op}: inputShape is an option of the built-in loss path (not with trainStep, metrics, ...)`);
       const loss = c.loss === undefined ? null : lossOf(e, c.loss, op);
       checkModel(e, model, op);

@@ -68,6 +68,20 @@ interface CheckpointState {
   seed: number;
 }
 
+/**
+ * The model's SafeTensors bytes: saveSafetensors, or on the webgpu backend (whose reads are
+ * asynchronous) saveSafetensorsAsync, which gives the same bytes.
+ */
+async function modelBytesOf(s: GeneralSetup, e: Engine): Promise<Uint8Array> {
+  const asyncSave = (s.model as { saveSafetensorsAsync?: () => Promise<Uint8Array> }).saveSafetensorsAsync;
+  return e.asyncRead !== null && typeof asyncSave === 'function' ? asyncSave.call(s.model) : s.model.saveSafetensors();
+}
+
+/** The optimizer's state bytes for the model (saveState; saveStateAsync on webgpu). */
+async function optimizerBytesOf(s: GeneralSetup, e: Engine): Promise<Uint8Array> {
+  return e.asyncRead !== null ? s.optimizer.saveStateAsync(s.model) : s.optimizer.saveState(s.model);
+}
+
 async function saveCheckpoint(s: GeneralSetup, e: Engine, epoch: number, history: GeneralEpochLog[], train: unknown, valid: unknown, op: string): Promise<void> {
   const cp = s.checkpointer!;
   const dir = `epoch-${epoch}`;
@@ -80,8 +94,8 @@ async function saveCheckpoint(s: GeneralSetup, e: Engine, epoch: number, history
     earlyStopping: s.earlyStopping ? s.earlyStopping.state() : null,
     seed: s.seed,
   };
-  await cp.store.save(`${dir}/model.safetensors`, s.model.saveSafetensors());
-  await cp.store.save(`${dir}/optimizer.safetensors`, s.optimizer.saveState(s.model));
+  await cp.store.save(`${dir}/model.safetensors`, await modelBytesOf(s, e));
+  await cp.store.save(`${dir}/optimizer.safetensors`, await optimizerBytesOf(s, e));
   await cp.store.save(`${dir}/learner.json`, JSON.stringify(state));
   await cp.store.save('latest.json', JSON.stringify({ format: FORMAT, epoch }));
 }
@@ -112,6 +126,8 @@ function asBytes(v: unknown, what: string, op: string): Uint8Array {
  * rejects `NonFinite` and changes nothing, as stepList) and, with metrics, one read each of
  * the output and the targets, which the metrics get as host views (hostView): 1 to 3
  * readbacks per step, where the built-in loss path reads once per `batchesPerCall` steps.
+ * With gradientAccumulation: the sums on the device, one read of the loss per batch (checked
+ * as accumulateList does), and applyPendingAsync every `accumulation` batches.
  * Every tensor the step makes is disposed; the batch is not.
  * @returns the step's loss value and item count.
  */
@@ -124,25 +140,66 @@ async function generalStepAsync(e: Engine, s: GeneralSetup, b: unknown, epoch: n
     const r = checkStepOutput(s.trainStep(s.model, b), e, op, 'trainStep');
     const lossRaw = r.loss._raw(op, 'loss');
     const stepper = s.stepper as Required<RawStepper>;
-    const { list, refresh } = gatherParams(e, s.model, op);
-    try {
-      camelErrors(() => stepper.stepListDeferred(s.optimizer._raw(op), list, lossRaw, epoch, batch));
-      refresh();
-    } finally {
-      list.release();
-      list.delete();
+    let value: number;
+    if (s.accumulation === 1) {
+      const { list, refresh } = gatherParams(e, s.model, op);
+      try {
+        camelErrors(() => stepper.stepListDeferred(s.optimizer._raw(op), list, lossRaw, epoch, batch));
+        refresh();
+      } finally {
+        list.release();
+        list.delete();
+      }
+      const status = e.wrap(camelErrors(() => stepper.statusAndLoss()));
+      close();  // the reads await: what other code makes meanwhile is not this step's
+      const values = (await status.data()) as Float32Array;
+      camelErrors(() => stepper.settle(s.optimizer._raw(op), values));
+      value = values[4];
+    } else {
+      // Gradient accumulation: the sums on the device, the loss read and checked (as
+      // accumulateList checks it), and every `accumulation` batches the guarded step.
+      const { list } = gatherParams(e, s.model, op);
+      try {
+        camelErrors(() => stepper.accumulateListDeferred(list, lossRaw));
+      } finally {
+        list.release();
+        list.delete();
+      }
+      close();
+      value = Number((await r.loss.data())[0]);
+      camelErrors(() => stepper.checkLoss(value, epoch, batch));
+      if (batch % s.accumulation === 0) await applyPendingAsync(e, s, epoch, batch, op);
     }
-    const status = e.wrap(camelErrors(() => stepper.statusAndLoss()));
-    close();  // the reads await: what other code makes meanwhile is not this step's
-    const values = (await status.data()) as Float32Array;
-    camelErrors(() => stepper.settle(s.optimizer._raw(op), values));
-    const value = values[4];
     const n = r.output ? (r.output.shape[0] ?? 1) : 1;
     await updateMetrics(e, s, r, { loss: value, lr: s.optimizer.learningRate, batchSize: n }, made);
     return { loss: value, n };
   } finally {
     close();
     for (const obj of [...made]) obj.dispose();
+  }
+}
+
+/**
+ * The guarded step of the accumulated gradients on the webgpu engine (applyList's): the step
+ * with its checks on the device, one read of the guard's status, settle (a refused step
+ * rejects `NonFinite`, nothing changed).
+ */
+async function applyPendingAsync(e: Engine, s: GeneralSetup, epoch: number, batch: number, op: string): Promise<void> {
+  const stepper = s.stepper as Required<RawStepper>;
+  const { list, refresh } = gatherParams(e, s.model, op);
+  try {
+    camelErrors(() => stepper.applyListDeferred(s.optimizer._raw(op), list, epoch, batch));
+    refresh();
+  } finally {
+    list.release();
+    list.delete();
+  }
+  const status = e.wrap(camelErrors(() => stepper.statusAndLoss()));
+  try {
+    const values = (await status.data()) as Float32Array;
+    camelErrors(() => stepper.settle(s.optimizer._raw(op), values));
+  } finally {
+    status.dispose();
   }
 }
 
@@ -240,8 +297,8 @@ async function loadCheckpoint(s: GeneralSetup, e: Engine, which: number | true, 
   }
   const modelBytes = asBytes(await store.load(`epoch-${epoch}/model.safetensors`), `epoch-${epoch}/model.safetensors`, op);
   const optimBytes = asBytes(await store.load(`epoch-${epoch}/optimizer.safetensors`), `epoch-${epoch}/optimizer.safetensors`, op);
-  const before = s.model.saveSafetensors();
-  const optimBefore = s.optimizer.saveState(s.model);
+  const before = await modelBytesOf(s, e);
+  const optimBefore = await optimizerBytesOf(s, e);
   const plateauBefore = s.plateau ? s.plateau.state() : null;
   try {
     s.model.loadSafetensors(modelBytes);
@@ -352,7 +409,9 @@ export async function generalFit(e: Engine, s: GeneralSetup, train: unknown, con
         if (cb.onBatchEnd) await cb.onBatchEnd({ epoch, batch, numBatches, loss, lr: s.optimizer.learningRate, itemsPerSecond: ips });
         if (batch % 8 === 0) await nextTurn();
       }
-      if (s.stepper.pending() > 0) {
+      if (s.stepper.pending() > 0 && e.asyncRead !== null) {
+        await applyPendingAsync(e, s, epoch, batch, op);
+      } else if (s.stepper.pending() > 0) {
         const { list, refresh } = gatherParams(e, s.model, op);
         try {
           camelErrors(() => s.stepper.applyList(s.optimizer._raw(op), list, epoch, batch));

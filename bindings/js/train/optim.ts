@@ -401,11 +401,13 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
    * OptimizerAdaptor::to_named_record, the record native checkpoints write), with the step
    * count and the schedule (and its position) in the metadata, so that loadState continues
    * exactly where this optimizer is. Parameters never stepped have no entries.
-   * @throws KilnError `Type` (not a model), `Disposed`.
+   * @throws KilnError `Type` (not a model), `Disposed`; `State` on the webgpu backend (its
+   *   reads are asynchronous: saveStateAsync).
    */
   saveState(model: Model | Module): Uint8Array {
     const op = 'Optimizer.saveState';
     const h = this._raw(op);
+    this._e.requireSyncReads(op, '`await optimizer.saveStateAsync(model)`');
     const { list } = gatherParams(this._e, model, op);
     try {
       return camelErrors(() => this._e.raw.optimizerSaveStateList(h, list));
@@ -413,6 +415,18 @@ export class Optimizer extends HandleOwner<RawOptimizer> {
       list.release();
       list.delete();
     }
+  }
+
+  /**
+   * saveState's bytes on every backend (TF.js's async save): on the webgpu backend the state
+   * tensors are read with `await` (there saveState throws `State`); the bytes are the state,
+   * step count and schedule at the call. On the cpu backend it resolves to saveState(model).
+   * @throws KilnError (rejects) as saveState; `Device` on a lost GPU.
+   */
+  async saveStateAsync(model: Model | Module): Promise<Uint8Array> {
+    const op = 'Optimizer.saveStateAsync';
+    if (this._e.asyncRead === null) return this.saveState(model);
+    return (await import('./optim_async.js')).saveStateAsync(this._e, this, model, op);
   }
 
   /**
@@ -611,8 +625,8 @@ export function installOptim(kiln: Record<string, unknown>, e: Engine): void {
     ReduceLROnPlateau: P,
     GradientsAccumulator: A,
     clipGradNorm: (grads: unknown, maxNorm: unknown, opts?: unknown) => clipGradNorm(e, grads, maxNorm, opts),
-    // clip_async.ts, a chunk of its own: loaded on the first call.
-    clipGradNormAsync: async (grads: unknown, maxNorm: unknown, opts?: unknown) => (await import('./clip_async.js')).clipGradNormAsync(e, grads, maxNorm, opts),
+    // optim_async.ts, a chunk of its own: loaded on the first call.
+    clipGradNormAsync: async (grads: unknown, maxNorm: unknown, opts?: unknown) => (await import('./optim_async.js')).clipGradNormAsync(e, grads, maxNorm, opts),
     clipGradValue: (grads: unknown, clipValue: unknown) => clipGradValue(e, grads, clipValue),
   });
 }

@@ -1,13 +1,16 @@
-// kiln.optim.clipGradNormAsync (optim.ts installs it; a chunk of its own, loaded on the first
-// call, so pages that never clip asynchronously do not carry it).
-import { camelErrors } from '../nn.js';
+// The asynchronous forms of kiln.optim whose reads are a promise on the webgpu backend:
+// clipGradNormAsync and Optimizer.saveStateAsync's webgpu half (optim.ts calls them; a chunk of
+// its own, loaded on the first call, so pages that never use them do not carry it).
+import { gatherParams, type Module } from '../module_class.js';
+import { camelErrors, type Model } from '../nn.js';
+import type { RawOptimizer, RawParamList, RawTensor } from '../raw.js';
 import { fail } from '../tensor/checks.js';
 import type { Engine } from '../tensor/engine.js';
 import { Gradients as GradientsClass, type Gradients } from '../tensor/gradients.js';
 import type { Tensor } from '../tensor/tensor.js';
 import { paramList } from './accumulator.js';
 import { options as options_ } from './common.js';
-import { clipNormArgs, swapHandles } from './optim.js';
+import { clipNormArgs, swapHandles, type Optimizer } from './optim.js';
 
 /**
  * clipGradNorm with the norm computed and applied on the device, for every backend (on
@@ -67,3 +70,38 @@ export async function clipGradNormAsync(e: Engine, grads: unknown, maxNorm: unkn
   }
 }
 
+
+/** The webgpu engine's optimizerStateParts / optimizerStateBytes (bindings/train_optim.cpp). */
+interface StateRaw {
+  optimizerStatePartsList(o: RawOptimizer, list: RawParamList): {
+    keys: string[]; tensors: RawTensor[]; countKeys: string[]; counts: number[]; meta: Record<string, string>;
+  };
+  optimizerStateBytes(keys: string[], values: Float32Array[], shapes: number[][], countKeys: string[], counts: number[], meta: Record<string, string>): Uint8Array;
+}
+
+/**
+ * Optimizer.saveStateAsync on the webgpu engine: the state tensors for `model` as they are at
+ * the call (unread), each read with `await data()`, then saveState's encoding of those values
+ * with the step count and schedule of the call: the bytes saveState gives on the cpu backend.
+ * Every tensor made here is disposed.
+ */
+export async function saveStateAsync(e: Engine, optimizer: Optimizer, model: Model | Module, op: string): Promise<Uint8Array> {
+  const raw = e.raw as unknown as StateRaw;
+  const h = optimizer._raw(op);
+  const { list } = gatherParams(e, model, op);
+  let parts: ReturnType<StateRaw['optimizerStatePartsList']>;
+  try {
+    parts = camelErrors(() => raw.optimizerStatePartsList(h, list));
+  } finally {
+    list.release();
+    list.delete();
+  }
+  const tensors = parts.tensors.map((t) => e.wrap(t));
+  try {
+    const values: Float32Array[] = [];
+    for (const t of tensors) values.push((await t.data()) as Float32Array);
+    return camelErrors(() => raw.optimizerStateBytes(parts.keys, values, tensors.map((t) => t.shape), parts.countKeys, parts.counts, parts.meta));
+  } finally {
+    for (const t of tensors) t.dispose();
+  }
+}
