@@ -436,7 +436,8 @@ export interface Optim {
    * clipGradNorm computed on the device and read with `await`: what the webgpu backend runs
    * (there clipGradNorm throws `State`), on every backend. Resolves to the total norm; the
    * gradients change only once it is read (errorIfNonfinite: `NonFinite`, nothing changed).
-   * @throws KilnError (rejects) as clipGradNorm; `Disposed`; `Device`.
+   * @throws KilnError (rejects) as clipGradNorm; `Disposed`; `Device`; `Index` (a device check
+   *   reporting an earlier op at this first read after it).
    */
   clipGradNormAsync(grads: Tensor[], maxNorm: number, options?: { normType?: number; errorIfNonfinite?: boolean }): Promise<number>;
   /** The same on the gradients of `params` inside a Gradients. */

@@ -105,16 +105,18 @@ mergeInto(LibraryManager.library, {
       if (KG.error) throw KG.fail();
       var src = KG.objs[id];
       if (src['pending']) KG.flush();  // (as kg_dispatch: the copy in a command buffer of its own)
-      // The device-check flags ride along (16 bytes after the data) and are cleared in the same
-      // submission, so a bad value found by any op recorded before this read is reported once.
+      // The device-check flags ride along (a 16-byte staging buffer of their own, so a read of
+      // a maxBufferSize tensor stays possible) and are cleared in the same submission, so a bad
+      // value found by any op recorded before this read is reported once.
       var flags = KG.checkFlags >= 0 ? KG.objs[KG.checkFlags] : null;
-      var at = (bytes + 3) & ~3;
-      var staging = KG.dev['createBuffer']({ 'size': flags ? at + 16 : bytes, 'usage': GPUBufferUsage['MAP_READ'] | GPUBufferUsage['COPY_DST'] });
+      var usage = GPUBufferUsage['MAP_READ'] | GPUBufferUsage['COPY_DST'];
+      var staging = KG.dev['createBuffer']({ 'size': bytes, 'usage': usage });
+      var fstage = flags ? KG.dev['createBuffer']({ 'size': 16, 'usage': usage }) : null;
       KG.openBatch();
       if (KG.pass) { KG.pass['end'](); KG.pass = null; }
       KG.enc['copyBufferToBuffer'](src['b'], 0, staging, 0, bytes);
       if (flags) {
-        KG.enc['copyBufferToBuffer'](flags['b'], 0, staging, at, 16);
+        KG.enc['copyBufferToBuffer'](flags['b'], 0, fstage, 0, 16);
         KG.enc['clearBuffer'](flags['b'], 0, 16);
       }
       KG.flush();
@@ -125,8 +127,10 @@ mergeInto(LibraryManager.library, {
         if (KG.error) throw KG.fail();
         if (src['bad']) throw KG.err('OutOfMemory', 'WebGPU out of memory: this tensor\'s buffer (' + src['size'] + ' bytes) could not be allocated');
         await staging['mapAsync'](GPUMapMode['READ']);
+        if (fstage) await fstage['mapAsync'](GPUMapMode['READ']);
       } catch (e) {
         staging['destroy']();
+        if (fstage) fstage['destroy']();
         if (e && e['name'] === 'KilnError') throw e;
         // mapAsync rejects (AbortError / OperationError) when the device is lost meanwhile
         await Promise.all(KG.scopes.splice(0));
@@ -135,10 +139,11 @@ mergeInto(LibraryManager.library, {
       var out = staging['getMappedRange']()['slice'](0);
       staging['unmap']();
       staging['destroy']();
-      if (flags) {
-        var w = new Uint32Array(out, at, 4);
+      if (fstage) {
+        var w = new Uint32Array(fstage['getMappedRange']()['slice'](0));
+        fstage['unmap']();
+        fstage['destroy']();
         if (w[0] !== 0) throw KG.checkError(w);
-        out = out['slice'](0, bytes);
       }
       return out;
     },
@@ -148,9 +153,13 @@ mergeInto(LibraryManager.library, {
       for (var i = 0; i < KG.checkNames.length; i++) if (w[0] & (1 << i)) ops.push(KG.checkNames[i]);
       var value = w[3] === 2 ? new Float32Array(new Uint32Array([w[1]]).buffer)[0] : (w[1] | 0);
       var want = w[3] === 2 ? 'a whole number in [0, ' + w[2] + ')' : w[3] === 1 ? 'in [-' + w[2] + ', ' + w[2] + ')' : 'in [0, ' + w[2] + ')';
-      var x = new Error(ops.join(', ') + ': an index computed on the GPU is out of range: got ' + value + ', expected ' + want +
-        '. It is reported by the first read after the op (the GPU runs asynchronously); the op used 0 for it (' +
-        (ops.length > 1 ? 'each' : 'its') + ' output holds wrong values)');
+      var got = 'got ' + value + ', expected ' + want;
+      var tail = '. It is reported by the first read after the op (the GPU runs asynchronously), also when another op ran it ' +
+        '(crossEntropy\'s targets, a gradient); the op used 0 for it (its output holds wrong values), and a training step ' +
+        'that used it was not applied';
+      var x = new Error((ops.length > 1
+        ? ops.join(', ') + ': indices computed on the GPU are out of range (one of them: ' + got + ')'
+        : ops[0] + ': an index computed on the GPU is out of range: ' + got) + tail);
       x['name'] = 'KilnError';
       x['code'] = 'Index';
       return x;

@@ -177,14 +177,18 @@ window.run = async () => {
     const model = k.nn.sequential(MLP, { seed: 3 });
     const optimizer = k.optim.adam({ lr: 0.02 });
     let outSum = 0, outN = 0;
-    const meanOutput = { name: 'meanOutput', update(output) { const v = output.dataSync(); for (const e of v) outSum += e; outN += v.length; }, value() { return outSum / outN; }, reset() { outSum = 0; outN = 0; } };
+    // a user metric that reads its output synchronously and computes a tensor of its own
+    const meanOutput = { name: 'meanOutput', update(output) { output.mul(1); const v = output.dataSync(); for (const e of v) outSum += e; outN += v.length; }, value() { return outSum / outN; }, reset() { outSum = 0; outN = 0; } };
     const learner = new k.Learner(model, {
       optimizer, loss: 'crossEntropy', metrics: [new k.metrics.Accuracy(), meanOutput],
       lrScheduler: k.optim.schedule.exponential({ initialLr: 0.02, gamma: 0.9 }), earlyStopping: { monitor: 'valid.loss', patience: 5 }, seed: 5,
     });
+    const trainBatches = batches(0, 192), validBatches = batches(192, 256);
+    const live = k.memory().tensors;
     const before = name === 'gpu' ? stats() : null;
-    const h = await learner.fit(batches(0, 192), { epochs: 3, validLoader: batches(192, 256) });
+    const h = await learner.fit(trainBatches, { epochs: 3, validLoader: validBatches });
     const after = name === 'gpu' ? stats() : null;
+    const liveAfter = k.memory().tensors;
     const nanLearner = new k.Learner(k.nn.sequential(MLP, { seed: 3 }), { optimizer: k.optim.adam({ lr: 0.02 }), loss: 'crossEntropy', metrics: [new k.metrics.Accuracy()] });
     const nanModel = nanLearner.model;
     const nanErr = await aerr(() => nanLearner.fit(batches(0, 128, 70), { epochs: 1 }));
@@ -211,9 +215,31 @@ window.run = async () => {
       work: before && { reads: after.reads - before.reads, steps: 3 * 6, validBatches: 3 * 2 },
       nan: { error: nanErr, outputs: await outputs(k, nanModel), untrained: await outputs(k, k.nn.sequential(MLP, { seed: 3 })) },
       acc: { loss: accH.loss, steps: accLearner.optimizer.steps, outputs: await outputs(k, accModel) },
+      live: [live, liveAfter],
       checkpoint: { keys: [...store.keys()].sort(), resumed: await outputs(k, resumed.m), straight: await outputs(k, straight.m),
         optimizerBytes: store.get('epoch-2/optimizer.safetensors'), modelBytes: store.get('epoch-2/model.safetensors') },
     };
+  }
+  // An index computed on the GPU out of range inside trainStep (batch 2): fit() rejects Index,
+  // the step is refused on the device (the model is that of batch 1), and training goes on.
+  {
+    const bx = (i) => g.Tensor.fromData(x.slice(64 * i, 64 * i + 64), { shape: [32, 2] });
+    const by = (i) => g.Tensor.fromData(y.slice(32 * i, 32 * i + 32), { dtype: 'int32' });
+    const pairs = [0, 1, 2].map((i) => ({ x: bx(i), y: by(i), bad: i === 1 }));
+    const step = (model, b) => {
+      const output = model.forward(b.x);
+      const picked = b.bad ? output.gather(1, g.Tensor.fromData(new Int32Array(32), { dtype: 'int32', shape: [32, 1] }).add(5)) : output.gather(1, b.y.reshape([32, 1]));
+      return { loss: picked.mean().neg(), output, targets: b.y };
+    };
+    const model = g.nn.sequential(MLP, { seed: 3 });
+    const learner = new g.Learner(model, { optimizer: g.optim.adam({ lr: 0.02 }), trainStep: step });
+    const error = await aerr(() => learner.fit(pairs, { epochs: 1 }));
+    const afterError = { steps: learner.optimizer.steps, outputs: await outputs(g, model) };
+    const ref = g.nn.sequential(MLP, { seed: 3 });
+    await new g.Learner(ref, { optimizer: g.optim.adam({ lr: 0.02 }), trainStep: step }).fit([pairs[0]], { epochs: 1 });
+    const refOutputs = await outputs(g, ref);
+    const again = await aerr(() => learner.fit([pairs[0], pairs[2]], { epochs: 1 }));
+    out.general.badIndex = { error, afterError, refOutputs, again, stepsAgain: learner.optimizer.steps };
   }
   {
     const cp = out.general.gpu.checkpoint;
@@ -334,6 +360,11 @@ try {
     check(JSON.stringify(gpu.checkpoint.keys) === JSON.stringify(cpu.checkpoint.keys) && close(gpu.checkpoint.resumed, gpu.checkpoint.straight, 1e-6) && close(gpu.checkpoint.resumed, cpu.checkpoint.resumed, 1e-4)
       && cl.error === null && cl.steps === 12 && cl.gpuBytes === cl.cpuBytes,
       `checkpointer on webgpu: files ${gpu.checkpoint.keys.join(', ')}; resumed for epoch 3 = straight 3 epochs (${gpu.checkpoint.resumed.map((v) => v.toFixed(5)).join(' ')}); the epoch-2 optimizer state (${cl.gpuBytes} bytes, cpu ${cl.cpuBytes}) loads into a cpu optimizer (steps ${cl.steps}${cl.error ? `; ${cl.error.message}` : ''})`);
+    check(gpu.live[0] === gpu.live[1] && cpu.live[0] === cpu.live[1], `general path: live tensors before and after fit (a metric computing a tensor each update): webgpu ${gpu.live.join(' -> ')}, cpu ${cpu.live.join(' -> ')}`);
+    const bi = o.general.badIndex;
+    check(bi.error?.code === 'Index' && /^gather(, scatter: indices computed on the GPU are out of range \(one of them: |: an index computed on the GPU is out of range: )got 5, expected in \[0, 2\)/.test(bi.error.message) && bi.afterError.steps === 1
+      && close(bi.afterError.outputs, bi.refOutputs, 1e-6) && bi.again === null && bi.stepsAgain === 3,
+      `an out-of-range index computed in trainStep (batch 2): ${bi.error?.code} "${bi.error?.message?.slice(0, 90)}..."; steps after it ${bi.afterError.steps} (the model is that of batch 1: ${close(bi.afterError.outputs, bi.refOutputs, 1e-6)}); the next fit ${bi.again ? bi.again.message : 'trains'} (steps ${bi.stepsAgain})`);
     const nanOk = (e) => e?.code === 'NonFinite' && /at epoch 1, batch 3/.test(e.message);
     check(nanOk(gpu.nan.error) && nanOk(cpu.nan.error) && close(gpu.nan.outputs, cpu.nan.outputs, 1e-4) && !close(gpu.nan.outputs, gpu.nan.untrained, 1e-3),
       `general path, NaN in batch 3: webgpu "${gpu.nan.error?.message}" vs cpu "${cpu.nan.error?.message}"; the model after 2 steps equals the cpu's`);

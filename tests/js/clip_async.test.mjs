@@ -115,10 +115,24 @@ describe('kiln.optim.clipGradNormAsync', () => {
     a.dispose();
   });
 
+  it('on a Gradients, a parameter disposed while the norm is read: Disposed, no gradient replaced', async () => {
+    const p1 = kiln.Tensor.zeros([2]).requireGrad();
+    const p2 = kiln.Tensor.zeros([1]).requireGrad();
+    const grads = kiln.tidy(() => p1.mul(kiln.Tensor.fromData([3, 4])).sum().add(p2.mul(kiln.Tensor.fromData([12])).sum()).backward());
+    const pending = kiln.optim.clipGradNormAsync(grads, 1, { params: [p1, p2] });
+    p2.dispose();
+    await rejects(pending, 'Disposed', /clipGradNormAsync/);
+    expect(Array.from(grads.get(p1).dataSync())).toEqual([3, 4]);
+    p1.dispose();
+  });
+
   it('bad inputs reject with clipGradNorm\'s errors, naming clipGradNormAsync', async () => {
     const g = kiln.Tensor.fromData([1, 2]);
     await rejects(kiln.optim.clipGradNormAsync(g, 1), 'Type', /^optim\.clipGradNormAsync: grads must be an array of gradient tensors/);
     await rejects(kiln.optim.clipGradNormAsync([g], 0), 'Value', /maxNorm must be finite and > 0, got 0/);
+    await rejects(kiln.optim.clipGradNormAsync([g], -1), 'Value', /^optim\.clipGradNormAsync: maxNorm must be finite and > 0, got -1$/);
+    await rejects(kiln.optim.clipGradNormAsync([g], Infinity), 'Value', /^optim\.clipGradNormAsync: maxNorm must be finite and > 0, got Infinity$/);
+    await rejects(kiln.optim.clipGradNormAsync([g], 1, { normType: -2 }), 'Value', /^optim\.clipGradNormAsync: normType must be > 0 or Infinity, got -2$/);
     await rejects(kiln.optim.clipGradNormAsync([g], NaN), 'Value', /maxNorm must be finite and > 0, got NaN/);
     await rejects(kiln.optim.clipGradNormAsync([g], 1, { normType: 0 }), 'Value', /normType must be > 0 or Infinity, got 0/);
     await rejects(kiln.optim.clipGradNormAsync([g], 1, { norm: 2 }), 'Config', /unknown option "norm"/);

@@ -144,7 +144,9 @@ export class TensorCore {
    * disposed meanwhile: the copy is recorded first).
    * @throws (rejects) KilnError `Disposed` for a disposed tensor; on the webgpu backend
    *   `Device` or `OutOfMemory` when the GPU reported an error (a validation error, a lost
-   *   device, an allocation that failed) since the last read.
+   *   device, an allocation that failed) since the last read; `Index` when an index computed
+   *   on the GPU by an op since the last read was out of range (a device check; reported once,
+   *   by this first read after the op, whichever tensor it reads).
    */
   async data(): Promise<Float32Array | Int32Array | Uint8Array> {
     const h = this._raw('data');

@@ -175,8 +175,9 @@ export class Learner extends HandleOwner<RawLearner> {
    * caller's; every other tensor the step makes is disposed.
    * @param position {epoch, batch}, default {epoch: 1, batch: 1}
    * @returns the step's loss value.
-   * @throws KilnError `State` on the built-in loss path (use trainBatch there) or with
-   *   gradientAccumulation (whose steps fit() completes), `Busy` while fit runs, `NonFinite`
+   * @throws KilnError `State` on the built-in loss path (use trainBatch there), with
+   *   gradientAccumulation (whose steps fit() completes) or on the webgpu backend (it returns
+   *   the loss synchronously: use fit()), `Busy` while fit runs, `NonFinite`
    *   for a refused step (nothing changed), and what the trainStep throws.
    */
   trainOnBatch(batch: unknown, position?: { epoch?: number; batch?: number }): { loss: number } {
@@ -185,6 +186,7 @@ export class Learner extends HandleOwner<RawLearner> {
     const general = this._general;
     if (general === null) throw fail('State', `${op}: this Learner has the built-in loss path; use trainBatch(x, y) (trainOnBatch runs a trainStep)`);
     if (general.accumulation !== 1) throw fail('State', `${op}: gradientAccumulation ${general.accumulation} needs fit() to complete its steps`);
+    this._e.requireSyncReads(op, 'await learner.fit(batches) (it reads each step\'s loss after the step)');
     const p = options(position ?? {}, op, ['epoch', 'batch']);
     const epoch = int(p.epoch, op, 'epoch', 1, 1);
     const index = int(p.batch, op, 'batch', 1, 1);
@@ -363,13 +365,23 @@ export class Learner extends HandleOwner<RawLearner> {
   async _settled(h: RawLearner, r: RawBatchesResult): Promise<RawBatchesResult> {
     if (this._e.asyncRead === null) return r;
     const totals = this._e.wrap(camelErrors(() => (h.pendingTotals as () => RawTensor)()));
+    const settle = (v: Float32Array, done: boolean) => (h.settle as (v: Float32Array, done: boolean) => RawBatchesResult).call(h, v, done);
     let values: Float32Array;
     try {
       values = (await totals.data()) as Float32Array;
+    } catch (err) {
+      // The steps are still pending. A device check (`Index`; the steps after it were refused
+      // on the device) or an out-of-memory error is reported once, so the totals read now:
+      // settle them (a refusal puts the optimizer back), then report the first error.
+      try {
+        const again = (await totals.data()) as Float32Array;
+        try { settle(again, r.done); } catch { /* err names the cause */ }
+      } catch { /* the device is gone: the instance is unusable anyway */ }
+      throw err;
     } finally {
       totals.dispose();
     }
-    return camelErrors(() => (h.settle as (v: Float32Array, done: boolean) => RawBatchesResult)(values, r.done));
+    return camelErrors(() => settle(values, r.done));
   }
 
   /**

@@ -124,7 +124,9 @@ function asBytes(v: unknown, what: string, op: string): Uint8Array {
  * kiln::train::deferred_step_with_grads: the same checks, clipping and optimizer step as
  * stepList, no read), then one read of the guard's status with the loss (a refused step
  * rejects `NonFinite` and changes nothing, as stepList) and, with metrics, one read each of
- * the output and the targets, which the metrics get as host views (hostView): 1 to 3
+ * the output and the targets, which the metrics get as host views (hostView: their own
+ * synchronous reads work; a tensor a metric computes from them is read with await as any
+ * other on webgpu, and is disposed after the update): 1 to 3
  * readbacks per step, where the built-in loss path reads once per `batchesPerCall` steps.
  * With gradientAccumulation: the sums on the device, one read of the loss per batch (checked
  * as accumulateList does), and applyPendingAsync every `accumulation` batches.
@@ -152,9 +154,7 @@ async function generalStepAsync(e: Engine, s: GeneralSetup, b: unknown, epoch: n
       }
       const status = e.wrap(camelErrors(() => stepper.statusAndLoss()));
       close();  // the reads await: what other code makes meanwhile is not this step's
-      const values = (await status.data()) as Float32Array;
-      camelErrors(() => stepper.settle(s.optimizer._raw(op), values));
-      value = values[4];
+      value = (await readAndSettle(s, status, op))[4];
     } else {
       // Gradient accumulation: the sums on the device, the loss read and checked (as
       // accumulateList checks it), and every `accumulation` batches the guarded step.
@@ -196,11 +196,35 @@ async function applyPendingAsync(e: Engine, s: GeneralSetup, epoch: number, batc
   }
   const status = e.wrap(camelErrors(() => stepper.statusAndLoss()));
   try {
-    const values = (await status.data()) as Float32Array;
-    camelErrors(() => stepper.settle(s.optimizer._raw(op), values));
+    await readAndSettle(s, status, op);
   } finally {
     status.dispose();
   }
+}
+
+/**
+ * Reads a deferred step's statusAndLoss and settles it (a refused step: `NonFinite`, the
+ * optimizer put back). When the read fails, the step is still recorded: a device check
+ * (`Index`: the step was refused on the device) or an out-of-memory error is reported once, so
+ * the status is read again and settled before the first error is rethrown; when that read
+ * fails too (a lost device), the step is dropped (clear).
+ */
+async function readAndSettle(s: GeneralSetup, status: Tensor, op: string): Promise<Float32Array> {
+  const stepper = s.stepper as Required<RawStepper>;
+  let values: Float32Array;
+  try {
+    values = (await status.data()) as Float32Array;
+  } catch (err) {
+    try {
+      const again = (await status.data()) as Float32Array;
+      try { stepper.settle(s.optimizer._raw(op), again); } catch { /* err names the cause */ }
+    } catch {
+      stepper.clear();
+    }
+    throw err;
+  }
+  camelErrors(() => stepper.settle(s.optimizer._raw(op), values));
+  return values;
 }
 
 /**
@@ -231,7 +255,13 @@ async function updateMetrics(e: Engine, s: GeneralSetup, r: StepOutput, info: { 
   if (s.metrics.length === 0) return;
   const output = r.output ? await hostView(e, r.output, made) : undefined;
   const targets = r.targets instanceof e.Tensor ? await hostView(e, r.targets as Tensor, made) : r.targets;
-  for (const m of s.metrics) m.update(output as Tensor, targets as Tensor, info);
+  // The updates run synchronously in a scope of their own: what a metric computes is disposed.
+  e.scopes.push(made);
+  try {
+    for (const m of s.metrics) m.update(output as Tensor, targets as Tensor, info);
+  } finally {
+    e.scopes.pop();
+  }
 }
 
 /**

@@ -243,12 +243,11 @@ export function clipNormArgs(e: Engine, grads: unknown, maxNorm: unknown, option
   if (c.params !== undefined) {
     throw fail('Config', `${op}: params applies when grads is a Gradients (from backward()); here grads is an array of gradient tensors, which are clipped as given`);
   }
-  return {
-    tensors,
-    maxNorm: rangeNum(maxNorm, op, 'maxNorm', 'finite and > 0'),
-    normType: c.normType === undefined ? 2 : rangeNum(c.normType, op, 'normType', '> 0 or Infinity'),
-    errorIfNonfinite: bool(c.errorIfNonfinite, op, 'errorIfNonfinite', false),
-  };
+  const max = rangeNum(maxNorm, op, 'maxNorm', 'finite and > 0');
+  if (!(Number.isFinite(max) && max > 0)) throw fail('Value', `${op}: maxNorm must be finite and > 0, got ${max}`);
+  const normType = c.normType === undefined ? 2 : rangeNum(c.normType, op, 'normType', '> 0 or Infinity');
+  if (!(normType > 0)) throw fail('Value', `${op}: normType must be > 0 or Infinity, got ${normType}`);
+  return { tensors, maxNorm: max, normType, errorIfNonfinite: bool(c.errorIfNonfinite, op, 'errorIfNonfinite', false) };
 }
 
 /**

@@ -21,8 +21,10 @@ import { clipNormArgs, swapHandles, type Optimizer } from './optim.js';
  * changes nothing, as in clipGradNorm. The per-tensor sums are combined in float32 here
  * (in double by clipGradNorm): the norms agree to float32 rounding.
  * Same arguments as clipGradNorm. Resolves to the total norm before clipping.
- * @throws KilnError (the promise rejects) as clipGradNorm; `Disposed` when a gradient was
- *   disposed while the norm was read (nothing changed); `Device` on a lost GPU.
+ * @throws KilnError (the promise rejects) as clipGradNorm; `Disposed` when a gradient (or, with
+ *   a Gradients, a parameter) was disposed while the norm was read (nothing changed); `Device`
+ *   on a lost GPU; `Index` when a device check reports an earlier op (the read of the norm is
+ *   the first read after it).
  */
 export async function clipGradNormAsync(e: Engine, grads: unknown, maxNorm: unknown, options?: unknown): Promise<number> {
   const op = 'optim.clipGradNormAsync';
@@ -40,8 +42,10 @@ export async function clipGradNormAsync(e: Engine, grads: unknown, maxNorm: unkn
       }
       const { params: _params, ...rest } = c;
       const total = await clipGradNormAsync(e, pairs.map(([, t]) => t), maxNorm, rest);
+      // Everything checked before the first replacement (`Disposed` changes nothing).
       const g2 = e.unwrapGradients(grads as Gradients, op);
-      for (const [p, t] of pairs) e.raw.tGradReplace(p._raw(op), g2, t._raw(op));
+      const handles = pairs.map(([p, t]) => [p._raw(op), t._raw(op)] as const);
+      for (const [p, t] of handles) e.raw.tGradReplace(p, g2, t);
       return total;
     } finally {
       for (const [, t] of pairs) t.dispose();

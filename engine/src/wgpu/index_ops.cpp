@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -525,6 +526,14 @@ WgpuTensor WgpuOps::one_hot(const WgpuTensor& x, std::int64_t num_classes) {
                    wgpu::groups_for(n));
   }
   return WgpuTensor(out_shape, x.dtype(), std::move(out));
+}
+
+std::optional<WgpuTensor> Wgpu::device_checks_failed() {
+  if (!wgpu::check_flags_made()) return std::nullopt;
+  wgpu::check("device_checks_failed");
+  const WgpuTensor flags(Shape{4}, DType::I32, wgpu::check_flags_buffer());
+  const Slice first[] = {Slice(0, 1)};
+  return WgpuOps::compare_scalar(CompareOp::NotEqual, WgpuOps::slice(flags, first), 0.0);
 }
 
 }  // namespace kiln

@@ -151,15 +151,24 @@ void dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, con
 
 void flush() { kg_flush(); }
 
-const Buffer& check_flags() {
+namespace {
+bool g_check_flags_made = false;
+}  // namespace
+
+bool check_flags_made() noexcept { return g_check_flags_made; }
+
+const std::shared_ptr<Buffer>& check_flags_buffer() {
   static const std::shared_ptr<Buffer> flags = [] {
     const std::uint32_t zero[4] = {0, 0, 0, 0};
     auto b = upload("check_flags", zero, sizeof zero);
     kg_set_check_flags(b->id());
+    g_check_flags_made = true;
     return b;
   }();
-  return *flags;
+  return flags;
 }
+
+const Buffer& check_flags() { return *check_flags_buffer(); }
 
 const std::string_view kPrelude = R"WGSL(
 fn flat_index(gid: vec3<u32>, nwg: vec3<u32>, wg: u32) -> u32 {

@@ -104,6 +104,10 @@ void flush();
 /// DeviceCheck bits), word 1: one such value (its bits), word 2: the size it had to fit,
 /// word 3: the DeviceCheckMode. Made on first use and kept for the module's life.
 const Buffer& check_flags();
+/// The same buffer, shared (a tensor view of it: Wgpu::device_checks_failed).
+const std::shared_ptr<Buffer>& check_flags_buffer();
+/// Whether check_flags was made (a device check has been recorded in this module).
+bool check_flags_made() noexcept;
 
 /// The ops whose values a device check guards (bits of check_flags' word 0; kgpu.js
 /// KG.checkNames names them in this order).

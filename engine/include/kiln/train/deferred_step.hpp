@@ -221,7 +221,13 @@ void deferred_step_with_grads(M& model, O& optimizer, optim::LearningRate lr,
   // The step's verdict and the sticky flag.
   const typename I::Device device = F::device(loss);
   const FloatPrimitive flags = F::cat(probes, 0);  // [k]: 0 or NaN
-  const auto bad = F::is_nan(F::reduce(ReduceOp::Sum, flags));       // Bool [1]
+  auto bad = F::is_nan(F::reduce(ReduceOp::Sum, flags));             // Bool [1]
+  // A backend whose value checks run on the device (Wgpu: an index computed on the GPU out of
+  // range) refuses the step too: its values came from an op that used 0 for the bad index.
+  // The read of the status then reports that op (KilnError Index) before any refusal message.
+  if constexpr (requires { I::device_checks_failed(); }) {
+    if (auto failed = I::device_checks_failed()) bad = F::bool_or(bad, std::move(*failed));
+  }
   const FloatPrimitive first = F::cast(F::argmax(flags, 0), DType::F32);  // [1]
   const auto ok_before = guard.ok_ ? *guard.ok_ : F::full(Shape{1}, 1.0, DType::Bool, device);
   const auto commit = F::bool_and(ok_before, F::bool_not(bad));

@@ -379,6 +379,12 @@ struct Wgpu {
   /// Seeds the generator of `Tensor::random`: values are drawn on the host by the Cpu
   /// backend's generator and uploaded, so a seed gives the same values on both backends.
   static void seed(std::uint64_t seed);
+  /// Bool [1] on the device: true when a device check has found a bad value (an index computed
+  /// on the GPU out of range: engine/src/wgpu/runtime.hpp check_flags) since the last read;
+  /// nullopt while no device check has run in this module (nothing to check, no dispatch).
+  /// The deferred training step refuses its step then (kiln/train/deferred_step.hpp), so a
+  /// step computed from such an op changes nothing; the read reports the op (KilnError Index).
+  static std::optional<WgpuTensor> device_checks_failed();
 };
 
 }  // namespace kiln
