@@ -507,24 +507,6 @@ std::string number_text(double v) { return kiln::config::Value(v).dump(); }
 /// optimizer.saveState(model): SafeTensors bytes of the per-parameter state keyed by
 /// "<parameter path>.<field>" (OptimizerAdaptor::to_named_record), the step count and the
 /// schedule in the metadata. M: a ParamList (any JS model: module_params.hpp).
-template <class M>
-val save_state_of(const OptimizerState& s, const M& module) {
-  const auto record = std::visit([&](const auto& a) { return a.to_named_record(module); }, s.impl->optim);
-  std::map<std::string, std::string> meta;
-  meta["optimizer"] = s.kind;
-  meta["steps"] = std::to_string(s.steps);
-  meta["schedule"] = s.schedule_spec.dump();
-  meta["schedule_start"] = std::to_string(s.schedule_start);
-  meta["last_lr"] = std::isnan(s.last_lr) ? "nan" : number_text(s.last_lr);
-  const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, meta);
-  return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
-}
-
-val optimizer_save_state_list(const JsOptimizer& o, const JsParamList& list) {
-  return guarded([&] { return save_state_of(state_of(o), list.list); });
-}
-
-#if defined(KILN_BACKEND_WGPU)
 /// saveState's metadata of `s` (the step count and the schedule, as save_state_of writes them).
 std::map<std::string, std::string> state_meta(const OptimizerState& s) {
   std::map<std::string, std::string> meta;
@@ -536,6 +518,18 @@ std::map<std::string, std::string> state_meta(const OptimizerState& s) {
   return meta;
 }
 
+template <class M>
+val save_state_of(const OptimizerState& s, const M& module) {
+  const auto record = std::visit([&](const auto& a) { return a.to_named_record(module); }, s.impl->optim);
+  const auto bytes = kiln::train::detail::optimizer_state_to_bytes(record, state_meta(s));
+  return val::global("Uint8Array").new_(emscripten::typed_memory_view(bytes.size(), bytes.data()));
+}
+
+val optimizer_save_state_list(const JsOptimizer& o, const JsParamList& list) {
+  return guarded([&] { return save_state_of(state_of(o), list.list); });
+}
+
+#if defined(KILN_BACKEND_WGPU)
 /// optimizer.saveStateAsync's first half on the webgpu engine, whose state tensors are read
 /// asynchronously: what to_named_record would hold, with the tensors unread: {keys, tensors}
 /// (float state fields, in key order), {countKeys, counts} (integer fields such as Adam's
