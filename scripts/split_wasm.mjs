@@ -31,6 +31,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
+import { moveData, replaceData } from './split_data.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -38,7 +39,7 @@ const work = join(root, 'build', 'split');
 const force = process.argv.includes('--force');
 const FEATURES = ['--enable-simd', '--enable-exception-handling', '--enable-bulk-memory', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-nontrapping-float-to-int'];
-const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs'].map((f) => join(root, 'scripts', f));
+const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs', 'split_data.mjs'].map((f) => join(root, 'scripts', f));
 
 // Each engine is split for a workload of scripts/split_profile.mjs: the package's main entry
 // (dist/index.js, node.js) loads kiln-core.wasm or kiln.wasm, split for a page that trains;
@@ -47,11 +48,11 @@ const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs'].map((f
 // optimizers and datasets: CMakeLists.txt), split for a page that only runs a trained model.
 // Each engine has its own glue, dist/<name>.mjs.
 const ENGINES = [
-  { name: 'kiln-core', engine: 'core', relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed'),
+  { name: 'kiln-core', engine: 'core', buildDir: join(root, 'build', 'wasm-core'), relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed'),
     variants: [{ suffix: '', workload: 'train', entry: 'node.js' }] },
-  { name: 'kiln-core-inference', engine: 'core', relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed'),
+  { name: 'kiln-core-inference', engine: 'core', buildDir: join(root, 'build', 'wasm-core'), relaxedDir: join(root, 'build', 'wasm-core-relaxed', 'relaxed'),
     variants: [{ suffix: '', workload: 'inference', entry: 'inference_node.js' }] },
-  { name: 'kiln', engine: 'full', relaxedDir: join(root, 'build', 'wasm-relaxed', 'relaxed'),
+  { name: 'kiln', engine: 'full', buildDir: join(root, 'build', 'wasm'), relaxedDir: join(root, 'build', 'wasm-relaxed', 'relaxed'),
     variants: [{ suffix: '', workload: 'train', entry: 'node.js' }] },
 ];
 
@@ -121,7 +122,10 @@ for (const e of ENGINES) {
     const outputs = [primary, deferred, ...(relaxed ? [join(dist, `${base}-relaxed.wasm`)] : [])];
     // (shipped before the relaxed engine shared the SIMD128 deferred module)
     rmSync(join(dist, `${base}-relaxed.deferred.wasm`), { force: true });
-    const inputs = [unsplit, glue, join(dist, v.entry), ...scripts, ...(relaxed ? [relaxedProto] : [])];
+    // wasm-ld's map of the link (CMakeLists.txt, scripts/link_map.mjs): where each object's data lies
+    const mapFile = join(e.buildDir, `${e.name}.datamap`);
+    if (!existsSync(mapFile)) throw new Error(`split_wasm: ${mapFile} is missing (the engine's link writes it): rebuild ${e.buildDir}`);
+    const inputs = [unsplit, glue, join(dist, v.entry), mapFile, ...scripts, ...(relaxed ? [relaxedProto] : [])];
     const oldest = Math.min(...outputs.map(mtime));
     // dist/<name>-relaxed.wasm is also written (unsplit) by CMake's relax step: newer than its
     // deferred module means it was rewritten and needs splitting again.
@@ -166,8 +170,22 @@ for (const e of ENGINES) {
         throw new Error(`split_wasm: the deferred halves of ${base} and ${base}-relaxed differ although every FMA ` +
           `function is in the primary module: the relaxed engine could not share ${deferred.slice(dist.length + 1)}`);
       }
-      rmSync(p);
       rmSync(s);
+    }
+    // 5. the data only deferred functions use moves to the deferred module (scripts/split_data.mjs):
+    // what either primary module's code reaches stays (the relaxed build's code differs from the
+    // SIMD128 build's beyond its FMAs: madd_is_relaxed() names another string)
+    const relaxedPrimary = join(work, `${base}-relaxed.proto.primary.wasm`);
+    const before = gz(primary);
+    const moved = moveData({ mapFile, primary, deferred, features: FEATURES,
+      alsoReaching: relaxed ? [[relaxedPrimary, [...FEATURES, '--enable-relaxed-simd']]] : [] });
+    if (relaxed) {
+      replaceData(outputs[2], moved);
+      rmSync(relaxedPrimary);
+    }
+    console.log(`[build] split ${base}: ${(moved.moved / 1000).toFixed(1)} KB of data moved to the deferred module, ` +
+      `${(moved.kept / 1000).toFixed(1)} KB kept (primary ${kb(before)} -> ${kb(gz(primary))} gzip -9)`);
+    if (relaxed) {
       // The deferred module is the split's last output (the freshness check above takes a
       // relaxed primary newer than it for CMake's unsplit rewrite of it).
       const now = new Date();

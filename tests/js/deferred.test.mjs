@@ -8,6 +8,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { deferredLoader } from '../../dist/deferred.js';
 import { finishModule } from '../../dist/module.js';
+import { dataSegments } from '../../scripts/split_data.mjs';
 
 const dist = (f) => new URL(`../../dist/${f}`, import.meta.url);
 const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
@@ -30,6 +31,60 @@ describe('the shipped split', () => {
     expect(deferred.filter((i) => i.module === 'primary').map((i) => i.kind)).toEqual(expect.arrayContaining(['memory', 'table', 'tag', 'function']));
     // The threaded build is not split.
     expect(existsSync(dist('kiln-mt.deferred.wasm'))).toBe(false);
+  });
+});
+
+describe('the data moved to the deferred module (scripts/split_data.mjs)', () => {
+  const image = (file) => {
+    const bytes = readFileSync(file);
+    const mem = new Uint8Array(1 << 20);
+    let end = 0;
+    for (const s of dataSegments(bytes, String(file))) {
+      for (let i = 0; i < s.bytes.length; i++) if (s.bytes[i] !== 0) mem[s.offset + i] = s.bytes[i];
+      end = Math.max(end, s.offset + s.bytes.length);
+    }
+    return { mem, end };
+  };
+  it('the initial and the deferred module together hold the unsplit engine\'s data, each byte in one of them', () => {
+    for (const name of ['kiln-core', 'kiln-core-inference', 'kiln']) {
+      const unsplit = new URL(`../../build/split/${name}.wasm`, import.meta.url);
+      if (!existsSync(unsplit)) continue; // an engine this build did not make
+      const whole = image(unsplit);
+      const primary = image(dist(`${name}.wasm`));
+      const deferred = image(dist(`${name}.deferred.wasm`));
+      let inPrimary = 0;
+      let inDeferred = 0;
+      for (let i = 0; i < whole.mem.length; i++) {
+        const p = primary.mem[i];
+        const d = deferred.mem[i];
+        if (p !== 0 && d !== 0) throw new Error(`${name}: byte ${i} is in both modules`);
+        if ((p | d) !== whole.mem[i]) throw new Error(`${name}: byte ${i} is ${p | d}, the unsplit engine has ${whole.mem[i]}`);
+        if (p) inPrimary++;
+        if (d) inDeferred++;
+      }
+      // No segment of the deferred module overlaps one of the initial module: instantiated later,
+      // it would reset what the program wrote there.
+      const ranges = (f) => dataSegments(readFileSync(f), String(f)).map((x) => [x.offset, x.offset + x.bytes.length]);
+      const kept = ranges(dist(`${name}.wasm`));
+      for (const [a, b] of ranges(dist(`${name}.deferred.wasm`))) {
+        const hit = kept.find(([c, d]) => a < d && c < b);
+        if (hit) throw new Error(`${name}: deferred segment [${a}, ${b}) overlaps the initial module's [${hit[0]}, ${hit[1]})`);
+      }
+      // The initial module keeps what its functions reach; most of the rest moved.
+      expect(inPrimary, name).toBeGreaterThan(10_000);
+      expect(inDeferred, name).toBeGreaterThan(20_000);
+      // The relaxed (FMA) initial module has the SIMD128 one's data, byte for byte.
+      expect(Buffer.from(image(dist(`${name}-relaxed.wasm`)).mem).equals(Buffer.from(primary.mem)), name).toBe(true);
+    }
+  });
+
+  it('a message that lives only in the deferred module\'s data arrives whole', async () => {
+    const kiln = await coreWith(() => readFileSync(dist('kiln-core.deferred.wasm')));
+    const a = kiln.Tensor.fromData([[1, 2], [3, 4]]);
+    // cumsum runs in the deferred module; its dim check's text is its own data.
+    expect(() => a.cumsum(7)).toThrow(expect.objectContaining({ name: 'KilnError', message: expect.stringMatching(/^cumsum: .*7/) }));
+    expect(kiln.backendInfo().deferred).toBe('loaded');
+    expect(a.cumsum(0).toArray()).toEqual([[1, 2], [4, 6]]);
   });
 });
 

@@ -1,0 +1,361 @@
+// Moves the data that only deferred functions use into the deferred module (issue 17: what a
+// page downloads). wasm-split moves functions, never data: every error message, vtable and table
+// of the whole engine stayed in the module a page loads at init() (43 KB gzip of the core
+// engine's 213 KB). Called by scripts/split_wasm.mjs after each split:
+//
+//   1. The link map (CMakeLists.txt links the split engines through scripts/link_map.mjs with
+//      -Wl,--print-map) gives every input section's address and size in memory: an object
+//      (a vtable, a table, one TU's constant) or the linker's merged string literals, which
+//      this script cuts at their NULs into one unit per string.
+//   2. What the primary module's code can reach: every `i32.const` and every load/store
+//      `offset=` in its functions (wasm-dis) that falls in the data names a unit it uses (a
+//      constant address is how compiled code names static data: a string, a vtable, a table,
+//      a field of a static object, a suffix of a merged string). An object is also kept when
+//      it starts within 64 bytes after such an address (a folded `table[i - k]`), and whatever
+//      a kept object points to (every aligned 32-bit word of it that is an address in the
+//      data), transitively.
+//   3. Every other unit is moved: zeroed in the primary module (its data segments re-cut
+//      around the holes) and written by active data segments of the deferred module, which
+//      imports the same memory. No segment of one module spans a byte of the other's units:
+//      the deferred module is instantiated after the program has run, so a segment of it
+//      spanning a kept object, even its zero bytes, would reset what the program wrote there. Instantiating the deferred module, which happens before any
+//      of its functions runs (bindings/js/deferred.ts), writes them; the primary module's
+//      functions never read them.
+//   4. Checks: the primary's data and the deferred module's data together are the original
+//      image byte for byte, no byte is in both, no segment of one overlaps a segment of the
+//      other, and both modules validate.
+// The relaxed-SIMD primary module, whose data section is the SIMD128 primary's byte for byte
+// (checked), gets the same new data section (replaceData).
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+
+const MERGED_STRINGS = /^<internal>:\(\.rodata/;
+const WINDOW = 64;
+const ZERO_RUN = 16; // a data segment is cut where at least this many zero bytes are
+
+/** Unsigned LEB128 at b[i]: [value, next index]. */
+function leb(b, i) {
+  let r = 0;
+  let s = 0;
+  for (;;) {
+    const x = b[i++];
+    r += (x & 0x7f) * 2 ** s;
+    s += 7;
+    if (x < 0x80) return [r, i];
+  }
+}
+function sleb32(b, i) {
+  let r = 0;
+  let s = 0;
+  let x;
+  do {
+    x = b[i++];
+    r |= (x & 0x7f) << s;
+    s += 7;
+  } while (x & 0x80);
+  if (s < 32 && x & 0x40) r |= -1 << s;
+  return [r >>> 0, i];
+}
+function encLeb(n) {
+  const out = [];
+  do {
+    let x = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) x |= 0x80;
+    out.push(x);
+  } while (n > 0);
+  return out;
+}
+function encSleb32(n) {
+  const out = [];
+  n |= 0;
+  for (;;) {
+    const x = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && !(x & 0x40)) || (n === -1 && x & 0x40)) {
+      out.push(x);
+      return out;
+    }
+    out.push(x | 0x80);
+  }
+}
+
+/** The sections of a wasm module: [{ id, start, end }] (payload bounds), in order. */
+export function sectionsOf(b, file = 'module') {
+  if (b.readUInt32LE(0) !== 0x6d736100) throw new Error(`split_data: ${file} is not a wasm module`);
+  const out = [];
+  let i = 8;
+  while (i < b.length) {
+    const id = b[i];
+    const [size, start] = leb(b, i + 1);
+    out.push({ id, head: i, start, end: start + size });
+    i = start + size;
+  }
+  return out;
+}
+
+/** The active data segments of a module (memory 0, i32.const offsets): [{ offset, bytes }]. */
+export function dataSegments(b, file) {
+  const sec = sectionsOf(b, file).find((s) => s.id === 11);
+  if (!sec) return [];
+  let [n, i] = leb(b, sec.start);
+  const out = [];
+  while (n-- > 0) {
+    const flags = b[i++];
+    if (flags !== 0 || b[i] !== 0x41) throw new Error(`split_data: ${file}: a data segment that is not active at an i32.const (flags ${flags})`);
+    let offset;
+    [offset, i] = sleb32(b, i + 1);
+    if (b[i++] !== 0x0b) throw new Error(`split_data: ${file}: a data segment offset that is not one i32.const`);
+    let size;
+    [size, i] = leb(b, i);
+    out.push({ offset, bytes: b.subarray(i, i + size) });
+    i += size;
+  }
+  return out;
+}
+
+/** The memory image of segments: a Uint8Array from 0 to the end of the last one. */
+function image(segments) {
+  const end = Math.max(0, ...segments.map((s) => s.offset + s.bytes.length));
+  const mem = new Uint8Array(end);
+  for (const s of segments) mem.set(s.bytes, s.offset);
+  return mem;
+}
+
+/**
+ * The non-zero runs of mem[lo, hi), cut where ZERO_RUN or more zero bytes are: [{ offset, bytes }].
+ * With `mask`, only bytes whose mask is set are covered: a segment never spans an unmasked byte,
+ * zero or not.
+ */
+function cut(mem, lo = 0, hi = mem.length, mask = null) {
+  if (mask) {
+    const out = [];
+    for (let i = lo; i < hi;) {
+      while (i < hi && !mask[i]) i++;
+      const start = i;
+      while (i < hi && mask[i]) i++;
+      if (i > start) out.push(...cut(mem, start, i));
+    }
+    return out;
+  }
+  const out = [];
+  let i = lo;
+  while (i < hi) {
+    while (i < hi && mem[i] === 0) i++;
+    if (i >= hi) break;
+    const start = i;
+    let last = i; // last non-zero byte
+    while (i < hi && i - last <= ZERO_RUN) {
+      if (mem[i] !== 0) last = i;
+      i++;
+    }
+    out.push({ offset: start, bytes: mem.subarray(start, last + 1) });
+    i = last + 1;
+  }
+  return out;
+}
+
+function section(id, payload) {
+  return Buffer.concat([Buffer.from([id, ...encLeb(payload.length)]), payload]);
+}
+function dataPayload(segments) {
+  const parts = [Buffer.from(encLeb(segments.length))];
+  for (const s of segments) {
+    parts.push(Buffer.from([0, 0x41, ...encSleb32(s.offset), 0x0b, ...encLeb(s.bytes.length)]), Buffer.from(s.bytes));
+  }
+  return Buffer.concat(parts);
+}
+
+/** The objects of the DATA part of a link map with bytes: [{ start, end, name }], by address. */
+export function mapObjects(text, file) {
+  const objects = [];
+  let output = null;
+  for (const line of text.split('\n')) {
+    const m = /^ *([0-9a-f]+|-) +[0-9a-f]+ +([0-9a-f]+) (.*)$/.exec(line);
+    if (!m) continue;
+    const indent = line.length - m[3].length;
+    const name = m[3].trimStart();
+    const column = indent + (m[3].length - name.length);
+    if (column === 27) output = name;
+    else if (column === 35 && (output === '.rodata' || output === '.data') && m[1] !== '-') {
+      const start = parseInt(m[1], 16);
+      const size = parseInt(m[2], 16);
+      if (size > 0) objects.push({ start, end: start + size, name, strings: MERGED_STRINGS.test(name) });
+    }
+  }
+  if (objects.length === 0) throw new Error(`split_data: ${file} has no .rodata or .data objects (not a --print-map DATA part?)`);
+  objects.sort((a, b) => a.start - b.start);
+  for (let k = 1; k < objects.length; k++) {
+    if (objects[k].start < objects[k - 1].end) throw new Error(`split_data: ${file}: ${objects[k].name} overlaps ${objects[k - 1].name}`);
+  }
+  return objects;
+}
+
+/** The units that can move: each object, and each NUL-terminated string of a merged string section. */
+function unitsOf(objects, mem) {
+  const units = [];
+  for (const o of objects) {
+    if (!o.strings) {
+      units.push({ start: o.start, end: o.end, object: o });
+      continue;
+    }
+    let s = o.start;
+    for (let p = o.start; p < o.end; p++) {
+      if (mem[p] === 0) {
+        units.push({ start: s, end: p + 1, object: o });
+        s = p + 1;
+      }
+    }
+    if (s < o.end) units.push({ start: s, end: o.end, object: o });
+  }
+  return units;
+}
+
+/** Every constant address in the code of a module (wasm-dis's text; the data segments' lines skipped). */
+function codeConstants(file, features) {
+  const text = execFileSync('wasm-dis', [file, ...features], { maxBuffer: 1 << 30 }).toString();
+  const out = new Set();
+  for (const line of text.split('\n')) {
+    if (line.startsWith(' (data ')) continue;
+    for (const m of line.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) out.add(Number(m[1] ?? m[2]) >>> 0);
+  }
+  return out;
+}
+
+/**
+ * Moves the data only the deferred module's functions use out of `primary` into `deferred`
+ * (both rewritten in place). `alsoReaching` lists other modules ([file, wasm-dis flags]) that
+ * will get the same data (replaceData): what their code reaches stays too. Returns { data, moved, kept } (data: the primary's new data section
+ * bytes, for replaceData) or throws when a check fails.
+ */
+export function moveData({ mapFile, primary, deferred, features, alsoReaching = [] }) {
+  const p = readFileSync(primary);
+  const d = readFileSync(deferred);
+  const segments = dataSegments(p, primary);
+  const mem = image(segments);
+  const objects = mapObjects(readFileSync(mapFile, 'utf8'), mapFile);
+  const lo = objects[0].start;
+  const hi = objects.at(-1).end;
+  // The map must describe this module: every data byte lies in an object of the map.
+  let k = 0;
+  for (const s of segments) {
+    for (let a = s.offset; a < s.offset + s.bytes.length; a++) {
+      if (mem[a] === 0) continue;
+      while (k < objects.length && objects[k].end <= a) k++;
+      if (k === objects.length || objects[k].start > a) {
+        throw new Error(`split_data: ${primary} has data at ${a} outside every object of ${mapFile}: the map is not this link's`);
+      }
+    }
+  }
+  const units = unitsOf(objects, mem);
+  const starts = units.map((u) => u.start);
+  const unitAt = (a) => {
+    let l = 0;
+    let h = starts.length - 1;
+    while (l < h) {
+      const m = (l + h + 1) >> 1;
+      if (starts[m] <= a) l = m;
+      else h = m - 1;
+    }
+    return starts[l] <= a && a < units[l].end ? l : -1;
+  };
+  const kept = new Uint8Array(units.length);
+  const work = [];
+  const keep = (j) => {
+    if (j >= 0 && !kept[j]) {
+      kept[j] = 1;
+      work.push(j);
+    }
+  };
+  const constants = codeConstants(primary, features);
+  for (const [file, flags] of alsoReaching) for (const a of codeConstants(file, flags)) constants.add(a);
+  for (const a of constants) {
+    if (a < lo - WINDOW || a >= hi) continue;
+    keep(unitAt(a));
+    // objects starting just after the address (an index folded into the constant)
+    let j = unitAt(a) >= 0 ? unitAt(a) + 1 : starts.findIndex((s) => s > a);
+    for (; j >= 0 && j < units.length && units[j].start <= a + WINDOW; j++) {
+      if (!units[j].object.strings) keep(j);
+    }
+  }
+  while (work.length > 0) {
+    const u = units[work.pop()];
+    if (u.object.strings) continue;
+    for (let a = (u.start + 3) & ~3; a + 4 <= u.end; a += 4) {
+      const v = (mem[a] | (mem[a + 1] << 8) | (mem[a + 2] << 16) | (mem[a + 3] << 24)) >>> 0;
+      if (v >= lo && v <= hi) {
+        keep(unitAt(v));
+        if (v === hi || unitAt(v) < 0) keep(unitAt(v - 1)); // one past the end of an object
+      }
+    }
+  }
+  const stay = new Uint8Array(mem);
+  const go = new Uint8Array(mem.length);
+  const goMask = new Uint8Array(mem.length);
+  let movedBytes = 0;
+  units.forEach((u, j) => {
+    if (kept[j]) return;
+    go.set(mem.subarray(u.start, u.end), u.start);
+    goMask.fill(1, u.start, u.end);
+    stay.fill(0, u.start, u.end);
+    movedBytes += u.end - u.start;
+  });
+  const stays = cut(stay, 0, stay.length, goMask.map((x) => 1 - x));
+  // The deferred module's segments write moved units only: instantiated after the program has
+  // run, a segment spanning a kept object (zero bytes included) would reset what was written there.
+  const goes = cut(go, 0, go.length, goMask);
+  // The two halves are the original image, with no byte in both.
+  const a = image(stays);
+  const b = image(goes);
+  for (let i = 0; i < mem.length; i++) {
+    const x = a[i] ?? 0;
+    const y = b[i] ?? 0;
+    if ((x !== 0 && y !== 0) || (x | y) !== mem[i]) throw new Error(`split_data: the halves of ${primary}'s data differ from it at ${i}`);
+  }
+  for (const [list, moved, what] of [[goes, 1, 'deferred'], [stays, 0, 'primary']]) {
+    for (const g of list) {
+      for (let i = g.offset; i < g.offset + g.bytes.length; i++) {
+        if (goMask[i] !== moved) throw new Error(`split_data: a ${what} data segment covers byte ${i}, which is ${moved ? 'not ' : ''}moved`);
+      }
+    }
+  }
+  // The primary: its data section replaced, the data count with it.
+  const data = section(11, dataPayload(stays));
+  writeFileSync(primary, withData(p, data, stays.length, primary));
+  // The deferred module: a data count section before its code and a data section after it.
+  const ds = sectionsOf(d, deferred);
+  if (ds.some((s) => s.id === 11 || s.id === 12)) throw new Error(`split_data: ${deferred} already has data`);
+  const code = ds.find((s) => s.id === 10);
+  writeFileSync(deferred, Buffer.concat([
+    d.subarray(0, code.head), section(12, Buffer.from(encLeb(goes.length))), d.subarray(code.head, code.end),
+    section(11, dataPayload(goes)), d.subarray(code.end),
+  ]));
+  for (const f of [primary, deferred]) {
+    if (!WebAssembly.validate(readFileSync(f))) throw new Error(`split_data: ${f} does not validate after the data move`);
+  }
+  return { data, segments: stays.length, moved: movedBytes, kept: mem.length - movedBytes, original: sectionBytes(p, 11) };
+}
+
+function sectionBytes(b, id) {
+  const s = sectionsOf(b).find((x) => x.id === id);
+  return s ? b.subarray(s.head, s.end) : null;
+}
+
+function withData(b, data, count, file) {
+  const ss = sectionsOf(b, file);
+  const dataSec = ss.find((s) => s.id === 11);
+  const countSec = ss.find((s) => s.id === 12);
+  if (!dataSec || !countSec) throw new Error(`split_data: ${file} has no data or data count section`);
+  return Buffer.concat([
+    b.subarray(0, countSec.head), section(12, Buffer.from(encLeb(count))), b.subarray(countSec.end, dataSec.head),
+    data, b.subarray(dataSec.end),
+  ]);
+}
+
+/** Gives `file` (a primary module whose data section is `original`) the data section `data` of moveData. */
+export function replaceData(file, { data, segments, original }) {
+  const b = readFileSync(file);
+  const own = sectionBytes(b, 11);
+  if (!own || !own.equals(original)) throw new Error(`split_data: ${file}'s data section is not the SIMD128 primary's: it cannot share the data move`);
+  writeFileSync(file, withData(b, data, segments, file));
+}
