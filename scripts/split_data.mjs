@@ -23,7 +23,9 @@
 //      functions never read them.
 //   4. Checks: the primary's data and the deferred module's data together are the original
 //      image byte for byte, no byte is in both, no segment of one overlaps a segment of the
-//      other, and both modules validate.
+//      other, and both modules validate. split_wasm.mjs then checks the move at run time
+//      (checkTouched): the workload that chose the primary functions, run on the unsplit module
+//      with every load and store reported, reads and writes no moved byte.
 // The relaxed-SIMD primary module, whose data section is the SIMD128 primary's byte for byte
 // (checked), gets the same new data section (replaceData).
 import { execFileSync } from 'node:child_process';
@@ -333,7 +335,8 @@ export function moveData({ mapFile, primary, deferred, features, alsoReaching = 
   for (const f of [primary, deferred]) {
     if (!WebAssembly.validate(readFileSync(f))) throw new Error(`split_data: ${f} does not validate after the data move`);
   }
-  return { data, segments: stays.length, moved: movedBytes, kept: mem.length - movedBytes, original: sectionBytes(p, 11) };
+  return { data, segments: stays.length, moved: movedBytes, kept: mem.length - movedBytes, original: sectionBytes(p, 11),
+    lo, hi, goMask, objects };
 }
 
 function sectionBytes(b, id) {
@@ -358,4 +361,27 @@ export function replaceData(file, { data, segments, original }) {
   const own = sectionBytes(b, 11);
   if (!own || !own.equals(original)) throw new Error(`split_data: ${file}'s data section is not the SIMD128 primary's: it cannot share the data move`);
   writeFileSync(file, withData(b, data, segments, file));
+}
+
+/**
+ * The dynamic check of a move: `accesses` ({ loads, stores }: the distinct [address, bytes] of a
+ * workload's loads and stores that touch the data, recorded by scripts/split_profile.mjs --loads
+ * on the unsplit module instrumented by binaryen's --instrument-memory). That workload ran only
+ * primary functions, so none of its loads may read moved data: a load every byte of which is
+ * moved fails the check. A load that also covers kept bytes reads past the end of a kept string
+ * (musl's word-at-a-time strlen and memcmp do) and passes. A store to a moved byte fails.
+ * Throws naming the object.
+ */
+export function checkTouched(accesses, { goMask, objects, lo, hi }, label) {
+  const name = (a) => objects.find((x) => x.start <= a && a < x.end)?.name ?? 'no object';
+  for (const [kind, list] of [['load', accesses.loads], ['store', accesses.stores]]) {
+    for (const [address, bytes] of list) {
+      const inData = [];
+      for (let a = Math.max(address, lo); a < Math.min(address + bytes, hi); a++) inData.push(a);
+      const moved = inData.filter((a) => goMask[a]);
+      if (moved.length > 0 && (kind === 'store' || moved.length === inData.length)) {
+        throw new Error(`split_data: ${label}: the workload's ${bytes}-byte ${kind} at ${address} touches ${name(moved[0])}, which moved to the deferred module`);
+      }
+    }
+  }
 }

@@ -37,7 +37,34 @@ const engine = opt('--engine');
 const workload = opt('--workload');
 if (!['train', 'inference'].includes(workload)) throw new Error(`split_profile: unknown workload ${workload}`);
 const wasmPath = opt('--wasm');
-const outPath = opt('--out');
+// --loads FILE --lo N --hi N: the module is instrumented by binaryen's --instrument-memory instead
+// (scripts/split_wasm.mjs's check of the data move): every distinct load and store of the workload
+// that touches [lo, hi) is written to FILE as { loads: [[address, bytes]], stores: [...] }, and no
+// profile.
+const loadsPath = args.includes('--loads') ? opt('--loads') : null;
+const outPath = loadsPath ? null : opt('--out');
+const wasmBytes = await readFile(wasmPath);
+let touched = null;
+const instrumented = {};
+if (loadsPath) {
+  const lo = Number(opt('--lo'));
+  const hi = Number(opt('--hi'));
+  touched = { loads: new Set(), stores: new Set() };
+  const access = (set) => (id, bytes, offset, ptr) => {
+    const a = (ptr >>> 0) + (offset >>> 0);
+    if (a < hi && a + bytes > lo) set.add(a * 32 + bytes);
+    return ptr;
+  };
+  const value = (id, v) => v;
+  instrumented.instantiateWasm = (imports, receive) => {
+    const module = new WebAssembly.Module(wasmBytes);
+    imports.env = { ...imports.env, load_ptr: access(touched.loads), store_ptr: access(touched.stores) };
+    for (const t of ['i32', 'i64', 'f32', 'f64']) imports.env[`load_val_${t}`] = imports.env[`store_val_${t}`] = value;
+    const instance = new WebAssembly.Instance(module, imports);
+    receive(instance, module);
+    return instance.exports;
+  };
+}
 const dist = new URL('../dist/', import.meta.url);
 
 // The train workload runs through the main entry; the inference one through kiln-dl/inference.
@@ -46,14 +73,15 @@ let raw = null;
 const kiln = await init({
   ...(workload === 'train' ? { engine } : {}),
   relaxedSimd: false,
-  wasmBinary: await readFile(wasmPath),
+  wasmBinary: wasmBytes,
+  ...instrumented,
   onRuntimeInitialized() {
     raw = this;
   },
 });
 if (!raw) throw new Error('split_profile: the module did not call onRuntimeInitialized');
 const writeProfile = raw.asm?.__write_profile;
-if (typeof writeProfile !== 'function') {
+if (!loadsPath && typeof writeProfile !== 'function') {
   throw new Error(`split_profile: ${wasmPath} is not instrumented (no __write_profile export)`);
 }
 
@@ -244,6 +272,12 @@ if (engine === 'full') {
 
 }
 
+if (loadsPath) {
+  const list = (set) => [...set].sort((x, y) => x - y).map((k) => [Math.floor(k / 32), k % 32]);
+  writeFileSync(loadsPath, JSON.stringify({ loads: list(touched.loads), stores: list(touched.stores) }));
+  console.log(`split_profile: ${engine} engine, ${workload} workload: ${touched.loads.size} loads and ${touched.stores.size} stores of data`);
+  process.exit(0);
+}
 const size = writeProfile(0, 0);
 const ptr = raw._malloc(size);
 const written = writeProfile(ptr, size);

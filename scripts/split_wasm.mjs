@@ -23,6 +23,11 @@
 //      run it), so the two deferred halves are the same bytes: the relaxed engine loads
 //      dist/<name>.deferred.wasm too (one file shipped, not two of ~1-3 MB), and the split
 //      fails if the halves ever differ.
+//   5. The data only deferred functions use moves to the deferred module too (scripts/split_data.mjs,
+//      by wasm-ld's map of the link, build/<dir>/<name>.datamap). The move is checked by running the
+//      workload once more on the unsplit module instrumented by binaryen's --instrument-memory
+//      (split_profile.mjs --loads): none of its loads may read, and none of its stores write, a
+//      moved byte.
 // The split is redone when an input is newer than dist/<name>.deferred.wasm (or with --force).
 // The threaded build (kiln-mt) is not split: its workers would each need the deferred module.
 import { execFileSync } from 'node:child_process';
@@ -31,7 +36,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
-import { moveData, replaceData } from './split_data.mjs';
+import { checkTouched, moveData, replaceData } from './split_data.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -183,6 +188,16 @@ for (const e of ENGINES) {
       replaceData(outputs[2], moved);
       rmSync(relaxedPrimary);
     }
+    // ... checked by running the workload again on the unsplit module with every load and store
+    // reported (binaryen's --instrument-memory): it runs only primary functions, so it must not
+    // read or write a moved byte
+    const memcheck = join(work, `${base}.memcheck.wasm`);
+    const accesses = join(work, `${base}.accesses.json`);
+    run('wasm-opt', [unsplit, '--instrument-memory', '-o', memcheck, ...FEATURES]);
+    run(process.execPath, [join(root, 'scripts', 'split_profile.mjs'), '--engine', e.engine, '--workload', v.workload,
+      '--wasm', memcheck, '--loads', accesses, '--lo', String(moved.lo), '--hi', String(moved.hi)]);
+    checkTouched(JSON.parse(readFileSync(accesses, 'utf8')), moved, base);
+    rmSync(memcheck);
     console.log(`[build] split ${base}: ${(moved.moved / 1000).toFixed(1)} KB of data moved to the deferred module, ` +
       `${(moved.kept / 1000).toFixed(1)} KB kept (primary ${kb(before)} -> ${kb(gz(primary))} gzip -9)`);
     if (relaxed) {
