@@ -6,12 +6,14 @@
 //   1. The link map (CMakeLists.txt links the split engines through scripts/link_map.mjs with
 //      -Wl,--print-map) gives every input section's address and size in memory: an object
 //      (a vtable, a table, one TU's constant) or the linker's merged string literals, which
-//      this script cuts at their NULs into one unit per string.
+//      this script cuts at their NULs into one unit per string. A TU's exception tables are
+//      cut into one unit per function's table (their symbols).
 //   2. What the primary module's code can reach: every `i32.const` and every load/store
 //      `offset=` in its functions (wasm-dis) that falls in the data names a unit it uses (a
 //      constant address is how compiled code names static data: a string, a vtable, a table,
 //      a field of a static object, a suffix of a merged string). An object is also kept when
-//      it starts within 64 bytes after such an address (a folded `table[i - k]`), and whatever
+//      it starts within 64 bytes after such an address (a folded `table[i - k]`; not an exception
+//      table, which its landing pad names by its start), and whatever
 //      a kept object points to (every aligned 32-bit word of it that is an address in the
 //      data), transitively.
 //   3. Every other unit is moved: zeroed in the primary module (its data segments re-cut
@@ -32,6 +34,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const MERGED_STRINGS = /^<internal>:\(\.rodata/;
+const EXCEPTION_TABLES = /:\(\.rodata\.gcc_except_table\)$/;
 const WINDOW = 64;
 const ZERO_RUN = 16; // a data segment is cut where at least this many zero bytes are
 
@@ -182,10 +185,22 @@ export function mapObjects(text, file) {
     else if (column === 35 && (output === '.rodata' || output === '.data') && m[1] !== '-') {
       const start = parseInt(m[1], 16);
       const size = parseInt(m[2], 16);
-      if (size > 0) objects.push({ start, end: start + size, name, strings: MERGED_STRINGS.test(name) });
+      if (size > 0) objects.push({ start, end: start + size, name, strings: MERGED_STRINGS.test(name), symbols: [] });
+    } else if (column === 43 && objects.length > 0 && m[1] !== '-') {
+      objects.at(-1).symbols.push({ start: parseInt(m[1], 16), end: parseInt(m[1], 16) + parseInt(m[2], 16), name });
     }
   }
   if (objects.length === 0) throw new Error(`split_data: ${file} has no .rodata or .data objects (not a --print-map DATA part?)`);
+  // A TU's exception tables are one input section holding one table per function (the
+  // GCC_except_tableN symbols, each named only by its own function's landing pad): one object
+  // each, when the symbols tile the section.
+  for (let k = objects.length - 1; k >= 0; k--) {
+    const o = objects[k];
+    const parts = o.symbols.sort((a, b) => a.start - b.start);
+    const tiles = EXCEPTION_TABLES.test(o.name) && parts.length > 1 && parts[0].start === o.start && parts.at(-1).end === o.end &&
+      parts.every((x, i) => x.end > x.start && (i === 0 || x.start === parts[i - 1].end));
+    if (tiles) objects.splice(k, 1, ...parts.map((x) => ({ start: x.start, end: x.end, name: `${o.name} ${x.name}`, strings: false, exact: true })));
+  }
   objects.sort((a, b) => a.start - b.start);
   for (let k = 1; k < objects.length; k++) {
     if (objects[k].start < objects[k - 1].end) throw new Error(`split_data: ${file}: ${objects[k].name} overlaps ${objects[k - 1].name}`);
@@ -277,7 +292,7 @@ export function moveData({ mapFile, primary, deferred, features, alsoReaching = 
     // objects starting just after the address (an index folded into the constant)
     let j = unitAt(a) >= 0 ? unitAt(a) + 1 : starts.findIndex((s) => s > a);
     for (; j >= 0 && j < units.length && units[j].start <= a + WINDOW; j++) {
-      if (!units[j].object.strings) keep(j);
+      if (!units[j].object.strings && !units[j].object.exact) keep(j);
     }
   }
   while (work.length > 0) {
