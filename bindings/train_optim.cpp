@@ -15,6 +15,7 @@
 #include "kiln/optim/rmsprop.hpp"
 #include "kiln/optim/sgd.hpp"
 #include "kiln/train/checkpoint.hpp"
+#include "../engine/src/core/apart.hpp"  // call_apart (the bindings do not see engine/src)
 #include "config_js.hpp"
 #include "train_common.hpp"
 #include "module_params.hpp"  // optimizer_step_list (module: JS modules, lists of tensors)
@@ -59,6 +60,21 @@ auto with_op(const char* op, F&& f) -> decltype(f()) {
   }
 }
 
+/// One kind's schedule (schedule_from_value), a function of its own so that the split engine's
+/// initial module holds only the kinds a page's workload makes (call_apart: each kind's config
+/// parsing and checks are several KB of code).
+template <class Config>
+void schedule_of(const Json& body, const char* op, const char* init_op, Schedule& out) {
+  const auto c = parse<Config>(body, op);
+  out.scheduler = with_op(init_op, [&] { return c.init(); });
+}
+
+/// One kind's optimizer (optimizer_create), out of line for the same reason.
+template <class Config>
+std::shared_ptr<OptimizerImpl> optimizer_of(const Json& j, const char* op) {
+  return std::make_shared<OptimizerImpl>(OptimizerImpl{parse<Config>(j, op).template init<AD>()});
+}
+
 }  // namespace
 
 Schedule schedule_from_json(const std::string& text) {
@@ -81,27 +97,24 @@ Schedule schedule_from_value(const Json& j) {
   Json body = j;
   body.erase("kind");
   namespace o = kiln::optim;
+  using kiln::detail::call_apart;
   if (kind == "constant") {
-    const auto c = parse<o::ConstantLrSchedulerConfig>(body, "schedule.constant");
-    out.scheduler = with_op("", [&] { return c.init(); });
+    call_apart<&schedule_of<o::ConstantLrSchedulerConfig>>(body, "schedule.constant", "", out);
   } else if (kind == "step") {
-    const auto c = parse<o::StepLrSchedulerConfig>(body, "optim.schedule.step");
-    out.scheduler = with_op("optim.schedule.step", [&] { return c.init(); });
+    call_apart<&schedule_of<o::StepLrSchedulerConfig>>(body, "optim.schedule.step", "optim.schedule.step", out);
   } else if (kind == "exponential") {
-    const auto c = parse<o::ExponentialLrSchedulerConfig>(body, "optim.schedule.exponential");
-    out.scheduler = with_op("optim.schedule.exponential", [&] { return c.init(); });
+    call_apart<&schedule_of<o::ExponentialLrSchedulerConfig>>(body, "optim.schedule.exponential",
+                                                                "optim.schedule.exponential", out);
   } else if (kind == "linear") {
-    const auto c = parse<o::LinearLrSchedulerConfig>(body, "optim.schedule.linear");
-    out.scheduler = with_op("optim.schedule.linear", [&] { return c.init(); });
+    call_apart<&schedule_of<o::LinearLrSchedulerConfig>>(body, "optim.schedule.linear", "optim.schedule.linear", out);
   } else if (kind == "cosine") {
-    const auto c = parse<o::CosineAnnealingLrSchedulerConfig>(body, "optim.schedule.cosine");
-    out.scheduler = with_op("optim.schedule.cosine", [&] { return c.init(); });
+    call_apart<&schedule_of<o::CosineAnnealingLrSchedulerConfig>>(body, "optim.schedule.cosine",
+                                                                   "optim.schedule.cosine", out);
   } else if (kind == "noam") {
-    const auto c = parse<o::NoamLrSchedulerConfig>(body, "optim.schedule.noam");
-    out.scheduler = with_op("optim.schedule.noam", [&] { return c.init(); });
+    call_apart<&schedule_of<o::NoamLrSchedulerConfig>>(body, "optim.schedule.noam", "optim.schedule.noam", out);
   } else if (kind == "one_cycle") {
-    const auto c = parse<o::OneCycleLrSchedulerConfig>(body, "optim.schedule.oneCycle");
-    out.scheduler = with_op("optim.schedule.oneCycle", [&] { return c.init(); });
+    call_apart<&schedule_of<o::OneCycleLrSchedulerConfig>>(body, "optim.schedule.oneCycle",
+                                                            "optim.schedule.oneCycle", out);
   } else {
     throw kiln::ConfigError(kiln::str_cat("schedule: unknown kind \"", kind,
                                           "\" (constant, step, exponential, linear, cosine, noam, one_cycle)"));
@@ -225,18 +238,16 @@ JsOptimizer optimizer_create(const std::string& kind, const val& config, const v
   return guarded([&] {
     namespace o = kiln::optim;
     const Json j = config_from_js(config, "optimizer");
-    const auto make = [](auto optim) {
-      return std::make_shared<OptimizerImpl>(OptimizerImpl{std::move(optim)});
-    };
+    using kiln::detail::call_apart;
     std::shared_ptr<OptimizerImpl> impl;
     if (kind == "sgd") {
-      impl = make(parse<o::SgdConfig>(j, "optim.sgd").init<AD>());
+      impl = call_apart<&optimizer_of<o::SgdConfig>>(j, "optim.sgd");
     } else if (kind == "adam") {
-      impl = make(parse<o::AdamConfig>(j, "optim.adam").init<AD>());
+      impl = call_apart<&optimizer_of<o::AdamConfig>>(j, "optim.adam");
     } else if (kind == "adamW") {
-      impl = make(parse<o::AdamWConfig>(j, "optim.adamW").init<AD>());
+      impl = call_apart<&optimizer_of<o::AdamWConfig>>(j, "optim.adamW");
     } else if (kind == "rmsProp") {
-      impl = make(parse<o::RmsPropConfig>(j, "optim.rmsProp").init<AD>());
+      impl = call_apart<&optimizer_of<o::RmsPropConfig>>(j, "optim.rmsProp");
     } else {
       throw kiln::ConfigError(kiln::str_cat("optim: unknown optimizer \"", kind, "\""));
     }

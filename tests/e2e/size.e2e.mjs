@@ -64,10 +64,12 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * Since 2026-12-04 (issue 17, round 7): the data only deferred functions use moves to the
  * deferred module (scripts/split_data.mjs, by wasm-ld's map of each link): the training page's
  * engine 210.9 -> 190.0 KB, the inference page's 158.3 -> 146.6 KB: train 246,568 bytes,
- * inference 182,989 bytes; ratchets 246,700 and 183,100.
+ * inference 182,989 bytes; ratchets 246,700 and 183,100. Then each optimizer and schedule kind is
+ * made out of line (call_apart in train_optim.cpp: the page makes adam, adamW, sgd and a
+ * constant rate; the other kinds left its module): train 245,268 bytes, ratchet 245,400.
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 246_700, inference: 183_100 };
+const LIMITS = { train: 245_400, inference: 183_100 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {
