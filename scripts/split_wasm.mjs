@@ -36,7 +36,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
-import { checkTouched, moveData, replaceData } from './split_data.mjs';
+import { checkTouched, moveData, replaceData, sectionsOf } from './split_data.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -69,25 +69,8 @@ const kb = (n) => `${(n / 1000).toFixed(1)} KB`;
 /** The payloads of sections `ids` of a wasm binary (for the same-layout check). */
 function sections(file, ids) {
   const b = readFileSync(file);
-  if (b.readUInt32LE(0) !== 0x6d736100) throw new Error(`split_wasm: ${file} is not a wasm module`);
   const out = new Map();
-  let i = 8;
-  const leb = () => {
-    let r = 0;
-    let s = 0;
-    for (;;) {
-      const x = b[i++];
-      r += (x & 0x7f) * 2 ** s;
-      s += 7;
-      if (x < 0x80) return r;
-    }
-  };
-  while (i < b.length) {
-    const id = b[i++];
-    const size = leb();
-    if (ids.includes(id)) out.set(id, b.subarray(i, i + size));
-    i += size;
-  }
+  for (const sec of sectionsOf(b, file)) if (ids.includes(sec.id)) out.set(sec.id, b.subarray(sec.start, sec.end));
   return out;
 }
 
