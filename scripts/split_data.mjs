@@ -28,6 +28,15 @@
 //      other, and both modules validate. split_wasm.mjs then checks the move at run time
 //      (checkTouched): the workload that chose the primary functions, run on the unsplit module
 //      with every load and store reported, reads and writes no moved byte.
+// Limits (helper-76's review, 2026-12-04): a folded index can reach further back than the
+// 64-byte window: the linked libraries hold `states - 65` (musl's vfprintf), `flags_by_subtype
+// - 97`, `legacy_chars - 512` and the MessagePack parser's `trail - 784`. None of those
+// functions is in an initial module today (their constants appear in no primary's code); should
+// a workload bring one in, the dynamic check below catches it only on the paths the workload
+// reads. Addresses packed into i64.const or v128.const are not read (none points at moved data
+// today), and --instrument-memory does not see memory.copy/memory.fill (none in the engines) or
+// reads done in JS (the glue's copyWithin for large copies, UTF8ToString, Embind). The exact
+// fix is to take the referenced objects from the relocations of the linked objects.
 // The relaxed-SIMD primary module, whose data section is the SIMD128 primary's byte for byte
 // (checked), gets the same new data section (replaceData).
 import { execFileSync } from 'node:child_process';

@@ -37,9 +37,10 @@ describe('the shipped split', () => {
 describe('the data moved to the deferred module (scripts/split_data.mjs)', () => {
   const image = (file) => {
     const bytes = readFileSync(file);
-    const mem = new Uint8Array(1 << 20);
+    const segments = dataSegments(bytes, String(file));
+    const mem = new Uint8Array(Math.max(1 << 20, ...segments.map((s) => s.offset + s.bytes.length)));
     let end = 0;
-    for (const s of dataSegments(bytes, String(file))) {
+    for (const s of segments) {
       for (let i = 0; i < s.bytes.length; i++) if (s.bytes[i] !== 0) mem[s.offset + i] = s.bytes[i];
       end = Math.max(end, s.offset + s.bytes.length);
     }
@@ -55,13 +56,15 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
       let inPrimary = 0;
       let inDeferred = 0;
       for (let i = 0; i < whole.mem.length; i++) {
-        const p = primary.mem[i];
-        const d = deferred.mem[i];
+        const p = primary.mem[i] ?? 0;
+        const d = deferred.mem[i] ?? 0;
         if (p !== 0 && d !== 0) throw new Error(`${name}: byte ${i} is in both modules`);
         if ((p | d) !== whole.mem[i]) throw new Error(`${name}: byte ${i} is ${p | d}, the unsplit engine has ${whole.mem[i]}`);
         if (p) inPrimary++;
         if (d) inDeferred++;
       }
+      // Neither half writes beyond the unsplit engine's data.
+      expect(Math.max(primary.end, deferred.end), name).toBeLessThanOrEqual(whole.end);
       // No segment of the deferred module overlaps one of the initial module: instantiated later,
       // it would reset what the program wrote there.
       const ranges = (f) => dataSegments(readFileSync(f), String(f)).map((x) => [x.offset, x.offset + x.bytes.length]);
