@@ -28,15 +28,14 @@
 //      other, and both modules validate. split_wasm.mjs then checks the move at run time
 //      (checkTouched): the workload that chose the primary functions, run on the unsplit module
 //      with every load and store reported, reads and writes no moved byte.
-// Limits (helper-76's review, 2026-12-04): a folded index can reach further back than the
-// 64-byte window: the linked libraries hold `states - 65` (musl's vfprintf), `flags_by_subtype
-// - 97`, `legacy_chars - 512` and the MessagePack parser's `trail - 784`. None of those
-// functions is in an initial module today (their constants appear in no primary's code); should
-// a workload bring one in, the dynamic check below catches it only on the paths the workload
-// reads. Addresses packed into i64.const or v128.const are not read (none points at moved data
+//      A folded index can reach further back than the window (the linked libraries hold
+//      `states - 65` in musl's vfprintf, `flags_by_subtype - 97`, `legacy_chars - 512`, the
+//      MessagePack parser's `trail - 784`: helper-76's review): the relocations of every object
+//      the map names (llvm-objdump -r) list each such `symbol - k`, and a constant of the
+//      primary's code equal to one keeps that symbol's object.
+// Limits: addresses packed into i64.const or v128.const are not read (none points at moved data
 // today), and --instrument-memory does not see memory.copy/memory.fill (none in the engines) or
-// reads done in JS (the glue's copyWithin for large copies, UTF8ToString, Embind). The exact
-// fix is to take the referenced objects from the relocations of the linked objects.
+// reads done in JS (the glue's copyWithin for large copies, UTF8ToString, Embind).
 // The relaxed-SIMD primary module, whose data section is the SIMD128 primary's byte for byte
 // (checked), gets the same new data section (replaceData).
 import { execFileSync } from 'node:child_process';
@@ -237,6 +236,28 @@ function unitsOf(objects, mem) {
   return units;
 }
 
+/**
+ * The data references of the linked objects that name a symbol further back than the window
+ * (a folded `table[i - k]`: musl's vfprintf `states - 65`, the MessagePack parser's
+ * `trail - 784`): their relocations (llvm-objdump), for every object and archive the map names
+ * (paths relative to `buildDir`). [{ symbol, addend }], addend < -WINDOW.
+ */
+export function farBackReferences(objects, buildDir) {
+  const files = new Set();
+  for (const o of objects) {
+    const m = /^(.*?)(?:\([^()]*\))?:\(/.exec(o.name);
+    if (m && !m[1].startsWith('<')) files.add(m[1].startsWith('/') ? m[1] : `${buildDir}/${m[1]}`);
+  }
+  const out = [];
+  for (const file of files) {
+    const text = execFileSync('llvm-objdump-14', ['-r', file], { maxBuffer: 1 << 30 }).toString();
+    for (const m of text.matchAll(/R_WASM_MEMORY_ADDR_\w+\s+(\S+?)-(\d+)$/gm)) {
+      if (Number(m[2]) > WINDOW) out.push({ symbol: m[1], addend: -Number(m[2]) });
+    }
+  }
+  return out;
+}
+
 /** Every constant address in the code of a module (wasm-dis's text; the data segments' lines skipped). */
 function codeConstants(file, features) {
   const text = execFileSync('wasm-dis', [file, ...features], { maxBuffer: 1 << 30 }).toString();
@@ -254,7 +275,7 @@ function codeConstants(file, features) {
  * will get the same data (replaceData): what their code reaches stays too. Returns { data, moved, kept } (data: the primary's new data section
  * bytes, for replaceData) or throws when a check fails.
  */
-export function moveData({ mapFile, primary, deferred, features, alsoReaching = [] }) {
+export function moveData({ mapFile, buildDir, primary, deferred, features, alsoReaching = [] }) {
   const p = readFileSync(primary);
   const d = readFileSync(deferred);
   const segments = dataSegments(p, primary);
@@ -302,6 +323,22 @@ export function moveData({ mapFile, primary, deferred, features, alsoReaching = 
     let j = unitAt(a) >= 0 ? unitAt(a) + 1 : starts.findIndex((s) => s > a);
     for (; j >= 0 && j < units.length && units[j].start <= a + WINDOW; j++) {
       if (!units[j].object.strings && !units[j].object.exact) keep(j);
+    }
+  }
+  // A constant that is a far-back reference of the linked objects (symbol - k, k > WINDOW)
+  // keeps the symbol's object: the data section named .rodata.<symbol> (or .data., .bss.).
+  const bySymbol = new Map();
+  for (const o of objects) {
+    const m = /:\(\.(?:rodata|data|bss)\.(.+)\)$/.exec(o.name);
+    if (m) bySymbol.set(m[1], [...(bySymbol.get(m[1]) ?? []), o]);
+  }
+  let farKept = 0;
+  for (const { symbol, addend } of farBackReferences(objects, buildDir)) {
+    for (const o of bySymbol.get(symbol) ?? []) {
+      if (!constants.has((o.start + addend) >>> 0)) continue;
+      const j = unitAt(o.start);
+      if (j >= 0 && !kept[j]) farKept++;
+      keep(j);
     }
   }
   while (work.length > 0) {
@@ -360,7 +397,7 @@ export function moveData({ mapFile, primary, deferred, features, alsoReaching = 
     if (!WebAssembly.validate(readFileSync(f))) throw new Error(`split_data: ${f} does not validate after the data move`);
   }
   return { data, segments: stays.length, moved: movedBytes, kept: mem.length - movedBytes, original: sectionBytes(p, 11),
-    lo, hi, goMask, objects };
+    lo, hi, goMask, objects, farKept };
 }
 
 function sectionBytes(b, id) {

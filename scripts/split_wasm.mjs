@@ -165,7 +165,7 @@ for (const e of ENGINES) {
     // SIMD128 build's beyond its FMAs: madd_is_relaxed() names another string)
     const relaxedPrimary = join(work, `${base}-relaxed.proto.primary.wasm`);
     const before = gz(primary);
-    const moved = moveData({ mapFile, primary, deferred, features: FEATURES,
+    const moved = moveData({ mapFile, buildDir: e.buildDir, primary, deferred, features: FEATURES,
       alsoReaching: relaxed ? [[relaxedPrimary, [...FEATURES, '--enable-relaxed-simd']]] : [] });
     if (relaxed) {
       replaceData(outputs[2], moved);
@@ -182,7 +182,7 @@ for (const e of ENGINES) {
     checkTouched(JSON.parse(readFileSync(accesses, 'utf8')), moved, base);
     rmSync(memcheck);
     console.log(`[build] split ${base}: ${(moved.moved / 1000).toFixed(1)} KB of data moved to the deferred module, ` +
-      `${(moved.kept / 1000).toFixed(1)} KB kept (primary ${kb(before)} -> ${kb(gz(primary))} gzip -9)`);
+      `${(moved.kept / 1000).toFixed(1)} KB kept, ${moved.farKept} of them named only by a far-back reference (primary ${kb(before)} -> ${kb(gz(primary))} gzip -9)`);
     if (relaxed) {
       // The deferred module is the split's last output (the freshness check above takes a
       // relaxed primary newer than it for CMake's unsplit rewrite of it).

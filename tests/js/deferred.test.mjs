@@ -8,7 +8,9 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { deferredLoader } from '../../dist/deferred.js';
 import { finishModule } from '../../dist/module.js';
-import { dataSegments } from '../../scripts/split_data.mjs';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { dataSegments, farBackReferences, mapObjects } from '../../scripts/split_data.mjs';
 
 const dist = (f) => new URL(`../../dist/${f}`, import.meta.url);
 const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
@@ -79,6 +81,21 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
       // The relaxed (FMA) initial module has the SIMD128 one's data, byte for byte.
       expect(Buffer.from(image(dist(`${name}-relaxed.wasm`)).mem).equals(Buffer.from(primary.mem)), name).toBe(true);
     }
+  });
+
+  it('a reference folded further back than the window is found from the relocations (musl vfprintf: states - 65)', () => {
+    const build = new URL('../../build/wasm-core/', import.meta.url);
+    const mapFile = new URL('kiln-core.datamap', build);
+    if (!existsSync(mapFile)) return; // no core build here
+    const objects = mapObjects(readFileSync(mapFile, 'utf8'), String(mapFile));
+    const far = farBackReferences(objects, build.pathname.replace(/\/$/, ''));
+    expect(far).toEqual(expect.arrayContaining([{ symbol: 'states', addend: -65 }]));
+    // The unsplit engine's code (snprintf, which the deferred module holds) has that very constant.
+    const states = objects.find((o) => o.name.endsWith('libc.a(vfprintf.o):(.rodata.states)'));
+    const unsplit = execFileSync('wasm-dis', [fileURLToPath(new URL('../../build/split/kiln-core.wasm', import.meta.url)),
+      '--enable-simd', '--enable-exception-handling', '--enable-bulk-memory', '--enable-sign-ext',
+      '--enable-mutable-globals', '--enable-nontrapping-float-to-int'], { maxBuffer: 1 << 30 }).toString();
+    expect(unsplit).toContain(`i32.const ${states.start - 65})`);
   });
 
   it('a message that lives only in the deferred module\'s data arrives whole', async () => {
