@@ -236,6 +236,9 @@ function unitsOf(objects, mem) {
   return units;
 }
 
+/** file -> its far-back references, read once per build (the core engines share objects). */
+const relocationsSeen = new Map();
+
 /**
  * The data references of the linked objects that name a symbol further back than the window
  * (a folded `table[i - k]`: musl's vfprintf `states - 65`, the MessagePack parser's
@@ -250,10 +253,12 @@ export function farBackReferences(objects, buildDir) {
   }
   const out = [];
   for (const file of files) {
-    const text = execFileSync('llvm-objdump-14', ['-r', file], { maxBuffer: 1 << 30 }).toString();
-    for (const m of text.matchAll(/R_WASM_MEMORY_ADDR_\w+\s+(\S+?)-(\d+)$/gm)) {
-      if (Number(m[2]) > WINDOW) out.push({ symbol: m[1], addend: -Number(m[2]) });
+    if (!relocationsSeen.has(file)) {
+      const text = execFileSync('llvm-objdump-14', ['-r', file], { maxBuffer: 1 << 30 }).toString();
+      relocationsSeen.set(file, [...text.matchAll(/R_WASM_MEMORY_ADDR_\w+\s+(\S+?)-(\d+)$/gm)]
+        .filter((m) => Number(m[2]) > WINDOW).map((m) => ({ symbol: m[1], addend: -Number(m[2]) })));
     }
+    out.push(...relocationsSeen.get(file));
   }
   return out;
 }
@@ -272,8 +277,10 @@ function codeConstants(file, features) {
 /**
  * Moves the data only the deferred module's functions use out of `primary` into `deferred`
  * (both rewritten in place). `alsoReaching` lists other modules ([file, wasm-dis flags]) that
- * will get the same data (replaceData): what their code reaches stays too. Returns { data, moved, kept } (data: the primary's new data section
- * bytes, for replaceData) or throws when a check fails.
+ * will get the same data (replaceData): what their code reaches stays too. `buildDir` resolves
+ * the map's object paths (farBackReferences). Returns the primary's new data section (`data`,
+ * `segments`, `original`: for replaceData), the bytes moved and kept, and what checkTouched
+ * needs (`lo`, `hi`, `goMask`, `objects`); throws when a check fails.
  */
 export function moveData({ mapFile, buildDir, primary, deferred, features, alsoReaching = [] }) {
   const p = readFileSync(primary);
@@ -316,12 +323,22 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
   };
   const constants = codeConstants(primary, features);
   for (const [file, flags] of alsoReaching) for (const a of codeConstants(file, flags)) constants.add(a);
+  // The first unit starting after a (binary search).
+  const after = (a) => {
+    let l = 0;
+    let h = starts.length;
+    while (l < h) {
+      const m = (l + h) >> 1;
+      if (starts[m] <= a) l = m + 1;
+      else h = m;
+    }
+    return l;
+  };
   for (const a of constants) {
     if (a < lo - WINDOW || a >= hi) continue;
     keep(unitAt(a));
     // objects starting just after the address (an index folded into the constant)
-    let j = unitAt(a) >= 0 ? unitAt(a) + 1 : starts.findIndex((s) => s > a);
-    for (; j >= 0 && j < units.length && units[j].start <= a + WINDOW; j++) {
+    for (let j = after(a); j < units.length && units[j].start <= a + WINDOW; j++) {
       if (!units[j].object.strings && !units[j].object.exact) keep(j);
     }
   }
