@@ -37,6 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
 import { checkTouched, moveData, replaceData, sectionsOf } from './split_data.mjs';
+import { stubPlaceholders } from './split_stubs.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -44,7 +45,7 @@ const work = join(root, 'build', 'split');
 const force = process.argv.includes('--force');
 const FEATURES = ['--enable-simd', '--enable-exception-handling', '--enable-bulk-memory', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-nontrapping-float-to-int'];
-const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs', 'split_data.mjs'].map((f) => join(root, 'scripts', f));
+const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs', 'split_data.mjs', 'split_stubs.mjs'].map((f) => join(root, 'scripts', f));
 
 // Each engine is split for a workload of scripts/split_profile.mjs: the package's main entry
 // (dist/index.js, node.js) loads kiln-core.wasm or kiln.wasm, split for a page that trains;
@@ -147,11 +148,17 @@ for (const e of ENGINES) {
     } else {
       writeFileSync(keepFile, `${[...keep].join('\n')}\n`);
     }
+    // 3b. the placeholder imports become stubs, one per signature (scripts/split_stubs.mjs)
+    const stubs = stubPlaceholders(primary, FEATURES, deferred);
     // 4. the relaxed build, split the same way
     if (relaxed) {
       const p = join(work, `${base}-relaxed.proto.primary.wasm`);
       const s = join(work, `${base}-relaxed.proto.deferred.wasm`);
       run('wasm-split', [relaxedProto, `--keep-funcs=@${keepFile}`, '-o1', p, '-o2', s, ...FEATURES, '--enable-relaxed-simd']);
+      const relaxedStubs = stubPlaceholders(p, [...FEATURES, '--enable-relaxed-simd'], s);
+      if (relaxedStubs.stubs !== stubs.stubs || relaxedStubs.slots.join() !== stubs.slots.join()) {
+        throw new Error(`split_wasm: ${base}-relaxed's placeholder slots differ from ${base}'s`);
+      }
       const relax = join(root, 'scripts', 'relax_wasm.mjs');
       process.stdout.write(run(process.execPath, [relax, p, outputs[2], '--min-rewrites', '1']));
       if (!readFileSync(s).equals(readFileSync(deferred))) {
@@ -181,6 +188,7 @@ for (const e of ENGINES) {
       '--wasm', memcheck, '--loads', accesses, '--lo', String(moved.lo), '--hi', String(moved.hi)]);
     checkTouched(JSON.parse(readFileSync(accesses, 'utf8')), moved, base);
     rmSync(memcheck);
+    console.log(`[build] split ${base}: ${stubs.placeholders} placeholder imports -> ${stubs.stubs} stubs (one per signature) in ${stubs.slots.length} table slots`);
     console.log(`[build] split ${base}: ${(moved.moved / 1000).toFixed(1)} KB of data moved to the deferred module, ` +
       `${(moved.kept / 1000).toFixed(1)} KB kept, ${moved.farKept} of them named only by a far-back reference (primary ${kb(before)} -> ${kb(gz(primary))} gzip -9)`);
     if (relaxed) {

@@ -17,7 +17,7 @@ import type { CreateModule, RawModule } from './raw.js';
 import { chooseEngineBuild, detectEnvironment } from './select.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
 import { KilnError } from './errors.js';
-import { deferredLoader, urlSource } from './deferred.js';
+import { deferredLoader, urlSource, type LoaderModuleOptions } from './deferred.js';
 
 export * from './types.js';
 
@@ -88,7 +88,7 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
   // The deferred half of the split engine (deferred.ts), fetched on first use only; the relaxed
   // engine's is the same file (scripts/split_wasm.mjs keeps every FMA in the primary half).
   const deferredUrl = core ? new URL('kiln-core.deferred.wasm', import.meta.url) : new URL('kiln.deferred.wasm', import.meta.url);
-  const deferred = deferredLoader(urlSource(deferredUrl), (moduleOpts as { printErr?: (text: string) => void }).printErr);
+  const deferred = deferredLoader(urlSource(deferredUrl), moduleOpts as LoaderModuleOptions);
   const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
   const module = await createModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),

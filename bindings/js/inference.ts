@@ -8,7 +8,7 @@
 // Training, the full engine and threads are kiln-dl's (`import { init } from 'kiln-dl'`).
 import createCoreModule from './kiln-core-inference.mjs';
 import { chooseRelaxed, detectRelaxedSimd, finishReason } from './select.js';
-import { deferredLoader, urlSource } from './deferred.js';
+import { deferredLoader, urlSource, type LoaderModuleOptions } from './deferred.js';
 import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
 
 export * from './types.js';
@@ -32,7 +32,7 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   const wasmUrl = relaxed.relaxed ? new URL('kiln-core-inference-relaxed.wasm', import.meta.url) : new URL('kiln-core-inference.wasm', import.meta.url);
   // One deferred half for both builds (scripts/split_wasm.mjs keeps every FMA in the primary half).
   const deferredUrl = new URL('kiln-core-inference.deferred.wasm', import.meta.url);
-  const deferred = deferredLoader(urlSource(deferredUrl), (moduleOpts as { printErr?: (text: string) => void }).printErr);
+  const deferred = deferredLoader(urlSource(deferredUrl), moduleOpts as LoaderModuleOptions);
   const raw = await createCoreModule({
     locateFile: (path: string) => (path.endsWith('.wasm') ? wasmUrl.href : path),
     ...moduleOpts,

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import createCoreModule from './kiln-core-inference.mjs';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
-import { deferredLoader } from './deferred.js';
+import { deferredLoader, type LoaderModuleOptions } from './deferred.js';
 import { fileSource } from './deferred_node.js';
 import { checkInferenceOptions, finishInference, type InferenceInitOptions, type KilnInference } from './inference_module.js';
 
@@ -22,8 +22,7 @@ export async function init(opts: InferenceInitOptions = {}): Promise<KilnInferen
   // The core engine split for inference (scripts/split_wasm.mjs).
   const file = relaxed.relaxed ? relaxedWasmFile('kiln-core-inference') : 'kiln-core-inference.wasm';
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
-  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/(-relaxed)?\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
-    (moduleOpts as { printErr?: (text: string) => void }).printErr);
+  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/(-relaxed)?\.wasm$/, '.deferred.wasm')}`, import.meta.url)), moduleOpts as LoaderModuleOptions);
   const raw = await createCoreModule({ ...moduleOpts, wasmBinary, ...deferred.options });
   return finishInference(raw, opts, finishReason(raw, relaxed), deferred.control);
 }

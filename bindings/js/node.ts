@@ -14,7 +14,7 @@ import { chooseEngineBuild, detectEnvironment } from './select.js';
 import { checkBackendOption } from './webgpu_init.js';
 import { KilnError } from './errors.js';
 import { chooseRelaxed, detectRelaxedSimd, finishReason, relaxedWasmFile } from './select.js';
-import { deferredLoader } from './deferred.js';
+import { deferredLoader, type LoaderModuleOptions } from './deferred.js';
 import { fileSource } from './deferred_node.js';
 
 export * from './types.js';
@@ -44,8 +44,7 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
   const file = relaxed.relaxed ? relaxedWasmFile(base) : `${base}.wasm`;
   const wasmBinary = opts.wasmBinary ?? (await readFile(new URL(`./${file}`, import.meta.url)));
   // The deferred half of the split engine (deferred.ts), read on first use only.
-  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/(-relaxed)?\.wasm$/, '.deferred.wasm')}`, import.meta.url)),
-    (moduleOpts as { printErr?: (text: string) => void }).printErr);
+  const deferred = deferredLoader(fileSource(new URL(`./${file.replace(/(-relaxed)?\.wasm$/, '.deferred.wasm')}`, import.meta.url)), moduleOpts as LoaderModuleOptions);
   const { default: createModule } = core ? await import('./kiln-core.mjs') : await import('./kiln.mjs');
   const module = await createModule({ ...moduleOpts, wasmBinary, ...deferred.options });
   return finishModule(module, opts, { maxThreads: 1, reason: backendReason + finishReason(module, relaxed), engine, deferred: deferred.control });

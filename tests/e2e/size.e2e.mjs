@@ -67,9 +67,13 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * inference 182,989 bytes; ratchets 246,700 and 183,100. Then each optimizer and schedule kind is
  * made out of line (call_apart in train_optim.cpp: the page makes adam, adamW, sgd and a
  * constant rate; the other kinds left its module): train 245,268 bytes, ratchet 245,400.
+ * Then the placeholder imports went (scripts/split_stubs.mjs: one stub per signature in the
+ * table, trampolines made at init() by deferred.ts's installPlaceholders): the training page's
+ * engine 188.6 -> 176.3 KB, the inference page's 146.6 -> 136.6 KB: train 233,927 bytes,
+ * inference 173,555 bytes; ratchets 234,100 and 173,700.
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 245_400, inference: 183_100 };
+const LIMITS = { train: 234_100, inference: 173_700 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {

@@ -6,11 +6,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { deferredLoader } from '../../dist/deferred.js';
+import { deferredLoader, installPlaceholders } from '../../dist/deferred.js';
 import { finishModule } from '../../dist/module.js';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dataSegments, farBackReferences, mapObjects } from '../../scripts/split_data.mjs';
+import { elementSegments, functionImports, stubSlots } from '../../scripts/split_stubs.mjs';
 
 const dist = (f) => new URL(`../../dist/${f}`, import.meta.url);
 const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
@@ -25,10 +26,19 @@ describe('the shipped split', () => {
       expect(existsSync(dist(`${base}.deferred.wasm`)), base).toBe(!base.endsWith('-relaxed'));
       expect(gz(dist(`${base}.wasm`)), base).toBeLessThan(gz(dist(deferred)));
     }
-    // The initial module imports the placeholders of the deferred functions; the deferred one
-    // imports the initial module's memory, table and exception tag.
-    const primary = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(dist('kiln-core.wasm'))));
-    expect(primary.filter((i) => i.module === 'placeholder').length).toBeGreaterThan(1000);
+    // The initial module imports no placeholder per deferred function (scripts/split_stubs.mjs):
+    // their table slots hold one stub per signature, which init() replaces by trampolines, and the
+    // deferred module writes every one of those slots. The deferred module imports the initial
+    // module's memory, table and exception tag.
+    for (const base of ['kiln-core', 'kiln-core-relaxed', 'kiln-core-inference', 'kiln-core-inference-relaxed', 'kiln', 'kiln-relaxed']) {
+      const bytes = readFileSync(dist(`${base}.wasm`));
+      expect(functionImports(bytes).filter((i) => i.module === 'placeholder'), base).toEqual([]);
+      const slots = stubSlots(bytes, base);
+      expect(slots.length, base).toBeGreaterThan(1000);
+      const written = new Set(elementSegments(readFileSync(dist(`${base.replace(/-relaxed$/, '')}.deferred.wasm`)))
+        .flatMap(({ offset, funcs }) => funcs.map((_, k) => offset + k)));
+      expect(slots.filter(({ slot }) => !written.has(slot)), base).toEqual([]);
+    }
     const deferred = WebAssembly.Module.imports(new WebAssembly.Module(readFileSync(dist('kiln-core.deferred.wasm'))));
     expect(deferred.filter((i) => i.module === 'primary').map((i) => i.kind)).toEqual(expect.arrayContaining(['memory', 'table', 'tag', 'function']));
     // The threaded build is not split.
@@ -113,11 +123,13 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
   });
 });
 
-/** A core engine instance whose deferred module comes from `readSync`. */
+let lastRaw = null;
+/** A core engine instance whose deferred module comes from `readSync` (its raw module: lastRaw). */
 async function coreWith(readSync) {
   const { default: create } = await import(dist('kiln-core.mjs').href);
   const loader = deferredLoader({ file: 'kiln-core.deferred.wasm', readSync, read: async () => readSync() });
   const raw = await create({ wasmBinary: readFileSync(dist('kiln-core.wasm')), ...loader.options });
+  lastRaw = raw;
   return finishModule(raw, {}, { maxThreads: 1, engine: 'core', deferred: loader.control });
 }
 
@@ -129,6 +141,9 @@ describe('loading the deferred module', () => {
       return readFileSync(dist('kiln-core.deferred.wasm'));
     });
     expect(kiln.backendInfo().deferred).toBe('pending');
+    // init() put a trampoline in every stub's slot: none is left to replace.
+    expect(installPlaceholders(lastRaw.asm, () => { throw new Error('not called'); })).toBe(0);
+    expect(stubSlots(readFileSync(dist('kiln-core.wasm'))).length).toBeGreaterThan(1000);
     const a = kiln.Tensor.fromData([[1, 2], [3, 4]]);
     expect(a.matmul(a).toArray()).toEqual([[7, 10], [15, 22]]); // the initial module
     expect(reads).toBe(0);

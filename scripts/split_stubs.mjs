@@ -1,0 +1,298 @@
+// The placeholders of a split engine's initial module, made at init() instead of shipped (issue 17).
+// Run by scripts/split_wasm.mjs on each initial module right after wasm-split.
+//
+// wasm-split (binaryen 108) leaves, in every table slot of a deferred function, an import of its
+// own: ("placeholder", "<slot>"), which Emscripten's glue answers with a JS function that loads the
+// deferred module. The core engine's initial module carries 2,490 of them: 47 KB of import section
+// (7.1 KB gzip -9) and their indices in the element section (about 4 KB gzip -9), about 11 KB of
+// the training page. This step takes them out:
+//   1. for each signature the placeholders have, one stub function of that type (body:
+//      `unreachable`), exported as "~<params>_<results>" (i i32, j i64, f f32, d f64, v v128:
+//      "~ii_i" is (i32, i32) -> i32);
+//   2. each placeholder's slot in the element section names the stub of its signature instead, so
+//      the slots of a signature repeat one index (which compresses to almost nothing);
+//   3. `wasm-opt --remove-unused-module-elements` drops the placeholder imports, no longer used,
+//      and renumbers the functions (table slots, export names and code are kept: the deferred
+//      module imports the initial one's functions by export name and writes table slots).
+// At init(), before the engine's constructors run, bindings/js/deferred.ts (installPlaceholders)
+// finds the stubs in the table and puts in each such slot a function of the same signature,
+// compiled there from a few bytes per slot, that loads the deferred module and calls the slot
+// again (the deferred module's element segment has replaced it by then).
+//
+//   node scripts/split_stubs.mjs X.wasm [features...]   (rewrites X.wasm in place; prints counts)
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { sectionsOf } from './split_data.mjs';
+
+/** The prefix of a stub's export name; bindings/js/deferred.ts reads the signature after it. */
+export const STUB_PREFIX = '~';
+/** The value types a stub's name spells, by their binary code. */
+const VALTYPE = { 0x7f: 'i', 0x7e: 'j', 0x7d: 'f', 0x7c: 'd', 0x7b: 'v' };
+
+function leb(b, i) {
+  let result = 0;
+  let shift = 0;
+  for (;;) {
+    const byte = b[i++];
+    result += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (!(byte & 0x80)) return [result, i];
+  }
+}
+
+function encLeb(n) {
+  const out = [];
+  do {
+    let byte = n % 128;
+    n = Math.floor(n / 128);
+    if (n > 0) byte |= 0x80;
+    out.push(byte);
+  } while (n > 0);
+  return out;
+}
+
+function sleb32(b, i) {
+  let result = 0;
+  let shift = 0;
+  let byte;
+  do {
+    byte = b[i++];
+    result |= (byte & 0x7f) << shift;
+    shift += 7;
+  } while (byte & 0x80);
+  if (shift < 32 && (byte & 0x40)) result |= -1 << shift;
+  return [result, i];
+}
+
+function name(b, i) {
+  const [n, start] = leb(b, i);
+  return [b.subarray(start, start + n).toString('utf8'), start + n];
+}
+
+const vec = (items) => [...encLeb(items.length), ...items.flat()];
+const str = (s) => vec([...Buffer.from(s, 'utf8')]);
+
+/** Each function type's signature as a stub name spells it ("ii_i"); null where it cannot. */
+function signatures(b, sec) {
+  let [n, i] = leb(b, sec.start);
+  const out = [];
+  while (n-- > 0) {
+    if (b[i++] !== 0x60) throw new Error('split_stubs: a type that is not a function type');
+    const part = () => {
+      let count;
+      [count, i] = leb(b, i);
+      let s = '';
+      let ok = true;
+      while (count-- > 0) {
+        const t = VALTYPE[b[i++]];
+        if (t === undefined) ok = false;
+        else s += t;
+      }
+      return ok ? s : null;
+    };
+    const params = part();
+    const results = part();
+    out.push(params === null || results === null ? null : `${params}_${results}`);
+  }
+  return out;
+}
+
+/** The function imports of a module: [{ module, name, type }] in function index order. */
+export function functionImports(b, sec = sectionsOf(b).find((s) => s.id === 2)) {
+  if (!sec) return [];
+  let [n, i] = leb(b, sec.start);
+  const out = [];
+  while (n-- > 0) {
+    let module;
+    let field;
+    [module, i] = name(b, i);
+    [field, i] = name(b, i);
+    const kind = b[i++];
+    if (kind === 0) {
+      let type;
+      [type, i] = leb(b, i);
+      out.push({ module, name: field, type });
+    } else if (kind === 1) { // table: reftype, limits
+      i++;
+      const flags = b[i++];
+      [, i] = leb(b, i);
+      if (flags & 1) [, i] = leb(b, i);
+    } else if (kind === 2) { // memory: limits
+      const flags = b[i++];
+      [, i] = leb(b, i);
+      if (flags & 1) [, i] = leb(b, i);
+    } else if (kind === 3) { // global: valtype, mutability
+      i += 2;
+    } else if (kind === 4) { // tag: attribute, type
+      i++;
+      [, i] = leb(b, i);
+    } else {
+      throw new Error(`split_stubs: an import of unknown kind ${kind}`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The active element segments of a module (table 0, i32.const offsets): [{ offset, funcs }].
+ * @throws Error on any other kind of segment (wasm-split writes none)
+ */
+export function elementSegments(b, file = 'module') {
+  const sec = sectionsOf(b, file).find((s) => s.id === 9);
+  if (!sec) return [];
+  let [n, i] = leb(b, sec.start);
+  const out = [];
+  while (n-- > 0) {
+    const flags = b[i++];
+    if (flags !== 0 || b[i] !== 0x41) throw new Error(`split_stubs: ${file}: an element segment that is not active at an i32.const (flags ${flags})`);
+    let offset;
+    [offset, i] = sleb32(b, i + 1);
+    if (b[i++] !== 0x0b) throw new Error(`split_stubs: ${file}: an element segment offset that is not one i32.const`);
+    let count;
+    [count, i] = leb(b, i);
+    const funcs = [];
+    while (count-- > 0) {
+      let f;
+      [f, i] = leb(b, i);
+      funcs.push(f);
+    }
+    out.push({ offset, funcs });
+  }
+  return out;
+}
+
+/**
+ * The table slots of a module's element segments that hold one of its stubs (exports named
+ * STUB_PREFIX + signature), for tests: [{ slot, signature }].
+ */
+export function stubSlots(b, file = 'module') {
+  const sec = sectionsOf(b, file).find((s) => s.id === 7);
+  const stubAt = new Map();
+  if (sec) {
+    let [n, i] = leb(b, sec.start);
+    while (n-- > 0) {
+      let field;
+      [field, i] = name(b, i);
+      const kind = b[i++];
+      let index;
+      [index, i] = leb(b, i);
+      if (kind === 0 && field.startsWith(STUB_PREFIX)) stubAt.set(index, field.slice(STUB_PREFIX.length));
+    }
+  }
+  const out = [];
+  for (const { offset, funcs } of elementSegments(b, file)) {
+    funcs.forEach((f, k) => { if (stubAt.has(f)) out.push({ slot: offset + k, signature: stubAt.get(f) }); });
+  }
+  return out;
+}
+
+/**
+ * Replaces the placeholder imports of the initial module `file` by one exported stub per
+ * signature (see the file comment), in place.
+ * @param {string} file an initial module written by wasm-split
+ * @param {string[]} features wasm-opt's --enable-* flags for it
+ * @param {string} [deferred] the deferred module: every placeholder slot must be one it writes
+ * @returns {{ placeholders: number, stubs: number, slots: number[] }} the placeholder imports
+ *   removed, the stubs added, the table slots that hold a stub
+ * @throws Error if a placeholder has a type a stub cannot name, the deferred module leaves a
+ *   placeholder slot unwritten, or wasm-opt leaves a placeholder import behind
+ */
+export function stubPlaceholders(file, features, deferred = null) {
+  const b = readFileSync(file);
+  const secs = sectionsOf(b, file);
+  const sec = (id) => secs.find((s) => s.id === id);
+  const sigs = signatures(b, sec(1));
+  const imports = functionImports(b, sec(2));
+  const [defined] = leb(b, sec(3).start);
+  // The stub of each signature, numbered after every function the module has.
+  const stubs = new Map(); // signature -> { type, index }
+  const placeholderSig = new Map(); // function index -> signature
+  imports.forEach((imp, index) => {
+    if (imp.module !== 'placeholder') return;
+    const sig = sigs[imp.type];
+    if (sig === null) throw new Error(`split_stubs: ${file}: placeholder ${imp.name} has a type a stub cannot name`);
+    placeholderSig.set(index, sig);
+    if (!stubs.has(sig)) stubs.set(sig, { type: imp.type, index: imports.length + defined + stubs.size });
+  });
+  if (placeholderSig.size === 0) return { placeholders: 0, stubs: 0, slots: [] };
+
+  const slots = [];
+  const segments = elementSegments(b, file).map(({ offset, funcs }) => ({
+    offset,
+    funcs: funcs.map((f, k) => {
+      const sig = placeholderSig.get(f);
+      if (sig === undefined) return f;
+      slots.push(offset + k);
+      return stubs.get(sig).index;
+    }),
+  }));
+  if (deferred) {
+    const written = new Set();
+    for (const { offset, funcs } of elementSegments(readFileSync(deferred), deferred)) funcs.forEach((_, k) => written.add(offset + k));
+    const missing = slots.filter((s) => !written.has(s));
+    if (missing.length > 0) throw new Error(`split_stubs: ${deferred} does not write table slots ${missing.slice(0, 5).join(', ')} of placeholders`);
+  }
+
+  const payload = {};
+  const list = [...stubs];
+  // function section: the stubs' types
+  {
+    const s = sec(3);
+    const [, i] = leb(b, s.start);
+    payload[3] = [...encLeb(defined + list.length), ...b.subarray(i, s.end), ...list.flatMap(([, st]) => encLeb(st.type))];
+  }
+  // code section: the stubs' bodies (no locals; unreachable; end)
+  {
+    const s = sec(10);
+    const [n, i] = leb(b, s.start);
+    if (n !== defined) throw new Error(`split_stubs: ${file}: ${n} bodies for ${defined} functions`);
+    payload[10] = [...encLeb(n + list.length), ...b.subarray(i, s.end), ...list.flatMap(() => [3, 0x00, 0x00, 0x0b])];
+  }
+  // export section: "~<signature>" for each stub
+  {
+    const s = sec(7);
+    const [n, i] = s ? leb(b, s.start) : [0, 0];
+    payload[7] = [...encLeb(n + list.length), ...(s ? b.subarray(i, s.end) : []),
+      ...list.flatMap(([sig, st]) => [...str(`${STUB_PREFIX}${sig}`), 0x00, ...encLeb(st.index)])];
+  }
+  // element section: placeholders' slots name their stub
+  payload[9] = vec(segments.map(({ offset, funcs }) => [0x00, 0x41, ...encSleb32(offset), 0x0b, ...vec(funcs.map(encLeb))]));
+
+  const parts = [b.subarray(0, 8)];
+  for (const s of secs) {
+    if (payload[s.id] && s.id !== 0) parts.push(Buffer.from([s.id, ...encLeb(payload[s.id].length), ...payload[s.id]]));
+    else parts.push(b.subarray(s.head, s.end));
+  }
+  if (!sec(7)) throw new Error(`split_stubs: ${file} has no export section`);
+  const tmp = `${file}.stubs.wasm`;
+  writeFileSync(tmp, Buffer.concat(parts));
+  try {
+    execFileSync('wasm-opt', [tmp, '--remove-unused-module-elements', '-o', file, ...features], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  const left = functionImports(readFileSync(file), sectionsOf(readFileSync(file), file).find((s) => s.id === 2))
+    .filter((imp) => imp.module === 'placeholder').length;
+  if (left > 0) throw new Error(`split_stubs: ${file}: ${left} placeholder imports are still used after the element section names stubs`);
+  return { placeholders: placeholderSig.size, stubs: list.length, slots };
+}
+
+function encSleb32(n) {
+  const out = [];
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && !(byte & 0x40)) || (n === -1 && (byte & 0x40))) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [file, ...features] = process.argv.slice(2);
+  const r = stubPlaceholders(file, features.length ? features : ['--enable-simd', '--enable-exception-handling',
+    '--enable-bulk-memory', '--enable-sign-ext', '--enable-mutable-globals', '--enable-nontrapping-float-to-int']);
+  console.log(`${file}: ${r.placeholders} placeholder imports -> ${r.stubs} stubs in ${r.slots.length} slots`);
+}
