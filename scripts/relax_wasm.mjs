@@ -50,7 +50,7 @@ const SIMD_GAPS = new Set([0x9a, 0xbb, 0xc2]);
 class WasmError extends Error {}
 
 /** A cursor over the module's bytes with the LEB128 readers of the binary format. */
-class Reader {
+export class Reader {
   constructor(bytes, pos = 0, end = bytes.length) {
     this.bytes = bytes;
     this.pos = pos;
@@ -158,9 +158,10 @@ function fcInstruction(r) {
 
 /**
  * Walks one function body (locals, then instructions to its final `end`) and calls
- * onSimd(op, offsetOfOpcodeLeb) for each SIMD instruction.
+ * onSimd(op, offsetOfOpcodeLeb) for each SIMD instruction and, when given,
+ * onFunction(start, end) for the LEB128 of each function index (call, ref.func).
  */
-function walkBody(r, onSimd, acceptFinalMadd) {
+export function walkBody(r, onSimd, acceptFinalMadd, onFunction = null) {
   const groups = r.u32();
   for (let i = 0; i < groups; ++i) {
     r.u32();
@@ -178,7 +179,7 @@ function walkBody(r, onSimd, acceptFinalMadd) {
     if (op === 0x18) { r.u32(); depth -= 1; continue; } // delegate ends its try
     if (op === 0x0c || op === 0x0d) { r.u32(); continue; } // br / br_if
     if (op === 0x0e) { const n = r.u32(); for (let i = 0; i <= n; ++i) r.u32(); continue; }
-    if (op === 0x10) { r.u32(); continue; } // call
+    if (op === 0x10 || op === 0xd2) { const at = r.pos; r.u32(); onFunction?.(at, r.pos); continue; } // call, ref.func
     if (op === 0x11) { r.u32(); r.u32(); continue; } // call_indirect: type, table
     if (op === 0x1c) { const n = r.u32(); for (let i = 0; i < n; ++i) if (!VALTYPES.has(r.byte())) r.fail('select: bad type'); continue; }
     if (op >= 0x20 && op <= 0x26) { r.u32(); continue; } // locals, globals, table.get/set
@@ -191,7 +192,6 @@ function walkBody(r, onSimd, acceptFinalMadd) {
     if (op >= 0x45 && op <= 0xc4) continue; // numeric, sign extension
     if (op === 0xd0) { if (!VALTYPES.has(r.byte())) r.fail('ref.null: bad type'); continue; }
     if (op === 0xd1) continue;
-    if (op === 0xd2) { r.u32(); continue; }
     if (op === 0xfc) { fcInstruction(r); continue; }
     if (op === 0xfd) { const at = r.pos; onSimd(simdInstruction(r, acceptFinalMadd), at); continue; }
     r.pos -= 1;

@@ -38,6 +38,7 @@ import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
 import { checkTouched, moveData, replaceData, sectionsOf } from './split_data.mjs';
 import { stubPlaceholders } from './split_stubs.mjs';
+import { reorderFunctions } from './reorder_wasm.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
@@ -45,7 +46,7 @@ const work = join(root, 'build', 'split');
 const force = process.argv.includes('--force');
 const FEATURES = ['--enable-simd', '--enable-exception-handling', '--enable-bulk-memory', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-nontrapping-float-to-int'];
-const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs', 'split_data.mjs', 'split_stubs.mjs'].map((f) => join(root, 'scripts', f));
+const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs', 'split_data.mjs', 'split_stubs.mjs', 'reorder_wasm.mjs'].map((f) => join(root, 'scripts', f));
 
 // Each engine is split for a workload of scripts/split_profile.mjs: the package's main entry
 // (dist/index.js, node.js) loads kiln-core.wasm or kiln.wasm, split for a page that trains;
@@ -150,6 +151,15 @@ for (const e of ENGINES) {
     }
     // 3b. the placeholder imports become stubs, one per signature (scripts/split_stubs.mjs)
     const stubs = stubPlaceholders(primary, FEATURES, deferred);
+    // 3c. its functions in an order gzip compresses better (scripts/reorder_wasm.mjs)
+    // (kept only where it is smaller: on the whole core engine, for one, the link's order wins)
+    const original = readFileSync(primary);
+    let reordered = reorderFunctions(original);
+    const [gzOriginal, gzReordered] = [original, reordered.bytes].map((x) => gzipSync(x, { level: 9 }).length);
+    if (gzReordered < gzOriginal) writeFileSync(primary, reordered.bytes);
+    else reordered = null;
+    console.log(`[build] split ${base}: functions reordered for gzip: ${kb(gzOriginal)} -> ${kb(gzReordered)} gzip -9` +
+      `${reordered ? '' : ' (not smaller: the link\'s order kept)'}`);
     // 4. the relaxed build, split the same way
     if (relaxed) {
       const p = join(work, `${base}-relaxed.proto.primary.wasm`);
@@ -159,6 +169,7 @@ for (const e of ENGINES) {
       if (relaxedStubs.stubs !== stubs.stubs || relaxedStubs.slots.join() !== stubs.slots.join()) {
         throw new Error(`split_wasm: ${base}-relaxed's placeholder slots differ from ${base}'s`);
       }
+      if (reordered) writeFileSync(p, reorderFunctions(readFileSync(p), { order: reordered.order }).bytes);
       const relax = join(root, 'scripts', 'relax_wasm.mjs');
       process.stdout.write(run(process.execPath, [relax, p, outputs[2], '--min-rewrites', '1']));
       if (!readFileSync(s).equals(readFileSync(deferred))) {
