@@ -52,25 +52,29 @@ concept CharLike = std::is_same_v<T, char> || std::is_same_v<T, signed char> ||
 template <class T>
 concept HasAppendTo = requires(std::string& out, const T& value) { append_to(out, value); };
 
+// The appenders every message shares, out of line (engine/src/core/str_cat.cpp): inlined,
+// std::to_chars and the snprintf call were copied into each throw site (a message with three
+// integers cost ~1 KB of WebAssembly; issue 17). Error paths and printers only.
+
 /// printf's %g with `precision` digits: what std::ostream writes for a double by default
 /// (precision 6, no floatfield flags), "inf"/"-inf"/"nan"/"-nan" included.
-inline void append_float_g(std::string& out, double value, int precision) {
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof buf, "%.*g", precision, value);
-  if (n > 0) out.append(buf, static_cast<std::size_t>(n) < sizeof buf ? n : sizeof buf - 1);
-}
-
-inline void append_float_g(std::string& out, long double value, int precision) {
-  char buf[128];
-  const int n = std::snprintf(buf, sizeof buf, "%.*Lg", precision, value);
-  if (n > 0) out.append(buf, static_cast<std::size_t>(n) < sizeof buf ? n : sizeof buf - 1);
-}
+void append_float_g(std::string& out, double value, int precision);
+void append_float_g(std::string& out, long double value, int precision);
+/// Decimal, as std::to_chars.
+void append_signed(std::string& out, long long value);
+void append_unsigned(std::string& out, unsigned long long value);
 
 template <class T>
 void append_integer(std::string& out, T value) {
-  char buf[48];
-  const auto result = std::to_chars(buf, buf + sizeof buf, value);
-  out.append(buf, result.ptr);
+  if constexpr (sizeof(T) <= sizeof(long long) && std::is_signed_v<T>) {
+    append_signed(out, value);
+  } else if constexpr (sizeof(T) <= sizeof(unsigned long long)) {
+    append_unsigned(out, value);
+  } else {
+    char buf[48];
+    const auto result = std::to_chars(buf, buf + sizeof buf, value);
+    out.append(buf, result.ptr);
+  }
 }
 
 /// Whether str_cat can append a T (see the table at the top of the file).
