@@ -12,10 +12,12 @@
 //   node bench/wasm/op_dispatch.mjs --before DIR [--repeat 7] [--only TEXT]
 //   (DIR holds kiln-core.mjs + kiln-core.wasm of the build to compare with; --only runs the
 //   cases whose name contains TEXT)
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { finishModule } from '../../dist/module.js';
+import { deferredLoader } from '../../dist/deferred.js';
+import { fileSource } from '../../dist/deferred_node.js';
 
 const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
 const args = process.argv.slice(2);
@@ -31,8 +33,12 @@ const engines = [{ name: 'core', dir: dist }];
 if (before) engines.push({ name: 'before', dir: before });
 for (const e of engines) {
   const { default: create } = await import(pathToFileURL(join(e.dir, 'kiln-core.mjs')).href);
-  const raw = await create({ wasmBinary: readFileSync(join(e.dir, 'kiln-core.wasm')) });
-  e.kiln = finishModule(raw, {}, { maxThreads: 1, engine: 'core' });
+  // A split engine's deferred half loads on first use (dist/deferred.js; its trampolines are
+  // made at init), as in the package.
+  const deferredFile = join(e.dir, 'kiln-core.deferred.wasm');
+  const deferred = deferredLoader(existsSync(deferredFile) ? fileSource(pathToFileURL(deferredFile)) : null);
+  const raw = await create({ wasmBinary: readFileSync(join(e.dir, 'kiln-core.wasm')), ...deferred.options });
+  e.kiln = finishModule(raw, {}, { maxThreads: 1, engine: 'core', deferred: deferred.control });
 }
 
 /** CPU seconds of fn(). */
