@@ -217,8 +217,11 @@ export async function bundleEntries(dir = join(REPO, 'dist')) {
     });
     const { output } = await bundle.generate({
       // Oxc's compression pass (-0.4 KB gzip -9 on the training page). A Node-only
-      // `import(specifier)` must keep its variable (a literal is what a bundler would try to
-      // resolve for the browser): the check below fails the build if the pass ever inlines one.
+      // `import(specifier)` is inlined either way (rolldown itself already did, with
+      // inlineConst off: io_store's `node:fs/promises`, workers' `node:worker_threads`), as a
+      // template literal after the `/* @vite-ignore */` hint, which Vite honours; the check
+      // below fails the build on any other literal import() than the package's own files and
+      // its dependencies.
       // Class names are kept (`constructor.name` appears in messages; keepNames puts back the
       // names the bundle had to change, `Tensor$1`); function names are shortened as any
       // minifier does (-1.2 KB gzip -9 on the training page): in the bundled entries the
@@ -237,10 +240,11 @@ export async function bundleEntries(dir = join(REPO, 'dist')) {
       // rolldown's runtime chunk comes without a map (no source of ours): an empty one.
       const map = chunk.map ?? { version: 3, file: chunk.fileName, sources: [], sourcesContent: [], names: [], mappings: '' };
       const { code: body, mappings } = restoreHints(chunk.code.replace(MAP_LINE, '').trimEnd(), map.mappings, wanted, `${entry}: ${chunk.fileName}`, { treeShaken: true });
-      // No import() of a literal a browser bundler cannot resolve (a Node-only specifier the
-      // compression pass inlined): only files of the package and its dependencies.
-      for (const [, spec] of body.matchAll(/\bimport\(\s*['"]([^'"]*)['"]\s*\)/g)) {
-        if (!spec.startsWith('./') && !DEPENDENCIES.has(spec)) {
+      // No import() of a literal a browser bundler cannot resolve: only files of the package and
+      // its dependencies, or (after Vite's hint) a Node built-in.
+      for (const [, hint, , spec] of body.matchAll(/\bimport\(\s*(\/\*[^]*?\*\/\s*)?([`'"])([^`'"$]*)\2\s*\)/g)) {
+        const nodeOnly = spec.startsWith('node:') && /@vite-ignore/.test(hint ?? '');
+        if (!spec.startsWith('./') && !DEPENDENCIES.has(spec) && !nodeOnly) {
           throw new Error(`minify_js: ${entry}: ${chunk.fileName} imports '${spec}', which a bundler would try to resolve for the browser`);
         }
       }

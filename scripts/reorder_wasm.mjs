@@ -79,6 +79,25 @@ export function reorderFunctions(bytes, { acceptFinalMadd = false, order: given 
     const [n, i] = leb(b, s.start);
     if (b.subarray(i, i + n).toString() === 'name') throw new Error('reorder_wasm: the module has a name section (names would need renumbering)');
   }
+  // A global initialised by ref.func would need renumbering too: refused (none in the engines,
+  // which are built without reference types).
+  const gsec = sec(6);
+  if (gsec) {
+    const r = new Reader(b, gsec.start, gsec.end);
+    for (let n = r.u32(); n > 0; n--) {
+      r.skip(2); // value type, mutability
+      for (let op = r.byte(); op !== 0x0b; op = r.byte()) {
+        if (op === 0x41) r.sleb(32);
+        else if (op === 0x42) r.sleb(64);
+        else if (op === 0x43) r.skip(4);
+        else if (op === 0x44) r.skip(8);
+        else if (op === 0x23) r.u32();
+        else if (op === 0xd0) r.skip(1);
+        else if (op === 0xfd && r.u32() === 0x0c) r.skip(16);
+        else throw new Error(`reorder_wasm: a global initialised by opcode 0x${op.toString(16)} (ref.func would need renumbering)`);
+      }
+    }
+  }
   const imported = functionImports(b).length;
   // the defined functions: type, body (locals + code), where its function indices are
   const fsec = sec(3);

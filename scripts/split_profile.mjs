@@ -90,6 +90,11 @@ const { Tensor } = kiln;
 // ---- what every page calls ----
 kiln.backendInfo();
 kiln.memory();
+// The boundary's catch path (bindings/js/boundary.ts: a JS exception inside an engine call, such
+// as a deferred module that cannot be fetched) restores the stack pointer; kept in the initial
+// module, that path neither fetches the deferred module nor, when the fetch fails, leaks the
+// stack (helper-77's review, 2026-12-04).
+raw.stackRestore(raw.stackSave());
 
 // ---- the inference workload: a trained model's SafeTensors loaded into a Sequential, forward ----
 if (workload === 'inference') {
