@@ -13,43 +13,8 @@
 //   node scripts/reorder_wasm.mjs X.wasm [--relaxed]   (rewrites X.wasm in place)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Reader, walkBody } from './relax_wasm.mjs';
-import { sectionsOf } from './split_data.mjs';
-import { elementSegments, functionImports } from './split_stubs.mjs';
-
-function leb(b, i) {
-  let result = 0;
-  let shift = 0;
-  for (;;) {
-    const byte = b[i++];
-    result += (byte & 0x7f) * 2 ** shift;
-    shift += 7;
-    if (!(byte & 0x80)) return [result, i];
-  }
-}
-
-function encLeb(n) {
-  const out = [];
-  do {
-    let byte = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) byte |= 0x80;
-    out.push(byte);
-  } while (n > 0);
-  return out;
-}
-
-function encSleb32(n) {
-  const out = [];
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(byte & 0x40)) || (n === -1 && (byte & 0x40))) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
-}
+import { encLeb, leb, sectionsOf } from './split_data.mjs';
+import { elementPayload, elementSegments, functionImports, withPayloads } from './split_stubs.mjs';
 
 /** Compares two bodies: by size in steps of 16 bytes, then byte by byte (up to 32). */
 function compareBodies(a, b) {
@@ -171,19 +136,10 @@ export function reorderFunctions(bytes, { acceptFinalMadd = false, order: given 
   const ssec = sec(8);
   if (ssec) payload[8] = encLeb(map(leb(b, ssec.start)[0]));
   // element segments
-  if (sec(9)) {
-    const segments = elementSegments(b);
-    payload[9] = [...encLeb(segments.length), ...segments.flatMap(({ offset, funcs: fs }) =>
-      [0x00, 0x41, ...encSleb32(offset), 0x0b, ...encLeb(fs.length), ...fs.flatMap((f) => encLeb(map(f)))])];
-  }
+  if (sec(9)) payload[9] = elementPayload(elementSegments(b).map(({ offset, funcs: fs }) => ({ offset, funcs: fs.map(map) })));
 
-  const parts = [b.subarray(0, 8)];
-  for (const s of secs) {
-    if (s.id === 10) parts.push(Buffer.from([10, ...encLeb(codeBytes.length)]), codeBytes);
-    else if (payload[s.id] && s.id !== 0) parts.push(Buffer.from([s.id, ...encLeb(payload[s.id].length), ...payload[s.id]]));
-    else parts.push(b.subarray(s.head, s.end));
-  }
-  return { bytes: Buffer.concat(parts), order: order.map((fn) => fn.old) };
+  payload[10] = codeBytes;
+  return { bytes: withPayloads(b, secs, payload), order: order.map((fn) => fn.old) };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -46,8 +46,8 @@ const EXCEPTION_TABLES = /:\(\.rodata\.gcc_except_table\)$/;
 const WINDOW = 64;
 const ZERO_RUN = 16; // a data segment is cut where at least this many zero bytes are
 
-/** Unsigned LEB128 at b[i]: [value, next index]. */
-function leb(b, i) {
+/** Unsigned LEB128 at b[i]: [value, next index]. (Shared by split_stubs.mjs, reorder_wasm.mjs.) */
+export function leb(b, i) {
   let r = 0;
   let s = 0;
   for (;;) {
@@ -57,7 +57,8 @@ function leb(b, i) {
     if (x < 0x80) return [r, i];
   }
 }
-function sleb32(b, i) {
+/** Signed 32-bit LEB128 at b[i], as an unsigned value: [value, next index]. */
+export function sleb32(b, i) {
   let r = 0;
   let s = 0;
   let x;
@@ -69,7 +70,8 @@ function sleb32(b, i) {
   if (s < 32 && x & 0x40) r |= -1 << s;
   return [r >>> 0, i];
 }
-function encLeb(n) {
+/** The unsigned LEB128 bytes of n. */
+export function encLeb(n) {
   const out = [];
   do {
     let x = n % 128;
@@ -79,7 +81,8 @@ function encLeb(n) {
   } while (n > 0);
   return out;
 }
-function encSleb32(n) {
+/** The signed 32-bit LEB128 bytes of n. */
+export function encSleb32(n) {
   const out = [];
   n |= 0;
   for (;;) {
@@ -107,6 +110,19 @@ export function sectionsOf(b, file = 'module') {
   return out;
 }
 
+/**
+ * The head of an active segment (data or element) at b[i]: flags 0 (memory or table 0) and an
+ * offset of one i32.const: [offset, index after it].
+ * @throws Error naming `what` for any other form (wasm-ld and wasm-split write no other)
+ */
+export function activeSegmentOffset(b, i, what) {
+  const flags = b[i++];
+  if (flags !== 0 || b[i] !== 0x41) throw new Error(`${what} that is not active at an i32.const (flags ${flags})`);
+  const [offset, next] = sleb32(b, i + 1);
+  if (b[next] !== 0x0b) throw new Error(`${what} offset that is not one i32.const`);
+  return [offset, next + 1];
+}
+
 /** The active data segments of a module (memory 0, i32.const offsets): [{ offset, bytes }]. */
 export function dataSegments(b, file) {
   const sec = sectionsOf(b, file).find((s) => s.id === 11);
@@ -114,11 +130,8 @@ export function dataSegments(b, file) {
   let [n, i] = leb(b, sec.start);
   const out = [];
   while (n-- > 0) {
-    const flags = b[i++];
-    if (flags !== 0 || b[i] !== 0x41) throw new Error(`split_data: ${file}: a data segment that is not active at an i32.const (flags ${flags})`);
     let offset;
-    [offset, i] = sleb32(b, i + 1);
-    if (b[i++] !== 0x0b) throw new Error(`split_data: ${file}: a data segment offset that is not one i32.const`);
+    [offset, i] = activeSegmentOffset(b, i, `split_data: ${file}: a data segment`);
     let size;
     [size, i] = leb(b, i);
     out.push({ offset, bytes: b.subarray(i, i + size) });

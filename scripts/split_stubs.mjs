@@ -22,47 +22,12 @@
 //   node scripts/split_stubs.mjs X.wasm [features...]   (rewrites X.wasm in place; prints counts)
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { sectionsOf } from './split_data.mjs';
+import { activeSegmentOffset, encLeb, encSleb32, leb, sectionsOf } from './split_data.mjs';
 
 /** The prefix of a stub's export name; bindings/js/deferred.ts reads the signature after it. */
 export const STUB_PREFIX = '~';
 /** The value types a stub's name spells, by their binary code. */
 const VALTYPE = { 0x7f: 'i', 0x7e: 'j', 0x7d: 'f', 0x7c: 'd', 0x7b: 'v' };
-
-function leb(b, i) {
-  let result = 0;
-  let shift = 0;
-  for (;;) {
-    const byte = b[i++];
-    result += (byte & 0x7f) * 2 ** shift;
-    shift += 7;
-    if (!(byte & 0x80)) return [result, i];
-  }
-}
-
-function encLeb(n) {
-  const out = [];
-  do {
-    let byte = n % 128;
-    n = Math.floor(n / 128);
-    if (n > 0) byte |= 0x80;
-    out.push(byte);
-  } while (n > 0);
-  return out;
-}
-
-function sleb32(b, i) {
-  let result = 0;
-  let shift = 0;
-  let byte;
-  do {
-    byte = b[i++];
-    result |= (byte & 0x7f) << shift;
-    shift += 7;
-  } while (byte & 0x80);
-  if (shift < 32 && (byte & 0x40)) result |= -1 << shift;
-  return [result, i];
-}
 
 function name(b, i) {
   const [n, start] = leb(b, i);
@@ -143,11 +108,8 @@ export function elementSegments(b, file = 'module') {
   let [n, i] = leb(b, sec.start);
   const out = [];
   while (n-- > 0) {
-    const flags = b[i++];
-    if (flags !== 0 || b[i] !== 0x41) throw new Error(`split_stubs: ${file}: an element segment that is not active at an i32.const (flags ${flags})`);
     let offset;
-    [offset, i] = sleb32(b, i + 1);
-    if (b[i++] !== 0x0b) throw new Error(`split_stubs: ${file}: an element segment offset that is not one i32.const`);
+    [offset, i] = activeSegmentOffset(b, i, `split_stubs: ${file}: an element segment`);
     let count;
     [count, i] = leb(b, i);
     const funcs = [];
@@ -159,6 +121,25 @@ export function elementSegments(b, file = 'module') {
     out.push({ offset, funcs });
   }
   return out;
+}
+
+/**
+ * The module `b` (its sections `secs`, as sectionsOf reads them) with the payload of each
+ * section id in `payload` (an array of bytes or a Buffer) replaced; custom sections kept.
+ */
+export function withPayloads(b, secs, payload) {
+  const parts = [b.subarray(0, 8)];
+  for (const s of secs) {
+    const p = s.id !== 0 ? payload[s.id] : undefined;
+    if (p) parts.push(Buffer.from([s.id, ...encLeb(p.length)]), Buffer.from(p));
+    else parts.push(b.subarray(s.head, s.end));
+  }
+  return Buffer.concat(parts);
+}
+
+/** The element section's payload for `segments` ([{ offset, funcs }], as elementSegments reads them). */
+export function elementPayload(segments) {
+  return vec(segments.map(({ offset, funcs }) => [0x00, 0x41, ...encSleb32(offset), 0x0b, ...vec(funcs.map(encLeb))]));
 }
 
 /**
@@ -246,48 +227,29 @@ export function stubPlaceholders(file, features, deferred = null) {
     const s = sec(10);
     const [n, i] = leb(b, s.start);
     if (n !== defined) throw new Error(`split_stubs: ${file}: ${n} bodies for ${defined} functions`);
-    payload[10] = [...encLeb(n + list.length), ...b.subarray(i, s.end), ...list.flatMap(() => [3, 0x00, 0x00, 0x0b])];
+    payload[10] = Buffer.concat([Buffer.from(encLeb(n + list.length)), b.subarray(i, s.end), Buffer.from(list.flatMap(() => [3, 0x00, 0x00, 0x0b]))]);
   }
   // export section: "~<signature>" for each stub
   {
     const s = sec(7);
-    const [n, i] = s ? leb(b, s.start) : [0, 0];
-    payload[7] = [...encLeb(n + list.length), ...(s ? b.subarray(i, s.end) : []),
+    if (!s) throw new Error(`split_stubs: ${file} has no export section`);
+    const [n, i] = leb(b, s.start);
+    payload[7] = [...encLeb(n + list.length), ...b.subarray(i, s.end),
       ...list.flatMap(([sig, st]) => [...str(`${STUB_PREFIX}${sig}`), 0x00, ...encLeb(st.index)])];
   }
   // element section: placeholders' slots name their stub
-  payload[9] = vec(segments.map(({ offset, funcs }) => [0x00, 0x41, ...encSleb32(offset), 0x0b, ...vec(funcs.map(encLeb))]));
+  payload[9] = elementPayload(segments);
 
-  const parts = [b.subarray(0, 8)];
-  for (const s of secs) {
-    if (payload[s.id] && s.id !== 0) parts.push(Buffer.from([s.id, ...encLeb(payload[s.id].length), ...payload[s.id]]));
-    else parts.push(b.subarray(s.head, s.end));
-  }
-  if (!sec(7)) throw new Error(`split_stubs: ${file} has no export section`);
   const tmp = `${file}.stubs.wasm`;
-  writeFileSync(tmp, Buffer.concat(parts));
+  writeFileSync(tmp, withPayloads(b, secs, payload));
   try {
     execFileSync('wasm-opt', [tmp, '--remove-unused-module-elements', '-o', file, ...features], { stdio: ['ignore', 'pipe', 'pipe'] });
   } finally {
     rmSync(tmp, { force: true });
   }
-  const left = functionImports(readFileSync(file), sectionsOf(readFileSync(file), file).find((s) => s.id === 2))
-    .filter((imp) => imp.module === 'placeholder').length;
+  const left = functionImports(readFileSync(file)).filter((imp) => imp.module === 'placeholder').length;
   if (left > 0) throw new Error(`split_stubs: ${file}: ${left} placeholder imports are still used after the element section names stubs`);
   return { placeholders: placeholderSig.size, stubs: list.length, slots };
-}
-
-function encSleb32(n) {
-  const out = [];
-  for (;;) {
-    const byte = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && !(byte & 0x40)) || (n === -1 && (byte & 0x40))) {
-      out.push(byte);
-      return out;
-    }
-    out.push(byte | 0x80);
-  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
