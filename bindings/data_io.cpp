@@ -31,16 +31,16 @@ constexpr double kMaxItems = 4294967295.0;
 
 std::uint64_t seed_from_js(double seed, const char* op) {
   if (!(seed >= 0) || std::floor(seed) != seed || seed > kMaxSafeInteger) {
-    throw kiln::ValueError(
-        kiln::str_cat(op, ": seed must be an integer in [0, 2^53 - 1], got ", seed));
+    kiln::throw_error<kiln::ValueError>(op, ": seed must be an integer in [0, 2^53 - 1], got ",
+                                        seed);
   }
   return static_cast<std::uint64_t>(seed);
 }
 
 std::size_t count_from_js(double n, const char* op, const char* what) {
   if (!(n >= 0) || std::floor(n) != n || n > kMaxItems) {
-    throw kiln::ValueError(
-        kiln::str_cat(op, ": ", what, " must be an integer in [0, 2^32 - 1], got ", n));
+    kiln::throw_error<kiln::ValueError>(op, ": ", what,
+                                        " must be an integer in [0, 2^32 - 1], got ", n);
   }
   return static_cast<std::size_t>(n);
 }
@@ -121,7 +121,7 @@ val io_read_safetensors(val bytes, bool int64_bytes) {
   return guarded([&] {
     const char* op = "readSafetensors";
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array"));
+      kiln::throw_error<kiln::TypeError>(op, ": bytes must be a Uint8Array");
     }
     std::vector<std::uint8_t> storage(bytes["length"].as<std::size_t>());
     if (!storage.empty()) {
@@ -147,9 +147,9 @@ val io_read_safetensors(val bytes, bool int64_bytes) {
           const kiln::TensorData data = stored.to_data(dtype);
           d.tensor.emplace(InnerOps::from_data(data, dtype, {}));
         } catch (const kiln::ValueError& e) {
-          throw kiln::ValueError(kiln::str_cat(op, ": tensor \"", name, "\" (",
-                                               kiln::record::safetensors_dtype_name(stored.dtype),
-                                               "): ", without_cpp_prefix(e.what())));
+          kiln::throw_error<kiln::ValueError>(op, ": tensor \"", name, "\" (",
+                                              kiln::record::safetensors_dtype_name(stored.dtype),
+                                              "): ", without_cpp_prefix(e.what()));
         }
       }
       decoded.push_back(std::move(d));

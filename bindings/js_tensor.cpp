@@ -58,22 +58,21 @@ const char* js_dtype_name(kiln::DType dtype) noexcept {
 
 void check_dtype(const char* op, const JsTensor& t, kiln::DType dtype) {
   if (t.dtype() != dtype) {
-    throw kiln::DTypeError(kiln::str_cat(op, ": expected ", dtype == kiln::DType::I32 ? "an " : "a ",
-                                         js_dtype_name(dtype),
-                                         " tensor, got ", js_dtype_name(t.dtype()),
-                                         " (shape ", t.shape(), ")"));
+    kiln::throw_error<kiln::DTypeError>(op, ": expected ", dtype == kiln::DType::I32 ? "an " : "a ",
+                                        js_dtype_name(dtype), " tensor, got ",
+                                        js_dtype_name(t.dtype()), " (shape ", t.shape(), ")");
   }
 }
 
 kiln::Shape shape_from_js(const val& shape, const char* op) {
   if (!val::global("Array").call<bool>("isArray", shape)) {
-    throw kiln::TypeError(kiln::str_cat(op, ": shape must be an array of integers, got ",
-                                        shape.typeOf().as<std::string>()));
+    kiln::throw_error<kiln::TypeError>(op, ": shape must be an array of integers, got ",
+                                       shape.typeOf().as<std::string>());
   }
   const auto rank = shape["length"].as<std::size_t>();
   if (rank > kiln::Shape::max_rank) {
-    throw kiln::LimitError(kiln::str_cat(op, ": at most ", kiln::Shape::max_rank,
-                                         " dims are supported, got ", rank));
+    kiln::throw_error<kiln::LimitError>(op, ": at most ", kiln::Shape::max_rank,
+                                        " dims are supported, got ", rank);
   }
   std::vector<std::int64_t> dims(rank);
   for (std::size_t i = 0; i < rank; ++i) {
@@ -81,9 +80,9 @@ kiln::Shape shape_from_js(const val& shape, const char* op) {
     const bool integer = d.typeOf().as<std::string>() == "number" &&
                          val::global("Number").call<bool>("isInteger", d);
     if (!integer || d.as<double>() < 0 || d.as<double>() > 2147483647.0) {
-      throw kiln::TypeError(kiln::str_cat(op, ": shape[", i,
-                                          "] must be an integer in [0, 2^31 - 1], got ",
-                                          val::global("String")(d).as<std::string>()));
+      kiln::throw_error<kiln::TypeError>(op, ": shape[", i,
+                                         "] must be an integer in [0, 2^31 - 1], got ",
+                                         val::global("String")(d).as<std::string>());
     }
     dims[i] = static_cast<std::int64_t>(d.as<double>());
   }
@@ -94,21 +93,21 @@ std::int64_t int_from_js(const val& value, const char* op, const char* what) {
   const bool integer = value.typeOf().as<std::string>() == "number" &&
                        val::global("Number").call<bool>("isSafeInteger", value);
   if (!integer) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ",
-                                        val::global("String")(value).as<std::string>()));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must be an integer, got ",
+                                       val::global("String")(value).as<std::string>());
   }
   return static_cast<std::int64_t>(value.as<double>());
 }
 
 std::vector<std::int64_t> ints_from_js(const val& array, const char* op, const char* what) {
   if (!val::global("Array").call<bool>("isArray", array)) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an array of integers, got ",
-                                        array.typeOf().as<std::string>()));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must be an array of integers, got ",
+                                       array.typeOf().as<std::string>());
   }
   const auto n = array["length"].as<std::size_t>();
   if (n > 64) {
-    throw kiln::LimitError(kiln::str_cat(op, ": ", what, " has ", n, " entries (at most ",
-                                         kiln::Shape::max_rank, " dims are supported)"));
+    kiln::throw_error<kiln::LimitError>(op, ": ", what, " has ", n, " entries (at most ",
+                                        kiln::Shape::max_rank, " dims are supported)");
   }
   std::vector<std::int64_t> out(n);
   for (std::size_t i = 0; i < n; ++i) {
@@ -116,8 +115,8 @@ std::vector<std::int64_t> ints_from_js(const val& array, const char* op, const c
     const bool integer = v.typeOf().as<std::string>() == "number" &&
                          val::global("Number").call<bool>("isSafeInteger", v);
     if (!integer) {
-      throw kiln::TypeError(kiln::str_cat(op, ": ", what, "[", i, "] must be an integer, got ",
-                                          val::global("String")(v).as<std::string>()));
+      kiln::throw_error<kiln::TypeError>(op, ": ", what, "[", i, "] must be an integer, got ",
+                                         val::global("String")(v).as<std::string>());
     }
     out[i] = static_cast<std::int64_t>(v.as<double>());
   }
@@ -228,7 +227,8 @@ kiln::DType dtype_from_int(int dtype) {
     case 0: return kiln::DType::F32;
     case 1: return kiln::DType::I32;
     case 2: return kiln::DType::Bool;
-    default: throw kiln::TypeError(kiln::str_cat("dtype: unknown dtype code ", dtype));
+    default:
+      kiln::throw_error<kiln::TypeError>("dtype: unknown dtype code ", dtype);
   }
 }
 
@@ -260,8 +260,8 @@ JsTensor from_typed_array(val data, val shape, int dtype_code) {
     const kiln::Shape s = shape_from_js(shape, "fromData");
     const auto length = data["length"].as<double>();
     if (length != static_cast<double>(s.num_elements())) {
-      throw kiln::ShapeError(kiln::str_cat("fromData: data has ", length, " values, shape ", s,
-                                           " needs ", s.num_elements()));
+      kiln::throw_error<kiln::ShapeError>("fromData: data has ", length, " values, shape ", s,
+                                          " needs ", s.num_elements());
     }
     kiln::cpu::check_allocation("fromData", s, dtype);
     Prim p = primitive_from_js(data, s, dtype);
@@ -293,7 +293,8 @@ JsTensor create_random(val shape, int kind, double a, double b, int dtype_code,
       case 1: d = kiln::Distribution::uniform(a, b); break;
       case 2: d = kiln::Distribution::normal(a, b); break;
       case 3: d = kiln::Distribution::bernoulli(a); break;
-      default: throw kiln::TypeError(kiln::str_cat(op, ": unknown distribution code ", kind));
+      default:
+        kiln::throw_error<kiln::TypeError>(op, ": unknown distribution code ", kind);
     }
     return JsTensor(InnerOps::random(s, d, dtype, {}));
   });
@@ -309,7 +310,7 @@ JsTensor create_eye(double n, double m, int dtype_code) {
   return guarded([&] {
     for (double v : {n, m}) {
       if (!(v >= 0 && v <= 2147483647.0) || std::floor(v) != v) {
-        throw kiln::ValueError(kiln::str_cat("eye: sizes must be integers >= 0, got ", v));
+        kiln::throw_error<kiln::ValueError>("eye: sizes must be integers >= 0, got ", v);
       }
     }
     kiln::cpu::check_allocation(
@@ -323,7 +324,7 @@ JsTensor create_eye(double n, double m, int dtype_code) {
 void set_seed(double s) {
   guarded([&] {
     if (!(s >= 0) || std::floor(s) != s || s > 9007199254740991.0) {
-      throw kiln::ValueError(kiln::str_cat("seed: expected an integer >= 0, got ", s));
+      kiln::throw_error<kiln::ValueError>("seed: expected an integer >= 0, got ", s);
     }
     Inner::seed(static_cast<std::uint64_t>(s));
   });

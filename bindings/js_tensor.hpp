@@ -97,8 +97,9 @@ template <class T>
 const T* host_values(const Prim& p, const char* op) {
 #if defined(KILN_BACKEND_WGPU)
   if (p.host()) return reinterpret_cast<const T*>(p.host()->bytes.data());
-  throw kiln::StateError(kiln::str_cat(op, ": the webgpu backend reads tensors asynchronously: use "
-                                           "await tensor.data() (or tensor.array())"));
+  kiln::throw_error<kiln::StateError>(op,
+                                      ": the webgpu backend reads tensors asynchronously: use "
+                                      "await tensor.data() (or tensor.array())");
 #else
   (void)op;
   return p.template data<T>();

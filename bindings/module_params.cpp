@@ -27,8 +27,8 @@ AnyParam make_param(const FloatPrim& value, bool require_grad) {
 
 AnyParam any_param_from(const JsTensor& value, bool require_grad, const char* op) {
   if (value.dtype() != kiln::DType::F32) {
-    throw kiln::DTypeError(kiln::str_cat(op, ": a parameter must be a float32 tensor, got ",
-                                         js_dtype_name(value.dtype())));
+    kiln::throw_error<kiln::DTypeError>(op, ": a parameter must be a float32 tensor, got ",
+                                        js_dtype_name(value.dtype()));
   }
   switch (value.shape().rank()) {
     case 1: return make_param<1>(value.value, require_grad);
@@ -38,11 +38,9 @@ AnyParam any_param_from(const JsTensor& value, bool require_grad, const char* op
     case 5: return make_param<5>(value.value, require_grad);
     case 6: return make_param<6>(value.value, require_grad);
     default:
-      throw kiln::RankError(kiln::str_cat(op, ": a parameter has rank 1 to ", kMaxParamRank,
-                                          ", got shape ", value.shape(),
-                                          value.shape().rank() == 0
-                                              ? " (a scalar parameter: use shape [1])"
-                                              : ""));
+      kiln::throw_error<kiln::RankError>(
+          op, ": a parameter has rank 1 to ", kMaxParamRank, ", got shape ", value.shape(),
+          value.shape().rank() == 0 ? " (a scalar parameter: use shape [1])" : "");
   }
 }
 
@@ -52,13 +50,13 @@ AnyParam any_param_with_value(const AnyParam& p, const JsTensor& value, const ch
         using P = std::remove_cvref_t<decltype(param)>;
         constexpr std::size_t D = P::Value::rank;
         if (value.dtype() != kiln::DType::F32) {
-          throw kiln::DTypeError(kiln::str_cat(op, ": expected a float32 tensor of shape ",
-                                               param.shape(), ", got ",
-                                               js_dtype_name(value.dtype())));
+          kiln::throw_error<kiln::DTypeError>(op, ": expected a float32 tensor of shape ",
+                                              param.shape(), ", got ",
+                                              js_dtype_name(value.dtype()));
         }
         if (!(value.shape() == param.shape())) {
-          throw kiln::ShapeError(kiln::str_cat(op, ": expected shape ", param.shape(), ", got ",
-                                               value.shape()));
+          kiln::throw_error<kiln::ShapeError>(op, ": expected shape ", param.shape(), ", got ",
+                                              value.shape());
         }
         return AnyParam(param.with_value(kiln::Tensor<AD, D>(FloatPrim(value.primitive()))));
       },
@@ -91,9 +89,9 @@ kiln::optim::GradientsParams<AD> list_gradients(JsParamList& list, const Gradien
           auto g = AD::FloatOps::grad(node, grads);
           if (!g) return;
           if (!(g->shape() == param.shape())) {
-            throw kiln::ShapeError(kiln::str_cat("Optimizer.step: the gradient of \"",
-                                                 list.list.entries[i].name, "\" has shape ",
-                                                 g->shape(), ", the parameter ", param.shape()));
+            kiln::throw_error<kiln::ShapeError>("Optimizer.step: the gradient of \"",
+                                                list.list.entries[i].name, "\" has shape ",
+                                                g->shape(), ", the parameter ", param.shape());
           }
           out.insert(param.id(), kiln::Tensor<Inner, D>(std::move(*g)));
           list.has_grad[i] = true;
@@ -207,7 +205,8 @@ void list_add_tensor(JsParamList& l, const std::string& name, const JsParam& hol
 /// Every float parameter of a built-in model, named `prefix` + its record key.
 void list_add_model(JsParamList& l, const std::string& prefix, const JsModel& m) {
   guarded([&] {
-    if (!m.state) throw kiln::StateError(kiln::str_cat("Module: the layer \"", prefix, "\" was disposed"));
+    if (!m.state)
+      kiln::throw_error<kiln::StateError>("Module: the layer \"", prefix, "\" was disposed");
     const ModelState& s = *m.state;
     auto add = [&](const std::string& path, const auto& param) {
       using P = std::remove_cvref_t<decltype(param)>;
@@ -257,8 +256,8 @@ kiln::record::SafetensorsDType float_dtype(const std::string& dtype, const char*
   if (dtype == "float32") return kiln::record::SafetensorsDType::F32;
   if (dtype == "float16") return kiln::record::SafetensorsDType::F16;
   if (dtype == "bfloat16") return kiln::record::SafetensorsDType::BF16;
-  throw kiln::ValueError(kiln::str_cat(op, ": dtype must be 'float32', 'float16' or 'bfloat16', got '",
-                                       dtype, "'"));
+  kiln::throw_error<kiln::ValueError>(
+      op, ": dtype must be 'float32', 'float16' or 'bfloat16', got '", dtype, "'");
 }
 
 }  // namespace
@@ -297,7 +296,7 @@ val safetensors_encode(val entries, const std::string& dtype) {
       if (!file.tensors
                .emplace(name, kiln::record::detail::encode_param(data, kiln::record::Precision::Full))
                .second) {
-        throw kiln::ValueError(kiln::str_cat(op, ": two tensors have the name \"", name, "\""));
+        kiln::throw_error<kiln::ValueError>(op, ": two tensors have the name \"", name, "\"");
       }
     }
     const auto bytes = safetensors_bytes_as(std::move(file), target);
@@ -311,8 +310,8 @@ val safetensors_decode(val bytes) {
   return guarded([&] {
     const char* op = "Module.loadSafetensors";
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array, got ",
-                                          bytes.typeOf().as<std::string>()));
+      kiln::throw_error<kiln::TypeError>(op, ": bytes must be a Uint8Array, got ",
+                                         bytes.typeOf().as<std::string>());
     }
     std::vector<std::uint8_t> data(bytes["length"].as<std::size_t>());
     if (!data.empty()) val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", bytes);

@@ -34,7 +34,7 @@ JsTensor glu(const JsTensor& a, double dim) {
   return guarded([&] {
     check_dtype("glu", a, DType::F32);
     if (!(std::abs(dim) <= 1e15)) {
-      throw kiln::IndexError(kiln::str_cat("glu: dim ", dim, " is out of range"));
+      kiln::throw_error<kiln::IndexError>("glu: dim ", dim, " is out of range");
     }
     return JsTensor(prim::glu<AD>("glu", op_input(a), static_cast<std::int64_t>(dim)));
   });

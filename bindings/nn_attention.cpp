@@ -29,7 +29,7 @@ const L& single_layer(const ModelState& s, const char* op) {
   if (s.model.layers.size() == 1) {
     if (const L* l = s.model.layers[0].get_if<L>()) return *l;
   }
-  throw kiln::ConfigError(kiln::str_cat(op, ": the model is not a single layer of this type"));
+  kiln::throw_error<kiln::ConfigError>(op, ": the model is not a single layer of this type");
 }
 
 /// An optional Bool mask of rank D from a JS RawTensor, null or undefined.

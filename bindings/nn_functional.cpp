@@ -36,7 +36,8 @@ using T = kiln::Tensor<AD, D>;
 template <std::size_t Lo, std::size_t Hi, class F>
 JsTensor with_rank(std::size_t rank, const char* op, const char* expected, F&& f) {
   if constexpr (Lo > Hi) {
-    throw kiln::RankError(kiln::str_cat(op, ": expected ", expected, ", got a tensor of rank ", rank));
+    kiln::throw_error<kiln::RankError>(op, ": expected ", expected, ", got a tensor of rank ",
+                                       rank);
   } else {
     if (rank == Lo) return f(std::integral_constant<std::size_t, Lo>{});
     return with_rank<Lo + 1, Hi>(rank, op, expected, std::forward<F>(f));
@@ -63,7 +64,8 @@ template <std::size_t N>
 std::array<std::int64_t, N> ints(const val& v, const char* op, const char* what) {
   const auto xs = ints_from_js(v, op, what);
   if (xs.size() != N) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must have ", N, " entries, got ", xs.size()));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must have ", N, " entries, got ",
+                                       xs.size());
   }
   std::array<std::int64_t, N> out{};
   for (std::size_t i = 0; i < N; ++i) out[i] = xs[i];
@@ -75,7 +77,7 @@ kiln::Shape as_2d_shape(const kiln::Shape& s) { return kiln::Shape{s[0], s[1], 1
 
 std::int64_t integer(double v, const char* op, const char* what) {
   if (!std::isfinite(v) || std::floor(v) != v || std::fabs(v) > 9007199254740991.0) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ", v));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must be an integer, got ", v);
   }
   return static_cast<std::int64_t>(v);
 }
@@ -198,7 +200,7 @@ JsTensor f_adaptive_avg_pool(const JsTensor& x, val output_size, int dims) {
       const char* op = "adaptive_avg_pool1d";
       const auto out = ints<1>(output_size, op, "output_size")[0];
       if (out < 1) {
-        throw kiln::ConfigError(kiln::str_cat(op, ": output_size must be >= 1, got ", out));
+        kiln::throw_error<kiln::ConfigError>(op, ": output_size must be >= 1, got ", out);
       }
       const auto in = input<3>(x, op);
       (void)kiln::pool::check_adaptive_avg_pool2d(op, as_2d_shape(in.shape()), {1, out});
@@ -217,7 +219,7 @@ JsTensor f_dropout(const JsTensor& x, double p, val mask, bool training) {
   return guarded([&] {
     const char* op = "dropout";
     if (!(p >= 0.0 && p <= 1.0)) {
-      throw kiln::ValueError(kiln::str_cat(op, ": p must be in [0, 1], got ", p));
+      kiln::throw_error<kiln::ValueError>(op, ": p must be in [0, 1], got ", p);
     }
     check_dtype(op, x, kiln::DType::F32);
     JsTensor m;
@@ -225,11 +227,12 @@ JsTensor f_dropout(const JsTensor& x, double p, val mask, bool training) {
     if (has_mask) {
       m = mask.as<JsTensor>();
       if (m.dtype() == kiln::DType::I32) {
-        throw kiln::DTypeError(kiln::str_cat(op, ": mask must be a float32 or bool tensor (1 = keep), got int32"));
+        kiln::throw_error<kiln::DTypeError>(
+            op, ": mask must be a float32 or bool tensor (1 = keep), got int32");
       }
       if (!(m.shape() == x.shape())) {
-        throw kiln::ShapeError(kiln::str_cat(op, ": mask must have the input's shape ", x.shape(),
-                                             ", got ", m.shape()));
+        kiln::throw_error<kiln::ShapeError>(op, ": mask must have the input's shape ", x.shape(),
+                                            ", got ", m.shape());
       }
     }
     if (!training) return JsTensor(op_input(x));
@@ -271,7 +274,7 @@ JsTensor f_embedding(const JsTensor& indices, const JsTensor& w, val padding_idx
     }
     const kiln::Shape s = indices.shape();
     if (s.rank() < 1 || s.rank() > 3) {
-      throw kiln::RankError(kiln::str_cat(op, ": expected indices of rank 1 to 3, got ", s));
+      kiln::throw_error<kiln::RankError>(op, ": expected indices of rank 1 to 3, got ", s);
     }
     const std::int64_t seq = s[s.rank() - 1];
     const std::int64_t batch = seq == 0 ? 0 : s.num_elements() / seq;
@@ -306,8 +309,8 @@ JsTensor f_layer_norm(const JsTensor& x, val normalized_shape, val weight, val b
         bool same = ps.rank() == ns.size() && ns.size() <= D;
         for (std::size_t i = 0; same && i < ns.size(); ++i) same = ps[i] == ns[i];
         if (!same) {
-          throw kiln::ShapeError(kiln::str_cat(op, ": ", what, " must have shape normalizedShape ",
-                                               kiln::Shape(ns), ", got ", ps));
+          kiln::throw_error<kiln::ShapeError>(op, ": ", what, " must have shape normalizedShape ",
+                                              kiln::Shape(ns), ", got ", ps);
         }
         std::array<std::int64_t, D> dims{};
         dims.fill(1);

@@ -20,11 +20,11 @@ A apply_layer(const L& layer, A input, std::size_t i) {
   try {
     return layer.forward(std::move(input));
   } catch (const kiln::ShapeError& e) {
-    throw kiln::ShapeError(kiln::str_cat("Sequential.forwardAll: layer ", i, " (", layer.type(),
-                                         "): ", e.what()));
+    kiln::throw_error<kiln::ShapeError>("Sequential.forwardAll: layer ", i, " (", layer.type(),
+                                        "): ", e.what());
   } catch (const kiln::RankError& e) {
-    throw kiln::ShapeError(kiln::str_cat("Sequential.forwardAll: layer ", i, " (", layer.type(),
-                                         "): ", e.what()));
+    kiln::throw_error<kiln::ShapeError>("Sequential.forwardAll: layer ", i, " (", layer.type(),
+                                        "): ", e.what());
   }
 }
 

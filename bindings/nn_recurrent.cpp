@@ -32,8 +32,8 @@ std::optional<kiln::Tensor<AD, 3>> optional_state(const val& v, const char* op, 
   const JsTensor t = v.as<JsTensor>();
   check_dtype(op, t, kiln::DType::F32);
   if (t.shape().rank() != 3) {
-    throw kiln::ShapeError(kiln::str_cat(op, ": expected ", what,
-                                         " [num_layers·D, batch_size, d_hidden], got ", t.shape()));
+    kiln::throw_error<kiln::ShapeError>(op, ": expected ", what,
+                                        " [num_layers·D, batch_size, d_hidden], got ", t.shape());
   }
   return kiln::Tensor<AD, 3>(op_input(t));
 }
@@ -56,8 +56,8 @@ RecurrentResult recurrent_forward_with_state(const JsModel& m, const JsTensor& x
     const char* op = "forwardWithState";
     check_dtype(op, x, kiln::DType::F32);
     if (x.shape().rank() != 3) {
-      throw kiln::ShapeError(kiln::str_cat(
-          op, ": expected input [batch_size, seq_length, d_input] (rank 3), got ", x.shape()));
+      kiln::throw_error<kiln::ShapeError>(
+          op, ": expected input [batch_size, seq_length, d_input] (rank 3), got ", x.shape());
     }
     const kiln::Tensor<AD, 3> input(op_input(x));
     const auto h0 = optional_state(hidden, op, "hidden");
@@ -66,8 +66,8 @@ RecurrentResult recurrent_forward_with_state(const JsModel& m, const JsTensor& x
     if (s.model.layers.size() == 1) {
       if (const auto* lstm = s.model.layers[0].get_if<kiln::nn::Lstm<AD>>()) {
         if (h0.has_value() != c0.has_value()) {
-          throw kiln::ValueError(kiln::str_cat(
-              op, ": an lstm state needs both hidden and cell, got only ", h0 ? "hidden" : "cell"));
+          kiln::throw_error<kiln::ValueError>(
+              op, ": an lstm state needs both hidden and cell, got only ", h0 ? "hidden" : "cell");
         }
         r.has_cell = true;
         if (!s.training) {
@@ -84,7 +84,7 @@ RecurrentResult recurrent_forward_with_state(const JsModel& m, const JsTensor& x
         return r;
       }
       if (const auto* gru = s.model.layers[0].get_if<kiln::nn::Gru<AD>>()) {
-        if (c0) throw kiln::ValueError(kiln::str_cat(op, ": a gru state has no cell (only hidden)"));
+        if (c0) kiln::throw_error<kiln::ValueError>(op, ": a gru state has no cell (only hidden)");
         if (!s.training) {
           std::optional<kiln::Tensor<Inner, 3>> h;
           if (h0) h = h0->inner();
@@ -97,7 +97,7 @@ RecurrentResult recurrent_forward_with_state(const JsModel& m, const JsTensor& x
         return r;
       }
     }
-    throw kiln::StateError(kiln::str_cat(op, ": the model is not a single lstm or gru layer"));
+    kiln::throw_error<kiln::StateError>(op, ": the model is not a single lstm or gru layer");
   });
 }
 

@@ -32,7 +32,7 @@ kiln::Tensor<AD, D> input(const JsTensor& t, const char* op) {
 std::array<std::int64_t, 3> triple(const val& v, const char* op, const char* what) {
   const auto xs = ints_from_js(v, op, what);
   if (xs.size() != 3) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must have 3 entries, got ", xs.size()));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must have 3 entries, got ", xs.size());
   }
   return {xs[0], xs[1], xs[2]};
 }

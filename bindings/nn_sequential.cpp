@@ -27,8 +27,8 @@ Activation activation_from(Prim p) {
     case 4: return kiln::Tensor<AD, 4>(FloatPrim(std::move(p)));
     case 5: return kiln::Tensor<AD, 5>(FloatPrim(std::move(p)));
     default:
-      throw kiln::ShapeError(kiln::str_cat("model input: expected a tensor of rank 2 to 5 ",
-                                           "([batch_size, ...]), got ", p.shape()));
+      kiln::throw_error<kiln::ShapeError>("model input: expected a tensor of rank 2 to 5 ",
+                                          "([batch_size, ...]), got ", p.shape());
   }
 }
 
@@ -49,8 +49,8 @@ Activation activation_from_js(const JsTensor& t, const char* op) {
     case 4: return kiln::Tensor<AD, 4>(v);
     case 5: return kiln::Tensor<AD, 5>(v);
     default:
-      throw kiln::ShapeError(kiln::str_cat(op, ": expected input [batch_size, ...] of rank 2 to 5, got ",
-                                           t.shape()));
+      kiln::throw_error<kiln::ShapeError>(
+          op, ": expected input [batch_size, ...] of rank 2 to 5, got ", t.shape());
   }
 }
 
@@ -64,15 +64,15 @@ Prim primitive_from_typed(const val& data, const kiln::Shape& shape, kiln::DType
                                      const char* op, const char* what) {
   const char* js_type = dtype == kiln::DType::F32 ? "Float32Array" : "Int32Array";
   if (!val::global(js_type)["prototype"].call<bool>("isPrototypeOf", data)) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be a ", js_type, ", got ",
-                                        data.typeOf().as<std::string>() == "object"
-                                            ? data["constructor"]["name"].as<std::string>()
-                                            : data.typeOf().as<std::string>()));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must be a ", js_type, ", got ",
+                                       data.typeOf().as<std::string>() == "object"
+                                           ? data["constructor"]["name"].as<std::string>()
+                                           : data.typeOf().as<std::string>());
   }
   const auto length = data["length"].as<double>();
   if (length != static_cast<double>(shape.num_elements())) {
-    throw kiln::ShapeError(kiln::str_cat(op, ": ", what, " has ", length, " values, shape ",
-                                         shape, " needs ", shape.num_elements()));
+    kiln::throw_error<kiln::ShapeError>(op, ": ", what, " has ", length, " values, shape ", shape,
+                                        " needs ", shape.num_elements());
   }
   return primitive_from_js(data, shape, dtype);
 }
@@ -112,7 +112,7 @@ JsModel model_create(const val& spec, double seed, bool single) {
     }
     if (seed >= 0) {
       if (std::floor(seed) != seed || seed > 9007199254740991.0) {
-        throw kiln::ValueError(kiln::str_cat("sequential: seed must be an integer >= 0, got ", seed));
+        kiln::throw_error<kiln::ValueError>("sequential: seed must be an integer >= 0, got ", seed);
       }
       AD::seed(static_cast<std::uint64_t>(seed));
     }
@@ -153,8 +153,8 @@ JsTensor indices_as_activation(const ModelState& s, const JsTensor& x) {
   const auto* v = host_values<std::int32_t>(p, "Sequential.forward");
   for (std::int64_t i = 0; i < p.num_elements(); ++i) {
     if (v[i] >= (1 << 24) || v[i] <= -(1 << 24)) {
-      throw kiln::IndexError(kiln::str_cat("Sequential.forward: embedding index ", v[i],
-                                           " is too large (indices must be below 2^24)"));
+      kiln::throw_error<kiln::IndexError>("Sequential.forward: embedding index ", v[i],
+                                          " is too large (indices must be below 2^24)");
     }
   }
   return JsTensor(InnerOps::cast(p, kiln::DType::F32));
@@ -260,8 +260,9 @@ void model_load(const JsModel& m, val bytes) {
   guarded([&] {
     ModelState& s = state_of(m);
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
-      throw kiln::TypeError(kiln::str_cat("Sequential.loadSafetensors: bytes must be a Uint8Array, got ",
-                                          bytes.typeOf().as<std::string>()));
+      kiln::throw_error<kiln::TypeError>(
+          "Sequential.loadSafetensors: bytes must be a Uint8Array, got ",
+          bytes.typeOf().as<std::string>());
     }
     std::vector<std::uint8_t> data(bytes["length"].as<std::size_t>());
     if (!data.empty()) {
@@ -374,18 +375,19 @@ void model_set_parameters(const JsModel& m, val values, const std::string& op) {
       if (it == given.end()) return;
       const JsTensor& t = it->second;
       if (t.dtype() != K::dtype) {
-        throw kiln::DTypeError(kiln::str_cat(op, ": \"", key, "\" is ", js_dtype_name(K::dtype),
-                                             ", got a ", js_dtype_name(t.dtype()), " tensor"));
+        kiln::throw_error<kiln::DTypeError>(op, ": \"", key, "\" is ", js_dtype_name(K::dtype),
+                                            ", got a ", js_dtype_name(t.dtype()), " tensor");
       }
       if (!(t.shape() == p.shape())) {
-        throw kiln::ShapeError(kiln::str_cat(op, ": \"", key, "\" has shape ", p.shape(),
-                                             ", got ", t.shape()));
+        kiln::throw_error<kiln::ShapeError>(op, ": \"", key, "\" has shape ", p.shape(), ", got ",
+                                            t.shape());
       }
     };
     s.model.visit(check);
     for (const auto& entry : given) {
       if (!known.count(entry.first)) {
-        throw kiln::ValueError(kiln::str_cat(op, ": the layer has no parameter \"", entry.first, '"'));
+        kiln::throw_error<kiln::ValueError>(op, ": the layer has no parameter \"", entry.first,
+                                            '"');
       }
     }
     auto set = [&](const std::string& path, auto& p) {
@@ -418,7 +420,8 @@ void model_set_require_grad(const JsModel& m, const std::string& key, bool requi
     };
     s.model.visit_mut(set);
     if (!found) {
-      throw kiln::ValueError(kiln::str_cat("requiresGrad: the layer has no float parameter \"", key, '"'));
+      kiln::throw_error<kiln::ValueError>("requiresGrad: the layer has no float parameter \"", key,
+                                          '"');
     }
   });
 }

@@ -38,7 +38,7 @@ val io_read_named_mpk(val bytes) {
   return guarded([&] {
     const char* op = "readNamedMpk";
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array"));
+      kiln::throw_error<kiln::TypeError>(op, ": bytes must be a Uint8Array");
     }
     std::vector<std::uint8_t> storage(bytes["length"].as<std::size_t>());
     if (!storage.empty()) {
@@ -56,9 +56,9 @@ val io_read_named_mpk(val bytes) {
       try {
         tensors.emplace_back(InnerOps::from_data(stored.to_data(dtype), dtype, {}));
       } catch (const kiln::ValueError& e) {
-        throw kiln::ValueError(kiln::str_cat(op, ": tensor \"", name, "\" (",
-                                             kiln::record::safetensors_dtype_name(stored.dtype),
-                                             "): ", without_cpp_prefix(e.what())));
+        kiln::throw_error<kiln::ValueError>(op, ": tensor \"", name, "\" (",
+                                            kiln::record::safetensors_dtype_name(stored.dtype),
+                                            "): ", without_cpp_prefix(e.what()));
       }
     }
     val metadata = val::object();
@@ -86,8 +86,8 @@ val io_write_named_mpk(val entries, const std::string& precision) {
   return guarded([&] {
     const char* op = "writeNamedMpk";
     if (precision != "full" && precision != "half") {
-      throw kiln::ValueError(
-          kiln::str_cat(op, ": precision must be 'full' or 'half', got '", precision, "'"));
+      kiln::throw_error<kiln::ValueError>(op, ": precision must be 'full' or 'half', got '",
+                                          precision, "'");
     }
     const auto p =
         precision == "half" ? kiln::record::Precision::Half : kiln::record::Precision::Full;
@@ -98,7 +98,7 @@ val io_write_named_mpk(val entries, const std::string& precision) {
       const JsTensor t = entries[i][1].as<JsTensor>();
       const kiln::TensorData data = InnerOps::into_data(t.primitive());
       if (!file.tensors.emplace(name, kiln::record::detail::encode_param(data, p)).second) {
-        throw kiln::ValueError(kiln::str_cat(op, ": two tensors have the name \"", name, "\""));
+        kiln::throw_error<kiln::ValueError>(op, ": two tensors have the name \"", name, "\"");
       }
     }
     const auto bytes = kiln::record::write_named_mpk(file, p);

@@ -39,7 +39,7 @@ val pytorch_decode(val bytes, val top_level_key) {
   return guarded([&] {
     const char* op = "loadPytorch";
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array"));
+      kiln::throw_error<kiln::TypeError>(op, ": bytes must be a Uint8Array");
     }
     kiln::record::PytorchReadOptions options;
     if (top_level_key.isString()) options.top_level_key = top_level_key.as<std::string>();
@@ -59,9 +59,9 @@ val pytorch_decode(val bytes, val top_level_key) {
       try {
         tensors.emplace_back(InnerOps::from_data(stored.to_data(dtype), dtype, {}));
       } catch (const kiln::ValueError& e) {
-        throw kiln::ValueError(kiln::str_cat(op, ": tensor \"", name, "\" (",
-                                             kiln::record::safetensors_dtype_name(stored.dtype),
-                                             "): ", without_cpp_prefix(e.what())));
+        kiln::throw_error<kiln::ValueError>(op, ": tensor \"", name, "\" (",
+                                            kiln::record::safetensors_dtype_name(stored.dtype),
+                                            "): ", without_cpp_prefix(e.what()));
       }
     }
     val entries = val::array();

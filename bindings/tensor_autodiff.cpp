@@ -32,10 +32,10 @@ Gradients backward_retain(const JsTensor& x, bool retain_graph) {
   return guarded([&] {
     check_dtype("backward", x, DType::F32);
     if (!x.is_tracked()) {
-      throw kiln::StateError(kiln::str_cat(
+      kiln::throw_error<kiln::StateError>(
           "backward: the tensor (shape ", x.shape(),
           ") does not require gradients: no input of the computation called requireGrad()",
-          " (or it ran inside noGrad)"));
+          " (or it ran inside noGrad)");
     }
     return Ops::backward(x.value, retain_graph);
   });

@@ -19,19 +19,19 @@ using Ops = AD::FloatOps;
 
 BinaryOp binary_op(int op) {
   if (op < 0 || op >= kiln::binary_op_count) {
-    throw kiln::TypeError(kiln::str_cat("binary: unknown op code ", op));
+    kiln::throw_error<kiln::TypeError>("binary: unknown op code ", op);
   }
   return static_cast<BinaryOp>(op);
 }
 UnaryOp unary_op(int op) {
   if (op < 0 || op >= kiln::unary_op_count) {
-    throw kiln::TypeError(kiln::str_cat("unary: unknown op code ", op));
+    kiln::throw_error<kiln::TypeError>("unary: unknown op code ", op);
   }
   return static_cast<UnaryOp>(op);
 }
 CompareOp compare_op(int op) {
   if (op < 0 || op >= kiln::compare_op_count) {
-    throw kiln::TypeError(kiln::str_cat("compare: unknown op code ", op));
+    kiln::throw_error<kiln::TypeError>("compare: unknown op code ", op);
   }
   return static_cast<CompareOp>(op);
 }
@@ -65,7 +65,7 @@ JsTensor clamp(const JsTensor& a, bool has_min, double min, bool has_max, double
     const std::optional<double> lo = has_min ? std::optional<double>(min) : std::nullopt;
     const std::optional<double> hi = has_max ? std::optional<double>(max) : std::nullopt;
     if (lo && hi && *lo > *hi) {
-      throw kiln::ValueError(kiln::str_cat("clamp: min ", *lo, " is greater than max ", *hi));
+      kiln::throw_error<kiln::ValueError>("clamp: min ", *lo, " is greater than max ", *hi);
     }
     if (a.is_float()) return JsTensor(Ops::clamp(op_input(a), lo, hi));
     return JsTensor(InnerOps::clamp(a.primitive(), lo, hi));
@@ -91,7 +91,7 @@ JsTensor softmax(const JsTensor& a, double dim, bool log) {
     const char* name = log ? "logSoftmax" : "softmax";
     check_dtype(name, a, DType::F32);
     if (std::abs(dim) > 1e15) {
-      throw kiln::IndexError(kiln::str_cat(name, ": dim ", dim, " is out of range"));
+      kiln::throw_error<kiln::IndexError>(name, ": dim ", dim, " is out of range");
     }
     const auto d = static_cast<std::int64_t>(dim);
     return JsTensor(log ? Ops::log_softmax(op_input(a), d) : Ops::softmax(op_input(a), d));
@@ -114,7 +114,8 @@ JsTensor bool_unary(int op, const JsTensor& a) {
       case 0: check_dtype("isNan", a, DType::F32); return JsTensor(InnerOps::is_nan(a.primitive()));
       case 1: check_dtype("isInf", a, DType::F32); return JsTensor(InnerOps::is_inf(a.primitive()));
       case 2: check_dtype("boolNot", a, DType::Bool); return JsTensor(InnerOps::bool_not(a.primitive()));
-      default: throw kiln::TypeError(kiln::str_cat("boolUnary: unknown op code ", op));
+      default:
+        kiln::throw_error<kiln::TypeError>("boolUnary: unknown op code ", op);
     }
   });
 }
@@ -123,7 +124,7 @@ JsTensor bool_unary(int op, const JsTensor& a) {
 JsTensor bool_binary(int op, const JsTensor& a, const JsTensor& b) {
   return guarded([&] {
     static const char* const names[] = {"boolAnd", "boolOr", "boolXor"};
-    if (op < 0 || op > 2) throw kiln::TypeError(kiln::str_cat("boolBinary: unknown op code ", op));
+    if (op < 0 || op > 2) kiln::throw_error<kiln::TypeError>("boolBinary: unknown op code ", op);
     check_dtype(names[op], a, DType::Bool);
     check_dtype(names[op], b, DType::Bool);
     switch (op) {
@@ -138,9 +139,10 @@ JsTensor mask_where(const JsTensor& x, const JsTensor& mask, const JsTensor& val
   return guarded([&] {
     check_dtype("maskWhere", mask, DType::Bool);
     if (x.dtype() != value.dtype()) {
-      throw kiln::DTypeError(kiln::str_cat("maskWhere: the value tensor must have the dtype of "
-                                           "the tensor, ", js_dtype_name(x.dtype()), ", got ",
-                                           js_dtype_name(value.dtype())));
+      kiln::throw_error<kiln::DTypeError>(
+          "maskWhere: the value tensor must have the dtype of "
+          "the tensor, ",
+          js_dtype_name(x.dtype()), ", got ", js_dtype_name(value.dtype()));
     }
     if (x.is_float()) {
       return JsTensor(Ops::mask_where(op_input(x), mask.primitive(), op_input(value)));
@@ -162,7 +164,7 @@ JsTensor mask_fill(const JsTensor& x, const JsTensor& mask, double value) {
 JsTensor cast(const JsTensor& x, int dtype_code) {
   return guarded([&] {
     if (dtype_code < 0 || dtype_code > 2) {
-      throw kiln::TypeError(kiln::str_cat("cast: unknown dtype code ", dtype_code));
+      kiln::throw_error<kiln::TypeError>("cast: unknown dtype code ", dtype_code);
     }
     const auto to = static_cast<DType>(dtype_code);
     if (to == x.dtype()) return x;

@@ -23,7 +23,7 @@ using Ops = AD::FloatOps;
 /// A JS number that must be a safe integer. Throws TypeError naming op and what.
 std::int64_t int_arg(double value, const char* op, const char* what) {
   if (!(std::abs(value) <= 9007199254740991.0) || std::floor(value) != value) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ", value));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must be an integer, got ", value);
   }
   return static_cast<std::int64_t>(value);
 }

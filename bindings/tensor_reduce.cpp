@@ -13,14 +13,14 @@ using Ops = AD::FloatOps;
 
 ReduceOp reduce_op(int op) {
   if (op < 0 || op >= kiln::reduce_op_count) {
-    throw kiln::TypeError(kiln::str_cat("reduce: unknown op code ", op));
+    kiln::throw_error<kiln::TypeError>("reduce: unknown op code ", op);
   }
   return static_cast<ReduceOp>(op);
 }
 
 std::int64_t dim_arg(double dim, const char* op) {
   if (std::abs(dim) > 1e15 || std::floor(dim) != dim) {
-    throw kiln::IndexError(kiln::str_cat(op, ": dim ", dim, " is out of range"));
+    kiln::throw_error<kiln::IndexError>(op, ": dim ", dim, " is out of range");
   }
   return static_cast<std::int64_t>(dim);
 }
@@ -104,8 +104,8 @@ JsTensor matmul(const JsTensor& a, const JsTensor& b) {
     check_dtype("matmul", a, DType::F32);
     check_dtype("matmul", b, DType::F32);
     if (a.shape().rank() < 2 || b.shape().rank() < 2) {
-      throw kiln::RankError(kiln::str_cat("matmul: both operands need rank >= 1: lhs ",
-                                          a.shape(), " vs rhs ", b.shape()));
+      kiln::throw_error<kiln::RankError>("matmul: both operands need rank >= 1: lhs ", a.shape(),
+                                         " vs rhs ", b.shape());
     }
     // The engine broadcasts batch dims of equal rank; lower-rank operands get leading 1s.
     FloatPrim lhs = op_input(a);

@@ -30,7 +30,7 @@ using Ops = AD::FloatOps;
 
 std::int64_t dim_arg(double dim, const char* op) {
   if (std::abs(dim) > 1e15 || std::floor(dim) != dim) {
-    throw kiln::IndexError(kiln::str_cat(op, ": dim ", dim, " is out of range"));
+    kiln::throw_error<kiln::IndexError>(op, ": dim ", dim, " is out of range");
   }
   return static_cast<std::int64_t>(dim);
 }
@@ -44,7 +44,7 @@ std::int64_t norm_dim(double dim, std::size_t rank, const char* op) {
 /// `<op>: <what> must be an integer, got <value>` otherwise.
 std::int64_t int_arg(double value, const char* op, const char* what) {
   if (!(std::abs(value) <= 9007199254740991.0) || std::floor(value) != value) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ", what, " must be an integer, got ", value));
+    kiln::throw_error<kiln::TypeError>(op, ": ", what, " must be an integer, got ", value);
   }
   return static_cast<std::int64_t>(value);
 }
@@ -113,9 +113,9 @@ JsTensor repeat_dim(const JsTensor& x, double dim, double times) {
     if (!(times >= 0) || std::floor(times) != times || times > 2147483647.0) {
       // Whole numbers printed in full (2^40 as 1099511627776, not 1.09951e+12).
       const bool whole = std::floor(times) == times && std::abs(times) < 9.0e15;
-      throw kiln::ValueError(kiln::str_cat(
+      kiln::throw_error<kiln::ValueError>(
           "repeatDim: times must be an integer in [0, 2147483647], got ",
-          whole ? kiln::str_cat(static_cast<std::int64_t>(times)) : kiln::str_cat(times)));
+          whole ? kiln::str_cat(static_cast<std::int64_t>(times)) : kiln::str_cat(times));
     }
     const auto t = static_cast<std::int64_t>(times);
     if (x.is_float()) return JsTensor(Ops::repeat_dim(op_input(x), d, t));
@@ -135,7 +135,7 @@ JsTensor flip(const JsTensor& x, val dims) {
 /// ranges: a JS array of [start, end | null, step] (the JS layer normalises the forms).
 std::vector<kiln::Slice> slices_from_js(const val& ranges, const char* op) {
   if (!val::global("Array").call<bool>("isArray", ranges)) {
-    throw kiln::TypeError(kiln::str_cat(op, ": ranges must be an array"));
+    kiln::throw_error<kiln::TypeError>(op, ": ranges must be an array");
   }
   const auto n = ranges["length"].as<std::size_t>();
   std::vector<kiln::Slice> out;
@@ -166,9 +166,10 @@ JsTensor slice_assign(const JsTensor& x, val ranges, const JsTensor& values) {
   return guarded([&] {
     const std::vector<kiln::Slice> s = slices_from_js(ranges, "sliceAssign");
     if (x.dtype() != values.dtype()) {
-      throw kiln::DTypeError(kiln::str_cat("sliceAssign: values must have the dtype of the "
-                                           "tensor, ", js_dtype_name(x.dtype()), ", got ",
-                                           js_dtype_name(values.dtype())));
+      kiln::throw_error<kiln::DTypeError>(
+          "sliceAssign: values must have the dtype of the "
+          "tensor, ",
+          js_dtype_name(x.dtype()), ", got ", js_dtype_name(values.dtype()));
     }
     if (x.is_float()) return JsTensor(Ops::slice_assign(op_input(x), s, op_input(values)));
     return JsTensor(InnerOps::slice_assign(x.primitive(), s, values.primitive()));
@@ -186,14 +187,14 @@ JsTensor cat(val tensors, double dim) {
     const JsTensor& first = list.front();
     for (std::size_t i = 1; i < n; ++i) {
       if (list[i].dtype() != first.dtype()) {
-        throw kiln::DTypeError(kiln::str_cat("cat: tensor ", i, " is ",
-                                             js_dtype_name(list[i].dtype()), ", tensor 0 is ",
-                                             js_dtype_name(first.dtype())));
+        kiln::throw_error<kiln::DTypeError>("cat: tensor ", i, " is ",
+                                            js_dtype_name(list[i].dtype()), ", tensor 0 is ",
+                                            js_dtype_name(first.dtype()));
       }
       if (list[i].shape().rank() != first.shape().rank()) {
-        throw kiln::RankError(kiln::str_cat("cat: tensor ", i, " has shape ", list[i].shape(),
-                                            ", tensor 0 has shape ", first.shape(),
-                                            " (ranks differ)"));
+        kiln::throw_error<kiln::RankError>("cat: tensor ", i, " has shape ", list[i].shape(),
+                                           ", tensor 0 has shape ", first.shape(),
+                                           " (ranks differ)");
       }
     }
     const std::int64_t d = norm_dim(dim, first.shape().rank(), "cat");
@@ -234,8 +235,8 @@ JsTensor gather(const JsTensor& x, double dim, const JsTensor& indices) {
   return guarded([&] {
     check_dtype("gather", indices, DType::I32);
     if (indices.shape().rank() != x.shape().rank()) {
-      throw kiln::RankError(kiln::str_cat("gather: indices must have the rank of the tensor, ",
-                                          x.shape().rank(), ", got shape ", indices.shape()));
+      kiln::throw_error<kiln::RankError>("gather: indices must have the rank of the tensor, ",
+                                         x.shape().rank(), ", got shape ", indices.shape());
     }
     const std::int64_t d = dim_arg(dim, "gather");
     if (x.is_float()) return JsTensor(Ops::gather(op_input(x), d, indices.primitive()));
@@ -248,9 +249,10 @@ JsTensor scatter(const JsTensor& x, double dim, const JsTensor& indices, const J
     check_dtype("scatter", indices, DType::I32);
     check_dtype("scatter", values, x.dtype());
     if (indices.shape().rank() != x.shape().rank() || values.shape().rank() != x.shape().rank()) {
-      throw kiln::RankError(kiln::str_cat("scatter: indices and values must have the rank of "
-                                          "the tensor, ", x.shape().rank(), ", got shapes ",
-                                          indices.shape(), " and ", values.shape()));
+      kiln::throw_error<kiln::RankError>(
+          "scatter: indices and values must have the rank of "
+          "the tensor, ",
+          x.shape().rank(), ", got shapes ", indices.shape(), " and ", values.shape());
     }
     const std::int64_t d = dim_arg(dim, "scatter");
     if (x.is_float()) {
@@ -264,8 +266,8 @@ JsTensor one_hot(const JsTensor& x, double num_classes) {
   return guarded([&] {
     if (!(num_classes >= 0) || std::floor(num_classes) != num_classes ||
         num_classes > 2147483647.0) {
-      throw kiln::ValueError(
-          kiln::str_cat("oneHot: numClasses must be an integer >= 0, got ", num_classes));
+      kiln::throw_error<kiln::ValueError>("oneHot: numClasses must be an integer >= 0, got ",
+                                          num_classes);
     }
     const auto n = static_cast<std::int64_t>(num_classes);
     if (x.is_float()) return JsTensor(Ops::one_hot(op_input(x), n));
@@ -312,7 +314,7 @@ val split_with_sizes(const JsTensor& x, val sizes, double dim, std::string op) {
 /// (values, indices) of the k largest entries along dim (sorted descending, stable).
 std::pair<JsTensor, JsTensor> topk_pair(const JsTensor& x, double k, double dim, const char* op) {
   if (x.dtype() == kiln::DType::Bool) {
-    throw kiln::DTypeError(kiln::str_cat(op, ": expected a float32 or int32 tensor, got bool"));
+    kiln::throw_error<kiln::DTypeError>(op, ": expected a float32 or int32 tensor, got bool");
   }
   const std::int64_t kk = int_arg(k, op, "k");
   const std::int64_t d = kiln::derived::topk_dim(x.shape(), kk, int_arg(dim, op, "dim"), op);
@@ -401,7 +403,7 @@ JsTensor stack(val tensors, double dim, std::string op) {
   return guarded([&] {
     const char* o = op.c_str();
     if (!val::global("Array").call<bool>("isArray", tensors)) {
-      throw kiln::TypeError(kiln::str_cat(o, ": tensors must be an array"));
+      kiln::throw_error<kiln::TypeError>(o, ": tensors must be an array");
     }
     const auto n = tensors["length"].as<std::size_t>();
     std::vector<JsTensor> list;
@@ -416,9 +418,9 @@ JsTensor stack(val tensors, double dim, std::string op) {
         kiln::derived::stack_plan(shapes, int_arg(dim, o, "dim"), o);
     for (std::size_t i = 1; i < n; ++i) {
       if (list[i].dtype() != list[0].dtype()) {
-        throw kiln::DTypeError(kiln::str_cat(o, ": tensor ", i, " is ",
-                                             js_dtype_name(list[i].dtype()), ", tensor 0 is ",
-                                             js_dtype_name(list[0].dtype())));
+        kiln::throw_error<kiln::DTypeError>(o, ": tensor ", i, " is ",
+                                            js_dtype_name(list[i].dtype()), ", tensor 0 is ",
+                                            js_dtype_name(list[0].dtype()));
       }
     }
     if (list[0].is_float()) {

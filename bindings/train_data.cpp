@@ -40,7 +40,7 @@ void gather_inputs(const JsDataset& data, std::size_t begin, std::size_t end, fl
 namespace {
 
 const JsDataset& checked(const JsDataset& d, const char* op) {
-  if (!d.store) throw kiln::StateError(kiln::str_cat(op, ": the dataset was disposed"));
+  if (!d.store) kiln::throw_error<kiln::StateError>(op, ": the dataset was disposed");
   return d;
 }
 
@@ -53,12 +53,12 @@ std::shared_ptr<const std::vector<std::uint32_t>> identity(std::size_t n) {
 std::vector<std::int64_t> dims_from_js(const val& v, const char* op, const char* what) {
   auto dims = ints_from_js(v, op, what);
   if (dims.empty() || dims.size() > 4) {
-    throw kiln::ShapeError(kiln::str_cat(op, ": ", what, " must have 1 to 4 dims (a batch is [n, ",
-                                         what, "...], rank 2 to 5), got ", dims.size()));
+    kiln::throw_error<kiln::ShapeError>(op, ": ", what, " must have 1 to 4 dims (a batch is [n, ",
+                                        what, "...], rank 2 to 5), got ", dims.size());
   }
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 1) {
-      throw kiln::ShapeError(kiln::str_cat(op, ": ", what, "[", i, "] must be >= 1, got ", dims[i]));
+      kiln::throw_error<kiln::ShapeError>(op, ": ", what, "[", i, "] must be >= 1, got ", dims[i]);
     }
   }
   return dims;
@@ -80,40 +80,44 @@ JsDataset dataset_from_arrays(val x, val y, val item_shape, val target_shape, do
     store->item_shape = dims_from_js(item_shape, op, "itemShape");
     store->item_size = product(store->item_shape, op, "itemShape");
     if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", x)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": x must be a Float32Array"));
+      kiln::throw_error<kiln::TypeError>(op, ": x must be a Float32Array");
     }
     const auto nx = x["length"].as<std::size_t>();
     if (nx % static_cast<std::size_t>(store->item_size) != 0) {
-      throw kiln::ShapeError(kiln::str_cat(op, ": x has ", nx, " values, not a multiple of the item size ",
-                                           store->item_size, " (itemShape ", kiln::Shape(store->item_shape), ")"));
+      kiln::throw_error<kiln::ShapeError>(
+          op, ": x has ", nx, " values, not a multiple of the item size ", store->item_size,
+          " (itemShape ", kiln::Shape(store->item_shape), ")");
     }
     const std::size_t n = nx / static_cast<std::size_t>(store->item_size);
-    if (n > 0xffffffffu) throw kiln::LimitError(kiln::str_cat(op, ": at most 2^32 - 1 items"));
+    if (n > 0xffffffffu) kiln::throw_error<kiln::LimitError>(op, ": at most 2^32 - 1 items");
     store->count = n;
     store->x.resize(nx);
     if (nx > 0) val(emscripten::typed_memory_view(nx, store->x.data())).call<void>("set", x);
     const bool int_targets = val::global("Int32Array")["prototype"].call<bool>("isPrototypeOf", y);
     const bool float_targets = val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", y);
     if (!int_targets && !float_targets) {
-      throw kiln::TypeError(kiln::str_cat(op, ": y must be an Int32Array (class labels) or a Float32Array (targets)"));
+      kiln::throw_error<kiln::TypeError>(
+          op, ": y must be an Int32Array (class labels) or a Float32Array (targets)");
     }
     const auto ny = y["length"].as<std::size_t>();
     if (int_targets) {
       if (ny != n) {
-        throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " labels but x has ", n, " items"));
+        kiln::throw_error<kiln::ShapeError>(op, ": y has ", ny, " labels but x has ", n, " items");
       }
       store->labels.resize(n);
       if (n > 0) val(emscripten::typed_memory_view(n, store->labels.data())).call<void>("set", y);
       std::int32_t max_label = -1;
       for (std::size_t i = 0; i < n; ++i) {
         if (store->labels[i] < 0) {
-          throw kiln::ValueError(kiln::str_cat(op, ": label ", store->labels[i], " at index ", i, " is negative"));
+          kiln::throw_error<kiln::ValueError>(op, ": label ", store->labels[i], " at index ", i,
+                                              " is negative");
         }
         max_label = std::max(max_label, store->labels[i]);
       }
       if (num_classes > 0) {
         if (max_label >= num_classes) {
-          throw kiln::ValueError(kiln::str_cat(op, ": label ", max_label, " is not below numClasses = ", num_classes));
+          kiln::throw_error<kiln::ValueError>(op, ": label ", max_label,
+                                              " is not below numClasses = ", num_classes);
         }
         store->num_classes = static_cast<std::int64_t>(num_classes);
       } else {
@@ -122,7 +126,8 @@ JsDataset dataset_from_arrays(val x, val y, val item_shape, val target_shape, do
     } else {
       if (target_shape.isNull() || target_shape.isUndefined()) {
         if (n == 0 || ny % n != 0) {
-          throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " values, not a multiple of the ", n, " items"));
+          kiln::throw_error<kiln::ShapeError>(op, ": y has ", ny, " values, not a multiple of the ",
+                                              n, " items");
         }
         store->target_shape = {static_cast<std::int64_t>(ny / n)};
       } else {
@@ -133,8 +138,9 @@ JsDataset dataset_from_arrays(val x, val y, val item_shape, val target_shape, do
       const std::uint64_t needed =
           static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(store->target_size);
       if (static_cast<std::uint64_t>(ny) != needed) {
-        throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " values, ", n, " items of targetShape ",
-                                             kiln::Shape(store->target_shape), " need ", needed));
+        kiln::throw_error<kiln::ShapeError>(op, ": y has ", ny, " values, ", n,
+                                            " items of targetShape ",
+                                            kiln::Shape(store->target_shape), " need ", needed);
       }
       store->targets.resize(ny);
       if (ny > 0) val(emscripten::typed_memory_view(ny, store->targets.data())).call<void>("set", y);
@@ -146,7 +152,8 @@ JsDataset dataset_from_arrays(val x, val y, val item_shape, val target_shape, do
 
 std::string_view bytes_view(const val& bytes, std::vector<std::uint8_t>& storage, const char* what) {
   if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
-    throw kiln::TypeError(kiln::str_cat("data.mnist: ", what, " must be a Uint8Array (the IDX file's bytes)"));
+    kiln::throw_error<kiln::TypeError>("data.mnist: ", what,
+                                       " must be a Uint8Array (the IDX file's bytes)");
   }
   storage.resize(bytes["length"].as<std::size_t>());
   if (!storage.empty()) {
@@ -200,7 +207,8 @@ JsDataset dataset_shuffle(const JsDataset& d, double seed) {
   return guarded([&] {
     checked(d, "Dataset.shuffle");
     if (!(seed >= 0) || std::floor(seed) != seed || seed > 9007199254740991.0) {
-      throw kiln::ValueError(kiln::str_cat("Dataset.shuffle: seed must be an integer >= 0, got ", seed));
+      kiln::throw_error<kiln::ValueError>("Dataset.shuffle: seed must be an integer >= 0, got ",
+                                          seed);
     }
     const auto perm = kiln::data::permutation(d.len(), static_cast<std::uint64_t>(seed));
     auto index = std::make_shared<std::vector<std::uint32_t>>(d.len());
@@ -216,8 +224,8 @@ JsDataset dataset_slice(const JsDataset& d, double begin, double end) {
     const auto n = static_cast<double>(d.len());
     if (!(begin >= 0 && begin <= end && end <= n) || std::floor(begin) != begin ||
         std::floor(end) != end) {
-      throw kiln::IndexError(kiln::str_cat("Dataset.slice: [", begin, ", ", end,
-                                           ") is not a range of integers within [0, ", n, "]"));
+      kiln::throw_error<kiln::IndexError>("Dataset.slice: [", begin, ", ", end,
+                                          ") is not a range of integers within [0, ", n, "]");
     }
     auto index = std::make_shared<std::vector<std::uint32_t>>(
         d.index->begin() + static_cast<std::ptrdiff_t>(begin),

@@ -55,7 +55,8 @@ constexpr bool kDeviceTotals = true;
 /// The webgpu engine reads asynchronously: Learner.predict (and evaluate, trainBatch), which
 /// return values synchronously, throw StateError naming the asynchronous way.
 [[noreturn]] void throw_sync_learner(const char* op, const char* instead) {
-  throw kiln::StateError(kiln::str_cat(op, ": the webgpu backend reads tensors asynchronously: ", instead));
+  kiln::throw_error<kiln::StateError>(
+      op, ": the webgpu backend reads tensors asynchronously: ", instead);
 }
 
 #else
@@ -100,8 +101,8 @@ LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivati
   if (spec.cross_entropy) {
     const auto* logits = std::get_if<kiln::Tensor<B, 2>>(&out);
     if (logits == nullptr) {
-      throw kiln::ShapeError(kiln::str_cat("crossEntropy: the model outputs ", out_shape,
-                                           "; the loss needs logits [batch_size, num_classes]"));
+      kiln::throw_error<kiln::ShapeError>("crossEntropy: the model outputs ", out_shape,
+                                          "; the loss needs logits [batch_size, num_classes]");
     }
     if (!t.has_labels) {
       throw kiln::DTypeError("crossEntropy: targets must be int32 class labels (an Int32Array "
@@ -131,16 +132,18 @@ LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivati
         kiln::Shape target_shape;
         if (t.has_labels) {
           if constexpr (D != 2) {
-            throw kiln::ShapeError(kiln::str_cat("mse with class labels: the model outputs ", out_shape,
-                                                 "; one-hot targets need [batch_size, num_classes]"));
+            kiln::throw_error<kiln::ShapeError>("mse with class labels: the model outputs ",
+                                                out_shape,
+                                                "; one-hot targets need [batch_size, num_classes]");
           }
           const std::int64_t c = out_shape[1];
           target_values.assign(static_cast<std::size_t>(n * c), 0.f);
           for (std::int64_t i = 0; i < n; ++i) {
             const std::int32_t label = t.labels[static_cast<std::size_t>(i)];
             if (label < 0 || label >= c) {
-              throw kiln::IndexError(kiln::str_cat("mse with class labels: label ", label, " at row ", i,
-                                                   " is not below the model's ", c, " outputs"));
+              kiln::throw_error<kiln::IndexError>("mse with class labels: label ", label,
+                                                  " at row ", i, " is not below the model's ", c,
+                                                  " outputs");
             }
             target_values[static_cast<std::size_t>(i * c + label)] = 1.f;
           }
@@ -150,8 +153,8 @@ LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivati
           target_shape = t.shape;
         }
         if (!(target_shape == out_shape)) {
-          throw kiln::ShapeError(kiln::str_cat("mse: the model outputs ", out_shape, " but the targets are ",
-                                               target_shape));
+          kiln::throw_error<kiln::ShapeError>("mse: the model outputs ", out_shape,
+                                              " but the targets are ", target_shape);
         }
         const auto targets = T::from_data(kiln::TensorData(target_shape, target_values));
         LossOut<B> r{kiln::nn::loss::reduce(spec.regression_no_reduction(y, targets), spec.reduction), 0.0};
@@ -307,7 +310,7 @@ void eval_step(LearnerState& s, const InferenceModel& model, Prim x,
 
 std::size_t checked_count(double v, const char* op, const char* what) {
   if (!(v >= 0 && v <= 4294967295.0) || std::floor(v) != v) {
-    throw kiln::ValueError(kiln::str_cat(op, ": ", what, " must be an integer >= 0, got ", v));
+    kiln::throw_error<kiln::ValueError>(op, ": ", what, " must be an integer >= 0, got ", v);
   }
   return static_cast<std::size_t>(v);
 }
@@ -353,7 +356,7 @@ JsLearner learner_create(const JsModel& model, const JsOptimizer& optimizer,
     s->optimizer = optimizer.state;
     s->loss = learner_loss_from_js(loss);
     if (!(seed >= 0) || std::floor(seed) != seed || seed > 9007199254740991.0) {
-      throw kiln::ValueError(kiln::str_cat("Learner: seed must be an integer >= 0, got ", seed));
+      kiln::throw_error<kiln::ValueError>("Learner: seed must be an integer >= 0, got ", seed);
     }
     s->seed = static_cast<std::uint64_t>(seed);
     AD::seed(s->seed);  // dropout masks
@@ -381,17 +384,18 @@ std::pair<std::size_t, std::vector<std::int64_t>> items_of(const LearnerState& s
   } else if (n_hint > 0) {
     item = static_cast<std::int64_t>(length / n_hint);
   } else {
-    throw kiln::ConfigError(kiln::str_cat(op, ": cannot tell the item size of x: give the number of "
-                                              "items, or the Learner's inputShape"));
+    kiln::throw_error<kiln::ConfigError>(op,
+                                         ": cannot tell the item size of x: give the number of "
+                                         "items, or the Learner's inputShape");
   }
   if (item < 1 || length % static_cast<std::size_t>(item) != 0) {
-    throw kiln::ShapeError(kiln::str_cat(op, ": x has ", length, " values, not a multiple of the item size ",
-                                         item));
+    kiln::throw_error<kiln::ShapeError>(op, ": x has ", length,
+                                        " values, not a multiple of the item size ", item);
   }
   const std::size_t n = length / static_cast<std::size_t>(item);
   if (n_hint > 0 && n != n_hint) {
-    throw kiln::ShapeError(kiln::str_cat(op, ": x has ", length, " values: ", n, " items of ", item,
-                                         ", not the ", n_hint, " given"));
+    kiln::throw_error<kiln::ShapeError>(op, ": x has ", length, " values: ", n, " items of ", item,
+                                        ", not the ", n_hint, " given");
   }
   std::vector<std::int64_t> shape = s.input_shape;
   if (shape.empty()) shape = {item};
@@ -407,29 +411,31 @@ val learner_train_batch(const JsLearner& l, val x, val y, double n_hint) {
     throw_sync_learner(op, "use await learner.fit(dataset) (it reads the loss every batchesPerCall steps)");
 #endif
     if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", x)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": x must be a Float32Array"));
+      kiln::throw_error<kiln::TypeError>(op, ": x must be a Float32Array");
     }
     const bool labels = val::global("Int32Array")["prototype"].call<bool>("isPrototypeOf", y);
     if (!labels && !val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", y)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": y must be an Int32Array (class labels) or a Float32Array (targets)"));
+      kiln::throw_error<kiln::TypeError>(
+          op, ": y must be an Int32Array (class labels) or a Float32Array (targets)");
     }
     std::size_t hint = checked_count(n_hint, op, "n");
     const auto ny = y["length"].as<std::size_t>();
     if (hint == 0 && labels) hint = ny;
     const auto [n, item] = items_of(s, x["length"].as<std::size_t>(), hint, op);
-    if (n == 0) throw kiln::ShapeError(kiln::str_cat(op, ": the batch is empty"));
+    if (n == 0) kiln::throw_error<kiln::ShapeError>(op, ": the batch is empty");
     Prim input = primitive_from_typed(x, batch_shape(n, item), kiln::DType::F32, op, "x");
     HostTargets t;
     if (labels) {
       if (ny != n) {
-        throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " labels but x has ", n, " items"));
+        kiln::throw_error<kiln::ShapeError>(op, ": y has ", ny, " labels but x has ", n, " items");
       }
       t.has_labels = true;
       t.labels.resize(n);
       val(emscripten::typed_memory_view(n, t.labels.data())).call<void>("set", y);
     } else {
       if (ny % n != 0) {
-        throw kiln::ShapeError(kiln::str_cat(op, ": y has ", ny, " values, not a multiple of the ", n, " items"));
+        kiln::throw_error<kiln::ShapeError>(op, ": y has ", ny, " values, not a multiple of the ",
+                                            n, " items");
       }
       t.values.resize(ny);
       if (ny > 0) val(emscripten::typed_memory_view(ny, t.values.data())).call<void>("set", y);
@@ -452,10 +458,10 @@ double learner_begin_epoch(const JsLearner& l, const JsDataset& data, double bat
   return guarded([&] {
     LearnerState& s = state_of(l);
     const char* op = "Learner.fit";
-    if (!data.store) throw kiln::StateError(kiln::str_cat(op, ": the dataset was disposed"));
+    if (!data.store) kiln::throw_error<kiln::StateError>(op, ": the dataset was disposed");
     s.batch_size = checked_count(batch_size, op, "batchSize");
-    if (s.batch_size == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
-    if (data.len() == 0) throw kiln::ShapeError(kiln::str_cat(op, ": the dataset is empty"));
+    if (s.batch_size == 0) kiln::throw_error<kiln::ValueError>(op, ": batchSize must be >= 1");
+    if (data.len() == 0) kiln::throw_error<kiln::ShapeError>(op, ": the dataset is empty");
     ++s.epoch;
     s.fit_epoch = fit_epoch >= 1 && fit_epoch <= 9e15 ? static_cast<std::int64_t>(fit_epoch) : s.epoch;
     s.epoch_data = data;
@@ -501,9 +507,9 @@ val learner_eval_batches(const JsLearner& l, const JsDataset& data, double batch
   return guarded([&] {
     LearnerState& s = state_of(l);
     const char* op = "Learner.evaluate";
-    if (!data.store) throw kiln::StateError(kiln::str_cat(op, ": the dataset was disposed"));
+    if (!data.store) kiln::throw_error<kiln::StateError>(op, ": the dataset was disposed");
     const std::size_t bs = checked_count(batch_size, op, "batchSize");
-    if (bs == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
+    if (bs == 0) kiln::throw_error<kiln::ValueError>(op, ": batchSize must be >= 1");
     const std::size_t b0 = checked_count(first, op, "first batch");
     const std::size_t k = checked_count(count, op, "batch count");
     const InferenceModel model = s.model->model.valid();
@@ -551,9 +557,9 @@ val predict_items(const LearnerState& s, std::size_t n, std::size_t bs, Gather&&
     if (s.loss.cross_entropy) {
       auto* logits = std::get_if<kiln::Tensor<Inner, 2>>(&y);
       if (logits == nullptr) {
-        throw kiln::ShapeError(kiln::str_cat("Learner.predict: the model outputs ",
-                                             kiln::nn::activation_shape<Inner>(y),
-                                             "; softmax probabilities need logits [batch_size, num_classes]"));
+        kiln::throw_error<kiln::ShapeError>(
+            "Learner.predict: the model outputs ", kiln::nn::activation_shape<Inner>(y),
+            "; softmax probabilities need logits [batch_size, num_classes]");
       }
       y = kiln::activation::softmax(*logits, 1);
     }
@@ -573,10 +579,10 @@ val learner_predict(const JsLearner& l, val x, double n_hint, double batch_size)
     const LearnerState& s = state_of(l);
     const char* op = "Learner.predict";
     if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", x)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": x must be a Float32Array, a Tensor or a Dataset"));
+      kiln::throw_error<kiln::TypeError>(op, ": x must be a Float32Array, a Tensor or a Dataset");
     }
     const std::size_t bs = checked_count(batch_size, op, "batchSize");
-    if (bs == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
+    if (bs == 0) kiln::throw_error<kiln::ValueError>(op, ": batchSize must be >= 1");
     const auto items = items_of(s, x["length"].as<std::size_t>(), checked_count(n_hint, op, "n"), op);
     const std::size_t n = items.first;
     const std::vector<std::int64_t> item = items.second;  // a lambda captures it below
@@ -595,9 +601,9 @@ val learner_predict_dataset(const JsLearner& l, const JsDataset& data, double ba
   return guarded([&] {
     const LearnerState& s = state_of(l);
     const char* op = "Learner.predict";
-    if (!data.store) throw kiln::StateError(kiln::str_cat(op, ": the dataset was disposed"));
+    if (!data.store) kiln::throw_error<kiln::StateError>(op, ": the dataset was disposed");
     const std::size_t bs = checked_count(batch_size, op, "batchSize");
-    if (bs == 0) throw kiln::ValueError(kiln::str_cat(op, ": batchSize must be >= 1"));
+    if (bs == 0) kiln::throw_error<kiln::ValueError>(op, ": batchSize must be >= 1");
     return predict_items(s, data.len(), bs, [&](std::size_t begin, std::size_t end) {
       return gather(data, begin, end).first;
     });
@@ -684,16 +690,18 @@ struct JsStepper {
 /// A loss [1] (or rank 0 / any one-element shape) of the autodiff graph.
 kiln::Tensor<AD, 1> loss_of(const JsTensor& loss, const char* op) {
   if (!loss.is_float()) {
-    throw kiln::DTypeError(kiln::str_cat(op, ": the step's loss must be a float32 tensor, got ",
-                                         kiln::dtype_name(loss.dtype())));
+    kiln::throw_error<kiln::DTypeError>(op, ": the step's loss must be a float32 tensor, got ",
+                                        kiln::dtype_name(loss.dtype()));
   }
   if (loss.shape().num_elements() != 1) {
-    throw kiln::ShapeError(kiln::str_cat(op, ": the step's loss must have one element (a scalar), got shape ",
-                                         loss.shape()));
+    kiln::throw_error<kiln::ShapeError>(
+        op, ": the step's loss must have one element (a scalar), got shape ", loss.shape());
   }
   if (!loss.is_tracked()) {
-    throw kiln::StateError(kiln::str_cat(op, ": the step's loss does not depend on any parameter that "
-                                         "requires a gradient (was it computed inside noGrad, or detached?)"));
+    kiln::throw_error<kiln::StateError>(
+        op,
+        ": the step's loss does not depend on any parameter that "
+        "requires a gradient (was it computed inside noGrad, or detached?)");
   }
   const std::int64_t one[] = {1};
   return kiln::Tensor<AD, 1>(AD::FloatOps::reshape(loss.value, one));
@@ -705,7 +713,7 @@ kiln::train::StepPosition position(double epoch, double batch) {
 }
 
 OptimizerState& optimizer_state(const JsOptimizer& o, const char* op) {
-  if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+  if (!o.state) kiln::throw_error<kiln::StateError>(op, ": the optimizer was disposed");
   return *o.state;
 }
 
@@ -717,7 +725,8 @@ double stepper_step_list(JsStepper& st, const JsOptimizer& o, JsParamList& list,
                          double epoch, double batch) {
   return guarded([&] {
     constexpr const char* op = "Learner.fit";
-    if (st.pending != 0) throw kiln::StateError(kiln::str_cat(op, ": accumulated gradients are pending"));
+    if (st.pending != 0)
+      kiln::throw_error<kiln::StateError>(op, ": accumulated gradients are pending");
     auto l = loss_of(loss, op);
     OptimizerState& opt = optimizer_state(o, op);
     const auto at = position(epoch, batch);
@@ -764,8 +773,10 @@ void stepper_step_list_deferred(JsStepper& st, const JsOptimizer& o, JsParamList
                                 double epoch, double batch) {
   guarded([&] {
     constexpr const char* op = "Learner.fit";
-    if (st.pending != 0) throw kiln::StateError(kiln::str_cat(op, ": accumulated gradients are pending"));
-    if (st.deferred.guard.pending() != 0) throw kiln::StateError(kiln::str_cat(op, ": a step is not settled"));
+    if (st.pending != 0)
+      kiln::throw_error<kiln::StateError>(op, ": accumulated gradients are pending");
+    if (st.deferred.guard.pending() != 0)
+      kiln::throw_error<kiln::StateError>(op, ": a step is not settled");
     auto l = loss_of(loss, op);
     OptimizerState& opt = optimizer_state(o, op);
     const Gradients grads = l.backward();
@@ -801,7 +812,8 @@ void stepper_apply_list_deferred(JsStepper& st, const JsOptimizer& o, JsParamLis
   guarded([&] {
     constexpr const char* op = "Learner.fit";
     if (st.pending == 0) return;
-    if (st.deferred.guard.pending() != 0) throw kiln::StateError(kiln::str_cat(op, ": a step is not settled"));
+    if (st.deferred.guard.pending() != 0)
+      kiln::throw_error<kiln::StateError>(op, ": a step is not settled");
     OptimizerState& opt = optimizer_state(o, op);
     auto grads = st.accumulator.grads();
     st.pending = 0;

@@ -30,19 +30,20 @@ void regression_loss_from_json(const Json& body, LossSpec& out, const char* name
     const Json& v = body.items()[i];
     if (key == field) {
       if (!v.is_number()) {
-        throw kiln::ConfigError(kiln::str_cat("loss.", name, ": ", field, " must be a number, got ", v.dump()));
+        kiln::throw_error<kiln::ConfigError>("loss.", name, ": ", field, " must be a number, got ",
+                                             v.dump());
       }
       value = v.get_double();
     } else if (key == "reduction") {
       if (v.is_string("sum")) {
         out.reduction = Reduction::Sum;
       } else if (!v.is_string("mean")) {
-        throw kiln::ConfigError(kiln::str_cat("loss.", name,
-                                              ": reduction must be \"mean\", \"sum\" or \"none\", got ", v.dump()));
+        kiln::throw_error<kiln::ConfigError>(
+            "loss.", name, ": reduction must be \"mean\", \"sum\" or \"none\", got ", v.dump());
       }
     } else {
-      throw kiln::ConfigError(kiln::str_cat("loss.", name, ": unknown field \"", key, "\" (fields: ", field,
-                                            ", reduction)"));
+      kiln::throw_error<kiln::ConfigError>("loss.", name, ": unknown field \"", key,
+                                           "\" (fields: ", field, ", reduction)");
     }
   }
   try {
@@ -54,7 +55,7 @@ void regression_loss_from_json(const Json& body, LossSpec& out, const char* name
       (void)c.init();
     }
   } catch (const kiln::ConfigError& e) {
-    throw kiln::ConfigError(kiln::str_cat("loss.", name, ": ", without_cpp_prefix(e.what())));
+    kiln::throw_error<kiln::ConfigError>("loss.", name, ": ", without_cpp_prefix(e.what()));
   }
 }
 
@@ -80,7 +81,7 @@ LossSpec loss_from_js(const val& spec) {
       out.ce = CrossEntropyLossConfig::from_value(body);
       (void)out.ce.init<Inner>();  // checks smoothing and weights
     } catch (const kiln::ConfigError& e) {
-      throw kiln::ConfigError(kiln::str_cat("loss.crossEntropy: ", without_cpp_prefix(e.what())));
+      kiln::throw_error<kiln::ConfigError>("loss.crossEntropy: ", without_cpp_prefix(e.what()));
     }
     out.reduction = out.ce.reduction;
   } else if (kind == "binary_cross_entropy") {
@@ -97,7 +98,8 @@ LossSpec loss_from_js(const val& spec) {
       out.bce.pos_weight = std::move(pos_weight);
       (void)out.bce.init<Inner>();
     } catch (const kiln::ConfigError& e) {
-      throw kiln::ConfigError(kiln::str_cat("loss.binaryCrossEntropy: ", without_cpp_prefix(e.what())));
+      kiln::throw_error<kiln::ConfigError>("loss.binaryCrossEntropy: ",
+                                           without_cpp_prefix(e.what()));
     }
     out.reduction = out.bce.reduction;
   } else if (kind == "mse") {
@@ -107,13 +109,14 @@ LossSpec loss_from_js(const val& spec) {
       const std::string& key = body.keys()[i];
       const Json& value = body.items()[i];
       if (key != "reduction") {
-        throw kiln::ConfigError(kiln::str_cat("loss.mse: unknown field \"", key, "\" (fields: reduction)"));
+        kiln::throw_error<kiln::ConfigError>("loss.mse: unknown field \"", key,
+                                             "\" (fields: reduction)");
       }
       if (value.is_string("sum")) {
         out.reduction = Reduction::Sum;
       } else if (!value.is_string("mean")) {
-        throw kiln::ConfigError(kiln::str_cat("loss.mse: reduction must be \"mean\", \"sum\" or \"none\", got ",
-                                              value.dump()));
+        kiln::throw_error<kiln::ConfigError>(
+            "loss.mse: reduction must be \"mean\", \"sum\" or \"none\", got ", value.dump());
       }
     }
   } else if (kind == "huber") {
@@ -125,8 +128,9 @@ LossSpec loss_from_js(const val& spec) {
     out.cross_entropy = false;
     regression_loss_from_json(body, out, "smoothL1", "beta", out.beta);
   } else {
-    throw kiln::ConfigError(kiln::str_cat("loss: unknown kind \"", kind,
-                                          "\" (cross_entropy, binary_cross_entropy, mse, huber, smooth_l1)"));
+    kiln::throw_error<kiln::ConfigError>(
+        "loss: unknown kind \"", kind,
+        "\" (cross_entropy, binary_cross_entropy, mse, huber, smooth_l1)");
   }
   return out;
 }
@@ -174,8 +178,8 @@ JsTensor loss_forward(const val& loss, const JsTensor& logits, const JsTensor& t
                      : spec.kind == LossSpec::Kind::SmoothL1 ? "smoothL1.forward"
                                                              : "binaryCrossEntropy.forward";
     if (logits.shape().rank() != targets.shape().rank()) {
-      throw kiln::ShapeError(kiln::str_cat(op, ": logits ", logits.shape(), " and targets ",
-                                           targets.shape(), " must have the same shape"));
+      kiln::throw_error<kiln::ShapeError>(op, ": logits ", logits.shape(), " and targets ",
+                                          targets.shape(), " must have the same shape");
     }
     auto run = [&](auto rank) -> JsTensor {
       constexpr std::size_t D = decltype(rank)::value;
@@ -199,7 +203,8 @@ JsTensor loss_forward(const val& loss, const JsTensor& logits, const JsTensor& t
       case 3: return run(std::integral_constant<std::size_t, 3>{});
       case 4: return run(std::integral_constant<std::size_t, 4>{});
       default:
-        throw kiln::RankError(kiln::str_cat(op, ": ranks 1 to 4 are supported, got ", logits.shape()));
+        kiln::throw_error<kiln::RankError>(op, ": ranks 1 to 4 are supported, got ",
+                                           logits.shape());
     }
   });
 }

@@ -44,7 +44,7 @@ C parse(const Json& j, const char* op) {
   try {
     return C::from_value(j);
   } catch (const kiln::ConfigError& e) {
-    throw kiln::ConfigError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+    kiln::throw_error<kiln::ConfigError>(op, ": ", without_cpp_prefix(e.what()));
   }
 }
 
@@ -56,7 +56,7 @@ auto with_op(const char* op, F&& f) -> decltype(f()) {
     return f();
   } catch (const kiln::ConfigError& e) {
     if (*op == '\0') throw kiln::ConfigError(without_cpp_prefix(e.what()));
-    throw kiln::ConfigError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+    kiln::throw_error<kiln::ConfigError>(op, ": ", without_cpp_prefix(e.what()));
   }
 }
 
@@ -90,8 +90,8 @@ Schedule schedule_from_value(const Json& j) {
   }
   const Json* kind_value = j.find("kind");
   if (!kind_value || !kind_value->is_string()) {
-    throw kiln::ConfigError(kiln::str_cat("schedule: expected a number or {\"kind\": ...}, got ",
-                                          kiln::config::describe(j)));
+    kiln::throw_error<kiln::ConfigError>("schedule: expected a number or {\"kind\": ...}, got ",
+                                         kiln::config::describe(j));
   }
   const std::string kind = kind_value->get_string();
   Json body = j;
@@ -116,8 +116,9 @@ Schedule schedule_from_value(const Json& j) {
     call_apart<&schedule_of<o::OneCycleLrSchedulerConfig>>(body, "optim.schedule.oneCycle",
                                                             "optim.schedule.oneCycle", out);
   } else {
-    throw kiln::ConfigError(kiln::str_cat("schedule: unknown kind \"", kind,
-                                          "\" (constant, step, exponential, linear, cosine, noam, one_cycle)"));
+    kiln::throw_error<kiln::ConfigError>(
+        "schedule: unknown kind \"", kind,
+        "\" (constant, step, exponential, linear, cosine, noam, one_cycle)");
   }
   return out;
 }
@@ -249,7 +250,7 @@ JsOptimizer optimizer_create(const std::string& kind, const val& config, const v
     } else if (kind == "rmsProp") {
       impl = call_apart<&optimizer_of<o::RmsPropConfig>>(j, "optim.rmsProp");
     } else {
-      throw kiln::ConfigError(kiln::str_cat("optim: unknown optimizer \"", kind, "\""));
+      kiln::throw_error<kiln::ConfigError>("optim: unknown optimizer \"", kind, "\"");
     }
     auto state = std::make_shared<OptimizerState>();
     state->impl = std::move(impl);
@@ -258,7 +259,7 @@ JsOptimizer optimizer_create(const std::string& kind, const val& config, const v
       lr_spec = config_from_js(lr, "schedule");
       state->schedule = schedule_from_value(lr_spec);
     } catch (const kiln::ConfigError& e) {
-      throw kiln::ConfigError(kiln::str_cat("optim.", kind, ": lr: ", without_cpp_prefix(e.what())));
+      kiln::throw_error<kiln::ConfigError>("optim.", kind, ": lr: ", without_cpp_prefix(e.what()));
     }
     state->kind = kind;
     state->schedule_spec = std::move(lr_spec);
@@ -290,14 +291,15 @@ void optimizer_release(JsOptimizer& o) { o.state.reset(); }
 val schedule_values(const val& lr, double n) {
   return guarded([&] {
     if (!(n >= 0 && n <= 1e7) || std::floor(n) != n) {
-      throw kiln::ValueError(kiln::str_cat("schedule.values: n must be an integer in [0, 1e7], got ", n));
+      kiln::throw_error<kiln::ValueError>("schedule.values: n must be an integer in [0, 1e7], got ",
+                                          n);
     }
     Schedule s = schedule_from_value(config_from_js(lr, "schedule"));
     val out = val::global("Float64Array").new_(static_cast<std::size_t>(n));
     try {
       for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) out.set(i, s.step());
     } catch (const kiln::StateError& e) {
-      throw kiln::StateError(kiln::str_cat("Schedule.values: ", without_cpp_prefix(e.what())));
+      kiln::throw_error<kiln::StateError>("Schedule.values: ", without_cpp_prefix(e.what()));
     }
     return out;
   });
@@ -311,7 +313,8 @@ val schedule_values(const val& lr, double n) {
 val schedule_momentums(const val& lr, double n) {
   return guarded([&] {
     if (!(n >= 0 && n <= 1e7) || std::floor(n) != n) {
-      throw kiln::ValueError(kiln::str_cat("schedule.momentumValues: n must be an integer in [0, 1e7], got ", n));
+      kiln::throw_error<kiln::ValueError>(
+          "schedule.momentumValues: n must be an integer in [0, 1e7], got ", n);
     }
     Schedule s = schedule_from_value(config_from_js(lr, "schedule"));
     val out = val::global("Float64Array").new_(static_cast<std::size_t>(n));
@@ -334,9 +337,9 @@ const char* schedule_kind(const Schedule& s) {
 double constant_lr_of(const OptimizerState& o, const char* op) {
   const auto* constant = std::get_if<kiln::optim::ConstantLr>(&o.schedule.scheduler);
   if (constant == nullptr) {
-    throw kiln::ConfigError(kiln::str_cat(op, ": the optimizer's lr is a schedule (",
-                                          schedule_kind(o.schedule),
-                                          "); a metric-driven rate needs a constant lr (a number)"));
+    kiln::throw_error<kiln::ConfigError>(op, ": the optimizer's lr is a schedule (",
+                                         schedule_kind(o.schedule),
+                                         "); a metric-driven rate needs a constant lr (a number)");
   }
   kiln::optim::ConstantLr copy = *constant;
   return copy.step();
@@ -367,7 +370,7 @@ struct JsPlateau {
 };
 
 JsPlateau& plateau_of(JsPlateau& p, const char* op) {
-  if (!p.plateau) throw kiln::StateError(kiln::str_cat(op, ": the scheduler was disposed"));
+  if (!p.plateau) kiln::throw_error<kiln::StateError>(op, ": the scheduler was disposed");
   return p;
 }
 
@@ -378,7 +381,7 @@ JsPlateau plateau_create(const val& config, const JsOptimizer* optimizer) {
   std::shared_ptr<OptimizerState> target;
   if (optimizer != nullptr) {
     target = optimizer->state;
-    if (!target) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+    if (!target) kiln::throw_error<kiln::StateError>(op, ": the optimizer was disposed");
     j["initial_lr"] = Json(constant_lr_of(*target, op));
   }
   const auto c = parse<kiln::optim::ReduceLrOnPlateauConfig>(j, op);
@@ -437,7 +440,7 @@ void plateau_load_state(JsPlateau& p, double lr, double best, double bad, double
     try {
       s.plateau->load_state(st);
     } catch (const kiln::ValueError& e) {
-      throw kiln::ValueError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+      kiln::throw_error<kiln::ValueError>(op, ": ", without_cpp_prefix(e.what()));
     }
     if (s.optimizer && constant_lr_of(*s.optimizer, op) != lr) set_schedule(*s.optimizer, constant_spec(lr));
   });
@@ -462,8 +465,8 @@ kiln::optim::GradientList<Inner> gradient_list(const val& tensors, const char* o
   for (std::size_t i = 0; i < n; ++i) {
     const JsTensor t = tensors[i].as<JsTensor>();
     if (!t.is_float()) {
-      throw kiln::DTypeError(kiln::str_cat(op, ": grads[", i, "] must be a float32 tensor, got ",
-                                           kiln::dtype_name(t.dtype())));
+      kiln::throw_error<kiln::DTypeError>(op, ": grads[", i, "] must be a float32 tensor, got ",
+                                          kiln::dtype_name(t.dtype()));
     }
     list.grads.push_back(t.primitive());
   }
@@ -633,9 +636,9 @@ std::int64_t meta_count(const std::map<std::string, std::string>& meta, const ch
   const auto it = meta.find(key);
   if (it == meta.end() || it->second.empty() ||
       it->second.find_first_not_of("0123456789") != std::string::npos || it->second.size() > 15) {
-    throw kiln::FormatError(kiln::str_cat(op, ": the state's metadata \"", key,
-                                          "\" must be a count, got ",
-                                          it == meta.end() ? std::string("nothing") : "\"" + it->second + "\""));
+    kiln::throw_error<kiln::FormatError>(
+        op, ": the state's metadata \"", key, "\" must be a count, got ",
+        it == meta.end() ? std::string("nothing") : "\"" + it->second + "\"");
   }
   return std::stoll(it->second);
 }
@@ -646,25 +649,26 @@ void load_state_into(OptimizerState& s, const M& module, val bytes) {
   {
     constexpr const char* op = "Optimizer.loadState";
     if (!val::global("Uint8Array")["prototype"].call<bool>("isPrototypeOf", bytes)) {
-      throw kiln::TypeError(kiln::str_cat(op, ": bytes must be a Uint8Array (from saveState), got ",
-                                          bytes.typeOf().as<std::string>()));
+      kiln::throw_error<kiln::TypeError>(op, ": bytes must be a Uint8Array (from saveState), got ",
+                                         bytes.typeOf().as<std::string>());
     }
     std::vector<std::uint8_t> data(bytes["length"].as<std::size_t>());
     if (!data.empty()) val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", bytes);
     std::map<std::string, std::string> meta;
     const auto record = kiln::train::detail::optimizer_state_from_bytes(data, op, &meta);
     if (meta["format"] != "kiln optimizer state") {
-      throw kiln::FormatError(kiln::str_cat(op, ": not an optimizer state (metadata format \"",
-                                            meta["format"], "\", expected \"kiln optimizer state\")"));
+      kiln::throw_error<kiln::FormatError>(op, ": not an optimizer state (metadata format \"",
+                                           meta["format"],
+                                           "\", expected \"kiln optimizer state\")");
     }
     if (meta["optimizer"] != s.kind) {
-      throw kiln::FormatError(kiln::str_cat(op, ": the state is of a \"", meta["optimizer"],
-                                            "\" optimizer, this one is \"", s.kind, "\""));
+      kiln::throw_error<kiln::FormatError>(op, ": the state is of a \"", meta["optimizer"],
+                                           "\" optimizer, this one is \"", s.kind, "\"");
     }
     const std::int64_t steps = meta_count(meta, "steps", op);
     const std::int64_t start = meta_count(meta, "schedule_start", op);
     if (start > steps) {
-      throw kiln::FormatError(kiln::str_cat(op, ": schedule_start ", start, " > steps ", steps));
+      kiln::throw_error<kiln::FormatError>(op, ": schedule_start ", start, " > steps ", steps);
     }
     Schedule schedule;
     Json schedule_spec;
@@ -673,7 +677,8 @@ void load_state_into(OptimizerState& s, const M& module, val bytes) {
       schedule = schedule_from_value(schedule_spec);
       for (std::int64_t i = start; i < steps; ++i) (void)schedule.step();
     } catch (const kiln::Error& e) {
-      throw kiln::FormatError(kiln::str_cat(op, ": the state's schedule: ", without_cpp_prefix(e.what())));
+      kiln::throw_error<kiln::FormatError>(
+          op, ": the state's schedule: ", without_cpp_prefix(e.what()));
     }
     const double last_lr = meta["last_lr"] == "nan" ? std::numeric_limits<double>::quiet_NaN()
                                                    : kiln::config::parse(meta["last_lr"], op).get_double();
@@ -686,7 +691,7 @@ void load_state_into(OptimizerState& s, const M& module, val bytes) {
             },
             s.impl->optim);
       } catch (const kiln::FormatError& e) {
-        throw kiln::FormatError(kiln::str_cat(op, ": ", without_cpp_prefix(e.what())));
+        kiln::throw_error<kiln::FormatError>(op, ": ", without_cpp_prefix(e.what()));
       }
     }();
     s.impl->optim = std::move(next);
@@ -716,7 +721,7 @@ void optimizer_step_params(const JsOptimizer& o, JsParamList& l, const Gradients
 void optimizer_step_params_guarded(const JsOptimizer& o, JsParamList& l, const Gradients& grads,
                                    const std::string& op, double epoch, double batch) {
   guarded([&] {
-    if (!o.state) throw kiln::StateError(kiln::str_cat(op, ": the optimizer was disposed"));
+    if (!o.state) kiln::throw_error<kiln::StateError>(op, ": the optimizer was disposed");
     const kiln::train::StepPosition at{op, static_cast<std::int64_t>(epoch),
                                        static_cast<std::int64_t>(batch)};
     optimizer_step_list(*o.state, l, list_gradients(l, grads), &at);

@@ -30,9 +30,10 @@ template <Backend B>
 autodiff::Gradients<B> AutodiffOps<B>::backward(const Tensor& root, bool retain_graph) {
   const Shape s = shape(root);
   if (s.num_elements() != 1) {
-    throw ShapeError(str_cat("backward: expected a tensor with one element (a loss), got shape ",
-                             s, " (", s.num_elements(), " elements); reduce it first, e.g. "
-                             "with sum() or mean()"));
+    throw_error<ShapeError>("backward: expected a tensor with one element (a loss), got shape ", s,
+                            " (", s.num_elements(),
+                            " elements); reduce it first, e.g. "
+                            "with sum() or mean()");
   }
   if (!root.node) {
     throw StateError(
@@ -61,8 +62,8 @@ void AutodiffOps<B>::grad_replace(const Tensor& x, Gradients& grads, Prim grad) 
     throw StateError("grad_replace: the tensor does not require gradients (call require_grad())");
   }
   if (!(Inner::shape(grad) == shape(x))) {
-    throw ShapeError(str_cat("grad_replace: the gradient's shape ", Inner::shape(grad),
-                             " differs from the tensor's ", shape(x)));
+    throw_error<ShapeError>("grad_replace: the gradient's shape ", Inner::shape(grad),
+                            " differs from the tensor's ", shape(x));
   }
   grads.insert(x.node->id(), std::move(grad));
 }

@@ -125,7 +125,7 @@ AutodiffTensor<B> unary(UnaryOp op, AutodiffTensor<B> x) {
 #undef KILN_RULE_SAVES_y
 #undef KILN_RULE_SAVES__
   }
-  throw TypeError(str_cat("unary: unknown op code ", static_cast<int>(op)));
+  throw_error<TypeError>("unary: unknown op code ", static_cast<int>(op));
 }
 
 }  // namespace autodiff::detail

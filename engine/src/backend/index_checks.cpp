@@ -22,9 +22,9 @@ void index_shape(const char* op, const char* other_name, const Shape& indices, c
                  std::size_t skip_dim) {
   for (std::size_t k = 0; k < indices.rank(); ++k) {
     if (k != skip_dim && indices[k] > other[k]) {
-      throw ShapeError(str_cat(op, ": indices shape ", indices, " is larger than ", other_name,
-                               " shape ", other, " in dim ", k, " (", indices[k], " > ", other[k],
-                               ")"));
+      throw_error<ShapeError>(op, ": indices shape ", indices, " is larger than ", other_name,
+                              " shape ", other, " in dim ", k, " (", indices[k], " > ", other[k],
+                              ")");
     }
   }
 }
@@ -37,21 +37,21 @@ void classes_of(const T* p, std::int64_t n, const Shape& s, std::int64_t num_cla
     std::int64_t c;
     if constexpr (std::is_same_v<T, float>) {
       if (!std::isfinite(v) || v != std::trunc(v)) {
-        throw ValueError(str_cat("one_hot: value ", v, " at flat position ", i,
-                                 " is not a whole number (shape ", s, ")"));
+        throw_error<ValueError>("one_hot: value ", v, " at flat position ", i,
+                                " is not a whole number (shape ", s, ")");
       }
       if (v < 0.f || static_cast<double>(v) >= static_cast<double>(num_classes)) {
-        throw IndexError(str_cat("one_hot: value ", v, " at flat position ", i,
-                                 " is out of range for num_classes = ", num_classes,
-                                 " (expected 0 <= value < ", num_classes, ")"));
+        throw_error<IndexError>("one_hot: value ", v, " at flat position ", i,
+                                " is out of range for num_classes = ", num_classes,
+                                " (expected 0 <= value < ", num_classes, ")");
       }
       c = static_cast<std::int64_t>(v);
     } else {
       c = static_cast<std::int64_t>(v);
       if (c < 0 || c >= num_classes) {
-        throw IndexError(str_cat("one_hot: value ", c, " at flat position ", i,
-                                 " is out of range for num_classes = ", num_classes,
-                                 " (expected 0 <= value < ", num_classes, ")"));
+        throw_error<IndexError>("one_hot: value ", c, " at flat position ", i,
+                                " is out of range for num_classes = ", num_classes,
+                                " (expected 0 <= value < ", num_classes, ")");
       }
     }
     if (classes) classes[i] = c;
@@ -62,21 +62,21 @@ void classes_of(const T* p, std::int64_t n, const Shape& s, std::int64_t num_cla
 
 void indices_dtype(const char* op, DType dtype, const Shape& indices) {
   if (dtype != DType::I32) {
-    throw DTypeError(
-        str_cat(op, ": indices must have dtype i32, got ", dtype, " (shape ", indices, ")"));
+    throw_error<DTypeError>(op, ": indices must have dtype i32, got ", dtype, " (shape ", indices,
+                            ")");
   }
 }
 
 void same_dtype(const char* op, DType x, DType values) {
   if (values != x) {
-    throw DTypeError(str_cat(op, ": values have dtype ", values, ", the tensor has ", x));
+    throw_error<DTypeError>(op, ": values have dtype ", values, ", the tensor has ", x);
   }
 }
 
 void rank1_indices(const char* op, DType dtype, const Shape& indices) {
   indices_dtype(op, dtype, indices);
   if (indices.rank() != 1) {
-    throw RankError(str_cat(op, ": indices must have rank 1, got shape ", indices));
+    throw_error<RankError>(op, ": indices must have rank 1, got shape ", indices);
   }
 }
 
@@ -87,9 +87,9 @@ std::vector<std::int64_t> normalized_rank1(const char* op, std::span<const std::
   for (std::size_t i = 0; i < out.size(); ++i) {
     const std::int64_t v = indices[i];
     if (v < -size || v >= size) {
-      throw IndexError(str_cat(op, ": index ", v, " (position ", i, ") is out of range for dim ",
-                               dim, " of size ", size, " (shape ", shape, ", expected ", -size,
-                               " <= index < ", size, ")"));
+      throw_error<IndexError>(op, ": index ", v, " (position ", i, ") is out of range for dim ",
+                              dim, " of size ", size, " (shape ", shape, ", expected ", -size,
+                              " <= index < ", size, ")");
     }
     out[i] = v < 0 ? v + size : v;
   }
@@ -101,17 +101,17 @@ void select_assign_values(const Shape& x, std::int64_t dim, std::size_t d, std::
   Shape expected = x;
   expected[d] = count;
   if (!(values == expected)) {
-    throw ShapeError(str_cat("select_assign: values have shape ", values, ", expected ", expected,
-                             " (tensor ", x, " with dim ", dim, " of size ", count,
-                             ", the number of indices)"));
+    throw_error<ShapeError>("select_assign: values have shape ", values, ", expected ", expected,
+                            " (tensor ", x, " with dim ", dim, " of size ", count,
+                            ", the number of indices)");
   }
 }
 
 void gather_indices(const Shape& s, std::size_t d, DType dtype, const Shape& is) {
   indices_dtype("gather", dtype, is);
   if (is.rank() != s.rank()) {
-    throw RankError(str_cat("gather: indices must have the rank of the tensor: indices ", is,
-                            " vs tensor ", s, " (", is.rank(), " != ", s.rank(), ")"));
+    throw_error<RankError>("gather: indices must have the rank of the tensor: indices ", is,
+                           " vs tensor ", s, " (", is.rank(), " != ", s.rank(), ")");
   }
   index_shape("gather", "tensor", is, s, d);
 }
@@ -121,10 +121,10 @@ void scatter_args(const Shape& s, DType x_dtype, std::size_t d, DType indices_dt
   indices_dtype("scatter", indices_dtype_, is);
   same_dtype("scatter", x_dtype, values_dtype);
   if (is.rank() != s.rank() || vs.rank() != s.rank()) {
-    throw RankError(
-        str_cat("scatter: indices and values must have the rank of the tensor: "
-                "tensor ",
-                s, ", indices ", is, ", values ", vs));
+    throw_error<RankError>(
+        "scatter: indices and values must have the rank of the tensor: "
+        "tensor ",
+        s, ", indices ", is, ", values ", vs);
   }
   index_shape("scatter", "tensor", is, s, d);
   index_shape("scatter", "values", is, vs, kMaxRank);
@@ -134,20 +134,20 @@ void index_range(const char* op, std::span<const std::int32_t> p, std::int64_t d
                  std::int64_t size, const Shape& shape) {
   for (std::size_t i = 0; i < p.size(); ++i) {
     if (p[i] < 0 || p[i] >= size) {
-      throw IndexError(str_cat(op, ": index ", p[i], " (flat position ", i,
-                               " of indices) is out of range for dim ", dim, " of size ", size,
-                               " (shape ", shape, ", expected 0 <= index < ", size, ")"));
+      throw_error<IndexError>(op, ": index ", p[i], " (flat position ", i,
+                              " of indices) is out of range for dim ", dim, " of size ", size,
+                              " (shape ", shape, ", expected 0 <= index < ", size, ")");
     }
   }
 }
 
 Shape one_hot_shape(const Shape& s, std::int64_t num_classes) {
   if (num_classes < 1) {
-    throw ValueError(str_cat("one_hot: num_classes must be >= 1, got ", num_classes));
+    throw_error<ValueError>("one_hot: num_classes must be >= 1, got ", num_classes);
   }
   if (s.rank() + 1 > kMaxRank) {
-    throw LimitError(
-        str_cat("one_hot: shape ", s, " plus the class dim exceeds the maximum rank ", kMaxRank));
+    throw_error<LimitError>("one_hot: shape ", s, " plus the class dim exceeds the maximum rank ",
+                            kMaxRank);
   }
   // the output [..., num_classes] must fit, checked before anything is allocated
   std::array<std::int64_t, kMaxRank> out_dims{};

@@ -21,15 +21,15 @@ void check_window(const char* op, const std::array<std::int64_t, 2>& kernel,
   const char* dims[2] = {"height", "width"};
   for (int i = 0; i < 2; ++i) {
     if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1) {
-      throw ConfigError(str_cat(op, ": kernel_size, stride and dilation must be >= 1, got ",
-                                "kernel_size {", kernel[0], ", ", kernel[1], "}, stride {",
-                                stride[0], ", ", stride[1], "}, dilation {", dilation[0], ", ",
-                                dilation[1], "}"));
+      throw_error<ConfigError>(op, ": kernel_size, stride and dilation must be >= 1, got ",
+                               "kernel_size {", kernel[0], ", ", kernel[1], "}, stride {",
+                               stride[0], ", ", stride[1], "}, dilation {", dilation[0], ", ",
+                               dilation[1], "}");
     }
     if (padding[i] < 0 || padding[i] > kernel[i] / 2) {
-      throw ConfigError(str_cat(op, ": padding must be in [0, kernel_size / 2] (as PyTorch), got ",
-                                "padding ", padding[i], " for kernel_size ", kernel[i], " in ",
-                                dims[i]));
+      throw_error<ConfigError>(op, ": padding must be in [0, kernel_size / 2] (as PyTorch), got ",
+                               "padding ", padding[i], " for kernel_size ", kernel[i], " in ",
+                               dims[i]);
     }
   }
 }
@@ -57,11 +57,10 @@ Shape output_shape(const char* op, const Shape& x, const std::array<std::int64_t
                                op);
   }
   if (out[0] < 1 || out[1] < 1) {
-    throw ShapeError(str_cat(op, ": the window (kernel_size {", kernel[0], ", ", kernel[1],
-                             "}, dilation {", dilation[0], ", ", dilation[1],
-                             "}) is larger than the padded input: input ", x, " with padding {",
-                             padding[0], ", ", padding[1], "} gives output size {", out[0], ", ",
-                             out[1], "}"));
+    throw_error<ShapeError>(
+        op, ": the window (kernel_size {", kernel[0], ", ", kernel[1], "}, dilation {", dilation[0],
+        ", ", dilation[1], "}) is larger than the padded input: input ", x, " with padding {",
+        padding[0], ", ", padding[1], "} gives output size {", out[0], ", ", out[1], "}");
   }
   return checked_output(op, x, out);
 }
@@ -100,11 +99,11 @@ Shape check_adaptive_avg_pool2d(const char* op, const Shape& x,
                                 const std::array<std::int64_t, 2>& output_size) {
   check::rank(op, 4, x);
   if (output_size[0] < 1 || output_size[1] < 1) {
-    throw ConfigError(str_cat(op, ": output_size must be >= 1, got {", output_size[0], ", ",
-                              output_size[1], "}"));
+    throw_error<ConfigError>(op, ": output_size must be >= 1, got {", output_size[0], ", ",
+                             output_size[1], "}");
   }
   if (x[2] < 1 || x[3] < 1) {
-    throw ShapeError(str_cat(op, ": the input's height and width must be >= 1, got ", x));
+    throw_error<ShapeError>(op, ": the input's height and width must be >= 1, got ", x);
   }
   return checked_output(op, x, output_size);
 }

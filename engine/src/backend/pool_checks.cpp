@@ -11,8 +11,8 @@ namespace kiln::pool {
 
 void check_f32(const char* op, DType dtype, const Shape& shape) {
   if (dtype != DType::F32) {
-    throw DTypeError(
-        str_cat(op, ": expected a Float (f32) tensor, got dtype ", dtype, " (shape ", shape, ")"));
+    throw_error<DTypeError>(op, ": expected a Float (f32) tensor, got dtype ", dtype, " (shape ",
+                            shape, ")");
   }
 }
 
@@ -25,8 +25,8 @@ void check_grad(const char* op, const Shape& x_shape, const Shape& expected_grad
                 const Shape& grad) {
   check_f32(op, dtype, grad);
   if (!(grad == expected_grad)) {
-    throw ShapeError(str_cat(op, ": the gradient has shape ", grad, ", expected ", expected_grad,
-                             " (the output shape for input ", x_shape, ")"));
+    throw_error<ShapeError>(op, ": the gradient has shape ", grad, ", expected ", expected_grad,
+                            " (the output shape for input ", x_shape, ")");
   }
 }
 
@@ -45,8 +45,8 @@ void check_max_pool2d_backward(const Shape& x_shape, DType grad_dtype, const Sha
   check_f32(op, grad_dtype, grad);
   if (indices_dtype != DType::I32 || !(indices == grad) || grad.rank() != 4 ||
       grad[0] != x_shape[0] || grad[1] != x_shape[1]) {
-    throw ShapeError(str_cat(op, ": gradient ", grad, " and indices ", indices, " (dtype ",
-                             indices_dtype, ") do not fit input ", x_shape));
+    throw_error<ShapeError>(op, ": gradient ", grad, " and indices ", indices, " (dtype ",
+                            indices_dtype, ") do not fit input ", x_shape);
   }
 }
 

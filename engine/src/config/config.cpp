@@ -5,11 +5,11 @@ namespace kiln::config {
 namespace detail {
 
 void fail(std::string_view where, std::string_view expected, const Value& v) {
-  throw ConfigError(str_cat(where, ": expected ", expected, ", got ", describe(v)));
+  throw_error<ConfigError>(where, ": expected ", expected, ", got ", describe(v));
 }
 
 void rethrow_at(std::string_view where, const ConfigError& e) {
-  throw ConfigError(str_cat(where, ": ", e.what()));
+  throw_error<ConfigError>(where, ": ", e.what());
 }
 
 std::int64_t decode_int(const Value& v, const std::string& where, std::int64_t min,
@@ -31,14 +31,14 @@ std::int64_t decode_int(const Value& v, const std::string& where, std::int64_t m
 
 const Value& required_field(const Value& j, std::string_view type, std::string_view field) {
   const Value* v = j.find(field);
-  if (!v) throw ConfigError(str_cat(type, ": missing required field \"", field, "\""));
+  if (!v) throw_error<ConfigError>(type, ": missing required field \"", field, "\"");
   return *v;
 }
 
 void check_object(const Value& j, std::string_view type,
                   std::initializer_list<std::string_view> fields) {
   if (!j.is_object()) {
-    throw ConfigError(str_cat(type, ": expected a JSON object, got ", describe(j)));
+    throw_error<ConfigError>(type, ": expected a JSON object, got ", describe(j));
   }
   for (const std::string& key : j.keys()) {
     bool known = false;
@@ -46,7 +46,7 @@ void check_object(const Value& j, std::string_view type,
     if (!known) {
       std::string list;
       for (auto f : fields) list += str_cat(list.empty() ? "" : ", ", f);
-      throw ConfigError(str_cat(type, ": unknown field \"", key, "\" (fields: ", list, ")"));
+      throw_error<ConfigError>(type, ": unknown field \"", key, "\" (fields: ", list, ")");
     }
   }
 }

@@ -53,7 +53,7 @@ class Sax final : public nlohmann::json_sax<Json> {
 
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
     // Syntax errors, and numbers out of double's range (1e999: nlohmann's out_of_range.406).
-    throw ConfigError(str_cat(source_, ": malformed JSON (", e.what(), ")"));
+    throw_error<ConfigError>(source_, ": malformed JSON (", e.what(), ")");
   }
 
  private:

@@ -12,9 +12,9 @@ namespace kiln::config {
 void ValueBuilder::open(Value container) {
   count();
   if (stack_.size() >= limits_.max_depth) {
-    throw LimitError(str_cat(source_, ": JSON nested deeper than ", limits_.max_depth,
-                             " arrays/objects (the limit of config::ParseLimits::max_depth)",
-                             path(stack_.size())));
+    throw_error<LimitError>(source_, ": JSON nested deeper than ", limits_.max_depth,
+                            " arrays/objects (the limit of config::ParseLimits::max_depth)",
+                            path(stack_.size()));
   }
   stack_.push_back(Frame{std::move(container), {}, {}});
 }
@@ -26,9 +26,9 @@ void ValueBuilder::close() {
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 1; i < f.members.size(); ++i) {
       if (f.members[i].first == f.members[i - 1].first) {
-        throw ConfigError(str_cat(source_, ": duplicate key \"", f.members[i].first,
-                                  "\" in the object", path(stack_.size() - 1),
-                                  " (each key may appear once)"));
+        throw_error<ConfigError>(source_, ": duplicate key \"", f.members[i].first,
+                                 "\" in the object", path(stack_.size() - 1),
+                                 " (each key may appear once)");
       }
     }
     for (auto& [k, v] : f.members) f.value[k] = std::move(v);  // appends: keys ascend
@@ -40,14 +40,14 @@ void ValueBuilder::close() {
 
 void ValueBuilder::count() {
   if (++values_ > limits_.max_values) {
-    throw LimitError(str_cat(source_, ": JSON holds more than ", limits_.max_values,
-                             " values (the limit of config::ParseLimits::max_values)"));
+    throw_error<LimitError>(source_, ": JSON holds more than ", limits_.max_values,
+                            " values (the limit of config::ParseLimits::max_values)");
   }
   if (!stack_.empty() && stack_.back().value.is_array() &&
       stack_.back().value.size() >= limits_.max_array_size) {
-    throw LimitError(str_cat(source_, ": the array", path(stack_.size() - 1), " has more than ",
-                             limits_.max_array_size, " elements (the limit of ",
-                             limits_.array_limit_name, ")"));
+    throw_error<LimitError>(source_, ": the array", path(stack_.size() - 1), " has more than ",
+                            limits_.max_array_size, " elements (the limit of ",
+                            limits_.array_limit_name, ")");
   }
 }
 

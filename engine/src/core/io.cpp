@@ -30,11 +30,11 @@ namespace kiln::io {
 std::string read_file(const std::string& path, std::string_view op) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw IoError(str_cat(op, ": cannot read \"", path, "\": it is a directory, not a file"));
+    throw_error<IoError>(op, ": cannot read \"", path, "\": it is a directory, not a file");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw IoError(str_cat(op, ": cannot open \"", path, "\" for reading: ", std::strerror(errno)));
+    throw_error<IoError>(op, ": cannot open \"", path, "\" for reading: ", std::strerror(errno));
   }
   std::string out;
   std::streamoff size = -1;
@@ -54,12 +54,12 @@ std::string read_file(const std::string& path, std::string_view op) {
     rest << in.rdbuf();
     if (rest.tellp() > 0) out += std::move(rest).str();
   } catch (const std::bad_alloc&) {
-    throw OutOfMemoryError(str_cat(op, ": out of memory reading \"", path, "\"",
-                                   size > 0 ? str_cat(" (", size, " bytes)") : std::string()));
+    throw_error<OutOfMemoryError>(op, ": out of memory reading \"", path, "\"",
+                                  size > 0 ? str_cat(" (", size, " bytes)") : std::string());
   } catch (const std::length_error&) {
-    throw OutOfMemoryError(str_cat(op, ": \"", path, "\" is too large to hold in memory"));
+    throw_error<OutOfMemoryError>(op, ": \"", path, "\" is too large to hold in memory");
   }
-  if (in.bad()) throw IoError(str_cat(op, ": error while reading \"", path, "\""));
+  if (in.bad()) throw_error<IoError>(op, ": error while reading \"", path, "\"");
   return out;
 }
 
@@ -189,8 +189,8 @@ void write_file_atomic(const std::string& path, std::string_view bytes, std::str
   remove_stale_temporaries(path);
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (!f) {
-    throw IoError(str_cat(op, ": cannot create \"", tmp, "\" to save \"", path,
-                          "\": ", std::strerror(errno)));
+    throw_error<IoError>(op, ": cannot create \"", tmp, "\" to save \"", path,
+                         "\": ", std::strerror(errno));
   }
   const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
   const int write_errno = errno;
@@ -201,14 +201,14 @@ void write_file_atomic(const std::string& path, std::string_view bytes, std::str
   const bool closed = std::fclose(f) == 0;
   if (!written || !flushed || !closed) {
     std::remove(tmp.c_str());
-    throw IoError(str_cat(op, ": writing \"", tmp, "\" failed (", std::strerror(write_errno),
-                          "); \"", path, "\" was left unchanged"));
+    throw_error<IoError>(op, ": writing \"", tmp, "\" failed (", std::strerror(write_errno),
+                         "); \"", path, "\" was left unchanged");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int e = errno;
     std::remove(tmp.c_str());
-    throw IoError(str_cat(op, ": cannot rename \"", tmp, "\" to \"", path, "\": ", std::strerror(e),
-                          "; \"", path, "\" was left unchanged"));
+    throw_error<IoError>(op, ": cannot rename \"", tmp, "\" to \"", path, "\": ", std::strerror(e),
+                         "; \"", path, "\" was left unchanged");
   }
 }
 

@@ -12,11 +12,11 @@ Shape::Shape(std::initializer_list<std::int64_t> dims)
 
 Shape::Shape(std::span<const std::int64_t> dims) {
   if (dims.size() > max_rank) {
-    throw LimitError(str_cat("Shape: rank ", dims.size(), " exceeds the maximum rank ", max_rank));
+    throw_error<LimitError>("Shape: rank ", dims.size(), " exceeds the maximum rank ", max_rank);
   }
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) {
-      throw ValueError(str_cat("Shape: dim ", i, " is negative: ", dims[i]));
+      throw_error<ValueError>("Shape: dim ", i, " is negative: ", dims[i]);
     }
     dims_[i] = dims[i];
   }
@@ -27,7 +27,7 @@ std::int64_t Shape::num_elements() const {
   std::int64_t n = 1;
   for (std::size_t i = 0; i < rank_; ++i) {
     if (dims_[i] != 0 && n > std::numeric_limits<std::int64_t>::max() / dims_[i]) {
-      throw LimitError(str_cat("Shape: the number of elements of ", *this, " overflows int64"));
+      throw_error<LimitError>("Shape: the number of elements of ", *this, " overflows int64");
     }
     n *= dims_[i];
   }

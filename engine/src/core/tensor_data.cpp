@@ -16,8 +16,8 @@ std::vector<std::uint8_t> to_bytes(const std::vector<T>& values) {
 // Compared in 64 bits: in wasm32 a count of 2^32 would wrap to 0 in size_t and match.
 void check_count(const char* op, const Shape& shape, std::size_t given) {
   if (static_cast<std::uint64_t>(shape.num_elements()) != static_cast<std::uint64_t>(given)) {
-    throw ShapeError(str_cat(op, ": shape ", shape, " needs ", shape.num_elements(),
-                             " values, got ", given));
+    throw_error<ShapeError>(op, ": shape ", shape, " needs ", shape.num_elements(), " values, got ",
+                            given);
   }
 }
 
@@ -57,14 +57,14 @@ TensorData::TensorData(Shape shape_, DType dtype_, std::vector<std::uint8_t> byt
         __builtin_mul_overflow(static_cast<std::uint64_t>(shape.num_elements()), size, &product)
             ? std::string("more than 2^64")
             : str_cat(product);
-    throw ShapeError(str_cat("TensorData: shape ", shape, " of ", dtype, " needs ", expected,
-                             " bytes, got ", bytes.size()));
+    throw_error<ShapeError>("TensorData: shape ", shape, " of ", dtype, " needs ", expected,
+                            " bytes, got ", bytes.size());
   }
 }
 
 void TensorData::check_dtype(DType wanted, const char* op) const {
   if (dtype != wanted) {
-    throw DTypeError(str_cat(op, ": expected dtype ", wanted, ", the data is ", dtype));
+    throw_error<DTypeError>(op, ": expected dtype ", wanted, ", the data is ", dtype);
   }
 }
 
@@ -99,8 +99,8 @@ TensorData TensorData::convert(DType to) const {
       for (std::size_t i = 0; i < n; ++i) {
         const double v = value_as_double(i);
         if (!(v > -2147483649.0 && v < 2147483648.0)) {  // also rejects nan
-          throw ValueError(str_cat("TensorData::convert: element ", i, " = ", v,
-                                   " does not fit in i32"));
+          throw_error<ValueError>("TensorData::convert: element ", i, " = ", v,
+                                  " does not fit in i32");
         }
         out[i] = static_cast<std::int32_t>(v);
       }
@@ -117,27 +117,25 @@ TensorData TensorData::convert(DType to) const {
 
 void TensorData::assert_eq(const TensorData& expected) const {
   if (!(shape == expected.shape)) {
-    throw ValueError(str_cat("assert_eq: shapes differ: got ", shape, ", expected ",
-                             expected.shape));
+    throw_error<ValueError>("assert_eq: shapes differ: got ", shape, ", expected ", expected.shape);
   }
   if (dtype != expected.dtype) {
-    throw ValueError(str_cat("assert_eq: dtypes differ: got ", dtype, ", expected ",
-                             expected.dtype));
+    throw_error<ValueError>("assert_eq: dtypes differ: got ", dtype, ", expected ", expected.dtype);
   }
   const auto n = static_cast<std::size_t>(num_elements());
   for (std::size_t i = 0; i < n; ++i) {
     if (!same_value(value_as_double(i), expected.value_as_double(i))) {
-      throw ValueError(str_cat("assert_eq: element ", i, " differs: got ", value_as_double(i),
-                               ", expected ", expected.value_as_double(i), "\n  got:      ",
-                               *this, "\n  expected: ", expected));
+      throw_error<ValueError>("assert_eq: element ", i, " differs: got ", value_as_double(i),
+                              ", expected ", expected.value_as_double(i), "\n  got:      ", *this,
+                              "\n  expected: ", expected);
     }
   }
 }
 
 void TensorData::assert_approx_eq(const TensorData& expected, Tolerance tolerance) const {
   if (!(shape == expected.shape)) {
-    throw ValueError(str_cat("assert_approx_eq: shapes differ: got ", shape, ", expected ",
-                             expected.shape));
+    throw_error<ValueError>("assert_approx_eq: shapes differ: got ", shape, ", expected ",
+                            expected.shape);
   }
   const auto n = static_cast<std::size_t>(num_elements());
   std::size_t bad = 0;

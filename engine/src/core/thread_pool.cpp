@@ -365,7 +365,7 @@ class ThreadPool {
 
 void set_num_threads(int n) {
   if (n < 1) {
-    throw ConfigError(str_cat("set_num_threads: the number of threads must be >= 1, got ", n));
+    throw_error<ConfigError>("set_num_threads: the number of threads must be >= 1, got ", n);
   }
 #if !defined(KILN_SINGLE_THREADED)
   ThreadPool::instance().resize(n);

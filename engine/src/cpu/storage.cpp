@@ -53,7 +53,7 @@ Storage::Storage(std::size_t bytes) : bytes_(bytes) {
   const std::size_t padded = ((bytes + kAlignment - 1) / kAlignment) * kAlignment + kAlignment;
   data_ = ::operator new(padded, std::align_val_t(kAlignment), std::nothrow);
   if (data_ == nullptr) {
-    throw OutOfMemoryError(str_cat("Storage: cannot allocate ", bytes, " bytes"));
+    throw_error<OutOfMemoryError>("Storage: cannot allocate ", bytes, " bytes");
   }
   g_live_buffers.fetch_add(1, std::memory_order_relaxed);
   const auto live = g_live_bytes.fetch_add(static_cast<std::int64_t>(bytes)) +
@@ -75,21 +75,21 @@ void check_allocation(std::string_view op, const Shape& shape, DType dtype) {
   // empty tensor such as [0, 2^40, 2^40]) must stay within the element limit.
   for (std::size_t i = 0; i < shape.rank(); ++i) {
     if (shape[i] > kMaxElements) {
-      throw LimitError(str_cat(op, ": dim ", i, " of shape ", shape, " is ", shape[i],
-                               ", more than the limit of ", kMaxElements));
+      throw_error<LimitError>(op, ": dim ", i, " of shape ", shape, " is ", shape[i],
+                              ", more than the limit of ", kMaxElements);
     }
   }
   const std::int64_t n = shape.num_elements();
   if (n > kMaxElements) {
-    throw LimitError(str_cat(op, ": shape ", shape, " has ", n,
-                             " elements, more than the limit of ", kMaxElements));
+    throw_error<LimitError>(op, ": shape ", shape, " has ", n, " elements, more than the limit of ",
+                            kMaxElements);
   }
   // In bytes, in 64 bits: size_t is 32 bits in wasm32, where 2^30 floats would wrap to 0.
   const std::uint64_t bytes =
       static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(dtype_size(dtype));
   if (bytes > static_cast<std::uint64_t>(std::numeric_limits<std::size_t>::max() / 2)) {
-    throw OutOfMemoryError(str_cat(op, ": shape ", shape, " of ", dtype, " needs ", bytes,
-                                   " bytes, more than this platform can address"));
+    throw_error<OutOfMemoryError>(op, ": shape ", shape, " of ", dtype, " needs ", bytes,
+                                  " bytes, more than this platform can address");
   }
 }
 

@@ -27,25 +27,25 @@ std::string num(double v) {
 
 void check_finite(std::string_view variant, std::string_view field, double v) {
   if (!std::isfinite(v)) {
-    throw ConfigError(str_cat("Initializer::", variant, ": ", field, " must be finite, got ", v));
+    throw_error<ConfigError>("Initializer::", variant, ": ", field, " must be finite, got ", v);
   }
 }
 
 void check_gain(std::string_view variant, double gain) {
   if (!(std::isfinite(gain) && gain >= 0.0)) {
-    throw ConfigError(
-        str_cat("Initializer::", variant, ": gain must be finite and >= 0, got ", gain));
+    throw_error<ConfigError>("Initializer::", variant, ": gain must be finite and >= 0, got ",
+                             gain);
   }
 }
 
 std::int64_t need_fan(std::string_view variant, std::string_view which,
                       std::optional<std::int64_t> fan) {
   if (!fan) {
-    throw ConfigError(str_cat("Initializer::", variant, ": needs ", which,
-                              ", none was given (pass the fans, or a shape of rank >= 2)"));
+    throw_error<ConfigError>("Initializer::", variant, ": needs ", which,
+                             ", none was given (pass the fans, or a shape of rank >= 2)");
   }
   if (*fan < 1) {
-    throw ConfigError(str_cat("Initializer::", variant, ": ", which, " must be >= 1, got ", *fan));
+    throw_error<ConfigError>("Initializer::", variant, ": ", which, " must be >= 1, got ", *fan);
   }
   return *fan;
 }
@@ -72,7 +72,7 @@ Initializer::Sampling centred_normal(double std) {
 const Json& field(const Json& body, std::string_view variant, std::string_view name) {
   const Json* v = body.find(name);
   if (!v) {
-    throw ConfigError(str_cat("Initializer::", variant, ": missing field \"", name, "\""));
+    throw_error<ConfigError>("Initializer::", variant, ": missing field \"", name, "\"");
   }
   return *v;
 }
@@ -80,8 +80,8 @@ const Json& field(const Json& body, std::string_view variant, std::string_view n
 double number_field(const Json& body, std::string_view variant, std::string_view name) {
   const Json& v = field(body, variant, name);
   if (!v.is_number()) {
-    throw ConfigError(
-        str_cat("Initializer::", variant, ".", name, ": expected a number, got ", v.dump()));
+    throw_error<ConfigError>("Initializer::", variant, ".", name, ": expected a number, got ",
+                             v.dump());
   }
   return v.get_double();
 }
@@ -89,8 +89,8 @@ double number_field(const Json& body, std::string_view variant, std::string_view
 bool bool_field(const Json& body, std::string_view variant, std::string_view name) {
   const Json& v = field(body, variant, name);
   if (!v.is_boolean()) {
-    throw ConfigError(
-        str_cat("Initializer::", variant, ".", name, ": expected a boolean, got ", v.dump()));
+    throw_error<ConfigError>("Initializer::", variant, ".", name, ": expected a boolean, got ",
+                             v.dump());
   }
   return v.get_bool();
 }
@@ -98,14 +98,14 @@ bool bool_field(const Json& body, std::string_view variant, std::string_view nam
 void only_fields(const Json& body, std::string_view variant,
                  std::initializer_list<std::string_view> names) {
   if (!body.is_object()) {
-    throw ConfigError(
-        str_cat("Initializer::", variant, ": expected an object of fields, got ", body.dump()));
+    throw_error<ConfigError>("Initializer::", variant, ": expected an object of fields, got ",
+                             body.dump());
   }
   for (const std::string& key : body.keys()) {
     bool known = false;
     for (auto n : names) known = known || n == key;
     if (!known) {
-      throw ConfigError(str_cat("Initializer::", variant, ": unknown field \"", key, "\""));
+      throw_error<ConfigError>("Initializer::", variant, ": unknown field \"", key, "\"");
     }
   }
 }
@@ -118,10 +118,10 @@ constexpr const char* kVariants =
 
 Fans fan_in_and_fan_out(const Shape& shape) {
   if (shape.rank() < 2) {
-    throw ValueError(
-        str_cat("fan_in_and_fan_out: fan in and fan out need a shape of rank >= 2, "
-                "got ",
-                shape));
+    throw_error<ValueError>(
+        "fan_in_and_fan_out: fan in and fan out need a shape of rank >= 2, "
+        "got ",
+        shape);
   }
   std::int64_t receptive_field = 1;
   for (std::size_t i = 2; i < shape.rank(); ++i) receptive_field *= shape[i];
@@ -149,8 +149,8 @@ Initializer::Sampling Initializer::sampling(std::optional<std::int64_t> fan_in,
     check_finite("Uniform", "min", u->min);
     check_finite("Uniform", "max", u->max);
     if (u->min > u->max) {
-      throw ConfigError(str_cat("Initializer::Uniform: min must be <= max, got min = ", u->min,
-                                ", max = ", u->max));
+      throw_error<ConfigError>("Initializer::Uniform: min must be <= max, got min = ", u->min,
+                               ", max = ", u->max);
     }
     if (u->min == u->max) {
       s.constant = u->min;
@@ -161,7 +161,7 @@ Initializer::Sampling Initializer::sampling(std::optional<std::int64_t> fan_in,
     check_finite("Normal", "mean", n->mean);
     check_finite("Normal", "std", n->std);
     if (n->std < 0) {
-      throw ConfigError(str_cat("Initializer::Normal: std must be >= 0, got ", n->std));
+      throw_error<ConfigError>("Initializer::Normal: std must be >= 0, got ", n->std);
     }
     s.distribution = Distribution::normal(n->mean, n->std);
   } else if (const auto* ku = std::get_if<KaimingUniform>(&kind_)) {
@@ -252,21 +252,21 @@ kiln::nn::Initializer kiln::config::Codec<kiln::nn::Initializer>::decode(const V
     const std::string& name = j.get_string();
     if (name == "Zeros") return I::Zeros{};
     if (name == "Ones") return I::Ones{};
-    throw ConfigError(str_cat("Initializer: unknown variant \"", name, "\" (variants: ", kVariants,
-                              "; only Zeros and Ones are written as a plain string)"));
+    throw_error<ConfigError>("Initializer: unknown variant \"", name, "\" (variants: ", kVariants,
+                             "; only Zeros and Ones are written as a plain string)");
   }
   if (!j.is_object() || j.size() != 1) {
-    throw ConfigError(
-        str_cat("Initializer: expected \"Zeros\", \"Ones\" or an object with one "
-                "variant such as {\"KaimingUniform\": {\"gain\": 1, "
-                "\"fan_out_only\": false}}, got ",
-                j.dump()));
+    throw_error<ConfigError>(
+        "Initializer: expected \"Zeros\", \"Ones\" or an object with one "
+        "variant such as {\"KaimingUniform\": {\"gain\": 1, "
+        "\"fan_out_only\": false}}, got ",
+        j.dump());
   }
   const std::string name = j.keys()[0];
   const Value& body = j.items()[0];
   if (name == "Zeros" || name == "Ones") {
     if (!(body.is_null() || (body.is_object() && body.empty()))) {
-      throw ConfigError(str_cat("Initializer::", name, ": takes no fields, got ", body.dump()));
+      throw_error<ConfigError>("Initializer::", name, ": takes no fields, got ", body.dump());
     }
     return name == "Zeros" ? I(I::Zeros{}) : I(I::Ones{});
   }
@@ -295,6 +295,6 @@ kiln::nn::Initializer kiln::config::Codec<kiln::nn::Initializer>::decode(const V
     if (name == "XavierUniform") return I::XavierUniform{gain};
     return I::XavierNormal{gain};
   }
-  throw ConfigError(
-      str_cat("Initializer: unknown variant \"", name, "\" (variants: ", kVariants, ")"));
+  throw_error<ConfigError>("Initializer: unknown variant \"", name, "\" (variants: ", kVariants,
+                           ")");
 }

@@ -22,8 +22,8 @@ std::string triple(const Triple& t) { return str_cat("{", t[0], ", ", t[1], ", "
 void check_input(const char* op, const Shape& x) {
   check::rank(op, 5, x);
   if (x[2] < 1 || x[3] < 1 || x[4] < 1) {
-    throw ShapeError(str_cat(op, ": expected input [batch_size, channels, depth, height, width] ",
-                             "with depth, height and width >= 1, got ", x));
+    throw_error<ShapeError>(op, ": expected input [batch_size, channels, depth, height, width] ",
+                            "with depth, height and width >= 1, got ", x);
   }
 }
 
@@ -45,14 +45,14 @@ Shape output_shape(const char* op, const Shape& x, const Triple& kernel, const T
   const char* dims[3] = {"depth", "height", "width"};
   for (int i = 0; i < 3; ++i) {
     if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1) {
-      throw ConfigError(str_cat(op, ": kernel_size, stride and dilation must be >= 1, got ",
-                                "kernel_size ", triple(kernel), ", stride ", triple(stride),
-                                ", dilation ", triple(dilation)));
+      throw_error<ConfigError>(op, ": kernel_size, stride and dilation must be >= 1, got ",
+                               "kernel_size ", triple(kernel), ", stride ", triple(stride),
+                               ", dilation ", triple(dilation));
     }
     if (padding[i] < 0 || padding[i] > kernel[i] / 2) {
-      throw ConfigError(str_cat(op, ": padding must be in [0, kernel_size / 2] (as PyTorch), got ",
-                                "padding ", padding[i], " for kernel_size ", kernel[i], " in ",
-                                dims[i]));
+      throw_error<ConfigError>(op, ": padding must be in [0, kernel_size / 2] (as PyTorch), got ",
+                               "padding ", padding[i], " for kernel_size ", kernel[i], " in ",
+                               dims[i]);
     }
   }
   Triple out{};
@@ -61,10 +61,9 @@ Shape output_shape(const char* op, const Shape& x, const Triple& kernel, const T
                                op);
   }
   if (out[0] < 1 || out[1] < 1 || out[2] < 1) {
-    throw ShapeError(str_cat(op, ": the window (kernel_size ", triple(kernel), ", dilation ",
-                             triple(dilation), ") is larger than the padded input: input ", x,
-                             " with padding ", triple(padding), " gives output size ",
-                             triple(out)));
+    throw_error<ShapeError>(op, ": the window (kernel_size ", triple(kernel), ", dilation ",
+                            triple(dilation), ") is larger than the padded input: input ", x,
+                            " with padding ", triple(padding), " gives output size ", triple(out));
   }
   return checked_output(op, x, out);
 }
@@ -82,7 +81,7 @@ Shape check_avg_pool3d(const char* op, const Shape& x, const AvgPool3dOptions& o
 Shape check_adaptive_avg_pool3d(const char* op, const Shape& x, const Triple& output_size) {
   check::rank(op, 5, x);
   if (output_size[0] < 1 || output_size[1] < 1 || output_size[2] < 1) {
-    throw ConfigError(str_cat(op, ": output_size must be >= 1, got ", triple(output_size)));
+    throw_error<ConfigError>(op, ": output_size must be >= 1, got ", triple(output_size));
   }
   check_input(op, x);
   return checked_output(op, x, output_size);

@@ -87,7 +87,7 @@ RnnResult<B> rnn_forward(const char* op, bool lstm, const RnnWeights<B>& w, doub
   const std::int64_t gates = lstm ? 4 : 3;
   const std::int64_t num_dirs = w.num_directions;
   if (w.cells.empty()) {
-    throw StateError(str_cat(op, ": the layer has no weights (it was never initialized or loaded)"));
+    throw_error<StateError>(op, ": the layer has no weights (it was never initialized or loaded)");
   }
   const std::int64_t d_input = w.cells[0].weight_ih.shape()[1];
   const std::int64_t d_hidden = w.cells[0].weight_hh.shape()[1];
@@ -95,8 +95,9 @@ RnnResult<B> rnn_forward(const char* op, bool lstm, const RnnWeights<B>& w, doub
   const std::int64_t num_layers = num_cells / num_dirs;
   const Shape s = input.shape();
   if (s[2] != d_input || s[0] < 1 || s[1] < 1) {
-    throw ShapeError(str_cat(op, ": expected input [batch_size, seq_length, d_input] with d_input = ",
-                             d_input, " (batch_size and seq_length >= 1), got ", s));
+    throw_error<ShapeError>(
+        op, ": expected input [batch_size, seq_length, d_input] with d_input = ", d_input,
+        " (batch_size and seq_length >= 1), got ", s);
   }
   const std::int64_t batch = s[0], seq = s[1];
   const std::int64_t rows = checked::mul(op, batch, seq, "batch_size·seq_length");
@@ -107,9 +108,9 @@ RnnResult<B> rnn_forward(const char* op, bool lstm, const RnnWeights<B>& w, doub
   const Shape state_shape{num_cells, batch, d_hidden};
   const auto check_state = [&](const std::optional<Tensor<B, 3>>& t, const char* name) {
     if (t && t->shape() != state_shape) {
-      throw ShapeError(str_cat(op, ": expected ", name, " [num_layers·D, batch_size, d_hidden] = ",
-                               state_shape, " (num_layers = ", num_layers, ", D = ", num_dirs,
-                               "), got ", t->shape()));
+      throw_error<ShapeError>(
+          op, ": expected ", name, " [num_layers·D, batch_size, d_hidden] = ", state_shape,
+          " (num_layers = ", num_layers, ", D = ", num_dirs, "), got ", t->shape());
     }
   };
   check_state(h0, lstm ? "state.hidden" : "hidden");
@@ -214,8 +215,8 @@ SequentialItem rnn_item_shape(std::int64_t d_input, std::int64_t out_features,
                                      const SequentialItem& in, std::string_view at) {
   sequential::need_item_rank(in, 2, at, "[batch_size, seq_length, d_input]");
   if (const auto last = in.last_dim(); last && *last != d_input) {
-    throw ConfigError(str_cat(at, "d_input is ", d_input, " but the previous layer outputs ",
-                              in.describe()));
+    throw_error<ConfigError>(at, "d_input is ", d_input, " but the previous layer outputs ",
+                             in.describe());
   }
   SequentialItem out;
   out.dims = std::vector<std::int64_t>{in.dims ? (*in.dims)[0] : -1, out_features};

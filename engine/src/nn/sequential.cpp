@@ -48,9 +48,9 @@ static std::string_view op_of(std::string_view at) {
 void need_item_rank(const SequentialItem& item, std::size_t rank, std::string_view at,
                     std::string_view expected_input) {
   if (item.dims && item.dims->size() != rank) {
-    throw ConfigError(str_cat(at, "expects input ", expected_input, " (items of rank ", rank,
-                              ") but the previous layer outputs ", item.describe(),
-                              rank > item.dims->size() ? "; add a reshape layer before it" : ""));
+    throw_error<ConfigError>(at, "expects input ", expected_input, " (items of rank ", rank,
+                             ") but the previous layer outputs ", item.describe(),
+                             rank > item.dims->size() ? "; add a reshape layer before it" : "");
   }
 }
 
@@ -66,9 +66,9 @@ std::int64_t conv_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
   const std::int64_t padded =
       checked::add(op, in, pad_total, str_cat("the padded input's ", dim_name));
   if (padded < span) {
-    throw ConfigError(str_cat(at, "the kernel (", span, " with dilation) is larger than the ",
-                              dim_name, " of the padded input (", padded,
-                              "): the previous layer outputs ", item.describe()));
+    throw_error<ConfigError>(at, "the kernel (", span, " with dilation) is larger than the ",
+                             dim_name, " of the padded input (", padded,
+                             "): the previous layer outputs ", item.describe());
   }
   return (padded - span) / stride + 1;
 }
@@ -85,9 +85,9 @@ std::int64_t pool_out(std::int64_t in, std::int64_t kernel, std::int64_t stride,
   const std::int64_t out =
       pool::output_size(in, kernel, stride, padding, dilation, ceil_mode, op_of(at));
   if (out < 1) {  // output_size checked these sums and products
-    throw ConfigError(str_cat(at, "the window (", dilation * (kernel - 1) + 1,
-                              ") is larger than the ", dim_name, " of the padded input (",
-                              in + 2 * padding, "): the previous layer outputs ", item.describe()));
+    throw_error<ConfigError>(at, "the window (", dilation * (kernel - 1) + 1,
+                             ") is larger than the ", dim_name, " of the padded input (",
+                             in + 2 * padding, "): the previous layer outputs ", item.describe());
   }
   return out;
 }
@@ -126,14 +126,14 @@ void known_fields(const Json& body, std::string_view at,
     if (!known) {
       std::string list;
       for (auto f : fields) list += str_cat(list.empty() ? "" : ", ", f);
-      throw ConfigError(str_cat(at, "unknown field \"", key, "\" (fields: ", list, ")"));
+      throw_error<ConfigError>(at, "unknown field \"", key, "\" (fields: ", list, ")");
     }
   }
 }
 
 std::int64_t read_int(const Json& v, std::string_view at, std::string_view field) {
   if (!v.is_number_integer()) {
-    throw ConfigError(str_cat(at, field, ": expected an integer, got ", config::describe(v)));
+    throw_error<ConfigError>(at, field, ": expected an integer, got ", config::describe(v));
   }
   return v.get_int();
 }
@@ -159,9 +159,9 @@ void spec_padding_to_config(Json& body, std::string_view at, bool two_d) {
   } else if (!two_d && p.is_number_integer()) {
     p = Json::object({{"Explicit", p}});
   } else {
-    throw ConfigError(str_cat(at, "padding: expected \"valid\", \"same\" or ",
-                              two_d ? "[height, width] (or one integer)" : "an integer", ", got ",
-                              config::describe(p)));
+    throw_error<ConfigError>(at, "padding: expected \"valid\", \"same\" or ",
+                             two_d ? "[height, width] (or one integer)" : "an integer", ", got ",
+                             config::describe(p));
   }
 }
 
@@ -179,8 +179,8 @@ void config_padding_to_spec(Json& j) {
 }
 
 void throw_rank(std::string_view expected, std::size_t rank, const Shape& got) {
-  throw ShapeError(str_cat("expected input ", expected, " (rank ", rank, "), got ", got,
-                           rank > got.rank() ? "; add a reshape layer before it" : ""));
+  throw_error<ShapeError>("expected input ", expected, " (rank ", rank, "), got ", got,
+                          rank > got.rank() ? "; add a reshape layer before it" : "");
 }
 
 std::string_view rank_dims(std::size_t rank) {
@@ -194,8 +194,8 @@ std::string_view rank_dims(std::size_t rank) {
 
 void check_output_rank(const Shape& out, const Shape& in) {
   if (out.rank() < 2 || out.rank() > 5) {
-    throw ShapeError(str_cat("gives rank-", out.rank(), " outputs ", out,
-                             " (Sequential supports ranks 2 to 5), input ", in));
+    throw_error<ShapeError>("gives rank-", out.rank(), " outputs ", out,
+                            " (Sequential supports ranks 2 to 5), input ", in);
   }
 }
 
@@ -218,8 +218,8 @@ void (*find_from_inner(TypeKey layer, TypeKey target))() {
 
 bool SequentialRegistry::add(SequentialLayerEntry entry) {
   if (find(entry.type)) {
-    throw ConfigError(str_cat("SequentialRegistry::add: layer type \"", entry.type,
-                              "\" is registered twice"));
+    throw_error<ConfigError>("SequentialRegistry::add: layer type \"", entry.type,
+                             "\" is registered twice");
   }
   entries_.push_back(std::move(entry));
   return true;
@@ -256,8 +256,8 @@ std::string SequentialRegistry::type_list() const {
 
 const SequentialLayerEntry& sequential_entry(const SequentialLayerConfig& layer) {
   if (const auto* e = SequentialRegistry::instance().find(layer.type())) return *e;
-  throw ConfigError(str_cat("SequentialConfig: config type ", layer.type().name(),
-                            " is not a registered layer type (KILN_REGISTER_LAYER)"));
+  throw_error<ConfigError>("SequentialConfig: config type ", layer.type().name(),
+                           " is not a registered layer type (KILN_REGISTER_LAYER)");
 }
 
 std::string_view layer_type(const SequentialLayerConfig& layer) {
@@ -280,25 +280,25 @@ config::ParseLimits spec_limits() {
 SequentialLayerConfig parse_layer(const Json& j, std::size_t index) {
   const auto& registry = SequentialRegistry::instance();
   if (!j.is_object()) {
-    throw ConfigError(str_cat("SequentialConfig: layers[", index,
-                              "]: expected an object such as {\"type\": \"relu\"}, got ",
-                              config::describe(j)));
+    throw_error<ConfigError>("SequentialConfig: layers[", index,
+                             "]: expected an object such as {\"type\": \"relu\"}, got ",
+                             config::describe(j));
   }
   const Json* it = j.find("type");
   if (!it) {
-    throw ConfigError(str_cat("SequentialConfig: layers[", index,
-                              "]: missing required field \"type\" (one of: ", registry.type_list(),
-                              ")"));
+    throw_error<ConfigError>("SequentialConfig: layers[", index,
+                             "]: missing required field \"type\" (one of: ", registry.type_list(),
+                             ")");
   }
   if (!it->is_string()) {
-    throw ConfigError(str_cat("SequentialConfig: layers[", index, "].type: expected a string, got ",
-                              config::describe(*it)));
+    throw_error<ConfigError>("SequentialConfig: layers[", index, "].type: expected a string, got ",
+                             config::describe(*it));
   }
   const std::string type = it->get_string();
   const SequentialLayerEntry* entry = registry.find(type);
   if (!entry) {
-    throw ConfigError(str_cat("SequentialConfig: layers[", index, "]: unknown layer type \"", type,
-                              "\" (types: ", registry.type_list(), ")"));
+    throw_error<ConfigError>("SequentialConfig: layers[", index, "]: unknown layer type \"", type,
+                             "\" (types: ", registry.type_list(), ")");
   }
   Json body = j;
   body.erase("type");
@@ -328,13 +328,13 @@ std::vector<std::int64_t> SequentialConfig::output_item_shape(
     const std::vector<std::int64_t>& item) const {
   for (auto d : item) {
     if (d < 1) {
-      throw ConfigError(str_cat("SequentialConfig::output_item_shape: item dims must be >= 1, got ",
-                                detail::dims_string(item)));
+      throw_error<ConfigError>("SequentialConfig::output_item_shape: item dims must be >= 1, got ",
+                               detail::dims_string(item));
     }
   }
   if (item.empty() || item.size() > 4) {
-    throw ConfigError(str_cat("SequentialConfig::output_item_shape: items have 1 to 4 dims, got ",
-                              detail::dims_string(item)));
+    throw_error<ConfigError>("SequentialConfig::output_item_shape: items have 1 to 4 dims, got ",
+                             detail::dims_string(item));
   }
   const auto items = follow(layers, SequentialItem{item, std::nullopt});
   if (items.empty()) return item;
@@ -381,12 +381,12 @@ SequentialConfig SequentialConfig::from_value(const Json& j) {
     throw ConfigError("SequentialConfig: missing required field \"layers\"");
   }
   if (!it->is_array()) {
-    throw ConfigError(
-        str_cat("SequentialConfig.layers: expected an array, got ", config::describe(*it)));
+    throw_error<ConfigError>("SequentialConfig.layers: expected an array, got ",
+                             config::describe(*it));
   }
   if (it->size() > max_layers) {
-    throw LimitError(str_cat("SequentialConfig.layers: ", it->size(), " layers exceed the limit of ",
-                             max_layers, " (SequentialConfig::max_layers)"));
+    throw_error<LimitError>("SequentialConfig.layers: ", it->size(), " layers exceed the limit of ",
+                            max_layers, " (SequentialConfig::max_layers)");
   }
   SequentialConfig out;
   out.layers.reserve(it->size());

@@ -25,8 +25,8 @@ CpuTensor output_for(CpuTensor& t) {
 /// the fused kernels read every operand element by element).
 void check_shape(const char* op, const char* what, const CpuTensor& t, const CpuTensor& param) {
   if (!(t.shape() == param.shape())) {
-    throw ShapeError(str_cat(op, ": the ", what, " has shape ", t.shape(), ", the parameter ",
-                             param.shape()));
+    throw_error<ShapeError>(op, ": the ", what, " has shape ", t.shape(), ", the parameter ",
+                            param.shape());
   }
 }
 

@@ -15,7 +15,7 @@ constexpr double kPi = 3.14159265358979323846;
 
 void check_finite(std::string_view op, std::string_view field, double value) {
   if (!std::isfinite(value)) {
-    throw ConfigError(str_cat(op, ": ", field, " must be finite, got ", value));
+    throw_error<ConfigError>(op, ": ", field, " must be finite, got ", value);
   }
 }
 
@@ -23,13 +23,13 @@ void check_finite(std::string_view op, std::string_view field, double value) {
 void check_rate(std::string_view op, std::string_view field, double value, bool include_zero) {
   const bool ok = (include_zero ? value >= 0.0 : value > 0.0) && value <= 1.0;
   if (!ok) {
-    throw ConfigError(
-        str_cat(op, ": ", field, " must be in ", include_zero ? "[0" : "(0", ", 1], got ", value));
+    throw_error<ConfigError>(op, ": ", field, " must be in ", include_zero ? "[0" : "(0",
+                             ", 1], got ", value);
   }
 }
 
 void check_positive(std::string_view op, std::string_view field, std::int64_t value) {
-  if (value < 1) throw ConfigError(str_cat(op, ": ", field, " must be >= 1, got ", value));
+  if (value < 1) throw_error<ConfigError>(op, ": ", field, " must be >= 1, got ", value);
 }
 
 }  // namespace
@@ -37,7 +37,7 @@ void check_positive(std::string_view op, std::string_view field, std::int64_t va
 ConstantLr ConstantLrSchedulerConfig::init() const {
   constexpr std::string_view op = "ConstantLrSchedulerConfig::init";
   if (!(std::isfinite(lr) && lr >= 0.0)) {
-    throw ConfigError(str_cat(op, ": lr must be finite and >= 0, got ", lr));
+    throw_error<ConfigError>(op, ": lr must be finite and >= 0, got ", lr);
   }
   return ConstantLr(lr);
 }
@@ -80,8 +80,8 @@ CosineAnnealingLrScheduler CosineAnnealingLrSchedulerConfig::init() const {
   constexpr std::string_view op = "CosineAnnealingLrSchedulerConfig::init";
   check_rate(op, "initial_lr", initial_lr, false);
   if (!(min_lr >= 0.0 && min_lr <= initial_lr)) {
-    throw ConfigError(
-        str_cat(op, ": min_lr must be in [0, initial_lr] = [0, ", initial_lr, "], got ", min_lr));
+    throw_error<ConfigError>(op, ": min_lr must be in [0, initial_lr] = [0, ", initial_lr,
+                             "], got ", min_lr);
   }
   check_positive(op, "num_iters", num_iters);
   return CosineAnnealingLrScheduler(initial_lr, min_lr, num_iters);

@@ -16,13 +16,13 @@ constexpr double kPi = 3.14159265358979323846;
 
 void check_positive_finite(std::string_view op, std::string_view field, double value) {
   if (!(std::isfinite(value) && value > 0.0)) {
-    throw ConfigError(str_cat(op, ": ", field, " must be finite and > 0, got ", value));
+    throw_error<ConfigError>(op, ": ", field, " must be finite and > 0, got ", value);
   }
 }
 
 void check_non_negative(std::string_view op, std::string_view field, double value) {
   if (!(std::isfinite(value) && value >= 0.0)) {
-    throw ConfigError(str_cat(op, ": ", field, " must be finite and >= 0, got ", value));
+    throw_error<ConfigError>(op, ": ", field, " must be finite and >= 0, got ", value);
   }
 }
 
@@ -37,9 +37,9 @@ double OneCycleLrScheduler::anneal(double start, double end, double pct) const {
 
 double OneCycleLrScheduler::step() {
   if (step_ + 1 >= total_steps_) {
-    throw StateError(str_cat("OneCycleLrScheduler::step: the schedule has total_steps = ",
-                             total_steps_, " steps, this is step ", step_ + 2,
-                             " (make total_steps cover the whole run)"));
+    throw_error<StateError>(
+        "OneCycleLrScheduler::step: the schedule has total_steps = ", total_steps_,
+        " steps, this is step ", step_ + 2, " (make total_steps cover the whole run)");
   }
   ++step_;
   const double t = static_cast<double>(step_);
@@ -62,18 +62,18 @@ OneCycleLrScheduler OneCycleLrSchedulerConfig::init() const {
   check_positive_finite(op, "div_factor", div_factor);
   check_positive_finite(op, "final_div_factor", final_div_factor);
   if (!(pct_start > 0.0 && pct_start < 1.0)) {
-    throw ConfigError(str_cat(op, ": pct_start must be in (0, 1), got ", pct_start));
+    throw_error<ConfigError>(op, ": pct_start must be in (0, 1), got ", pct_start);
   }
   if (anneal_strategy != "cos" && anneal_strategy != "linear") {
-    throw ConfigError(
-        str_cat(op, ": anneal_strategy must be \"cos\" or \"linear\", got \"", anneal_strategy, "\""));
+    throw_error<ConfigError>(op, ": anneal_strategy must be \"cos\" or \"linear\", got \"",
+                             anneal_strategy, "\"");
   }
   if (!std::isfinite(base_momentum) || !std::isfinite(max_momentum)) {
-    throw ConfigError(str_cat(op, ": base_momentum and max_momentum must be finite, got ",
-                              base_momentum, " and ", max_momentum));
+    throw_error<ConfigError>(op, ": base_momentum and max_momentum must be finite, got ",
+                             base_momentum, " and ", max_momentum);
   }
   if (total_steps < 2) {
-    throw ConfigError(str_cat(op, ": total_steps must be >= 2, got ", total_steps));
+    throw_error<ConfigError>(op, ": total_steps must be >= 2, got ", total_steps);
   }
   const double initial_lr = max_lr / div_factor;
   const double min_lr = initial_lr / final_div_factor;
@@ -91,10 +91,10 @@ OneCycleLrScheduler OneCycleLrSchedulerConfig::init() const {
   double previous = 0.0;
   for (const auto& phase : phases) {
     if (!(phase.end_step > previous)) {
-      throw ConfigError(str_cat(op, ": total_steps = ", total_steps, " with pct_start = ",
-                                pct_start, three_phase ? " (three phases)" : "",
-                                " leaves a phase without steps (phase ends ", previous, " and ",
-                                phase.end_step, "): raise total_steps or pct_start"));
+      throw_error<ConfigError>(op, ": total_steps = ", total_steps, " with pct_start = ", pct_start,
+                               three_phase ? " (three phases)" : "",
+                               " leaves a phase without steps (phase ends ", previous, " and ",
+                               phase.end_step, "): raise total_steps or pct_start");
     }
     previous = phase.end_step;
   }
@@ -152,14 +152,13 @@ double ReduceLrOnPlateau::step(double metric) {
 void ReduceLrOnPlateau::load_state(const State& state) {
   constexpr std::string_view op = "ReduceLrOnPlateau::load_state";
   if (!(std::isfinite(state.lr) && state.lr >= 0.0)) {
-    throw ValueError(str_cat(op, ": lr must be finite and >= 0, got ", state.lr));
+    throw_error<ValueError>(op, ": lr must be finite and >= 0, got ", state.lr);
   }
   if (state.num_bad_epochs < 0 || state.cooldown_counter < 0 || state.steps < 0) {
-    throw ValueError(str_cat(op, ": counts must be >= 0, got num_bad_epochs ",
-                             state.num_bad_epochs, ", cooldown_counter ", state.cooldown_counter,
-                             ", steps ", state.steps));
+    throw_error<ValueError>(op, ": counts must be >= 0, got num_bad_epochs ", state.num_bad_epochs,
+                            ", cooldown_counter ", state.cooldown_counter, ", steps ", state.steps);
   }
-  if (std::isnan(state.best)) throw ValueError(str_cat(op, ": best must not be nan"));
+  if (std::isnan(state.best)) throw_error<ValueError>(op, ": best must not be nan");
   state_ = state;
 }
 
@@ -167,17 +166,17 @@ ReduceLrOnPlateau ReduceLrOnPlateauConfig::init() const {
   constexpr std::string_view op = "ReduceLrOnPlateauConfig::init";
   check_non_negative(op, "initial_lr", initial_lr);
   if (mode != "min" && mode != "max") {
-    throw ConfigError(str_cat(op, ": mode must be \"min\" or \"max\", got \"", mode, "\""));
+    throw_error<ConfigError>(op, ": mode must be \"min\" or \"max\", got \"", mode, "\"");
   }
   if (threshold_mode != "rel" && threshold_mode != "abs") {
-    throw ConfigError(
-        str_cat(op, ": threshold_mode must be \"rel\" or \"abs\", got \"", threshold_mode, "\""));
+    throw_error<ConfigError>(op, ": threshold_mode must be \"rel\" or \"abs\", got \"",
+                             threshold_mode, "\"");
   }
   if (!(factor >= 0.0 && factor < 1.0)) {
-    throw ConfigError(str_cat(op, ": factor must be in [0, 1), got ", factor));
+    throw_error<ConfigError>(op, ": factor must be in [0, 1), got ", factor);
   }
-  if (patience < 0) throw ConfigError(str_cat(op, ": patience must be >= 0, got ", patience));
-  if (cooldown < 0) throw ConfigError(str_cat(op, ": cooldown must be >= 0, got ", cooldown));
+  if (patience < 0) throw_error<ConfigError>(op, ": patience must be >= 0, got ", patience);
+  if (cooldown < 0) throw_error<ConfigError>(op, ": cooldown must be >= 0, got ", cooldown);
   check_non_negative(op, "threshold", threshold);
   check_non_negative(op, "min_lr", min_lr);
   check_non_negative(op, "eps", eps);

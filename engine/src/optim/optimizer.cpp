@@ -19,7 +19,7 @@ namespace kiln::optim {
 
 void check_learning_rate(std::string_view op, LearningRate lr) {
   if (!(std::isfinite(lr) && lr >= 0.0)) {
-    throw ValueError(str_cat(op, ": learning rate must be finite and >= 0, got ", lr));
+    throw_error<ValueError>(op, ": learning rate must be finite and >= 0, got ", lr);
   }
 }
 
@@ -27,7 +27,7 @@ namespace detail {
 
 void check_finite_min(std::string_view op, std::string_view field, double value, double min) {
   if (!(std::isfinite(value) && value >= min)) {
-    throw ConfigError(str_cat(op, ": ", field, " must be finite and >= ", min, ", got ", value));
+    throw_error<ConfigError>(op, ": ", field, " must be finite and >= ", min, ", got ", value);
   }
 }
 
@@ -35,8 +35,8 @@ void check_unit_interval(std::string_view op, std::string_view field, double val
                          bool include_one) {
   const bool ok = value >= 0.0 && (include_one ? value <= 1.0 : value < 1.0);
   if (!ok) {
-    throw ConfigError(
-        str_cat(op, ": ", field, " must be in [0, 1", include_one ? "]" : ")", ", got ", value));
+    throw_error<ConfigError>(op, ": ", field, " must be in [0, 1", include_one ? "]" : ")",
+                             ", got ", value);
   }
 }
 
@@ -51,7 +51,7 @@ void WeightDecayConfig::check(std::string_view op, std::string_view prefix) cons
 void MomentumConfig::check(std::string_view op) const {
   detail::check_finite_min(op, "momentum.momentum", momentum, 0.0);
   if (!std::isfinite(dampening)) {
-    throw ConfigError(str_cat(op, ": momentum.dampening must be finite, got ", dampening));
+    throw_error<ConfigError>(op, ": momentum.dampening must be finite, got ", dampening);
   }
 }
 
@@ -62,7 +62,7 @@ void check_clipping(std::string_view op, std::string_view field,
   const char* variant = clipping->kind() == GradientClipping::Kind::Norm ? "Norm" : "Value";
   const double t = clipping->threshold();
   if (!(std::isfinite(t) && t > 0.0)) {
-    throw ConfigError(str_cat(op, ": ", field, ".", variant, " must be finite and > 0, got ", t));
+    throw_error<ConfigError>(op, ": ", field, ".", variant, " must be finite and > 0, got ", t);
   }
 }
 }  // namespace
@@ -117,10 +117,10 @@ config::Value GradientClippingConfig::to_value() const {
 
 GradientClippingConfig GradientClippingConfig::from_value(const config::Value& j) {
   if (!j.is_object() || j.size() != 1) {
-    throw ConfigError(str_cat(
+    throw_error<ConfigError>(
         "GradientClippingConfig: expected an object with one key, "
         "\"Value\" or \"Norm\", got ",
-        j.is_object() ? str_cat("an object with ", j.size(), " keys") : config::describe(j)));
+        j.is_object() ? str_cat("an object with ", j.size(), " keys") : config::describe(j));
   }
   const std::string& key = j.keys()[0];
   Kind kind;
@@ -129,8 +129,8 @@ GradientClippingConfig GradientClippingConfig::from_value(const config::Value& j
   } else if (key == "Norm") {
     kind = Kind::Norm;
   } else {
-    throw ConfigError(str_cat("GradientClippingConfig: unknown variant \"", key,
-                              "\" (variants: Value, Norm)"));
+    throw_error<ConfigError>("GradientClippingConfig: unknown variant \"", key,
+                             "\" (variants: Value, Norm)");
   }
   const double threshold =
       config::decode<double>(j.items()[0], str_cat("GradientClippingConfig.", key));

@@ -26,8 +26,8 @@ std::regex compile(const KeyPattern& p, std::string_view op) {
   try {
     return std::regex(p.pattern, flags);
   } catch (const std::regex_error& e) {
-    throw ValueError(str_cat(op, ": the pattern ", in_quotes(p.pattern),
-                             " is not a valid ECMAScript regular expression (", e.what(), ")"));
+    throw_error<ValueError>(op, ": the pattern ", in_quotes(p.pattern),
+                            " is not a valid ECMAScript regular expression (", e.what(), ")");
   }
 }
 
@@ -39,9 +39,9 @@ std::string replace_all(const std::string& key, const std::regex& re, const KeyR
   try {
     return std::regex_replace(key, re, rule.to);
   } catch (const std::regex_error& e) {
-    throw ValueError(str_cat(op, ": the pattern ", in_quotes(rule.from.pattern),
-                             " could not be applied to the key ", in_quotes(key), " (",
-                             e.what(), ")"));
+    throw_error<ValueError>(op, ": the pattern ", in_quotes(rule.from.pattern),
+                            " could not be applied to the key ", in_quotes(key), " (", e.what(),
+                            ")");
   }
 }
 
@@ -211,8 +211,10 @@ LoadDecision plan_load(const std::vector<LoadTarget>& targets,
           try {
             found = std::regex_search(key, re);
           } catch (const std::regex_error& e) {
-            throw ValueError(str_cat("LoadOptions::with_adapter: a linear_weights pattern could not be applied to the key ",
-                                     in_quotes(key), " (", e.what(), ")"));
+            throw_error<ValueError>(
+                "LoadOptions::with_adapter: a linear_weights pattern could not be applied to the "
+                "key ",
+                in_quotes(key), " (", e.what(), ")");
           }
           if (found) {
             transpose[i] = true;

@@ -221,11 +221,11 @@ class Builder {
       throw FormatError(message);
     }
     if (!parsed || !stack_.empty()) {
-      throw FormatError(str_cat(kReadOp, ": ", source_, ": not a MessagePack value"));
+      throw_error<FormatError>(kReadOp, ": ", source_, ": not a MessagePack value");
     }
     if (offset < input_size_) {
-      throw FormatError(str_cat(kReadOp, ": ", source_, ": ", input_size_ - offset,
-                                " bytes follow the record (it ends at byte ", offset, ")"));
+      throw_error<FormatError>(kReadOp, ": ", source_, ": ", input_size_ - offset,
+                               " bytes follow the record (it ends at byte ", offset, ")");
     }
     return std::move(root_);
   }
@@ -376,7 +376,7 @@ class Reader {
 
  private:
   [[noreturn]] void fail(const std::string& problem) const {
-    throw FormatError(str_cat(kReadOp, ": ", source_, ": ", problem));
+    throw_error<FormatError>(kReadOp, ": ", source_, ": ", problem);
   }
   [[noreturn]] void fail_at(std::string_view path, const std::string& problem) const {
     fail(str_cat(where(path), ": ", problem));
@@ -591,9 +591,9 @@ class Reader {
                             " needs ", expected));
     }
     if (file_.tensors.size() >= limits_.max_tensors) {
-      throw LimitError(str_cat(kReadOp, ": ", source_, ": the record holds more than ",
-                               limits_.max_tensors,
-                               " tensors, the limit (NamedMpkLimits::max_tensors)"));
+      throw_error<LimitError>(kReadOp, ": ", source_, ": the record holds more than ",
+                              limits_.max_tensors,
+                              " tensors, the limit (NamedMpkLimits::max_tensors)");
     }
     file_.tensors.emplace(
         path, convert(dtype, shape, reinterpret_cast<const std::uint8_t*>(bytes.data), path));
@@ -826,9 +826,8 @@ class Writer {
     const auto expected =
         static_cast<std::uint64_t>(t.shape.num_elements()) * safetensors_dtype_size(t.dtype);
     if (t.bytes.size() != expected) {
-      throw ValueError(str_cat(kWriteOp, ": ", in_quotes(key), " holds ", t.bytes.size(),
-                               " bytes, but shape ", t.shape, " of ", t.dtype, " needs ",
-                               expected));
+      throw_error<ValueError>(kWriteOp, ": ", in_quotes(key), " holds ", t.bytes.size(),
+                              " bytes, but shape ", t.shape, " of ", t.dtype, " needs ", expected);
     }
     const auto decoded = [&](DType host) {
       try {
@@ -836,8 +835,8 @@ class Writer {
       } catch (const Error& e) {
         std::string what = e.what();
         const auto cut = what.find(": ");
-        throw ValueError(str_cat(kWriteOp, ": ", in_quotes(key), ": ",
-                                 cut == std::string::npos ? what : what.substr(cut + 2)));
+        throw_error<ValueError>(kWriteOp, ": ", in_quotes(key), ": ",
+                                cut == std::string::npos ? what : what.substr(cut + 2));
       }
     };
     switch (t.dtype) {
@@ -858,10 +857,10 @@ class Writer {
         std::vector<std::uint8_t> bytes(values.size() * size);
         for (std::size_t i = 0; i < values.size(); ++i) {
           if (half && (values[i] < -32768 || values[i] > 32767)) {
-            throw ValueError(str_cat(kWriteOp, ": ", in_quotes(key), ": Int value ", values[i],
-                                     " at element ", i,
-                                     " does not fit in i16 (half precision stores Int tensors as "
-                                     "i16, Burn's HalfPrecisionSettings; save at full precision)"));
+            throw_error<ValueError>(kWriteOp, ": ", in_quotes(key), ": Int value ", values[i],
+                                    " at element ", i,
+                                    " does not fit in i16 (half precision stores Int tensors as "
+                                    "i16, Burn's HalfPrecisionSettings; save at full precision)");
           }
           store_le(bytes.data() + size * i,
                    static_cast<std::uint64_t>(static_cast<std::int64_t>(values[i])), size);
@@ -884,9 +883,9 @@ class Writer {
 Node tree_of(const SafetensorsFile& file) {
   Node root;
   for (const auto& [key, tensor] : file.tensors) {
-    if (key.empty()) throw ValueError(str_cat(kWriteOp, ": a tensor has the empty key"));
+    if (key.empty()) throw_error<ValueError>(kWriteOp, ": a tensor has the empty key");
     if (!valid_utf8(key)) {
-      throw ValueError(str_cat(kWriteOp, ": the key ", in_quotes(key), " is not valid UTF-8"));
+      throw_error<ValueError>(kWriteOp, ": the key ", in_quotes(key), " is not valid UTF-8");
     }
     Node* at = &root;
     std::size_t begin = 0;
@@ -895,12 +894,12 @@ Node tree_of(const SafetensorsFile& file) {
       const std::string part =
           key.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin);
       if (part.empty()) {
-        throw ValueError(str_cat(kWriteOp, ": the key ", in_quotes(key),
-                                 " has an empty component (field paths are names joined by dots)"));
+        throw_error<ValueError>(kWriteOp, ": the key ", in_quotes(key),
+                                " has an empty component (field paths are names joined by dots)");
       }
       if (at->tensor != nullptr) {
-        throw ValueError(str_cat(kWriteOp, ": the key ", in_quotes(*at->key), " is a tensor and a ",
-                                 "module at once (", in_quotes(key), " lies under it)"));
+        throw_error<ValueError>(kWriteOp, ": the key ", in_quotes(*at->key), " is a tensor and a ",
+                                "module at once (", in_quotes(key), " lies under it)");
       }
       if (at->first_below == nullptr) at->first_below = &key;
       at = &at->children[part];
@@ -908,9 +907,9 @@ Node tree_of(const SafetensorsFile& file) {
       begin = dot + 1;
     }
     if (!at->children.empty()) {
-      throw ValueError(str_cat(kWriteOp, ": the key ", in_quotes(key),
-                               " is a tensor and a module at once (", in_quotes(*at->first_below),
-                               " lies under it)"));
+      throw_error<ValueError>(kWriteOp, ": the key ", in_quotes(key),
+                              " is a tensor and a module at once (", in_quotes(*at->first_below),
+                              " lies under it)");
     }
     at->key = &key;
     at->tensor = &tensor;
@@ -923,8 +922,8 @@ Node tree_of(const SafetensorsFile& file) {
 SafetensorsFile read_named_mpk(std::span<const std::uint8_t> bytes, std::string_view source,
                                const NamedMpkLimits& limits) {
   if (bytes.empty()) {
-    throw FormatError(
-        str_cat(kReadOp, ": ", source, ": empty input (a record is a MessagePack map)"));
+    throw_error<FormatError>(kReadOp, ": ", source,
+                             ": empty input (a record is a MessagePack map)");
   }
   Builder builder(source, limits, bytes.data(), bytes.size());
   std::size_t offset = 0;

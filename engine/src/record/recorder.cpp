@@ -91,8 +91,8 @@ TensorData LoadPlan::take(const std::string& path) {
   if (it == ready_.end()) {
     // finish() passed, so every visited path was checked; a visit that changes between
     // the two passes is a bug of the module's hand-written visit.
-    throw StateError(str_cat("SafetensorsRecorder: parameter ", in_quotes(path),
-                             " was not checked before loading (visit and visit_mut disagree)"));
+    throw_error<StateError>("SafetensorsRecorder: parameter ", in_quotes(path),
+                            " was not checked before loading (visit and visit_mut disagree)");
   }
   TensorData data = std::move(it->second);
   ready_.erase(it);

@@ -60,7 +60,7 @@ const DTypeInfo& info(SafetensorsDType dtype) {
 std::string in_quotes(std::string_view s) { return str_cat('"', s, '"'); }
 
 [[noreturn]] void fail(std::string_view source, const std::string& problem) {
-  throw FormatError(str_cat(kReadOp, ": ", source, ": ", problem));
+  throw_error<FormatError>(kReadOp, ": ", source, ": ", problem);
 }
 [[noreturn]] void fail_key(std::string_view source, std::string_view key,
                            const std::string& problem) {
@@ -449,9 +449,9 @@ SafetensorsTensor SafetensorsTensor::from_data(const TensorData& data, Safetenso
   const auto n = static_cast<std::size_t>(data.num_elements());
   const std::size_t size = info(dtype).size;
   const auto invalid = [&] {
-    throw DTypeError(str_cat("SafetensorsTensor::from_data: cannot store ", data.dtype, " data as ",
-                             info(dtype).name,
-                             " (f32 -> F32, F16, BF16; i32 -> I32, I64; bool -> BOOL, U8)"));
+    throw_error<DTypeError>("SafetensorsTensor::from_data: cannot store ", data.dtype, " data as ",
+                            info(dtype).name,
+                            " (f32 -> F32, F16, BF16; i32 -> I32, I64; bool -> BOOL, U8)");
   };
   const bool valid = (data.dtype == DType::F32 &&
                       (dtype == SafetensorsDType::F32 || dtype == SafetensorsDType::F16 ||
@@ -698,13 +698,12 @@ std::vector<std::uint8_t> write_safetensors(const SafetensorsFile& file) {
   for (const auto& item : file.tensors) {
     const auto& [key, t] = item;
     if (key == kMetadataKey) {
-      throw ValueError(str_cat("write_safetensors: the key \"", kMetadataKey, "\" is reserved"));
+      throw_error<ValueError>("write_safetensors: the key \"", kMetadataKey, "\" is reserved");
     }
     const auto expected = static_cast<std::uint64_t>(t.shape.num_elements()) * info(t.dtype).size;
     if (t.bytes.size() != expected) {
-      throw ValueError(str_cat("write_safetensors: ", in_quotes(key), " holds ", t.bytes.size(),
-                               " bytes, but shape ", t.shape, " of ", t.dtype, " needs ",
-                               expected));
+      throw_error<ValueError>("write_safetensors: ", in_quotes(key), " holds ", t.bytes.size(),
+                              " bytes, but shape ", t.shape, " of ", t.dtype, " needs ", expected);
     }
     order.push_back(&item);
   }
@@ -735,8 +734,8 @@ std::vector<std::uint8_t> write_safetensors(const SafetensorsFile& file) {
   try {
     text = header.dump();
   } catch (const OrderedJson::exception& e) {
-    throw ValueError(
-        str_cat("write_safetensors: a key or metadata string is not valid UTF-8 (", e.what(), ")"));
+    throw_error<ValueError>("write_safetensors: a key or metadata string is not valid UTF-8 (",
+                            e.what(), ")");
   }
   text.append((8 - text.size() % 8) % 8, ' ');  // data starts 8-byte aligned
 

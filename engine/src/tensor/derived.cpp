@@ -42,8 +42,8 @@ std::vector<Slice> narrow_ranges(const Shape& shape, std::int64_t dim, std::int6
   const std::int64_t d = check::dim(op, dim, shape.rank());
   const std::int64_t size = size_of(shape, d);
   if (start < 0 || length < 0 || start > size || length > size - start) {
-    throw IndexError(str_cat(op, ": start ", start, " and length ", length,
-                             " are out of bounds for dim ", dim, " of size ", size));
+    throw_error<IndexError>(op, ": start ", start, " and length ", length,
+                            " are out of bounds for dim ", dim, " of size ", size);
   }
   return piece_ranges(d, Piece{start, length});
 }
@@ -58,7 +58,7 @@ std::vector<Slice> narrow_ranges_from_end(const Shape& shape, std::int64_t dim,
 }
 
 SplitPlan chunk_plan(const Shape& shape, std::int64_t chunks, std::int64_t dim, const char* op) {
-  if (chunks < 1) throw ValueError(str_cat(op, ": chunks must be >= 1, got ", chunks));
+  if (chunks < 1) throw_error<ValueError>(op, ": chunks must be >= 1, got ", chunks);
   const std::int64_t d = check::dim(op, dim, shape.rank());
   const std::int64_t size = size_of(shape, d);
   // ceil(size / chunks) without overflow.
@@ -69,7 +69,7 @@ SplitPlan chunk_plan(const Shape& shape, std::int64_t chunks, std::int64_t dim, 
 SplitPlan split_plan(const Shape& shape, std::int64_t split_size, std::int64_t dim,
                      const char* op) {
   if (split_size < 1) {
-    throw ValueError(str_cat(op, ": split_size must be >= 1, got ", split_size));
+    throw_error<ValueError>(op, ": split_size must be >= 1, got ", split_size);
   }
   const std::int64_t d = check::dim(op, dim, shape.rank());
   return even_pieces(d, size_of(shape, d), split_size);
@@ -82,13 +82,13 @@ SplitPlan split_with_sizes_plan(const Shape& shape, std::span<const std::int64_t
   std::int64_t total = 0;
   for (std::size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] < 0 || sizes[i] > size) {
-      throw ValueError(
-          str_cat(op, ": size ", i, " is ", sizes[i], ", expected 0..", size, " (dim ", dim, ")"));
+      throw_error<ValueError>(op, ": size ", i, " is ", sizes[i], ", expected 0..", size, " (dim ",
+                              dim, ")");
     }
     total += sizes[i];  // each <= size <= 2^31: no overflow for any realistic count
   }
   if (total != size) {
-    throw ShapeError(str_cat(op, ": sizes sum to ", total, ", dim ", dim, " has size ", size));
+    throw_error<ShapeError>(op, ": sizes sum to ", total, ", dim ", dim, " has size ", size);
   }
   SplitPlan plan;
   plan.dim = d;
@@ -104,8 +104,8 @@ std::int64_t topk_dim(const Shape& shape, std::int64_t k, std::int64_t dim, cons
   const std::int64_t d = check::dim(op, dim, shape.rank());
   const std::int64_t size = size_of(shape, d);
   if (k < 0 || k > size) {
-    throw IndexError(str_cat(op, ": k = ", k, " is out of range for dim ", dim, " of size ", size,
-                             " (shape ", shape, ")"));
+    throw_error<IndexError>(op, ": k = ", k, " is out of range for dim ", dim, " of size ", size,
+                            " (shape ", shape, ")");
   }
   return d;
 }
@@ -114,7 +114,7 @@ FlattenPlan flatten_plan(const Shape& shape, std::int64_t start, std::int64_t en
   const std::size_t rank = shape.rank();
   const std::int64_t a = check::dim(op, start, std::max<std::size_t>(rank, 1));
   const std::int64_t b = check::dim(op, end, std::max<std::size_t>(rank, 1));
-  if (a > b) throw IndexError(str_cat(op, ": start dim ", start, " is after end dim ", end));
+  if (a > b) throw_error<IndexError>(op, ": start dim ", start, " is after end dim ", end);
   if (rank == 0) return FlattenPlan{0, 0, Shape{1}};
   std::vector<std::int64_t> dims;
   for (std::size_t i = 0; i < rank; ++i) {
@@ -137,8 +137,8 @@ Shape unsqueeze_dim_shape(const Shape& shape, std::int64_t dim, const char* op) 
 
 Shape unsqueeze_shape(const Shape& shape, std::size_t rank, const char* op) {
   if (rank < shape.rank()) {
-    throw RankError(str_cat(op, ": cannot unsqueeze shape ", shape, " (rank ", shape.rank(),
-                            ") to rank ", rank, " (expected a rank >= ", shape.rank(), ")"));
+    throw_error<RankError>(op, ": cannot unsqueeze shape ", shape, " (rank ", shape.rank(),
+                           ") to rank ", rank, " (expected a rank >= ", shape.rank(), ")");
   }
   std::vector<std::int64_t> dims(rank - shape.rank(), 1);
   dims.insert(dims.end(), shape.begin(), shape.end());
@@ -148,8 +148,8 @@ Shape unsqueeze_shape(const Shape& shape, std::size_t rank, const char* op) {
 Shape squeeze_dim_shape(const Shape& shape, std::int64_t dim, const char* op) {
   const std::int64_t d = check::dim(op, dim, shape.rank());
   if (size_of(shape, d) != 1) {
-    throw ShapeError(str_cat(op, ": dim ", dim, " has size ", size_of(shape, d),
-                             ", expected 1 (shape ", shape, ")"));
+    throw_error<ShapeError>(op, ": dim ", dim, " has size ", size_of(shape, d),
+                            ", expected 1 (shape ", shape, ")");
   }
   std::vector<std::int64_t> dims = shape.to_vector();
   dims.erase(dims.begin() + d);
@@ -176,7 +176,7 @@ std::vector<std::int64_t> swap_dims_axes(const Shape& shape, std::int64_t dim1, 
 
 std::vector<std::int64_t> transpose_axes(const Shape& shape, const char* op) {
   const std::size_t rank = shape.rank();
-  if (rank < 2) throw RankError(str_cat(op, ": needs rank >= 2, got shape ", shape));
+  if (rank < 2) throw_error<RankError>(op, ": needs rank >= 2, got shape ", shape);
   return swap_dims_axes(shape, static_cast<std::int64_t>(rank) - 2,
                         static_cast<std::int64_t>(rank) - 1, op);
 }
@@ -185,15 +185,15 @@ std::vector<std::int64_t> permute_axes(const Shape& shape, std::span<const std::
                                        const char* op) {
   const std::size_t rank = shape.rank();
   if (axes.size() != rank) {
-    throw RankError(
-        str_cat(op, ": expected ", rank, " axes for shape ", shape, ", got ", axes.size()));
+    throw_error<RankError>(op, ": expected ", rank, " axes for shape ", shape, ", got ",
+                           axes.size());
   }
   std::vector<std::int64_t> norm(rank);
   std::vector<bool> seen(rank, false);
   for (std::size_t i = 0; i < rank; ++i) {
     norm[i] = check::dim(op, axes[i], rank);
     if (seen[static_cast<std::size_t>(norm[i])]) {
-      throw IndexError(str_cat(op, ": dim ", axes[i], " appears twice in the axes"));
+      throw_error<IndexError>(op, ": dim ", axes[i], " appears twice in the axes");
     }
     seen[static_cast<std::size_t>(norm[i])] = true;
   }
@@ -204,12 +204,12 @@ std::vector<RepeatStep> repeat_plan(const Shape& shape, std::span<const std::int
                                     const char* op) {
   const std::size_t rank = shape.rank();
   if (times.size() != rank) {
-    throw RankError(str_cat(op, ": expected ", rank, " repeat counts, got ", times.size()));
+    throw_error<RankError>(op, ": expected ", rank, " repeat counts, got ", times.size());
   }
   std::vector<RepeatStep> steps;
   for (std::size_t i = 0; i < rank; ++i) {
     if (times[i] < 0) {
-      throw ValueError(str_cat(op, ": times[", i, "] must be >= 0, got ", times[i]));
+      throw_error<ValueError>(op, ": times[", i, "] must be >= 0, got ", times[i]);
     }
     if (times[i] != 1) steps.push_back(RepeatStep{static_cast<std::int64_t>(i), times[i]});
   }
@@ -231,12 +231,12 @@ std::vector<std::int64_t> flip_dims(const Shape& shape, std::span<const std::int
 }
 
 StackPlan stack_plan(std::span<const Shape> shapes, std::int64_t dim, const char* op) {
-  if (shapes.empty()) throw ValueError(str_cat(op, ": expected at least one tensor, got none"));
+  if (shapes.empty()) throw_error<ValueError>(op, ": expected at least one tensor, got none");
   const Shape& first = shapes.front();
   for (std::size_t i = 1; i < shapes.size(); ++i) {
     if (!(shapes[i] == first)) {
-      throw ShapeError(str_cat(op, ": all tensors must have the same shape: tensor 0 is ", first,
-                               ", tensor ", i, " is ", shapes[i]));
+      throw_error<ShapeError>(op, ": all tensors must have the same shape: tensor 0 is ", first,
+                              ", tensor ", i, " is ", shapes[i]);
     }
   }
   const std::int64_t d = check::dim(op, dim, first.rank() + 1);

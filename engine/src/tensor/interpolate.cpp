@@ -91,40 +91,40 @@ std::string_view interpolate_mode_name(InterpolateMode mode) noexcept {
 InterpolateMode interpolate_mode_from(std::string_view name, std::string_view op) {
   if (name == "nearest") return InterpolateMode::Nearest;
   if (name == "bilinear") return InterpolateMode::Bilinear;
-  throw ConfigError(str_cat(op, ": mode must be \"nearest\" or \"bilinear\", got \"", name, "\""));
+  throw_error<ConfigError>(op, ": mode must be \"nearest\" or \"bilinear\", got \"", name, "\"");
 }
 
 InterpolatePlan plan_interpolate(const char* op, const Shape& x, const InterpolateOptions& o) {
   const std::size_t rank = x.rank();
   if (rank != 3 && rank != 4) {
-    throw RankError(str_cat(op, ": expected input [batch_size, channels, length] or ",
-                            "[batch_size, channels, height, width], got ", x));
+    throw_error<RankError>(op, ": expected input [batch_size, channels, length] or ",
+                           "[batch_size, channels, height, width], got ", x);
   }
   if (o.mode == InterpolateMode::Bilinear && rank != 4) {
-    throw RankError(str_cat(op, ": mode \"bilinear\" needs input [batch_size, channels, height, ",
-                            "width] (rank 4), got ", x, " (rank ", rank, ")"));
+    throw_error<RankError>(op, ": mode \"bilinear\" needs input [batch_size, channels, height, ",
+                           "width] (rank 4), got ", x, " (rank ", rank, ")");
   }
   if (o.mode == InterpolateMode::Nearest && o.align_corners) {
-    throw ConfigError(str_cat(op, ": align_corners can only be set with mode \"bilinear\" ",
-                              "(as PyTorch), got mode \"nearest\""));
+    throw_error<ConfigError>(op, ": align_corners can only be set with mode \"bilinear\" ",
+                             "(as PyTorch), got mode \"nearest\"");
   }
   const std::size_t spatial = rank - 2;
   const bool has_size = !o.size.empty(), has_scale = !o.scale_factor.empty();
   if (has_size == has_scale) {
-    throw ConfigError(str_cat(op, ": exactly one of size and scale_factor must be given, got ",
-                              has_size ? str_cat("size ", list(o.size), " and scale_factor ",
-                                                 list(o.scale_factor))
-                                       : std::string("neither")));
+    throw_error<ConfigError>(
+        op, ": exactly one of size and scale_factor must be given, got ",
+        has_size ? str_cat("size ", list(o.size), " and scale_factor ", list(o.scale_factor))
+                 : std::string("neither"));
   }
   const std::size_t given = has_size ? o.size.size() : o.scale_factor.size();
   if (given != 1 && given != spatial) {
-    throw ConfigError(str_cat(op, ": ", has_size ? "size" : "scale_factor", " must have 1 or ",
-                              spatial, " entries for input ", x, ", got ",
-                              has_size ? list(o.size) : list(o.scale_factor)));
+    throw_error<ConfigError>(op, ": ", has_size ? "size" : "scale_factor", " must have 1 or ",
+                             spatial, " entries for input ", x, ", got ",
+                             has_size ? list(o.size) : list(o.scale_factor));
   }
   for (std::size_t i = 0; i < spatial; ++i) {
     if (x[2 + i] < 1) {
-      throw ShapeError(str_cat(op, ": the input's spatial dims must be >= 1, got ", x));
+      throw_error<ShapeError>(op, ": the input's spatial dims must be >= 1, got ", x);
     }
   }
   InterpolatePlan plan;
@@ -136,22 +136,22 @@ InterpolatePlan plan_interpolate(const char* op, const Shape& x, const Interpola
     const double* scale = nullptr;
     if (has_size) {
       out = o.size[k];
-      if (out < 1) throw ConfigError(str_cat(op, ": size must be >= 1, got ", list(o.size)));
+      if (out < 1) throw_error<ConfigError>(op, ": size must be >= 1, got ", list(o.size));
     } else {
       scale = &o.scale_factor[k];
       if (!(std::isfinite(*scale) && *scale > 0.0)) {
-        throw ConfigError(str_cat(op, ": scale_factor must be finite and > 0, got ",
-                                  list(o.scale_factor)));
+        throw_error<ConfigError>(op, ": scale_factor must be finite and > 0, got ",
+                                 list(o.scale_factor));
       }
       const double size = std::floor(static_cast<double>(in) * *scale);  // PyTorch's rule
       if (size > static_cast<double>(checked::max_elements)) {
-        throw LimitError(str_cat(op, ": scale_factor ", *scale, " gives an output size of ", size,
-                                 " for an input size of ", in, " (more than 2^31 - 1)"));
+        throw_error<LimitError>(op, ": scale_factor ", *scale, " gives an output size of ", size,
+                                " for an input size of ", in, " (more than 2^31 - 1)");
       }
       out = static_cast<std::int64_t>(size);
       if (out < 1) {
-        throw ShapeError(str_cat(op, ": scale_factor ", *scale, " gives an output size of 0 ",
-                                 "for input ", x));
+        throw_error<ShapeError>(op, ": scale_factor ", *scale, " gives an output size of 0 ",
+                                "for input ", x);
       }
     }
     out_dims.push_back(out);

@@ -55,7 +55,7 @@ std::vector<std::int64_t> reduced_dims(const Shape& shape, std::span<const std::
   for (const std::int64_t d : dims) {
     const std::int64_t n = check::dim(op, d, shape.rank());
     if (std::find(out.begin(), out.end(), n) != out.end()) {
-      throw IndexError(str_cat(op, ": dim ", d, " appears more than once in the dims"));
+      throw_error<IndexError>(op, ": dim ", d, " appears more than once in the dims");
     }
     out.push_back(n);
   }
@@ -115,7 +115,7 @@ DType dtype_of(const AdT&) { return DType::F32; }
 
 void check_numeric(const char* op, DType dtype) {
   if (dtype == DType::Bool) {
-    throw DTypeError(str_cat(op, ": expected a float32 or int32 tensor, got bool"));
+    throw_error<DTypeError>(op, ": expected a float32 or int32 tensor, got bool");
   }
 }
 
@@ -124,9 +124,9 @@ void check_numeric(const char* op, DType dtype) {
 P amax_forward(const P& x, const std::vector<std::int64_t>& dims, bool min, const char* op) {
   for (const std::int64_t d : dims) {
     if (O::shape(x)[static_cast<std::size_t>(d)] == 0) {
-      throw ValueError(str_cat(op, ": cannot reduce dim ", d, " of size 0 of shape ", O::shape(x),
-                               " (the ", min ? "minimum" : "maximum",
-                               " of no elements is undefined)"));
+      throw_error<ValueError>(op, ": cannot reduce dim ", d, " of size 0 of shape ", O::shape(x),
+                              " (the ", min ? "minimum" : "maximum",
+                              " of no elements is undefined)");
     }
   }
   return reduce_kept(min ? ReduceOp::Min : ReduceOp::Max, x, dims);
@@ -197,20 +197,21 @@ PadMode pad_mode(std::string_view mode, const char* op) {
   if (mode == "reflect") return PadMode::Reflect;
   if (mode == "replicate") return PadMode::Replicate;
   if (mode == "circular") return PadMode::Circular;
-  throw ValueError(str_cat(op, ": mode must be 'constant', 'reflect', 'replicate' or 'circular', got '",
-                           mode, "'"));
+  throw_error<ValueError>(
+      op, ": mode must be 'constant', 'reflect', 'replicate' or 'circular', got '", mode, "'");
 }
 
 /// Validated pairs, last dim first.
 std::vector<PadPair> pad_pairs(const Shape& shape, std::span<const std::int64_t> pads,
                                PadMode mode, const char* op) {
   if (pads.size() % 2 != 0) {
-    throw ValueError(str_cat(op, ": the pad list must have an even length ([left, right] per dim, ",
-                             "last dim first), got ", pads.size(), " entries"));
+    throw_error<ValueError>(op, ": the pad list must have an even length ([left, right] per dim, ",
+                            "last dim first), got ", pads.size(), " entries");
   }
   if (pads.size() / 2 > shape.rank()) {
-    throw ValueError(str_cat(op, ": the pad list has ", pads.size(), " entries (", pads.size() / 2,
-                             " dims) but the tensor has shape ", shape, " (rank ", shape.rank(), ")"));
+    throw_error<ValueError>(op, ": the pad list has ", pads.size(), " entries (", pads.size() / 2,
+                            " dims) but the tensor has shape ", shape, " (rank ", shape.rank(),
+                            ")");
   }
   std::vector<PadPair> out;
   for (std::size_t i = 0; i < pads.size() / 2; ++i) {
@@ -219,21 +220,21 @@ std::vector<PadPair> pad_pairs(const Shape& shape, std::span<const std::int64_t>
     const std::int64_t l = pads[2 * i], r = pads[2 * i + 1];
     const std::int64_t size = checked::add(op, checked::add(op, n, l, "size + left pad"), r, "size + left pad + right pad");
     if (size < 0) {
-      throw ValueError(str_cat(op, ": pads (", l, ", ", r, ") of dim ", d, " of size ", n,
-                               " give a negative size ", size));
+      throw_error<ValueError>(op, ": pads (", l, ", ", r, ") of dim ", d, " of size ", n,
+                              " give a negative size ", size);
     }
     if (mode != PadMode::Constant && (l != 0 || r != 0)) {
       if (n == 0) {
-        throw ValueError(str_cat(op, ": cannot pad the empty dim ", d, " of shape ", shape,
-                                 " in a mode other than 'constant'"));
+        throw_error<ValueError>(op, ": cannot pad the empty dim ", d, " of shape ", shape,
+                                " in a mode other than 'constant'");
       }
       if (mode == PadMode::Reflect && (l >= n || r >= n)) {
-        throw ValueError(str_cat(op, ": reflect pads (", l, ", ", r, ") must be smaller than dim ",
-                                 d, "'s size ", n));
+        throw_error<ValueError>(op, ": reflect pads (", l, ", ", r, ") must be smaller than dim ",
+                                d, "'s size ", n);
       }
       if (mode == PadMode::Circular && (l > n || r > n)) {
-        throw ValueError(str_cat(op, ": circular pads (", l, ", ", r, ") must be at most dim ",
-                                 d, "'s size ", n));
+        throw_error<ValueError>(op, ": circular pads (", l, ", ", r, ") must be at most dim ", d,
+                                "'s size ", n);
       }
     }
     out.push_back(PadPair{d, l, r});
@@ -311,8 +312,8 @@ T pad_impl(const T& x, std::span<const std::int64_t> pads, std::string_view mode
 /// Bool [rows, cols]: true where the element is zeroed.
 P triangle_mask(const Shape& xs, std::int64_t diagonal, bool upper, const char* op) {
   if (xs.rank() < 2) {
-    throw RankError(str_cat(op, ": expected a tensor of rank >= 2 (a matrix or a batch of ",
-                            "matrices), got shape ", xs, " (rank ", xs.rank(), ")"));
+    throw_error<RankError>(op, ": expected a tensor of rank >= 2 (a matrix or a batch of ",
+                           "matrices), got shape ", xs, " (rank ", xs.rank(), ")");
   }
   const std::int64_t rows = xs[xs.rank() - 2], cols = xs[xs.rank() - 1];
   std::vector<bool> m(static_cast<std::size_t>(rows * cols));
@@ -380,7 +381,7 @@ CpuTensor cumsum_lines(const CpuTensor& x, std::int64_t d, bool reverse) {
 
 std::int64_t cumsum_dim(const Shape& s, std::int64_t dim, DType dtype, const char* op) {
   if (dtype == DType::Bool) {
-    throw DTypeError(str_cat(op, ": expected a float32 or int32 tensor, got bool (cast it first)"));
+    throw_error<DTypeError>(op, ": expected a float32 or int32 tensor, got bool (cast it first)");
   }
   return check::dim(op, dim, std::max<std::size_t>(s.rank(), 1));
 }
@@ -392,7 +393,7 @@ struct Term {
 };
 
 [[noreturn]] void einsum_fail(const char* op, std::string_view equation, const std::string& what) {
-  throw ValueError(str_cat(op, ": ", what, " in the equation '", equation, "'"));
+  throw_error<ValueError>(op, ": ", what, " in the equation '", equation, "'");
 }
 
 /// Parses "ab,bc->ac" into its input terms and output (implicit output: the labels used
@@ -545,15 +546,16 @@ template <Backend Be>
 AutodiffTensor<Be> norm(const AutodiffTensor<Be>& x0, double p, std::span<const std::int64_t> dims_arg,
                         bool keepdim, const char* op) {
   static_assert(std::is_same_v<Be, B>);
-  if (std::isnan(p)) throw ValueError(str_cat(op, ": p must not be nan (a real number, Infinity or -Infinity)"));
+  if (std::isnan(p))
+    throw_error<ValueError>(op, ": p must not be nan (a real number, Infinity or -Infinity)");
   const AdT x = at_least_1d<AdOps>(x0);
   const Plan pl = plan(AdOps::shape(x), dims_arg, keepdim, op);
   if (std::isinf(p)) {
     for (const std::int64_t d : pl.dims) {
       if (AdOps::shape(x)[static_cast<std::size_t>(d)] == 0) {
-        throw ValueError(str_cat(op, ": the norm with p = ", p, " of dim ", d,
-                                 " of size 0 of shape ", AdOps::shape(x),
-                                 " is undefined (the operation has no identity, as torch)"));
+        throw_error<ValueError>(op, ": the norm with p = ", p, " of dim ", d,
+                                " of size 0 of shape ", AdOps::shape(x),
+                                " is undefined (the operation has no identity, as torch)");
       }
     }
   }
@@ -571,7 +573,7 @@ AutodiffTensor<Be> var(const AutodiffTensor<Be>& x0, std::span<const std::int64_
                        double correction, bool keepdim, bool take_sqrt, const char* op) {
   static_assert(std::is_same_v<Be, B>);
   if (!std::isfinite(correction) || correction < 0) {
-    throw ValueError(str_cat(op, ": correction must be a finite number >= 0, got ", correction));
+    throw_error<ValueError>(op, ": correction must be a finite number >= 0, got ", correction);
   }
   const AdT x = at_least_1d<AdOps>(x0);
   const Shape xs = AdOps::shape(x);
@@ -658,9 +660,9 @@ AutodiffTensor<Be> cumsum(const AutodiffTensor<Be>& x, std::int64_t dim, const c
 template <class Pe>
 Pe linspace(double start, double end, std::int64_t steps, const char* op) {
   static_assert(std::is_same_v<Pe, P>);
-  if (steps < 0) throw ValueError(str_cat(op, ": steps must be >= 0, got ", steps));
+  if (steps < 0) throw_error<ValueError>(op, ": steps must be >= 0, got ", steps);
   if (!std::isfinite(start) || !std::isfinite(end)) {
-    throw ValueError(str_cat(op, ": start and end must be finite, got ", start, " and ", end));
+    throw_error<ValueError>(op, ": start and end must be finite, got ", start, " and ", end);
   }
   checked::elements(op, steps, "steps");
   cpu::check_allocation(op, Shape{steps}, DType::F32);
@@ -701,16 +703,16 @@ AutodiffTensor<Be> einsum(std::string_view equation,
   for (std::size_t k = 0; k < terms.size(); ++k) {
     const Shape s = AdOps::shape(operands[k]);
     if (s.rank() != terms[k].size()) {
-      throw ShapeError(str_cat(op, ": operand ", k, " has shape ", s, " (rank ", s.rank(),
-                               ") but its term '", terms[k], "' has ", terms[k].size(),
-                               " label(s), in the equation '", equation, "'"));
+      throw_error<ShapeError>(op, ": operand ", k, " has shape ", s, " (rank ", s.rank(),
+                              ") but its term '", terms[k], "' has ", terms[k].size(),
+                              " label(s), in the equation '", equation, "'");
     }
     for (std::size_t i = 0; i < terms[k].size(); ++i) {
       auto& sz = size[static_cast<unsigned char>(terms[k][i])];
       if (sz >= 0 && sz != s[i]) {
-        throw ShapeError(str_cat(op, ": label '", std::string(1, terms[k][i]), "' has size ", sz,
-                                 " and ", s[i], " (operand ", k, " has shape ", s,
-                                 "), in the equation '", equation, "'"));
+        throw_error<ShapeError>(op, ": label '", std::string(1, terms[k][i]), "' has size ", sz,
+                                " and ", s[i], " (operand ", k, " has shape ", s,
+                                "), in the equation '", equation, "'");
       }
       sz = s[i];
     }

@@ -71,7 +71,7 @@ std::vector<EpochSummary> history_from_json(const std::string& text, const std::
     }
     return out;
   } catch (const nlohmann::json::exception& e) {
-    throw FormatError(str_cat("SupervisedTraining: \"", path, "\": malformed history: ", e.what()));
+    throw_error<FormatError>("SupervisedTraining: \"", path, "\": malformed history: ", e.what());
   }
 }
 
@@ -135,8 +135,8 @@ TrainingState read_training_state(const std::filesystem::path& dir, std::int64_t
     TrainingState state;
     state.epoch = json.at("epoch").get<std::int64_t>();
     if (state.epoch != epoch) {
-      throw FormatError(str_cat("SupervisedTraining::checkpoint: \"", path, "\" is the state of epoch ",
-                                state.epoch, ", expected ", epoch));
+      throw_error<FormatError>("SupervisedTraining::checkpoint: \"", path,
+                               "\" is the state of epoch ", state.epoch, ", expected ", epoch);
     }
     state.scheduler_steps = json.at("scheduler_steps").get<std::uint64_t>();
     state.train_loader_epochs = json.at("train_loader_epochs").get<std::uint64_t>();
@@ -144,8 +144,8 @@ TrainingState read_training_state(const std::filesystem::path& dir, std::int64_t
     state.history = history_from_json(json.at("history").dump(), path);
     return state;
   } catch (const nlohmann::json::exception& e) {
-    throw FormatError(
-        str_cat("SupervisedTraining::checkpoint: \"", path, "\": malformed state: ", e.what()));
+    throw_error<FormatError>("SupervisedTraining::checkpoint: \"", path,
+                             "\": malformed state: ", e.what());
   }
 }
 
@@ -190,8 +190,8 @@ optim::NamedStateRecord record_of(const record::SafetensorsFile& file, std::stri
         break;
       case record::SafetensorsDType::I64: {
         if (tensor.shape.num_elements() != 1 || tensor.shape.rank() > 1) {
-          throw FormatError(str_cat("SupervisedTraining::checkpoint: \"", path, "\": count \"",
-                                    key, "\" has shape ", tensor.shape, ", expected [1]"));
+          throw_error<FormatError>("SupervisedTraining::checkpoint: \"", path, "\": count \"", key,
+                                   "\" has shape ", tensor.shape, ", expected [1]");
         }
         std::uint64_t count = 0;
         for (int i = 0; i < 8; ++i) count |= static_cast<std::uint64_t>(tensor.bytes[i]) << (8 * i);
@@ -199,9 +199,9 @@ optim::NamedStateRecord record_of(const record::SafetensorsFile& file, std::stri
         break;
       }
       default:
-        throw FormatError(str_cat("SupervisedTraining::checkpoint: \"", path, "\": \"", key,
-                                  "\" has dtype ", tensor.dtype,
-                                  ", expected F32 (a state tensor) or I64 (a count)"));
+        throw_error<FormatError>("SupervisedTraining::checkpoint: \"", path, "\": \"", key,
+                                 "\" has dtype ", tensor.dtype,
+                                 ", expected F32 (a state tensor) or I64 (a count)");
     }
   }
   return out;
@@ -263,8 +263,8 @@ void prune_checkpoints(const std::filesystem::path& dir, std::int64_t keep_first
   for (const auto* group : {&markers, &files}) {
     for (const auto& path : *group) {
       if (!std::filesystem::remove(path, ec) && ec) {
-        throw IoError(str_cat("SupervisedTraining: cannot remove the stale checkpoint file \"",
-                              path.string(), "\": ", ec.message()));
+        throw_error<IoError>("SupervisedTraining: cannot remove the stale checkpoint file \"",
+                             path.string(), "\": ", ec.message());
       }
     }
   }

@@ -41,9 +41,9 @@ std::string describe_count(const NonFiniteCount& count) {
 void throw_refused_step(const StepPosition& at, std::string_view what) {
   const std::string where = at.epoch > 0 ? str_cat("epoch ", at.epoch, ", batch ", at.batch)
                                          : str_cat("step ", at.batch);
-  throw NonFiniteError(str_cat(at.op, ": ", what, " at ", where,
-                               " (the step was not applied: the model is that of the previous "
-                               "step)"));
+  throw_error<NonFiniteError>(at.op, ": ", what, " at ", where,
+                              " (the step was not applied: the model is that of the previous "
+                              "step)");
 }
 
 }  // namespace kiln::train::detail

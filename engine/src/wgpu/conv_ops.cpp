@@ -305,9 +305,9 @@ ConvParams params_of(const char* op, const Geometry& g, std::int64_t n, bool has
         __builtin_add_overflow(total, x.in, &total) || __builtin_add_overflow(total, x.pad, &total);
     if (overflow || total > INT32_MAX || x.stride > INT32_MAX || x.dilation > INT32_MAX) {
       const char* what = " exceed the webgpu kernels' 32-bit range (more than 2^31 - 1): input ";
-      throw LimitError(str_cat(op, ": positions in spatial dim ", a - (3 - spatial_dims), what,
-                               x.in, ", output ", x.out, ", kernel ", x.kernel, ", stride ",
-                               x.stride, ", padding ", x.pad, ", dilation ", x.dilation));
+      throw_error<LimitError>(op, ": positions in spatial dim ", a - (3 - spatial_dims), what, x.in,
+                              ", output ", x.out, ", kernel ", x.kernel, ", stride ", x.stride,
+                              ", padding ", x.pad, ", dilation ", x.dilation);
     }
   }
   auto u = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };

@@ -20,8 +20,8 @@ namespace {
 /// Throws ShapeError unless `t` has `param`'s shape (Cpu's message: fused_cpu.cpp).
 void check_shape(const char* op, const char* what, const WgpuTensor& t, const WgpuTensor& param) {
   if (!(t.shape() == param.shape())) {
-    throw ShapeError(str_cat(op, ": the ", what, " has shape ", t.shape(), ", the parameter ",
-                             param.shape()));
+    throw_error<ShapeError>(op, ": the ", what, " has shape ", t.shape(), ", the parameter ",
+                            param.shape());
   }
 }
 
@@ -110,7 +110,8 @@ AdamUpdateOf<WgpuTensor> adam_step(const WgpuTensor& param, const WgpuTensor& gr
   constexpr const char* op = "Adam::step";
   wgpu::check(op);
   if (s.amsgrad || max_moment_2) {
-    throw ValueError(str_cat(op, ": the fused Wgpu update has no AMSGrad (the rule takes its op chain)"));
+    throw_error<ValueError>(op,
+                            ": the fused Wgpu update has no AMSGrad (the rule takes its op chain)");
   }
   check_shape(op, "gradient", grad, param);
   if (moment_1) check_shape(op, "first moment", *moment_1, param);

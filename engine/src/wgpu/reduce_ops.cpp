@@ -720,10 +720,9 @@ std::pair<WgpuTensor, WgpuTensor> WgpuOps::sort_with_indices(const WgpuTensor& x
   while (len < l.n) len <<= 1;
   const std::uint64_t total = len * l.results();
   if (total > (std::uint64_t{1} << 31)) {
-    throw LimitError(str_cat("sort: ", l.results(), " lines of ", l.n,
-                             " elements, each padded to ", len,
-                             ", exceed the webgpu backend's 2^31 sort slots (shape ",
-                             x.shape(), ")"));
+    throw_error<LimitError>("sort: ", l.results(), " lines of ", l.n, " elements, each padded to ",
+                            len, ", exceed the webgpu backend's 2^31 sort slots (shape ", x.shape(),
+                            ")");
   }
   auto keys = wgpu::allocate("sort", static_cast<std::size_t>(total) * 4);
   auto ids = wgpu::allocate("sort", static_cast<std::size_t>(total) * 4);

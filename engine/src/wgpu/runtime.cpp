@@ -53,9 +53,9 @@ std::size_t padded(std::size_t bytes) { return bytes < 4 ? 4 : (bytes + 3) & ~st
 void check_size(const char* op, std::size_t bytes) {
   const double limit = runtime().max_buffer_size;
   if (static_cast<double>(bytes) > limit) {
-    throw OutOfMemoryError(str_cat(op, ": a buffer of ", bytes,
-                                   " bytes exceeds the WebGPU device's maxBufferSize (",
-                                   static_cast<std::uint64_t>(limit), " bytes)"));
+    throw_error<OutOfMemoryError>(op, ": a buffer of ", bytes,
+                                  " bytes exceeds the WebGPU device's maxBufferSize (",
+                                  static_cast<std::uint64_t>(limit), " bytes)");
   }
 }
 
@@ -85,13 +85,16 @@ bool available() noexcept { return runtime().ready; }
 
 void check(const char* op) {
   if (!runtime().ready) {
-    throw DeviceError(str_cat(op, ": the webgpu backend has no device (the module was not given "
-                                  "one: init({ backend: 'webgpu' }) requests it)"));
+    throw_error<DeviceError>(op,
+                             ": the webgpu backend has no device (the module was not given "
+                             "one: init({ backend: 'webgpu' }) requests it)");
   }
   switch (kg_status()) {
     case 0: return;
-    case 2: throw OutOfMemoryError(str_cat(op, ": ", sticky_message()));
-    default: throw DeviceError(str_cat(op, ": ", sticky_message()));
+    case 2:
+      throw_error<OutOfMemoryError>(op, ": ", sticky_message());
+    default:
+      throw_error<DeviceError>(op, ": ", sticky_message());
   }
 }
 
@@ -101,7 +104,8 @@ std::shared_ptr<Buffer> allocate(const char* op, std::size_t bytes) {
   check_size(op, bytes);
   const int id = kg_buffer(static_cast<double>(bytes));
   if (id == 0) check(op);  // kgpu.js set the sticky error
-  if (id == 0) throw OutOfMemoryError(str_cat(op, ": WebGPU could not create a buffer of ", bytes, " bytes"));
+  if (id == 0)
+    throw_error<OutOfMemoryError>(op, ": WebGPU could not create a buffer of ", bytes, " bytes");
   return counted(id, bytes);
 }
 
@@ -110,7 +114,8 @@ std::shared_ptr<Buffer> upload(const char* op, const void* data, std::size_t byt
   check_size(op, padded(bytes));
   const int id = kg_upload(data, static_cast<double>(bytes));
   if (id == 0) check(op);
-  if (id == 0) throw OutOfMemoryError(str_cat(op, ": WebGPU could not create a buffer of ", bytes, " bytes"));
+  if (id == 0)
+    throw_error<OutOfMemoryError>(op, ": WebGPU could not create a buffer of ", bytes, " bytes");
   return counted(id, padded(bytes));
 }
 
@@ -138,8 +143,8 @@ void dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, con
   int ids[16];
   int n = 0;
   if (buffers.size() > 16 || static_cast<int>(buffers.size()) != k.nread + k.nrw) {
-    throw StateError(str_cat("wgpu::dispatch: a kernel with ", k.nread, " + ", k.nrw, " buffers got ",
-                             buffers.size(), " (an engine bug)"));
+    throw_error<StateError>("wgpu::dispatch: a kernel with ", k.nread, " + ", k.nrw,
+                            " buffers got ", buffers.size(), " (an engine bug)");
   }
   for (const Buffer* b : buffers) ids[n++] = b->id();
   if (kg_dispatch(k.id, ids, n, k.params ? params : nullptr, k.params ? static_cast<int>(param_bytes) : 0,

@@ -88,8 +88,8 @@ WgpuTensor WgpuOps::from_data(const TensorData& data, DType dtype, const WgpuDev
   wgpu::check("from_data");
   const auto expected = static_cast<std::size_t>(data.shape.num_elements()) * dtype_size(data.dtype);
   if (data.bytes.size() != expected) {
-    throw ShapeError(str_cat("from_data: shape ", data.shape, " of ", data.dtype, " needs ",
-                             expected, " bytes, the data holds ", data.bytes.size()));
+    throw_error<ShapeError>("from_data: shape ", data.shape, " of ", data.dtype, " needs ",
+                            expected, " bytes, the data holds ", data.bytes.size());
   }
   auto host = std::make_shared<const TensorData>(data.dtype == dtype ? data : data.convert(dtype));
   const std::vector<std::uint8_t> bytes = device_bytes(*host);
@@ -117,7 +117,7 @@ WgpuTensor WgpuOps::full(const Shape& shape, double value, DType dtype, const Wg
     }
     case DType::I32: {
       if (!(value >= -2147483648.0 && value <= 2147483647.0)) {
-        throw ValueError(str_cat("full: value ", value, " does not fit in i32"));
+        throw_error<ValueError>("full: value ", value, " does not fit in i32");
       }
       const auto v = static_cast<std::int32_t>(value);
       std::memcpy(&bits, &v, 4);

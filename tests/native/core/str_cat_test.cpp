@@ -17,6 +17,7 @@
 #include <string_view>
 
 #include "kiln/core/dtype.hpp"
+#include "kiln/core/error.hpp"
 #include "kiln/core/shape.hpp"
 #include "kiln/core/str_cat.hpp"
 #include "kiln/core/tensor_data.hpp"
@@ -183,6 +184,31 @@ TEST(StrCat, ModulesPrintTheSameThroughStrCatAndAnOstream) {
   StrOut onto(target);
   onto << 2.5 << Shape{2};
   EXPECT_EQ(target, ">2.5[2]");
+}
+
+// throw_error<E>(parts...) throws E with str_cat(parts...) as its message: literals of
+// different lengths (passed on as const char*), scalars by value, engine types by reference.
+TEST(StrCat, ThrowErrorThrowsTheTypeWithTheConcatenatedMessage) {
+  const Shape shape{2, 3};
+  const std::string name = "w";
+  try {
+    throw_error<ShapeError>("matmul: ", name, " has shape ", shape, ", dim ", -1, " of ", 2.5f,
+                            ' ', std::string_view("ok"), fmt_g(1.0 / 3.0, 3), true);
+    FAIL() << "throw_error returned";
+  } catch (const ShapeError& e) {
+    EXPECT_STREQ(e.what(), "matmul: w has shape [2, 3], dim -1 of 2.5 ok0.3331");
+    EXPECT_EQ(std::string(e.what()),
+              str_cat("matmul: ", name, " has shape ", shape, ", dim ", -1, " of ", 2.5f, ' ',
+                      std::string_view("ok"), fmt_g(1.0 / 3.0, 3), true));
+  }
+  EXPECT_THROW(throw_error<IndexError>("a"), IndexError);
+  EXPECT_THROW(throw_error<IndexError>("a longer literal"), IndexError);
+  const char* null_text = nullptr;
+  try {
+    throw_error<ValueError>("x", null_text, std::uint8_t{7}, 'c');
+  } catch (const ValueError& e) {
+    EXPECT_EQ(std::string(e.what()), std::string("x\x07" "c"));  // null char*: nothing; uint8_t: a char
+  }
 }
 
 }  // namespace

@@ -153,9 +153,9 @@ class GradSink {
     // A step that produced a gradient of the wrong shape is an engine bug: fail loudly
     // rather than accumulate a wrong (broadcast) gradient.
     if (!(B::FloatOps::shape(grad) == p->shape())) {
-      throw StateError(str_cat("backward: internal error: the gradient for input ", i,
-                               " has shape ", B::FloatOps::shape(grad), ", expected ",
-                               p->shape(), " (please report this)"));
+      throw_error<StateError>("backward: internal error: the gradient for input ", i, " has shape ",
+                              B::FloatOps::shape(grad), ", expected ", p->shape(),
+                              " (please report this)");
     }
     auto it = pending_.find(p);
     if (it == pending_.end()) {

@@ -201,7 +201,7 @@ T load_file(const std::string& path, std::string_view op, FromValue from_value,
     return from_value(parse(text, name, limits));
   } catch (const ConfigError& e) {
     if (std::string_view(e.what()).rfind(name, 0) == 0) throw;
-    throw ConfigError(str_cat(name, ": ", e.what()));
+    throw_error<ConfigError>(name, ": ", e.what());
   }
 }
 

@@ -14,8 +14,8 @@ namespace kiln::check {
 inline std::int64_t dim(const char* op, std::int64_t dim, std::size_t rank) {
   const auto r = static_cast<std::int64_t>(rank);
   if (dim < -r || dim >= r) {
-    throw IndexError(str_cat(op, ": dim ", dim, " is out of range for a tensor of rank ", rank,
-                             " (expected ", -r, " <= dim < ", r, ")"));
+    throw_error<IndexError>(op, ": dim ", dim, " is out of range for a tensor of rank ", rank,
+                            " (expected ", -r, " <= dim < ", r, ")");
   }
   return dim < 0 ? dim + r : dim;
 }
@@ -23,8 +23,8 @@ inline std::int64_t dim(const char* op, std::int64_t dim, std::size_t rank) {
 /// Throws RankError unless a primitive of rank `given` may become a Tensor of rank D.
 inline void rank(const char* op, std::size_t expected, const Shape& given) {
   if (given.rank() != expected) {
-    throw RankError(str_cat(op, ": expected a tensor of rank ", expected, ", got shape ",
-                            given, " (rank ", given.rank(), ")"));
+    throw_error<RankError>(op, ": expected a tensor of rank ", expected, ", got shape ", given,
+                           " (rank ", given.rank(), ")");
   }
 }
 

@@ -40,8 +40,8 @@ inline std::int64_t mul(std::string_view op, std::int64_t a, std::int64_t b,
                         std::string_view what) {
   std::int64_t r;
   if (__builtin_mul_overflow(a, b, &r)) {
-    throw LimitError(str_cat(op, ": ", what, " = ", a, " · ", b,
-                             " overflows int64 (more than ", max_int64, ")"));
+    throw_error<LimitError>(op, ": ", what, " = ", a, " · ", b, " overflows int64 (more than ",
+                            max_int64, ")");
   }
   return r;
 }
@@ -51,8 +51,8 @@ inline std::int64_t add(std::string_view op, std::int64_t a, std::int64_t b,
                         std::string_view what) {
   std::int64_t r;
   if (__builtin_add_overflow(a, b, &r)) {
-    throw LimitError(str_cat(op, ": ", what, " = ", a, " + ", b,
-                             " overflows int64 (more than ", max_int64, ")"));
+    throw_error<LimitError>(op, ": ", what, " = ", a, " + ", b, " overflows int64 (more than ",
+                            max_int64, ")");
   }
   return r;
 }
@@ -62,8 +62,8 @@ inline std::int64_t sub(std::string_view op, std::int64_t a, std::int64_t b,
                         std::string_view what) {
   std::int64_t r;
   if (__builtin_sub_overflow(a, b, &r)) {
-    throw LimitError(str_cat(op, ": ", what, " = ", a, " - ", b,
-                             " overflows int64 (more than ", max_int64, " in magnitude)"));
+    throw_error<LimitError>(op, ": ", what, " = ", a, " - ", b, " overflows int64 (more than ",
+                            max_int64, " in magnitude)");
   }
   return r;
 }
@@ -88,9 +88,8 @@ inline std::int64_t product(std::string_view op, std::span<const std::int64_t> d
   for (const std::int64_t d : dims) {
     std::int64_t next;
     if (__builtin_mul_overflow(n, d, &next)) {
-      throw LimitError(str_cat(op, ": ", what, " ", dims_string(dims),
-                               " has more elements than int64 holds (more than ", max_int64,
-                               ")"));
+      throw_error<LimitError>(op, ": ", what, " ", dims_string(dims),
+                              " has more elements than int64 holds (more than ", max_int64, ")");
     }
     n = next;
   }
@@ -101,8 +100,8 @@ inline std::int64_t product(std::string_view op, std::span<const std::int64_t> d
 /// unless 0 <= count <= max_elements.
 inline void elements(std::string_view op, std::int64_t count, std::string_view what) {
   if (count > max_elements) {
-    throw LimitError(str_cat(op, ": ", what, " gives ", count,
-                             " elements, more than the limit of ", max_elements));
+    throw_error<LimitError>(op, ": ", what, " gives ", count, " elements, more than the limit of ",
+                            max_elements);
   }
 }
 
@@ -122,8 +121,8 @@ inline std::size_t bytes(std::string_view op, std::int64_t count, std::size_t si
   const auto n = static_cast<std::uint64_t>(count < 0 ? 0 : count);
   std::uint64_t total;
   if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(size), &total) || total > max_bytes) {
-    throw LimitError(str_cat(op, ": ", what, " needs ", count, " · ", size,
-                             " bytes, more than the limit of ", max_bytes, " bytes"));
+    throw_error<LimitError>(op, ": ", what, " needs ", count, " · ", size,
+                            " bytes, more than the limit of ", max_bytes, " bytes");
   }
   return static_cast<std::size_t>(total);
 }

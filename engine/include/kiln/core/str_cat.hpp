@@ -129,6 +129,43 @@ std::string str_cat(const Args&... args) {
   return out;
 }
 
+namespace detail {
+
+/// How throw_error passes each message part to its out-of-line thrower: scalars, string
+/// views and fmt_g by value, string literals as `const char*` (so every literal length
+/// shares one instantiation), anything else by const reference.
+template <class T>
+struct ErrorPart {
+  using type = std::conditional_t<std::is_scalar_v<T> || std::is_same_v<T, FloatG> ||
+                                      std::is_same_v<T, std::string_view>,
+                                  T, const T&>;
+};
+template <std::size_t N>
+struct ErrorPart<char[N]> {
+  using type = const char*;
+};
+template <std::size_t N>
+struct ErrorPart<const char[N]> {
+  using type = const char*;
+};
+
+template <class E, class... Parts>
+[[noreturn, gnu::cold, gnu::noinline]] void throw_error_cold(Parts... parts) {
+  throw E(str_cat(parts...));
+}
+
+}  // namespace detail
+
+/// `throw E(str_cat(parts...))`, with the message built and thrown out of line: a throw site
+/// is one call instead of the message's appends, the string's and exception's cleanups and
+/// the throw (STYLE.md §7 messages; issue 17: cold code off the hot functions, and out of
+/// the WebAssembly that loads at init). E is a kiln::Error subclass (or any exception type
+/// constructible from a std::string). Throws E.
+template <class E, class... Parts>
+[[noreturn, gnu::always_inline]] inline void throw_error(const Parts&... parts) {
+  detail::throw_error_cold<E, typename detail::ErrorPart<Parts>::type...>(parts...);
+}
+
 /// A std::string written with `<<` as an ostream would be, through str_cat's rules: what
 /// the engine's printers (module trees, tensors, reports) write into instead of an
 /// ostream (an ostringstream's `<<` and `str()`). `out << a << b` appends str_cat(a, b) to

@@ -151,9 +151,8 @@ class TensorData {
   static void flatten_into(NestedList<T, D> values, const Shape& shape, std::size_t depth,
                            std::vector<T>& out) {
     if (static_cast<std::int64_t>(values.size()) != shape[depth]) {
-      throw ShapeError(str_cat("TensorData::from: ragged nested list: expected ",
-                               shape[depth], " elements at depth ", depth, ", got ",
-                               values.size()));
+      throw_error<ShapeError>("TensorData::from: ragged nested list: expected ", shape[depth],
+                              " elements at depth ", depth, ", got ", values.size());
     }
     if constexpr (D == 1) {
       out.insert(out.end(), values.begin(), values.end());

@@ -300,8 +300,8 @@ class DataLoader {
   /// Throws: IndexError if start > end or end > num_items().
   std::shared_ptr<DataLoader> slice(std::size_t start, std::size_t end) const {
     if (start > end || end > num_items_) {
-      throw IndexError(str_cat("DataLoader::slice: range ", start, "..", end,
-                               " is not within the loader's 0..", num_items_));
+      throw_error<IndexError>("DataLoader::slice: range ", start, "..", end,
+                              " is not within the loader's 0..", num_items_);
     }
     return std::make_shared<DataLoader>(load_, offset_ + start, end - start, batch_size_,
                                         num_workers_, seed_, device_);
@@ -384,8 +384,8 @@ class DataLoaderBuilder {
           for (const std::size_t index : indices) {
             auto item = dataset->get(index);
             if (!item) {
-              throw StateError(str_cat("DataLoader: the dataset returned no item at index ", index,
-                                       ", below its len() = ", dataset->len()));
+              throw_error<StateError>("DataLoader: the dataset returned no item at index ", index,
+                                      ", below its len() = ", dataset->len());
             }
             items.push_back(std::move(*item));
           }

@@ -147,8 +147,8 @@ class TabularDataset : public Dataset<TabularItem> {
     for (std::size_t i = 0; i < data_->classes.size(); ++i) {
       if (data_->classes[i] == name) return static_cast<std::int32_t>(i);
     }
-    throw ValueError(str_cat("TabularDataset::class_id: no class \"", name, "\" among ",
-                             data_->classes.size(), " classes"));
+    throw_error<ValueError>("TabularDataset::class_id: no class \"", name, "\" among ",
+                            data_->classes.size(), " classes");
   }
   /// The rows as stored (features row-major [len, num_features], labels [len]).
   const TabularData& data() const { return *data_; }
@@ -183,12 +183,12 @@ struct TabularBatcher {
     for (std::size_t i = 0; i < items.size(); ++i) {
       const TabularItem& item = items[i];
       if (item.features.size() != width) {
-        throw ShapeError(str_cat("TabularBatcher::batch: item ", i, " has ", item.features.size(),
-                                 " features, item 0 has ", width));
+        throw_error<ShapeError>("TabularBatcher::batch: item ", i, " has ", item.features.size(),
+                                " features, item 0 has ", width);
       }
       if (!item.label) {
-        throw ValueError(
-            str_cat("TabularBatcher::batch: item ", i, " has no label (choose a label column)"));
+        throw_error<ValueError>("TabularBatcher::batch: item ", i,
+                                " has no label (choose a label column)");
       }
       features.insert(features.end(), item.features.begin(), item.features.end());
       targets.push_back(*item.label);

@@ -62,10 +62,10 @@ struct SequentialRules<Gelu> : SequentialKeepsShape {
       const std::string& key = body.keys()[i];
       const config::Value& f = body.items()[i];
       if (key != "approximate") {
-        throw ConfigError(str_cat(at, "unknown field \"", key, "\" (fields: approximate)"));
+        throw_error<ConfigError>(at, "unknown field \"", key, "\" (fields: approximate)");
       }
       if (!f.is_boolean()) {
-        throw ConfigError(str_cat(at, "approximate: expected a boolean, got ", config::describe(f)));
+        throw_error<ConfigError>(at, "approximate: expected a boolean, got ", config::describe(f));
       }
       gelu.approximate = f.get_bool();
     }
@@ -123,8 +123,8 @@ struct LeakyReluConfig {
   /// Throws: ConfigError if negative_slope is not finite.
   void check() const {
     if (!std::isfinite(negative_slope)) {
-      throw ConfigError(
-          str_cat("LeakyReluConfig::init: negative_slope must be finite, got ", negative_slope));
+      throw_error<ConfigError>("LeakyReluConfig::init: negative_slope must be finite, got ",
+                               negative_slope);
     }
   }
   /// The layer. Throws: ConfigError as check().

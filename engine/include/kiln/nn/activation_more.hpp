@@ -84,7 +84,7 @@ struct EluConfig {
   /// Throws: ConfigError if alpha is not finite.
   void check() const {
     if (!std::isfinite(alpha)) {
-      throw ConfigError(str_cat("EluConfig::init: alpha must be finite, got ", alpha));
+      throw_error<ConfigError>("EluConfig::init: alpha must be finite, got ", alpha);
     }
   }
   /// The layer. Throws: ConfigError as check().
@@ -122,7 +122,7 @@ struct CeluConfig {
   /// Throws: ConfigError if alpha is 0 or not finite.
   void check() const {
     if (!std::isfinite(alpha) || alpha == 0.0) {
-      throw ConfigError(str_cat("CeluConfig::init: alpha must be finite and not 0, got ", alpha));
+      throw_error<ConfigError>("CeluConfig::init: alpha must be finite and not 0, got ", alpha);
     }
   }
   /// The layer. Throws: ConfigError as check().

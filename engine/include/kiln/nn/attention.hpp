@@ -53,8 +53,8 @@ Tensor<B, 3, Bool> generate_autoregressive_mask(std::int64_t batch_size, std::in
                                                 const Device<B>& device = {}) {
   constexpr std::string_view op = "generate_autoregressive_mask";
   if (batch_size < 1 || seq_length < 1) {
-    throw ValueError(str_cat(op, ": batch_size and seq_length must be >= 1, got batch_size = ",
-                             batch_size, ", seq_length = ", seq_length));
+    throw_error<ValueError>(op, ": batch_size and seq_length must be >= 1, got batch_size = ",
+                            batch_size, ", seq_length = ", seq_length);
   }
   checked::numel(op, std::array<std::int64_t, 3>{batch_size, seq_length, seq_length},
                  "mask shape");
@@ -131,27 +131,28 @@ std::pair<Tensor<B, 3>, Tensor<B, 4>> mha_attention(
   const std::int64_t d_model = in_proj_weight.shape()[1];
   const Shape qs = in.query.shape(), ks = in.key.shape(), vs = in.value.shape();
   if (qs[2] != d_model) {
-    throw ShapeError(str_cat(op, ": expected query [batch_size, seq_q, d_model] with d_model = ",
-                             d_model, ", got ", qs));
+    throw_error<ShapeError>(
+        op, ": expected query [batch_size, seq_q, d_model] with d_model = ", d_model, ", got ", qs);
   }
   if (ks[0] != qs[0] || ks[2] != d_model || vs != ks) {
-    throw ShapeError(str_cat(op, ": expected key and value [batch_size, seq_k, d_model] with "
-                                 "batch_size = ", qs[0], " and d_model = ", d_model,
-                             ", got key ", ks, ", value ", vs));
+    throw_error<ShapeError>(op,
+                            ": expected key and value [batch_size, seq_k, d_model] with "
+                            "batch_size = ",
+                            qs[0], " and d_model = ", d_model, ", got key ", ks, ", value ", vs);
   }
   const std::int64_t batch = qs[0], seq_q = qs[1], seq_k = ks[1];
   const std::int64_t head_dim = d_model / n_heads;
   checked::numel(op, std::array<std::int64_t, 4>{batch, n_heads, seq_q, seq_k},
                  "attention scores [batch_size, n_heads, seq_q, seq_k]");
   if (in.mask_pad && in.mask_pad->shape() != Shape{batch, seq_k}) {
-    throw ShapeError(str_cat(op, ": expected mask_pad [batch_size, seq_k] = [", batch, ", ",
-                             seq_k, "], got ", in.mask_pad->shape()));
+    throw_error<ShapeError>(op, ": expected mask_pad [batch_size, seq_k] = [", batch, ", ", seq_k,
+                            "], got ", in.mask_pad->shape());
   }
   if (in.mask_attn) {
     const Shape ms = in.mask_attn->shape();
     if ((ms[0] != batch && ms[0] != 1) || ms[1] != seq_q || ms[2] != seq_k) {
-      throw ShapeError(str_cat(op, ": expected mask_attn [batch_size, seq_q, seq_k] = [", batch,
-                               ", ", seq_q, ", ", seq_k, "] (or batch_size 1), got ", ms));
+      throw_error<ShapeError>(op, ": expected mask_attn [batch_size, seq_q, seq_k] = [", batch,
+                              ", ", seq_q, ", ", seq_k, "] (or batch_size 1), got ", ms);
     }
   }
 
@@ -215,13 +216,14 @@ struct MultiHeadAttentionConfig {
   ///         dropout is outside [0, 1]; LimitError if the weights are too large.
   void check() const {
     if (d_model < 1 || n_heads < 1 || d_model % n_heads != 0) {
-      throw ConfigError(str_cat("MultiHeadAttentionConfig::init: d_model must be a positive "
-                                "multiple of n_heads, got d_model = ", d_model,
-                                ", n_heads = ", n_heads));
+      throw_error<ConfigError>(
+          "MultiHeadAttentionConfig::init: d_model must be a positive "
+          "multiple of n_heads, got d_model = ",
+          d_model, ", n_heads = ", n_heads);
     }
     if (!(dropout >= 0.0 && dropout <= 1.0)) {
-      throw ConfigError(str_cat("MultiHeadAttentionConfig::init: dropout must be in [0, 1], got ",
-                                dropout));
+      throw_error<ConfigError>("MultiHeadAttentionConfig::init: dropout must be in [0, 1], got ",
+                               dropout);
     }
     checked::numel("MultiHeadAttentionConfig::init",
                    std::array<std::int64_t, 2>{checked::mul("MultiHeadAttentionConfig::init", 3,
@@ -244,12 +246,14 @@ struct SequentialRules<MultiHeadAttentionConfig> {
   static SequentialItem item_shape(const MultiHeadAttentionConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (in.dims && in.dims->size() != 2) {
-      throw ConfigError(str_cat(at, "expects input [batch_size, seq_length, d_model] but the "
-                                    "previous layer outputs ", in.describe()));
+      throw_error<ConfigError>(at,
+                               "expects input [batch_size, seq_length, d_model] but the "
+                               "previous layer outputs ",
+                               in.describe());
     }
     if (const auto last = in.last_dim(); last && *last != c.d_model) {
-      throw ConfigError(str_cat(at, "d_model is ", c.d_model, " but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                               in.describe());
     }
     return in;
   }

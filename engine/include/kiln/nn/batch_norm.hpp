@@ -88,14 +88,15 @@ struct SequentialRules<BatchNormConfig> {
   static SequentialItem item_shape(const BatchNormConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (in.dims && (in.dims->empty() || in.dims->size() > 3)) {
-      throw ConfigError(str_cat(at, "expects input [batch_size, num_features, ...] (items of "
-                                    "rank 1 to 3) but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at,
+                               "expects input [batch_size, num_features, ...] (items of "
+                               "rank 1 to 3) but the previous layer outputs ",
+                               in.describe());
     }
     if (in.dims && (*in.dims)[0] >= 0 && (*in.dims)[0] != c.num_features) {
-      throw ConfigError(str_cat(at, "num_features is ", c.num_features,
-                                " but the previous layer outputs ", in.describe(), " (",
-                                (*in.dims)[0], " features in dim 1)"));
+      throw_error<ConfigError>(at, "num_features is ", c.num_features,
+                               " but the previous layer outputs ", in.describe(), " (",
+                               (*in.dims)[0], " features in dim 1)");
     }
     return in;  // items of unknown rank: dim 1 is unknown (the last dim may not be it)
   }
@@ -140,8 +141,8 @@ struct BatchNorm {
     const Shape s = input.shape();
     const std::int64_t channels = num_features();
     if (s[1] != channels) {
-      throw ShapeError(str_cat("BatchNorm::forward: expected input [batch_size, ", channels,
-                               ", ...] (num_features = ", channels, "), got ", s));
+      throw_error<ShapeError>("BatchNorm::forward: expected input [batch_size, ", channels,
+                              ", ...] (num_features = ", channels, "), got ", s);
     }
     const Erased x(input);
     if constexpr (AutodiffBackend<B>) {
@@ -196,8 +197,10 @@ struct BatchNorm {
     const std::int64_t c = num_features();
     const std::int64_t n = s.num_elements() / c;
     if (n <= 1) {
-      throw ShapeError(str_cat("BatchNorm::forward: expected more than 1 value per channel "
-                               "when training, got input ", s));
+      throw_error<ShapeError>(
+          "BatchNorm::forward: expected more than 1 value per channel "
+          "when training, got input ",
+          s);
     }
     const auto mean = mean_but_channel(input, rank);           // [1, C, 1, ...]
     const auto centered = input - mean;

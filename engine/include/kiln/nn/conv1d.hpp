@@ -103,7 +103,7 @@ inline void Conv1dConfig::check() const {
   try {
     (void)initializer.sampling(channels[0] / groups * kernel_size, channels[1] * kernel_size);
   } catch (const ConfigError& e) {
-    throw ConfigError(str_cat(op, ": initializer: ", e.what()));
+    throw_error<ConfigError>(op, ": initializer: ", e.what());
   }
 }
 
@@ -124,9 +124,9 @@ struct SequentialRules<Conv1dConfig> {
     if (in.dims) {
       const auto& d = *in.dims;
       if (d[0] >= 0 && d[0] != c.channels[0]) {
-        throw ConfigError(str_cat(at, "channels[0] is ", c.channels[0],
-                                  " but the previous layer outputs ", in.describe(), " (", d[0],
-                                  " channels)"));
+        throw_error<ConfigError>(at, "channels[0] is ", c.channels[0],
+                                 " but the previous layer outputs ", in.describe(), " (", d[0],
+                                 " channels)");
       }
       out[1] = sequential::conv_out(d[1], c.kernel_size, c.stride,
                                     sequential::pad_sum(begin[0], end[0], at, "length"), c.dilation,

@@ -128,13 +128,13 @@ struct Conv2d {
 inline void check_conv_config(const char* op, std::int64_t channels_in, std::int64_t channels_out,
                               std::int64_t groups) {
   if (channels_in < 1 || channels_out < 1) {
-    throw ConfigError(str_cat(op, ": channels must be >= 1, got {", channels_in, ", ",
-                              channels_out, "}"));
+    throw_error<ConfigError>(op, ": channels must be >= 1, got {", channels_in, ", ", channels_out,
+                             "}");
   }
-  if (groups < 1) throw ConfigError(str_cat(op, ": groups must be >= 1, got ", groups));
+  if (groups < 1) throw_error<ConfigError>(op, ": groups must be >= 1, got ", groups);
   if (channels_in % groups != 0 || channels_out % groups != 0) {
-    throw ConfigError(str_cat(op, ": channels {", channels_in, ", ", channels_out,
-                              "} must both be divisible by groups = ", groups));
+    throw_error<ConfigError>(op, ": channels {", channels_in, ", ", channels_out,
+                             "} must both be divisible by groups = ", groups);
   }
 }
 
@@ -143,8 +143,8 @@ template <std::size_t N>
 void check_positive(const char* op, const char* field, const std::array<std::int64_t, N>& v) {
   for (std::size_t d = 0; d < N; ++d) {
     if (v[d] < 1) {
-      throw ConfigError(str_cat(op, ": ", field, " must be >= 1 in every dim, got ",
-                                v[d], " in dim ", d));
+      throw_error<ConfigError>(op, ": ", field, " must be >= 1 in every dim, got ", v[d],
+                               " in dim ", d);
     }
   }
 }
@@ -166,7 +166,7 @@ inline void Conv2dConfig::check() const {
     (void)initializer.sampling(channels[0] / groups * kernel_size[0] * kernel_size[1],
                                channels[1] * kernel_size[0] * kernel_size[1]);
   } catch (const ConfigError& e) {
-    throw ConfigError(str_cat(op, ": initializer: ", e.what()));
+    throw_error<ConfigError>(op, ": initializer: ", e.what());
   }
 }
 
@@ -189,9 +189,9 @@ struct SequentialRules<Conv2dConfig> {
     if (in.dims) {
       const auto& d = *in.dims;
       if (d[0] >= 0 && d[0] != c.channels[0]) {
-        throw ConfigError(str_cat(at, "channels[0] is ", c.channels[0],
-                                  " but the previous layer outputs ", in.describe(), " (", d[0],
-                                  " channels)"));
+        throw_error<ConfigError>(at, "channels[0] is ", c.channels[0],
+                                 " but the previous layer outputs ", in.describe(), " (", d[0],
+                                 " channels)");
       }
       out[1] = sequential::conv_out(d[1], c.kernel_size[0], c.stride[0],
                                     sequential::pad_sum(begin[0], end[0], at, "height"),

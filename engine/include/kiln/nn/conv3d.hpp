@@ -123,7 +123,7 @@ inline void Conv3dConfig::check() const {
   try {
     (void)initializer.sampling(channels[0] / groups * receptive, channels[1] * receptive);
   } catch (const ConfigError& e) {
-    throw ConfigError(str_cat(op, ": initializer: ", e.what()));
+    throw_error<ConfigError>(op, ": initializer: ", e.what());
   }
 }
 
@@ -151,8 +151,8 @@ inline void spec_padding3d_to_config(config::Value& body, std::string_view at) {
              p[1].is_number_integer() && p[2].is_number_integer()) {
     p = config::Value::object({{"Explicit", p}});
   } else {
-    throw ConfigError(str_cat(at, "padding: expected \"valid\", \"same\" or [depth, height, ",
-                              "width] (or one integer), got ", config::describe(p)));
+    throw_error<ConfigError>(at, "padding: expected \"valid\", \"same\" or [depth, height, ",
+                             "width] (or one integer), got ", config::describe(p));
   }
 }
 
@@ -166,9 +166,9 @@ SequentialItem item_shape_3d(std::int64_t channels_in, std::int64_t channels_out
   if (in.dims) {
     const auto& d = *in.dims;
     if (d[0] >= 0 && d[0] != channels_in) {
-      throw ConfigError(str_cat(at, "channels[0] is ", channels_in,
-                                " but the previous layer outputs ", in.describe(), " (", d[0],
-                                " channels)"));
+      throw_error<ConfigError>(at, "channels[0] is ", channels_in,
+                               " but the previous layer outputs ", in.describe(), " (", d[0],
+                               " channels)");
     }
     for (std::size_t i = 0; i < 3; ++i) {
       if (d[i + 1] >= 0) out[i + 1] = out_size(i, d[i + 1]);

@@ -69,9 +69,9 @@ struct SequentialRules<ConvTranspose1dConfig> {
     if (in.dims) {
       const auto& d = *in.dims;
       if (d[0] >= 0 && d[0] != c.channels[0]) {
-        throw ConfigError(str_cat(at, "channels[0] is ", c.channels[0],
-                                  " but the previous layer outputs ", in.describe(), " (", d[0],
-                                  " channels)"));
+        throw_error<ConfigError>(at, "channels[0] is ", c.channels[0],
+                                 " but the previous layer outputs ", in.describe(), " (", d[0],
+                                 " channels)");
       }
       if (d[1] >= 0) {
         out[1] = conv_transpose_out(d[1], c.kernel_size, c.stride, c.padding, c.padding_out,

@@ -62,14 +62,14 @@ inline void ConvTranspose2dConfig::check() const {
                  "weight shape");
   for (std::size_t d = 0; d < 2; ++d) {
     if (padding[d] < 0 || padding_out[d] < 0) {
-      throw ConfigError(str_cat(op, ": padding and padding_out must be >= 0, got padding [",
-                                padding[0], ", ", padding[1], "], padding_out [", padding_out[0],
-                                ", ", padding_out[1], "]"));
+      throw_error<ConfigError>(op, ": padding and padding_out must be >= 0, got padding [",
+                               padding[0], ", ", padding[1], "], padding_out [", padding_out[0],
+                               ", ", padding_out[1], "]");
     }
     if (padding_out[d] >= stride[d] && padding_out[d] >= dilation[d]) {
-      throw ConfigError(str_cat(op, ": padding_out must be smaller than stride or dilation, got ",
-                                "padding_out ", padding_out[d], ", stride ", stride[d],
-                                ", dilation ", dilation[d], " in dim ", d));
+      throw_error<ConfigError>(op, ": padding_out must be smaller than stride or dilation, got ",
+                               "padding_out ", padding_out[d], ", stride ", stride[d],
+                               ", dilation ", dilation[d], " in dim ", d);
     }
   }
 }
@@ -91,9 +91,9 @@ struct SequentialRules<ConvTranspose2dConfig> {
     if (in.dims) {
       const auto& d = *in.dims;
       if (d[0] >= 0 && d[0] != c.channels[0]) {
-        throw ConfigError(str_cat(at, "channels[0] is ", c.channels[0],
-                                  " but the previous layer outputs ", in.describe(), " (", d[0],
-                                  " channels)"));
+        throw_error<ConfigError>(at, "channels[0] is ", c.channels[0],
+                                 " but the previous layer outputs ", in.describe(), " (", d[0],
+                                 " channels)");
       }
       for (std::size_t i = 0; i < 2; ++i) {
         if (d[i + 1] < 0) continue;
@@ -101,8 +101,8 @@ struct SequentialRules<ConvTranspose2dConfig> {
         const std::int64_t o = (d[i + 1] - 1) * c.stride[i] - 2 * c.padding[i] +
                                c.dilation[i] * (c.kernel_size[i] - 1) + c.padding_out[i] + 1;
         if (o < 1) {
-          throw ConfigError(str_cat(at, "the output ", i == 0 ? "height" : "width", " would be ",
-                                    o, " for the previous layer's ", in.describe()));
+          throw_error<ConfigError>(at, "the output ", i == 0 ? "height" : "width", " would be ", o,
+                                   " for the previous layer's ", in.describe());
         }
         out[i + 1] = o;
       }

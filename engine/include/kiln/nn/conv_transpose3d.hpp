@@ -60,13 +60,13 @@ void check_transposed_padding(const char* op, const std::array<std::int64_t, N>&
                               const std::array<std::int64_t, N>& padding_out) {
   for (std::size_t d = 0; d < N; ++d) {
     if (padding[d] < 0 || padding_out[d] < 0) {
-      throw ConfigError(str_cat(op, ": padding and padding_out must be >= 0, got padding ",
-                                padding[d], " and padding_out ", padding_out[d], " in dim ", d));
+      throw_error<ConfigError>(op, ": padding and padding_out must be >= 0, got padding ",
+                               padding[d], " and padding_out ", padding_out[d], " in dim ", d);
     }
     if (padding_out[d] >= stride[d] && padding_out[d] >= dilation[d]) {
-      throw ConfigError(str_cat(op, ": padding_out must be smaller than stride or dilation, got ",
-                                "padding_out ", padding_out[d], ", stride ", stride[d],
-                                ", dilation ", dilation[d], " in dim ", d));
+      throw_error<ConfigError>(op, ": padding_out must be smaller than stride or dilation, got ",
+                               "padding_out ", padding_out[d], ", stride ", stride[d],
+                               ", dilation ", dilation[d], " in dim ", d);
     }
   }
 }
@@ -88,8 +88,8 @@ inline std::int64_t conv_transpose_out(std::int64_t in, std::int64_t kernel, std
                    padding_out + 1, "dilation · (kernel - 1) + padding_out + 1"),
       "the output size");
   if (o < 1) {
-    throw ConfigError(str_cat(at, "the output ", dim_name, " would be ", o,
-                              " for the previous layer's ", item.describe()));
+    throw_error<ConfigError>(at, "the output ", dim_name, " would be ", o,
+                             " for the previous layer's ", item.describe());
   }
   return o;
 }

@@ -36,7 +36,7 @@ struct DropoutConfig {
   /// Throws: ConfigError unless 0 <= prob <= 1.
   void check() const {
     if (!(prob >= 0.0 && prob <= 1.0)) {
-      throw ConfigError(str_cat("DropoutConfig::init: prob must be in [0, 1], got ", prob));
+      throw_error<ConfigError>("DropoutConfig::init: prob must be in [0, 1], got ", prob);
     }
   }
   /// The layer. Throws: ConfigError as check().
@@ -90,7 +90,7 @@ struct Dropout {
  private:
   void check_prob(const char* op) const {
     if (!(prob >= 0.0 && prob <= 1.0)) {
-      throw ValueError(str_cat(op, ": prob must be in [0, 1], got ", prob));
+      throw_error<ValueError>(op, ": prob must be in [0, 1], got ", prob);
     }
   }
   template <Backend B, std::size_t D>

@@ -44,8 +44,8 @@ Tensor<B, 3> embedding_lookup(const Tensor<B, 2>& weight, const std::vector<std:
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (values[i] < 0 || values[i] >= rows) {
       const auto at = static_cast<std::int64_t>(i);
-      throw IndexError(str_cat(op, ": index ", values[i], " at [", at / seq, ", ", at % seq,
-                               "] is out of range [0, ", rows, ") (n_embedding = ", rows, ")"));
+      throw_error<IndexError>(op, ": index ", values[i], " at [", at / seq, ", ", at % seq,
+                              "] is out of range [0, ", rows, ") (n_embedding = ", rows, ")");
     }
     if (padding_idx && values[i] == *padding_idx) has_padding = true;
   }
@@ -88,8 +88,8 @@ Tensor<B, 3> embedding(const Tensor<B, 2, Int>& indices, const Tensor<B, 2>& wei
   const std::int64_t rows = weight.dims()[0];
   if (padding_idx) {
     if (*padding_idx < -rows || *padding_idx >= rows) {
-      throw ConfigError(str_cat("embedding: padding_idx must be in [", -rows, ", ", rows,
-                                ") (the weight has ", rows, " rows), got ", *padding_idx));
+      throw_error<ConfigError>("embedding: padding_idx must be in [", -rows, ", ", rows,
+                               ") (the weight has ", rows, " rows), got ", *padding_idx);
     }
     if (*padding_idx < 0) padding_idx = *padding_idx + rows;
   }
@@ -122,13 +122,15 @@ struct EmbeddingConfig {
   ///         [-n_embedding, n_embedding).
   void check() const {
     if (n_embedding < 1 || d_model < 1) {
-      throw ConfigError(str_cat("EmbeddingConfig::init: n_embedding and d_model must be >= 1, got "
-                                "n_embedding = ", n_embedding, ", d_model = ", d_model));
+      throw_error<ConfigError>(
+          "EmbeddingConfig::init: n_embedding and d_model must be >= 1, got "
+          "n_embedding = ",
+          n_embedding, ", d_model = ", d_model);
     }
     if (padding_idx && (*padding_idx < -n_embedding || *padding_idx >= n_embedding)) {
-      throw ConfigError(str_cat("EmbeddingConfig::init: padding_idx must be in [", -n_embedding,
-                                ", ", n_embedding, ") (n_embedding = ", n_embedding, "), got ",
-                                *padding_idx));
+      throw_error<ConfigError>("EmbeddingConfig::init: padding_idx must be in [", -n_embedding,
+                               ", ", n_embedding, ") (n_embedding = ", n_embedding, "), got ",
+                               *padding_idx);
     }
   }
 
@@ -189,8 +191,8 @@ struct Embedding {
       const float v = values[i];
       if (!(std::floor(v) == v) || std::abs(v) > 2147483647.f) {
         const auto at = static_cast<std::int64_t>(i);
-        throw ValueError(str_cat("Embedding::forward: expected integer indices, got ", v, " at [",
-                                 at / seq, ", ", at % seq, "]"));
+        throw_error<ValueError>("Embedding::forward: expected integer indices, got ", v, " at [",
+                                at / seq, ", ", at % seq, "]");
       }
       ints[i] = static_cast<std::int32_t>(v);
     }

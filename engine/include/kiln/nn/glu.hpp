@@ -51,25 +51,25 @@ struct SequentialRules<GluConfig> {
   static SequentialItem item_shape(const GluConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (c.dim == 0) {
-      throw ConfigError(str_cat(at, "dim 0 is the batch dim; glu halves a dim of the items"));
+      throw_error<ConfigError>(at, "dim 0 is the batch dim; glu halves a dim of the items");
     }
     SequentialItem out = in;
     if (in.dims) {
       const auto rank = static_cast<std::int64_t>(in.dims->size()) + 1;
       if (c.dim < -rank || c.dim >= rank || c.dim == -rank) {
-        throw ConfigError(str_cat(at, "dim ", c.dim, " is out of range for the previous layer's ",
-                                  in.describe(), " (batch dim 0 excluded)"));
+        throw_error<ConfigError>(at, "dim ", c.dim, " is out of range for the previous layer's ",
+                                 in.describe(), " (batch dim 0 excluded)");
       }
       auto& n = (*out.dims)[static_cast<std::size_t>((c.dim < 0 ? c.dim + rank : c.dim) - 1)];
       if (n >= 0 && n % 2 != 0) {
-        throw ConfigError(str_cat(at, "dim ", c.dim, " of the previous layer's ", in.describe(),
-                                  " has odd size ", n, " (glu halves it)"));
+        throw_error<ConfigError>(at, "dim ", c.dim, " of the previous layer's ", in.describe(),
+                                 " has odd size ", n, " (glu halves it)");
       }
       if (n >= 0) n /= 2;
     } else if (c.dim == -1 && in.last) {
       if (*in.last % 2 != 0) {
-        throw ConfigError(str_cat(at, "the previous layer's last dim has odd size ", *in.last,
-                                  " (glu halves it)"));
+        throw_error<ConfigError>(at, "the previous layer's last dim has odd size ", *in.last,
+                                 " (glu halves it)");
       }
       out.last = *in.last / 2;
     } else {

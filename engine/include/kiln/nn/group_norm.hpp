@@ -32,8 +32,8 @@ kiln::detail::ErasedFloat<B> group_norm_erased(
   using E = kiln::detail::ErasedFloat<B>;
   const Shape s = input.shape();
   if (s[1] != channels) {
-    throw ShapeError(str_cat(op, ": expected input [batch_size, ", channels,
-                             ", ...] (num_channels = ", channels, "), got ", s));
+    throw_error<ShapeError>(op, ": expected input [batch_size, ", channels,
+                            ", ...] (num_channels = ", channels, "), got ", s);
   }
   const std::int64_t n = s[0];
   const std::array<std::int64_t, 3> grouped_dims{n, groups, -1};
@@ -83,9 +83,10 @@ struct GroupNormConfig {
   void check() const {
     if (num_groups < 1 || num_channels < 1 || num_channels % num_groups != 0 ||
         !(epsilon >= 0.0)) {
-      throw ConfigError(str_cat("GroupNormConfig::init: num_channels must be a positive multiple "
-                                "of num_groups and epsilon >= 0, got num_groups = ", num_groups,
-                                ", num_channels = ", num_channels, ", epsilon = ", epsilon));
+      throw_error<ConfigError>(
+          "GroupNormConfig::init: num_channels must be a positive multiple "
+          "of num_groups and epsilon >= 0, got num_groups = ",
+          num_groups, ", num_channels = ", num_channels, ", epsilon = ", epsilon);
     }
   }
 
@@ -101,14 +102,15 @@ struct SequentialRules<GroupNormConfig> {
   static SequentialItem item_shape(const GroupNormConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (in.dims && (in.dims->empty() || in.dims->size() > 3)) {
-      throw ConfigError(str_cat(at, "expects input [batch_size, num_channels, ...] (items of "
-                                    "rank 1 to 3) but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at,
+                               "expects input [batch_size, num_channels, ...] (items of "
+                               "rank 1 to 3) but the previous layer outputs ",
+                               in.describe());
     }
     if (in.dims && (*in.dims)[0] >= 0 && (*in.dims)[0] != c.num_channels) {
-      throw ConfigError(str_cat(at, "num_channels is ", c.num_channels,
-                                " but the previous layer outputs ", in.describe(), " (",
-                                (*in.dims)[0], " channels in dim 1)"));
+      throw_error<ConfigError>(at, "num_channels is ", c.num_channels,
+                               " but the previous layer outputs ", in.describe(), " (",
+                               (*in.dims)[0], " channels in dim 1)");
     }
     return in;
   }

@@ -113,8 +113,10 @@ struct Gru {
   template <std::size_t D>
   Tensor<B, 3> sequential_forward(Tensor<B, D> input) const {
     if constexpr (D != 3) {
-      throw RankError(str_cat("Gru::forward: expected input [batch_size, seq_length, d_input] "
-                              "(rank 3), got ", input.shape()));
+      throw_error<RankError>(
+          "Gru::forward: expected input [batch_size, seq_length, d_input] "
+          "(rank 3), got ",
+          input.shape());
     } else {
       return forward(input).output;
     }

@@ -35,8 +35,10 @@ struct InstanceNormConfig {
   /// Throws: ConfigError if num_channels < 1 or epsilon < 0.
   void check() const {
     if (num_channels < 1 || !(epsilon >= 0.0)) {
-      throw ConfigError(str_cat("InstanceNormConfig::init: need num_channels >= 1 and epsilon "
-                                ">= 0, got num_channels = ", num_channels, ", epsilon = ", epsilon));
+      throw_error<ConfigError>(
+          "InstanceNormConfig::init: need num_channels >= 1 and epsilon "
+          ">= 0, got num_channels = ",
+          num_channels, ", epsilon = ", epsilon);
     }
   }
   /// Throws: ConfigError as check().
@@ -50,14 +52,15 @@ struct SequentialRules<InstanceNormConfig> {
   static SequentialItem item_shape(const InstanceNormConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (in.dims && (in.dims->size() < 2 || in.dims->size() > 3)) {
-      throw ConfigError(str_cat(at, "expects input [batch_size, num_channels, ...] (items of "
-                                    "rank 2 or 3) but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at,
+                               "expects input [batch_size, num_channels, ...] (items of "
+                               "rank 2 or 3) but the previous layer outputs ",
+                               in.describe());
     }
     if (in.dims && (*in.dims)[0] >= 0 && (*in.dims)[0] != c.num_channels) {
-      throw ConfigError(str_cat(at, "num_channels is ", c.num_channels,
-                                " but the previous layer outputs ", in.describe(), " (",
-                                (*in.dims)[0], " channels in dim 1)"));
+      throw_error<ConfigError>(at, "num_channels is ", c.num_channels,
+                               " but the previous layer outputs ", in.describe(), " (",
+                               (*in.dims)[0], " channels in dim 1)");
     }
     return in;
   }

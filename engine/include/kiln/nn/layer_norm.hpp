@@ -56,19 +56,21 @@ struct LayerNormConfig {
       bool ok = !ns.empty() && ns.size() <= 3;
       for (auto d : ns) ok = ok && d >= 1;
       if (!ok) {
-        throw ConfigError(str_cat("LayerNormConfig::init: normalized_shape must have 1 to 3 dims, "
-                                  "each >= 1, got ", sequential::item_string(ns)));
+        throw_error<ConfigError>(
+            "LayerNormConfig::init: normalized_shape must have 1 to 3 dims, "
+            "each >= 1, got ",
+            sequential::item_string(ns));
       }
       if (d_model != 0 && d_model != ns.back()) {
-        throw ConfigError(str_cat("LayerNormConfig::init: d_model is ", d_model,
-                                  " but normalized_shape ", sequential::item_string(ns),
-                                  " ends in ", ns.back(), " (give one of them)"));
+        throw_error<ConfigError>("LayerNormConfig::init: d_model is ", d_model,
+                                 " but normalized_shape ", sequential::item_string(ns), " ends in ",
+                                 ns.back(), " (give one of them)");
       }
     } else if (d_model < 1) {
-      throw ConfigError(str_cat("LayerNormConfig::init: d_model must be >= 1, got ", d_model));
+      throw_error<ConfigError>("LayerNormConfig::init: d_model must be >= 1, got ", d_model);
     }
     if (!(epsilon >= 0.0)) {
-      throw ConfigError(str_cat("LayerNormConfig::init: epsilon must be >= 0, got ", epsilon));
+      throw_error<ConfigError>("LayerNormConfig::init: epsilon must be >= 0, got ", epsilon);
     }
   }
 
@@ -85,8 +87,8 @@ struct SequentialRules<LayerNormConfig> {
     if (!c.normalized_shape) {
       const auto features = in.last_dim();
       if (features && *features != c.d_model) {
-        throw ConfigError(str_cat(at, "d_model is ", c.d_model,
-                                  " but the previous layer outputs ", in.describe()));
+        throw_error<ConfigError>(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                                 in.describe());
       }
       return in;
     }
@@ -99,12 +101,12 @@ struct SequentialRules<LayerNormConfig> {
         fits = got < 0 || got == ns[i];
       }
       if (!fits) {
-        throw ConfigError(str_cat(at, "normalized_shape is ", sequential::item_string(ns),
-                                  " but the previous layer outputs ", in.describe()));
+        throw_error<ConfigError>(at, "normalized_shape is ", sequential::item_string(ns),
+                                 " but the previous layer outputs ", in.describe());
       }
     } else if (const auto last = in.last_dim(); last && *last != ns.back()) {
-      throw ConfigError(str_cat(at, "normalized_shape is ", sequential::item_string(ns),
-                                " but the previous layer outputs ", in.describe()));
+      throw_error<ConfigError>(at, "normalized_shape is ", sequential::item_string(ns),
+                               " but the previous layer outputs ", in.describe());
     }
     return in;
   }
@@ -131,8 +133,8 @@ struct LayerNormParam {
   /// The rank-1 parameter. Throws StateError for a multi-dim one.
   const P1& rank1(const char* what) const {
     if (const auto* p = std::get_if<P1>(&param)) return *p;
-    throw StateError(str_cat("LayerNorm: ", what, ": the parameter has rank ", param.index() + 1,
-                             " (normalized_shape); use std::visit on .param"));
+    throw_error<StateError>("LayerNorm: ", what, ": the parameter has rank ", param.index() + 1,
+                            " (normalized_shape); use std::visit on .param");
   }
 
   template <class V>
@@ -200,8 +202,8 @@ struct LayerNorm {
     const std::size_t k = normalized_shape.empty() ? 1 : normalized_shape.size();
     if (k <= 1) {
       if (s[D - 1] != d_model) {
-        throw ShapeError(str_cat("LayerNorm::forward: expected input [..., ", d_model,
-                                 "] (d_model = ", d_model, "), got ", s));
+        throw_error<ShapeError>("LayerNorm::forward: expected input [..., ", d_model,
+                                "] (d_model = ", d_model, "), got ", s);
       }
       const auto last = static_cast<std::int64_t>(D - 1);
       const auto [var, mean] = input.var_mean(last, /*unbiased=*/false);
@@ -210,10 +212,10 @@ struct LayerNorm {
     bool fits = D >= k;
     for (std::size_t i = 0; fits && i < k; ++i) fits = s[D - k + i] == normalized_shape[i];
     if (!fits) {
-      throw ShapeError(str_cat("LayerNorm::forward: expected input [..., ",
-                               sequential::item_string(normalized_shape).substr(1),
-                               " (normalized_shape = ", sequential::item_string(normalized_shape),
-                               "), got ", s));
+      throw_error<ShapeError>("LayerNorm::forward: expected input [..., ",
+                              sequential::item_string(normalized_shape).substr(1),
+                              " (normalized_shape = ", sequential::item_string(normalized_shape),
+                              "), got ", s);
     }
     // Means over the k trailing dims, kept (equal-size groups: the mean of means).
     auto mean_trailing = [k, D](const Erased& t) {

@@ -58,7 +58,7 @@ struct LinearConfig {
     try {
       (void)initializer.sampling(d_input, d_output);
     } catch (const ConfigError& e) {
-      throw ConfigError(str_cat("LinearConfig::init: initializer: ", e.what()));
+      throw_error<ConfigError>("LinearConfig::init: initializer: ", e.what());
     }
   }
 
@@ -76,10 +76,9 @@ struct SequentialRules<LinearConfig> {
                                    std::string_view at) {
     const auto features = in.last_dim();
     if (features && *features != c.d_input) {
-      throw ConfigError(str_cat(at, "d_input is ", c.d_input, " but the previous layer outputs ",
-                                *features,
-                                in.dims && in.dims->size() > 1 ? str_cat(" (", in.describe(), ")")
-                                                               : std::string()));
+      throw_error<ConfigError>(
+          at, "d_input is ", c.d_input, " but the previous layer outputs ", *features,
+          in.dims && in.dims->size() > 1 ? str_cat(" (", in.describe(), ")") : std::string());
     }
     SequentialItem out = in;
     if (out.dims) {
@@ -127,9 +126,9 @@ struct Linear {
     const Shape in = input.shape();
     const std::int64_t d_in = w.shape()[1], d_out = w.shape()[0];
     if (in[D - 1] != d_in) {
-      throw ShapeError(str_cat("Linear::forward: expected input [..., ", d_in,
-                               "] (last dim d_input = ", d_in, "), got ", in, " (last dim ",
-                               in[D - 1], ")"));
+      throw_error<ShapeError>("Linear::forward: expected input [..., ", d_in,
+                              "] (last dim d_input = ", d_in, "), got ", in, " (last dim ",
+                              in[D - 1], ")");
     }
     if constexpr (D == 2) {
       return affine(input, w);

@@ -62,17 +62,17 @@ class PaddingConfig {
         case Kind::Valid: break;
         case Kind::Explicit:
           if (sizes_[d] < 0) {
-            throw ConfigError(str_cat(op, ": explicit padding must be >= 0, got ", sizes_[d],
-                                      " in spatial dim ", d));
+            throw_error<ConfigError>(op, ": explicit padding must be >= 0, got ", sizes_[d],
+                                     " in spatial dim ", d);
           }
           begin[d] = end[d] = sizes_[d];
           break;
         case Kind::Same: {
           if (stride[d] != 1) {
-            throw ConfigError(str_cat(op, ": padding Same requires stride 1, got stride ",
-                                      stride[d], " in spatial dim ", d,
-                                      " (as PyTorch, which rejects padding='same' for strided "
-                                      "convolutions)"));
+            throw_error<ConfigError>(op, ": padding Same requires stride 1, got stride ", stride[d],
+                                     " in spatial dim ", d,
+                                     " (as PyTorch, which rejects padding='same' for strided "
+                                     "convolutions)");
           }
           const std::int64_t total = checked::mul(op, dilation[d], kernel_size[d] - 1,
                                                   "Same padding's dilation · (kernel_size - 1)");
@@ -154,8 +154,11 @@ struct kiln::config::Codec<kiln::nn::PaddingConfig<N>> {
         }
       }
     }
-    throw kiln::ConfigError(kiln::str_cat(
-        "PaddingConfig", N, "d: expected \"Valid\", \"Same\" or {\"Explicit\": ",
-        N == 1 ? "n" : N == 2 ? "[h, w]" : "[d, h, w]", "}, got ", j.dump()));
+    kiln::throw_error<kiln::ConfigError>("PaddingConfig", N,
+                                         "d: expected \"Valid\", \"Same\" or {\"Explicit\": ",
+                                         N == 1   ? "n"
+                                         : N == 2 ? "[h, w]"
+                                                  : "[d, h, w]",
+                                         "}, got ", j.dump());
   }
 };

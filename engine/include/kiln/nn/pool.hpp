@@ -36,7 +36,7 @@ void check_at_least(const char* op, const char* field, const std::array<std::int
                     std::int64_t min) {
   for (auto x : v) {
     if (x < min) {
-      throw ConfigError(str_cat(op, ": ", field, " must be >= ", min, ", got ", x));
+      throw_error<ConfigError>(op, ": ", field, " must be >= ", min, ", got ", x);
     }
   }
 }
@@ -46,8 +46,8 @@ void check_padding(const char* op, const std::array<std::int64_t, N>& padding,
                    const std::array<std::int64_t, N>& kernel) {
   for (std::size_t i = 0; i < N; ++i) {
     if (padding[i] < 0 || padding[i] > kernel[i] / 2) {
-      throw ConfigError(str_cat(op, ": padding must be in [0, kernel_size / 2] (as PyTorch), got ",
-                                "padding ", padding[i], " for kernel_size ", kernel[i]));
+      throw_error<ConfigError>(op, ": padding must be in [0, kernel_size / 2] (as PyTorch), got ",
+                               "padding ", padding[i], " for kernel_size ", kernel[i]);
     }
   }
 }

@@ -41,10 +41,11 @@ struct PositionalEncodingConfig {
   ///         [max_sequence_size, d_model] could not be a tensor.
   void check() const {
     if (d_model < 2 || d_model % 2 != 0 || max_sequence_size < 1 || max_timescale < 1) {
-      throw ConfigError(str_cat("PositionalEncodingConfig::init: d_model must be even and >= 2, "
-                                "max_sequence_size and max_timescale >= 1, got d_model = ",
-                                d_model, ", max_sequence_size = ", max_sequence_size,
-                                ", max_timescale = ", max_timescale));
+      throw_error<ConfigError>(
+          "PositionalEncodingConfig::init: d_model must be even and >= 2, "
+          "max_sequence_size and max_timescale >= 1, got d_model = ",
+          d_model, ", max_sequence_size = ", max_sequence_size,
+          ", max_timescale = ", max_timescale);
     }
     checked::numel("PositionalEncodingConfig::init",
                    std::array<std::int64_t, 2>{max_sequence_size, d_model}, "table shape");
@@ -59,16 +60,18 @@ struct SequentialRules<PositionalEncodingConfig> {
   static SequentialItem item_shape(const PositionalEncodingConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (in.dims && in.dims->size() != 2) {
-      throw ConfigError(str_cat(at, "expects input [batch_size, seq_length, d_model] but the "
-                                    "previous layer outputs ", in.describe()));
+      throw_error<ConfigError>(at,
+                               "expects input [batch_size, seq_length, d_model] but the "
+                               "previous layer outputs ",
+                               in.describe());
     }
     if (const auto last = in.last_dim(); last && *last != c.d_model) {
-      throw ConfigError(str_cat(at, "d_model is ", c.d_model, " but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                               in.describe());
     }
     if (in.dims && (*in.dims)[0] > c.max_sequence_size) {
-      throw ConfigError(str_cat(at, "max_sequence_size is ", c.max_sequence_size,
-                                " but the previous layer outputs ", in.describe()));
+      throw_error<ConfigError>(at, "max_sequence_size is ", c.max_sequence_size,
+                               " but the previous layer outputs ", in.describe());
     }
     return in;
   }
@@ -103,9 +106,10 @@ struct PositionalEncoding {
   Tensor<B, 3> forward(const Tensor<B, 3>& input) const {
     const Shape s = input.shape();
     if (s[2] != d_model || s[1] > max_sequence_size) {
-      throw ShapeError(str_cat("PositionalEncoding::forward: expected input [batch_size, "
-                               "seq_length, ", d_model, "] with seq_length <= max_sequence_size = ",
-                               max_sequence_size, ", got ", s));
+      throw_error<ShapeError>(
+          "PositionalEncoding::forward: expected input [batch_size, "
+          "seq_length, ",
+          d_model, "] with seq_length <= max_sequence_size = ", max_sequence_size, ", got ", s);
     }
     const auto pe = Tensor<B, 3>::from_data(TensorData(Shape{1, s[1], d_model}, table(s[1])),
                                             input.device());

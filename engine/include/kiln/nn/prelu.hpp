@@ -33,9 +33,10 @@ struct PReluConfig {
   /// Throws: ConfigError if num_parameters < 1 or alpha is not finite.
   void check() const {
     if (num_parameters < 1 || !std::isfinite(alpha)) {
-      throw ConfigError(str_cat("PReluConfig::init: num_parameters must be >= 1 and alpha "
-                                "finite, got num_parameters = ",
-                                num_parameters, ", alpha = ", alpha));
+      throw_error<ConfigError>(
+          "PReluConfig::init: num_parameters must be >= 1 and alpha "
+          "finite, got num_parameters = ",
+          num_parameters, ", alpha = ", alpha);
     }
   }
   /// A layer whose weight is alpha everywhere. Throws: ConfigError as check().
@@ -51,9 +52,9 @@ struct SequentialRules<PReluConfig> : SequentialKeepsShape {
                                    std::string_view at) {
     if (c.num_parameters != 1 && in.dims && !in.dims->empty() && (*in.dims)[0] >= 0 &&
         (*in.dims)[0] != c.num_parameters) {
-      throw ConfigError(str_cat(at, "num_parameters is ", c.num_parameters,
-                                " but the previous layer outputs ", in.describe(), " (",
-                                (*in.dims)[0], " channels in dim 1)"));
+      throw_error<ConfigError>(at, "num_parameters is ", c.num_parameters,
+                               " but the previous layer outputs ", in.describe(), " (",
+                               (*in.dims)[0], " channels in dim 1)");
     }
     return in;
   }

@@ -67,14 +67,15 @@ struct Reshape {
     dims.insert(dims.end(), shape.begin(), shape.end());
     if (inferred < shape.size()) {
       if (known == 0 || item % known != 0) {
-        throw ShapeError(str_cat("Reshape::forward: cannot reshape items of ", input, " (", item,
-                                 " elements each) to ", detail::dims_string(shape), ": ", item,
-                                 " is not divisible by ", known));
+        throw_error<ShapeError>("Reshape::forward: cannot reshape items of ", input, " (", item,
+                                " elements each) to ", detail::dims_string(shape), ": ", item,
+                                " is not divisible by ", known);
       }
       dims[inferred + 1] = item / known;
     } else if (known != item) {
-      throw ShapeError(str_cat("Reshape::forward: cannot reshape items of ", input, " (", item,
-                               " elements each) to ", detail::dims_string(shape), " (", known, " elements)"));
+      throw_error<ShapeError>("Reshape::forward: cannot reshape items of ", input, " (", item,
+                              " elements each) to ", detail::dims_string(shape), " (", known,
+                              " elements)");
     }
     return Shape(dims);
   }
@@ -85,8 +86,8 @@ struct Reshape {
   template <Backend B, std::size_t D, std::size_t D2>
   Tensor<B, D2> forward(const Tensor<B, D>& input) const {
     if (D2 != shape.size() + 1) {
-      throw RankError(str_cat("Reshape::forward: shape ", detail::dims_string(shape), " gives rank ",
-                              shape.size() + 1, " outputs, not rank ", D2));
+      throw_error<RankError>("Reshape::forward: shape ", detail::dims_string(shape), " gives rank ",
+                             shape.size() + 1, " outputs, not rank ", D2);
     }
     const Shape out = output_shape(input.shape());
     std::array<std::int64_t, D2> dims{};
@@ -103,12 +104,13 @@ struct Reshape {
       if (shape[d] == -1) {
         ++inferred;
       } else if (shape[d] < 1) {
-        throw ConfigError(str_cat("Reshape: shape[", d, "] must be >= 1 (or -1 to infer it), got ",
-                                  shape[d]));
+        throw_error<ConfigError>("Reshape: shape[", d, "] must be >= 1 (or -1 to infer it), got ",
+                                 shape[d]);
       }
     }
     if (inferred > 1) {
-      throw ConfigError(str_cat("Reshape: at most one dim of shape may be -1, got ", detail::dims_string(shape)));
+      throw_error<ConfigError>("Reshape: at most one dim of shape may be -1, got ",
+                               detail::dims_string(shape));
     }
   }
 
@@ -128,10 +130,10 @@ struct SequentialRules<Reshape> {
   static Reshape parse(const config::Value& body, std::string_view at) {
     sequential::known_fields(body, at, {"shape"});
     const config::Value* it = body.find("shape");
-    if (!it) throw ConfigError(str_cat(at, "missing required field \"shape\""));
+    if (!it) throw_error<ConfigError>(at, "missing required field \"shape\"");
     if (!it->is_array()) {
-      throw ConfigError(
-          str_cat(at, "shape: expected an array of integers, got ", config::describe(*it)));
+      throw_error<ConfigError>(at, "shape: expected an array of integers, got ",
+                               config::describe(*it));
     }
     Reshape r;
     for (std::size_t d = 0; d < it->size(); ++d) {
@@ -146,9 +148,9 @@ struct SequentialRules<Reshape> {
   static SequentialItem item_shape(const Reshape& c, const SequentialItem& in,
                                    std::string_view at) {
     if (c.shape.size() > 4) {
-      throw ConfigError(str_cat(at, "shape must have 1 to 4 dims (activations are ",
-                                "[batch_size] plus 1 to 4 dims), got ",
-                                detail::dims_string(c.shape)));
+      throw_error<ConfigError>(at, "shape must have 1 to 4 dims (activations are ",
+                               "[batch_size] plus 1 to 4 dims), got ",
+                               detail::dims_string(c.shape));
     }
     std::vector<std::int64_t> dims = c.shape;
     const auto count = in.dims ? sequential::product(*in.dims) : std::nullopt;
@@ -167,15 +169,15 @@ struct SequentialRules<Reshape> {
     if (count) {
       if (inferred < dims.size()) {
         if (*count % known != 0) {
-          throw ConfigError(str_cat(at, "shape ", detail::dims_string(c.shape),
-                                    " does not divide the previous layer's ", in.describe(), " (",
-                                    *count, " elements)"));
+          throw_error<ConfigError>(at, "shape ", detail::dims_string(c.shape),
+                                   " does not divide the previous layer's ", in.describe(), " (",
+                                   *count, " elements)");
         }
         dims[inferred] = *count / known;
       } else if (known != *count) {
-        throw ConfigError(str_cat(at, "shape ", detail::dims_string(c.shape), " has ", known,
-                                  " elements but the previous layer outputs ", in.describe(), " (",
-                                  *count, " elements)"));
+        throw_error<ConfigError>(at, "shape ", detail::dims_string(c.shape), " has ", known,
+                                 " elements but the previous layer outputs ", in.describe(), " (",
+                                 *count, " elements)");
       }
     }
     return SequentialItem{dims, std::nullopt};
@@ -205,9 +207,9 @@ struct Flatten {
     const std::int64_t start = start_dim < 0 ? start_dim + r : start_dim;
     const std::int64_t end = end_dim < 0 ? end_dim + r : end_dim;
     if (start < 1 || end >= r || start > end) {
-      throw ShapeError(str_cat("Flatten::forward: start_dim ", start_dim, " and end_dim ", end_dim,
-                               " do not name dims 1 <= start <= end < ", r,
-                               " of a rank-", r, " input"));
+      throw_error<ShapeError>("Flatten::forward: start_dim ", start_dim, " and end_dim ", end_dim,
+                              " do not name dims 1 <= start <= end < ", r, " of a rank-", r,
+                              " input");
     }
     return {static_cast<std::size_t>(start), static_cast<std::size_t>(end)};
   }
@@ -234,8 +236,8 @@ struct Flatten {
   Tensor<B, D2> forward(const Tensor<B, D>& input) const {
     const Shape out = output_shape(input.shape());
     if (out.rank() != D2) {
-      throw RankError(str_cat("Flatten::forward: flattening ", input.shape(), " gives rank ",
-                              out.rank(), ", not rank ", D2));
+      throw_error<RankError>("Flatten::forward: flattening ", input.shape(), " gives rank ",
+                             out.rank(), ", not rank ", D2);
     }
     std::array<std::int64_t, D2> dims{};
     for (std::size_t d = 0; d < D2; ++d) dims[d] = out[d];
@@ -246,8 +248,8 @@ struct Flatten {
   /// flattened); whether end_dim fits is checked against the input's rank by forward.
   void check() const {
     if (start_dim < 1) {
-      throw ConfigError(str_cat("Flatten: start_dim must be >= 1 (the batch dim 0 is kept), got ",
-                                start_dim));
+      throw_error<ConfigError>("Flatten: start_dim must be >= 1 (the batch dim 0 is kept), got ",
+                               start_dim);
     }
   }
 
@@ -289,9 +291,9 @@ struct SequentialRules<Flatten> {
     try {
       range = c.resolve(rank);
     } catch (const ShapeError&) {
-      throw ConfigError(str_cat(at, "start_dim ", c.start_dim, " and end_dim ", c.end_dim,
-                                " do not fit the previous layer's ", in.describe(), " (input rank ",
-                                rank, ")"));
+      throw_error<ConfigError>(at, "start_dim ", c.start_dim, " and end_dim ", c.end_dim,
+                               " do not fit the previous layer's ", in.describe(), " (input rank ",
+                               rank, ")");
     }
     const Dims& d = *in.dims;
     Dims out;

@@ -32,8 +32,10 @@ struct RmsNormConfig {
   /// Throws: ConfigError if d_model < 1 or epsilon < 0.
   void check() const {
     if (d_model < 1 || !(epsilon >= 0.0)) {
-      throw ConfigError(str_cat("RmsNormConfig::init: need d_model >= 1 and epsilon >= 0, got "
-                                "d_model = ", d_model, ", epsilon = ", epsilon));
+      throw_error<ConfigError>(
+          "RmsNormConfig::init: need d_model >= 1 and epsilon >= 0, got "
+          "d_model = ",
+          d_model, ", epsilon = ", epsilon);
     }
   }
   /// weight = ones. Throws: ConfigError as check().
@@ -47,8 +49,8 @@ struct SequentialRules<RmsNormConfig> {
   static SequentialItem item_shape(const RmsNormConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (const auto last = in.last_dim(); last && *last != c.d_model) {
-      throw ConfigError(str_cat(at, "d_model is ", c.d_model, " but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                               in.describe());
     }
     return in;
   }
@@ -72,8 +74,8 @@ struct RmsNorm {
   Tensor<B, D> forward(const Tensor<B, D>& input) const {
     const Shape s = input.shape();
     if (s[D - 1] != d_model()) {
-      throw ShapeError(str_cat("RmsNorm::forward: expected input [..., ", d_model(),
-                               "] (d_model = ", d_model(), "), got ", s));
+      throw_error<ShapeError>("RmsNorm::forward: expected input [..., ", d_model(),
+                              "] (d_model = ", d_model(), "), got ", s);
     }
     return normalize(kiln::detail::ErasedFloat<B>(input), D).template typed<D>();
   }

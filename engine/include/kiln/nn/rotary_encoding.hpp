@@ -44,10 +44,11 @@ struct RotaryEncodingConfig {
   void check() const {
     if (d_model < 2 || d_model % 2 != 0 || max_sequence_length < 1 ||
         !(theta > 0.0 && std::isfinite(theta))) {
-      throw ConfigError(str_cat("RotaryEncodingConfig::init: d_model must be even and >= 2, "
-                                "max_sequence_length >= 1 and theta finite and > 0, got "
-                                "max_sequence_length = ", max_sequence_length,
-                                ", d_model = ", d_model, ", theta = ", theta));
+      throw_error<ConfigError>(
+          "RotaryEncodingConfig::init: d_model must be even and >= 2, "
+          "max_sequence_length >= 1 and theta finite and > 0, got "
+          "max_sequence_length = ",
+          max_sequence_length, ", d_model = ", d_model, ", theta = ", theta);
     }
     checked::numel("RotaryEncodingConfig::init",
                    std::array<std::int64_t, 2>{max_sequence_length, d_model}, "table shape");
@@ -62,16 +63,18 @@ struct SequentialRules<RotaryEncodingConfig> {
   static SequentialItem item_shape(const RotaryEncodingConfig& c, const SequentialItem& in,
                                    std::string_view at) {
     if (in.dims && in.dims->size() != 2) {
-      throw ConfigError(str_cat(at, "expects input [batch_size, seq_length, d_model] but the "
-                                    "previous layer outputs ", in.describe()));
+      throw_error<ConfigError>(at,
+                               "expects input [batch_size, seq_length, d_model] but the "
+                               "previous layer outputs ",
+                               in.describe());
     }
     if (const auto last = in.last_dim(); last && *last != c.d_model) {
-      throw ConfigError(str_cat(at, "d_model is ", c.d_model, " but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                               in.describe());
     }
     if (in.dims && (*in.dims)[0] > c.max_sequence_length) {
-      throw ConfigError(str_cat(at, "max_sequence_length is ", c.max_sequence_length,
-                                " but the previous layer outputs ", in.describe()));
+      throw_error<ConfigError>(at, "max_sequence_length is ", c.max_sequence_length,
+                               " but the previous layer outputs ", in.describe());
     }
     return in;
   }
@@ -95,12 +98,12 @@ struct RotaryEncoding {
     const Shape s = input.shape();
     const std::int64_t seq = s[D - 2];
     if (start < 0) {
-      throw ValueError(str_cat("RotaryEncoding::forward: start must be >= 0, got ", start));
+      throw_error<ValueError>("RotaryEncoding::forward: start must be >= 0, got ", start);
     }
     if (s[D - 1] != d_model || seq > max_sequence_length - start) {
-      throw ShapeError(str_cat("RotaryEncoding::forward: expected input [..., seq_length, ",
-                               d_model, "] with start + seq_length <= max_sequence_length = ",
-                               max_sequence_length, ", got ", s, " (start ", start, ")"));
+      throw_error<ShapeError>("RotaryEncoding::forward: expected input [..., seq_length, ", d_model,
+                              "] with start + seq_length <= max_sequence_length = ",
+                              max_sequence_length, ", got ", s, " (start ", start, ")");
     }
     const std::int64_t half = d_model / 2;
     std::vector<float> cos_t(static_cast<std::size_t>(seq * half));
@@ -133,8 +136,10 @@ struct RotaryEncoding {
   template <Backend B, std::size_t D>
   Tensor<B, D> sequential_forward(const Tensor<B, D>& input) const {
     if constexpr (D != 3) {
-      throw RankError(str_cat("RotaryEncoding: expected input [batch_size, seq_length, d_model] "
-                              "(rank 3), got ", input.shape(), " (rank ", D, ")"));
+      throw_error<RankError>(
+          "RotaryEncoding: expected input [batch_size, seq_length, d_model] "
+          "(rank 3), got ",
+          input.shape(), " (rank ", D, ")");
     } else {
       return forward(input);
     }

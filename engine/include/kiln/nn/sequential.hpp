@@ -207,8 +207,8 @@ struct Sequential {
                   "Sequential::forward: ranks 2 to 5 ([batch_size, ...])");
     Activation out = forward_any(Activation(std::move(input)));
     if (auto* t = std::get_if<Tensor<B, DOut>>(&out)) return std::move(*t);
-    throw ShapeError(str_cat("Sequential::forward: the model outputs ", activation_shape<B>(out),
-                             " (rank ", activation_rank<B>(out), "), expected rank ", DOut));
+    throw_error<ShapeError>("Sequential::forward: the model outputs ", activation_shape<B>(out),
+                            " (rank ", activation_rank<B>(out), "), expected rank ", DOut);
   }
 
   /// The same-rank form (the usual [batch_size, d_input] -> [batch_size, d_output]).
@@ -318,9 +318,9 @@ struct Sequential {
     for (std::size_t i = layers.size(); i-- > 0;) {
       if (const auto prev = layers[i].feature_dims()) {
         if (prev->second != next->first) {
-          throw ConfigError(str_cat("Sequential::add: layer ", layers.size(), " (", layer.type(),
-                                    "): d_input is ", next->first,
-                                    " but the previous layer outputs ", prev->second));
+          throw_error<ConfigError>("Sequential::add: layer ", layers.size(), " (", layer.type(),
+                                   "): d_input is ", next->first,
+                                   " but the previous layer outputs ", prev->second);
         }
         return;
       }
@@ -334,11 +334,11 @@ typename Sequential<B>::Activation Sequential<B>::forward_any(Activation input) 
     try {
       input = layers[i].forward(std::move(input));
     } catch (const ShapeError& e) {
-      throw ShapeError(
-          str_cat("Sequential::forward: layer ", i, " (", type_of(layers[i]), "): ", e.what()));
+      throw_error<ShapeError>("Sequential::forward: layer ", i, " (", type_of(layers[i]),
+                              "): ", e.what());
     } catch (const RankError& e) {
-      throw ShapeError(
-          str_cat("Sequential::forward: layer ", i, " (", type_of(layers[i]), "): ", e.what()));
+      throw_error<ShapeError>("Sequential::forward: layer ", i, " (", type_of(layers[i]),
+                              "): ", e.what());
     }
   }
   return input;

@@ -117,8 +117,8 @@ class SequentialLayerConfig {
   template <class C>
   const C& get() const {
     if (const C* c = get_if<C>()) return *c;
-    throw StateError(str_cat("SequentialLayerConfig::get: the config is a ", impl_->type().name(),
-                             ", not a ", TypeKey::of<C>().name()));
+    throw_error<StateError>("SequentialLayerConfig::get: the config is a ", impl_->type().name(),
+                            ", not a ", TypeKey::of<C>().name());
   }
 
   /// Same type and equal configs.
@@ -337,12 +337,14 @@ class SequentialLayer {
   template <class L>
   const L& get() const {
     if (const L* l = get_if<L>()) return *l;
-    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", TypeKey::of<L>().name()));
+    throw_error<StateError>("SequentialLayer::get: layer ", type(), " is not a ",
+                            TypeKey::of<L>().name());
   }
   template <class L>
   L& get() {
     if (L* l = get_if<L>()) return *l;
-    throw StateError(str_cat("SequentialLayer::get: layer ", type(), " is not a ", TypeKey::of<L>().name()));
+    throw_error<StateError>("SequentialLayer::get: layer ", type(), " is not a ",
+                            TypeKey::of<L>().name());
   }
 
   /// (d_input, d_output) of an initialized layer that has them (nn::Linear), for
@@ -380,8 +382,8 @@ class SequentialLayer {
       using Convert = SequentialLayer<To> (*)(const void*);
       const auto f = sequential::find_from_inner(impl_->type(), TypeKey::of<To>());
       if (!f) {
-        throw StateError(str_cat("SequentialLayer::from_inner: layer type ", type(),
-                                 " has no registered conversion to the autodiff backend"));
+        throw_error<StateError>("SequentialLayer::from_inner: layer type ", type(),
+                                " has no registered conversion to the autodiff backend");
       }
       return reinterpret_cast<Convert>(f)(impl_->get());
     }
@@ -565,8 +567,8 @@ SequentialLayerConfig parse(const config::Value& j, std::string_view at, std::st
     if constexpr (requires { R::renames; }) {
       for (const auto& [spec, cfg] : R::renames) {
         if (body.contains(cfg)) {
-          throw ConfigError(str_cat(at, "unknown field \"", cfg, "\" (the spec's name is \"", spec,
-                                    "\")"));
+          throw_error<ConfigError>(at, "unknown field \"", cfg, "\" (the spec's name is \"", spec,
+                                   "\")");
         }
       }
     }
@@ -588,8 +590,8 @@ SequentialLayerConfig parse(const config::Value& j, std::string_view at, std::st
   } else {
     // A layer without fields: anything besides "type" is an error.
     if (!j.empty()) {
-      throw ConfigError(str_cat(at, "unknown field \"", j.keys()[0], "\" (", type,
-                                " takes no fields)"));
+      throw_error<ConfigError>(at, "unknown field \"", j.keys()[0], "\" (", type,
+                               " takes no fields)");
     }
     return C{};
   }
@@ -722,9 +724,9 @@ SequentialLayer<B> build_sequential_layer(const SequentialLayerConfig& layer,
   const SequentialLayerEntry& e = sequential_entry(layer);
   auto it = e.builders.find(TypeKey::of<B>());
   if (it == e.builders.end()) {
-    throw ConfigError(str_cat("SequentialConfig::init: layer type ", e.type,
-                              " is not instantiated for this backend (the engine instantiates "
-                              "Cpu and Autodiff<Cpu>)"));
+    throw_error<ConfigError>("SequentialConfig::init: layer type ", e.type,
+                             " is not instantiated for this backend (the engine instantiates "
+                             "Cpu and Autodiff<Cpu>)");
   }
   using Build = SequentialLayer<B> (*)(const SequentialLayerConfig&, const Device<B>&);
   return reinterpret_cast<Build>(it->second)(layer, device);

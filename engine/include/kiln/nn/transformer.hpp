@@ -42,8 +42,8 @@ namespace detail {
 /// Throws ConfigError naming `op` unless activation is "relu" or "gelu".
 inline void check_transformer_activation(std::string_view op, const std::string& activation) {
   if (activation != "relu" && activation != "gelu") {
-    throw ConfigError(str_cat(op, ": activation must be \"relu\" or \"gelu\", got \"", activation,
-                              "\""));
+    throw_error<ConfigError>(op, ": activation must be \"relu\" or \"gelu\", got \"", activation,
+                             "\"");
   }
 }
 /// relu(x) or gelu(x) (exact erf form, as torch's "gelu").
@@ -62,16 +62,17 @@ inline void check_transformer_sizes(std::string_view op, std::int64_t d_model, s
                                     std::int64_t n_heads, std::int64_t n_layers, double dropout,
                                     double layer_norm_eps, const std::string& activation) {
   if (d_model < 1 || d_ff < 1 || n_heads < 1 || n_layers < 1 || d_model % n_heads != 0) {
-    throw ConfigError(str_cat(op, ": d_model, d_ff, n_heads and n_layers must be >= 1 and "
-                                  "n_heads must divide d_model, got d_model = ",
-                              d_model, ", d_ff = ", d_ff, ", n_heads = ", n_heads,
-                              ", n_layers = ", n_layers));
+    throw_error<ConfigError>(op,
+                             ": d_model, d_ff, n_heads and n_layers must be >= 1 and "
+                             "n_heads must divide d_model, got d_model = ",
+                             d_model, ", d_ff = ", d_ff, ", n_heads = ", n_heads,
+                             ", n_layers = ", n_layers);
   }
   if (!(dropout >= 0.0 && dropout <= 1.0)) {
-    throw ConfigError(str_cat(op, ": dropout must be in [0, 1], got ", dropout));
+    throw_error<ConfigError>(op, ": dropout must be in [0, 1], got ", dropout);
   }
   if (!(layer_norm_eps >= 0.0)) {
-    throw ConfigError(str_cat(op, ": layer_norm_eps must be >= 0, got ", layer_norm_eps));
+    throw_error<ConfigError>(op, ": layer_norm_eps must be >= 0, got ", layer_norm_eps);
   }
   check_transformer_activation(op, activation);
   LinearConfig(d_model, d_ff).check();
@@ -111,8 +112,8 @@ struct SequentialRules<PositionWiseFeedForwardConfig> {
   static SequentialItem item_shape(const PositionWiseFeedForwardConfig& c,
                                    const SequentialItem& in, std::string_view at) {
     if (const auto last = in.last_dim(); last && *last != c.d_model) {
-      throw ConfigError(str_cat(at, "d_model is ", c.d_model, " but the previous layer outputs ",
-                                in.describe()));
+      throw_error<ConfigError>(at, "d_model is ", c.d_model, " but the previous layer outputs ",
+                               in.describe());
     }
     return in;
   }

@@ -46,28 +46,28 @@ struct UpsampleConfig {
     const char* op = "UpsampleConfig::init";
     const InterpolateMode m = interpolate_mode_from(mode, op);
     if (size.has_value() == scale_factor.has_value()) {
-      throw ConfigError(str_cat(op, ": exactly one of size and scale_factor must be given, got ",
-                                size ? "both" : "neither"));
+      throw_error<ConfigError>(op, ": exactly one of size and scale_factor must be given, got ",
+                               size ? "both" : "neither");
     }
     const std::size_t n = size ? size->size() : scale_factor->size();
     if (n < 1 || n > 2) {
-      throw ConfigError(str_cat(op, ": ", size ? "size" : "scale_factor",
-                                " must have 1 or 2 entries, got ", n));
+      throw_error<ConfigError>(op, ": ", size ? "size" : "scale_factor",
+                               " must have 1 or 2 entries, got ", n);
     }
     if (size) {
       for (auto s : *size) {
-        if (s < 1) throw ConfigError(str_cat(op, ": size must be >= 1, got ", s));
+        if (s < 1) throw_error<ConfigError>(op, ": size must be >= 1, got ", s);
       }
     } else {
       for (auto s : *scale_factor) {
         if (!(std::isfinite(s) && s > 0.0)) {
-          throw ConfigError(str_cat(op, ": scale_factor must be finite and > 0, got ", s));
+          throw_error<ConfigError>(op, ": scale_factor must be finite and > 0, got ", s);
         }
       }
     }
     if (align_corners && m == InterpolateMode::Nearest) {
-      throw ConfigError(str_cat(op, ": align_corners can only be set with mode \"bilinear\" ",
-                                "(as PyTorch), got mode \"nearest\""));
+      throw_error<ConfigError>(op, ": align_corners can only be set with mode \"bilinear\" ",
+                               "(as PyTorch), got mode \"nearest\"");
     }
   }
   /// Throws: ConfigError as check().
@@ -153,14 +153,14 @@ struct SequentialRules<UpsampleConfig> {
       } else if (out[i] >= 0) {
         const double size = std::floor(static_cast<double>(out[i]) * (*c.scale_factor)[k]);
         if (size > 2147483647.0) {
-          throw LimitError(str_cat(at, "scale_factor ", (*c.scale_factor)[k],
-                                   " gives an output size of more than 2^31 - 1 for ",
-                                   in.describe()));
+          throw_error<LimitError>(at, "scale_factor ", (*c.scale_factor)[k],
+                                  " gives an output size of more than 2^31 - 1 for ",
+                                  in.describe());
         }
         out[i] = static_cast<std::int64_t>(size);
         if (out[i] < 1) {
-          throw ConfigError(str_cat(at, "scale_factor ", (*c.scale_factor)[k],
-                                    " gives an output size of 0 for ", in.describe()));
+          throw_error<ConfigError>(at, "scale_factor ", (*c.scale_factor)[k],
+                                   " gives an output size of 0 for ", in.describe());
         }
       }
     }

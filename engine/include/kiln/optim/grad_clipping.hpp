@@ -78,14 +78,16 @@ double grad_norm_part(const typename I::FloatTensor& g, double norm_type) {
 template <class Grads>
 double grad_norm(const Grads& grads, double norm_type, std::string_view op = "grad_norm") {
   if (!(norm_type > 0.0) || std::isnan(norm_type)) {
-    throw ValueError(str_cat(op, ": norm_type must be > 0 or inf, got ", norm_type));
+    throw_error<ValueError>(op, ": norm_type must be > 0 or inf, got ", norm_type);
   }
   using I = typename Grads::Inner;
   if constexpr (kDeviceOnlyReads<I>) {
-    throw StateError(str_cat(op, ": the total norm is read on the host, and this backend reads tensors "
-                                 "asynchronously: use ", op == "clip_grad_norm" ? "clip_grad_norm" : "grad_norm",
-                             "_on_device, which returns it as a tensor "
-                                 "(JS: await kiln.optim.clipGradNormAsync(...))"));
+    throw_error<StateError>(op,
+                            ": the total norm is read on the host, and this backend reads tensors "
+                            "asynchronously: use ",
+                            op == "clip_grad_norm" ? "clip_grad_norm" : "grad_norm",
+                            "_on_device, which returns it as a tensor "
+                            "(JS: await kiln.optim.clipGradNormAsync(...))");
   }
   const bool inf = std::isinf(norm_type);
   double total = 0.0;
@@ -123,14 +125,14 @@ template <class Grads>
 double clip_grad_norm(Grads& grads, double max_norm, ClipGradNormOptions options) {
   constexpr std::string_view op = "clip_grad_norm";
   if (!(std::isfinite(max_norm) && max_norm > 0.0)) {
-    throw ValueError(str_cat(op, ": max_norm must be finite and > 0, got ", max_norm));
+    throw_error<ValueError>(op, ": max_norm must be finite and > 0, got ", max_norm);
   }
   using Ops = typename Grads::Inner::FloatOps;
   const double total_norm = grad_norm(grads, options.norm_type, op);
   if (options.error_if_nonfinite && !std::isfinite(total_norm)) {
-    throw NonFiniteError(str_cat(op, ": the total norm of order ", options.norm_type,
-                                 " of the gradients is ", total_norm,
-                                 " (error_if_nonfinite is set; the gradients are unchanged)"));
+    throw_error<NonFiniteError>(op, ": the total norm of order ", options.norm_type,
+                                " of the gradients is ", total_norm,
+                                " (error_if_nonfinite is set; the gradients are unchanged)");
   }
   const double coef = max_norm / (total_norm + 1e-6);
   // min(coef, 1) that keeps a nan coef, as torch.clamp(coef, max=1.0) does.
@@ -153,7 +155,7 @@ template <class Grads>
 typename Grads::Inner::FloatTensor grad_norm_on_device(const Grads& grads, double norm_type,
                                                        std::string_view op = "grad_norm") {
   if (!(norm_type > 0.0) || std::isnan(norm_type)) {
-    throw ValueError(str_cat(op, ": norm_type must be > 0 or inf, got ", norm_type));
+    throw_error<ValueError>(op, ": norm_type must be > 0 or inf, got ", norm_type);
   }
   using I = typename Grads::Inner;
   using Ops = typename I::FloatOps;
@@ -189,7 +191,7 @@ template <class Grads>
 typename Grads::Inner::FloatTensor clip_grad_norm_on_device(Grads& grads, double max_norm,
                                                             double norm_type = 2.0) {
   if (!(std::isfinite(max_norm) && max_norm > 0.0)) {
-    throw ValueError(str_cat("clip_grad_norm: max_norm must be finite and > 0, got ", max_norm));
+    throw_error<ValueError>("clip_grad_norm: max_norm must be finite and > 0, got ", max_norm);
   }
   using Ops = typename Grads::Inner::FloatOps;
   auto norm = grad_norm_on_device(grads, norm_type, "clip_grad_norm");
@@ -214,8 +216,7 @@ double clip_grad_norm(GradientsParams<B>& grads, double max_norm) {
 template <class Grads>
 void clip_grad_value(Grads& grads, double clip_value) {
   if (!(std::isfinite(clip_value) && clip_value > 0.0)) {
-    throw ValueError(
-        str_cat("clip_grad_value: clip_value must be finite and > 0, got ", clip_value));
+    throw_error<ValueError>("clip_grad_value: clip_value must be finite and > 0, got ", clip_value);
   }
   using Ops = typename Grads::Inner::FloatOps;
   grads.map_primitives(

@@ -141,8 +141,8 @@ class GradientsParams {
   static void check_rank(const char* op, ParamId id, const Primitive& grad, std::size_t rank) {
     const Shape shape = Inner::FloatOps::shape(grad);
     if (shape.rank() != rank) {
-      throw RankError(str_cat(op, ": the gradient of parameter ", id, " has rank ", shape.rank(),
-                              " (shape ", shape, "), asked for rank ", rank));
+      throw_error<RankError>(op, ": the gradient of parameter ", id, " has rank ", shape.rank(),
+                             " (shape ", shape, "), asked for rank ", rank);
     }
   }
 
@@ -189,9 +189,8 @@ class GradientsAccumulator {
       const Shape sum_shape = Ops::shape(*sum);
       const Shape fresh_shape = Ops::shape(*fresh);
       if (!(sum_shape == fresh_shape)) {
-        throw ShapeError(str_cat("GradientsAccumulator::accumulate: the gradient of parameter ",
-                                 id, " has shape ", fresh_shape, ", the accumulated one ",
-                                 sum_shape));
+        throw_error<ShapeError>("GradientsAccumulator::accumulate: the gradient of parameter ", id,
+                                " has shape ", fresh_shape, ", the accumulated one ", sum_shape);
       }
     }
     auto sum = sums_.remove_primitive(id, rank);

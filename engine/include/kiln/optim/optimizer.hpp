@@ -280,8 +280,8 @@ class OptimizerAdaptor {
     const Shape grad_shape = Inner::FloatOps::shape(*grad);
     const Shape param_shape = B::FloatOps::shape(value);
     if (!(grad_shape == param_shape)) {
-      throw ShapeError(str_cat("Optimizer::step: the gradient of parameter ", id, " has shape ",
-                               grad_shape, ", the parameter ", param_shape));
+      throw_error<ShapeError>("Optimizer::step: the gradient of parameter ", id, " has shape ",
+                              grad_shape, ", the parameter ", param_shape);
     }
     to.insert_primitive(id, std::move(*grad));
   }

@@ -186,13 +186,12 @@ class SafetensorsRecorder {
     SafetensorsFile file;
     auto collect = [&](const std::string& path, const auto& param) {
       if (!param.is_initialized()) {
-        throw StateError(str_cat("SafetensorsRecorder: parameter \"", path,
-                                 "\" is empty (the module was not initialized)"));
+        throw_error<StateError>("SafetensorsRecorder: parameter \"", path,
+                                "\" is empty (the module was not initialized)");
       }
       if (!file.tensors.emplace(path, detail::encode_param(param.val().to_data(), precision_))
                .second) {
-        throw ValueError(
-            str_cat("SafetensorsRecorder: two parameters have the path \"", path, "\""));
+        throw_error<ValueError>("SafetensorsRecorder: two parameters have the path \"", path, "\"");
       }
     };
     module.visit(collect);

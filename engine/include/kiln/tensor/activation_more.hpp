@@ -41,7 +41,7 @@ typename B::FloatTensor elu(typename B::FloatTensor x, double alpha, double inpu
 /// Throws: ValueError if alpha is 0 (`op` names the caller).
 template <Backend B>
 typename B::FloatTensor celu(const char* op, typename B::FloatTensor x, double alpha) {
-  if (alpha == 0.0) throw ValueError(str_cat(op, ": alpha must not be 0 (celu divides by it)"));
+  if (alpha == 0.0) throw_error<ValueError>(op, ": alpha must not be 0 (celu divides by it)");
   // PyTorch multiplies by the f32 reciprocal: negiptcoef = 1 / alpha.
   return elu<B>(std::move(x), alpha, static_cast<double>(1.0f / static_cast<float>(alpha)));
 }
@@ -54,13 +54,14 @@ typename B::FloatTensor glu(const char* op, const typename B::FloatTensor& x, st
   using O = typename B::FloatOps;
   const Shape s = O::shape(x);
   if (s.rank() == 0) {
-    throw RankError(str_cat(op, ": expected a tensor of rank >= 1 (glu halves a dim), got shape ", s));
+    throw_error<RankError>(op, ": expected a tensor of rank >= 1 (glu halves a dim), got shape ",
+                           s);
   }
   const std::int64_t d = check::dim(op, dim, s.rank());
   const std::int64_t n = s[static_cast<std::size_t>(d)];
   if (n % 2 != 0) {
-    throw ShapeError(str_cat(op, ": the halved dim must have an even size, but dim ", dim,
-                             " of input ", s, " has size ", n));
+    throw_error<ShapeError>(op, ": the halved dim must have an even size, but dim ", dim,
+                            " of input ", s, " has size ", n);
   }
   auto a = O::slice(x, derived::narrow_ranges(s, d, 0, n / 2, op));
   auto b = O::slice(x, derived::narrow_ranges(s, d, n / 2, n / 2, op));
@@ -79,14 +80,13 @@ typename B::FloatTensor prelu(const char* op, typename B::FloatTensor x,
   const Shape xs = O::shape(x);
   const Shape ws = O::shape(weight);
   if (ws.rank() != 1) {
-    throw RankError(str_cat(op, ": expected weight [num_parameters], got shape ", ws));
+    throw_error<RankError>(op, ": expected weight [num_parameters], got shape ", ws);
   }
   const std::int64_t channels = xs.rank() >= 2 ? xs[1] : 1;
   if (ws[0] != 1 && ws[0] != channels) {
-    throw ShapeError(str_cat(op, ": weight has ", ws[0], " parameters but input ", xs,
-                             xs.rank() >= 2 ? " has " : " (rank < 2) has ", channels,
-                             " channels in dim 1 (expected num_parameters = 1 or ", channels,
-                             ")"));
+    throw_error<ShapeError>(op, ": weight has ", ws[0], " parameters but input ", xs,
+                            xs.rank() >= 2 ? " has " : " (rank < 2) has ", channels,
+                            " channels in dim 1 (expected num_parameters = 1 or ", channels, ")");
   }
   std::vector<std::int64_t> dims(xs.rank(), 1);
   if (xs.rank() >= 2) dims[1] = ws[0];

@@ -166,8 +166,8 @@ class Tensor {
   Elem into_scalar() const {
     const Shape s = shape();
     if (s.num_elements() != 1) {
-      throw ShapeError(str_cat("into_scalar: expected a tensor with one element, got shape ", s,
-                               " (", s.num_elements(), " elements)"));
+      throw_error<ShapeError>("into_scalar: expected a tensor with one element, got shape ", s,
+                              " (", s.num_elements(), " elements)");
     }
     return to_data().template to_vec<Elem>()[0];
   }
@@ -185,7 +185,7 @@ class Tensor {
   /// so that device-generic code written as in Burn compiles and runs unchanged.
   Tensor to_device(const Device& device) const {
     if (!(device == this->device())) {
-      throw DeviceError(str_cat("to_device: backend ", B::name(), " has no device ", device));
+      throw_error<DeviceError>("to_device: backend ", B::name(), " has no device ", device);
     }
     return *this;
   }
@@ -672,9 +672,8 @@ class Tensor {
   Tensor<B, D2, K> flatten(std::int64_t start, std::int64_t end) const {
     const derived::FlattenPlan plan = derived::flatten_plan(shape(), start, end);
     if (plan.shape.rank() != D2) {
-      throw RankError(str_cat("flatten: flattening dims ", plan.start, "..=", plan.end,
-                              " of rank ", D, " gives rank ", plan.shape.rank(),
-                              ", not the requested ", D2));
+      throw_error<RankError>("flatten: flattening dims ", plan.start, "..=", plan.end, " of rank ",
+                             D, " gives rank ", plan.shape.rank(), ", not the requested ", D2);
     }
     return Tensor<B, D2, K>(Ops::reshape(prim_, plan.shape.dims()));
   }

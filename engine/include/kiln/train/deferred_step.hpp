@@ -311,7 +311,7 @@ template <class O, Backend I>
 std::optional<DeferredFailure> settle_deferred(O& optimizer, DeferredGuard<I>& guard,
                                                std::span<const float> status) {
   if (status.size() != 4) {
-    throw ValueError(str_cat("settle_deferred: the status has 4 values, got ", status.size()));
+    throw_error<ValueError>("settle_deferred: the status has 4 values, got ", status.size());
   }
   if (status[0] == 1.0f) {
     guard.clear();
@@ -320,14 +320,14 @@ std::optional<DeferredFailure> settle_deferred(O& optimizer, DeferredGuard<I>& g
   const auto& steps = guard.steps();
   const double step_value = status[1], check_value = status[2];
   if (!(step_value >= 0 && step_value < static_cast<double>(steps.size()))) {
-    throw ValueError(str_cat("settle_deferred: the status names step ", step_value, " of ",
-                             steps.size(), " pending"));
+    throw_error<ValueError>("settle_deferred: the status names step ", step_value, " of ",
+                            steps.size(), " pending");
   }
   const auto k = static_cast<std::size_t>(step_value);
   const auto& refused = steps[k];
   if (!(check_value >= 0 && check_value < static_cast<double>(refused.checks.size()))) {
-    throw ValueError(str_cat("settle_deferred: the status names check ", check_value, " of ",
-                             refused.checks.size()));
+    throw_error<ValueError>("settle_deferred: the status names check ", check_value, " of ",
+                            refused.checks.size());
   }
   const auto check = static_cast<std::size_t>(check_value);
   DeferredFailure out;

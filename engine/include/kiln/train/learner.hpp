@@ -167,8 +167,8 @@ class SupervisedTraining {
     for (std::size_t i = 0; i < metrics.size(); ++i) {
       for (std::size_t j = 0; j < i; ++j) {
         if (metric_name(metrics[i]) == metric_name(metrics[j])) {
-          throw ConfigError(str_cat("SupervisedTraining::metrics: ", metric_name(metrics[i]),
-                                    " is given twice (positions ", j, " and ", i, ")"));
+          throw_error<ConfigError>("SupervisedTraining::metrics: ", metric_name(metrics[i]),
+                                   " is given twice (positions ", j, " and ", i, ")");
         }
       }
     }
@@ -178,7 +178,7 @@ class SupervisedTraining {
   }
   /// Epochs to run (default 1). Throws ConfigError if < 1.
   SupervisedTraining num_epochs(std::int64_t n) const {
-    if (n < 1) throw ConfigError(str_cat("SupervisedTraining::num_epochs: must be >= 1, got ", n));
+    if (n < 1) throw_error<ConfigError>("SupervisedTraining::num_epochs: must be >= 1, got ", n);
     auto out = *this;
     out.num_epochs_ = n;
     return out;
@@ -199,9 +199,8 @@ class SupervisedTraining {
   ///         nothing would be left to train).
   SupervisedTraining checkpoint(std::int64_t epoch) const {
     if (epoch < 1) {
-      throw ConfigError(
-          str_cat("SupervisedTraining::checkpoint: the epoch to resume after must be >= 1, got ",
-                  epoch));
+      throw_error<ConfigError>(
+          "SupervisedTraining::checkpoint: the epoch to resume after must be >= 1, got ", epoch);
     }
     auto out = *this;
     out.resume_epoch_ = epoch;
@@ -231,13 +230,13 @@ class SupervisedTraining {
   ///         the valid loader is empty.
   SupervisedTraining early_stopping(EarlyStopping rule) const {
     if (rule.patience < 1) {
-      throw ConfigError(str_cat("SupervisedTraining::early_stopping: patience must be >= 1, got ",
-                                rule.patience));
+      throw_error<ConfigError>("SupervisedTraining::early_stopping: patience must be >= 1, got ",
+                               rule.patience);
     }
     if (!(std::isfinite(rule.min_delta) && rule.min_delta >= 0)) {
-      throw ConfigError(str_cat(
+      throw_error<ConfigError>(
           "SupervisedTraining::early_stopping: min_delta must be finite and >= 0, got ",
-          rule.min_delta));
+          rule.min_delta);
     }
     auto out = *this;
     out.early_stopping_ = rule;
@@ -321,8 +320,8 @@ class SupervisedTraining {
       bool registered = false;
       for (const auto& m : metrics_) registered = registered || metric_name(m) == name;
       if (!registered) {
-        throw ConfigError(str_cat("SupervisedTraining::early_stopping: metric ", name,
-                                  " is not registered with metrics(...)"));
+        throw_error<ConfigError>("SupervisedTraining::early_stopping: metric ", name,
+                                 " is not registered with metrics(...)");
       }
       if (early_stopping_->split == Split::Valid && valid_->num_items() == 0) {
         throw ConfigError(
@@ -334,9 +333,9 @@ class SupervisedTraining {
       throw ConfigError("SupervisedTraining::launch: the train loader has no items");
     }
     if ((resume_epoch_ || resume_latest_) && !recorder_) {
-      throw ConfigError(str_cat("SupervisedTraining::",
-                                resume_latest_ ? "resume_latest" : "checkpoint",
-                                ": resuming needs with_file_checkpointer"));
+      throw_error<ConfigError>(
+          "SupervisedTraining::", resume_latest_ ? "resume_latest" : "checkpoint",
+          ": resuming needs with_file_checkpointer");
     }
     std::optional<std::int64_t> resume = resume_epoch_;
     if (resume_latest_) {
@@ -344,11 +343,11 @@ class SupervisedTraining {
       if (!epochs.empty()) resume = epochs.back();
     }
     if (resume && *resume >= num_epochs_) {
-      throw ConfigError(str_cat(
-          "SupervisedTraining::", resume_latest_ ? "resume_latest: the newest checkpoint is"
-                                                 : "checkpoint: resuming after",
+      throw_error<ConfigError>(
+          "SupervisedTraining::",
+          resume_latest_ ? "resume_latest: the newest checkpoint is" : "checkpoint: resuming after",
           " epoch ", *resume, ", but num_epochs is ", num_epochs_,
-          ": nothing is left to train (raise num_epochs to train further)"));
+          ": nothing is left to train (raise num_epochs to train further)");
     }
     return resume;
   }

@@ -31,8 +31,8 @@ struct AccuracyMetric {
   MetricEntry update(const Item& item) const {
     const auto rows = item.output.dims()[0];
     if (item.targets.dims()[0] != rows) {
-      throw ShapeError(str_cat("AccuracyMetric: expected targets [", rows, "] for output ",
-                               item.output.shape(), ", got ", item.targets.shape()));
+      throw_error<ShapeError>("AccuracyMetric: expected targets [", rows, "] for output ",
+                              item.output.shape(), ", got ", item.targets.shape());
     }
     if (rows == 0) return {0, 0};
     const auto predicted = item.output.argmax(1).template squeeze_dim<1>(1);

@@ -34,8 +34,8 @@ class Workspace {
       data_ = static_cast<float*>(
           ::operator new(floats * sizeof(float), std::align_val_t(64), std::nothrow));
       if (data_ == nullptr) {
-        throw OutOfMemoryError(str_cat("matmul: cannot allocate ", floats * sizeof(float),
-                                       " bytes of packing buffer"));
+        throw_error<OutOfMemoryError>("matmul: cannot allocate ", floats * sizeof(float),
+                                      " bytes of packing buffer");
       }
       capacity_ = floats;
     }

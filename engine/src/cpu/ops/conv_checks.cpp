@@ -41,8 +41,8 @@ void check_at_least(const char* op, const char* field, const std::array<std::int
                     std::int64_t min) {
   for (std::size_t i = 0; i < N; ++i) {
     if (v[i] < min) {
-      throw ConfigError(
-          str_cat(op, ": ", field, " must be >= ", min, " in every dim, got ", list(v)));
+      throw_error<ConfigError>(op, ": ", field, " must be >= ", min, " in every dim, got ",
+                               list(v));
     }
   }
 }
@@ -54,22 +54,22 @@ void check_tensors(const char* op, const ConvOperand& x, const ConvOperand& weig
   const Shape& xs = x.shape;
   const Shape& ws = weight.shape;
   if (xs.rank() != N + 2) {
-    throw RankError(str_cat(op, ": expected x of rank ", N + 2, " ", layout<N>(), ", got ", xs,
-                            " (rank ", xs.rank(), ")"));
+    throw_error<RankError>(op, ": expected x of rank ", N + 2, " ", layout<N>(), ", got ", xs,
+                           " (rank ", xs.rank(), ")");
   }
   if (ws.rank() != N + 2) {
-    throw RankError(
-        str_cat(op, ": expected weight of rank ", N + 2, ", got ", ws, " (rank ", ws.rank(), ")"));
+    throw_error<RankError>(op, ": expected weight of rank ", N + 2, ", got ", ws, " (rank ",
+                           ws.rank(), ")");
   }
   if (bias && bias->shape.rank() != 1) {
-    throw RankError(str_cat(op, ": expected bias of rank 1, got ", bias->shape));
+    throw_error<RankError>(op, ": expected bias of rank 1, got ", bias->shape);
   }
   if (x.dtype != DType::F32 || weight.dtype != DType::F32 || (bias && bias->dtype != DType::F32)) {
-    throw DTypeError(str_cat(op, ": expected f32 tensors, got x ", x.dtype, ", weight ",
-                             weight.dtype, bias ? str_cat(", bias ", bias->dtype) : ""));
+    throw_error<DTypeError>(op, ": expected f32 tensors, got x ", x.dtype, ", weight ",
+                            weight.dtype, bias ? str_cat(", bias ", bias->dtype) : "");
   }
   for (std::size_t d = 2; d < N + 2; ++d) {
-    if (ws[d] < 1) throw ShapeError(str_cat(op, ": weight ", ws, " has an empty kernel"));
+    if (ws[d] < 1) throw_error<ShapeError>(op, ": weight ", ws, " has an empty kernel");
   }
 }
 
@@ -169,24 +169,23 @@ conv::Geometry check_conv(const char* op, const ConvOperand& x, const ConvOperan
   check_at_least(op, "dilation", o.dilation, 1);
   check_at_least(op, "padding", o.padding, 0);
   check_at_least(op, "padding_end", o.padding_end, 0);
-  if (o.groups < 1) throw ConfigError(str_cat(op, ": groups must be >= 1, got ", o.groups));
+  if (o.groups < 1) throw_error<ConfigError>(op, ": groups must be >= 1, got ", o.groups);
   const Shape& xs = x.shape;
   const Shape& ws = weight.shape;
   std::int64_t expected_channels;
   const bool overflow = __builtin_mul_overflow(ws[1], o.groups, &expected_channels);
   if (overflow || expected_channels != xs[1]) {
-    throw ShapeError(str_cat(op, ": x ", xs, " has ", xs[1], " channels, weight ", ws,
-                             " with groups = ", o.groups, " expects ",
-                             overflow ? std::string("more than 2^63") : str_cat(expected_channels),
-                             " (weight dim 1 · groups)"));
+    throw_error<ShapeError>(op, ": x ", xs, " has ", xs[1], " channels, weight ", ws,
+                            " with groups = ", o.groups, " expects ",
+                            overflow ? std::string("more than 2^63") : str_cat(expected_channels),
+                            " (weight dim 1 · groups)");
   }
   if (ws[0] % o.groups != 0) {
-    throw ShapeError(str_cat(op, ": weight ", ws, " has ", ws[0],
-                             " output channels, not divisible by groups = ", o.groups));
+    throw_error<ShapeError>(op, ": weight ", ws, " has ", ws[0],
+                            " output channels, not divisible by groups = ", o.groups);
   }
   if (bias && bias->shape[0] != ws[0]) {
-    throw ShapeError(
-        str_cat(op, ": expected bias [", ws[0], "] (channels_out), got ", bias->shape));
+    throw_error<ShapeError>(op, ": expected bias [", ws[0], "] (channels_out), got ", bias->shape);
   }
   std::array<std::int64_t, N> out{};
   for (std::size_t d = 0; d < N; ++d) {
@@ -198,10 +197,10 @@ conv::Geometry check_conv(const char* op, const ConvOperand& x, const ConvOperan
         op, checked::mul(op, o.dilation[d], ws[d + 2] - 1, "dilation · (kernel - 1)" + in_dim), 1,
         "the dilated kernel's extent" + in_dim);
     if (extent > padded) {
-      throw ShapeError(str_cat(op, ": kernel ", ws, " with dilation ", list(o.dilation), " spans ",
-                               extent, " in spatial dim ", d, ", larger than the padded input (",
-                               xs[d + 2], " + padding ", o.padding[d], " + ", o.padding_end[d],
-                               " = ", padded, "); x ", xs));
+      throw_error<ShapeError>(op, ": kernel ", ws, " with dilation ", list(o.dilation), " spans ",
+                              extent, " in spatial dim ", d, ", larger than the padded input (",
+                              xs[d + 2], " + padding ", o.padding[d], " + ", o.padding_end[d],
+                              " = ", padded, "); x ", xs);
     }
     out[d] = (padded - extent) / o.stride[d] + 1;
   }
@@ -221,29 +220,29 @@ conv::Geometry check_conv_transpose(const char* op, const ConvOperand& x, const 
   check_at_least(op, "dilation", o.dilation, 1);
   check_at_least(op, "padding", o.padding, 0);
   check_at_least(op, "padding_out", o.padding_out, 0);
-  if (o.groups < 1) throw ConfigError(str_cat(op, ": groups must be >= 1, got ", o.groups));
+  if (o.groups < 1) throw_error<ConfigError>(op, ": groups must be >= 1, got ", o.groups);
   for (std::size_t d = 0; d < N; ++d) {
     if (o.padding_out[d] >= o.stride[d] && o.padding_out[d] >= o.dilation[d]) {
-      throw ConfigError(str_cat(op, ": padding_out ", list(o.padding_out),
-                                " must be smaller than stride ", list(o.stride), " or dilation ",
-                                list(o.dilation), " in every dim"));
+      throw_error<ConfigError>(op, ": padding_out ", list(o.padding_out),
+                               " must be smaller than stride ", list(o.stride), " or dilation ",
+                               list(o.dilation), " in every dim");
     }
   }
   const Shape& xs = x.shape;
   const Shape& ws = weight.shape;
   if (ws[0] != xs[1]) {
-    throw ShapeError(str_cat(op, ": x ", xs, " has ", xs[1], " channels, weight ", ws, " expects ",
-                             ws[0], " (weight dim 0)"));
+    throw_error<ShapeError>(op, ": x ", xs, " has ", xs[1], " channels, weight ", ws, " expects ",
+                            ws[0], " (weight dim 0)");
   }
   if (xs[1] % o.groups != 0) {
-    throw ShapeError(
-        str_cat(op, ": x ", xs, " has ", xs[1], " channels, not divisible by groups = ", o.groups));
+    throw_error<ShapeError>(op, ": x ", xs, " has ", xs[1],
+                            " channels, not divisible by groups = ", o.groups);
   }
   const std::int64_t channels_out =
       checked::mul(op, ws[1], o.groups, "channels_out = weight dim 1 · groups");
   if (bias && bias->shape[0] != channels_out) {
-    throw ShapeError(str_cat(op, ": expected bias [", channels_out,
-                             "] (channels_out = weight dim 1 · groups), got ", bias->shape));
+    throw_error<ShapeError>(op, ": expected bias [", channels_out,
+                            "] (channels_out = weight dim 1 · groups), got ", bias->shape);
   }
   std::array<std::int64_t, N> out{};
   for (std::size_t d = 0; d < N; ++d) {
@@ -260,9 +259,9 @@ conv::Geometry check_conv_transpose(const char* op, const ConvOperand& x, const 
         "dilation · (kernel - 1) + padding_out + 1" + in_dim);
     out[d] = checked::add(op, trimmed, extent, "the output size" + in_dim);
     if (out[d] < 1) {
-      throw ShapeError(str_cat(op, ": output size ", out[d], " < 1 in spatial dim ", d, " for x ",
-                               xs, ", weight ", ws, ", stride ", list(o.stride), ", padding ",
-                               list(o.padding)));
+      throw_error<ShapeError>(op, ": output size ", out[d], " < 1 in spatial dim ", d, " for x ",
+                              xs, ", weight ", ws, ", stride ", list(o.stride), ", padding ",
+                              list(o.padding));
     }
   }
   // The adjoint convolution: input [batch, channels_out, out...], output = x's spatial dims.

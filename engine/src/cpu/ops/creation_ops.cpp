@@ -47,7 +47,7 @@ std::mutex g_rng_mutex;
 Rng g_rng(0x4B494C4Eull);  // "KILN"
 
 void check_finite(const char* op, double v, const char* what) {
-  if (!std::isfinite(v)) throw ValueError(str_cat(op, ": ", what, " must be finite, got ", v));
+  if (!std::isfinite(v)) throw_error<ValueError>(op, ": ", what, " must be finite, got ", v);
 }
 
 template <class T>
@@ -65,8 +65,8 @@ Distribution Distribution::uniform(double low, double high) {
   check_finite("Distribution::uniform", low, "low");
   check_finite("Distribution::uniform", high, "high");
   if (!(low < high)) {
-    throw ValueError(str_cat("Distribution::uniform: expected low < high, got low = ", low,
-                             ", high = ", high));
+    throw_error<ValueError>("Distribution::uniform: expected low < high, got low = ", low,
+                            ", high = ", high);
   }
   return {Kind::Uniform, low, high};
 }
@@ -74,13 +74,13 @@ Distribution Distribution::uniform(double low, double high) {
 Distribution Distribution::normal(double mean, double std) {
   check_finite("Distribution::normal", mean, "mean");
   check_finite("Distribution::normal", std, "std");
-  if (std < 0) throw ValueError(str_cat("Distribution::normal: std must be >= 0, got ", std));
+  if (std < 0) throw_error<ValueError>("Distribution::normal: std must be >= 0, got ", std);
   return {Kind::Normal, mean, std};
 }
 
 Distribution Distribution::bernoulli(double p) {
   if (!(p >= 0.0 && p <= 1.0)) {
-    throw ValueError(str_cat("Distribution::bernoulli: p must be in [0, 1], got ", p));
+    throw_error<ValueError>("Distribution::bernoulli: p must be in [0, 1], got ", p);
   }
   return {Kind::Bernoulli, p, 0.0};
 }
@@ -95,8 +95,8 @@ CpuTensor CpuOps::from_data(const TensorData& data, DType dtype, const CpuDevice
   const auto expected =
       static_cast<std::size_t>(src.shape.num_elements()) * dtype_size(src.dtype);
   if (src.bytes.size() != expected) {
-    throw ShapeError(str_cat("from_data: shape ", src.shape, " of ", src.dtype, " needs ",
-                             expected, " bytes, the data holds ", src.bytes.size()));
+    throw_error<ShapeError>("from_data: shape ", src.shape, " of ", src.dtype, " needs ", expected,
+                            " bytes, the data holds ", src.bytes.size());
   }
   CpuTensor out(src.shape, dtype);
   if (src.dtype == dtype) {
@@ -121,7 +121,7 @@ CpuTensor CpuOps::full(const Shape& shape, double value, DType dtype, const CpuD
     case DType::F32: fill(out, static_cast<float>(value)); break;
     case DType::I32:
       if (!(value >= -2147483648.0 && value <= 2147483647.0)) {
-        throw ValueError(str_cat("full: value ", value, " does not fit in i32"));
+        throw_error<ValueError>("full: value ", value, " does not fit in i32");
       }
       fill(out, static_cast<std::int32_t>(value));
       break;
@@ -168,14 +168,15 @@ CpuTensor CpuOps::random(const Shape& shape, const Distribution& dist, DType dty
     case DType::I32: {
       if (dist.kind == Distribution::Kind::Uniform &&
           !(dist.a >= -2147483648.0 && dist.b <= 2147483648.0)) {
-        throw ValueError(str_cat("random: an Int uniform range must lie within i32, got [",
-                                 dist.a, ", ", dist.b, ")"));
+        throw_error<ValueError>("random: an Int uniform range must lie within i32, got [", dist.a,
+                                ", ", dist.b, ")");
       }
       std::int32_t* p = out.data<std::int32_t>();
       for (std::int64_t i = 0; i < n; ++i) {
         const double v = std::floor(sample());
         if (!(v >= -2147483648.0 && v < 2147483648.0)) {
-          throw ValueError(str_cat("random: a sample ", v, " of the distribution does not fit in i32"));
+          throw_error<ValueError>("random: a sample ", v,
+                                  " of the distribution does not fit in i32");
         }
         p[i] = static_cast<std::int32_t>(v);
       }
@@ -193,12 +194,12 @@ CpuTensor CpuOps::random(const Shape& shape, const Distribution& dist, DType dty
 
 CpuTensor CpuOps::arange(double start, double end, double step, DType dtype, const CpuDevice&) {
   if (step == 0.0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(end)) {
-    throw ValueError(str_cat("arange: expected finite start, end and a non-zero step, got start ",
-                             start, ", end ", end, ", step ", step));
+    throw_error<ValueError>("arange: expected finite start, end and a non-zero step, got start ",
+                            start, ", end ", end, ", step ", step);
   }
   const double count = std::ceil((end - start) / step);
   if (count > static_cast<double>(std::numeric_limits<std::int32_t>::max())) {
-    throw LimitError(str_cat("arange: ", count, " elements exceed the limit"));
+    throw_error<LimitError>("arange: ", count, " elements exceed the limit");
   }
   const auto n = static_cast<std::int64_t>(std::max(0.0, count));
   CpuTensor out(Shape{n}, dtype);
@@ -208,8 +209,7 @@ CpuTensor CpuOps::arange(double start, double end, double step, DType dtype, con
   } else if (dtype == DType::I32) {
     const double last = start + step * static_cast<double>(n > 0 ? n - 1 : 0);
     if (n > 0 && !(std::min(start, last) >= -2147483648.0 && std::max(start, last) <= 2147483647.0)) {
-      throw ValueError(str_cat("arange: values from ", start, " to ", last,
-                               " do not fit in i32"));
+      throw_error<ValueError>("arange: values from ", start, " to ", last, " do not fit in i32");
     }
     std::int32_t* p = out.data<std::int32_t>();
     for (std::int64_t i = 0; i < n; ++i) {
@@ -222,7 +222,7 @@ CpuTensor CpuOps::arange(double start, double end, double step, DType dtype, con
 }
 
 CpuTensor CpuOps::eye(std::int64_t n, std::int64_t m, DType dtype, const CpuDevice& device) {
-  if (n < 0 || m < 0) throw ValueError(str_cat("eye: size must be >= 0, got ", n, " x ", m));
+  if (n < 0 || m < 0) throw_error<ValueError>("eye: size must be >= 0, got ", n, " x ", m);
   CpuTensor out = full(Shape{n, m}, 0.0, dtype, device);
   for (std::int64_t i = 0; i < std::min(n, m); ++i) {
     switch (dtype) {
@@ -255,8 +255,8 @@ CpuTensor CpuOps::cast(CpuTensor x, DType to) {
           const float* src = x.data<float>();
           for (std::int64_t i = 0; i < n; ++i) {
             if (!(src[i] > -2147483649.f && src[i] < 2147483648.f)) {
-              throw ValueError(str_cat("int: element ", i, " = ", src[i],
-                                       " is not representable as i32"));
+              throw_error<ValueError>("int: element ", i, " = ", src[i],
+                                      " is not representable as i32");
             }
             dst[i] = static_cast<std::int32_t>(src[i]);
           }

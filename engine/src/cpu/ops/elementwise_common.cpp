@@ -86,19 +86,19 @@ Shape broadcast_shapes(const char* op, std::initializer_list<NamedShape> shapes)
 
 void check_same_dtype(const char* op, const char* name_a, DType a, const char* name_b, DType b) {
   if (a != b) {
-    throw DTypeError(str_cat(op, ": dtypes differ: ", name_a, ' ', a, " vs ", name_b, ' ', b));
+    throw_error<DTypeError>(op, ": dtypes differ: ", name_a, ' ', a, " vs ", name_b, ' ', b);
   }
 }
 
 void throw_dtype(const char* op, const char* what, DType got) {
-  throw DTypeError(str_cat(op, ": expected ", what, ", got ", got));
+  throw_error<DTypeError>(op, ": expected ", what, ", got ", got);
 }
 
 std::int32_t int_scalar(const char* op, double value) {
   if (!(value == std::floor(value) && value >= std::numeric_limits<std::int32_t>::min() &&
         value <= std::numeric_limits<std::int32_t>::max())) {
-    throw ValueError(
-        str_cat(op, ": an Int tensor needs an integer scalar in the i32 range, got ", value));
+    throw_error<ValueError>(op, ": an Int tensor needs an integer scalar in the i32 range, got ",
+                            value);
   }
   return static_cast<std::int32_t>(value);
 }
@@ -123,15 +123,15 @@ void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const S
   if (is_int_division(op)) {
     for (std::int64_t i = 0; i < n; ++i) {
       if (rhs[i] == 0) {
-        throw ValueError(str_cat(name, ": integer division by zero: divisor element ", i, " of ",
-                                 shape, " is 0 (ZeroDivisionError in PyTorch)"));
+        throw_error<ValueError>(name, ": integer division by zero: divisor element ", i, " of ",
+                                shape, " is 0 (ZeroDivisionError in PyTorch)");
       }
     }
   } else if (op == BinaryOp::Pow) {
     for (std::int64_t i = 0; i < n; ++i) {
       if (rhs[i] < 0) {
-        throw ValueError(str_cat(name, ": integers to negative integer powers are not allowed:",
-                                 " exponent element ", i, " of ", shape, " is ", rhs[i]));
+        throw_error<ValueError>(name, ": integers to negative integer powers are not allowed:",
+                                " exponent element ", i, " of ", shape, " is ", rhs[i]);
       }
     }
   }
@@ -140,12 +140,12 @@ void check_int_rhs(BinaryOp op, const std::int32_t* rhs, std::int64_t n, const S
 void check_int_scalar_rhs(BinaryOp op, std::int32_t s) {
   const char* name = op_name(op, DType::I32);
   if (is_int_division(op) && s == 0) {
-    throw ValueError(str_cat(name, ": integer division by zero: the scalar divisor is 0",
-                             " (ZeroDivisionError in PyTorch)"));
+    throw_error<ValueError>(name, ": integer division by zero: the scalar divisor is 0",
+                            " (ZeroDivisionError in PyTorch)");
   }
   if (op == BinaryOp::Pow && s < 0) {
-    throw ValueError(
-        str_cat(name, ": integers to negative integer powers are not allowed:", " exponent ", s));
+    throw_error<ValueError>(
+        name, ": integers to negative integer powers are not allowed:", " exponent ", s);
   }
 }
 
@@ -161,33 +161,32 @@ void check_unary(UnaryOp op, DType dtype) {
 void check_clamp(DType dtype, std::optional<double> min, std::optional<double> max) {
   if (dtype == DType::Bool) throw_dtype("clamp", "a f32 or i32 tensor", dtype);
   if ((min && std::isnan(*min)) || (max && std::isnan(*max))) {
-    throw ValueError(
-        str_cat("clamp: bounds must not be nan, got min = ", min ? str_cat(*min) : "none",
-                ", max = ", max ? str_cat(*max) : "none"));
+    throw_error<ValueError>("clamp: bounds must not be nan, got min = ",
+                            min ? str_cat(*min) : "none", ", max = ", max ? str_cat(*max) : "none");
   }
   if (min && max && *min > *max) {
-    throw ValueError(str_cat("clamp: min must be <= max, got min = ", *min, ", max = ", *max));
+    throw_error<ValueError>("clamp: min must be <= max, got min = ", *min, ", max = ", *max);
   }
 }
 
 void check_leaky_relu(DType dtype, double negative_slope) {
   if (dtype != DType::F32) throw_dtype("leaky_relu", "a f32 tensor", dtype);
   if (!std::isfinite(negative_slope)) {
-    throw ValueError(str_cat("leaky_relu: negative_slope must be finite, got ", negative_slope));
+    throw_error<ValueError>("leaky_relu: negative_slope must be finite, got ", negative_slope);
   }
 }
 
 void check_softplus(DType dtype, double beta, double threshold) {
   if (dtype != DType::F32) throw_dtype("softplus", "a f32 tensor", dtype);
   if (!(beta > 0.0) || !std::isfinite(beta)) {
-    throw ValueError(str_cat("softplus: beta must be positive and finite, got ", beta));
+    throw_error<ValueError>("softplus: beta must be positive and finite, got ", beta);
   }
   if (std::isnan(threshold)) throw ValueError("softplus: threshold must not be nan");
 }
 
 void require_bool(const char* op, const char* name, DType dtype) {
   if (dtype != DType::Bool) {
-    throw DTypeError(str_cat(op, ": ", name, " must be a bool tensor, got ", dtype));
+    throw_error<DTypeError>(op, ": ", name, " must be a bool tensor, got ", dtype);
   }
 }
 

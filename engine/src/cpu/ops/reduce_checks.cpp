@@ -12,8 +12,8 @@ namespace {
 
 void check_numeric(const char* op, DType dtype, const Shape& shape) {
   if (dtype != DType::F32 && dtype != DType::I32) {
-    throw DTypeError(str_cat(op, ": expected an f32 or i32 tensor, got ", dtype, " (shape ",
-                             shape, ")"));
+    throw_error<DTypeError>(op, ": expected an f32 or i32 tensor, got ", dtype, " (shape ", shape,
+                            ")");
   }
 }
 
@@ -26,9 +26,8 @@ std::string where(const Shape& s, std::optional<std::size_t> dim) {
 void check_not_empty(const char* op, const char* what, std::size_t n, const Shape& s,
                      std::optional<std::size_t> dim) {
   if (n == 0) {
-    throw ShapeError(str_cat(op, ": cannot take the ", what, " of zero elements: ",
-                             where(s, dim), " (as PyTorch, an empty reduction has no ", what,
-                             ")"));
+    throw_error<ShapeError>(op, ": cannot take the ", what, " of zero elements: ", where(s, dim),
+                            " (as PyTorch, an empty reduction has no ", what, ")");
   }
 }
 
@@ -51,8 +50,9 @@ void check_reduce(ReduceOp op, const char* name, DType dtype, const Shape& shape
     check_not_empty(name, op == ReduceOp::Max ? "max" : "min", n, shape, dim);
   }
   if (op == ReduceOp::Mean && dtype == DType::I32 && n == 0) {
-    throw ShapeError(str_cat(name, ": cannot take the Int mean of zero elements: ",
-                             where(shape, dim), " (0 / 0 has no i32 value)"));
+    throw_error<ShapeError>(name,
+                            ": cannot take the Int mean of zero elements: ", where(shape, dim),
+                            " (0 / 0 has no i32 value)");
   }
 }
 
@@ -67,8 +67,8 @@ std::size_t check_arg_extremum(const char* name, bool is_max, DType dtype, const
 std::size_t check_var_mean(DType dtype, const Shape& shape, std::int64_t dim) {
   const auto d = static_cast<std::size_t>(check::dim("var_mean", dim, shape.rank()));
   if (dtype != DType::F32) {
-    throw DTypeError(str_cat("var_mean: expected an f32 tensor, got ", dtype, " (shape ", shape,
-                             ")"));
+    throw_error<DTypeError>("var_mean: expected an f32 tensor, got ", dtype, " (shape ", shape,
+                            ")");
   }
   return d;
 }
@@ -76,8 +76,8 @@ std::size_t check_var_mean(DType dtype, const Shape& shape, std::int64_t dim) {
 std::size_t check_sort(DType dtype, const Shape& shape, std::int64_t dim) {
   const auto d = static_cast<std::size_t>(check::dim("sort", dim, shape.rank()));
   if (dtype != DType::F32 && dtype != DType::I32) {
-    throw DTypeError(str_cat("sort: expected an f32 or i32 tensor, got ", dtype, " (shape ",
-                             shape, ")"));
+    throw_error<DTypeError>("sort: expected an f32 or i32 tensor, got ", dtype, " (shape ", shape,
+                            ")");
   }
   return d;
 }

@@ -72,11 +72,13 @@ void narrow_int(const char* op, const std::vector<std::int64_t>& wide, CpuTensor
     if (v < std::numeric_limits<std::int32_t>::min() ||
         v > std::numeric_limits<std::int32_t>::max()) {
       if (v == k::kIntOverflow) {
-        throw LimitError(str_cat(op, ": the result does not fit in i32: the exact product "
-                                 "overflows int64 (input shape ", in_shape, ")"));
+        throw_error<LimitError>(op,
+                                ": the result does not fit in i32: the exact product "
+                                "overflows int64 (input shape ",
+                                in_shape, ")");
       }
-      throw LimitError(str_cat(op, ": the result does not fit in i32: ", v, " (input shape ",
-                               in_shape, "; Int reductions are exact and never wrap)"));
+      throw_error<LimitError>(op, ": the result does not fit in i32: ", v, " (input shape ",
+                              in_shape, "; Int reductions are exact and never wrap)");
     }
     dst[i] = static_cast<std::int32_t>(v);
   }

@@ -43,8 +43,8 @@ std::string slice_str(const Slice& s) {
 std::array<DimRange, kMaxRank> resolve_slice(const char* op, const Shape& shape,
                                              std::span<const Slice> ranges) {
   if (ranges.size() > shape.rank()) {
-    throw RankError(str_cat(op, ": got ", ranges.size(), " ranges for a tensor of rank ",
-                            shape.rank(), " (shape ", shape, ")"));
+    throw_error<RankError>(op, ": got ", ranges.size(), " ranges for a tensor of rank ",
+                           shape.rank(), " (shape ", shape, ")");
   }
   std::array<DimRange, kMaxRank> out{};
   for (std::size_t d = 0; d < shape.rank(); ++d) {
@@ -55,17 +55,17 @@ std::array<DimRange, kMaxRank> resolve_slice(const char* op, const Shape& shape,
     }
     const Slice& s = ranges[d];
     if (s.step == 0) {
-      throw ValueError(str_cat(op, ": step of dim ", d, " is 0; range ", slice_str(s)));
+      throw_error<ValueError>(op, ": step of dim ", d, " is 0; range ", slice_str(s));
     }
     const std::int64_t start = s.start < 0 ? s.start + size : s.start;
     const std::int64_t end = s.end ? (*s.end < 0 ? *s.end + size : *s.end) : size;
     if (start < 0 || end > size || start > size || end < 0) {
-      throw IndexError(str_cat(op, ": range ", slice_str(s), " is out of bounds for dim ", d,
-                               " of size ", size, " (shape ", shape, ")"));
+      throw_error<IndexError>(op, ": range ", slice_str(s), " is out of bounds for dim ", d,
+                              " of size ", size, " (shape ", shape, ")");
     }
     if (start > end) {
-      throw IndexError(str_cat(op, ": range ", slice_str(s), " of dim ", d, " (size ", size,
-                               ") starts after it ends (", start, " > ", end, ")"));
+      throw_error<IndexError>(op, ": range ", slice_str(s), " of dim ", d, " (size ", size,
+                              ") starts after it ends (", start, " > ", end, ")");
     }
     const std::int64_t len = end - start;
     // |step| without overflow for INT64_MIN: any |step| >= len gives one element.
@@ -95,8 +95,8 @@ std::string dims_str(std::span<const std::int64_t> dims) {
 void check_dims(const char* op, std::span<const std::int64_t> dims) {
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] > checked::max_elements) {
-      throw LimitError(str_cat(op, ": dim ", i, " of the output shape ", dims_str(dims), " is ",
-                               dims[i], ", more than the limit of ", checked::max_elements));
+      throw_error<LimitError>(op, ": dim ", i, " of the output shape ", dims_str(dims), " is ",
+                              dims[i], ", more than the limit of ", checked::max_elements);
     }
   }
 }
@@ -106,21 +106,21 @@ void check_dims(const char* op, std::span<const std::int64_t> dims) {
 Shape reshape_shape(const Shape& from, std::span<const std::int64_t> dims) {
   const std::int64_t total = from.num_elements();
   if (dims.size() > kMaxRank) {
-    throw LimitError(str_cat("reshape: cannot view ", from, " as ", dims_str(dims), ": rank ",
-                             dims.size(), " exceeds the maximum rank ", kMaxRank));
+    throw_error<LimitError>("reshape: cannot view ", from, " as ", dims_str(dims), ": rank ",
+                            dims.size(), " exceeds the maximum rank ", kMaxRank);
   }
   std::size_t infer = dims.size();
   std::int64_t known = 1;  // product of the given dims; -1 once it overflows
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
       if (infer != dims.size()) {
-        throw ShapeError(str_cat("reshape: cannot view ", from, " as ", dims_str(dims),
-                                 ": only one dim may be -1, got dims ", infer, " and ", i));
+        throw_error<ShapeError>("reshape: cannot view ", from, " as ", dims_str(dims),
+                                ": only one dim may be -1, got dims ", infer, " and ", i);
       }
       infer = i;
     } else if (dims[i] < 0) {
-      throw ValueError(str_cat("reshape: cannot view ", from, " as ", dims_str(dims), ": dim ", i,
-                               " is ", dims[i], " (dims must be >= 0, or -1 to infer)"));
+      throw_error<ValueError>("reshape: cannot view ", from, " as ", dims_str(dims), ": dim ", i,
+                              " is ", dims[i], " (dims must be >= 0, or -1 to infer)");
     } else if (known >= 0) {
       known = mul_or_overflow(known, dims[i]);
     }
@@ -129,20 +129,20 @@ Shape reshape_shape(const Shape& from, std::span<const std::int64_t> dims) {
   std::copy(dims.begin(), dims.end(), out.begin());
   if (infer != dims.size()) {
     if (known == 0) {
-      throw ShapeError(str_cat("reshape: cannot view ", from, " (", total, " elements) as ",
-                               dims_str(dims),
-                               ": the -1 is ambiguous when the other dims multiply to 0"));
+      throw_error<ShapeError>("reshape: cannot view ", from, " (", total, " elements) as ",
+                              dims_str(dims),
+                              ": the -1 is ambiguous when the other dims multiply to 0");
     }
     if (known < 0 || total % known != 0) {
-      throw ShapeError(str_cat("reshape: cannot view ", from, " (", total, " elements) as ",
-                               dims_str(dims), ": ", total, " is not divisible by ",
-                               known < 0 ? std::string("an overflowing product") : str_cat(known)));
+      throw_error<ShapeError>("reshape: cannot view ", from, " (", total, " elements) as ",
+                              dims_str(dims), ": ", total, " is not divisible by ",
+                              known < 0 ? std::string("an overflowing product") : str_cat(known));
     }
     out[infer] = total / known;
   } else if (known != total) {
-    throw ShapeError(
-        str_cat("reshape: cannot view ", from, " (", total, " elements) as ", dims_str(dims), " (",
-                known < 0 ? std::string("more than 2^63") : str_cat(known), " elements)"));
+    throw_error<ShapeError>(
+        "reshape: cannot view ", from, " (", total, " elements) as ", dims_str(dims), " (",
+        known < 0 ? std::string("more than 2^63") : str_cat(known), " elements)");
   }
   return Shape(std::span<const std::int64_t>(out.data(), dims.size()));
 }
@@ -152,15 +152,15 @@ Shape reshape_shape(const Shape& from, std::span<const std::int64_t> dims) {
 Shape permute_shape(const Shape& s, std::span<const std::int64_t> axes) {
   const std::size_t rank = s.rank();
   if (axes.size() != rank) {
-    throw RankError(str_cat("permute: expected ", rank, " axes for shape ", s, ", got ",
-                            axes.size(), " (", dims_str(axes), ")"));
+    throw_error<RankError>("permute: expected ", rank, " axes for shape ", s, ", got ", axes.size(),
+                           " (", dims_str(axes), ")");
   }
   std::array<bool, kMaxRank> seen{};
   for (std::size_t i = 0; i < rank; ++i) {
     const std::int64_t a = axes[i];
     if (a < 0 || a >= static_cast<std::int64_t>(rank) || seen[static_cast<std::size_t>(a)]) {
-      throw IndexError(str_cat("permute: axes ", dims_str(axes), " are not a permutation of 0..",
-                               rank - 1, " (shape ", s, ")"));
+      throw_error<IndexError>("permute: axes ", dims_str(axes), " are not a permutation of 0..",
+                              rank - 1, " (shape ", s, ")");
     }
     seen[static_cast<std::size_t>(a)] = true;
   }
@@ -174,8 +174,8 @@ Shape permute_shape(const Shape& s, std::span<const std::int64_t> axes) {
 Shape expand_shape(const Shape& s, std::span<const std::int64_t> dims) {
   const std::size_t rank = s.rank();
   if (dims.size() < rank || dims.size() > kMaxRank) {
-    throw RankError(str_cat("expand: cannot expand ", s, " to ", dims_str(dims),
-                            ": the target rank must be between ", rank, " and ", kMaxRank));
+    throw_error<RankError>("expand: cannot expand ", s, " to ", dims_str(dims),
+                           ": the target rank must be between ", rank, " and ", kMaxRank);
   }
   const std::size_t lead = dims.size() - rank;
   std::array<std::int64_t, kMaxRank> out_dims{};
@@ -183,8 +183,8 @@ Shape expand_shape(const Shape& s, std::span<const std::int64_t> dims) {
     const std::int64_t want = dims[i];
     if (i < lead) {
       if (want < 0) {
-        throw ValueError(str_cat("expand: cannot expand ", s, " to ", dims_str(dims), ": new dim ",
-                                 i, " is ", want, " (new leading dims must be >= 0)"));
+        throw_error<ValueError>("expand: cannot expand ", s, " to ", dims_str(dims), ": new dim ",
+                                i, " is ", want, " (new leading dims must be >= 0)");
       }
       out_dims[i] = want;
       continue;
@@ -193,12 +193,12 @@ Shape expand_shape(const Shape& s, std::span<const std::int64_t> dims) {
     if (want == -1 || want == have) {
       out_dims[i] = have;
     } else if (want < -1) {
-      throw ValueError(str_cat("expand: cannot expand ", s, " to ", dims_str(dims), ": dim ", i,
-                               " is ", want, " (dims must be >= 0, or -1 to keep)"));
+      throw_error<ValueError>("expand: cannot expand ", s, " to ", dims_str(dims), ": dim ", i,
+                              " is ", want, " (dims must be >= 0, or -1 to keep)");
     } else if (have != 1) {
-      throw ShapeError(str_cat("expand: cannot expand ", s, " to ", dims_str(dims), ": dim ", i,
-                               " has size ", have, " and only size-1 dims can grow (", have,
-                               " != ", want, ")"));
+      throw_error<ShapeError>("expand: cannot expand ", s, " to ", dims_str(dims), ": dim ", i,
+                              " has size ", have, " and only size-1 dims can grow (", have,
+                              " != ", want, ")");
     } else {
       out_dims[i] = want;
     }
@@ -212,14 +212,14 @@ Shape expand_shape(const Shape& s, std::span<const std::int64_t> dims) {
 Shape repeat_dim_shape(const Shape& s, std::int64_t dim, std::int64_t times, std::size_t* d) {
   *d = static_cast<std::size_t>(check::dim("repeat_dim", dim, s.rank()));
   if (times < 0) {
-    throw ValueError(
-        str_cat("repeat_dim: times must be >= 0, got ", times, " (dim ", dim, ", shape ", s, ")"));
+    throw_error<ValueError>("repeat_dim: times must be >= 0, got ", times, " (dim ", dim,
+                            ", shape ", s, ")");
   }
   Shape out_shape = s;
   const std::int64_t size = mul_or_overflow(s[*d], times);
   if (size < 0) {
-    throw LimitError(str_cat("repeat_dim: repeating dim ", dim, " of ", s, " ", times,
-                             " times overflows int64"));
+    throw_error<LimitError>("repeat_dim: repeating dim ", dim, " of ", s, " ", times,
+                            " times overflows int64");
   }
   out_shape[*d] = size;
   return out_shape;
@@ -230,7 +230,7 @@ std::array<bool, Shape::max_rank> flip_dims(const Shape& s, std::span<const std:
   for (const std::int64_t dim : dims) {
     const auto d = static_cast<std::size_t>(check::dim("flip", dim, s.rank()));
     if (flipped[d]) {
-      throw IndexError(str_cat("flip: dim ", dim, " appears twice in dims ", dims_str(dims)));
+      throw_error<IndexError>("flip: dim ", dim, " appears twice in dims ", dims_str(dims));
     }
     flipped[d] = true;
   }
@@ -258,12 +258,12 @@ SliceView slice_view(const char* op, const Shape& shape, std::span<const Slice> 
 void check_slice_assign(const SliceView& v, const Shape& x_shape, DType x_dtype,
                         const Shape& values_shape, DType values_dtype) {
   if (values_dtype != x_dtype) {
-    throw DTypeError(str_cat("slice_assign: values have dtype ", values_dtype,
-                             ", the tensor has ", x_dtype));
+    throw_error<DTypeError>("slice_assign: values have dtype ", values_dtype, ", the tensor has ",
+                            x_dtype);
   }
   if (!(values_shape == v.shape)) {
-    throw ShapeError(str_cat("slice_assign: values have shape ", values_shape,
-                             ", the slice has shape ", v.shape, " (tensor ", x_shape, ")"));
+    throw_error<ShapeError>("slice_assign: values have shape ", values_shape,
+                            ", the slice has shape ", v.shape, " (tensor ", x_shape, ")");
   }
 }
 
@@ -271,31 +271,31 @@ void check_slice_assign(const SliceView& v, const Shape& x_shape, DType x_dtype,
 
 Shape matmul_shape(const Shape& ls, DType ld, const Shape& rs, DType rd, bool tl, bool tr) {
   if (ls.rank() < 2 || rs.rank() < 2) {
-    throw RankError(str_cat("matmul: expected tensors of rank >= 2, got lhs ", ls, " (rank ",
-                            ls.rank(), ") and rhs ", rs, " (rank ", rs.rank(), ")"));
+    throw_error<RankError>("matmul: expected tensors of rank >= 2, got lhs ", ls, " (rank ",
+                           ls.rank(), ") and rhs ", rs, " (rank ", rs.rank(), ")");
   }
   if (ls.rank() != rs.rank()) {
-    throw RankError(str_cat("matmul: ranks differ: lhs ", ls, " (rank ", ls.rank(), ") vs rhs ", rs,
-                            " (rank ", rs.rank(), ")"));
+    throw_error<RankError>("matmul: ranks differ: lhs ", ls, " (rank ", ls.rank(), ") vs rhs ", rs,
+                           " (rank ", rs.rank(), ")");
   }
   if (ld != DType::F32 || rd != DType::F32) {
-    throw DTypeError(str_cat("matmul: expected f32 tensors, got lhs ", ld, " ", ls,
-                             " and rhs ", rd, " ", rs));
+    throw_error<DTypeError>("matmul: expected f32 tensors, got lhs ", ld, " ", ls, " and rhs ", rd,
+                            " ", rs);
   }
   const std::size_t rank = ls.rank();
   const std::int64_t k_lhs = ls[tl ? rank - 2 : rank - 1];
   const std::int64_t k_rhs = rs[tr ? rank - 1 : rank - 2];
   if (k_lhs != k_rhs) {
-    throw ShapeError(str_cat("matmul: inner dimensions differ: lhs ", ls, tl ? " (transposed)" : "",
-                             " vs rhs ", rs, tr ? " (transposed)" : "", " (", k_lhs, " != ",
-                             k_rhs, ")"));
+    throw_error<ShapeError>("matmul: inner dimensions differ: lhs ", ls, tl ? " (transposed)" : "",
+                            " vs rhs ", rs, tr ? " (transposed)" : "", " (", k_lhs, " != ", k_rhs,
+                            ")");
   }
   std::array<std::int64_t, Shape::max_rank> dims{};
   for (std::size_t d = 0; d + 2 < rank; ++d) {
     const std::int64_t a = ls[d], b = rs[d];
     if (a != b && a != 1 && b != 1) {
-      throw ShapeError(str_cat("matmul: batch dims do not broadcast: lhs ", ls, " vs rhs ", rs,
-                               " (dim ", d, ": ", a, " vs ", b, ")"));
+      throw_error<ShapeError>("matmul: batch dims do not broadcast: lhs ", ls, " vs rhs ", rs,
+                              " (dim ", d, ": ", a, " vs ", b, ")");
     }
     dims[d] = a == 1 ? b : a;
   }

@@ -95,15 +95,15 @@ CatPlan cat_plan(std::span<const Tensor> tensors, std::int64_t dim) {
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const Tensor& t = tensors[i];
     if (t.dtype() != first.dtype()) {
-      throw DTypeError(
-          str_cat("cat: tensor ", i, " has dtype ", t.dtype(), ", tensor 0 has ", first.dtype()));
+      throw_error<DTypeError>("cat: tensor ", i, " has dtype ", t.dtype(), ", tensor 0 has ",
+                              first.dtype());
     }
     const Shape& si = t.shape();
     bool same = si.rank() == s0.rank();
     for (std::size_t k = 0; same && k < s0.rank(); ++k) same = k == d || si[k] == s0[k];
     if (!same) {
-      throw ShapeError(str_cat("cat: tensor ", i, " has shape ", si, ", tensor 0 has shape ", s0,
-                               ": they must match in every dim except dim ", dim));
+      throw_error<ShapeError>("cat: tensor ", i, " has shape ", si, ", tensor 0 has shape ", s0,
+                              ": they must match in every dim except dim ", dim);
     }
     size += si[d];  // each <= 2^31 elements: no overflow for any realistic list
   }

@@ -33,44 +33,44 @@ TableBuilder::TableBuilder(std::string prefix, std::string row_word, const Tabul
     : prefix_(std::move(prefix)), row_word_(std::move(row_word)), options_(options) {
   if (options_.label_type == LabelType::String) {
     if (options_.classes.size() > options_.limits.max_classes) {
-      throw LimitError(
-          str_cat(prefix_, ": ", options_.classes.size(),
-                  " classes given, more than max_classes = ", options_.limits.max_classes));
+      throw_error<LimitError>(
+          prefix_, ": ", options_.classes.size(),
+          " classes given, more than max_classes = ", options_.limits.max_classes);
     }
     for (std::size_t i = 0; i < options_.classes.size(); ++i) {
       if (!class_ids_.emplace(options_.classes[i], static_cast<std::int32_t>(i)).second) {
-        throw ValueError(str_cat(prefix_, ": class ", quote_value(options_.classes[i]),
-                                 " appears twice in classes"));
+        throw_error<ValueError>(prefix_, ": class ", quote_value(options_.classes[i]),
+                                " appears twice in classes");
       }
     }
     data_.classes = options_.classes;
   } else if (!options_.classes.empty()) {
-    throw ValueError(str_cat(prefix_, ": classes are given but the label type is Int"));
+    throw_error<ValueError>(prefix_, ": classes are given but the label type is Int");
   }
 }
 
 void TableBuilder::set_columns(std::vector<std::string> names) {
   if (names.size() > options_.limits.max_columns) {
-    throw LimitError(str_cat(prefix_, ": ", names.size(),
-                             " columns, more than max_columns = ", options_.limits.max_columns));
+    throw_error<LimitError>(prefix_, ": ", names.size(),
+                            " columns, more than max_columns = ", options_.limits.max_columns);
   }
   std::unordered_map<std::string, std::size_t> index;
   for (std::size_t c = 0; c < names.size(); ++c) {
     if (names[c].empty()) {
-      throw FormatError(str_cat(prefix_, ": column ", c + 1, " has an empty name"));
+      throw_error<FormatError>(prefix_, ": column ", c + 1, " has an empty name");
     }
     const auto [it, added] = index.emplace(names[c], c);
     if (!added) {
-      throw FormatError(str_cat(prefix_, ": column name ", quote_value(names[c]),
-                                " appears twice (columns ", it->second + 1, " and ", c + 1, ")"));
+      throw_error<FormatError>(prefix_, ": column name ", quote_value(names[c]),
+                               " appears twice (columns ", it->second + 1, " and ", c + 1, ")");
     }
   }
   roles_.assign(names.size(), kUnused);
   if (options_.label) {
     const auto it = index.find(*options_.label);
     if (it == index.end()) {
-      throw ValueError(str_cat(prefix_, ": no label column ", quote_value(*options_.label),
-                               " (columns: ", list_names(names), ")"));
+      throw_error<ValueError>(prefix_, ": no label column ", quote_value(*options_.label),
+                              " (columns: ", list_names(names), ")");
     }
     roles_[it->second] = kLabel;
     data_.label_name = *options_.label;
@@ -85,22 +85,22 @@ void TableBuilder::set_columns(std::vector<std::string> names) {
     for (const std::string& name : options_.features) {
       const auto it = index.find(name);
       if (it == index.end()) {
-        throw ValueError(str_cat(prefix_, ": no feature column ", quote_value(name),
-                                 " (columns: ", list_names(names), ")"));
+        throw_error<ValueError>(prefix_, ": no feature column ", quote_value(name),
+                                " (columns: ", list_names(names), ")");
       }
       if (roles_[it->second] == kLabel) {
-        throw ValueError(str_cat(prefix_, ": column ", quote_value(name),
-                                 " is the label and cannot also be a feature"));
+        throw_error<ValueError>(prefix_, ": column ", quote_value(name),
+                                " is the label and cannot also be a feature");
       }
       if (roles_[it->second] != kUnused) {
-        throw ValueError(str_cat(prefix_, ": feature ", quote_value(name), " is chosen twice"));
+        throw_error<ValueError>(prefix_, ": feature ", quote_value(name), " is chosen twice");
       }
       roles_[it->second] = static_cast<int>(data_.feature_names.size());
       data_.feature_names.push_back(name);
     }
   }
   if (data_.feature_names.empty()) {
-    throw ValueError(str_cat(prefix_, ": no feature columns (columns: ", list_names(names), ")"));
+    throw_error<ValueError>(prefix_, ": no feature columns (columns: ", list_names(names), ")");
   }
   names_ = std::move(names);
 }
@@ -114,8 +114,7 @@ std::string TableBuilder::at(std::size_t column) const {
 void TableBuilder::begin_row(std::size_t where) {
   where_ = where;
   if (data_.num_rows >= options_.limits.max_rows) {
-    throw LimitError(
-        str_cat(at_row(), ": more than max_rows = ", options_.limits.max_rows, " rows"));
+    throw_error<LimitError>(at_row(), ": more than max_rows = ", options_.limits.max_rows, " rows");
   }
   ++data_.num_rows;
   data_.features.resize(data_.num_rows * data_.feature_names.size(), 0.f);
@@ -125,8 +124,8 @@ void TableBuilder::begin_row(std::size_t where) {
 void TableBuilder::feature(std::size_t column, double value) {
   const auto f = static_cast<float>(value);
   if (!std::isfinite(value) || !std::isfinite(f)) {
-    throw ValueError(
-        str_cat(at(column), ": ", value, " is outside float32's range (|x| <= 3.4028235e38)"));
+    throw_error<ValueError>(at(column), ": ", value,
+                            " is outside float32's range (|x| <= 3.4028235e38)");
   }
   data_.features[(data_.num_rows - 1) * data_.feature_names.size() +
                  static_cast<std::size_t>(roles_[column])] = f;
@@ -134,8 +133,8 @@ void TableBuilder::feature(std::size_t column, double value) {
 
 void TableBuilder::feature_missing(std::size_t column) {
   if (!options_.fill_missing) {
-    throw ValueError(
-        str_cat(at(column), ": missing value (set fill_missing to fill missing values)"));
+    throw_error<ValueError>(at(column),
+                            ": missing value (set fill_missing to fill missing values)");
   }
   data_.features[(data_.num_rows - 1) * data_.feature_names.size() +
                  static_cast<std::size_t>(roles_[column])] = *options_.fill_missing;
@@ -143,9 +142,9 @@ void TableBuilder::feature_missing(std::size_t column) {
 
 void TableBuilder::label_int(std::size_t column, std::int64_t value, std::string_view shown) {
   if (value < 0 || value > std::numeric_limits<std::int32_t>::max()) {
-    throw ValueError(str_cat(at(column), ": class id ",
-                             shown.empty() ? str_cat(value) : std::string(shown),
-                             " is outside [0, 2147483647]"));
+    throw_error<ValueError>(at(column), ": class id ",
+                            shown.empty() ? str_cat(value) : std::string(shown),
+                            " is outside [0, 2147483647]");
   }
   data_.labels.back() = static_cast<std::int32_t>(value);
 }
@@ -157,13 +156,13 @@ void TableBuilder::label_text(std::size_t column, std::string_view value) {
     return;
   }
   if (!options_.classes.empty()) {
-    throw ValueError(str_cat(at(column), ": label ", quote_value(value), " is not one of the ",
-                             options_.classes.size(), " classes given"));
+    throw_error<ValueError>(at(column), ": label ", quote_value(value), " is not one of the ",
+                            options_.classes.size(), " classes given");
   }
   if (data_.classes.size() >= options_.limits.max_classes) {
-    throw LimitError(str_cat(at(column), ": label ", quote_value(value), " would be class ",
-                             data_.classes.size() + 1,
-                             ", more than max_classes = ", options_.limits.max_classes));
+    throw_error<LimitError>(at(column), ": label ", quote_value(value), " would be class ",
+                            data_.classes.size() + 1,
+                            ", more than max_classes = ", options_.limits.max_classes);
   }
   const auto id = static_cast<std::int32_t>(data_.classes.size());
   data_.classes.emplace_back(value);
@@ -172,7 +171,7 @@ void TableBuilder::label_text(std::size_t column, std::string_view value) {
 }
 
 void TableBuilder::label_missing(std::size_t column, std::string_view what) {
-  throw ValueError(str_cat(at(column), ": missing label (", what, ")"));
+  throw_error<ValueError>(at(column), ": missing label (", what, ")");
 }
 
 TabularData TableBuilder::finish() && {

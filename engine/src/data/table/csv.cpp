@@ -157,23 +157,23 @@ struct Context {
   void on_field(std::string_view text) {
     const std::size_t c = field++;
     if (text.size() > builder.limits().max_field_bytes) {
-      throw LimitError(
-          str_cat(builder.prefix(), ": line ", record_line, ", field ", c + 1, ": ", text.size(),
-                  " bytes, more than max_field_bytes = ", builder.limits().max_field_bytes));
+      throw_error<LimitError>(
+          builder.prefix(), ": line ", record_line, ", field ", c + 1, ": ", text.size(),
+          " bytes, more than max_field_bytes = ", builder.limits().max_field_bytes);
     }
     if (!header_done) {
       if (header.size() >= builder.limits().max_columns) {
-        throw LimitError(str_cat(
+        throw_error<LimitError>(
             builder.prefix(), ": line ", record_line,
-            " (the header): more than max_columns = ", builder.limits().max_columns, " columns"));
+            " (the header): more than max_columns = ", builder.limits().max_columns, " columns");
       }
       header.emplace_back(text);
       return;
     }
     if (c == 0) builder.begin_row(record_line);
     if (c >= builder.num_columns()) {
-      throw FormatError(str_cat(builder.prefix(), ": line ", record_line, ": expected ",
-                                builder.num_columns(), " fields (as the header), got more"));
+      throw_error<FormatError>(builder.prefix(), ": line ", record_line, ": expected ",
+                               builder.num_columns(), " fields (as the header), got more");
     }
     const int role = builder.role(c);
     if (role == TableBuilder::kUnused) return;
@@ -185,8 +185,8 @@ struct Context {
       }
       std::int64_t id = 0;
       if (!parse_int(trim(text), id)) {
-        throw ValueError(
-            str_cat(builder.at(c), ": expected a class id (an integer), got ", quote_value(text)));
+        throw_error<ValueError>(builder.at(c), ": expected a class id (an integer), got ",
+                                quote_value(text));
       }
       builder.label_int(c, id, trim(text));
       return;
@@ -197,7 +197,7 @@ struct Context {
     }
     double value = 0;
     if (!parse_number(trim(text), value)) {
-      throw ValueError(str_cat(builder.at(c), ": expected a number, got ", quote_value(text)));
+      throw_error<ValueError>(builder.at(c), ": expected a number, got ", quote_value(text));
     }
     builder.feature(c, value);
   }
@@ -207,8 +207,8 @@ struct Context {
       header_done = true;
       builder.set_columns(std::move(header));
     } else if (field != builder.num_columns()) {
-      throw FormatError(str_cat(builder.prefix(), ": line ", record_line, ": expected ",
-                                builder.num_columns(), " fields (as the header), got ", field));
+      throw_error<FormatError>(builder.prefix(), ": line ", record_line, ": expected ",
+                               builder.num_columns(), " fields (as the header), got ", field);
     }
     field = 0;
   }
@@ -252,19 +252,19 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
                                   const CsvFormat& format, std::string_view source) {
   const std::string prefix = str_cat("CsvDataset: ", source);
   if (text.size() > options.limits.max_bytes) {
-    throw LimitError(str_cat(prefix, ": ", text.size(),
-                             " bytes, more than max_bytes = ", options.limits.max_bytes));
+    throw_error<LimitError>(prefix, ": ", text.size(),
+                            " bytes, more than max_bytes = ", options.limits.max_bytes);
   }
   const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
   if (text.size() >= 2 &&
       ((byte(0) == 0xFF && byte(1) == 0xFE) || (byte(0) == 0xFE && byte(1) == 0xFF))) {
-    throw FormatError(str_cat(prefix, ": the text starts with a UTF-16 byte-order mark (",
-                              byte(0) == 0xFF ? "FF FE" : "FE FF", "); save the file as UTF-8"));
+    throw_error<FormatError>(prefix, ": the text starts with a UTF-16 byte-order mark (",
+                             byte(0) == 0xFF ? "FF FE" : "FE FF", "); save the file as UTF-8");
   }
   if (text.size() >= 3 && byte(0) == 0xEF && byte(1) == 0xBB && byte(2) == 0xBF) {
     text.remove_prefix(3);  // the UTF-8 byte-order mark
   }
-  if (!is_utf8(text)) throw FormatError(str_cat(prefix, ": the text is not valid UTF-8"));
+  if (!is_utf8(text)) throw_error<FormatError>(prefix, ": the text is not valid UTF-8");
   if (const auto nul = text.find('\0'); nul != std::string_view::npos) {
     std::size_t line = 1;
     for (std::size_t i = 0; i < nul; ++i) {
@@ -272,13 +272,13 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
         ++line;
       }
     }
-    throw FormatError(str_cat(prefix, ": line ", line, ": a NUL byte (binary data, not CSV text)"));
+    throw_error<FormatError>(prefix, ": line ", line, ": a NUL byte (binary data, not CSV text)");
   }
   if (format.delimiter == format.quote || format.delimiter == '\n' || format.delimiter == '\r' ||
       format.quote == '\n' || format.quote == '\r') {
-    throw ValueError(str_cat(prefix,
-                             ": bad CsvFormat: delimiter and quote must differ and not "
-                             "be line breaks"));
+    throw_error<ValueError>(prefix,
+                            ": bad CsvFormat: delimiter and quote must differ and not "
+                            "be line breaks");
   }
 
   Context ctx(TableBuilder(prefix, "line", options), options.label_type);
@@ -301,13 +301,13 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
     if (ctx.error) std::rethrow_exception(ctx.error);
     if (used != n) {
       if (csv_error(&parser.p) == CSV_EPARSE) {
-        throw FormatError(str_cat(prefix, ": line ", ctx.line,
-                                  ": malformed quotes (a quote inside an unquoted field, or text "
-                                  "after a closing quote; a quote in a field is written \"\" "
-                                  "inside a quoted field)"));
+        throw_error<FormatError>(prefix, ": line ", ctx.line,
+                                 ": malformed quotes (a quote inside an unquoted field, or text "
+                                 "after a closing quote; a quote in a field is written \"\" "
+                                 "inside a quoted field)");
       }
-      throw OutOfMemoryError(
-          str_cat(prefix, ": line ", ctx.line, ": ", csv_strerror(csv_error(&parser.p))));
+      throw_error<OutOfMemoryError>(prefix, ": line ", ctx.line, ": ",
+                                    csv_strerror(csv_error(&parser.p)));
     }
     ++ctx.line;
     pos = end;
@@ -315,14 +315,14 @@ CsvDataset CsvDataset::from_bytes(std::string_view text, const TabularOptions& o
   if (parser.p.pstate == kRowNotBegun) ctx.record_line = ctx.line;
   if (csv_fini(&parser.p, on_field_cb, on_record_cb, &ctx) != 0) {
     if (ctx.error) std::rethrow_exception(ctx.error);
-    throw FormatError(str_cat(prefix, ": line ", ctx.record_line,
-                              ": a quoted field is not closed at the end of the input "
-                              "(unbalanced quote)"));
+    throw_error<FormatError>(prefix, ": line ", ctx.record_line,
+                             ": a quoted field is not closed at the end of the input "
+                             "(unbalanced quote)");
   }
   if (ctx.error) std::rethrow_exception(ctx.error);
   if (!ctx.header_done) {
-    throw FormatError(str_cat(prefix, ": no header row (the input is ",
-                              text.empty() ? "empty" : "blank lines only", ")"));
+    throw_error<FormatError>(prefix, ": no header row (the input is ",
+                             text.empty() ? "empty" : "blank lines only", ")");
   }
   return CsvDataset(std::make_shared<const TabularData>(std::move(ctx.builder).finish()));
 }
@@ -332,8 +332,8 @@ CsvDataset CsvDataset::from_file(const std::string& path, const TabularOptions& 
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   if (!ec && size > options.limits.max_bytes) {
-    throw LimitError(str_cat("CsvDataset: \"", path, "\": ", size,
-                             " bytes, more than max_bytes = ", options.limits.max_bytes));
+    throw_error<LimitError>("CsvDataset: \"", path, "\": ", size,
+                            " bytes, more than max_bytes = ", options.limits.max_bytes);
   }
   const std::string text = io::read_file(path, "CsvDataset");
   return from_bytes(text, options, format, str_cat('"', path, '"'));

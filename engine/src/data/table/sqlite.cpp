@@ -41,7 +41,7 @@ std::string describe_start(std::string_view head, std::size_t size) {
 
 void check_header(std::string_view head, std::size_t size, const std::string& prefix) {
   if (size < 100 || head.size() < 16 || std::memcmp(head.data(), kMagic, 16) != 0) {
-    throw FormatError(str_cat(prefix, ": not an SQLite database: ", describe_start(head, size)));
+    throw_error<FormatError>(prefix, ": not an SQLite database: ", describe_start(head, size));
   }
 }
 
@@ -63,9 +63,9 @@ struct Stmt {
     case SQLITE_CORRUPT:
     case SQLITE_FORMAT:
     case SQLITE_RANGE:
-      throw FormatError(str_cat(text, " (not a database, or a corrupt one)"));
+      throw_error<FormatError>(text, " (not a database, or a corrupt one)");
     case SQLITE_TOOBIG:
-      throw LimitError(str_cat(text, " (a value is longer than max_field_bytes)"));
+      throw_error<LimitError>(text, " (a value is longer than max_field_bytes)");
     case SQLITE_NOMEM:
       throw OutOfMemoryError(text);
     case SQLITE_CANTOPEN:
@@ -130,25 +130,25 @@ std::string list_tables(sqlite3* db) {
 /// Prepares `sql`: one read-only statement.
 void prepare_query(sqlite3* db, std::string_view sql, Stmt& s, const std::string& prefix) {
   const char* tail = nullptr;
-  if (sql.size() > 0x7FFFFFFF) throw LimitError(str_cat(prefix, ": the query is too long"));
+  if (sql.size() > 0x7FFFFFFF) throw_error<LimitError>(prefix, ": the query is too long");
   const int rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s.stmt, &tail);
   if (rc != SQLITE_OK) {
     const int code = rc & 0xFF;
     if (code == SQLITE_ERROR) {
-      throw ValueError(str_cat(prefix, ": the query does not compile: ", sqlite3_errmsg(db)));
+      throw_error<ValueError>(prefix, ": the query does not compile: ", sqlite3_errmsg(db));
     }
     fail(db, rc, prefix, "preparing the query");
   }
-  if (s.stmt == nullptr) throw ValueError(str_cat(prefix, ": the query is empty"));
+  if (s.stmt == nullptr) throw_error<ValueError>(prefix, ": the query is empty");
   for (const char* p = tail; p != nullptr && p < sql.data() + sql.size(); ++p) {
     if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != ';') {
-      throw ValueError(str_cat(prefix, ": the query holds more than one statement (from ",
-                               quote_value(std::string_view(p, sql.data() + sql.size() - p)),
-                               "); pass one SELECT"));
+      throw_error<ValueError>(prefix, ": the query holds more than one statement (from ",
+                              quote_value(std::string_view(p, sql.data() + sql.size() - p)),
+                              "); pass one SELECT");
     }
   }
   if (!sqlite3_stmt_readonly(s.stmt)) {
-    throw ValueError(str_cat(prefix, ": the query writes to the database; pass a SELECT"));
+    throw_error<ValueError>(prefix, ": the query writes to the database; pass a SELECT");
   }
 }
 
@@ -180,12 +180,12 @@ TabularData read_rows(sqlite3* db, sqlite3_stmt* stmt, const TabularOptions& opt
   const int ncols = sqlite3_column_count(stmt);
   std::vector<std::string> names;
   if (static_cast<std::size_t>(ncols) > options.limits.max_columns) {
-    throw LimitError(str_cat(prefix, ": ", ncols,
-                             " columns, more than max_columns = ", options.limits.max_columns));
+    throw_error<LimitError>(prefix, ": ", ncols,
+                            " columns, more than max_columns = ", options.limits.max_columns);
   }
   for (int c = 0; c < ncols; ++c) {
     const char* name = sqlite3_column_name(stmt, c);
-    if (name == nullptr) throw OutOfMemoryError(str_cat(prefix, ": sqlite3_column_name failed"));
+    if (name == nullptr) throw_error<OutOfMemoryError>(prefix, ": sqlite3_column_name failed");
     names.emplace_back(name);
   }
   builder.set_columns(std::move(names));
@@ -210,10 +210,10 @@ TabularData read_rows(sqlite3* db, sqlite3_stmt* stmt, const TabularOptions& opt
               column, std::string_view(text ? text : "",
                                        static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
         } else {
-          throw ValueError(str_cat(
+          throw_error<ValueError>(
               builder.at(column), ": expected ",
               options.label_type == LabelType::Int ? "an INTEGER class id" : "a TEXT class name",
-              ", got ", describe_value(stmt, c)));
+              ", got ", describe_value(stmt, c));
         }
         continue;
       }
@@ -224,8 +224,8 @@ TabularData read_rows(sqlite3* db, sqlite3_stmt* stmt, const TabularOptions& opt
       } else if (type == SQLITE_NULL) {
         builder.feature_missing(column);
       } else {
-        throw ValueError(str_cat(builder.at(column), ": expected an INTEGER or REAL feature, got ",
-                                 describe_value(stmt, c)));
+        throw_error<ValueError>(builder.at(column), ": expected an INTEGER or REAL feature, got ",
+                                describe_value(stmt, c));
       }
     }
   }
@@ -251,8 +251,8 @@ TabularData read_source(sqlite3* db, std::string_view table, bool is_query,
                       SQLITE_TRANSIENT);
     rc = sqlite3_step(check.stmt);
     if (rc == SQLITE_DONE) {
-      throw ValueError(
-          str_cat(prefix, ": no table ", quote_value(table), " (tables: ", list_tables(db), ")"));
+      throw_error<ValueError>(prefix, ": no table ", quote_value(table),
+                              " (tables: ", list_tables(db), ")");
     }
     if (rc != SQLITE_ROW) fail(db, rc, prefix, "reading the schema");
   }
@@ -277,16 +277,16 @@ void open_checked(const std::string& path, const TabularOptions& options, const 
                   Db& db) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
-    throw IoError(str_cat(prefix, ": cannot open: it is a directory"));
+    throw_error<IoError>(prefix, ": cannot open: it is a directory");
   }
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw IoError(str_cat(prefix, ": cannot open: ", ec.message()));
+  if (ec) throw_error<IoError>(prefix, ": cannot open: ", ec.message());
   if (size > options.limits.max_bytes) {
-    throw LimitError(
-        str_cat(prefix, ": ", size, " bytes, more than max_bytes = ", options.limits.max_bytes));
+    throw_error<LimitError>(prefix, ": ", size,
+                            " bytes, more than max_bytes = ", options.limits.max_bytes);
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(str_cat(prefix, ": cannot open for reading"));
+  if (!in) throw_error<IoError>(prefix, ": cannot open for reading");
   char head[16] = {};
   in.read(head, sizeof head);
   check_header(std::string_view(head, static_cast<std::size_t>(in.gcount())), size, prefix);
@@ -318,8 +318,8 @@ SqliteDataset SqliteDataset::from_bytes(std::string_view bytes, std::string_view
                                         const TabularOptions& options, std::string_view source) {
   const std::string prefix = str_cat("SqliteDataset: ", source);
   if (bytes.size() > options.limits.max_bytes) {
-    throw LimitError(str_cat(prefix, ": ", bytes.size(),
-                             " bytes, more than max_bytes = ", options.limits.max_bytes));
+    throw_error<LimitError>(prefix, ": ", bytes.size(),
+                            " bytes, more than max_bytes = ", options.limits.max_bytes);
   }
   check_header(bytes.substr(0, 16), bytes.size(), prefix);
   Db db;
@@ -329,7 +329,7 @@ SqliteDataset SqliteDataset::from_bytes(std::string_view bytes, std::string_view
   // SQLite owns (and frees) its copy; read-only: it never writes to it.
   auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
   if (copy == nullptr)
-    throw OutOfMemoryError(str_cat(prefix, ": no memory for ", bytes.size(), " bytes"));
+    throw_error<OutOfMemoryError>(prefix, ": no memory for ", bytes.size(), " bytes");
   std::memcpy(copy, bytes.data(), bytes.size());
   // A WAL-mode file (header bytes 18 and 19 = 2) cannot be opened from memory: its copy is
   // marked as a rollback-journal file (1, 1), as SQLite's own tools do. Its last commits

@@ -63,37 +63,37 @@ std::vector<std::uint64_t> read_header(std::string_view bytes, std::uint32_t mag
   const std::size_t header = 4 + 4 * rank;
   if (bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1F &&
       static_cast<unsigned char>(bytes[1]) == 0x8B) {
-    throw FormatError(str_cat("MnistDataset: ", name, ": ", describe_magic(0x1F8B0000u)));
+    throw_error<FormatError>("MnistDataset: ", name, ": ", describe_magic(0x1F8B0000u));
   }
   if (bytes.size() < header) {
-    throw FormatError(str_cat("MnistDataset: ", name, ": expected an IDX header of ", header,
-                              " bytes, got a file of ", bytes.size(), " bytes",
-                              bytes.empty() ? " (empty)" : " (truncated?)"));
+    throw_error<FormatError>("MnistDataset: ", name, ": expected an IDX header of ", header,
+                             " bytes, got a file of ", bytes.size(), " bytes",
+                             bytes.empty() ? " (empty)" : " (truncated?)");
   }
   const std::uint32_t got = read_be32(bytes, 0);
   if (got != magic) {
     char expected_hex[16], got_hex[16];
     std::snprintf(expected_hex, sizeof expected_hex, "0x%08X", static_cast<unsigned>(magic));
     std::snprintf(got_hex, sizeof got_hex, "0x%08X", static_cast<unsigned>(got));
-    throw FormatError(str_cat("MnistDataset: ", name, ": expected magic number ", expected_hex,
-                              " (u8 data of rank ", rank, "), got ", got_hex, ": ",
-                              describe_magic(got), " (not an MNIST ",
-                              rank == 3 ? "images" : "labels", " IDX file)"));
+    throw_error<FormatError>("MnistDataset: ", name, ": expected magic number ", expected_hex,
+                             " (u8 data of rank ", rank, "), got ", got_hex, ": ",
+                             describe_magic(got), " (not an MNIST ",
+                             rank == 3 ? "images" : "labels", " IDX file)");
   }
   std::vector<std::uint64_t> dims(rank);
   for (std::size_t i = 0; i < rank; ++i) dims[i] = read_be32(bytes, 4 + 4 * i);
   if (rank == 3 && (dims[1] != kMnistHeight || dims[2] != kMnistWidth)) {
-    throw FormatError(str_cat("MnistDataset: ", name, ": expected 28×28 images, got ", dims[1],
-                              "×", dims[2]));
+    throw_error<FormatError>("MnistDataset: ", name, ": expected 28×28 images, got ", dims[1], "×",
+                             dims[2]);
   }
   // < 2^32 · 784: no overflow in 64 bits once the images are known to be 28×28.
   const std::uint64_t count = rank == 3 ? dims[0] * kMnistHeight * kMnistWidth : dims[0];
   if (bytes.size() - header != count) {
-    throw FormatError(str_cat("MnistDataset: ", name, ": the header claims ", dims[0],
-                              rank == 3 ? " images of 784 bytes" : " labels", " (", count,
-                              " bytes), but the file holds ", bytes.size() - header,
-                              " bytes after its header",
-                              bytes.size() - header < count ? " (truncated?)" : ""));
+    throw_error<FormatError>("MnistDataset: ", name, ": the header claims ", dims[0],
+                             rank == 3 ? " images of 784 bytes" : " labels", " (", count,
+                             " bytes), but the file holds ", bytes.size() - header,
+                             " bytes after its header",
+                             bytes.size() - header < count ? " (truncated?)" : "");
   }
   return dims;
 }
@@ -105,15 +105,15 @@ MnistDataset MnistDataset::from_bytes(std::string_view images, std::string_view 
   const auto image_dims = read_header(images, kImagesMagic, 3, images_name);
   const auto label_dims = read_header(labels, kLabelsMagic, 1, labels_name);
   if (image_dims[0] != label_dims[0]) {
-    throw FormatError(str_cat("MnistDataset: ", images_name, " holds ", image_dims[0],
-                              " images but ", labels_name, " holds ", label_dims[0], " labels"));
+    throw_error<FormatError>("MnistDataset: ", images_name, " holds ", image_dims[0],
+                             " images but ", labels_name, " holds ", label_dims[0], " labels");
   }
   const std::string_view label_bytes = labels.substr(8);
   for (std::size_t i = 0; i < label_bytes.size(); ++i) {
     const auto label = static_cast<unsigned char>(label_bytes[i]);
     if (label >= kMnistClasses) {
-      throw FormatError(str_cat("MnistDataset: ", labels_name, ": label ", i, " is ",
-                                static_cast<int>(label), ", expected 0 to 9"));
+      throw_error<FormatError>("MnistDataset: ", labels_name, ": label ", i, " is ",
+                               static_cast<int>(label), ", expected 0 to 9");
     }
   }
   const std::string_view pixel_bytes = images.substr(16);
@@ -157,16 +157,16 @@ std::optional<MnistItem> MnistDataset::get(std::size_t index) const {
 
 const std::uint8_t* MnistDataset::pixels(std::size_t index) const {
   if (index >= len()) {
-    throw IndexError(str_cat("MnistDataset::pixels: index ", index, " out of range for ", len(),
-                             " items"));
+    throw_error<IndexError>("MnistDataset::pixels: index ", index, " out of range for ", len(),
+                            " items");
   }
   return pixels_->data() + index * kMnistHeight * kMnistWidth;
 }
 
 std::uint8_t MnistDataset::label(std::size_t index) const {
   if (index >= len()) {
-    throw IndexError(str_cat("MnistDataset::label: index ", index, " out of range for ", len(),
-                             " items"));
+    throw_error<IndexError>("MnistDataset::label: index ", index, " out of range for ", len(),
+                            " items");
   }
   return (*labels_)[index];
 }

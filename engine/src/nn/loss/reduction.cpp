@@ -29,7 +29,7 @@ Value Codec<nn::loss::Reduction>::encode(nn::loss::Reduction reduction) {
 nn::loss::Reduction Codec<nn::loss::Reduction>::decode(const Value& json) {
   if (json.is_string("mean")) return nn::loss::Reduction::Mean;
   if (json.is_string("sum")) return nn::loss::Reduction::Sum;
-  throw ConfigError(str_cat("expected \"mean\" or \"sum\", got ", describe(json)));
+  throw_error<ConfigError>("expected \"mean\" or \"sum\", got ", describe(json));
 }
 
 }  // namespace kiln::config
@@ -53,8 +53,8 @@ std::string multi_index(const Shape& shape, std::int64_t flat) {
 void check_same_shape(std::string_view op, std::string_view lhs_name, const Shape& lhs,
                       std::string_view rhs_name, const Shape& rhs) {
   if (lhs != rhs) {
-    throw ShapeError(
-        str_cat(op, ": ", lhs_name, " ", lhs, " and ", rhs_name, " ", rhs, " differ in shape"));
+    throw_error<ShapeError>(op, ": ", lhs_name, " ", lhs, " and ", rhs_name, " ", rhs,
+                            " differ in shape");
   }
 }
 
@@ -65,9 +65,9 @@ void check_class_targets(std::string_view op, const TensorData& targets, std::in
     const std::int32_t t = values[row];
     if (ignore_index && t == *ignore_index) continue;
     if (t < 0 || t >= num_classes) {
-      throw IndexError(str_cat(op, ": targets must be class indices in [0, ", num_classes, ")",
-                               ignore_index ? str_cat(" or ignore_index ", *ignore_index) : "",
-                               ": row ", row, " has target ", t));
+      throw_error<IndexError>(op, ": targets must be class indices in [0, ", num_classes, ")",
+                              ignore_index ? str_cat(" or ignore_index ", *ignore_index) : "",
+                              ": row ", row, " has target ", t);
     }
   }
 }
@@ -76,9 +76,9 @@ void check_binary_targets(std::string_view op, const TensorData& targets) {
   const auto values = targets.to_vec<std::int32_t>();
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (values[i] != 0 && values[i] != 1) {
-      throw ValueError(str_cat(op, ": Int targets must be 0 or 1: targets",
-                               multi_index(targets.shape, static_cast<std::int64_t>(i)), " is ",
-                               values[i]));
+      throw_error<ValueError>(op, ": Int targets must be 0 or 1: targets",
+                              multi_index(targets.shape, static_cast<std::int64_t>(i)), " is ",
+                              values[i]);
     }
   }
 }
@@ -88,25 +88,25 @@ void check_probabilities(std::string_view op, const TensorData& input) {
   for (std::size_t i = 0; i < values.size(); ++i) {
     const float p = values[i];
     if (!(p >= 0.f && p <= 1.f)) {  // also rejects nan
-      throw ValueError(str_cat(op, ": probabilities must be in [0, 1] (logits is false): input",
-                               multi_index(input.shape, static_cast<std::int64_t>(i)), " is ", p));
+      throw_error<ValueError>(op, ": probabilities must be in [0, 1] (logits is false): input",
+                              multi_index(input.shape, static_cast<std::int64_t>(i)), " is ", p);
     }
   }
 }
 
 void check_weights(std::string_view op, const std::vector<float>& weights) {
-  if (weights.empty()) throw ConfigError(str_cat(op, ": weights is empty"));
+  if (weights.empty()) throw_error<ConfigError>(op, ": weights is empty");
   for (std::size_t i = 0; i < weights.size(); ++i) {
     if (!std::isfinite(weights[i]) || weights[i] < 0.f) {
-      throw ConfigError(
-          str_cat(op, ": weights[", i, "] must be finite and non-negative, got ", weights[i]));
+      throw_error<ConfigError>(op, ": weights[", i, "] must be finite and non-negative, got ",
+                               weights[i]);
     }
   }
 }
 
 void check_smoothing(std::string_view op, double smoothing) {
   if (!(smoothing >= 0.0 && smoothing <= 1.0)) {
-    throw ConfigError(str_cat(op, ": smoothing must be in [0, 1], got ", smoothing));
+    throw_error<ConfigError>(op, ": smoothing must be in [0, 1], got ", smoothing);
   }
 }
 

@@ -24,7 +24,7 @@ class ComposedDataset : public Dataset<I> {
   /// Throws: ValueError if an entry is null (naming its position).
   explicit ComposedDataset(std::vector<DatasetPtr<I>> datasets) : datasets_(std::move(datasets)) {
     for (std::size_t i = 0; i < datasets_.size(); ++i) {
-      if (!datasets_[i]) throw ValueError(str_cat("ComposedDataset: dataset ", i, " is null"));
+      if (!datasets_[i]) throw_error<ValueError>("ComposedDataset: dataset ", i, " is null");
     }
   }
 

@@ -27,8 +27,8 @@ class PartialDataset : public Dataset<I> {
       : dataset_(std::move(dataset)), start_(start), end_(end) {
     if (!dataset_) throw ValueError("PartialDataset: dataset is null");
     if (start > end || end > dataset_->len()) {
-      throw IndexError(str_cat("PartialDataset: range ", start, "..", end,
-                               " is not within the dataset's 0..", dataset_->len()));
+      throw_error<IndexError>("PartialDataset: range ", start, "..", end,
+                              " is not within the dataset's 0..", dataset_->len());
     }
   }
   /// Takes a dataset by value.

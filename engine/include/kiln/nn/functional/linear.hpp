@@ -24,11 +24,11 @@ kiln::detail::ErasedFloat<B> linear_erased(const kiln::detail::ErasedFloat<B>& x
   const std::size_t D = in.rank();
   const auto [d_out, d_in] = weight.dims();
   if (in[D - 1] != d_in) {
-    throw ShapeError(str_cat("linear: expected input [..., ", d_in, "] (weight ", weight.shape(),
-                             " is [d_output, d_input]), got ", in));
+    throw_error<ShapeError>("linear: expected input [..., ", d_in, "] (weight ", weight.shape(),
+                            " is [d_output, d_input]), got ", in);
   }
   if (bias && (bias->shape().rank() != 1 || bias->shape()[0] != d_out)) {
-    throw ShapeError(str_cat("linear: bias must be [", d_out, "] (d_output), got ", bias->shape()));
+    throw_error<ShapeError>("linear: bias must be [", d_out, "] (d_output), got ", bias->shape());
   }
   std::int64_t rows = 1;
   for (std::size_t i = 0; i + 1 < D; ++i) rows *= in[i];

@@ -27,7 +27,7 @@ inline std::string dims_string(const std::vector<std::int64_t>& dims) {
 }
 /// Throws ValueError `<op>: epsilon must be >= 0, got ...` (nan included).
 inline void check_epsilon(const char* op, double epsilon) {
-  if (!(epsilon >= 0.0)) throw ValueError(str_cat(op, ": epsilon must be >= 0, got ", epsilon));
+  if (!(epsilon >= 0.0)) throw_error<ValueError>(op, ": epsilon must be >= 0, got ", epsilon);
 }
 /// t ([n]) as rank D [1, n, 1, ...] (broadcast over a channel dim 1).
 template <std::size_t D, class T>
@@ -41,7 +41,7 @@ auto per_channel(const T& t, std::int64_t channels) {
 inline void check_per_channel(const char* op, const char* what, const Shape& p,
                               std::int64_t channels) {
   if (p.rank() != 1 || p[0] != channels) {
-    throw ShapeError(str_cat(op, ": ", what, " must be [", channels, "] (one per channel), got ", p));
+    throw_error<ShapeError>(op, ": ", what, " must be [", channels, "] (one per channel), got ", p);
   }
 }
 /// t cut from the graph (running statistics are not trained).
@@ -78,9 +78,9 @@ kiln::detail::ErasedFloat<B> layer_norm_erased(
   bool fits = k >= 1 && k <= D;
   for (std::size_t i = 0; fits && i < k; ++i) fits = s[D - k + i] == normalized_shape[i];
   if (!fits) {
-    throw ShapeError(str_cat(op, ": normalized_shape ", dims_string(normalized_shape),
-                             " must be the trailing dims of the input (1 to ", D,
-                             " of them), got input ", s));
+    throw_error<ShapeError>(op, ": normalized_shape ", dims_string(normalized_shape),
+                            " must be the trailing dims of the input (1 to ", D,
+                            " of them), got input ", s);
   }
   for (const auto* p : {&weight, &bias}) {
     if (!*p) continue;
@@ -88,8 +88,8 @@ kiln::detail::ErasedFloat<B> layer_norm_erased(
     bool ok = true;
     for (std::size_t i = 0; i < D; ++i) ok = ok && ps[i] == (i < D - k ? 1 : s[i]);
     if (!ok) {
-      throw ShapeError(str_cat(op, ": ", p == &weight ? "weight" : "bias", " must have shape ",
-                               dims_string(normalized_shape), " (normalized_shape)"));
+      throw_error<ShapeError>(op, ": ", p == &weight ? "weight" : "bias", " must have shape ",
+                              dims_string(normalized_shape), " (normalized_shape)");
     }
   }
   E mean = x;
@@ -114,8 +114,8 @@ kiln::detail::ErasedFloat<B> group_norm_erased(
   const Shape s = x.shape();
   const std::int64_t channels = s[1];
   if (num_groups < 1 || channels % num_groups != 0) {
-    throw ValueError(str_cat(op, ": num_groups must be >= 1 and divide the ", channels,
-                             " channels of input ", s, ", got ", num_groups));
+    throw_error<ValueError>(op, ": num_groups must be >= 1 and divide the ", channels,
+                            " channels of input ", s, ", got ", num_groups);
   }
   if (weight) check_per_channel(op, "weight", weight->shape(), channels);
   if (bias) check_per_channel(op, "bias", bias->shape(), channels);
@@ -149,7 +149,7 @@ BatchNormErased<B> batch_norm_erased(const kiln::detail::ErasedFloat<B>& x,
   const char* op = "batch_norm";
   check_epsilon(op, epsilon);
   if (!(momentum >= 0.0 && momentum <= 1.0)) {
-    throw ValueError(str_cat(op, ": momentum must be in [0, 1], got ", momentum));
+    throw_error<ValueError>(op, ": momentum must be in [0, 1], got ", momentum);
   }
   const Shape s = x.shape();
   const std::size_t D = s.rank();
@@ -159,7 +159,7 @@ BatchNormErased<B> batch_norm_erased(const kiln::detail::ErasedFloat<B>& x,
   if (weight) check_per_channel(op, "weight", weight->shape(), c);
   if (bias) check_per_channel(op, "bias", bias->shape(), c);
   if (running_mean.has_value() != running_var.has_value()) {
-    throw ValueError(str_cat(op, ": give both running_mean and running_var, or neither"));
+    throw_error<ValueError>(op, ": give both running_mean and running_var, or neither");
   }
   BatchNormErased<B> out{x, running_mean, running_var};
   E y = x;
@@ -167,8 +167,10 @@ BatchNormErased<B> batch_norm_erased(const kiln::detail::ErasedFloat<B>& x,
   if (training || !running_mean) {
     const std::int64_t n = s.num_elements() / (c > 0 ? c : 1);
     if (n <= 1) {
-      throw ShapeError(str_cat(op, ": expected more than 1 value per channel when training, "
-                                   "got input ", s));
+      throw_error<ShapeError>(op,
+                              ": expected more than 1 value per channel when training, "
+                              "got input ",
+                              s);
     }
     E mean = x.mean_dim(0);
     for (std::size_t d = 2; d < D; ++d) mean = mean.mean_dim(static_cast<std::int64_t>(d));

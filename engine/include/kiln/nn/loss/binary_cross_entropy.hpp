@@ -172,9 +172,9 @@ struct BinaryCrossEntropyLoss {
     const std::size_t D = shape.rank();
     if (pos_weight && pos_weight->size() != 1 &&
         static_cast<std::int64_t>(pos_weight->size()) != shape[D - 1]) {
-      throw ShapeError(str_cat(kOp, ": pos_weight has ", pos_weight->size(),
-                               " entries but input ", shape, " has ", shape[D - 1],
-                               " labels in its last dim (give 1 or ", shape[D - 1], ")"));
+      throw_error<ShapeError>(kOp, ": pos_weight has ", pos_weight->size(), " entries but input ",
+                              shape, " has ", shape[D - 1], " labels in its last dim (give 1 or ",
+                              shape[D - 1], ")");
     }
     if (weights) {
       const std::int64_t needed = D == 1 ? 2 : shape[D - 1];

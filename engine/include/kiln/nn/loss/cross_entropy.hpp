@@ -116,16 +116,16 @@ struct CrossEntropyLoss {
     const auto [batch_size, num_classes] = input.dims();
     const auto [num_targets] = targets.dims();
     if (num_targets != batch_size) {
-      throw ShapeError(str_cat(kOp, ": targets ", targets.shape(),
-                               " do not match the batch of logits ", input.shape(), " (",
-                               num_targets, " != ", batch_size, ")"));
+      throw_error<ShapeError>(kOp, ": targets ", targets.shape(),
+                              " do not match the batch of logits ", input.shape(), " (",
+                              num_targets, " != ", batch_size, ")");
     }
     if (num_classes == 0) {
-      throw ShapeError(str_cat(kOp, ": logits ", input.shape(), " have no classes"));
+      throw_error<ShapeError>(kOp, ": logits ", input.shape(), " have no classes");
     }
     if (weights && static_cast<std::int64_t>(weights->size()) != num_classes) {
-      throw ShapeError(str_cat(kOp, ": weights has ", weights->size(), " entries but logits ",
-                               input.shape(), " have ", num_classes, " classes"));
+      throw_error<ShapeError>(kOp, ": weights has ", weights->size(), " entries but logits ",
+                              input.shape(), " have ", num_classes, " classes");
     }
     if (const auto values = detail::data_for_check(targets)) {
       detail::check_class_targets(kOp, *values, num_classes, ignore_index);
