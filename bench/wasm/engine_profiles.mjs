@@ -9,8 +9,9 @@
 // next engine (the machine may be shared).
 //
 //   node bench/wasm/engine_profiles.mjs [--before DIR]... [--repeat 5]
-//   (each DIR holds kiln.mjs + kiln.wasm of a build to compare with, e.g. /tmp/core/before)
-import { readFileSync } from 'node:fs';
+//   (each DIR holds kiln.mjs + kiln.wasm, or kiln-core.mjs + kiln-core.wasm, of a build to
+//   compare with, unsplit, e.g. /tmp/core/before)
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -40,7 +41,10 @@ const engines = [
 ];
 beforeDirs.forEach((dir, i) => {
   const name = beforeDirs.length > 1 ? `before${i + 1}` : 'before';
-  engines.push({ name, js: join(dir, 'kiln.mjs'), wasm: join(dir, 'kiln.wasm'), engine: 'full' });
+  // A DIR holding kiln-core.mjs + kiln-core.wasm is a core engine (no pool or CNN rows).
+  const core = existsSync(join(dir, 'kiln-core.wasm'));
+  const base = core ? 'kiln-core' : 'kiln';
+  engines.push({ name, js: join(dir, `${base}.mjs`), wasm: join(dir, `${base}.wasm`), engine: core ? 'core' : 'full' });
 });
 
 for (const e of engines) {

@@ -141,9 +141,10 @@ void col2im(const Geometry& g, const Sizes& s, const float* cols, float* x) {
 
 /// n floats of `buffer` (grown as needed) from its first 64-byte boundary. The direct
 /// kernels store whole vectors at multiples of 8 floats from the start of their output rows:
-/// from a cache-line-aligned start none splits a line. Emscripten's dlmalloc aligns to 8 bytes
-/// only, so where a buffer started depended on the allocations before it; the direct kernels
-/// are sensitive to it (bench/RESULTS.md, "Threads: the threaded build's one-thread gap").
+/// from a cache-line-aligned start none splits a line. Emscripten's malloc (dlmalloc in the
+/// threaded build, emmalloc in the others) aligns to 8 bytes only, so where a buffer started
+/// depended on the allocations before it; the direct kernels are sensitive to it
+/// (bench/RESULTS.md, "Threads: the threaded build's one-thread gap").
 float* line_aligned(std::vector<float>& buffer, std::int64_t n) {
   constexpr std::int64_t kLineFloats = 16;
   if (static_cast<std::int64_t>(buffer.size()) < n + kLineFloats) {
