@@ -304,13 +304,15 @@ describe('memory', () => {
     const keep = (f) => kiln.tidy(() => { f(); });
     keep(() => loop(3)); // optimizer state created
     const a = kiln.memory();
-    keep(() => loop(40));
+    keep(() => loop(400));
     const b = kiln.memory();
     expect({ tensors: b.tensors, buffers: b.buffers, graphNodes: b.graphNodes })
       .toEqual({ tensors: a.tensors, buffers: a.buffers, graphNodes: a.graphNodes });
-    // (malloc'd bytes move by a few bytes as hash tables settle; a leak of even 8 bytes
-    // per step would add 320 over the 40 steps)
-    expect(Math.abs(b.mallocBytes - a.mallocBytes)).toBeLessThan(128);
+    // (malloc'd bytes move by a few hundred as hash tables settle and emmalloc places blocks:
+    // its used bytes count each block's header and any tail too small to split off, so they
+    // depend on where a block lands. Measured: +344 after 40 steps, +388 after 240, +292 after
+    // 640, so bounded. Any leaked allocation is >= 16 bytes there: 6,400 over the 400 steps.)
+    expect(Math.abs(b.mallocBytes - a.mallocBytes)).toBeLessThan(1024);
     for (const o of [opt, opt2, net, w]) o.dispose();
   });
 });
