@@ -77,8 +77,8 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * appenders out of line (engine/src/core/str_cat.cpp: std::to_chars and snprintf were inlined
  * into every message): train 226,503 bytes, inference 167,752 bytes; ratchets 226,700 and
  * 167,900.
- * Since 2026-12-04 (issue 17, round 9): every `throw E(str_cat(...))` builds its message out of
- * line (throw_error in kiln/core/str_cat.hpp), so each throw site in an initial module is one
+ * Since 2026-12-04 (issue 17, round 9): 734 sites of `throw E(str_cat(...))` build their message out
+ * of line (throw_error in kiln/core/str_cat.hpp), so each throw site in an initial module is one
  * call: train 220.6 KB, inference 164.7 KB. Then the single-thread engines allocate with
  * emmalloc instead of dlmalloc: train 217,943 bytes, inference 161,607 bytes; ratchets 218,100
  * and 161,800.

@@ -11,7 +11,13 @@ export interface MemoryInfo {
   tensors: number;
   /** The WebAssembly memory size in bytes (grows, never shrinks). */
   heapBytes: number;
-  /** Bytes malloc'd and not freed on the WebAssembly heap (buffers, graph nodes, ...). */
+  /**
+   * Bytes in use on the WebAssembly heap (buffers, graph nodes, ...), as the allocator's
+   * `mallinfo().uordblks` counts them: the single-thread engines' emmalloc also counts block
+   * headers (of free blocks too) and tails too small to split off, so this moves by tens to
+   * hundreds of bytes with where blocks land; the threaded build's dlmalloc counts what is
+   * allocated and not freed.
+   */
   mallocBytes: number;
   /** Live tensor buffers. */
   buffers: number;

@@ -173,11 +173,11 @@ export function defineErrorBoundarySuite(part, parts) {
         await expect(learner.fit(data, { epochs: 1, batchSize: 2, onBatchEnd: () => { throw mine; } })).rejects.toBe(mine);
       }
       // The stack exactly; the heap within one small allocation over the 50 rejected fits (the
-      // learner's own state may grow a vector once; a leak per rejected fit would be >= 800:
-      // 16 bytes or more per block with emmalloc's header). Measured with dlmalloc: 24 bytes
-      // after 50 fits and the same after 200. With emmalloc, whose used bytes also count the
-      // tail of a free block too small to split off: 40 after 50 fits, 84 after 100, 92 after
-      // 200, 80 after 800, so bounded: where blocks land, not a leak.
+      // learner's own state may grow a vector once; a block leaked per rejected fit would add
+      // 400 or more). Measured with dlmalloc: 24 bytes after 50 fits and the same after 200.
+      // With emmalloc, whose used bytes also count block headers (free blocks' too) and tails
+      // too small to split off: 40 after 50 fits, 84 after 100, 92 after 200, 80 after 800, so
+      // bounded: where blocks land, not a leak.
       const after = state();
       expect(after.stackPointer).toBe(before.stackPointer);
       expect({ ...after, mallocBytes: 0 }).toEqual({ ...before, mallocBytes: 0 });
