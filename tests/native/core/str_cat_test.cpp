@@ -206,6 +206,7 @@ TEST(StrCat, ThrowErrorThrowsTheTypeWithTheConcatenatedMessage) {
   const char* null_text = nullptr;
   try {
     throw_error<ValueError>("x", null_text, std::uint8_t{7}, 'c');
+    FAIL() << "throw_error returned";
   } catch (const ValueError& e) {
     EXPECT_EQ(std::string(e.what()), std::string("x\x07" "c"));  // null char*: nothing; uint8_t: a char
   }
