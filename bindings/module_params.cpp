@@ -132,7 +132,7 @@ void write_back(JsParamList& list, ParamList updated) {
 namespace {
 
 AnyParam& param_of(const JsParam& p) {
-  if (!p.param) throw kiln::StateError("Param: the parameter was disposed");
+  if (!p.param) kiln::throw_error<kiln::StateError>("Param: the parameter was disposed");
   return *p.param;
 }
 

@@ -19,7 +19,7 @@ namespace kiln_js {
 namespace {
 
 const ModelState& state_of(const JsModel& m) {
-  if (!m.state) throw kiln::StateError("Sequential: the model was disposed");
+  if (!m.state) kiln::throw_error<kiln::StateError>("Sequential: the model was disposed");
   return *m.state;
 }
 

@@ -35,7 +35,7 @@ A apply_layer(const L& layer, A input, std::size_t i) {
 val model_forward_all(const JsModel& m, const JsTensor& x) {
   return guarded([&] {
     constexpr const char* op = "Sequential.forwardAll";
-    if (!m.state) throw kiln::StateError("Sequential: the model was disposed");
+    if (!m.state) kiln::throw_error<kiln::StateError>("Sequential: the model was disposed");
     const ModelState& s = *m.state;
     Activation input = activation_from_js(x, op);
     val out = val::array();

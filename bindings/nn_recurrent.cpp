@@ -51,7 +51,7 @@ JsTensor out(const kiln::Tensor<Inner, 3>& t) { return from_typed(t); }
 RecurrentResult recurrent_forward_with_state(const JsModel& m, const JsTensor& x, val hidden,
                                              val cell) {
   return guarded([&] {
-    if (!m.state) throw kiln::StateError("forwardWithState: the layer was disposed");
+    if (!m.state) kiln::throw_error<kiln::StateError>("forwardWithState: the layer was disposed");
     const ModelState& s = *m.state;
     const char* op = "forwardWithState";
     check_dtype(op, x, kiln::DType::F32);

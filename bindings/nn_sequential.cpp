@@ -93,7 +93,7 @@ struct SingleLayerView {
 };
 
 ModelState& state_of(const JsModel& m) {
-  if (!m.state) throw kiln::StateError("Sequential: the model was disposed");
+  if (!m.state) kiln::throw_error<kiln::StateError>("Sequential: the model was disposed");
   return *m.state;
 }
 
@@ -108,7 +108,7 @@ JsModel model_create(const val& spec, double seed, bool single) {
     limits.array_limit_name = "SequentialConfig::max_layers";
     auto config = kiln::nn::SequentialConfig::from_value(config_from_js(spec, "JSON string", limits));
     if (single && config.layers.size() != 1) {
-      throw kiln::ConfigError("layer: expected exactly one layer");
+      kiln::throw_error<kiln::ConfigError>("layer: expected exactly one layer");
     }
     if (seed >= 0) {
       if (std::floor(seed) != seed || seed > 9007199254740991.0) {

@@ -180,7 +180,7 @@ JsTensor slice_assign(const JsTensor& x, val ranges, const JsTensor& values) {
 JsTensor cat(val tensors, double dim) {
   return guarded([&] {
     const auto n = tensors["length"].as<std::size_t>();
-    if (n == 0) throw kiln::ValueError("cat: expected at least one tensor, got none");
+    if (n == 0) kiln::throw_error<kiln::ValueError>("cat: expected at least one tensor, got none");
     std::vector<JsTensor> list;
     list.reserve(n);
     for (std::size_t i = 0; i < n; ++i) list.push_back(tensors[i].as<JsTensor>());

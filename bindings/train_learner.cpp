@@ -243,7 +243,7 @@ struct JsLearner {
 namespace {
 
 LearnerState& state_of(const JsLearner& l) {
-  if (!l.state) throw kiln::StateError("Learner: it was disposed");
+  if (!l.state) kiln::throw_error<kiln::StateError>("Learner: it was disposed");
   return *l.state;
 }
 
@@ -349,8 +349,9 @@ std::pair<Prim, HostTargets> gather(const JsDataset& data, std::size_t begin,
 JsLearner learner_create(const JsModel& model, const JsOptimizer& optimizer,
                          const val& loss, double seed, val input_shape) {
   return guarded([&] {
-    if (!model.state) throw kiln::StateError("Learner: the model was disposed");
-    if (!optimizer.state) throw kiln::StateError("Learner: the optimizer was disposed");
+    if (!model.state) kiln::throw_error<kiln::StateError>("Learner: the model was disposed");
+    if (!optimizer.state)
+      kiln::throw_error<kiln::StateError>("Learner: the optimizer was disposed");
     auto s = std::make_shared<LearnerState>();
     s->model = model.state;
     s->optimizer = optimizer.state;
@@ -363,7 +364,7 @@ JsLearner learner_create(const JsModel& model, const JsOptimizer& optimizer,
     if (!input_shape.isNull() && !input_shape.isUndefined()) {
       s->input_shape = ints_from_js(input_shape, "Learner", "inputShape");
       if (s->input_shape.empty() || s->input_shape.size() > 4) {
-        throw kiln::ShapeError("Learner: inputShape must have 1 to 4 dims (per item)");
+        kiln::throw_error<kiln::ShapeError>("Learner: inputShape must have 1 to 4 dims (per item)");
       }
       (void)s->model->config.output_item_shape(s->input_shape);  // errors name the layer
     }
@@ -484,7 +485,8 @@ val learner_train_batches(const JsLearner& l, double count) {
   return guarded([&] {
     LearnerState& s = state_of(l);
     const std::size_t k = checked_count(count, "Learner.fit", "batchesPerCall");
-    if (!s.epoch_data.store) throw kiln::StateError("Learner.fit: no epoch in progress");
+    if (!s.epoch_data.store)
+      kiln::throw_error<kiln::StateError>("Learner.fit: no epoch in progress");
     Totals totals;
     const std::size_t len = s.epoch_data.len();
     for (std::size_t b = 0; b < k && s.cursor < len; ++b) {
@@ -636,7 +638,8 @@ val learner_settle_totals(const JsLearner& l, val values, bool done) {
     LearnerState& s = state_of(l);
     if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", values) ||
         values["length"].as<std::size_t>() != 7) {
-      throw kiln::TypeError("Learner.fit: settle needs the 7 values of pendingTotals as a Float32Array");
+      kiln::throw_error<kiln::TypeError>(
+          "Learner.fit: settle needs the 7 values of pendingTotals as a Float32Array");
     }
     std::array<float, 7> v{};
     val(emscripten::typed_memory_view(v.size(), v.data())).call<void>("set", values);
@@ -841,7 +844,8 @@ void stepper_settle(JsStepper& st, const JsOptimizer& o, val values) {
   guarded([&] {
     if (!val::global("Float32Array")["prototype"].call<bool>("isPrototypeOf", values) ||
         values["length"].as<std::size_t>() != 5) {
-      throw kiln::TypeError("Learner.fit: settle needs the 5 values of statusAndLoss as a Float32Array");
+      kiln::throw_error<kiln::TypeError>(
+          "Learner.fit: settle needs the 5 values of statusAndLoss as a Float32Array");
     }
     std::array<float, 5> v{};
     val(emscripten::typed_memory_view(v.size(), v.data())).call<void>("set", values);

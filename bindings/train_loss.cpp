@@ -66,7 +66,8 @@ LossSpec loss_from_js(const val& spec) {
   const Json j = config_from_js(spec, "loss");
   const Json* kind_value = j.find("kind");
   if (!kind_value || !kind_value->is_string()) {
-    throw kiln::ConfigError("loss: expected {\"kind\": \"cross_entropy\" | \"mse\", ...}");
+    kiln::throw_error<kiln::ConfigError>(
+        "loss: expected {\"kind\": \"cross_entropy\" | \"mse\", ...}");
   }
   const std::string kind = kind_value->get_string();
   Json body = j;
@@ -142,7 +143,9 @@ LossSpec learner_loss_from_js(const val& loss) {
     throw kiln::ConfigError("Learner: loss must be crossEntropy, mse, huber or smoothL1 "
                             "(binaryCrossEntropy is available as kiln.loss.binaryCrossEntropy().forward)");
   }
-  if (spec.none) throw kiln::ConfigError("Learner: the loss's reduction must be \"mean\" or \"sum\", not \"none\"");
+  if (spec.none)
+    kiln::throw_error<kiln::ConfigError>(
+        "Learner: the loss's reduction must be \"mean\" or \"sum\", not \"none\"");
   return spec;
 }
 

@@ -137,8 +137,16 @@ StepItem learner_step(OptimizerState& optimizer, ModelState& model,
                       const kiln::train::StepPosition& at) {
   Schedule schedule = optimizer.schedule;  // committed with the step
   const double lr = schedule.step();
-  StepItem item = std::visit(
-      [&](auto& o) { return kiln::train::train_step(model.model, o, lr, loss_fn, at); },
+  // train::train_step's loss-callback overload, with only the update (apply_checked_step)
+  // inside the visit: the forward, the loss check, the backward and the gradients are one
+  // copy for every optimizer kind instead of one per kind (issue 17: the initial module).
+  StepItem item = loss_fn(std::as_const(model.model));
+  kiln::train::detail::check_loss(static_cast<double>(item.loss.into_scalar()), at);
+  auto grads = kiln::optim::GradientsParams<AD>::from_grads(item.loss.backward(), model.model);
+  std::visit(
+      [&](auto& o) {
+        kiln::train::detail::apply_checked_step(model.model, o, lr, std::move(grads), at);
+      },
       optimizer.impl->optim);
   optimizer.schedule = std::move(schedule);
   optimizer.last_lr = lr;
@@ -168,7 +176,8 @@ StepItem learner_step_deferred(OptimizerState& optimizer, ModelState& model,
 void learner_settle(OptimizerState& optimizer, DeferredSteps& deferred,
                     std::span<const float> status) {
   if (deferred.before.size() != deferred.guard.pending()) {
-    throw kiln::StateError("Learner: the optimizer was stepped while steps were pending");
+    kiln::throw_error<kiln::StateError>(
+        "Learner: the optimizer was stepped while steps were pending");
   }
   const auto failure = std::visit(
       [&](auto& o) { return kiln::train::settle_deferred(o, deferred.guard, status); },
@@ -229,7 +238,7 @@ void optimizer_step_list(OptimizerState& optimizer, JsParamList& list,
 namespace {
 
 OptimizerState& state_of(const JsOptimizer& o) {
-  if (!o.state) throw kiln::StateError("optimizer: it was disposed");
+  if (!o.state) kiln::throw_error<kiln::StateError>("optimizer: it was disposed");
   return *o.state;
 }
 
@@ -272,7 +281,7 @@ JsOptimizer optimizer_create(const std::string& kind, const val& config, const v
 /// are updated (grads is not consumed: the JS Gradients stay usable).
 void optimizer_step_js(const JsOptimizer& o, const JsModel& m, const Gradients& grads) {
   guarded([&] {
-    if (!m.state) throw kiln::StateError("optimizer.step: the model was disposed");
+    if (!m.state) kiln::throw_error<kiln::StateError>("optimizer.step: the model was disposed");
     Gradients copy = grads;
     auto params = kiln::optim::GradientsParams<AD>::from_module(copy, m.state->model);
     optimizer_step(state_of(o), *m.state, std::move(params));
@@ -611,7 +620,9 @@ val optimizer_state_bytes(val keys, val values, val shapes, val count_keys, val 
       if (!data.empty()) val(emscripten::typed_memory_view(data.size(), data.data())).call<void>("set", v);
       kiln::TensorData t(kiln::Shape(dims), std::move(data));
       if (t.shape.num_elements() != static_cast<std::int64_t>(t.bytes.size() / 4)) {
-        throw kiln::ShapeError("Optimizer.saveStateAsync: a state tensor's values do not fit its shape (an engine bug)");
+        kiln::throw_error<kiln::ShapeError>(
+            "Optimizer.saveStateAsync: a state tensor's values do not fit its shape (an engine "
+            "bug)");
       }
       record.insert_or_assign(keys[i].as<std::string>(), kiln::optim::StateValue(std::move(t)));
     }
@@ -709,7 +720,7 @@ void optimizer_load_state_list(const JsOptimizer& o, const JsParamList& list, va
 /// optimizer.step(moduleOrTensors, grads): one step of the list (see optimizer_step_list).
 void optimizer_step_params(const JsOptimizer& o, JsParamList& l, const Gradients& grads) {
   guarded([&] {
-    if (!o.state) throw kiln::StateError("Optimizer.step: the optimizer was disposed");
+    if (!o.state) kiln::throw_error<kiln::StateError>("Optimizer.step: the optimizer was disposed");
     optimizer_step_list(*o.state, l, list_gradients(l, grads));
   });
 }

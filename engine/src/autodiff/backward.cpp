@@ -59,7 +59,8 @@ std::optional<typename B::FloatTensor> AutodiffOps<B>::grad_remove(const Tensor&
 template <Backend B>
 void AutodiffOps<B>::grad_replace(const Tensor& x, Gradients& grads, Prim grad) {
   if (!x.node) {
-    throw StateError("grad_replace: the tensor does not require gradients (call require_grad())");
+    throw_error<StateError>(
+        "grad_replace: the tensor does not require gradients (call require_grad())");
   }
   if (!(Inner::shape(grad) == shape(x))) {
     throw_error<ShapeError>("grad_replace: the gradient's shape ", Inner::shape(grad),

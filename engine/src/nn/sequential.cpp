@@ -378,7 +378,7 @@ SequentialConfig SequentialConfig::from_value(const Json& j) {
   config::check_object(j, "SequentialConfig", {"layers"});
   const Json* it = j.find("layers");
   if (!it) {
-    throw ConfigError("SequentialConfig: missing required field \"layers\"");
+    throw_error<ConfigError>("SequentialConfig: missing required field \"layers\"");
   }
   if (!it->is_array()) {
     throw_error<ConfigError>("SequentialConfig.layers: expected an array, got ",

@@ -144,10 +144,6 @@ template <std::size_t N>
 struct ErrorPart<char[N]> {
   using type = const char*;
 };
-template <std::size_t N>
-struct ErrorPart<const char[N]> {
-  using type = const char*;
-};
 
 template <class E, class... Parts>
 [[noreturn, gnu::cold, gnu::noinline]] void throw_error_cold(Parts... parts) {

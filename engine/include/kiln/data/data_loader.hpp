@@ -339,7 +339,7 @@ class DataLoaderBuilder {
   /// Throws: ConfigError if batch_size == 0.
   DataLoaderBuilder batch_size(std::size_t batch_size) const {
     if (batch_size == 0) {
-      throw ConfigError("DataLoaderBuilder::batch_size: batch_size must be >= 1, got 0");
+      throw_error<ConfigError>("DataLoaderBuilder::batch_size: batch_size must be >= 1, got 0");
     }
     auto b = *this;
     b.batch_size_ = batch_size;
@@ -374,7 +374,7 @@ class DataLoaderBuilder {
   /// Builds the loader over `dataset` (its len() now is the loader's num_items).
   /// Throws: ValueError if `dataset` is null.
   std::shared_ptr<DataLoader<B, O>> build(DatasetPtr<I> dataset) const {
-    if (!dataset) throw ValueError("DataLoaderBuilder::build: dataset is null");
+    if (!dataset) throw_error<ValueError>("DataLoaderBuilder::build: dataset is null");
     const std::size_t num_items = dataset->len();
     auto load = std::make_shared<const detail::LoadBatch<B, O>>(
         [dataset, batch = batch_](const std::vector<std::size_t>& indices,

@@ -88,8 +88,8 @@ class DatasetIterator {
   I operator*() const {
     auto item = dataset_->get(index_);
     if (!item) {
-      throw StateError(
-          str_cat("Dataset::iter: get(", index_, ") returned no item, len() = ", dataset_->len()));
+      throw_error<StateError>("Dataset::iter: get(", index_,
+                              ") returned no item, len() = ", dataset_->len());
     }
     return std::move(*item);
   }

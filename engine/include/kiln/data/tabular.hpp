@@ -174,7 +174,8 @@ struct TabularBatcher {
   /// Throws: ValueError if `items` is empty or an item has no label; ShapeError if two
   ///         items have different numbers of features (naming both).
   TabularBatch<B> batch(std::vector<TabularItem> items, const Device<B>& device) const {
-    if (items.empty()) throw ValueError("TabularBatcher::batch: expected 1 or more items, got 0");
+    if (items.empty())
+      throw_error<ValueError>("TabularBatcher::batch: expected 1 or more items, got 0");
     const std::size_t width = items.front().features.size();
     std::vector<float> features;
     features.reserve(items.size() * width);

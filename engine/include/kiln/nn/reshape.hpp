@@ -98,7 +98,8 @@ struct Reshape {
   /// Throws ConfigError `Reshape: ...` for an empty shape, an entry that is 0 or < -1, or
   /// more than one -1.
   void check() const {
-    if (shape.empty()) throw ConfigError("Reshape: shape must have at least one dim, got []");
+    if (shape.empty())
+      throw_error<ConfigError>("Reshape: shape must have at least one dim, got []");
     int inferred = 0;
     for (std::size_t d = 0; d < shape.size(); ++d) {
       if (shape[d] == -1) {

@@ -439,7 +439,7 @@ class SequentialLayer {
         module::ValidMapper mapper;
         return SequentialLayer<typename B::Inner>(module::map_field(mapper, layer));
       } else {
-        throw StateError("SequentialLayer::valid: the layer is not on an autodiff backend");
+        throw_error<StateError>("SequentialLayer::valid: the layer is not on an autodiff backend");
       }
     }
     void describe(::kiln::StrOut& out) const override { module::describe_field(out, layer); }

@@ -771,7 +771,7 @@ class Tensor {
   /// Concatenates along dim (torch.cat). Throws ShapeError naming the first tensor whose
   /// shape differs outside dim; ValueError for an empty list.
   static Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
-    if (tensors.empty()) throw ValueError("cat: expected at least one tensor, got none");
+    if (tensors.empty()) throw_error<ValueError>("cat: expected at least one tensor, got none");
     std::vector<Primitive> prims;
     prims.reserve(tensors.size());
     for (const auto& t : tensors) prims.push_back(t.prim_);

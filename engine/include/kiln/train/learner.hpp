@@ -157,7 +157,7 @@ class SupervisedTraining {
   SupervisedTraining(std::string artifact_dir, std::shared_ptr<data::DataLoader<B, TI>> train,
                      std::shared_ptr<data::DataLoader<Inner, VI>> valid)
       : artifact_dir_(std::move(artifact_dir)), train_(std::move(train)), valid_(std::move(valid)) {
-    if (!train_ || !valid_) throw ValueError("SupervisedTraining: a data loader is null");
+    if (!train_ || !valid_) throw_error<ValueError>("SupervisedTraining: a data loader is null");
   }
 
   /// The metrics computed on both splits (Burn's `.metrics((AccuracyMetric, LossMetric))`),
@@ -330,7 +330,7 @@ class SupervisedTraining {
       }
     }
     if (train_->num_items() == 0) {
-      throw ConfigError("SupervisedTraining::launch: the train loader has no items");
+      throw_error<ConfigError>("SupervisedTraining::launch: the train loader has no items");
     }
     if ((resume_epoch_ || resume_latest_) && !recorder_) {
       throw_error<ConfigError>(

@@ -216,7 +216,7 @@ CpuTensor CpuOps::arange(double start, double end, double step, DType dtype, con
       p[i] = static_cast<std::int32_t>(start + step * static_cast<double>(i));
     }
   } else {
-    throw DTypeError("arange: expected dtype f32 or i32, got bool");
+    throw_error<DTypeError>("arange: expected dtype f32 or i32, got bool");
   }
   return out;
 }

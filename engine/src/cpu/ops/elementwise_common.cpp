@@ -181,7 +181,7 @@ void check_softplus(DType dtype, double beta, double threshold) {
   if (!(beta > 0.0) || !std::isfinite(beta)) {
     throw_error<ValueError>("softplus: beta must be positive and finite, got ", beta);
   }
-  if (std::isnan(threshold)) throw ValueError("softplus: threshold must not be nan");
+  if (std::isnan(threshold)) throw_error<ValueError>("softplus: threshold must not be nan");
 }
 
 void require_bool(const char* op, const char* name, DType dtype) {

@@ -87,7 +87,7 @@ Shape matmul_shape(const Shape& ls, DType ld, const Shape& rs, DType rd, bool tl
 
 template <class Tensor>
 CatPlan cat_plan(std::span<const Tensor> tensors, std::int64_t dim) {
-  if (tensors.empty()) throw ValueError("cat: expected at least one tensor, got none");
+  if (tensors.empty()) throw_error<ValueError>("cat: expected at least one tensor, got none");
   const Tensor& first = tensors.front();
   const Shape& s0 = first.shape();
   const auto d = static_cast<std::size_t>(check::dim("cat", dim, s0.rank()));

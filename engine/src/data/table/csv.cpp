@@ -241,7 +241,7 @@ int no_space(unsigned char) { return 0; }  // keep spaces: fields are read as wr
 struct Parser {
   csv_parser p;
   explicit Parser(unsigned char options) {
-    if (csv_init(&p, options) != 0) throw OutOfMemoryError("CsvDataset: csv_init failed");
+    if (csv_init(&p, options) != 0) throw_error<OutOfMemoryError>("CsvDataset: csv_init failed");
   }
   ~Parser() { csv_free(&p); }
 };

@@ -25,7 +25,7 @@ class PartialDataset : public Dataset<I> {
   ///         IndexError if start > end or end > dataset->len().
   PartialDataset(DatasetPtr<I> dataset, std::size_t start, std::size_t end)
       : dataset_(std::move(dataset)), start_(start), end_(end) {
-    if (!dataset_) throw ValueError("PartialDataset: dataset is null");
+    if (!dataset_) throw_error<ValueError>("PartialDataset: dataset is null");
     if (start > end || end > dataset_->len()) {
       throw_error<IndexError>("PartialDataset: range ", start, "..", end,
                               " is not within the dataset's 0..", dataset_->len());
@@ -43,8 +43,8 @@ class PartialDataset : public Dataset<I> {
   /// lengths 6, 6, 6, 9. The parts share the source.
   /// Throws: ValueError if num == 0 or dataset is null.
   static std::vector<PartialDataset> split(DatasetPtr<I> dataset, std::size_t num) {
-    if (num == 0) throw ValueError("PartialDataset::split: num must be >= 1, got 0");
-    if (!dataset) throw ValueError("PartialDataset::split: dataset is null");
+    if (num == 0) throw_error<ValueError>("PartialDataset::split: num must be >= 1, got 0");
+    if (!dataset) throw_error<ValueError>("PartialDataset::split: dataset is null");
     const std::size_t len = dataset->len();
     const std::size_t part = len / num;
     std::vector<PartialDataset> parts;

@@ -47,11 +47,11 @@ class SamplerDataset : public Dataset<I> {
   /// Throws: ValueError if `dataset` is null, or if size > 0 and the source is empty.
   SamplerDataset(DatasetPtr<I> dataset, std::size_t size, ReplacementMode mode, std::uint64_t seed)
       : dataset_(std::move(dataset)), size_(size), mode_(mode), seed_(seed) {
-    if (!dataset_) throw ValueError("SamplerDataset: dataset is null");
+    if (!dataset_) throw_error<ValueError>("SamplerDataset: dataset is null");
     const std::size_t len = dataset_->len();
     if (size > 0 && len == 0) {
-      throw ValueError(
-          str_cat("SamplerDataset: cannot sample ", size, " items from an empty dataset"));
+      throw_error<ValueError>("SamplerDataset: cannot sample ", size,
+                              " items from an empty dataset");
     }
     source_len_ = len;
     if (mode == ReplacementMode::WithoutReplacement && size > 0) {

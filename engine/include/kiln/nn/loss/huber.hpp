@@ -90,8 +90,8 @@ struct HuberLoss {
 
 inline HuberLoss HuberLossConfig::init() const {
   if (!(delta > 0.0) || !(delta < std::numeric_limits<double>::infinity())) {
-    throw ConfigError(
-        str_cat("HuberLossConfig::init: delta must be positive and finite, got ", delta));
+    throw_error<ConfigError>("HuberLossConfig::init: delta must be positive and finite, got ",
+                             delta);
   }
   HuberLoss loss;
   loss.delta = delta;

@@ -30,8 +30,8 @@ struct SmoothL1LossConfig {
   /// Throws: ConfigError if beta is negative, nan or infinite (PyTorch refuses beta < 0).
   void check() const {
     if (!(beta >= 0.0) || !(beta < std::numeric_limits<double>::infinity())) {
-      throw ConfigError(
-          str_cat("SmoothL1LossConfig::init: beta must be >= 0 and finite, got ", beta));
+      throw_error<ConfigError>("SmoothL1LossConfig::init: beta must be >= 0 and finite, got ",
+                               beta);
     }
   }
   /// Throws: ConfigError as check().
