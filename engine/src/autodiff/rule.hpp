@@ -42,21 +42,32 @@ AutodiffTensor<B> record(typename B::FloatTensor out,
   return AutodiffTensor<B>(std::move(out), std::move(node));
 }
 
-/// Records `out` with the step; a step that also reads the op's output (a callable
-/// `(P grad, GradSink<B>& sink, const P& out)`) gets a copy of it kept in the node.
+/// A rule's step as the node's type-erased Step; a step that also reads the op's output
+/// (`(P grad, GradSink<B>& sink, const P& out)`) gets a copy of `out` kept with it.
 template <Backend B, class Step>
-AutodiffTensor<B> record_step(typename B::FloatTensor out,
-                              std::vector<std::shared_ptr<Node<B>>> parents, Step&& step) {
+typename Node<B>::Step node_step(Step&& step, const typename B::FloatTensor& out) {
   using P = typename B::FloatTensor;
   if constexpr (std::is_invocable_v<std::decay_t<Step>&, P, GradSink<B>&, const P&>) {
-    P y = out;  // a copy made before `out` is moved into record()
-    return record<B>(std::move(out), std::move(parents),
-                     [step = std::forward<Step>(step), y = std::move(y)](P g, GradSink<B>& sink) {
-                       step(std::move(g), sink, y);
-                     });
+    return [step = std::forward<Step>(step), y = out](P g, GradSink<B>& sink) {
+      step(std::move(g), sink, y);
+    };
   } else {
-    return record<B>(std::move(out), std::move(parents), std::forward<Step>(step));
+    return typename Node<B>::Step(std::forward<Step>(step));
   }
+}
+
+/// record() with the inputs' nodes as parents, the step already erased: one copy per backend
+/// instead of one inlined into every rule (issue 17: the rules are in the WebAssembly a page
+/// loads at init).
+template <Backend B>
+[[gnu::noinline]] AutodiffTensor<B> record_inputs(
+    typename B::FloatTensor out, std::initializer_list<const AutodiffTensor<B>*> inputs,
+    typename Node<B>::Step step) {
+  std::vector<std::shared_ptr<Node<B>>> parents;
+  parents.reserve(inputs.size());
+  for (const auto* t : inputs) parents.push_back(t->node);
+  auto node = std::make_shared<Node<B>>(B::FloatOps::shape(out), std::move(parents), std::move(step));
+  return AutodiffTensor<B>(std::move(out), std::move(node));
 }
 
 /// The prologue of every rule (Burn's burn-autodiff `unary`/`binary` helpers):
@@ -76,17 +87,16 @@ AutodiffTensor<B> apply_body(std::initializer_list<const AutodiffTensor<B>*> inp
   bool tracked = false;
   for (const auto* t : inputs) tracked = tracked || t->node != nullptr;
   if (!tracked) return AutodiffTensor<B>(forward());
-  std::vector<std::shared_ptr<Node<B>>> parents;
-  parents.reserve(inputs.size());
-  for (const auto* t : inputs) parents.push_back(t->node);
   if constexpr (std::is_invocable_v<MakeStep&, const P&>) {
     P out = forward();
     auto step = make_step(static_cast<const P&>(out));
-    return record_step<B>(std::move(out), std::move(parents), std::move(step));
+    typename Node<B>::Step erased = node_step<B>(std::move(step), out);
+    return record_inputs<B>(std::move(out), inputs, std::move(erased));
   } else {
     auto step = make_step();
     P out = forward();
-    return record_step<B>(std::move(out), std::move(parents), std::move(step));
+    typename Node<B>::Step erased = node_step<B>(std::move(step), out);
+    return record_inputs<B>(std::move(out), inputs, std::move(erased));
   }
 }
 
