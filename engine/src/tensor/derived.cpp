@@ -13,6 +13,9 @@
 namespace kiln::derived {
 namespace {
 
+/// The dims of a shape being built (at most Shape::max_rank), without a heap allocation.
+using Dims = std::array<std::int64_t, Shape::max_rank>;
+
 std::int64_t size_of(const Shape& shape, std::int64_t dim) {
   return shape[static_cast<std::size_t>(dim)];
 }
@@ -116,23 +119,28 @@ FlattenPlan flatten_plan(const Shape& shape, std::int64_t start, std::int64_t en
   const std::int64_t b = check::dim(op, end, std::max<std::size_t>(rank, 1));
   if (a > b) throw_error<IndexError>(op, ": start dim ", start, " is after end dim ", end);
   if (rank == 0) return FlattenPlan{0, 0, Shape{1}};
-  std::vector<std::int64_t> dims;
+  Dims dims;
+  std::size_t n = 0;
   for (std::size_t i = 0; i < rank; ++i) {
     const auto s = static_cast<std::int64_t>(i);
     if (s <= a || s > b) {
-      dims.push_back(shape[i]);
+      dims[n++] = shape[i];
     } else {
-      dims.back() *= shape[i];
+      dims[n - 1] *= shape[i];
     }
   }
-  return FlattenPlan{a, b, Shape(dims)};
+  return FlattenPlan{a, b, Shape(std::span<const std::int64_t>(dims.data(), n))};
 }
 
 Shape unsqueeze_dim_shape(const Shape& shape, std::int64_t dim, const char* op) {
   const std::int64_t d = check::dim(op, dim, shape.rank() + 1);
-  std::vector<std::int64_t> dims = shape.to_vector();
-  dims.insert(dims.begin() + d, 1);
-  return Shape(dims);
+  const auto at = static_cast<std::size_t>(d);
+  std::array<std::int64_t, Shape::max_rank + 1> dims{};
+  std::copy(shape.begin(), shape.begin() + at, dims.begin());
+  dims[at] = 1;
+  std::copy(shape.begin() + at, shape.end(), dims.begin() + at + 1);
+  // rank max_rank + 1 throws Shape's LimitError, as any shape of that rank
+  return Shape(std::span<const std::int64_t>(dims.data(), shape.rank() + 1));
 }
 
 Shape unsqueeze_shape(const Shape& shape, std::size_t rank, const char* op) {
@@ -140,9 +148,14 @@ Shape unsqueeze_shape(const Shape& shape, std::size_t rank, const char* op) {
     throw_error<RankError>(op, ": cannot unsqueeze shape ", shape, " (rank ", shape.rank(),
                            ") to rank ", rank, " (expected a rank >= ", shape.rank(), ")");
   }
-  std::vector<std::int64_t> dims(rank - shape.rank(), 1);
-  dims.insert(dims.end(), shape.begin(), shape.end());
-  return Shape(dims);
+  if (rank > Shape::max_rank) {  // Shape's own message for a shape of that rank
+    throw_error<LimitError>("Shape: rank ", rank, " exceeds the maximum rank ", Shape::max_rank);
+  }
+  Dims dims;
+  const std::size_t lead = rank - shape.rank();
+  std::fill(dims.begin(), dims.begin() + lead, 1);
+  std::copy(shape.begin(), shape.end(), dims.begin() + lead);
+  return Shape(std::span<const std::int64_t>(dims.data(), rank));
 }
 
 Shape squeeze_dim_shape(const Shape& shape, std::int64_t dim, const char* op) {
@@ -151,17 +164,21 @@ Shape squeeze_dim_shape(const Shape& shape, std::int64_t dim, const char* op) {
     throw_error<ShapeError>(op, ": dim ", dim, " has size ", size_of(shape, d),
                             ", expected 1 (shape ", shape, ")");
   }
-  std::vector<std::int64_t> dims = shape.to_vector();
-  dims.erase(dims.begin() + d);
-  return Shape(dims);
+  Dims dims;
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < shape.rank(); ++i) {
+    if (i != static_cast<std::size_t>(d)) dims[n++] = shape[i];
+  }
+  return Shape(std::span<const std::int64_t>(dims.data(), n));
 }
 
 Shape squeeze_shape(const Shape& shape) {
-  std::vector<std::int64_t> dims;
+  Dims dims;
+  std::size_t n = 0;
   for (const std::int64_t s : shape) {
-    if (s != 1) dims.push_back(s);
+    if (s != 1) dims[n++] = s;
   }
-  return Shape(dims);
+  return Shape(std::span<const std::int64_t>(dims.data(), n));
 }
 
 std::vector<std::int64_t> swap_dims_axes(const Shape& shape, std::int64_t dim1, std::int64_t dim2,

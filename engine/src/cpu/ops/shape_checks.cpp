@@ -103,24 +103,60 @@ void check_dims(const char* op, std::span<const std::int64_t> dims) {
 
 // ------------------------------------------------------------------ reshape
 
+namespace {
+
+enum class ReshapeFault { Rank, TwoInferred, Negative, Ambiguous, NotDivisible, Mismatch };
+
+/// reshape_shape's errors, built out of line (one call at each check; issue 17). `x` and `y`
+/// are the fault's numbers: the two -1 dims; the negative dim and its value; the known
+/// product (-1 when it overflowed).
+[[noreturn, gnu::cold, gnu::noinline]] void reshape_error(ReshapeFault fault, const Shape& from,
+                                                          std::span<const std::int64_t> dims,
+                                                          std::int64_t total, std::int64_t x,
+                                                          std::int64_t y) {
+  std::string m = str_cat("reshape: cannot view ", from);
+  if (fault >= ReshapeFault::Ambiguous) str_append(m, " (", total, " elements)");
+  str_append(m, " as ", dims_str(dims));
+  switch (fault) {
+    case ReshapeFault::Rank:
+      throw LimitError(
+          str_append(m, ": rank ", dims.size(), " exceeds the maximum rank ", kMaxRank));
+    case ReshapeFault::TwoInferred:
+      throw ShapeError(str_append(m, ": only one dim may be -1, got dims ", x, " and ", y));
+    case ReshapeFault::Negative:
+      throw ValueError(
+          str_append(m, ": dim ", x, " is ", y, " (dims must be >= 0, or -1 to infer)"));
+    case ReshapeFault::Ambiguous:
+      throw ShapeError(
+          str_append(m, ": the -1 is ambiguous when the other dims multiply to 0"));
+    case ReshapeFault::NotDivisible:
+      str_append(m, ": ", total, " is not divisible by ");
+      throw ShapeError(x < 0 ? str_append(m, "an overflowing product") : str_append(m, x));
+    case ReshapeFault::Mismatch:
+      break;
+  }
+  m += " (";
+  throw ShapeError(x < 0 ? str_append(m, "more than 2^63 elements)")
+                         : str_append(m, x, " elements)"));
+}
+
+}  // namespace
+
 Shape reshape_shape(const Shape& from, std::span<const std::int64_t> dims) {
   const std::int64_t total = from.num_elements();
-  if (dims.size() > kMaxRank) {
-    throw_error<LimitError>("reshape: cannot view ", from, " as ", dims_str(dims), ": rank ",
-                            dims.size(), " exceeds the maximum rank ", kMaxRank);
-  }
+  if (dims.size() > kMaxRank) reshape_error(ReshapeFault::Rank, from, dims, total, 0, 0);
   std::size_t infer = dims.size();
   std::int64_t known = 1;  // product of the given dims; -1 once it overflows
   for (std::size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] == -1) {
       if (infer != dims.size()) {
-        throw_error<ShapeError>("reshape: cannot view ", from, " as ", dims_str(dims),
-                                ": only one dim may be -1, got dims ", infer, " and ", i);
+        reshape_error(ReshapeFault::TwoInferred, from, dims, total,
+                      static_cast<std::int64_t>(infer), static_cast<std::int64_t>(i));
       }
       infer = i;
     } else if (dims[i] < 0) {
-      throw_error<ValueError>("reshape: cannot view ", from, " as ", dims_str(dims), ": dim ", i,
-                              " is ", dims[i], " (dims must be >= 0, or -1 to infer)");
+      reshape_error(ReshapeFault::Negative, from, dims, total, static_cast<std::int64_t>(i),
+                    dims[i]);
     } else if (known >= 0) {
       known = mul_or_overflow(known, dims[i]);
     }
@@ -128,21 +164,13 @@ Shape reshape_shape(const Shape& from, std::span<const std::int64_t> dims) {
   std::array<std::int64_t, kMaxRank> out{};
   std::copy(dims.begin(), dims.end(), out.begin());
   if (infer != dims.size()) {
-    if (known == 0) {
-      throw_error<ShapeError>("reshape: cannot view ", from, " (", total, " elements) as ",
-                              dims_str(dims),
-                              ": the -1 is ambiguous when the other dims multiply to 0");
-    }
+    if (known == 0) reshape_error(ReshapeFault::Ambiguous, from, dims, total, known, 0);
     if (known < 0 || total % known != 0) {
-      throw_error<ShapeError>("reshape: cannot view ", from, " (", total, " elements) as ",
-                              dims_str(dims), ": ", total, " is not divisible by ",
-                              known < 0 ? std::string("an overflowing product") : str_cat(known));
+      reshape_error(ReshapeFault::NotDivisible, from, dims, total, known, 0);
     }
     out[infer] = total / known;
   } else if (known != total) {
-    throw_error<ShapeError>(
-        "reshape: cannot view ", from, " (", total, " elements) as ", dims_str(dims), " (",
-        known < 0 ? std::string("more than 2^63") : str_cat(known), " elements)");
+    reshape_error(ReshapeFault::Mismatch, from, dims, total, known, 0);
   }
   return Shape(std::span<const std::int64_t>(out.data(), dims.size()));
 }
