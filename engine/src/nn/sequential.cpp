@@ -216,6 +216,34 @@ void (*find_from_inner(TypeKey layer, TypeKey target))() {
 
 // ---------------------------------------------------------------- the registry
 
+namespace sequential {
+
+SequentialLayerEntry make_entry(std::string_view type, const EntryHooks& hooks,
+                                std::initializer_list<BackendHooks> backends) {
+  SequentialLayerEntry e;
+  e.type = std::string(type);
+  e.fields = hooks.fields();
+  e.config_type = hooks.config_type;
+  e.parse = hooks.parse;
+  e.to_json = hooks.to_json;
+  e.check = hooks.check;
+  e.item_shape = hooks.item_shape;
+  e.input_item_size = hooks.input_item_size;
+  for (const BackendHooks& b : backends) {
+    e.builders[b.backend] = b.build;
+    e.layer_types.push_back(b.layer_type);
+    if (b.from_inner != nullptr) e.from_inner[{b.inner_layer, b.backend}] = b.from_inner;
+  }
+  return e;
+}
+
+bool register_entry(std::string_view type, const EntryHooks& hooks,
+                    std::initializer_list<BackendHooks> backends) {
+  return SequentialRegistry::instance().add(make_entry(type, hooks, backends));
+}
+
+}  // namespace sequential
+
 bool SequentialRegistry::add(SequentialLayerEntry entry) {
   if (find(entry.type)) {
     throw_error<ConfigError>("SequentialRegistry::add: layer type \"", entry.type,

@@ -40,6 +40,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -684,36 +685,73 @@ SequentialLayer<AD> from_inner(const void* inner) {
   return SequentialLayer<AD>(module::map_field(mapper, *static_cast<const L*>(inner)));
 }
 
+/// The parts of an entry that depend on the config type alone (make_entry's input).
+struct EntryHooks {
+  std::vector<config::Field> (*fields)();
+  TypeKey config_type;
+  decltype(SequentialLayerEntry::parse) parse;
+  decltype(SequentialLayerEntry::to_json) to_json;
+  decltype(SequentialLayerEntry::check) check;
+  decltype(SequentialLayerEntry::item_shape) item_shape;
+  decltype(SequentialLayerEntry::input_item_size) input_item_size;
+};
+
+/// What one backend adds to an entry: its builder and layer type, and on an autodiff backend
+/// the conversion from the inner backend's layer (`inner_layer` is TypeKey() otherwise).
+struct BackendHooks {
+  TypeKey backend;
+  void (*build)();
+  TypeKey layer_type;
+  TypeKey inner_layer;
+  void (*from_inner)() = nullptr;
+};
+
+template <class C>
+EntryHooks entry_hooks() {
+  return EntryHooks{&fields<C>, TypeKey::of<C>(), &parse<C>, &to_json<C>,
+                    &check<C>,  &item_shape<C>,   &input_item_size<C>};
+}
+
 template <class C, Backend B>
-void add_backend(SequentialLayerEntry& e) {
+BackendHooks backend_hooks() {
   using L = decltype(make_layer<B>(std::declval<const C&>(), std::declval<const Device<B>&>()));
-  e.builders[TypeKey::of<B>()] = reinterpret_cast<void (*)()>(&build<C, B>);
-  e.layer_types.emplace_back(TypeKey::of<L>());
+  BackendHooks h{TypeKey::of<B>(), reinterpret_cast<void (*)()>(&build<C, B>), TypeKey::of<L>(),
+                 TypeKey()};
   if constexpr (AutodiffBackend<B>) {
     using I = typename B::Inner;
     using LI =
         decltype(make_layer<I>(std::declval<const C&>(), std::declval<const Device<I>&>()));
-    e.from_inner[{TypeKey::of<LI>(), TypeKey::of<B>()}] =
-        reinterpret_cast<void (*)()>(&from_inner<LI, B>);
+    h.inner_layer = TypeKey::of<LI>();
+    h.from_inner = reinterpret_cast<void (*)()>(&from_inner<LI, B>);
   }
+  return h;
 }
+
+/// The entry named `type` from its hooks (engine/src/nn/sequential.cpp): out of line, so a
+/// registration is one call (issue 17: the registrations run in the WebAssembly a page loads
+/// at init, once per layer type).
+SequentialLayerEntry make_entry(std::string_view type, const EntryHooks& hooks,
+                                std::initializer_list<BackendHooks> backends);
+/// SequentialRegistry::instance().add(make_entry(type, hooks, backends)).
+/// Throws: ConfigError if `type` is registered already.
+bool register_entry(std::string_view type, const EntryHooks& hooks,
+                    std::initializer_list<BackendHooks> backends);
 
 }  // namespace sequential
 
 /// The registry entry of config type C named `type`, with builders for `Backends`.
 template <class C, Backend... Backends>
 SequentialLayerEntry make_sequential_entry(std::string_view type) {
-  SequentialLayerEntry e;
-  e.type = std::string(type);
-  e.fields = sequential::fields<C>();
-  e.config_type = TypeKey::of<C>();
-  e.parse = &sequential::parse<C>;
-  e.to_json = &sequential::to_json<C>;
-  e.check = &sequential::check<C>;
-  e.item_shape = &sequential::item_shape<C>;
-  e.input_item_size = &sequential::input_item_size<C>;
-  (sequential::add_backend<C, Backends>(e), ...);
-  return e;
+  return sequential::make_entry(type, sequential::entry_hooks<C>(),
+                                {sequential::backend_hooks<C, Backends>()...});
+}
+
+/// Adds make_sequential_entry<C, Backends...>(type) to the registry (KILN_REGISTER_LAYER).
+/// Throws: ConfigError if `type` is registered already.
+template <class C, Backend... Backends>
+bool register_sequential_entry(std::string_view type) {
+  return sequential::register_entry(type, sequential::entry_hooks<C>(),
+                                    {sequential::backend_hooks<C, Backends>()...});
 }
 
 /// The layer `layer` builds on backend B. Throws: ConfigError if its type is not registered

@@ -126,8 +126,7 @@ struct SequentialKeepsShape {
 #define KILN_REGISTER_LAYER(Config, type)                                                   \
   [[maybe_unused]] static const bool KILN_SEQUENTIAL_CAT_(kiln_sequential_registered_,      \
                                                           __COUNTER__) =                    \
-      ::kiln::nn::SequentialRegistry::instance().add(                                       \
-          ::kiln::nn::make_sequential_entry<Config, KILN_SEQUENTIAL_BACKENDS>(type))
+      ::kiln::nn::register_sequential_entry<Config, KILN_SEQUENTIAL_BACKENDS>(type)
 #else
 #define KILN_REGISTER_LAYER(Config, type) static_assert(true, "")
 #endif
