@@ -105,8 +105,9 @@ LossOut<B> compute_loss(const LossSpec& spec, const kiln::nn::SequentialActivati
                                           "; the loss needs logits [batch_size, num_classes]");
     }
     if (!t.has_labels) {
-      throw kiln::DTypeError("crossEntropy: targets must be int32 class labels (an Int32Array "
-                             "or a dataset with Int32Array y), got float32 targets");
+      kiln::throw_error<kiln::DTypeError>(
+          "crossEntropy: targets must be int32 class labels (an Int32Array "
+          "or a dataset with Int32Array y), got float32 targets");
     }
     const auto targets = kiln::Tensor<B, 1, kiln::Int>::from_data(
         kiln::TensorData(kiln::Shape{static_cast<std::int64_t>(t.labels.size())}, t.labels));

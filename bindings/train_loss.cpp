@@ -140,8 +140,9 @@ LossSpec loss_from_js(const val& spec) {
 LossSpec learner_loss_from_js(const val& loss) {
   LossSpec spec = loss_from_js(loss);
   if (spec.kind == LossSpec::Kind::BinaryCrossEntropy) {
-    throw kiln::ConfigError("Learner: loss must be crossEntropy, mse, huber or smoothL1 "
-                            "(binaryCrossEntropy is available as kiln.loss.binaryCrossEntropy().forward)");
+    kiln::throw_error<kiln::ConfigError>(
+        "Learner: loss must be crossEntropy, mse, huber or smoothL1 "
+        "(binaryCrossEntropy is available as kiln.loss.binaryCrossEntropy().forward)");
   }
   if (spec.none)
     kiln::throw_error<kiln::ConfigError>(

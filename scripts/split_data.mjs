@@ -11,7 +11,14 @@
 //   2. What the primary module's code can reach: every `i32.const` and every load/store
 //      `offset=` in its functions (wasm-dis) that falls in the data names a unit it uses (a
 //      constant address is how compiled code names static data: a string, a vtable, a table,
-//      a field of a static object, a suffix of a merged string). An object is also kept when
+//      a field of a static object, a suffix of a merged string), except a constant that is
+//      directly an operand of a call of a deferred function (a `call_indirect` of a constant
+//      slot holding a stub, split_stubs.mjs): the callee runs only after that call has
+//      instantiated the deferred module, so what it reads there may move (the message parts a
+//      throw site hands to its out-of-line thrower, kiln/core/str_cat.hpp throw_error). A
+//      string is read forward from the address that names it, so a constant inside a string
+//      (a literal the linker merged into another's tail) keeps that string's bytes from there
+//      on; the bytes before it may move. An object is also kept when
 //      it starts within 64 bytes after such an address (a folded `table[i - k]`; not an exception
 //      table, which its landing pad names by its start), and whatever
 //      a kept object points to (every aligned 32-bit word of it that is an address in the
@@ -276,14 +283,70 @@ export function farBackReferences(objects, buildDir) {
   return out;
 }
 
-/** Every constant address in the code of a module (wasm-dis's text; the data segments' lines skipped). */
+/**
+ * Every constant address in the code of a module that may be dereferenced before the deferred
+ * module is instantiated (wasm-dis's text; the data segments' lines skipped): every `i32.const`
+ * and load/store `offset=`, except the operands of a call of a deferred function. Such a call is a
+ * `call_indirect` whose callee is a constant table slot holding a stub (split_stubs.mjs: the
+ * slots of deferred functions), and an address that is one of its operands directly (an error
+ * message handed to an out-of-line thrower, say) is dereferenced only by code that runs after the
+ * call has instantiated the deferred module, which writes the moved data. The slot constant itself
+ * is a table index, not an address. An address that also appears anywhere else is kept.
+ */
 function codeConstants(file, features) {
   const text = execFileSync('wasm-dis', [file, ...features], { maxBuffer: 1 << 30 }).toString();
-  const out = new Set();
-  for (const line of text.split('\n')) {
-    if (line.startsWith(' (data ')) continue;
-    for (const m of line.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) out.add(Number(m[1] ?? m[2]) >>> 0);
+  const lines = text.split('\n');
+  const stubs = new Set();
+  for (const line of lines) {
+    const m = /^ \(export "~[^"]*" \(func (\$\S+)\)\)$/.exec(line);
+    if (m) stubs.add(m[1]);
   }
+  const deferredSlots = new Set();
+  for (const line of lines) {
+    const m = /^ \(elem (?:\$\S+ )?\(i32\.const (\d+)\)((?: \$\S+)*)\)$/.exec(line);
+    if (!m) continue;
+    m[2].trim().split(' ').forEach((fn, i) => {
+      if (stubs.has(fn)) deferredSlots.add(Number(m[1]) + i);
+    });
+  }
+  const out = new Set();
+  // The node open at each indentation (binaryen prints one level per space), and the direct
+  // children of each open call_indirect: [{ value }] for a `(i32.const N)` line, null otherwise.
+  const open = [];
+  const calls = new Map();
+  const finish = (node) => {
+    const kids = calls.get(node);
+    calls.delete(node);
+    const last = kids.at(-1);
+    const deferredCall = last != null && deferredSlots.has(last.value);
+    for (const k of kids) if (k && !deferredCall) out.add(k.value);
+  };
+  for (let n = 0; n < lines.length; n++) {
+    const line = lines[n];
+    if (line.startsWith(' (data ')) continue;
+    const indent = line.length - line.trimStart().length;
+    // nodes at this indentation or deeper are closed
+    while (open.length > indent) {
+      const node = open.pop();
+      if (node !== undefined && calls.has(node)) finish(node);
+    }
+    const opens = line.trimStart().startsWith('(');
+    const parent = open[indent - 1];
+    const child = opens && parent !== undefined && calls.has(parent);
+    const lone = /^\s*\(i32\.const (-?\d+)\)$/.exec(line);
+    if (lone && child) {
+      calls.get(parent).push({ value: Number(lone[1]) >>> 0 });
+    } else {
+      if (child) calls.get(parent).push(null);
+      for (const m of line.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) out.add(Number(m[1] ?? m[2]) >>> 0);
+    }
+    if (opens) {
+      open.length = indent + 1;
+      open[indent] = n;
+      if (/^\s*\(call_indirect\b/.test(line)) calls.set(n, []);
+    }
+  }
+  for (const node of calls.keys()) finish(node);
   return out;
 }
 
@@ -334,6 +397,16 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
       work.push(j);
     }
   };
+  // A string is read forward from the address that names it to its NUL, so an address inside
+  // a string (a shorter literal the linker merged into its tail: "targets" at the end of "... got
+  // float32 targets") keeps only the bytes from there on: the first such address of each string.
+  const keptFrom = new Map();
+  const keepAt = (a) => {
+    const j = unitAt(a);
+    if (j < 0) return;
+    if (!units[j].object.strings) keep(j);
+    else if (!(keptFrom.get(j) <= a)) keptFrom.set(j, a);
+  };
   const constants = codeConstants(primary, features);
   for (const [file, flags] of alsoReaching) for (const a of codeConstants(file, flags)) constants.add(a);
   // The first unit starting after a (binary search).
@@ -349,7 +422,7 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
   };
   for (const a of constants) {
     if (a < lo - WINDOW || a >= hi) continue;
-    keep(unitAt(a));
+    keepAt(a);
     // objects starting just after the address (an index folded into the constant)
     for (let j = after(a); j < units.length && units[j].start <= a + WINDOW; j++) {
       if (!units[j].object.strings && !units[j].object.exact) keep(j);
@@ -377,8 +450,8 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
     for (let a = (u.start + 3) & ~3; a + 4 <= u.end; a += 4) {
       const v = (mem[a] | (mem[a + 1] << 8) | (mem[a + 2] << 16) | (mem[a + 3] << 24)) >>> 0;
       if (v >= lo && v <= hi) {
-        keep(unitAt(v));
-        if (v === hi || unitAt(v) < 0) keep(unitAt(v - 1)); // one past the end of an object
+        keepAt(v);
+        if (v === hi || unitAt(v) < 0) keepAt(v - 1); // one past the end of an object
       }
     }
   }
@@ -388,10 +461,12 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
   let movedBytes = 0;
   units.forEach((u, j) => {
     if (kept[j]) return;
-    go.set(mem.subarray(u.start, u.end), u.start);
-    goMask.fill(1, u.start, u.end);
-    stay.fill(0, u.start, u.end);
-    movedBytes += u.end - u.start;
+    const end = keptFrom.get(j) ?? u.end; // a string's bytes before its first named address
+    if (end <= u.start) return;
+    go.set(mem.subarray(u.start, end), u.start);
+    goMask.fill(1, u.start, end);
+    stay.fill(0, u.start, end);
+    movedBytes += end - u.start;
   });
   const stays = cut(stay, 0, stay.length, goMask.map((x) => 1 - x));
   // The deferred module's segments write moved units only: instantiated after the program has

@@ -122,6 +122,32 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
     expect(kiln.backendInfo().deferred).toBe('loaded');
     expect(a.repeatDim(0, 2).toArray()).toEqual([[1, 2], [3, 4], [1, 2], [3, 4]]);
   });
+
+  it('a message an initial-module function hands to its out-of-line thrower lives in the deferred module and arrives whole', async () => {
+    // The scalar division checks its divisor in the initial module and passes this literal to
+    // throw_error's thrower (deferred): the literal is an operand of that call only, so it moved
+    // (split_data.mjs, step 2); " (ZeroDivisionError in PyTorch)" is another of its operands.
+    const unsplit = new URL('../../build/split/kiln-core.wasm', import.meta.url);
+    if (!existsSync(unsplit)) return; // no core build here
+    const text = ': integer division by zero: the scalar divisor is 0';
+    const at = Buffer.from(image(unsplit).mem).indexOf(Buffer.from(`${text}\0`, 'latin1'));
+    expect(at).toBeGreaterThan(0);
+    const code = execFileSync('wasm-dis', [fileURLToPath(dist('kiln-core.wasm')), '--enable-simd',
+      '--enable-exception-handling', '--enable-bulk-memory', '--enable-sign-ext', '--enable-mutable-globals',
+      '--enable-nontrapping-float-to-int'], { maxBuffer: 1 << 30 }).toString()
+      .split('\n').filter((line) => !line.startsWith(' (data ')).join('\n');
+    expect(code).toContain(`(i32.const ${at})`); // named by the initial module's code ...
+    const holds = (file) => Buffer.from(image(dist(file)).mem).includes(Buffer.from(`${text}\0`, 'latin1'));
+    expect(holds('kiln-core.wasm')).toBe(false); // ... which does not hold it
+    expect(holds('kiln-core.deferred.wasm')).toBe(true);
+    const kiln = await coreWith(() => readFileSync(dist('kiln-core.deferred.wasm')));
+    const a = kiln.Tensor.fromData([7, 9], { dtype: 'int32' });
+    expect(kiln.backendInfo().deferred).toBe('pending');
+    expect(() => a.div(0)).toThrow(expect.objectContaining({
+      name: 'KilnError', code: 'Value', message: `div${text} (ZeroDivisionError in PyTorch)` }));
+    expect(kiln.backendInfo().deferred).toBe('loaded');
+    expect(a.div(2).toArray()).toEqual([3, 4]); // floor division of int32, as torch's //
+  });
 });
 
 let lastRaw = null;

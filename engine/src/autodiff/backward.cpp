@@ -36,7 +36,7 @@ autodiff::Gradients<B> AutodiffOps<B>::backward(const Tensor& root, bool retain_
                             "with sum() or mean()");
   }
   if (!root.node) {
-    throw StateError(
+    throw_error<StateError>(
         "backward: the tensor does not require gradients (no input of its computation was "
         "marked with require_grad())");
   }

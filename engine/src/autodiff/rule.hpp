@@ -28,6 +28,7 @@
 #include "core/apart.hpp"
 #include "kiln/autodiff/autodiff.hpp"
 #include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
 #include "kiln/tensor/check.hpp"
 
 namespace kiln::autodiff::detail {
@@ -244,7 +245,7 @@ class Grad {
 
   /// The gradient as a Value (once).
   Value<B> take() {
-    if (used_) throw StateError("autodiff: a backward rule of the op table used g twice");
+    if (used_) throw_error<StateError>("autodiff: a backward rule of the op table used g twice");
     used_ = true;
     return Value<B>{std::move(p_)};
   }

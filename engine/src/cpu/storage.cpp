@@ -104,7 +104,7 @@ CpuTensor::CpuTensor(Shape shape, DType dtype)
 }
 
 void CpuTensor::throw_no_buffer() {
-  throw StateError(
+  throw_error<StateError>(
       "tensor: this handle has no buffer (it was moved from, or default-constructed)");
 }
 

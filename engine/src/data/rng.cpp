@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kiln/core/error.hpp"
+#include "kiln/core/str_cat.hpp"
 
 namespace kiln::data {
 namespace {
@@ -26,7 +27,7 @@ std::uint64_t SplitMix64::next_u64() {
 }
 
 std::uint64_t SplitMix64::below(std::uint64_t n) {
-  if (n == 0) throw ValueError("SplitMix64::below: n must be >= 1, got 0");
+  if (n == 0) throw_error<ValueError>("SplitMix64::below: n must be >= 1, got 0");
   // 2^64 mod n, computed in 64 bits: draws below it are rejected so that the remaining
   // 2^64 - threshold values are a multiple of n and `r % n` is exactly uniform.
   const std::uint64_t threshold = (0 - n) % n;

@@ -149,8 +149,9 @@ void dispatch(const Kernel& k, std::initializer_list<const Buffer*> buffers, con
   for (const Buffer* b : buffers) ids[n++] = b->id();
   if (kg_dispatch(k.id, ids, n, k.params ? params : nullptr, k.params ? static_cast<int>(param_bytes) : 0,
                   groups[0], groups[1], groups[2]) == 2) {
-    throw OutOfMemoryError("tensor: an input was computed while the GPU ran out of memory (its buffer "
-                           "was never allocated): compute it again");
+    throw_error<OutOfMemoryError>(
+        "tensor: an input was computed while the GPU ran out of memory (its buffer "
+        "was never allocated): compute it again");
   }
 }
 

@@ -19,8 +19,9 @@ WgpuTensor::WgpuTensor(Shape shape, DType dtype, std::shared_ptr<wgpu::Buffer> b
 
 const wgpu::Buffer& WgpuTensor::buffer() const {
   if (!buffer_) {
-    throw StateError("tensor: this handle has no device buffer (it was moved from or never "
-                     "initialised)");
+    throw_error<StateError>(
+        "tensor: this handle has no device buffer (it was moved from or never "
+        "initialised)");
   }
   return *buffer_;
 }
@@ -100,8 +101,9 @@ WgpuTensor WgpuOps::from_data(const TensorData& data, DType dtype, const WgpuDev
 TensorData WgpuOps::into_data(const WgpuTensor& x) {
   x.buffer();  // throws StateError for a moved-from handle
   if (!x.host()) {
-    throw StateError("into_data: the webgpu backend reads tensors asynchronously (JS: await "
-                     "tensor.data()); only a tensor made from host data can be read at once");
+    throw_error<StateError>(
+        "into_data: the webgpu backend reads tensors asynchronously (JS: await "
+        "tensor.data()); only a tensor made from host data can be read at once");
   }
   return *x.host();
 }

@@ -200,7 +200,7 @@ class Engine {
       std::shared_ptr<NodeT> n = std::move(stack.back());
       stack.pop_back();
       if (n->released_) {
-        throw StateError(
+        throw_error<StateError>(
             "backward: the graph of this tensor was already released (in whole or in part) "
             "by an earlier backward() (each graph is back-propagated once; recompute the "
             "forward pass to back-propagate again)");

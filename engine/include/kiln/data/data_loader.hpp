@@ -356,7 +356,7 @@ class DataLoaderBuilder {
   /// Throws: ConfigError if num_workers == 0.
   DataLoaderBuilder num_workers(std::size_t num_workers) const {
     if (num_workers == 0) {
-      throw ConfigError(
+      throw_error<ConfigError>(
           "DataLoaderBuilder::num_workers: num_workers must be >= 1 (1 batches on the "
           "iterating thread), got 0");
     }

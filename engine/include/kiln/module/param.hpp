@@ -53,8 +53,9 @@ class Param<Tensor<B, D, K>> {
   /// The tensor. Throws StateError if the parameter was never initialized.
   const Value& val() const {
     if (!value_) {
-      throw StateError("Param::val: the parameter is empty (the module was not initialized "
-                       "or loaded)");
+      throw_error<StateError>(
+          "Param::val: the parameter is empty (the module was not initialized "
+          "or loaded)");
     }
     return *value_;
   }

@@ -487,7 +487,7 @@ struct TransformerDecoder {
   /// Inside a Sequential there is no memory to attend.
   /// Throws: ConfigError always.
   Tensor<B, 3> sequential_forward(const Tensor<B, 3>&) const {
-    throw ConfigError(
+    throw_error<ConfigError>(
         "TransformerDecoder: cannot run inside a Sequential: its forward needs the memory "
         "(call forward(TransformerDecoderInput(target, memory)), in JS layer.forward(target, "
         "memory))");

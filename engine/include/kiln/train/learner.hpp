@@ -324,7 +324,7 @@ class SupervisedTraining {
                                  " is not registered with metrics(...)");
       }
       if (early_stopping_->split == Split::Valid && valid_->num_items() == 0) {
-        throw ConfigError(
+        throw_error<ConfigError>(
             "SupervisedTraining::early_stopping: the rule watches the valid split, but the "
             "valid loader has no items (validation is skipped)");
       }

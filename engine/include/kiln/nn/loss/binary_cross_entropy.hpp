@@ -256,8 +256,9 @@ BinaryCrossEntropyLoss<B> BinaryCrossEntropyLossConfig::init(const Device<B>&) c
   if (weights) detail::check_weights("BinaryCrossEntropyLossConfig::init", *weights);
   if (pos_weight) {
     if (!logits) {
-      throw ConfigError("BinaryCrossEntropyLossConfig::init: pos_weight needs logits = true "
-                        "(PyTorch's BCEWithLogitsLoss; BCELoss on probabilities has none)");
+      throw_error<ConfigError>(
+          "BinaryCrossEntropyLossConfig::init: pos_weight needs logits = true "
+          "(PyTorch's BCEWithLogitsLoss; BCELoss on probabilities has none)");
     }
     detail::check_weights("BinaryCrossEntropyLossConfig::init: pos_weight", *pos_weight);
   }
