@@ -46,8 +46,12 @@ function(kiln_add_readme_tests readme)
          @ONLY)
     add_executable(${name} ${out_dir}/${name}.cpp)
     target_link_libraries(${name} PRIVATE kiln)
-    # Examples may read the clone's fixtures: KILN_SOURCE_DIR "/tests/...".
-    target_compile_definitions(${name} PRIVATE KILN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+    # Examples may read the clone's fixtures: KILN_SOURCE_DIR "/tests/...". Only those that
+    # name it get it: a definition holding the clone's path differs from clone to clone, so
+    # ccache could never reuse that compilation in another clone (CI builds a fresh one).
+    if(code MATCHES "KILN_SOURCE_DIR")
+      target_compile_definitions(${name} PRIVATE KILN_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+    endif()
     set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${out_dir})
     add_test(NAME ${name} COMMAND ${name})
   endwhile()

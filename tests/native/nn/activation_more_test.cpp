@@ -9,18 +9,19 @@
 
 #include <cmath>
 #include <fstream>
-#include <sstream>
-#include <utility>
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kiln/config/json_interop.hpp"
 #include "kiln/kiln.hpp"
 #include "support/gradcheck.hpp"
+#include "support/paths.hpp"
 
 namespace kiln {
 namespace {

@@ -4,28 +4,29 @@
 // and of every parameter, with PyTorch's state_dict keys as the modules' parameter paths),
 // the shared reference cases mha_self_attention_and_key_padding and mha_fully_masked_row,
 // finite differences, Sequential specs and bad input.
+#include "kiln/nn/attention.hpp"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "kiln/autodiff/autodiff.hpp"
 #include "kiln/cpu/cpu.hpp"
-#include "kiln/nn/attention.hpp"
 #include "kiln/nn/positional_encoding.hpp"
 #include "kiln/nn/rotary_encoding.hpp"
 #include "kiln/nn/sequential.hpp"
 #include "kiln/nn/transformer.hpp"
 #include "support/cases.hpp"
 #include "support/gradcheck.hpp"
+#include "support/paths.hpp"
 
 namespace kiln {
 namespace {

@@ -19,11 +19,8 @@
 #include "kiln/kiln.hpp"
 #include "support/backends.hpp"
 #include "support/gradcheck.hpp"
+#include "support/paths.hpp"
 #include "support/tensors.hpp"
-
-#ifndef KILN_RECORD_TEST_DIR
-#error "KILN_RECORD_TEST_DIR (tests/native/record) locates the fixtures"
-#endif
 
 namespace kiln {
 namespace {

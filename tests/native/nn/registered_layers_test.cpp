@@ -16,6 +16,7 @@
 
 #include "kiln/kiln.hpp"
 #include "support/gradcheck.hpp"
+#include "support/paths.hpp"
 
 namespace kiln {
 namespace {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 
 namespace kiln::test {
 

@@ -6,15 +6,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 
 namespace kiln::test::rnn {
 

@@ -21,6 +21,7 @@
 #include "kiln/cpu/cpu.hpp"
 #include "kiln/nn/sequential.hpp"
 #include "kiln/record/recorder.hpp"
+#include "support/paths.hpp"
 
 namespace kiln {
 namespace {

@@ -10,14 +10,14 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "kiln/kiln.hpp"
 #include "kiln/optim/lr_scheduler_cycle.hpp"
 #include "optim/models.hpp"
+#include "support/paths.hpp"
 
 namespace kiln {
 namespace {

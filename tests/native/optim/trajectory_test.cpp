@@ -13,6 +13,7 @@
 #include "kiln/config/json_interop.hpp"  // AdamConfig::from_json(nlohmann::json)
 #include "kiln/kiln.hpp"
 #include "optim/models.hpp"
+#include "support/paths.hpp"
 
 namespace kiln {
 namespace {

@@ -18,6 +18,7 @@
 
 #include "kiln/kiln.hpp"
 #include "kiln/record/named_mpk.hpp"
+#include "support/paths.hpp"
 
 namespace kiln::record {
 namespace {
@@ -27,7 +28,7 @@ using ::testing::HasSubstr;
 using ::testing::ThrowsMessage;
 using Json = nlohmann::json;
 
-const std::string kDir = KILN_RECORD_TEST_DIR "/load_fixtures/";
+const std::string kDir = KILN_RECORD_TEST_DIR + "/load_fixtures/";
 
 Json expected() {
   std::ifstream in(kDir + "expected.json");

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 #include "support/temp_dir.hpp"
 
 namespace kiln::record {

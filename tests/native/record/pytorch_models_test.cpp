@@ -16,6 +16,7 @@
 
 #include "kiln/kiln.hpp"
 #include "kiln/record/pytorch.hpp"
+#include "support/paths.hpp"
 
 namespace kiln::record {
 namespace {
@@ -24,7 +25,7 @@ using ::testing::HasSubstr;
 using Json = nlohmann::json;
 using AD = Autodiff<Cpu>;
 
-const std::string kDir = KILN_RECORD_TEST_DIR "/pytorch/";
+const std::string kDir = KILN_RECORD_TEST_DIR + "/pytorch/";
 
 const Json& expected() {
   static const Json json = [] {

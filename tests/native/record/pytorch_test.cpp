@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/core/error.hpp"
+#include "support/paths.hpp"
 
 namespace kiln::record {
 namespace {
@@ -26,7 +27,7 @@ using ::testing::HasSubstr;
 using Bytes = std::vector<std::uint8_t>;
 using Json = nlohmann::json;
 
-const std::string kDir = KILN_RECORD_TEST_DIR "/pytorch/";
+const std::string kDir = KILN_RECORD_TEST_DIR + "/pytorch/";
 
 Bytes read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

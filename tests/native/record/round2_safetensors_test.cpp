@@ -19,6 +19,7 @@
 
 #include "kiln/kiln.hpp"
 #include "kiln/record/safetensors.hpp"
+#include "support/paths.hpp"
 
 using namespace kiln;
 using namespace kiln::record;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 #include "support/temp_dir.hpp"
 
 #if defined(__unix__)
@@ -85,9 +86,9 @@ TEST(TorchInteropActivations, KilnAndPyTorchLoadEachOthersFiles) {
   std::ofstream(work / "kiln_act.json") << out.dump();
 
   const auto log = work / "python.log";
-  const std::string command = std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR
-                                          "/torch_interop_activations.py '") +
-                              work.string() + "' > '" + log.string() + "' 2>&1";
+  const std::string command = std::string(KILN_PYTHON " ") + KILN_RECORD_TEST_DIR +
+                              "/torch_interop_activations.py '" + work.string() + "' > '" +
+                              log.string() + "' 2>&1";
   const int status = std::system(command.c_str());
   const int exit_code = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   std::stringstream output;

@@ -20,6 +20,7 @@
 #include "kiln/nn/attention.hpp"
 #include "kiln/nn/transformer.hpp"
 #include "kiln/record/recorder.hpp"
+#include "support/paths.hpp"
 #include "support/temp_dir.hpp"
 
 #if defined(__unix__)
@@ -96,9 +97,9 @@ Outputs<B> run(const nn::MultiHeadAttention<B>& mha, const nn::TransformerEncode
 
 std::pair<int, std::string> run_script(const std::filesystem::path& work) {
   const auto log = work / "python.log";
-  const std::string command =
-      std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR "/torch_interop_attention.py ") + "'" +
-      work.string() + "' > '" + log.string() + "' 2>&1";
+  const std::string command = std::string(KILN_PYTHON " ") + KILN_RECORD_TEST_DIR +
+                              "/torch_interop_attention.py " + "'" + work.string() + "' > '" +
+                              log.string() + "' 2>&1";
   const int status = std::system(command.c_str());
   std::stringstream output;
   output << std::ifstream(log).rdbuf();

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 #include "support/temp_dir.hpp"
 
 #if defined(__unix__)
@@ -86,9 +87,9 @@ TEST(TorchInteropConv, Conv3dAndTransposedConvRecordsLoadBothWays) {
                .dump();
   }
   const auto log = work / "python.log";
-  const std::string command = std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR
-                                                      "/torch_interop_conv.py '") +
-                              work.string() + "' > '" + log.string() + "' 2>&1";
+  const std::string command = std::string(KILN_PYTHON " ") + KILN_RECORD_TEST_DIR +
+                              "/torch_interop_conv.py '" + work.string() + "' > '" + log.string() +
+                              "' 2>&1";
   const int status = std::system(command.c_str());
   std::stringstream output;
   output << std::ifstream(log).rdbuf();

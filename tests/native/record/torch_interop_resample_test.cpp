@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 #include "support/temp_dir.hpp"
 
 #if defined(__unix__)
@@ -57,9 +58,9 @@ Json rows_json(const TensorData& data) {
 /// and output.
 std::pair<int, std::string> run_script(const std::filesystem::path& work) {
   const auto log = work / "python.log";
-  const std::string command = std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR
-                                          "/torch_interop_resample.py '") +
-                              work.string() + "' > '" + log.string() + "' 2>&1";
+  const std::string command = std::string(KILN_PYTHON " ") + KILN_RECORD_TEST_DIR +
+                              "/torch_interop_resample.py '" + work.string() + "' > '" +
+                              log.string() + "' 2>&1";
   const int status = std::system(command.c_str());
   std::stringstream output;
   output << std::ifstream(log).rdbuf();

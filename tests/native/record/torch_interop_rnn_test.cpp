@@ -15,6 +15,7 @@
 
 #include "kiln/kiln.hpp"
 #include "nn/rnn_fixtures.hpp"
+#include "support/paths.hpp"
 #include "support/temp_dir.hpp"
 
 #if defined(__unix__)
@@ -38,8 +39,9 @@ Json as_json(const TensorData& d) {
 /// Runs torch_interop_rnn.py on `work`: its exit status and output.
 std::pair<int, std::string> run_script(const std::filesystem::path& work) {
   const auto log = work / "python.log";
-  const std::string command = std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR "/torch_interop_rnn.py '") +
-                              work.string() + "' > '" + log.string() + "' 2>&1";
+  const std::string command = std::string(KILN_PYTHON " ") + KILN_RECORD_TEST_DIR +
+                              "/torch_interop_rnn.py '" + work.string() + "' > '" + log.string() +
+                              "' 2>&1";
   const int status = std::system(command.c_str());
   std::stringstream output;
   output << std::ifstream(log).rdbuf();

@@ -15,11 +15,12 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 #include "support/temp_dir.hpp"
 #include "support/xor.hpp"
 
@@ -132,9 +133,9 @@ class TorchInterop : public ::testing::Test {
   /// 127: no python) and output.
   std::pair<int, std::string> run_script(const std::string& mode) const {
     const auto log = work_ / "python.log";
-    const std::string command =
-        std::string(KILN_PYTHON " " KILN_RECORD_TEST_DIR "/torch_interop.py ") + "'" +
-        work_.string() + "' " + mode + " > '" + log.string() + "' 2>&1";
+    const std::string command = std::string(KILN_PYTHON " ") + KILN_RECORD_TEST_DIR +
+                                "/torch_interop.py " + "'" + work_.string() + "' " + mode + " > '" +
+                                log.string() + "' 2>&1";
     const int status = std::system(command.c_str());
     std::stringstream output;
     output << std::ifstream(log).rdbuf();

@@ -1,10 +1,12 @@
 #include "support/cases.hpp"
-#include "support/case_json.hpp"
-#include "support/case_records.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+
+#include "support/case_json.hpp"
+#include "support/case_records.hpp"
+#include "support/paths.hpp"
 
 namespace kiln::test {
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kiln/kiln.hpp"
+#include "support/paths.hpp"
 
 namespace kiln {
 namespace {
