@@ -1,7 +1,7 @@
 // The core engine (dist/kiln-core.wasm) against the full one (dist/kiln.wasm) and, when
 // given, a saved copy of an earlier kiln.mjs + kiln.wasm ("before"), in one run, one thread
 // (the single-threaded builds; no pool), in Node: sizes (raw and gzip -9), the per-op
-// overhead of a tiny op, an element-wise op, a 2×2 max pool, a GEMM, and an MLP and a CNN epoch
+// overhead of a tiny op and of a tiny backward pass, an element-wise op, a 2×2 max pool, a GEMM, and an MLP and a CNN epoch
 // with the Learner (the pool and the CNN on the full engines only).
 // Every engine runs under the same JS layer (dist/module.js), so only the .wasm differs.
 // Times are CPU time of this process (process.cpuUsage, user + system), the best of
@@ -113,6 +113,26 @@ const cases = [
       });
       a.dispose();
       b.dispose();
+      return (s / n) * 1e6;
+    },
+  },
+  {
+    // The autodiff path around a tiny op: two recorded ops and the backward pass over them
+    // (Engine::backward, the rules' steps, the gradients map).
+    name: 'tiny backward: x.mul(x).sum().backward(), [4] (µs/step)',
+    run: (k) => {
+      const x = k.Tensor.ones([4]).requireGrad();
+      const n = 5000;
+      const s = cpu(() => {
+        for (let i = 0; i < n; i++) {
+          const y = x.mul(x);
+          const loss = y.sum();
+          loss.backward().dispose();
+          loss.dispose();
+          y.dispose();
+        }
+      });
+      x.dispose();
       return (s / n) * 1e6;
     },
   },
