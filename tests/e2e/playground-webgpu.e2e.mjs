@@ -154,8 +154,22 @@ test('gpu-path-on-cpu', async () => {
   check(s.backend === 'cpu-async' && (await page.evaluate(() => document.body.dataset.status)) === 'idle', `not on the GPU path: ${JSON.stringify(s)}`);
   await page.click('#train-btn');
   await waitStatus(page, ['training'], 10_000);
-  await page.waitForFunction(() => Number(document.getElementById('m-step').dataset.value) > 19, null, { timeout: 60_000, polling: 50 });
-  await page.evaluate(() => document.getElementById('train-btn').click()); // Pause (fit's signal), at once
+  // Pause (fit's signal) as soon as the page shows a step of the second epoch: clicked by the
+  // page itself in the same task that sees the step (a click sent by the test later arrived
+  // only after thousands more steps on a busy machine, sometimes after the last epoch).
+  await page.evaluate(() => new Promise((resolve) => {
+    const tile = document.getElementById('m-step');
+    const check = () => {
+      if (Number(tile.dataset.value) > 19) {
+        observer.disconnect();
+        document.getElementById('train-btn').click();
+        resolve();
+      }
+    };
+    const observer = new MutationObserver(check);
+    observer.observe(tile, { attributes: true, attributeFilter: ['data-value'] });
+    check();
+  }));
   await waitStatus(page, ['paused'], 30_000); // (a loaded machine: the page's main thread draws the boundary meanwhile)
   const paused = await metric(page, 'm-step');
   await page.waitForTimeout(300);
