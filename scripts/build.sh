@@ -179,3 +179,7 @@ fi
 # <name>.deferred.wasm (scripts/split_wasm.mjs: binaryen's wasm-split, guided by the workload of
 # scripts/split_profile.mjs run through dist/node.js; redone only when an input changed) ----
 node scripts/split_wasm.mjs
+# ... and the JS layer's core chunks into what the size pages run and <chunk>.deferred.txt
+# (scripts/split_js.mjs: V8's coverage of the pages in headless Chromium; redone when the
+# chunks or the engines changed)
+node scripts/split_js.mjs

@@ -78,7 +78,7 @@ export function restoreHints(code, mappings, wanted, file, { treeShaken = false 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 
 /** Source map v3 mappings -> per line, segments of absolute values ({values, col, shift}). */
-function decodeMappings(mappings) {
+export function decodeMappings(mappings) {
   const state = [0, 0, 0, 0, 0];
   return mappings.split(';').map((line) => {
     state[0] = 0; // the generated column restarts on each line; the other fields carry over
@@ -105,7 +105,7 @@ function decodeMappings(mappings) {
 }
 
 /** The inverse of decodeMappings (deltas, base-64 VLQ). */
-function encodeMappings(lines) {
+export function encodeMappings(lines) {
   const state = [0, 0, 0, 0, 0];
   return lines.map((segs) => {
     state[0] = 0;

@@ -143,10 +143,13 @@ function startServer() {
 /**
  * Loads each page in its own fresh browser profile and records what it fetched from /dist/.
  * @param {string[]} names pages to measure (keys of PAGES)
+ * @param {{coverage?: boolean}} [options] coverage: also V8's block coverage of every script
+ *   the page ran from /dist/ (scripts/split_js.mjs), as `coverage` (Profiler.takePreciseCoverage's
+ *   entries: url, functions[].ranges[] of startOffset, endOffset, count)
  * @returns {Promise<Record<string, {entry: string, result: object, files: {file: string, raw: number, gzip: number}[], total: {raw: number, gzip: number}}>>}
  * @throws Error if a page fails (its error, a failed request or a console error)
  */
-export async function measure(names = Object.keys(PAGES)) {
+export async function measure(names = Object.keys(PAGES), { coverage = false } = {}) {
   const { launchBrowser } = await import('../tests/e2e/support.mjs');
   const server = await startServer();
   const base = `http://127.0.0.1:${server.address().port}`;
@@ -172,16 +175,22 @@ export async function measure(names = Object.keys(PAGES)) {
           // A failed load is reported by the response handler, with its URL.
           if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(`console: ${m.text()}`);
         });
+        const cdp = coverage ? await context.newCDPSession(page) : null;
+        if (cdp) {
+          await cdp.send('Profiler.enable');
+          await cdp.send('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
+        }
         await page.goto(`${base}/size/${name}.html`);
         await page.waitForFunction(() => window.__result !== undefined, null, { timeout: 120_000 });
         const result = await page.evaluate(() => window.__result);
+        const scripts = cdp ? (await cdp.send('Profiler.takePreciseCoverage')).result.filter((s) => new URL(s.url || 'about:blank').pathname.startsWith('/dist/')) : null;
         if (!result.ok) throw new Error(`size page ${name}: ${result.error}`);
         if (problems.length) throw new Error(`size page ${name}: ${problems.join('; ')}`);
         const files = (await Promise.all(bodies))
           .map(({ file, body }) => ({ file, raw: body.length, gzip: gzipSize(body) }))
           .sort((a, b) => b.gzip - a.gzip || a.file.localeCompare(b.file));
         const total = files.reduce((t, f) => ({ raw: t.raw + f.raw, gzip: t.gzip + f.gzip }), { raw: 0, gzip: 0 });
-        out[name] = { entry: `dist/${pageHtml(name).entry}`, result, files, total };
+        out[name] = { entry: `dist/${pageHtml(name).entry}`, result, files, total, ...(scripts ? { coverage: scripts } : {}) };
       } finally {
         await close();
       }

@@ -90,9 +90,14 @@ const BUDGETS = { train: 200_000, inference: 120_000 };
  * engines' size-first files compile with -Oz instead of -Os, and config_js, core/error, io,
  * print and str_cat join them: train 208,083 bytes, inference 155,611 bytes; ratchets 208,200
  * and 155,750.
+ * Since 2026-12-04 (issue 17, round 11): the functions of the JS layer's core chunks that a page
+ * does not run move to <chunk>.deferred.txt (scripts/split_js.mjs, by V8's coverage of these
+ * pages), read on the first call of one: index.chunk-core 45.5 -> 24.5 KB, inference.chunk-core
+ * 25.5 -> 15.5 KB: train 187,108 bytes (the budget holds), inference 145,673 bytes; ratchets
+ * 188,000 and 146,500.
  * Lower these as the pages shrink; switch each to BUDGETS[page] once it holds.
  */
-const LIMITS = { train: 208_200, inference: 155_750 };
+const LIMITS = { train: 188_000, inference: 146_500 };
 
 const chromiumPath = process.env.KILN_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(chromiumPath)) {
@@ -135,9 +140,10 @@ const worst = Math.max(...want.map((w, i) => Math.abs(w - got[i])));
 check(got.length === 6 && worst <= 1e-5, `inference page: forward of the loaded weights matches plain JS (max |diff| ${worst})`);
 for (const [name, m] of Object.entries(result)) {
   check(m.files.some((f) => f.file.endsWith('.wasm')), `${name} page: fetched an engine (${m.files.filter((f) => f.file.endsWith('.wasm')).map((f) => f.file).join(', ')})`);
-  // The profile workloads of scripts/split_profile.mjs cover both pages: neither needs the deferred module.
-  const deferred = m.files.filter((f) => f.file.endsWith('.deferred.wasm')).map((f) => f.file);
-  check(deferred.length === 0, `${name} page: no deferred module fetched${deferred.length ? ` (fetched ${deferred.join(', ')})` : ''}`);
+  // The profile workloads of scripts/split_profile.mjs (the engine) and of split_js.mjs (these
+  // pages: the JS chunks) cover both pages: neither needs a deferred module or deferred JS.
+  const deferred = m.files.filter((f) => /\.deferred\.(wasm|txt)$/.test(f.file)).map((f) => f.file);
+  check(deferred.length === 0, `${name} page: no deferred module or deferred JS fetched${deferred.length ? ` (fetched ${deferred.join(', ')})` : ''}`);
   const limit = LIMITS[name];
   const kind = limit <= BUDGETS[name] ? 'budget' : 'ratchet';
   check(m.total.gzip <= limit,
