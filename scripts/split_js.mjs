@@ -40,7 +40,7 @@ const work = join(REPO, 'build', 'split');
 /** Which page's profile splits which entry's core chunk. */
 const CHUNKS = [{ page: 'train', base: 'index' }, { page: 'inference', base: 'inference' }];
 /** The runtime's names (checked to be unused in a chunk). */
-const NAMES = ['$k', '$kD', '$kL', '$kA', '$kV', '$kE'];
+const NAMES = ['$k', '$kD', '$kL', '$kA', '$kV', '$kE', '$kU', '$kF'];
 const MARK = 'function $kL(';
 const MIN_SAVING = 40;
 
@@ -159,15 +159,25 @@ export function splitChunk(code, called, deferredName) {
   return { code: out, deferred, edits, moved, count: factories.length };
 }
 
-/** The runtime a split chunk ends with: $k (a stub's call) and $kL (the one load). */
+/**
+ * The runtime a split chunk ends with: $k (a stub's call: the deferred functions, read on the
+ * first call by $kL), and an asynchronous loader of the same file registered under
+ * Symbol.for('kiln.deferredJs'), which kiln.loadDeferred() runs (bindings/js/deferred.ts).
+ */
 export function runtime(deferredName) {
-  return `import{KilnError as $kE}from"./errors.js";var $kD;function $k(i,s,a,v){return($kD??=$kL())[i].apply(s,v).apply(s,a)}` +
-    `${MARK}){const u=new URL(${JSON.stringify(`./${deferredName}`)},import.meta.url);let t;try{if(typeof XMLHttpRequest<"u"){` +
-    `const x=new XMLHttpRequest;x.open("GET",u.href,!1);x.overrideMimeType("text/plain; charset=utf-8");x.send(null);` +
-    `if(x.status!==200&&!(x.status===0&&u.protocol==="file:"))throw Error(\`GET \${u.href}: HTTP \${x.status}\`);t=x.responseText}` +
-    `else t=process.getBuiltinModule("node:fs").readFileSync(u,"utf8");return Function(t+"\\n//# sourceURL="+u.href)()}catch(e){` +
-    `throw new $kE("Io",\`engine: cannot load \${u.pathname.slice(u.pathname.lastIndexOf("/")+1)}, the part of the package's JS that holds ` +
-    `the function just called (what a page's first download leaves out to keep it small): \${e?.message??e}\`)}}`;
+  const fail = 'throw new $kE("Io",`engine: cannot load ${$kU.pathname.slice($kU.pathname.lastIndexOf("/")+1)}, the part of ' +
+    'the package\'s JS that holds the function just called (what a page\'s first download leaves out to keep it small): ${e?.message??e}`)';
+  return `import{KilnError as $kE}from"./errors.js";var $kD;const $kU=new URL(${JSON.stringify(`./${deferredName}`)},import.meta.url);` +
+    'function $k(i,s,a,v){return($kD??=$kL())[i].apply(s,v).apply(s,a)}' +
+    'function $kF(t){return Function(t+"\\n//# sourceURL="+$kU.href)()}' +
+    `${MARK}){try{let t;if(typeof XMLHttpRequest<"u"){const x=new XMLHttpRequest;x.open("GET",$kU.href,!1);` +
+    'x.overrideMimeType("text/plain; charset=utf-8");x.send(null);' +
+    'if(x.status!==200&&!(x.status===0&&$kU.protocol==="file:"))throw Error(`GET ${$kU.href}: HTTP ${x.status}`);t=x.responseText}' +
+    `else t=process.getBuiltinModule("node:fs").readFileSync($kU,"utf8");return $kF(t)}catch(e){${fail}}}` +
+    '(globalThis[Symbol.for("kiln.deferredJs")]??=[]).push(async()=>{if($kD)return;let t;try{let s;' +
+    'if($kU.protocol==="file:"&&typeof XMLHttpRequest>"u")s=process.getBuiltinModule("node:fs").readFileSync($kU,"utf8");' +
+    'else{const r=await fetch($kU.href);if(!r.ok)throw Error(`GET ${$kU.href}: HTTP ${r.status}`);s=await r.text()}' +
+    `t=$kF(s)}catch(e){${fail}}$kD??=t})`;
 }
 
 /** Offsets of the line starts of `text`. */

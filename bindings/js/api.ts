@@ -122,9 +122,11 @@ export interface Kiln extends KilnTraining {
   setNumThreads(n: number): void;
   /**
    * Fetches, compiles and instantiates the engine's deferred module now (see
-   * BackendInfo.deferred), so that no later call waits on a synchronous request for it (a page's
-   * main thread otherwise fetches it synchronously on the first call that needs it). Resolves at
-   * once if it is loaded or the build is not split. Idempotent.
+   * BackendInfo.deferred), and the JS layer's deferred functions (the bundled browser entries
+   * ship the functions a training page never calls in <chunk>.deferred.txt: scripts/split_js.mjs),
+   * so that no later call waits on a synchronous request for them (a page otherwise fetches each
+   * synchronously on the first call that needs it). Resolves at once if they are loaded or the
+   * build is not split. Idempotent.
    * @throws KilnError `Io` when the file cannot be fetched or compiled (the engine stays usable;
    *   a later call may retry).
    */

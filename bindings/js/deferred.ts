@@ -137,12 +137,18 @@ export function urlSource(url: URL): DeferredSource {
 
 /**
  * Installs `kiln.loadDeferred()` and `backendInfo().deferred` (after kiln.backendInfo is set).
- * Without a loader (the threaded build), the state is 'none' and loadDeferred resolves at once.
+ * Without a loader (the threaded build), the state is 'none' and loadDeferred loads only the
+ * JS layer's deferred functions (a bundled browser entry's; none in Node's module tree).
  */
 export function installDeferred(kiln: Record<string, unknown>, raw: object, control?: DeferredControl): void {
   const info = kiln.backendInfo as () => Record<string, unknown>;
   kiln.backendInfo = () => ({ ...info(), deferred: control ? control.state() : 'none' });
-  kiln.loadDeferred = () => (control ? control.load(raw as SplitModule) : Promise.resolve());
+  kiln.loadDeferred = async (): Promise<void> => {
+    // The JS layer's deferred functions too (scripts/split_js.mjs): each split chunk the page
+    // loaded registers the asynchronous read of its <chunk>.deferred.txt under this symbol.
+    const js = (globalThis as Record<symbol, (() => Promise<void>)[] | undefined>)[Symbol.for('kiln.deferredJs')] ?? [];
+    await Promise.all([control ? control.load(raw as SplitModule) : undefined, ...js.map((load) => load())]);
+  };
 }
 
 /** The value types of a stub's name (scripts/split_stubs.mjs): i i32, j i64, f f32, d f64, v v128. */

@@ -112,6 +112,20 @@ describe('split_js', () => {
     }
   });
 
+  it('the registered asynchronous loader (kiln.loadDeferred) reads the deferred file ahead of the first call', async () => {
+    writeFileSync(join(dir, 'early.js'), `${split.code}\n${runtime('early.deferred.txt')}\n`);
+    writeFileSync(join(dir, 'early.deferred.txt'), split.deferred);
+    const loaders = globalThis[Symbol.for('kiln.deferredJs')];
+    const before = loaders?.length ?? 0;
+    const early = await import(pathToFileURL(join(dir, 'early.js')).href);
+    const mine = globalThis[Symbol.for('kiln.deferredJs')];
+    expect(mine.length).toBe(before + 1);
+    await mine.at(-1)();
+    rmSync(join(dir, 'early.deferred.txt')); // read already: the stubs need it no more
+    expect(early.hypot(6, 8)).toBe(10);
+    expect(early.makeScaler(3, 0).scale([1])).toEqual([3]);
+  });
+
   it('a deferred file that cannot be read is KilnError Io naming it', async () => {
     writeFileSync(join(dir, 'broken.js'), `${split.code}\n${runtime('missing.deferred.txt')}\n`);
     const broken = await import(pathToFileURL(join(dir, 'broken.js')).href);
