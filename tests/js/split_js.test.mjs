@@ -35,7 +35,7 @@ export function makeScaler(factor, offset) {
   return {
     scale: (xs) => xs.map((x) => x * factor + offset + base * 0 + 0 * ${'1'.repeat(40)}),
     self() { return this === undefined ? 'none' : typeof this.scale + ''.padEnd(60, ''); },
-    arrowThis: function () { const f = () => this.tag + ':' + factor + ''.padEnd(60, ''); return f(); },
+    arrowThis: function () { const f = () => this.tag + ':' + factor + ''.padEnd(60, ''); return f() + ''.padStart(40, '') + ''.padEnd(40, ''); },
   };
 }
 export function counterFn() {
@@ -49,9 +49,9 @@ const dir = mkdtempSync(join(tmpdir(), 'kiln-split-js-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 copyFileSync(new URL('../../dist/errors.js', import.meta.url), join(dir, 'errors.js'));
 writeFileSync(join(dir, 'original.js'), SOURCE);
-// The "profile": only counterFn and ran were called.
-const split = splitChunk(SOURCE, (fn) => fn.id?.name === 'counterFn' || SOURCE.slice(0, fn.start).endsWith('const ran = '), 'split.deferred.txt');
-writeFileSync(join(dir, 'split.js'), `${split.code}\n${runtime('split.deferred.txt')}\n`);
+// The "profile": only counterFn, makeScaler and ran were called.
+const split = splitChunk(SOURCE, (fn) => ['counterFn', 'makeScaler'].includes(fn.id?.name) || SOURCE.slice(0, fn.start).endsWith('const ran = '), 'split.deferred.txt');
+writeFileSync(join(dir, 'split.js'), `${split.code}\n${runtime('split.deferred.txt', split.moduleNames)}\n`);
 writeFileSync(join(dir, 'split.deferred.txt'), split.deferred);
 const original = await import(pathToFileURL(join(dir, 'original.js')).href);
 const splitMod = await import(pathToFileURL(join(dir, 'split.js')).href);
@@ -61,7 +61,7 @@ describe('split_js', () => {
     const stubbed = (needle) => {
       const at = split.code.indexOf(needle);
       expect(at, needle).toBeGreaterThanOrEqual(0);
-      return /^\([^)]*\)\s*\{return (yield\*)?\$k\(/.test(split.code.slice(at + needle.length - 1));
+      return /^\([^)]*\)\s*\{return (yield\*)?\$k\([^)]*\)\.apply\(this,arguments\)\}/.test(split.code.slice(at + needle.length - 1));
     };
     expect(stubbed('function hypot(')).toBe(true);
     expect(stubbed('get double(')).toBe(true);
@@ -70,7 +70,10 @@ describe('split_js', () => {
     expect(stubbed('static make(')).toBe(true);
     expect(stubbed('*pairs(')).toBe(true);
     expect(stubbed('async later(')).toBe(true);
-    expect(stubbed('function makeScaler(')).toBe(true);
+    expect(stubbed('function makeScaler(')).toBe(false); // called; what it returns moves, with its values
+    expect(split.code).toMatch(/scale: \(\.\.\.\$kA\)=>\$k\(\d+,this,\[factor,offset,base\],1\)\(\.\.\.\$kA\)/);
+    expect(split.code).toMatch(/self\(\) \{return \$k\(\d+\)\.apply\(this,arguments\)\}/);
+    expect(split.code).toMatch(/arrowThis: function \(\) \{return \$k\(\d+,this,\[factor\]\)\.apply\(this,arguments\)\}/);
     expect(stubbed('function bump(')).toBe(false); // writes `counter`
     expect(stubbed('secret(')).toBe(false); // #secret
     expect(split.code).toContain('constructor(v) { super();'); // constructors stay
@@ -78,7 +81,7 @@ describe('split_js', () => {
     expect(split.code).toContain('return () => { n += 1;'); // counterFn's arrow writes n
     expect(stubbed('export class Base { greet(')).toBe(true);
     expect(split.code).toContain('const ran = (x) => x + 1'); // called in the profile
-    expect(split.deferred.startsWith('"use strict";return[function(')).toBe(true);
+    expect(split.deferred.startsWith('"use strict";return function(KilnError){return[function(')).toBe(true);
   });
 
   it('computes what the original module computes', async () => {
@@ -101,6 +104,8 @@ describe('split_js', () => {
       await expect(b.later(-1)).rejects.toMatchObject({ name: 'KilnError', code: 'Value' });
       const s = m.makeScaler(2, 1);
       expect(s.scale([1, 2, 3])).toEqual([3, 5, 7]);
+      expect(m.makeScaler(3, 0).scale([1, 2])).toEqual([3, 6]); // other values: another function
+      expect(s.scale([0])).toEqual([1]);
       expect(s.self()).toBe('function');
       expect(s.arrowThis.call({ tag: 't' })).toBe('t:2');
       const c = m.counterFn();
@@ -113,7 +118,7 @@ describe('split_js', () => {
   });
 
   it('the registered asynchronous loader (kiln.loadDeferred) reads the deferred file ahead of the first call', async () => {
-    writeFileSync(join(dir, 'early.js'), `${split.code}\n${runtime('early.deferred.txt')}\n`);
+    writeFileSync(join(dir, 'early.js'), `${split.code}\n${runtime('early.deferred.txt', split.moduleNames)}\n`);
     writeFileSync(join(dir, 'early.deferred.txt'), split.deferred);
     const loaders = globalThis[Symbol.for('kiln.deferredJs')];
     const before = loaders?.length ?? 0;
@@ -127,7 +132,7 @@ describe('split_js', () => {
   });
 
   it('a deferred file that cannot be read is KilnError Io naming it', async () => {
-    writeFileSync(join(dir, 'broken.js'), `${split.code}\n${runtime('missing.deferred.txt')}\n`);
+    writeFileSync(join(dir, 'broken.js'), `${split.code}\n${runtime('missing.deferred.txt', split.moduleNames)}\n`);
     const broken = await import(pathToFileURL(join(dir, 'broken.js')).href);
     expect(broken.ran(1)).toBe(2); // what stayed works
     let err;
