@@ -100,7 +100,7 @@ export const PAGES = {
     requires: ['inference.js', 'kiln-core-inference.mjs', 'kiln-core-inference.wasm'] },
 };
 
-function pageHtml(name) {
+function pageHtml(name, extra = '') {
   const page = PAGES[name];
   const entry = (page.requires ?? [page.entry]).every((f) => existsSync(join(REPO, 'dist', f))) ? page.entry : page.fallback;
   const imports = { [page.specifier]: `/dist/${entry}` };
@@ -111,20 +111,23 @@ function pageHtml(name) {
 <script type="module">
 window.addEventListener('error', (e) => { window.__result = { ok: false, error: String(e.message) }; });
 window.addEventListener('unhandledrejection', (e) => { window.__result = { ok: false, error: String(e.reason?.stack ?? e.reason) }; });
-${page.script}
+${extra ? page.script.replace(/\nwindow\.__result = /, `\n${extra}\nwindow.__result = `) : page.script}
 </script>`,
   };
 }
 
-/** Serves /size/<page>.html (generated) and /dist/ (the repo's, through scripts/serve.mjs's handler). */
-function startServer() {
+/**
+ * Serves /size/<page>.html (generated) and /dist/ (the repo's, through scripts/serve.mjs's handler);
+ * `extra` runs in each page's script before it sets its result (see measure).
+ */
+function startServer(extra = '') {
   const files = siteHandler(REPO);
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const m = /^\/size\/([a-z]+)\.html$/.exec(path);
     if (m && PAGES[m[1]]) {
       res.writeHead(200, { ...ISOLATION, 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
-      res.end(pageHtml(m[1]).html);
+      res.end(pageHtml(m[1], extra).html);
       return;
     }
     if (!path.startsWith('/dist/')) {
@@ -145,13 +148,14 @@ function startServer() {
  * @param {string[]} names pages to measure (keys of PAGES)
  * @param {{coverage?: boolean}} [options] coverage: also V8's block coverage of every script
  *   the page ran from /dist/ (scripts/split_js.mjs), as `coverage` (Profiler.takePreciseCoverage's
- *   entries: url, functions[].ranges[] of startOffset, endOffset, count)
+ *   entries: url, functions[].ranges[] of startOffset, endOffset, count); extra: JS run by each
+ *   page after its own work and before it sets its result (`kiln` in scope; an error fails the page)
  * @returns {Promise<Record<string, {entry: string, result: object, files: {file: string, raw: number, gzip: number}[], total: {raw: number, gzip: number}}>>}
  * @throws Error if a page fails (its error, a failed request or a console error)
  */
-export async function measure(names = Object.keys(PAGES), { coverage = false } = {}) {
+export async function measure(names = Object.keys(PAGES), { coverage = false, extra = '' } = {}) {
   const { launchBrowser } = await import('../tests/e2e/support.mjs');
-  const server = await startServer();
+  const server = await startServer(extra);
   const base = `http://127.0.0.1:${server.address().port}`;
   const out = {};
   try {

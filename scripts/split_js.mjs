@@ -4,7 +4,8 @@
 // The JS layer's API is synchronous (kiln.nn.functional.conv2d(x, w) returns a tensor), so the
 // part a page does not run cannot be an import(); instead:
 //   1. Profile: scripts/size.mjs loads the train and the inference page in headless Chromium with
-//      V8's block coverage on; a function whose body never ran is a candidate.
+//      V8's block coverage on, each page also running a few tensor ops from JS (TENSOR_OPS); a
+//      function never called is a candidate.
 //   2. Each outermost candidate that can move (below) keeps its declaration (name, `async`, `*`,
 //      kind, place in its class) with a stub body, `return $k(id, this, arguments, [v1, v2])`:
 //      v1, v2 are the bindings of enclosing scopes the function reads (read when it is called,
@@ -29,7 +30,7 @@
 // engine changed, which changes what the pages run) splits it again from the same text.
 //   node scripts/split_js.mjs [--force]     (run by scripts/build.sh after split_wasm.mjs)
 // Without Chromium (scripts/setup.sh installs it) the chunks stay whole.
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as acorn from 'acorn';
@@ -44,6 +45,19 @@ const CHUNKS = [{ page: 'train', base: 'index' }, { page: 'inference', base: 'in
 /** The runtime's names (checked to be unused in a chunk). */
 const NAMES = ['$k', '$kD', '$kL', '$kA', '$kV', '$kE', '$kU', '$kF', '$kC', '$kQ', '$kM'];
 const MARK = 'function $kL(';
+/**
+ * What the profile runs besides each size page's work: a few tensor ops from JS, so that the path
+ * every JS tensor op takes (wrap, unwrap, track, dispose, the method guards, reads) stays in the
+ * chunk a page loads first. The pages' Learner steps in the engine and never takes it; deferred,
+ * it made a tiny op from JS 0.25-0.9 us slower (8 stub calls per op).
+ */
+const TENSOR_OPS = `{
+  const a = kiln.Tensor.fromData([[1, 2], [3, 4]]);
+  const outs = [a.add(a), a.sub(1), a.mul(2), a.div(a), a.matmul(a), a.relu(), a.exp(), a.neg(), a.sum(), a.mean(),
+    a.reshape([4]), a.transpose(), kiln.tidy(() => a.add(1))];
+  for (const t of outs) { (t.dataSync ? t.dataSync() : null); t.toArray?.(); t.dispose(); }
+  a.dispose();
+}`;
 const MIN_SAVING = 40;
 
 const mtime = (f) => (existsSync(f) ? statSync(f).mtimeMs : -Infinity);
@@ -69,6 +83,26 @@ function freeBindings(scopeManager, fn) {
     (v.scope.type === 'module' || topClass ? module : local).add(v.name);
   }
   return { module: [...module], local: [...local] };
+}
+
+/** True if the arrow `fn` reads `this` (its own, i.e. outside nested non-arrow functions). */
+function arrowThis(fn) {
+  let found = false;
+  const visit = (n) => {
+    if (found || !n || typeof n.type !== 'string') return;
+    if (n.type === 'ThisExpression') {
+      found = true;
+      return;
+    }
+    if (n !== fn && (n.type === 'FunctionExpression' || n.type === 'FunctionDeclaration')) return;
+    for (const k in n) {
+      const v = n[k];
+      if (Array.isArray(v)) for (const c of v) visit(c);
+      else if (v && typeof v.type === 'string') visit(v);
+    }
+  };
+  visit(fn);
+  return found;
 }
 
 /** True if `fn`'s text holds something that means something only in its place. */
@@ -124,10 +158,12 @@ export function splitChunk(code, called, deferredName) {
     const free = freeBindings(scopeManager, fn);
     if (!free) return false;
     const id = factories.length;
-    // the function of factory `id` (made with the local values; kept while they are the same)
-    // (an arrow's `this` is its factory's: always keyed by `this`)
-    const get = fn.type === 'ArrowFunctionExpression' ? `$k(${id},this,[${free.local.join(',')}],1)`
-      : free.local.length ? `$k(${id},this,[${free.local.join(',')}])` : `$k(${id})`;
+    // Entry `id` of the deferred file: the function itself when it reads no local values (and,
+    // an arrow, no `this`): the stub indexes the loaded array; else a factory over the local
+    // values (an arrow's `this` is its factory's: keyed by `this` too), made through $k.
+    const isArrow = fn.type === 'ArrowFunctionExpression';
+    const direct = free.local.length === 0 && !(isArrow && arrowThis(fn));
+    const get = direct ? `($kD??$kL())[${id}]` : isArrow ? `$k(${id},this,[${free.local.join(',')}],1)` : `$k(${id},this,[${free.local.join(',')}])`;
     const arrow = fn.type === 'ArrowFunctionExpression';
     // where the replaced text starts: an arrow entirely; otherwise its parameter list
     let start;
@@ -149,7 +185,7 @@ export function splitChunk(code, called, deferredName) {
     if (text.length - stub.length < MIN_SAVING) return false;
     const head = arrow ? '' : `${fn.async ? 'async ' : ''}function${fn.generator ? '*' : ''}`;
     for (const n of free.module) moduleNames.add(n);
-    factories.push({ head, start, end: fn.end, free: free.local });
+    factories.push({ head, start, end: fn.end, free: free.local, direct });
     edits.push({ start, end: fn.end, text: stub });
     return true;
   };
@@ -159,9 +195,9 @@ export function splitChunk(code, called, deferredName) {
   const names = [...moduleNames];
   let deferred = `"use strict";return function(${names.join(',')}){return[`;
   factories.forEach((f, i) => {
-    deferred += `${i ? ',' : ''}function(${f.free.join(',')}){return ${f.head}`;
+    deferred += `${i ? ',' : ''}${f.direct ? '' : `function(${f.free.join(',')}){return `}${f.head}`;
     moved.push({ start: f.start, end: f.end, at: deferred.length });
-    deferred += `${code.slice(f.start, f.end)}}`;
+    deferred += `${code.slice(f.start, f.end)}${f.direct ? '' : '}'}`;
   });
   deferred += ']}';
   let out = '';
@@ -188,12 +224,12 @@ export function runtime(deferredName, moduleNames = []) {
     // $k(i, s, v, r): the function factory i makes with local values v (and, for an arrow, r:
     // `this` s), kept until a call brings other values; $k(i) for one that reads none
     'var $kC=[];function $kQ(a,b){for(let k=0;k<a.length;k++)if(a[k]!==b[k])return!1;return!0}' +
-    'function $k(i,s,v=[],r){let c=$kC[i];if(c===void 0||r&&c.s!==s||!$kQ(c.v,v))c=$kC[i]={s,v,f:($kD??=$kL())[i].apply(s,v)};return c.f}' +
+    'function $k(i,s,v,r){let c=$kC[i];if(c===void 0||r&&c.s!==s||!$kQ(c.v,v))c=$kC[i]={s,v,f:($kD??$kL())[i].apply(s,v)};return c.f}' +
     'function $kF(t){return Function(t+"\\n//# sourceURL="+$kU.href)().apply(void 0,$kM())}' +
     `${MARK}){try{let t;if(typeof XMLHttpRequest<"u"){const x=new XMLHttpRequest;x.open("GET",$kU.href,!1);` +
     'x.overrideMimeType("text/plain; charset=utf-8");x.send(null);' +
     'if(x.status!==200&&!(x.status===0&&$kU.protocol==="file:"))throw Error(`GET ${$kU.href}: HTTP ${x.status}`);t=x.responseText}' +
-    `else t=process.getBuiltinModule("node:fs").readFileSync($kU,"utf8");return $kF(t)}catch(e){${fail}}}` +
+    `else t=process.getBuiltinModule("node:fs").readFileSync($kU,"utf8");return $kD??=$kF(t)}catch(e){${fail}}}` +
     '(globalThis[Symbol.for("kiln.deferredJs")]??=[]).push(async()=>{if($kD)return;let t;try{let s;' +
     'if($kU.protocol==="file:"&&typeof XMLHttpRequest>"u")s=process.getBuiltinModule("node:fs").readFileSync($kU,"utf8");' +
     'else{const r=await fetch($kU.href);if(!r.ok)throw Error(`GET ${$kU.href}: HTTP ${r.status}`);s=await r.text()}' +
@@ -313,6 +349,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       copyFileSync(keep, path);
       copyFileSync(`${keep}.map`, `${path}.map`);
     } else {
+      // (an earlier chunk's unsplit text goes: one kept per entry)
+      for (const f of readdirSync(work)) if (f.startsWith(`${c.base}.chunk-core-`) && !f.startsWith(file)) rmSync(join(work, f));
       copyFileSync(path, keep);
       copyFileSync(`${path}.map`, `${keep}.map`);
     }
@@ -320,7 +358,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   if (todo.length) {
     const t0 = Date.now();
-    const measured = await measure(todo.map((c) => c.page), { coverage: true });
+    const measured = await measure(todo.map((c) => c.page), { coverage: true, extra: TENSOR_OPS });
     for (const c of todo) {
       const cov = measured[c.page].coverage.find((s) => s.url.endsWith(`/dist/${c.file}`));
       if (!cov) throw new Error(`split_js: the ${c.page} page did not load dist/${c.file}`);
