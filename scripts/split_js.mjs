@@ -32,6 +32,7 @@
 // Without Chromium (scripts/setup.sh installs it) the chunks stay whole.
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import * as acorn from 'acorn';
 import { analyze } from 'eslint-scope';
@@ -69,7 +70,8 @@ const gz = (s) => gzipSync(s, { level: 9 }).length;
  * enclosing functions' and blocks' bindings it reads.
  */
 function freeBindings(scopeManager, fn) {
-  const scope = scopeManager.acquire(fn);
+  // (inner: a named function expression's own name is then read from outside, as a local)
+  const scope = scopeManager.acquire(fn, true);
   if (!scope) return null;
   const module = new Set();
   const local = new Set();
@@ -80,7 +82,17 @@ function freeBindings(scopeManager, fn) {
     // assigned after its declaration somewhere: a copy of its value would go stale
     if (v.references.some((r) => r.isWrite() && !r.init)) return null;
     const topClass = v.scope.type === 'class' && v.scope.upper?.type === 'module' && v.scope.block.type === 'ClassDeclaration';
-    (v.scope.type === 'module' || topClass ? module : local).add(v.name);
+    const isModule = v.scope.type === 'module' || topClass;
+    if (!isModule) {
+      // `arguments` cannot be a parameter of a strict factory
+      if (v.name === 'arguments') return null;
+      // a let/const/class declared after the function: read at a call it may still be in its TDZ
+      const declared = v.identifiers[0]?.range?.[0] ?? -1;
+      if (v.defs.some((d) => d.type !== 'Parameter' && d.type !== 'FunctionName' && d.type !== 'ImplicitGlobalVariable') && declared > fn.start) return null;
+    }
+    // a var written more than once (a loop's, a redeclared one): its value changes
+    if (v.defs.some((d) => d.parent?.kind === 'var') && v.references.filter((r) => r.isWrite()).length > 1) return null;
+    (isModule ? module : local).add(v.name);
   }
   return { module: [...module], local: [...local] };
 }
@@ -126,10 +138,11 @@ function placeBound(fn) {
 }
 
 /**
- * Splits one chunk. `called(fn)` tells whether the function node `fn` was called in the profile.
+ * Splits one chunk. `called(fn)` tells whether the function node `fn` was called in the profile;
+ * `keep(fn)`, whether it must stay regardless (kiln.loadDeferred's own code).
  * @returns {{code: string, deferred: string, edits: {start: number, end: number, text: string}[], moved: {start: number, end: number, at: number}[], count: number}}
  */
-export function splitChunk(code, called, deferredName) {
+export function splitChunk(code, called, deferredName, { keep = () => false } = {}) {
   for (const n of NAMES) {
     if (new RegExp(`(^|[^\\w$])${n.replace(/\$/g, '\\$')}([^\\w$]|$)`).test(code)) throw new Error(`split_js: the chunk already uses the name ${n}`);
   }
@@ -154,7 +167,7 @@ export function splitChunk(code, called, deferredName) {
   };
   const tryMove = (fn, parent) => {
     if (called(fn)) return false;
-    if (placeBound(fn)) return false;
+    if (keep(fn) || placeBound(fn)) return false;
     const free = freeBindings(scopeManager, fn);
     if (!free) return false;
     const id = factories.length;
@@ -174,7 +187,7 @@ export function splitChunk(code, called, deferredName) {
     }
     let stub;
     const setter = parent?.kind === 'set';
-    if (arrow) stub = `(...$kA)=>${get}(...$kA)`;
+    if (arrow) stub = `${fn.async ? 'async' : ''}(...$kA)=>${get}(...$kA)`;
     else {
       const plain = fn.params.every((p) => p.type === 'Identifier');
       const params = setter ? '($kV)' : plain ? code.slice(start, fn.body.start) : '()';
@@ -190,6 +203,13 @@ export function splitChunk(code, called, deferredName) {
     return true;
   };
   visit(ast, null);
+  // the runtime goes right after the leading imports (a stub called while the module is still
+  // evaluating then finds it initialized)
+  let importsEnd = 0;
+  for (const st of ast.body) {
+    if (st.type !== 'ImportDeclaration') break;
+    importsEnd = st.end;
+  }
   // the deferred file: "use strict";return function(m1,m2){return[function(v1,v2){return <fn>}, ...]},
   // called once with the module bindings' values (the chunk's $kM)
   const names = [...moduleNames];
@@ -207,7 +227,7 @@ export function splitChunk(code, called, deferredName) {
     from = e.end;
   }
   out += code.slice(from);
-  return { code: out, deferred, edits, moved, count: factories.length, moduleNames: names };
+  return { code: out, deferred, edits, moved, count: factories.length, moduleNames: names, importsEnd };
 }
 
 /**
@@ -215,7 +235,7 @@ export function splitChunk(code, called, deferredName) {
  * first call by $kL), and an asynchronous loader of the same file registered under
  * Symbol.for('kiln.deferredJs'), which kiln.loadDeferred() runs (bindings/js/deferred.ts).
  */
-export function runtime(deferredName, moduleNames = []) {
+export function runtime(deferredName, moduleNames = [], tag = '') {
   const fail = 'throw new $kE("Io",`engine: cannot load ${$kU.pathname.slice($kU.pathname.lastIndexOf("/")+1)}, the part of ' +
     'the package\'s JS that holds the function just called (what a page\'s first download leaves out to keep it small): ${e?.message??e}`)';
   return `import{KilnError as $kE}from"./errors.js";var $kD;const $kU=new URL(${JSON.stringify(`./${deferredName}`)},import.meta.url);` +
@@ -223,9 +243,11 @@ export function runtime(deferredName, moduleNames = []) {
     `function $kM(){return[${moduleNames.join(',')}]}` +
     // $k(i, s, v, r): the function factory i makes with local values v (and, for an arrow, r:
     // `this` s), kept until a call brings other values; $k(i) for one that reads none
-    'var $kC=[];function $kQ(a,b){for(let k=0;k<a.length;k++)if(a[k]!==b[k])return!1;return!0}' +
+    'var $kC=[];function $kQ(a,b){for(let k=0;k<a.length;k++)if(!Object.is(a[k],b[k]))return!1;return!0}' +
     'function $k(i,s,v,r){let c=$kC[i];if(c===void 0||r&&c.s!==s||!$kQ(c.v,v))c=$kC[i]={s,v,f:($kD??$kL())[i].apply(s,v)};return c.f}' +
-    'function $kF(t){return Function(t+"\\n//# sourceURL="+$kU.href)().apply(void 0,$kM())}' +
+    // (the file must be the one this chunk was split with: its first bytes are the tag)
+    `function $kF(t){if(!t.startsWith(${JSON.stringify(tag)}))throw Error("it is not the file this chunk was split with (another build's)");` +
+    'return Function(t+"\\n//# sourceURL="+$kU.href)().apply(void 0,$kM())}' +
     `${MARK}){try{let t;if(typeof XMLHttpRequest<"u"){const x=new XMLHttpRequest;x.open("GET",$kU.href,!1);` +
     'x.overrideMimeType("text/plain; charset=utf-8");x.send(null);' +
     'if(x.status!==200&&!(x.status===0&&$kU.protocol==="file:"))throw Error(`GET ${$kU.href}: HTTP ${x.status}`);t=x.responseText}' +
@@ -287,8 +309,20 @@ function writeSplit(file, coverage) {
     return best === null || best.count > 0; // not reported: kept
   };
   const deferredName = file.replace(/\.js$/, '.deferred.txt');
-  const split = splitChunk(code, called, deferredName);
   const segs = segmentsOf(map, code);
+  // kiln.loadDeferred's own code (bindings/js/deferred.ts) stays: it exists to avoid the synchronous read
+  const sourceAt = (at) => {
+    let lo = 0;
+    let hi = segs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (segs[mid].at <= at) lo = mid;
+      else hi = mid - 1;
+    }
+    return segs[lo] && segs[lo].at <= at ? map.sources[segs[lo].values[1]] : null;
+  };
+  const keep = (fn) => /(^|\/)deferred\.(js|ts)$/.test(sourceAt(fn.start) ?? '') || code.slice(fn.start, fn.end).includes('kiln.deferredJs');
+  const split = splitChunk(code, called, deferredName, { keep });
   // the chunk: segments outside the replaced texts, shifted
   const placed = [];
   let e = 0;
@@ -302,7 +336,11 @@ function writeSplit(file, coverage) {
     if (edit && s.at >= edit.start) continue; // inside a moved text
     placed.push({ at: s.at + shift, values: s.values });
   }
-  const out = `${split.code}\n${runtime(deferredName, split.moduleNames)}\n//# sourceMappingURL=${file}.map\n`;
+  const tag = `/*${createHash('sha256').update(split.deferred).digest('hex').slice(0, 16)}*/`;
+  const rt = `\n${runtime(deferredName, split.moduleNames, tag)}\n`;
+  const at = split.importsEnd;
+  for (const p of placed) if (p.at >= at) p.at += rt.length;
+  const out = `${split.code.slice(0, at)}${rt}${split.code.slice(at)}\n//# sourceMappingURL=${file}.map\n`;
   writeFileSync(`${path}.map`, JSON.stringify({ ...map, file, mappings: mappingsFor(out, placed) }));
   writeFileSync(path, out);
   // the deferred file: the moved texts' segments
@@ -311,11 +349,12 @@ function writeSplit(file, coverage) {
   for (const s of segs) {
     while (m < split.moved.length && split.moved[m].end <= s.at) m++;
     const mv = split.moved[m];
-    if (mv && s.at >= mv.start) dplaced.push({ at: mv.at + (s.at - mv.start), values: s.values });
+    if (mv && s.at >= mv.start) dplaced.push({ at: tag.length + mv.at + (s.at - mv.start), values: s.values });
   }
-  const deferredText = `${split.deferred}\n//# sourceMappingURL=${deferredName}.map\n`;
+  const deferredText = `${tag}${split.deferred}\n//# sourceMappingURL=${deferredName}.map\n`;
   writeFileSync(join(dist, deferredName), deferredText);
-  writeFileSync(join(dist, `${deferredName}.map`), JSON.stringify({ ...map, file: deferredName, mappings: mappingsFor(deferredText, dplaced) }));
+  // (';;': V8 evaluates a Function body two lines down, after "(function anonymous(" and ") {")
+  writeFileSync(join(dist, `${deferredName}.map`), JSON.stringify({ ...map, file: deferredName, mappings: `;;${mappingsFor(deferredText, dplaced)}` }));
   return { before: gz(text), after: gz(out), deferred: gz(deferredText), count: split.count };
 }
 

@@ -43,14 +43,27 @@ export function counterFn() {
   return () => { n += 1; return n + 0 * ${'1'.repeat(50)}; };  // writes its parent's binding: stays
 }
 export const ran = (x) => x + 1 + 0 * ${'1'.repeat(50)};  // the profile "called" it: stays
+export const fact = function h(n) { return n ? n * h(n - 1) : 1 + 0 * ${'1'.repeat(50)}; };  // its own name
+export const failLater = async (x) => { if (x < 0) throw new KilnError('Value', 'failLater: ' + x + ''.padEnd(40, '')); return x; };
+export function tdz(flag) {
+  const g = () => (flag ? late : 'ok') + ''.padEnd(60, '') + ''.padStart(10, '');  // reads a const declared after it: stays
+  const r = g();
+  const late = 1;
+  return r;
+}
+export function args() {
+  const g = () => arguments.length + 0 * ${'1'.repeat(60)};  // an arrow's arguments: stays
+  return g();
+}
 `;
 
 const dir = mkdtempSync(join(tmpdir(), 'kiln-split-js-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 copyFileSync(new URL('../../dist/errors.js', import.meta.url), join(dir, 'errors.js'));
+copyFileSync(new URL('../../dist/errors.js.map', import.meta.url), join(dir, 'errors.js.map'));
 writeFileSync(join(dir, 'original.js'), SOURCE);
 // The "profile": only counterFn, makeScaler and ran were called.
-const split = splitChunk(SOURCE, (fn) => ['counterFn', 'makeScaler'].includes(fn.id?.name) || SOURCE.slice(0, fn.start).endsWith('const ran = '), 'split.deferred.txt');
+const split = splitChunk(SOURCE, (fn) => ['counterFn', 'makeScaler', 'tdz', 'args'].includes(fn.id?.name) || SOURCE.slice(0, fn.start).endsWith('const ran = '), 'split.deferred.txt');
 writeFileSync(join(dir, 'split.js'), `${split.code}\n${runtime('split.deferred.txt', split.moduleNames)}\n`);
 writeFileSync(join(dir, 'split.deferred.txt'), split.deferred);
 const original = await import(pathToFileURL(join(dir, 'original.js')).href);
@@ -81,6 +94,9 @@ describe('split_js', () => {
     expect(split.code).toContain('return () => { n += 1;'); // counterFn's arrow writes n
     expect(stubbed('export class Base { greet(')).toBe(true);
     expect(split.code).toContain('const ran = (x) => x + 1'); // called in the profile
+    expect(split.code).toContain("const g = () => (flag ? late : 'ok')"); // TDZ
+    expect(split.code).toContain('const g = () => arguments.length'); // arguments
+    expect(split.code).toMatch(/failLater = async\(\.\.\.\$kA\)=>/);
     expect(split.deferred.startsWith('"use strict";return function(KilnError){return[function(')).toBe(true);
   });
 
@@ -112,6 +128,12 @@ describe('split_js', () => {
       c();
       expect(c()).toBe(2);
       expect(m.ran(1)).toBe(2);
+      expect(m.fact(5)).toBe(120);
+      expect(m.tdz(false)).toBe('ok');
+      expect(m.args(1, 2, 3)).toBe(3);
+      const p = m.failLater(-1);
+      expect(p).toBeInstanceOf(Promise);
+      await expect(p).rejects.toMatchObject({ code: 'Value' });
       expect(m.bump()).toBe(1);
       expect(m.bump()).toBe(2);
     }
@@ -129,6 +151,15 @@ describe('split_js', () => {
     rmSync(join(dir, 'early.deferred.txt')); // read already: the stubs need it no more
     expect(early.hypot(6, 8)).toBe(10);
     expect(early.makeScaler(3, 0).scale([1])).toEqual([3]);
+  });
+
+  it('a deferred file of another split (its tag differs) is refused: KilnError Io, no wrong function runs', async () => {
+    writeFileSync(join(dir, 'tagged.js'), `${split.code}\n${runtime('tagged.deferred.txt', split.moduleNames, '/*0123456789abcdef*/')}\n`);
+    writeFileSync(join(dir, 'tagged.deferred.txt'), `/*fedcba9876543210*/${split.deferred}`);
+    const tagged = await import(pathToFileURL(join(dir, 'tagged.js')).href);
+    expect(() => tagged.hypot(3, 4)).toThrow(/not the file this chunk was split with/);
+    // an async stub rejects instead of throwing
+    await expect(tagged.failLater(1)).rejects.toMatchObject({ name: 'KilnError', code: 'Io' });
   });
 
   it('a deferred file that cannot be read is KilnError Io naming it', async () => {
