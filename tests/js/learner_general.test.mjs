@@ -483,8 +483,12 @@ describe('Learner memory', () => {
       callbacks: { onEpochEnd: () => { const m = kiln.memory(); readings.push([m.tensors, m.bytes, m.mallocBytes]); } },
     });
     // after the first epochs (optimizer state created): no tensor or buffer is left behind, and
-    // the malloc'd bytes do not grow (they vary by a few bytes: graph bookkeeping)
-    expect(readings.slice(1).map((r) => r.slice(0, 2))).toEqual(Array(4).fill(readings[1].slice(0, 2)));
+    // the malloc'd bytes do not grow (they vary by a few bytes: graph bookkeeping). The tensor
+    // count is the same at every epoch end; the bytes never exceed the second epoch's (in one
+    // full-suite run of 2026-12-04 they fell from 22,772 to 3,228 between two epochs with the
+    // same 48 tensors: memory released later, e.g. by a finalizer of earlier garbage, not a leak)
+    expect(readings.slice(1).map((r) => r[0])).toEqual(Array(4).fill(readings[1][0]));
+    for (const r of readings.slice(2)) expect(r[1]).toBeLessThanOrEqual(readings[1][1]);
     expect(Math.max(readings[3][2], readings[4][2])).toBeLessThanOrEqual(readings[1][2] + 256);
   });
 });
