@@ -97,44 +97,42 @@ function freeBindings(scopeManager, fn) {
   return { module: [...module], local: [...local] };
 }
 
+/**
+ * Visits `node` and its descendants (acorn's ESTree nodes) in source order: `enter(n, parent)`
+ * returns false to skip n's children.
+ */
+function walk(node, enter, parent = null) {
+  if (!node || typeof node.type !== 'string' || enter(node, parent) === false) return;
+  for (const k in node) {
+    const v = node[k];
+    if (Array.isArray(v)) for (const c of v) walk(c, enter, node);
+    else if (v && typeof v.type === 'string') walk(v, enter, node);
+  }
+}
+
+/** True if some node under `roots` satisfies `test`; `skip(n)` leaves n's subtree out. */
+function anyNode(roots, test, skip = () => false) {
+  let found = false;
+  for (const r of roots) {
+    walk(r, (n) => {
+      if (found) return false;
+      if (test(n)) found = true;
+      return !found && !skip(n);
+    });
+  }
+  return found;
+}
+
 /** True if the arrow `fn` reads `this` (its own, i.e. outside nested non-arrow functions). */
 function arrowThis(fn) {
-  let found = false;
-  const visit = (n) => {
-    if (found || !n || typeof n.type !== 'string') return;
-    if (n.type === 'ThisExpression') {
-      found = true;
-      return;
-    }
-    if (n !== fn && (n.type === 'FunctionExpression' || n.type === 'FunctionDeclaration')) return;
-    for (const k in n) {
-      const v = n[k];
-      if (Array.isArray(v)) for (const c of v) visit(c);
-      else if (v && typeof v.type === 'string') visit(v);
-    }
-  };
-  visit(fn);
-  return found;
+  return anyNode([fn.body, ...fn.params], (n) => n.type === 'ThisExpression',
+    (n) => n.type === 'FunctionExpression' || n.type === 'FunctionDeclaration');
 }
 
 /** True if `fn`'s text holds something that means something only in its place. */
 function placeBound(fn) {
-  let bad = false;
-  const visit = (n) => {
-    if (bad || !n || typeof n.type !== 'string') return;
-    if (n.type === 'Super' || n.type === 'MetaProperty' || n.type === 'ImportExpression' || n.type === 'PrivateIdentifier') {
-      bad = true;
-      return;
-    }
-    for (const k in n) {
-      if (k === 'parent') continue;
-      const v = n[k];
-      if (Array.isArray(v)) for (const c of v) visit(c);
-      else if (v && typeof v.type === 'string') visit(v);
-    }
-  };
-  visit(fn.params.length ? { type: 'X', a: fn.params, b: fn.body } : fn.body);
-  return bad;
+  const PLACED = new Set(['Super', 'MetaProperty', 'ImportExpression', 'PrivateIdentifier']);
+  return anyNode([...fn.params, fn.body], (n) => PLACED.has(n.type));
 }
 
 /**
@@ -153,18 +151,6 @@ export function splitChunk(code, called, deferredName, { keep = () => false } = 
   const moduleNames = new Set();
   const moved = [];
   const isFn = (n) => n.type === 'FunctionDeclaration' || n.type === 'FunctionExpression' || n.type === 'ArrowFunctionExpression';
-  const visit = (n, parent) => {
-    if (!n || typeof n.type !== 'string') return;
-    if (isFn(n) && !(parent?.type === 'MethodDefinition' && parent.kind === 'constructor')) {
-      const done = tryMove(n, parent);
-      if (done) return;
-    }
-    for (const k in n) {
-      const v = n[k];
-      if (Array.isArray(v)) for (const c of v) visit(c, n);
-      else if (v && typeof v.type === 'string') visit(v, n);
-    }
-  };
   const tryMove = (fn, parent) => {
     if (called(fn)) return false;
     if (keep(fn) || placeBound(fn)) return false;
@@ -202,7 +188,8 @@ export function splitChunk(code, called, deferredName, { keep = () => false } = 
     edits.push({ start, end: fn.end, text: stub });
     return true;
   };
-  visit(ast, null);
+  // the outermost functions that can move (a moved function's inner ones go with it)
+  walk(ast, (n, parent) => !(isFn(n) && !(parent?.type === 'MethodDefinition' && parent.kind === 'constructor') && tryMove(n, parent)));
   // the runtime goes right after the leading imports (a stub called while the module is still
   // evaluating then finds it initialized)
   let importsEnd = 0;
