@@ -292,8 +292,17 @@ export function farBackReferences(objects, buildDir) {
  * message handed to an out-of-line thrower, say) is dereferenced only by code that runs after the
  * call has instantiated the deferred module, which writes the moved data. The slot constant itself
  * is a table index, not an address. An address that also appears anywhere else is kept.
+ * Two kinds of lone `(i32.const N)` operand are read more closely (a constant integer of the code
+ * that happens to fall in the data would otherwise keep a table: 0xDC00, a UTF-16 surrogate the
+ * JSON lexer compares with, kept libc's 2.7 KB __rem_pio2_large table):
+ *   - the operand of an i32 comparison (eq, ne, lt, gt, le, ge): a comparison reads no memory,
+ *     and the pointer it compares with was formed from an address found elsewhere;
+ *   - the address operand of a load or store (its first child): the access reads or writes
+ *     exactly N + offset, so it goes to `exact`, which names that byte's object without the
+ *     WINDOW of folded indices (an index would be an `i32.add` under the load, not a constant).
+ * Returns { any, exact }: the constants of the general rule, and the exact accesses.
  */
-function codeConstants(file, features) {
+export function codeConstants(file, features) {
   const text = execFileSync('wasm-dis', [file, ...features], { maxBuffer: 1 << 30 }).toString();
   const lines = text.split('\n');
   const stubs = new Set();
@@ -310,10 +319,13 @@ function codeConstants(file, features) {
     });
   }
   const out = new Set();
+  const exact = new Set();
   // The node open at each indentation (binaryen prints one level per space), and the direct
   // children of each open call_indirect: [{ value }] for a `(i32.const N)` line, null otherwise.
   const open = [];
   const calls = new Map();
+  // Per open node (by its line): its head (`i32.load offset=8`, ...) and its children so far.
+  const heads = new Map();
   const finish = (node) => {
     const kids = calls.get(node);
     calls.delete(node);
@@ -334,8 +346,16 @@ function codeConstants(file, features) {
     const parent = open[indent - 1];
     const child = opens && parent !== undefined && calls.has(parent);
     const lone = /^\s*\(i32\.const (-?\d+)\)$/.exec(line);
+    const head = parent === undefined ? undefined : heads.get(parent);
+    const index = head === undefined ? -1 : head.kids++;
     if (lone && child) {
       calls.get(parent).push({ value: Number(lone[1]) >>> 0 });
+    } else if (lone && head && COMPARISON.test(head.text)) {
+      // an operand of a comparison: not dereferenced
+    } else if (lone && head && index === 0 && ACCESS.test(head.text)) {
+      const offset = /offset=(\d+)/.exec(head.text);
+      exact.add((Number(lone[1]) + Number(offset?.[1] ?? 0)) >>> 0);
+      if (offset) out.add(Number(offset[1]) >>> 0);
     } else {
       if (child) calls.get(parent).push(null);
       for (const m of line.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) out.add(Number(m[1] ?? m[2]) >>> 0);
@@ -343,12 +363,16 @@ function codeConstants(file, features) {
     if (opens) {
       open.length = indent + 1;
       open[indent] = n;
+      heads.set(n, { text: line.trimStart(), kids: 0 });
       if (/^\s*\(call_indirect\b/.test(line)) calls.set(n, []);
     }
   }
   for (const node of calls.keys()) finish(node);
-  return out;
+  return { any: out, exact };
 }
+// Heads of the nodes whose lone constant operands codeConstants reads closely.
+const COMPARISON = /^\(i32\.(?:eq|ne|[lg][te]_[su])$/;
+const ACCESS = /^\((?:[if](?:32|64)\.(?:load|store)(?:8|16|32)?(?:_[su])?|v128\.(?:load|store))(?: offset=\d+)?(?: align=\d+)?$/;
 
 /**
  * Moves the data only the deferred module's functions use out of `primary` into `deferred`
@@ -407,8 +431,13 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
     if (!units[j].object.strings) keep(j);
     else if (!(keptFrom.get(j) <= a)) keptFrom.set(j, a);
   };
-  const constants = codeConstants(primary, features);
-  for (const [file, flags] of alsoReaching) for (const a of codeConstants(file, flags)) constants.add(a);
+  const { any: constants, exact } = codeConstants(primary, features);
+  for (const [file, flags] of alsoReaching) {
+    const more = codeConstants(file, flags);
+    for (const a of more.any) constants.add(a);
+    for (const a of more.exact) exact.add(a);
+  }
+  for (const a of exact) if (a >= lo && a < hi) keepAt(a);
   // The first unit starting after a (binary search).
   const after = (a) => {
     let l = 0;

@@ -10,7 +10,10 @@ import { deferredLoader, installPlaceholders } from '../../dist/deferred.js';
 import { finishModule } from '../../dist/module.js';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { dataSegments, farBackReferences, mapObjects } from '../../scripts/split_data.mjs';
+import { codeConstants, dataSegments, farBackReferences, mapObjects } from '../../scripts/split_data.mjs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { elementSegments, functionImports, stubSlots } from '../../scripts/split_stubs.mjs';
 import { reorderFunctions } from '../../scripts/reorder_wasm.mjs';
 
@@ -91,6 +94,51 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
       expect(inDeferred, name).toBeGreaterThan(20_000);
       // The relaxed (FMA) initial module has the SIMD128 one's data, byte for byte.
       expect(Buffer.from(image(dist(`${name}-relaxed.wasm`)).mem).equals(Buffer.from(primary.mem)), name).toBe(true);
+    }
+  });
+
+  it('reads a comparison operand as no address and a load or store address as that one byte', () => {
+    // A module in which each constant is used one way (scripts/split_data.mjs, codeConstants).
+    const wat = `(module (memory 1)
+      (func (export "f") (param $i i32) (result i32)
+        (i32.store offset=4 (i32.const 5000) (i32.const 4000))
+        (drop (i32.load16_u offset=8 (i32.const 1000)))
+        (drop (i32.load (i32.add (i32.const 3000) (local.get $i))))
+        (drop (i32.load offset=6000 (local.get $i)))
+        (call $g (i32.const 7000))
+        (i32.ne (local.get $i) (i32.const 2000)))
+      (func $g (param i32)))`;
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-split-data-'));
+    try {
+      writeFileSync(join(dir, 'm.wat'), wat);
+      execFileSync('wasm-as', [join(dir, 'm.wat'), '-o', join(dir, 'm.wasm')]);
+      const { any, exact } = codeConstants(join(dir, 'm.wasm'), []);
+      // exact accesses: the store's address + its offset, the load's address + its offset
+      expect([...exact].sort((a, b) => a - b)).toEqual([1008, 5004]);
+      // the general rule: an address added to an index, a stored value, a call's operand, an offset
+      for (const a of [3000, 4000, 6000, 7000, 4, 8]) expect(any.has(a), String(a)).toBe(true);
+      // neither the compared constant nor the exact addresses themselves
+      for (const a of [2000, 1000, 5000]) expect(any.has(a), String(a)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('libc tables only the deferred module reads leave the inference engine (__log_data, __rem_pio2_large)', () => {
+    // The page that runs a trained model never takes a logarithm of a double or the cosine of a
+    // large argument (random()'s normal samples are out of line, creation_ops.cpp); the only
+    // constants of its code in those tables were a compared integer (0xDC00) and an address 56
+    // bytes before __log_data, read exactly (split_data.mjs, codeConstants).
+    const mapFile = new URL('../../build/wasm-core/kiln-core-inference.datamap', import.meta.url);
+    if (!existsSync(mapFile)) return; // no core build here
+    const objects = mapObjects(readFileSync(mapFile, 'utf8'), String(mapFile));
+    const primary = image(dist('kiln-core-inference.wasm')).mem;
+    const deferred = image(dist('kiln-core-inference.deferred.wasm')).mem;
+    for (const name of ['libc.a(log_data.o):(.rodata.__log_data)', 'libc.a(__rem_pio2_large.o):(.rodata.ipio2)']) {
+      const o = objects.find((x) => x.name.endsWith(name));
+      expect(o, name).toBeDefined();
+      expect(primary.subarray(o.start, o.end).some((b) => b !== 0), name).toBe(false);
+      expect(deferred.subarray(o.start, o.end).some((b) => b !== 0), name).toBe(true);
     }
   });
 

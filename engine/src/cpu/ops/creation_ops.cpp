@@ -46,6 +46,18 @@ class Rng {
 std::mutex g_rng_mutex;
 Rng g_rng(0x4B494C4Eull);  // "KILN"
 
+/// One normal sample (Box-Muller; 1 - u keeps the log argument in (0, 1]). Out of line so
+/// that log, cos and their tables (libc's __log_data, __rem_pio2_large: ~7 KB of data) stay
+/// out of random()'s uniform path: wasm-split then leaves them to the deferred module on a
+/// page that only builds layers with uniform initializers (issue 17). Called from two places
+/// (random()'s f32 loop and its sample()), so binaryen's link-time inlining, which ignores
+/// noinline and always inlines a function with one caller, leaves it out of line too.
+[[gnu::noinline]] double normal_sample(Rng& rng, double mean, double std) {
+  const double u1 = 1.0 - rng.uniform();
+  const double u2 = rng.uniform();
+  return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
 void check_finite(const char* op, double v, const char* what) {
   if (!std::isfinite(v)) throw_error<ValueError>(op, ": ", what, " must be finite, got ", v);
 }
@@ -140,12 +152,7 @@ CpuTensor CpuOps::random(const Shape& shape, const Distribution& dist, DType dty
       case Distribution::Kind::Default: return g_rng.uniform();
       case Distribution::Kind::Uniform: return dist.a + (dist.b - dist.a) * g_rng.uniform();
       case Distribution::Kind::Bernoulli: return g_rng.uniform() < dist.a ? 1.0 : 0.0;
-      case Distribution::Kind::Normal: {
-        // Box-Muller; 1 - u keeps the log argument in (0, 1].
-        const double u1 = 1.0 - g_rng.uniform();
-        const double u2 = g_rng.uniform();
-        return dist.a + dist.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
-      }
+      case Distribution::Kind::Normal: return normal_sample(g_rng, dist.a, dist.b);
     }
     return 0.0;
   };
@@ -154,6 +161,10 @@ CpuTensor CpuOps::random(const Shape& shape, const Distribution& dist, DType dty
       float* p = out.data<float>();
       const bool bounded = dist.kind == Distribution::Kind::Uniform ||
                            dist.kind == Distribution::Kind::Default;
+      if (dist.kind == Distribution::Kind::Normal) {
+        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(normal_sample(g_rng, dist.a, dist.b));
+        break;
+      }
       for (std::int64_t i = 0; i < n; ++i) {
         float v = static_cast<float>(sample());
         // Rounding to f32 may reach the excluded upper bound; stay inside [low, high).
