@@ -20,7 +20,9 @@
 //      (a literal the linker merged into another's tail) keeps that string's bytes from there
 //      on; the bytes before it may move. An object is also kept when
 //      it starts within 64 bytes after such an address (a folded `table[i - k]`; not an exception
-//      table, which its landing pad names by its start), and whatever
+//      table, which its landing pad names by its start), unless the constant is the address
+//      operand of a load or store, which reads or writes exactly that byte; a constant that is
+//      only an operand of a comparison names nothing (codeConstants); and whatever
 //      a kept object points to (every aligned 32-bit word of it that is an address in the
 //      data), transitively.
 //   3. Every other unit is moved: zeroed in the primary module (its data segments re-cut
