@@ -21,8 +21,9 @@
 //      on; the bytes before it may move. An object is also kept when
 //      it starts within 64 bytes after such an address (a folded `table[i - k]`; not an exception
 //      table, which its landing pad names by its start), unless the constant is the address
-//      operand of a load or store, which reads or writes exactly that byte; a constant that is
-//      only an operand of a comparison names nothing (codeConstants); and whatever
+//      operand of a load or store, which reads or writes exactly its bytes; a constant that is
+//      only an operand of a comparison names nothing (codeConstants); a constant one past an
+//      object's end keeps that object (a backward walk starts there); and whatever
 //      a kept object points to (every aligned 32-bit word of it that is an address in the
 //      data), transitively.
 //   3. Every other unit is moved: zeroed in the primary module (its data segments re-cut
@@ -298,10 +299,12 @@ export function farBackReferences(objects, buildDir) {
  * that happens to fall in the data would otherwise keep a table: 0xDC00, a UTF-16 surrogate the
  * JSON lexer compares with, kept libc's 2.7 KB __rem_pio2_large table):
  *   - the operand of an i32 comparison (eq, ne, lt, gt, le, ge): a comparison reads no memory,
- *     and the pointer it compares with was formed from an address found elsewhere;
+ *     and the pointer it compares with was formed from an address found elsewhere (or from
+ *     one past the object's end, which moveData also reads as naming the object);
  *   - the address operand of a load or store (its first child): the access reads or writes
- *     exactly N + offset, so it goes to `exact`, which names that byte's object without the
- *     WINDOW of folded indices (an index would be an `i32.add` under the load, not a constant).
+ *     exactly N + offset and the bytes after it, so its first and last byte go to `exact`,
+ *     which names their objects without the WINDOW of folded indices (an index would be an
+ *     `i32.add` under the load, not a constant).
  * Returns { any, exact }: the constants of the general rule, and the exact accesses.
  */
 export function codeConstants(file, features) {
@@ -356,7 +359,9 @@ export function codeConstants(file, features) {
       // an operand of a comparison: not dereferenced
     } else if (lone && head && index === 0 && ACCESS.test(head.text)) {
       const offset = /offset=(\d+)/.exec(head.text);
-      exact.add((Number(lone[1]) + Number(offset?.[1] ?? 0)) >>> 0);
+      const at = (Number(lone[1]) + Number(offset?.[1] ?? 0)) >>> 0;
+      exact.add(at);
+      exact.add((at + accessWidth(head.text) - 1) >>> 0); // its last byte (the next unit's, if it crosses)
       if (offset) out.add(Number(offset[1]) >>> 0);
     } else {
       if (child) calls.get(parent).push(null);
@@ -375,6 +380,11 @@ export function codeConstants(file, features) {
 // Heads of the nodes whose lone constant operands codeConstants reads closely.
 const COMPARISON = /^\(i32\.(?:eq|ne|[lg][te]_[su])$/;
 const ACCESS = /^\((?:[if](?:32|64)\.(?:load|store)(?:8|16|32)?(?:_[su])?|v128\.(?:load|store))(?: offset=\d+)?(?: align=\d+)?$/;
+/** The bytes an ACCESS head reads or writes: i64.load32_u 4, f64.store 8, v128.load 16, ... */
+function accessWidth(head) {
+  const m = /^\((i32|i64|f32|f64|v128)\.(?:load|store)(8|16|32)?/.exec(head);
+  return m[2] ? Number(m[2]) / 8 : { i32: 4, f32: 4, i64: 8, f64: 8, v128: 16 }[m[1]];
+}
 
 /**
  * Moves the data only the deferred module's functions use out of `primary` into `deferred`
@@ -440,6 +450,13 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
     for (const a of more.exact) exact.add(a);
   }
   for (const a of exact) if (a >= lo && a < hi) keepAt(a);
+  // A constant one past an object's end keeps that object: code that walks a table backwards
+  // starts from its end (`for (p = table + n; p != table;) *--p`), and the table's start may then
+  // appear only as an operand of a comparison, which names nothing (codeConstants; helper-80's
+  // review found this with clang -O2 and std::find over reverse iterators).
+  // Not a string's piece: its end is where the next string starts, which every literal names.
+  const endingAt = new Map(units.flatMap((u, j) => (u.object.strings ? [] : [[u.end, j]])));
+  for (const a of constants) if (endingAt.has(a)) keep(endingAt.get(a));
   // The first unit starting after a (binary search).
   const after = (a) => {
     let l = 0;

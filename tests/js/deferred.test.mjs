@@ -10,7 +10,7 @@ import { deferredLoader, installPlaceholders } from '../../dist/deferred.js';
 import { finishModule } from '../../dist/module.js';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { codeConstants, dataSegments, farBackReferences, mapObjects } from '../../scripts/split_data.mjs';
+import { codeConstants, dataSegments, farBackReferences, mapObjects, moveData } from '../../scripts/split_data.mjs';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -97,7 +97,7 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
     }
   });
 
-  it('reads a comparison operand as no address and a load or store address as that one byte', () => {
+  it('reads a comparison operand as no address and a load or store address as the bytes it accesses', () => {
     // A module in which each constant is used one way (scripts/split_data.mjs, codeConstants).
     const wat = `(module (memory 1)
       (func (export "f") (param $i i32) (result i32)
@@ -113,12 +113,52 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
       writeFileSync(join(dir, 'm.wat'), wat);
       execFileSync('wasm-as', [join(dir, 'm.wat'), '-o', join(dir, 'm.wasm')]);
       const { any, exact } = codeConstants(join(dir, 'm.wasm'), []);
-      // exact accesses: the store's address + its offset, the load's address + its offset
-      expect([...exact].sort((a, b) => a - b)).toEqual([1008, 5004]);
+      // exact accesses, first and last byte: the 2-byte load at 1000 + 8, the 4-byte store at 5000 + 4
+      expect([...exact].sort((a, b) => a - b)).toEqual([1008, 1009, 5004, 5007]);
       // the general rule: an address added to an index, a stored value, a call's operand, an offset
       for (const a of [3000, 4000, 6000, 7000, 4, 8]) expect(any.has(a), String(a)).toBe(true);
       // neither the compared constant nor the exact addresses themselves
       for (const a of [2000, 1000, 5000]) expect(any.has(a), String(a)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps a table that code walks backwards from its end, whose start the code only compares with', () => {
+    // helper-80's counter-example to "a compared constant names nothing": clang -O2 starts the
+    // loop at table + 300 (the next object's address) and names `table` only in `p != table`.
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-split-data-'));
+    try {
+      writeFileSync(join(dir, 'rev.c'), `#define R(x) x, x+1, x+2, x+3, x+4, x+5, x+6, x+7, x+8, x+9
+#define R100(x) R(x), R(x+10), R(x+20), R(x+30), R(x+40), R(x+50), R(x+60), R(x+70), R(x+80), R(x+90)
+const int table[300] = {R100(1), R100(101), R100(201)};
+const int after[4] = {9, 9, 9, 9};
+__attribute__((export_name("get_after"))) int get_after(int i) { return after[i & 3]; }
+__attribute__((export_name("last_match"))) int last_match(int key) {
+  for (const int* p = table + 300; p != table;) { --p; if (*p == key) return 1; }
+  return 0;
+}
+`);
+      const run = (cmd, args) => execFileSync(cmd, args, { cwd: dir, env: { ...process.env, NODE_PATH: '/usr/share/nodejs' } });
+      run('emcc', ['-O2', '-mbulk-memory', '-c', 'rev.c', '-o', 'rev.o']);
+      run(process.execPath, [fileURLToPath(new URL('../../scripts/link_map.mjs', import.meta.url)), 'rev.map', '--',
+        'emcc', '-O2', '-mbulk-memory', 'rev.o', '-o', 'rev.wasm', '--no-entry', '-Wl,--print-map']);
+      writeFileSync(join(dir, 'def.wat'), '(module (import "primary" "memory" (memory 1)) (func))');
+      run('wasm-as', ['def.wat', '-o', 'def.wasm']);
+      const objects = mapObjects(readFileSync(join(dir, 'rev.map'), 'utf8'), 'rev.map');
+      const table = objects.find((o) => o.name.endsWith('(.rodata.table)'));
+      const features = ['--enable-bulk-memory'];
+      const { any } = codeConstants(join(dir, 'rev.wasm'), features);
+      expect(any.has(table.start)).toBe(false); // the case: only compared with
+      expect(any.has(table.end)).toBe(true); // the walk starts one past its end
+      writeFileSync(join(dir, 'p.wasm'), readFileSync(join(dir, 'rev.wasm')));
+      moveData({ mapFile: join(dir, 'rev.map'), buildDir: dir, primary: join(dir, 'p.wasm'), deferred: join(dir, 'def.wasm'), features });
+      // The initial module alone (the deferred one never instantiated) still finds 150 in the table.
+      const m = new WebAssembly.Module(readFileSync(join(dir, 'p.wasm')));
+      const imports = {};
+      for (const i of WebAssembly.Module.imports(m)) (imports[i.module] ??= {})[i.name] = () => 0;
+      const { exports } = new WebAssembly.Instance(m, imports);
+      expect([exports.last_match(150), exports.last_match(300), exports.last_match(0), exports.get_after(2)]).toEqual([1, 1, 0, 9]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
