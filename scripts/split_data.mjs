@@ -353,16 +353,18 @@ export function codeConstants(file, features) {
     const lone = /^\s*\(i32\.const (-?\d+)\)$/.exec(line);
     const head = parent === undefined ? undefined : heads.get(parent);
     const index = head === undefined ? -1 : head.kids++;
+    const access = lone && index === 0 ? ACCESS.exec(head.text) : null;
     if (lone && child) {
       calls.get(parent).push({ value: Number(lone[1]) >>> 0 });
     } else if (lone && head && COMPARISON.test(head.text)) {
       // an operand of a comparison: not dereferenced
-    } else if (lone && head && index === 0 && ACCESS.test(head.text)) {
-      const offset = /offset=(\d+)/.exec(head.text);
-      const at = (Number(lone[1]) + Number(offset?.[1] ?? 0)) >>> 0;
+    } else if (access) {
+      const [, type, narrow, offset] = access;
+      const at = (Number(lone[1]) + Number(offset ?? 0)) >>> 0;
+      const width = narrow ? Number(narrow) / 8 : WIDTH[type];
       exact.add(at);
-      exact.add((at + accessWidth(head.text) - 1) >>> 0); // its last byte (the next unit's, if it crosses)
-      if (offset) out.add(Number(offset[1]) >>> 0);
+      exact.add((at + width - 1) >>> 0); // its last byte (the next unit's, if it crosses)
+      if (offset) out.add(Number(offset) >>> 0);
     } else {
       if (child) calls.get(parent).push(null);
       for (const m of line.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) out.add(Number(m[1] ?? m[2]) >>> 0);
@@ -379,12 +381,10 @@ export function codeConstants(file, features) {
 }
 // Heads of the nodes whose lone constant operands codeConstants reads closely.
 const COMPARISON = /^\(i32\.(?:eq|ne|[lg][te]_[su])$/;
-const ACCESS = /^\((?:[if](?:32|64)\.(?:load|store)(?:8|16|32)?(?:_[su])?|v128\.(?:load|store))(?: offset=\d+)?(?: align=\d+)?$/;
-/** The bytes an ACCESS head reads or writes: i64.load32_u 4, f64.store 8, v128.load 16, ... */
-function accessWidth(head) {
-  const m = /^\((i32|i64|f32|f64|v128)\.(?:load|store)(8|16|32)?/.exec(head);
-  return m[2] ? Number(m[2]) / 8 : { i32: 4, f32: 4, i64: 8, f64: 8, v128: 16 }[m[1]];
-}
+// A load or store head: its value type, the narrow access size in bits (i64.load32_u: 32), its
+// offset. The bytes it accesses: the narrow size, else the type's (WIDTH).
+const ACCESS = /^\((i32|i64|f32|f64|v128)\.(?:load|store)(?:(8|16|32)(?:_[su])?)?(?: offset=(\d+))?(?: align=\d+)?$/;
+const WIDTH = { i32: 4, f32: 4, i64: 8, f64: 8, v128: 16 };
 
 /**
  * Moves the data only the deferred module's functions use out of `primary` into `deferred`

@@ -52,10 +52,10 @@ Rng g_rng(0x4B494C4Eull);  // "KILN"
 /// page that only builds layers with uniform initializers (issue 17). Called from two places
 /// (random()'s f32 loop and its sample()), so binaryen's link-time inlining, which ignores
 /// noinline and always inlines a function with one caller, leaves it out of line too.
-[[gnu::noinline]] double normal_sample(Rng& rng, double mean, double std) {
+[[gnu::noinline]] double normal_sample(Rng& rng, double mean, double stddev) {
   const double u1 = 1.0 - rng.uniform();
   const double u2 = rng.uniform();
-  return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+  return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
 }
 
 void check_finite(const char* op, double v, const char* what) {
