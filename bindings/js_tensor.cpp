@@ -248,7 +248,9 @@ int raw_rank(const JsTensor& t) { return static_cast<int>(t.shape().rank()); }
 double raw_numel(const JsTensor& t) { return static_cast<double>(t.primitive().num_elements()); }
 double raw_bytes(const JsTensor& t) { return static_cast<double>(t.primitive().num_bytes()); }
 bool raw_is_tracked(const JsTensor& t) { return t.is_tracked(); }
+#if KILN_JS_AUTODIFF
 double gradients_size(const Gradients& g) { return static_cast<double>(g.size()); }
+#endif
 
 // ---- creation
 
@@ -445,7 +447,9 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_core) {
       .function("numel", &raw_numel)
       .function("bytes", &raw_bytes)
       .function("isTracked", &raw_is_tracked);
+#if KILN_JS_AUTODIFF  // kiln-dl/inference's engine records no graph (js_tensor.hpp)
   emscripten::class_<Gradients>("RawGradients").function("size", &gradients_size);
+#endif
 
   function("tFromTypedArray", &from_typed_array);
   function("tFull", &create_full);

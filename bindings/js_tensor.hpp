@@ -48,33 +48,63 @@ using Inner = kiln::Wgpu;
 #else
 using Inner = kiln::Cpu;
 #endif
+/// The backend the JS API's tensors live on: Autodiff<Inner>, except in kiln-dl/inference's
+/// engine (KILN_JS_NO_AUTODIFF, CMakeLists.txt), whose tensors live on Inner itself and record
+/// no graph: Burn runs inference on the inner backend (`model.valid()`, `B` rather than
+/// `Autodiff<B>`), and so does that engine, without the autodiff code.
+#if defined(KILN_JS_NO_AUTODIFF)
+#define KILN_JS_AUTODIFF 0
+using AD = Inner;
+#else
+#define KILN_JS_AUTODIFF 1
 using AD = kiln::Autodiff<Inner>;
+#endif
 /// The backend's primitive ops and device.
 using InnerOps = Inner::FloatOps;
 using InnerDevice = Inner::Device;
 /// The backend's primitive (any dtype).
 using Prim = Inner::FloatTensor;
-/// Autodiff<Inner>'s float primitive: the primitive plus its graph node (null if untracked).
+/// The float primitive of AD: the primitive plus its graph node (null if untracked) on
+/// Autodiff<Inner>; Prim itself without autodiff.
 using FloatPrim = AD::FloatTensor;
+#if KILN_JS_AUTODIFF
 using Gradients = AD::Gradients;
+#endif
+
+/// The primitive of a float primitive of AD (without its graph node).
+inline const Prim& primitive_of(const FloatPrim& v) noexcept {
+#if KILN_JS_AUTODIFF
+  return v.primitive;
+#else
+  return v;
+#endif
+}
 
 /// The C++ object behind a JS Tensor of any rank (0 to kiln::Shape::max_rank) and dtype.
-/// float32 tensors live on Autodiff<Cpu> (`value.node` set when tracked); int32 and bool
+/// float32 tensors live on AD (Autodiff<Cpu>: `value.node` set when tracked); int32 and bool
 /// tensors keep their Cpu primitive in `value.primitive` with no node (never tracked).
 struct JsTensor {
   FloatPrim value;
 
   JsTensor() = default;
+#if KILN_JS_AUTODIFF
   /// A float tensor of Autodiff<Cpu> (tracked or not).
   explicit JsTensor(FloatPrim v) : value(std::move(v)) {}
+#endif
   /// Any dtype, untracked.
   explicit JsTensor(Prim p) : value(std::move(p)) {}
 
-  kiln::DType dtype() const noexcept { return value.primitive.dtype(); }
+  kiln::DType dtype() const noexcept { return primitive().dtype(); }
   bool is_float() const noexcept { return dtype() == kiln::DType::F32; }
-  const Prim& primitive() const noexcept { return value.primitive; }
-  const kiln::Shape& shape() const noexcept { return value.primitive.shape(); }
-  bool is_tracked() const noexcept { return value.node != nullptr; }
+  const Prim& primitive() const noexcept { return primitive_of(value); }
+  const kiln::Shape& shape() const noexcept { return primitive().shape(); }
+  bool is_tracked() const noexcept {
+#if KILN_JS_AUTODIFF
+    return value.node != nullptr;
+#else
+    return false;
+#endif
+  }
 };
 
 /// The device's name in `toString` ("Cpu", "Wgpu").
@@ -113,7 +143,11 @@ bool grad_enabled() noexcept;
 /// The float primitive to feed an Autodiff op: `t.value`, or its untracked copy inside
 /// `kiln.noGrad(fn)` (so that no graph is recorded there).
 inline FloatPrim op_input(const JsTensor& t) {
+#if KILN_JS_AUTODIFF
   return grad_enabled() ? t.value : FloatPrim(t.value.primitive);
+#else
+  return t.value;
+#endif
 }
 
 /// The JS API's scalar result (PyTorch's rank-0 `[]`, one rule for the package: whole-tensor
@@ -137,7 +171,7 @@ kiln::Tensor<AD, D, K> to_typed(const JsTensor& t, const char* op = "to_typed") 
   if constexpr (std::is_same_v<K, kiln::Float>) {
     return kiln::Tensor<AD, D, K>(t.value);
   } else {
-    return kiln::Tensor<AD, D, K>(t.value.primitive);
+    return kiln::Tensor<AD, D, K>(t.primitive());
   }
 }
 
@@ -146,9 +180,15 @@ template <std::size_t D, class K = kiln::Float>
 kiln::Tensor<Inner, D, K> to_inner_typed(const JsTensor& t, const char* op = "to_typed") {
   check_dtype(op, t, K::dtype);
   kiln::check::rank(op, D, t.shape());
-  return kiln::Tensor<Inner, D, K>(t.value.primitive);
+  return kiln::Tensor<Inner, D, K>(t.primitive());
 }
 
+/// A JsTensor (untracked) from a typed tensor of the inner backend Cpu.
+template <std::size_t D, class K>
+JsTensor from_typed(const kiln::Tensor<Inner, D, K>& t) {
+  return JsTensor(Prim(t.primitive()));
+}
+#if KILN_JS_AUTODIFF
 /// A JsTensor from a typed tensor of Autodiff<Cpu> (graph node kept for Float).
 template <std::size_t D, class K>
 JsTensor from_typed(const kiln::Tensor<AD, D, K>& t) {
@@ -158,11 +198,7 @@ JsTensor from_typed(const kiln::Tensor<AD, D, K>& t) {
     return JsTensor(Prim(t.primitive()));
   }
 }
-/// A JsTensor (untracked) from a typed tensor of the inner backend Cpu.
-template <std::size_t D, class K>
-JsTensor from_typed(const kiln::Tensor<Inner, D, K>& t) {
-  return JsTensor(Prim(t.primitive()));
-}
+#endif
 
 /// A JS array of dims -> Shape. Each dim an integer in [0, 2^31 - 1], at most
 /// kiln::Shape::max_rank dims. Throws TypeError (not an array, non-integer dim) naming `op`

@@ -21,7 +21,7 @@ namespace kiln_js {
 namespace {
 template <std::size_t D>
 AnyParam make_param(const FloatPrim& value, bool require_grad) {
-  return AnyParam(FloatParam<D>(kiln::Tensor<AD, D>(FloatPrim(value.primitive)), require_grad));
+  return AnyParam(FloatParam<D>(kiln::Tensor<AD, D>(FloatPrim(primitive_of(value))), require_grad));
 }
 }  // namespace
 
@@ -75,6 +75,7 @@ bool any_param_require_grad(const AnyParam& p) {
   return std::visit([](const auto& param) { return param.is_require_grad(); }, p);
 }
 
+#if KILN_JS_AUTODIFF
 kiln::optim::GradientsParams<AD> list_gradients(JsParamList& list, const Gradients& grads) {
   kiln::optim::GradientsParams<AD> out;
   list.has_grad.assign(list.list.entries.size(), false);
@@ -100,6 +101,7 @@ kiln::optim::GradientsParams<AD> list_gradients(JsParamList& list, const Gradien
   }
   return out;
 }
+#endif
 
 void write_back(JsParamList& list, ParamList updated) {
   // Built-in models: their parameters by id, replaced in one visit per model.

@@ -113,16 +113,19 @@ struct JsParamList {
   std::vector<bool> has_grad;
 };
 
+#if KILN_JS_AUTODIFF  // training only: kiln-dl/inference's engine records no graph
 /// The gradients in `grads` of the list's trainable entries, by ParamId (a plain tensor's by
 /// the graph node of the value its forward used). `grads` is not changed.
 /// Also records in list.has_grad which entries have one.
 kiln::optim::GradientsParams<AD> list_gradients(JsParamList& list, const Gradients& grads);
+#endif
 
 /// Writes `updated` (the list after a step: same entries, same order) back to the origins:
 /// kiln.Params and id holders take their new parameter, built-in models the parameters of
 /// theirs with matching ids.
 void write_back(JsParamList& list, ParamList updated);
 
+#if KILN_JS_AUTODIFF
 /// One optimizer step over the list at the schedule's next rate (train_optim.cpp, where the
 /// optimizer templates are compiled): optimizer.step(module | tensors, grads). When `at` is
 /// given, the step is guarded as kiln::train::train_step's (non-finite gradient or update:
@@ -131,6 +134,7 @@ void write_back(JsParamList& list, ParamList updated);
 void optimizer_step_list(OptimizerState& optimizer, JsParamList& list,
                          kiln::optim::GradientsParams<AD> grads,
                          const kiln::train::StepPosition* at = nullptr);
+#endif
 
 /// The parsed dtype option of saveSafetensors: 'float32' | 'float16' | 'bfloat16'.
 /// Throws ValueError naming `op` otherwise.

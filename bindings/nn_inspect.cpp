@@ -39,6 +39,7 @@ val model_forward_all(const JsModel& m, const JsTensor& x) {
     const ModelState& s = *m.state;
     Activation input = activation_from_js(x, op);
     val out = val::array();
+#if KILN_JS_AUTODIFF
     if (!s.training) {
       const InferenceModel inference = s.model.valid();
       InferenceActivation h = std::visit(
@@ -49,6 +50,7 @@ val model_forward_all(const JsModel& m, const JsTensor& x) {
       }
       return out;
     }
+#endif
     Activation h = std::move(input);
     const bool tracked = grad_enabled();
     for (std::size_t i = 0; i < s.model.layers.size(); ++i) {
@@ -58,7 +60,7 @@ val model_forward_all(const JsModel& m, const JsTensor& x) {
       } else {
         out.call<void>("push", val(std::visit(
                                    [](const auto& t) {
-                                     return JsTensor(Prim(t.primitive().primitive));
+                                     return JsTensor(Prim(primitive_of(t.primitive())));
                                    },
                                    h)));
       }

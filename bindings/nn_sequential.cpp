@@ -36,9 +36,11 @@ JsTensor js_from_activation(const Activation& a) {
   return std::visit([](const auto& t) { return JsTensor(t.primitive()); }, a);
 }
 
+#if KILN_JS_AUTODIFF
 JsTensor js_from_activation(const InferenceActivation& a) {
   return std::visit([](const auto& t) { return JsTensor(Prim(t.primitive())); }, a);
 }
+#endif
 
 Activation activation_from_js(const JsTensor& t, const char* op) {
   check_dtype(op, t, kiln::DType::F32);
@@ -164,6 +166,7 @@ JsTensor model_forward(const JsModel& m, const JsTensor& x) {
   return guarded([&] {
     ModelState& s = state_of(m);
     Activation input = activation_from_js(indices_as_activation(s, x), "Sequential.forward");
+#if KILN_JS_AUTODIFF
     if (!s.training) {
       const InferenceModel inference = s.model.valid();
       InferenceActivation in = std::visit(
@@ -176,6 +179,11 @@ JsTensor model_forward(const JsModel& m, const JsTensor& x) {
                         out);
     }
     return js_from_activation(out);
+#else
+    // The model is on the inner backend already (Burn's inference: dropout is the identity
+    // there and batch norm uses its running statistics, in either mode).
+    return js_from_activation(s.model.forward_any(std::move(input)));
+#endif
   });
 }
 

@@ -1,4 +1,5 @@
-// Autodiff of the JS Tensor: requireGrad, detach, backward -> RawGradients, grad lookups.
+// Autodiff of the JS Tensor: requireGrad, detach, backward -> RawGradients, grad lookups
+// (kiln-dl/inference's engine: the answers of a backend without autodiff, below).
 // Gradients live on the inner backend (Cpu): a gradient tensor is an untracked float32.
 #include <emscripten/bind.h>
 
@@ -10,6 +11,8 @@ namespace kiln_js {
 namespace {
 
 using kiln::DType;
+
+#if KILN_JS_AUTODIFF
 using Ops = AD::FloatOps;
 
 JsTensor set_require_grad(const JsTensor& x, bool require) {
@@ -70,6 +73,39 @@ void grad_replace(const JsTensor& x, Gradients& grads, const JsTensor& g) {
   });
 }
 
+#else
+// kiln-dl/inference's engine (KILN_JS_NO_AUTODIFF): its tensors live on the inner backend and
+// record no graph (Burn's inference backend), so nothing requires gradients and detach is the
+// identity; requireGrad and backward say where gradients are. tGrad, tGradRemove and
+// tGradReplace take the Gradients that only a backward makes: that engine does not have them
+// (the JS layer's stubs say so, engine_profile.ts installInferenceGaps).
+
+[[noreturn]] void no_autodiff(const char* op) {
+  kiln::throw_error<kiln::StateError>(
+      op, ": kiln-dl/inference runs models on the inner backend and records no graph, as Burn's "
+      "inference does; gradients and training are kiln-dl's: import { init } from 'kiln-dl'");
+}
+
+JsTensor set_require_grad(const JsTensor& x, bool require) {
+  return guarded([&] {
+    check_dtype(require ? "requireGrad" : "setRequireGrad", x, DType::F32);
+    if (require) no_autodiff("requireGrad");
+    return x;
+  });
+}
+
+JsTensor detach(const JsTensor& x) { return x; }
+
+val backward_retain(const JsTensor& x, bool) {
+  return guarded([&]() -> val {
+    check_dtype("backward", x, DType::F32);
+    no_autodiff("backward");
+  });
+}
+
+val backward(const JsTensor& x) { return backward_retain(x, false); }
+#endif
+
 }  // namespace
 }  // namespace kiln_js
 
@@ -80,7 +116,9 @@ EMSCRIPTEN_BINDINGS(kiln_tensor_autodiff) {
   function("tDetach", &detach);
   function("tBackward", &backward);
   function("tBackwardRetain", &backward_retain);
+#if KILN_JS_AUTODIFF
   function("tGrad", &grad);
   function("tGradRemove", &grad_remove);
   function("tGradReplace", &grad_replace);
+#endif
 }

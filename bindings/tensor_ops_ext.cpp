@@ -45,12 +45,23 @@ JsTensor amax(const JsTensor& x, const val& dims, bool keepdim, bool min, std::s
   });
 }
 
+/// norm, var and einsum are written for Autodiff<Inner> only (kiln/tensor/ops_ext.hpp: their
+/// gradients are part of them). kiln-dl/inference's engine, whose tensors are Inner's, runs
+/// them on an untracked Autodiff tensor: their forward, no graph recorded.
+#if KILN_JS_AUTODIFF
+FloatPrim ad_input(const JsTensor& x) { return op_input(x); }
+JsTensor from_ad(FloatPrim t) { return JsTensor(std::move(t)); }
+#else
+kiln::AutodiffTensor<Inner> ad_input(const JsTensor& x) { return kiln::AutodiffTensor<Inner>(x.primitive()); }
+JsTensor from_ad(kiln::AutodiffTensor<Inner> t) { return JsTensor(std::move(t.primitive)); }
+#endif
+
 JsTensor norm(const JsTensor& x, double p, const val& dims, bool keepdim, std::string op) {
   return guarded([&] {
     const char* o = op.c_str();
     check_dtype(o, x, DType::F32);
     const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
-    return scalar_if_all(JsTensor(kiln::ops::norm(op_input(x), p, d, keepdim, o)), x, d, keepdim);
+    return scalar_if_all(from_ad(kiln::ops::norm(ad_input(x), p, d, keepdim, o)), x, d, keepdim);
   });
 }
 
@@ -60,7 +71,7 @@ JsTensor var_correction(const JsTensor& x, const val& dims, double correction, b
     const char* o = op.c_str();
     check_dtype(o, x, DType::F32);
     const std::vector<std::int64_t> d = ints_from_js(dims, o, "dim");
-    return scalar_if_all(JsTensor(kiln::ops::var(op_input(x), d, correction, keepdim, take_sqrt, o)), x, d,
+    return scalar_if_all(from_ad(kiln::ops::var(ad_input(x), d, correction, keepdim, take_sqrt, o)), x, d,
                          keepdim);
   });
 }
@@ -106,9 +117,9 @@ JsTensor einsum(std::string equation, const JsTensor& a, const JsTensor& b, int 
     const char* o = op.c_str();
     check_dtype(o, a, DType::F32);
     if (count > 1) check_dtype(o, b, DType::F32);
-    std::vector<kiln::AutodiffTensor<Inner>> operands{op_input(a)};
-    if (count > 1) operands.push_back(op_input(b));
-    return JsTensor(kiln::ops::einsum<Inner>(equation, operands, o));
+    std::vector<kiln::AutodiffTensor<Inner>> operands{ad_input(a)};
+    if (count > 1) operands.push_back(ad_input(b));
+    return from_ad(kiln::ops::einsum<Inner>(equation, operands, o));
   });
 }
 

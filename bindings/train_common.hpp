@@ -90,8 +90,10 @@ struct JsOptimizer {
 /// One optimizer step on `model` with `grads`, at the schedule's next rate (train_optim.cpp):
 /// the JS optimizer.step(model, grads) of a hand-written loop (no guard, as PyTorch's).
 /// Throws: as OptimizerAdaptor::step.
+#if KILN_JS_AUTODIFF  // training only (train_optim.cpp); not in kiln-dl/inference's engine
 void optimizer_step(OptimizerState& optimizer, ModelState& model,
                     kiln::optim::GradientsParams<AD> grads);
+#endif
 
 /// A Learner step's outputs: the batch's loss [1] (its graph is what the step's backward
 /// runs) and its number of correct predictions (NaN when accuracy is not defined).
@@ -149,9 +151,11 @@ struct JsParamList;
 /// (masked) values back; the schedule, step count and last rate advance at once and are put
 /// back by learner_settle if the step turns out refused.
 /// Throws: whatever the optimizer throws (then nothing changed).
+#if KILN_JS_AUTODIFF
 void optimizer_step_list_deferred(OptimizerState& optimizer, JsParamList& list,
                                   const Inner::FloatTensor& loss, kiln::optim::GradientsParams<AD> grads,
                                   DeferredSteps& deferred, const kiln::train::StepPosition& at);
+#endif
 
 // ---------------------------------------------------------------- data
 
@@ -188,8 +192,10 @@ void gather_inputs(const JsDataset& data, std::size_t begin, std::size_t end, fl
 Activation activation_from(Prim p);
 /// The JsTensor of an activation (graph node kept).
 JsTensor js_from_activation(const Activation& a);
+#if KILN_JS_AUTODIFF  // else InferenceActivation is Activation
 /// The JsTensor (untracked) of an inference activation.
 JsTensor js_from_activation(const InferenceActivation& a);
+#endif
 /// A JS float tensor of rank 2..5 -> an activation; ShapeError naming `op` otherwise.
 Activation activation_from_js(const JsTensor& t, const char* op);
 

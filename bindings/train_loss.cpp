@@ -161,7 +161,11 @@ void loss_validate(const val& loss) {
 template <std::size_t D>
 kiln::Tensor<AD, D> loss_input(const JsTensor& t, const char* op) {
   auto typed = to_typed<D>(t, op);
+#if KILN_JS_AUTODIFF
   return grad_enabled() ? typed : typed.detach();
+#else
+  return typed;  // no graph on kiln-dl/inference's engine
+#endif
 }
 
 /// kiln.loss.*(...).forward(logits, targets): the loss as a rank-0 [] tensor (graph kept), or the

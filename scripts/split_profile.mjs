@@ -142,8 +142,8 @@ if (workload === 'inference') {
     // The README's round trip: the spec of a trained model (model.config: every field written
     // out, initializers included) rebuilds it; a page may also seed and wrap the forward in
     // noGrad (each of these loaded the deferred module before they were here: +7 KB gzip on the
-    // initial module). A forward in train mode (dropout's masks, the graph) is left to the
-    // deferred module: +5 KB more for what is a mistake on a page that runs a trained model.
+    // initial module). The inference engine has no autodiff: a forward in train mode runs the
+    // same code as in eval mode (dropout is the identity on a backend without autodiff).
     kiln.seed(1);
     const built = kiln.nn.sequential({ layers });
     const model = kiln.nn.sequential(built.config);

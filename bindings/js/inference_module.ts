@@ -20,10 +20,14 @@ import { installTensor } from './tensor/install.js';
 /**
  * The loaded engine of kiln-dl/inference (`const kiln = await init()`): kiln-dl's `Kiln`
  * without kiln.loss, kiln.optim, kiln.data, kiln.metrics, kiln.Learner and kiln.io
- * (those are in kiln-dl's init()). Members behave exactly as kiln-dl's.
+ * (those are in kiln-dl's init()), on the inner backend: as Burn runs inference on `B`
+ * rather than `Autodiff<B>` (`model.valid()`), its tensors record no graph
+ * (`backendInfo().backend` is 'cpu'; `requireGrad()` and `backward()` throw `State` naming
+ * kiln-dl; `noGrad(fn)` just runs fn), and a model's dropout is the identity and batch norm
+ * uses its running statistics in train() mode as in eval(). Otherwise members behave as kiln-dl's.
  */
 export type KilnInference = Pick<Kiln,
-  'Tensor' | 'Gradients' | 'KilnError' | 'Module' | 'Param' | 'activation' | 'tidy' | 'keep' | 'dispose' |
+  'Tensor' | 'KilnError' | 'Module' | 'Param' | 'activation' | 'tidy' | 'keep' | 'dispose' |
   'noGrad' | 'memory' | 'seed' | 'backendInfo' | 'setNumThreads' | 'loadDeferred' | 'nn'>;
 
 /** kiln-dl's members that kiln-dl/inference leaves out (KilnInference above). */

@@ -186,8 +186,7 @@ describe.skipIf(!hasCore)(`kiln-dl/inference on the core engine${hasCore ? '' : 
     // What a page running a trained model does (split for it: scripts/split_profile.mjs, the
     // inference workload): seed, rebuild the model from its config (every field written out),
     // load SafeTensors, forward in eval mode, with and without noGrad. All of it in the module
-    // init() loaded: `deferred` stays 'pending' (the deferred one is ~1.1 MB). A forward in
-    // train mode (dropout's masks) is deliberately left to the deferred module.
+    // init() loaded: `deferred` stays 'pending' (the deferred one is ~0.9 MB).
     const [{ init }, main] = await Promise.all([import('kiln-dl/inference'), import('kiln-dl')]);
     const trainer = await main.init();
     const trained = trainer.nn.sequential({ layers: [{ type: 'linear', dInput: 8, dOutput: 16 }, { type: 'gelu' },
@@ -208,6 +207,50 @@ describe.skipIf(!hasCore)(`kiln-dl/inference on the core engine${hasCore ? '' : 
     expect(a[0]).toHaveLength(3);
     model.dispose();
     expect(kiln.backendInfo().deferred).toBe('pending');
+    expect(kiln.memory().tensors).toBe(0);
+  });
+
+  it('runs on the inner backend, as Burn\'s inference: no graph, dropout the identity in either mode', async () => {
+    const [{ init }, main] = await Promise.all([import('kiln-dl/inference'), import('kiln-dl')]);
+    const kiln = await init();
+    // Its tensors are Cpu's, not Autodiff<Cpu>'s (bindings/js_tensor.hpp KILN_JS_NO_AUTODIFF).
+    expect(kiln.backendInfo().backend).toBe('cpu');
+    const stateHint = /: kiln-dl\/inference runs models on the inner backend and records no graph, as Burn's inference does; gradients and training are kiln-dl's: import \{ init \} from 'kiln-dl'$/;
+    kiln.tidy(() => {
+      const x = kiln.Tensor.fromData([[1, -2], [0.5, 4]]);
+      expect(x.isRequireGrad).toBe(false);
+      expectKilnError(kiln, () => x.requireGrad(), 'State', new RegExp(`^requireGrad${stateHint.source}`));
+      expectKilnError(kiln, () => x.mul(x).sum().backward(), 'State', new RegExp(`^backward${stateHint.source}`));
+      expect(x.detach().toArray()).toEqual([[1, -2], [0.5, 4]]);
+      expect(x.setRequireGrad(false).toArray()).toEqual([[1, -2], [0.5, 4]]);
+      // norm, var and einsum (written for Autodiff<Cpu> in the engine: run here on an untracked
+      // one), by hand: |(3, 4)| = 5; var([1, 2, 3, 4]) = 5/3 (correction 1); x·xᵀ.
+      expect(kiln.Tensor.fromData([3, 4]).norm().item()).toBeCloseTo(5, 6);
+      expect(kiln.Tensor.fromData([1, 2, 3, 4]).var().item()).toBeCloseTo(5 / 3, 6);
+      expect(kiln.Tensor.einsum('ij,kj->ik', x, x).toArray()).toEqual([[5, -7.5], [-7.5, 16.25]]);
+      // A kiln.Param is a tensor there too (its requiresGrad flag is kept, as Burn's Param's).
+      const p = new kiln.Param(kiln.Tensor.fromData([2, 3]));
+      expect(p.requiresGrad).toBe(true);
+      expect(p.mul(p).toArray()).toEqual([4, 9]);
+      p.dispose();
+    });
+    // A model with dropout: on a backend without autodiff dropout is the identity (Burn's rule,
+    // kiln/nn/dropout.hpp), so train() and eval() give the same output, and it equals kiln-dl's
+    // eval-mode forward (which runs the model's valid() copy on Cpu) bit for bit.
+    const spec = { layers: [{ type: 'linear', dInput: 8, dOutput: 16 }, { type: 'relu' },
+      { type: 'dropout', prob: 0.5 }, { type: 'linear', dInput: 16, dOutput: 3 }] };
+    const trainer = await main.init();
+    const reference = trainer.nn.sequential(spec, { seed: 5 });
+    reference.eval();
+    const want = trainer.tidy(() => reference.forward(trainer.Tensor.fromData(INPUT)).toArray());
+    const model = kiln.nn.sequential(spec);
+    model.loadSafetensors(reference.saveSafetensors());
+    reference.dispose();
+    model.train();
+    expect(kiln.tidy(() => model.forward(kiln.Tensor.fromData(INPUT)).toArray())).toEqual(want);
+    model.eval();
+    expect(kiln.tidy(() => model.forward(kiln.Tensor.fromData(INPUT)).toArray())).toEqual(want);
+    model.dispose();
     expect(kiln.memory().tensors).toBe(0);
   });
 

@@ -9,7 +9,8 @@ export class TensorAutodiff extends TensorReduce {
   /**
    * Marks this tensor, IN PLACE, as a leaf whose gradient backward() computes (PyTorch's
    * requires_grad_(), Burn's require_grad); returns this. On an op output: keeps its
-   * gradient too (retain_grad). @throws `DType` unless float32.
+   * gradient too (retain_grad). @throws `DType` unless float32; `State` under kiln-dl/inference,
+   *   whose engine runs on the inner backend and records no graph (Burn's inference backend).
    */
   requireGrad(): this {
     return this._setRequireGrad(true, 'requireGrad');
@@ -47,7 +48,8 @@ export class TensorAutodiff extends TensorReduce {
    * `{retainGraph: true}` (PyTorch's retain_graph=True) the graph is kept, so a later
    * backward() through it works (each call returns its own Gradients; nothing accumulates).
    * @throws `Shape` unless exactly one element; `State` if nothing requires gradients or
-   *   the graph was already released; `Type` for a non-boolean retainGraph.
+   *   the graph was already released (always under kiln-dl/inference, which records no graph);
+   *   `Type` for a non-boolean retainGraph.
    */
   backward(options?: { retainGraph?: boolean }): Gradients {
     const op = 'backward';

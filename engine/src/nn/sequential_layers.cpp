@@ -6,9 +6,13 @@
 // type list in messages), then every other layer of kiln/kiln.hpp in its order.
 // The webgpu engine (KILN_BACKEND_WGPU, CMake KILN_WASM_BACKEND=webgpu) registers them for
 // Wgpu and Autodiff<Wgpu> instead, every layer of the full engine.
+// kiln-dl/inference's engine (KILN_JS_NO_AUTODIFF, CMakeLists.txt: its own copy of this TU)
+// runs models on Cpu only, without autodiff.
 #if defined(KILN_BACKEND_WGPU)
 #define KILN_SEQUENTIAL_BACKENDS ::kiln::Wgpu, ::kiln::Autodiff<::kiln::Wgpu>
 #include "kiln/wgpu/wgpu.hpp"
+#elif defined(KILN_JS_NO_AUTODIFF)
+#define KILN_SEQUENTIAL_BACKENDS ::kiln::Cpu
 #else
 #define KILN_SEQUENTIAL_BACKENDS ::kiln::Cpu, ::kiln::Autodiff<::kiln::Cpu>
 #endif
