@@ -12,6 +12,7 @@
 #include <set>
 #include <tuple>
 
+#include "kiln/config/value.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/io.hpp"
 #include "kiln/core/str_cat.hpp"
@@ -21,8 +22,9 @@ namespace kiln::record {
 
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::json;  // the SAX parser's types; the header's value is a config::Value
 using OrderedJson = nlohmann::ordered_json;
+using config::Value;
 
 constexpr std::string_view kReadOp = "read_safetensors";
 constexpr std::string_view kMetadataKey = "__metadata__";
@@ -92,19 +94,19 @@ float bits_float(std::uint32_t u) {
 // ---------------------------------------------------------------- header parsing
 
 /// A short description of a JSON value for error messages.
-std::string describe(const Json& v) {
-  std::string text = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+std::string describe_value(const Value& v) {
+  std::string text = v.dump();
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   switch (v.type()) {
-    case Json::value_t::object:
+    case Value::Type::Object:
       return str_cat("the object ", text);
-    case Json::value_t::array:
+    case Value::Type::Array:
       return str_cat("the array ", text);
-    case Json::value_t::string:
+    case Value::Type::String:
       return str_cat("the string ", text);
-    case Json::value_t::boolean:
+    case Value::Type::Boolean:
       return str_cat("the boolean ", text);
-    case Json::value_t::null:
+    case Value::Type::Null:
       return "null";
     default:
       return str_cat("the number ", text);
@@ -112,51 +114,54 @@ std::string describe(const Json& v) {
 }
 
 /// A non-negative JSON integer, or nothing (negative, fractional, too large, not a number).
-std::optional<std::uint64_t> as_u64(const Json& v) {
-  if (v.is_number_unsigned()) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() >= 0) {
-    return static_cast<std::uint64_t>(v.get<std::int64_t>());
-  }
+std::optional<std::uint64_t> as_u64(const Value& v) {
+  if (v.is_number_unsigned()) return v.get_uint();
+  if (v.is_number_integer() && v.get_int() >= 0) return static_cast<std::uint64_t>(v.get_int());
   return std::nullopt;
 }
 
-/// Builds the header's JSON value through nlohmann's SAX interface, in one pass and in
-/// time linear in the header's size: it rejects, as they are read, input nested deeper than
-/// kMaxHeaderDepth (before any recursive code, such as dump(), could see it), a key repeated
-/// in the same object (nlohmann would keep the last; the reference reader rejects it) and a
-/// top-level object with more keys than the tensor cap allows. (The parse callback used
-/// before rescanned the whole top-level object after each entry: quadratic in the number
-/// of tensors, 43 s for 40,000 of them.)
+/// Builds the header's value (a config::Value, the engine's one JSON tree) from nlohmann's SAX
+/// events, in one pass and in time linear in the header's size (up to a log factor): it
+/// rejects, as they are read, input nested deeper than kMaxHeaderDepth (before any recursive
+/// code, such as dump(), could see it), a key repeated in the same object (nlohmann's DOM
+/// would keep the last; the reference reader rejects it) and a top-level object with more keys
+/// than the tensor cap allows. An object's members are gathered in the input's order and sorted
+/// into its Value once, when it closes (a Value object keeps its keys sorted: inserting each in
+/// place would be quadratic in the number of tensors).
 class HeaderBuilder {
  public:
   HeaderBuilder(std::string_view source, std::uint64_t max_tensors, std::uint64_t& work)
       : source_(source), max_tensors_(max_tensors), work_(work) {}
 
-  bool null() { return add(Json(nullptr)); }
-  bool boolean(bool v) { return add(Json(v)); }
-  bool number_integer(Json::number_integer_t v) { return add(Json(v)); }
-  bool number_unsigned(Json::number_unsigned_t v) { return add(Json(v)); }
-  bool number_float(Json::number_float_t v, const std::string&) { return add(Json(v)); }
-  bool string(std::string& v) { return add(Json(std::move(v))); }
+  bool null() { return add(Value()); }
+  bool boolean(bool v) { return add(Value(v)); }
+  bool number_integer(Json::number_integer_t v) { return add(Value(static_cast<std::int64_t>(v))); }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return add(Value(static_cast<std::uint64_t>(v)));
+  }
+  bool number_float(Json::number_float_t v, const std::string&) {
+    return add(Value(static_cast<double>(v)));
+  }
+  bool string(std::string& v) { return add(Value(std::move(v))); }
   bool binary(Json::binary_t&) { return fail_with("the header is not valid JSON"); }
-  bool start_object(std::size_t) { return open(Json::object()); }
-  bool start_array(std::size_t) { return open(Json::array()); }
+  bool start_object(std::size_t) { return open(Value::object()); }
+  bool start_array(std::size_t) { return open(Value::array()); }
   bool end_object() { return close(); }
   bool end_array() { return close(); }
 
   bool key(std::string& k) {
     ++work_;
-    Json& object = *stack_.back();
-    // std::map: O(log n) per lookup.
-    if (object.contains(k)) {
+    Frame& object = stack_.back();
+    // std::set: O(log n) per lookup.
+    if (!object.seen.insert(k).second) {
       return fail_with(stack_.size() == 1
                            ? str_cat("the header repeats the key ", in_quotes(k))
                            : str_cat(in_quotes(top_key_), ": repeats the field ", in_quotes(k)));
     }
     if (stack_.size() == 1) {
       // "__metadata__" is not a tensor: one key more than the cap is allowed for it.
-      const std::uint64_t tensors = object.size() - (object.contains(kMetadataKey) ? 1 : 0) +
-                                    (k == kMetadataKey ? 0 : 1);
+      const std::uint64_t tensors =
+          object.seen.size() - (object.seen.count(std::string(kMetadataKey)) ? 1 : 0);
       if (tensors > max_tensors_) {
         limit_ = true;
         return fail_with(str_cat("the header lists more than ", max_tensors_,
@@ -164,7 +169,7 @@ class HeaderBuilder {
       }
       top_key_ = k;
     }
-    next_ = &object[std::move(k)];
+    object.key = std::move(k);
     return true;
   }
 
@@ -177,7 +182,7 @@ class HeaderBuilder {
   }
 
   /// The parsed value; throws the first problem met (FormatError, or LimitError for a cap).
-  Json take(bool parsed) {
+  Value take(bool parsed) {
     if (!problem_.empty() || !parsed) {
       const std::string message =
           str_cat(kReadOp, ": ", source_, ": ",
@@ -189,49 +194,55 @@ class HeaderBuilder {
   }
 
  private:
+  struct Frame {
+    Value value;      // arrays: the elements so far; objects: empty until closed
+    std::string key;  // objects: the key of the next value
+    std::vector<std::pair<std::string, Value>> members;  // objects, in the input's order
+    std::set<std::string> seen;                          // objects: the keys so far
+  };
+
   bool fail_with(std::string problem) {
     if (problem_.empty()) problem_ = std::move(problem);
     return false;  // stops the parse
   }
 
-  /// Stores `v` where the parse is: the root, the pending key's slot or the open array's end.
-  Json* place(Json&& v) {
+  /// Stores `v` where the parse is: the root, the pending key's member or the open array's end.
+  bool add(Value&& v) {
     ++work_;
     if (stack_.empty()) {
       root_ = std::move(v);
-      return &root_;
+    } else if (Frame& parent = stack_.back(); parent.value.is_array()) {
+      parent.value.push_back(std::move(v));
+    } else {
+      parent.members.emplace_back(std::move(parent.key), std::move(v));
     }
-    Json& parent = *stack_.back();
-    if (parent.is_array()) {
-      parent.push_back(std::move(v));
-      return &parent.back();
-    }
-    *next_ = std::move(v);
-    return next_;
-  }
-  bool add(Json&& v) {
-    place(std::move(v));
     return true;
   }
-  bool open(Json&& container) {
+  bool open(Value&& container) {
     if (stack_.size() >= kMaxHeaderDepth) {
       return fail_with(str_cat("the header nests arrays and objects more than ", kMaxHeaderDepth,
                                " levels deep (a SafeTensors header needs 3)"));
     }
-    stack_.push_back(place(std::move(container)));
+    stack_.push_back(Frame{std::move(container), {}, {}, {}});
     return true;
   }
   bool close() {
+    Frame& f = stack_.back();
+    if (f.value.is_object()) {
+      std::sort(f.members.begin(), f.members.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [k, v] : f.members) f.value[k] = std::move(v);  // appends: keys ascend
+    }
+    Value done = std::move(f.value);
     stack_.pop_back();
-    return true;
+    return add(std::move(done));
   }
 
   std::string_view source_;
   std::uint64_t max_tensors_;
   std::uint64_t& work_;
-  Json root_;
-  std::vector<Json*> stack_;  // the open containers, outermost first
-  Json* next_ = nullptr;      // the slot of the last key read
+  Value root_;
+  std::vector<Frame> stack_;  // the open containers, outermost first
   std::string top_key_;       // the last key of the outermost object
   std::string problem_;
   bool limit_ = false;
@@ -241,7 +252,7 @@ class HeaderBuilder {
 /// first one as the end of the input, so a NUL-padded header, which the reference reader
 /// rejects, would pass) and a byte-order mark (the reference reader rejects it too), then
 /// builds the value with HeaderBuilder.
-Json parse_header(std::string_view text, std::string_view source, std::uint64_t max_tensors,
+Value parse_header(std::string_view text, std::string_view source, std::uint64_t max_tensors,
                   std::uint64_t& work) {
   const std::size_t nul = text.find('\0');
   if (nul != std::string_view::npos) {
@@ -269,13 +280,13 @@ struct Entry {
   std::uint64_t end;
 };
 
-SafetensorsDType parse_dtype(const Json& entry, std::string_view key, std::string_view source) {
-  const auto it = entry.find("dtype");
-  if (it == entry.end()) fail_key(source, key, "missing \"dtype\"");
+SafetensorsDType parse_dtype(const Value& entry, std::string_view key, std::string_view source) {
+  const Value* it = entry.find("dtype");
+  if (!it) fail_key(source, key, "missing \"dtype\"");
   if (!it->is_string()) {
-    fail_key(source, key, str_cat("dtype must be a string, got ", describe(*it)));
+    fail_key(source, key, str_cat("dtype must be a string, got ", describe_value(*it)));
   }
-  const auto& name = it->get_ref<const std::string&>();
+  const std::string& name = it->get_string();
   for (const auto& i : kDTypes) {
     if (i.name == name) return i.dtype;
   }
@@ -290,16 +301,16 @@ SafetensorsDType parse_dtype(const Json& entry, std::string_view key, std::strin
   fail_key(source, key, str_cat("unknown dtype ", in_quotes(name)));
 }
 
-Shape parse_shape(const Json& entry, std::string_view key, std::string_view source) {
-  const auto it = entry.find("shape");
-  if (it == entry.end()) fail_key(source, key, "missing \"shape\"");
+Shape parse_shape(const Value& entry, std::string_view key, std::string_view source) {
+  const Value* it = entry.find("shape");
+  if (!it) fail_key(source, key, "missing \"shape\"");
   const auto bad = [&] {
     fail_key(source, key,
-             str_cat("shape must be an array of non-negative integers, got ", describe(*it)));
+             str_cat("shape must be an array of non-negative integers, got ", describe_value(*it)));
   };
   if (!it->is_array()) bad();
   std::vector<std::int64_t> dims;
-  for (const auto& d : *it) {
+  for (const Value& d : it->items()) {
     const auto v = as_u64(d);
     if (!v) bad();
     if (*v > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
@@ -315,10 +326,10 @@ Shape parse_shape(const Json& entry, std::string_view key, std::string_view sour
   return Shape(dims);
 }
 
-std::pair<std::uint64_t, std::uint64_t> parse_offsets(const Json& entry, std::string_view key,
+std::pair<std::uint64_t, std::uint64_t> parse_offsets(const Value& entry, std::string_view key,
                                                       std::string_view source) {
-  const auto it = entry.find("data_offsets");
-  if (it == entry.end()) fail_key(source, key, "missing \"data_offsets\"");
+  const Value* it = entry.find("data_offsets");
+  if (!it) fail_key(source, key, "missing \"data_offsets\"");
   std::optional<std::uint64_t> begin, end;
   if (it->is_array() && it->size() == 2) {
     begin = as_u64((*it)[0]);
@@ -327,19 +338,19 @@ std::pair<std::uint64_t, std::uint64_t> parse_offsets(const Json& entry, std::st
   if (!begin || !end) {
     fail_key(source, key,
              str_cat("data_offsets must be [begin, end], two non-negative integers, got ",
-                     describe(*it)));
+                     describe_value(*it)));
   }
   return {*begin, *end};
 }
 
-Entry parse_entry(const std::string& key, const Json& entry, std::uint64_t data_size,
+Entry parse_entry(const std::string& key, const Value& entry, std::uint64_t data_size,
                   std::string_view source) {
   if (!entry.is_object()) {
     fail_key(
         source, key,
-        str_cat("expected an object with dtype, shape and data_offsets, got ", describe(entry)));
+        str_cat("expected an object with dtype, shape and data_offsets, got ", describe_value(entry)));
   }
-  for (const auto& [field, value] : entry.items()) {
+  for (const std::string& field : entry.keys()) {
     if (field != "dtype" && field != "shape" && field != "data_offsets") {
       fail_key(source, key,
                str_cat("unknown field ", in_quotes(field),
@@ -615,28 +626,32 @@ SafetensorsFile read_safetensors(std::span<const std::uint8_t> bytes, std::strin
                               static_cast<std::size_t>(header_size));
   std::uint64_t& work = last_read_work;
   work = 0;
-  const Json header = parse_header(text, source, limits.max_tensors, work);
+  const Value header = parse_header(text, source, limits.max_tensors, work);
   if (!header.is_object()) {
-    fail(source, str_cat("the header must be a JSON object, got ", describe(header)));
+    fail(source, str_cat("the header must be a JSON object, got ", describe_value(header)));
   }
 
   const std::uint64_t data_size = available - header_size;
   const std::uint8_t* data = bytes.data() + 8 + header_size;
   SafetensorsFile file;
   std::vector<Entry> entries;
-  for (const auto& [key, value] : header.items()) {
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    const std::string& key = header.keys()[i];
+    const Value& value = header.items()[i];
     ++work;
     if (key == kMetadataKey) {
       if (!value.is_object()) {
-        fail_key(source, key, str_cat("must be an object of strings, got ", describe(value)));
+        fail_key(source, key, str_cat("must be an object of strings, got ", describe_value(value)));
       }
-      for (const auto& [name, text_value] : value.items()) {
+      for (std::size_t j = 0; j < value.size(); ++j) {
+        const std::string& name = value.keys()[j];
+        const Value& text_value = value.items()[j];
         if (!text_value.is_string()) {
           fail_key(source, key,
                    str_cat("must be an object of strings: ", in_quotes(name), " is ",
-                           describe(text_value)));
+                           describe_value(text_value)));
         }
-        file.metadata.emplace(name, text_value.get<std::string>());
+        file.metadata.emplace(name, text_value.get_string());
       }
       continue;
     }
