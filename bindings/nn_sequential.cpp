@@ -1,4 +1,5 @@
-// Models in JS: the Embind class RawModel over nn::Sequential<Autodiff<Cpu>> built from the
+// Models in JS: the Embind class RawModel over nn::Sequential<AD> (Autodiff<Cpu>; Cpu in
+// kiln-dl/inference's engine, js_tensor.hpp) built from the
 // C++ JSON spec (snake_case; bindings/js/nn.ts translates the package's camelCase), its
 // forward in training and inference mode, records (SafeTensors bytes with PyTorch's keys),
 // parameters and the summary; plus the tensor helpers of train_common.hpp.

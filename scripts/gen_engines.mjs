@@ -41,7 +41,8 @@ async function surface(name) {
 
 const full = await surface('kiln');
 const core = await surface('kiln-core');
-// kiln-dl/inference's engine: the core engine's objects without the training TUs.
+// kiln-dl/inference's engine: the core engine's binding TUs without the training ones, compiled
+// without autodiff (KILN_JS_NO_AUTODIFF); the same entry points and layer types otherwise.
 const inference = await surface('kiln-core-inference');
 const notInCore = inference.functions.filter((f) => !core.functions.includes(f));
 if (notInCore.length) throw new Error(`gen_engines: inference entry points missing from the core engine: ${notInCore.join(', ')}`);

@@ -46,7 +46,10 @@ export interface BackendInfo {
    * SIMD (f32x4.relaxed_madd)".
    */
   buildReason: string;
-  /** The engine backend of float tensors: "autodiff<cpu>", or "autodiff<webgpu>" (InitOptions.backend). */
+  /**
+   * The engine backend of float tensors: "autodiff<cpu>", or "autodiff<webgpu>" (InitOptions.backend);
+   * "cpu" under kiln-dl/inference, whose tensors record no graph.
+   */
   backend: string;
   /**
    * The GPU adapter the webgpu backend runs on ("google swiftshader ...": GPUAdapterInfo's

@@ -86,9 +86,10 @@ export function installEngineGaps(raw: RawModule, engine: LoadedEngine): void {
 
 /**
  * kiln-dl/inference's engine (kiln-core-inference.wasm) is the core engine without the binding
- * TUs only training calls (CMakeLists.txt KILN_TRAIN_BINDINGS). Its API never calls them; should
- * a change ever reach one, it is a stub throwing KilnError `State` that points to kiln-dl rather
- * than a TypeError. Call after installEngineGaps.
+ * TUs only training calls (CMakeLists.txt KILN_TRAIN_BINDINGS) and without autodiff (no tGrad,
+ * tGradRemove, tGradReplace: Tensor.grad and its kin reach them only with a Gradients, which
+ * that engine never makes). Should a call ever reach one, it is a stub throwing KilnError
+ * `State` that points to kiln-dl rather than a TypeError. Call after installEngineGaps.
  */
 export function installInferenceGaps(raw: RawModule): void {
   const m = raw as unknown as Record<string, unknown>;

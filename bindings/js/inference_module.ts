@@ -23,15 +23,15 @@ import { installTensor } from './tensor/install.js';
  * (those are in kiln-dl's init()), on the inner backend: as Burn runs inference on `B`
  * rather than `Autodiff<B>` (`model.valid()`), its tensors record no graph
  * (`backendInfo().backend` is 'cpu'; `requireGrad()` and `backward()` throw `State` naming
- * kiln-dl; `noGrad(fn)` just runs fn), and a model's dropout is the identity and batch norm
- * uses its running statistics in train() mode as in eval(). Otherwise members behave as kiln-dl's.
+ * kiln-dl; `noGrad(fn)` just runs fn; kiln.Gradients throws `State`), and a model's dropout is
+ * the identity in train() mode as in eval(). Otherwise members behave as kiln-dl's.
  */
 export type KilnInference = Pick<Kiln,
   'Tensor' | 'KilnError' | 'Module' | 'Param' | 'activation' | 'tidy' | 'keep' | 'dispose' |
   'noGrad' | 'memory' | 'seed' | 'backendInfo' | 'setNumThreads' | 'loadDeferred' | 'nn'>;
 
 /** kiln-dl's members that kiln-dl/inference leaves out (KilnInference above). */
-export const TRAINING_ONLY = ['loss', 'optim', 'data', 'metrics', 'Learner', 'io'] as const;
+export const TRAINING_ONLY = ['loss', 'optim', 'data', 'metrics', 'Learner', 'io', 'Gradients'] as const;
 
 /**
  * Makes each member of TRAINING_ONLY a non-enumerable getter that throws KilnError `State`
@@ -45,7 +45,7 @@ function installTrainingGaps(kiln: Record<string, unknown>): void {
       enumerable: false,
       get() {
         throw new KilnError('State', `kiln.${name}: not part of kiln-dl/inference, which runs trained models; ` +
-          `training (kiln.loss, kiln.optim, kiln.data, kiln.metrics, kiln.Learner) and kiln.io are in kiln-dl: ` +
+          `training (kiln.loss, kiln.optim, kiln.data, kiln.metrics, kiln.Learner, gradients) and kiln.io are in kiln-dl: ` +
           `import { init } from 'kiln-dl'`);
       },
     });

@@ -129,7 +129,7 @@ describe.skipIf(!hasCore)(`kiln-dl/inference on the core engine${hasCore ? '' : 
     // Absent, and each access says where it is (KilnError State naming kiln-dl, not a TypeError
     // on undefined); not enumerable, so listing or spreading kiln reads none of them.
     const keys = Object.keys(kiln);
-    for (const name of ['Learner', 'optim', 'loss', 'data', 'io', 'metrics']) {
+    for (const name of ['Learner', 'optim', 'loss', 'data', 'io', 'metrics', 'Gradients']) {
       expect(keys).not.toContain(name);
       expectKilnError(kiln, () => kiln[name], 'State',
         new RegExp(`^kiln\\.${name}: not part of kiln-dl/inference, which runs trained models; .*import \\{ init \\} from 'kiln-dl'$`));

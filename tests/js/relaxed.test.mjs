@@ -89,7 +89,7 @@ describe('scripts/relax_wasm.mjs', () => {
     const simd = scanSplit('kiln-core');
     expect(simd).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
     expect(relaxed.primary.functions).toBe(simd.primary.functions);
-    // kiln-dl/inference's engine (the same objects without the training TUs), split for inference
+    // kiln-dl/inference's engine (the core binding TUs without the training ones, no autodiff), split for inference
     const inference = scanSplit('kiln-core-inference-relaxed');
     expect(inference.primary.relaxedMadd).toBeGreaterThanOrEqual(12);
     expect(inference.relaxedMadd).toBe(relaxed.relaxedMadd);

@@ -1,7 +1,7 @@
 // The layer registry of nn::Sequential, filled here: the one TU that defines
 // KILN_SEQUENTIAL_BACKENDS, so that each KILN_REGISTER_LAYER line of a layer header adds its
 // entry to the registry and instantiates its builders for the engine's backends (Cpu and
-// Autodiff<Cpu>). The registry's order is the order in which this TU meets the
+// Autodiff<Cpu>; Cpu only in kiln-dl/inference's engine, below). The registry's order is the order in which this TU meets the
 // registrations: the built-in types first, in their historical order (the order of the
 // type list in messages), then every other layer of kiln/kiln.hpp in its order.
 // The webgpu engine (KILN_BACKEND_WGPU, CMake KILN_WASM_BACKEND=webgpu) registers them for
