@@ -181,8 +181,8 @@ JsTensor model_forward(const JsModel& m, const JsTensor& x) {
     }
     return js_from_activation(out);
 #else
-    // The model is on the inner backend already (Burn's inference: dropout is the identity
-    // there and batch norm uses its running statistics, in either mode).
+    // The model is on the inner backend already (Burn's inference): the same forward in
+    // either mode (dropout is the identity on a backend without autodiff).
     return js_from_activation(s.model.forward_any(std::move(input)));
 #endif
   });

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "kiln/config/value.hpp"
+#include "kiln/config/value_builder.hpp"
 #include "kiln/core/error.hpp"
 #include "kiln/core/io.hpp"
 #include "kiln/core/str_cat.hpp"
@@ -120,48 +121,60 @@ std::optional<std::uint64_t> as_u64(const Value& v) {
   return std::nullopt;
 }
 
-/// Builds the header's value (a config::Value, the engine's one JSON tree) from nlohmann's SAX
-/// events, in one pass and in time linear in the header's size (up to a log factor): it
-/// rejects, as they are read, input nested deeper than kMaxHeaderDepth (before any recursive
-/// code, such as dump(), could see it), a key repeated in the same object (nlohmann's DOM
-/// would keep the last; the reference reader rejects it) and a top-level object with more keys
-/// than the tensor cap allows. An object's members are gathered in the input's order and sorted
-/// into its Value once, when it closes (a Value object keeps its keys sorted: inserting each in
-/// place would be quadratic in the number of tensors).
+/// Builds the header's value from nlohmann's SAX events with config::ValueBuilder (the engine's
+/// one JSON tree, config::Value, built as config::parse builds it: each object's members sorted
+/// once, when it closes), in one pass and in time linear in the header's size (up to a log
+/// factor). Before handing an event on, it rejects, as they are read, input nested deeper than
+/// kMaxHeaderDepth (before any recursive code, such as dump(), could see it), a key repeated in
+/// the same object (nlohmann's DOM would keep the last; the reference reader rejects it) and a
+/// top-level object with more keys than the tensor cap allows, with SafeTensors' own messages;
+/// the builder's limits are then never the first to trip.
 class HeaderBuilder {
  public:
   HeaderBuilder(std::string_view source, std::uint64_t max_tensors, std::uint64_t& work)
-      : source_(source), max_tensors_(max_tensors), work_(work) {}
+      : source_(source), max_tensors_(max_tensors), work_(work), builder_(source, kNoLimits) {}
 
-  bool null() { return add(Value()); }
-  bool boolean(bool v) { return add(Value(v)); }
-  bool number_integer(Json::number_integer_t v) { return add(Value(static_cast<std::int64_t>(v))); }
+  bool null() { builder_.null(); return counted(); }
+  bool boolean(bool v) { builder_.boolean(v); return counted(); }
+  bool number_integer(Json::number_integer_t v) {
+    builder_.integer(static_cast<std::int64_t>(v));
+    return counted();
+  }
   bool number_unsigned(Json::number_unsigned_t v) {
-    return add(Value(static_cast<std::uint64_t>(v)));
+    builder_.unsigned_integer(static_cast<std::uint64_t>(v));
+    return counted();
   }
   bool number_float(Json::number_float_t v, const std::string&) {
-    return add(Value(static_cast<double>(v)));
+    builder_.number(static_cast<double>(v));
+    return counted();
   }
-  bool string(std::string& v) { return add(Value(std::move(v))); }
+  bool string(std::string& v) { builder_.string(std::move(v)); return counted(); }
   bool binary(Json::binary_t&) { return fail_with("the header is not valid JSON"); }
-  bool start_object(std::size_t) { return open(Value::object()); }
-  bool start_array(std::size_t) { return open(Value::array()); }
-  bool end_object() { return close(); }
-  bool end_array() { return close(); }
+  bool start_object(std::size_t) {
+    if (!open()) return false;
+    builder_.start_object();
+    return counted();
+  }
+  bool start_array(std::size_t) {
+    if (!open()) return false;
+    builder_.start_array();
+    return counted();
+  }
+  bool end_object() { seen_.pop_back(); builder_.end_object(); return true; }
+  bool end_array() { seen_.pop_back(); builder_.end_array(); return true; }
 
   bool key(std::string& k) {
     ++work_;
-    Frame& object = stack_.back();
-    // std::set: O(log n) per lookup.
-    if (!object.seen.insert(k).second) {
-      return fail_with(stack_.size() == 1
+    // The open object's keys so far (std::set: O(log n) per lookup).
+    std::set<std::string>& seen = seen_.back();
+    if (!seen.insert(k).second) {
+      return fail_with(seen_.size() == 1
                            ? str_cat("the header repeats the key ", in_quotes(k))
                            : str_cat(in_quotes(top_key_), ": repeats the field ", in_quotes(k)));
     }
-    if (stack_.size() == 1) {
+    if (seen_.size() == 1) {
       // "__metadata__" is not a tensor: one key more than the cap is allowed for it.
-      const std::uint64_t tensors =
-          object.seen.size() - (object.seen.count(std::string(kMetadataKey)) ? 1 : 0);
+      const std::uint64_t tensors = seen.size() - (seen.count(std::string(kMetadataKey)) ? 1 : 0);
       if (tensors > max_tensors_) {
         limit_ = true;
         return fail_with(str_cat("the header lists more than ", max_tensors_,
@@ -169,7 +182,7 @@ class HeaderBuilder {
       }
       top_key_ = k;
     }
-    object.key = std::move(k);
+    builder_.key(std::move(k));
     return true;
   }
 
@@ -190,60 +203,41 @@ class HeaderBuilder {
       if (limit_) throw LimitError(message);
       throw FormatError(message);
     }
-    return std::move(root_);
+    return builder_.take();
   }
 
  private:
-  struct Frame {
-    Value value;      // arrays: the elements so far; objects: empty until closed
-    std::string key;  // objects: the key of the next value
-    std::vector<std::pair<std::string, Value>> members;  // objects, in the input's order
-    std::set<std::string> seen;                          // objects: the keys so far
-  };
+  /// The header's own checks come first; the builder's caps are out of their way.
+  static constexpr config::ParseLimits kNoLimits{std::numeric_limits<std::size_t>::max(),
+                                                 std::numeric_limits<std::size_t>::max(),
+                                                 std::numeric_limits<std::size_t>::max(),
+                                                 "SafetensorsLimits"};
 
   bool fail_with(std::string problem) {
     if (problem_.empty()) problem_ = std::move(problem);
     return false;  // stops the parse
   }
-
-  /// Stores `v` where the parse is: the root, the pending key's member or the open array's end.
-  bool add(Value&& v) {
+  /// One more value read (a scalar or a container), for safetensors_last_read_work.
+  bool counted() {
     ++work_;
-    if (stack_.empty()) {
-      root_ = std::move(v);
-    } else if (Frame& parent = stack_.back(); parent.value.is_array()) {
-      parent.value.push_back(std::move(v));
-    } else {
-      parent.members.emplace_back(std::move(parent.key), std::move(v));
-    }
     return true;
   }
-  bool open(Value&& container) {
-    if (stack_.size() >= kMaxHeaderDepth) {
+  /// A container opens: refused past kMaxHeaderDepth.
+  bool open() {
+    if (seen_.size() >= kMaxHeaderDepth) {
       return fail_with(str_cat("the header nests arrays and objects more than ", kMaxHeaderDepth,
                                " levels deep (a SafeTensors header needs 3)"));
     }
-    stack_.push_back(Frame{std::move(container), {}, {}, {}});
+    seen_.emplace_back();  // an array's set stays empty
     return true;
-  }
-  bool close() {
-    Frame& f = stack_.back();
-    if (f.value.is_object()) {
-      std::sort(f.members.begin(), f.members.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
-      for (auto& [k, v] : f.members) f.value[k] = std::move(v);  // appends: keys ascend
-    }
-    Value done = std::move(f.value);
-    stack_.pop_back();
-    return add(std::move(done));
   }
 
   std::string_view source_;
   std::uint64_t max_tensors_;
   std::uint64_t& work_;
-  Value root_;
-  std::vector<Frame> stack_;  // the open containers, outermost first
-  std::string top_key_;       // the last key of the outermost object
+  config::ValueBuilder builder_;
+  std::vector<std::set<std::string>> seen_;  // per open container, outermost first
+  std::string top_key_;                      // the last key of the outermost object
   std::string problem_;
   bool limit_ = false;
 };
