@@ -32,6 +32,10 @@ namespace kiln::cpu::gemm {
 bool madd_is_relaxed() noexcept;
 }  // namespace kiln::cpu::gemm
 
+// Bindings run once per call from JS, not per element or per op (their work is Embind's val
+// calls): optimized for size in the engine a page loads (issue 17); the op path keeps -O3.
+#define KILN_JS_SIZE __attribute__((minsize))
+
 namespace kiln_js {
 
 namespace {
@@ -64,7 +68,7 @@ void check_dtype(const char* op, const JsTensor& t, kiln::DType dtype) {
   }
 }
 
-kiln::Shape shape_from_js(const val& shape, const char* op) {
+KILN_JS_SIZE kiln::Shape shape_from_js(const val& shape, const char* op) {
   if (!val::global("Array").call<bool>("isArray", shape)) {
     kiln::throw_error<kiln::TypeError>(op, ": shape must be an array of integers, got ",
                                        shape.typeOf().as<std::string>());
@@ -89,7 +93,7 @@ kiln::Shape shape_from_js(const val& shape, const char* op) {
   return kiln::Shape(dims);
 }
 
-std::int64_t int_from_js(const val& value, const char* op, const char* what) {
+KILN_JS_SIZE std::int64_t int_from_js(const val& value, const char* op, const char* what) {
   const bool integer = value.typeOf().as<std::string>() == "number" &&
                        val::global("Number").call<bool>("isSafeInteger", value);
   if (!integer) {
@@ -99,7 +103,7 @@ std::int64_t int_from_js(const val& value, const char* op, const char* what) {
   return static_cast<std::int64_t>(value.as<double>());
 }
 
-std::vector<std::int64_t> ints_from_js(const val& array, const char* op, const char* what) {
+KILN_JS_SIZE std::vector<std::int64_t> ints_from_js(const val& array, const char* op, const char* what) {
   if (!val::global("Array").call<bool>("isArray", array)) {
     kiln::throw_error<kiln::TypeError>(op, ": ", what, " must be an array of integers, got ",
                                        array.typeOf().as<std::string>());
@@ -123,13 +127,13 @@ std::vector<std::int64_t> ints_from_js(const val& array, const char* op, const c
   return out;
 }
 
-val shape_to_js(const kiln::Shape& shape) {
+KILN_JS_SIZE val shape_to_js(const kiln::Shape& shape) {
   val out = val::array();
   for (std::size_t i = 0; i < shape.rank(); ++i) out.set(i, static_cast<double>(shape[i]));
   return out;
 }
 
-std::string without_cpp_prefix(std::string_view message) {
+KILN_JS_SIZE std::string without_cpp_prefix(std::string_view message) {
   for (;;) {
     // One leading token: [A-Z][A-Za-z0-9]* then either `::member` or a name ending in
     // "Config", then ": ".
@@ -163,7 +167,7 @@ thread_local PendingError t_pending;
 thread_local int t_guarded_depth = 0;
 }  // namespace
 
-void set_pending_error(std::string_view code, const char* message) noexcept {
+KILN_JS_SIZE void set_pending_error(std::string_view code, const char* message) noexcept {
   try {
     t_pending.code = code;
     t_pending.message = message;
@@ -178,7 +182,7 @@ int& guarded_depth() noexcept { return t_guarded_depth; }
 
 /// The pending error as {code, message}, cleared (null if none): called by the JS wrapper
 /// after an entry point returned with the slot set.
-val take_error() {
+KILN_JS_SIZE val take_error() {
   if (!t_pending.set) return val::null();
   val out = val::object();
   out.set("code", t_pending.code);
@@ -190,7 +194,7 @@ val take_error() {
   return out;
 }
 
-Prim primitive_from_js(const val& data, const kiln::Shape& shape, kiln::DType dtype) {
+KILN_JS_SIZE Prim primitive_from_js(const val& data, const kiln::Shape& shape, kiln::DType dtype) {
   const auto n = static_cast<std::size_t>(shape.num_elements());
   // Copies the JS values into `out` through a view used at once (no allocation in between).
   auto copy_into = [&](auto* out) { val(emscripten::typed_memory_view(n, out)).call<void>("set", data); };
@@ -256,7 +260,7 @@ double gradients_size(const Gradients& g) { return static_cast<double>(g.size())
 
 /// data: a typed array of the dtype's JS type (Float32Array, Int32Array, Uint8Array of
 /// 0/1) with shape's product of elements (the package's JS layer converts anything else).
-JsTensor from_typed_array(val data, val shape, int dtype_code) {
+KILN_JS_SIZE JsTensor from_typed_array(val data, val shape, int dtype_code) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
     const kiln::Shape s = shape_from_js(shape, "fromData");
@@ -272,7 +276,7 @@ JsTensor from_typed_array(val data, val shape, int dtype_code) {
 }
 
 /// op: the JS factory's name for messages (zeros, ones, full, zerosLike, ...).
-JsTensor create_full(val shape, double value, int dtype_code, const std::string& op) {
+KILN_JS_SIZE JsTensor create_full(val shape, double value, int dtype_code, const std::string& op) {
   return guarded([&] {
     const kiln::DType dtype = dtype_from_int(dtype_code);
     const kiln::Shape s = shape_from_js(shape, op.c_str());
@@ -302,13 +306,13 @@ JsTensor create_random(val shape, int kind, double a, double b, int dtype_code,
   });
 }
 
-JsTensor create_arange(double start, double end, double step, int dtype_code) {
+KILN_JS_SIZE JsTensor create_arange(double start, double end, double step, int dtype_code) {
   return guarded([&] {
     return JsTensor(InnerOps::arange(start, end, step, dtype_from_int(dtype_code), {}));
   });
 }
 
-JsTensor create_eye(double n, double m, int dtype_code) {
+KILN_JS_SIZE JsTensor create_eye(double n, double m, int dtype_code) {
   return guarded([&] {
     for (double v : {n, m}) {
       if (!(v >= 0 && v <= 2147483647.0) || std::floor(v) != v) {
@@ -323,7 +327,7 @@ JsTensor create_eye(double n, double m, int dtype_code) {
   });
 }
 
-void set_seed(double s) {
+KILN_JS_SIZE void set_seed(double s) {
   guarded([&] {
     if (!(s >= 0) || std::floor(s) != s || s > 9007199254740991.0) {
       kiln::throw_error<kiln::ValueError>("seed: expected an integer >= 0, got ", s);
@@ -354,7 +358,7 @@ val data_sync(const JsTensor& t) {
 }
 
 /// Burn's Display of the tensor; precision < 0: shortest round-trip form.
-std::string to_string(const JsTensor& t, int precision) {
+KILN_JS_SIZE std::string to_string(const JsTensor& t, int precision) {
   return guarded([&] {
     std::string out;
     const kiln::TensorData data = InnerOps::into_data(t.primitive());
@@ -374,7 +378,7 @@ bool is_grad_enabled() { return g_grad_enabled; }
 
 // ---- module info
 
-val memory() {
+KILN_JS_SIZE val memory() {
   const kiln::MemoryStats s = kiln::memory_stats();
   const struct mallinfo mi = mallinfo();
   val out = val::object();
@@ -401,7 +405,7 @@ void set_num_threads(int n) {
   guarded([&] { kiln::set_num_threads(n); });
 }
 
-val backend_info() {
+KILN_JS_SIZE val backend_info() {
   val out = val::object();
   const std::string arch(kiln::Cpu::simd_arch());
   out.set("simd", arch != "scalar" && !arch.empty());
