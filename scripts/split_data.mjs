@@ -305,7 +305,14 @@ export function farBackReferences(objects, buildDir) {
  *     exactly N + offset and the bytes after it, so its first and last byte go to `exact`,
  *     which names their objects without the WINDOW of folded indices (an index would be an
  *     `i32.add` under the load, not a constant).
- * Returns { any, exact }: the constants of the general rule, and the exact accesses.
+ *   - the base of a scaled index, `(i32.add (i32.shl x (i32.const k)) (i32.const N))` in either
+ *     order: it stays in `any` (the window of folded indices before an object still applies), but
+ *     unless N also appears some other way it is left out of `ends`, the constants that may be
+ *     one past an object's end (moveData): a table indexed forward from N reads the object that
+ *     starts at N, not the one that ends there (the kept itoa table __pow10_32 kept the
+ *     libc++ regex messages' table that ends where it starts, and the messages: 0.7 KB gzip).
+ * Returns { any, exact, ends }: the constants of the general rule, the exact accesses, and the
+ * constants that can name the object ending there.
  */
 export function codeConstants(file, features) {
   const text = execFileSync('wasm-dis', [file, ...features], { maxBuffer: 1 << 30 }).toString();
@@ -325,6 +332,10 @@ export function codeConstants(file, features) {
   }
   const out = new Set();
   const exact = new Set();
+  // constants seen other than as the base of a scaled index (see above), and the open
+  // i32.add nodes' operands: { consts: [N...], shl: a `(i32.shl ... (i32.const k))` operand, kids }
+  const plain = new Set();
+  const adds = new Map();
   // The node open at each indentation (binaryen prints one level per space), and the direct
   // children of each open call_indirect: [{ value }] for a `(i32.const N)` line, null otherwise.
   const open = [];
@@ -336,7 +347,12 @@ export function codeConstants(file, features) {
     calls.delete(node);
     const last = kids.at(-1);
     const deferredCall = last != null && deferredSlots.has(last.value);
-    for (const k of kids) if (k && !deferredCall) out.add(k.value);
+    for (const k of kids) {
+      if (k && !deferredCall) {
+        out.add(k.value);
+        plain.add(k.value);
+      }
+    }
   };
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n];
@@ -346,6 +362,11 @@ export function codeConstants(file, features) {
     while (open.length > indent) {
       const node = open.pop();
       if (node !== undefined && calls.has(node)) finish(node);
+      if (node !== undefined && adds.has(node)) {
+        const a = adds.get(node);
+        adds.delete(node);
+        if (!(a.shl && a.kids === 2 && a.consts.length === 1)) for (const c of a.consts) plain.add(c);
+      }
     }
     const opens = line.trimStart().startsWith('(');
     const parent = open[indent - 1];
@@ -354,6 +375,12 @@ export function codeConstants(file, features) {
     const head = parent === undefined ? undefined : heads.get(parent);
     const index = head === undefined ? -1 : head.kids++;
     const access = lone && index === 0 ? ACCESS.exec(head.text) : null;
+    const add = parent === undefined ? undefined : adds.get(parent);
+    if (add && opens) {
+      add.kids++;
+      if (lone) add.consts.push(Number(lone[1]) >>> 0);
+      else if (/^\s*\(i32\.shl$/.test(line)) add.shl = true;
+    }
     if (lone && child) {
       calls.get(parent).push({ value: Number(lone[1]) >>> 0 });
     } else if (lone && head && COMPARISON.test(head.text)) {
@@ -364,20 +391,30 @@ export function codeConstants(file, features) {
       const width = narrow ? Number(narrow) / 8 : WIDTH[type];
       exact.add(at);
       exact.add((at + width - 1) >>> 0); // its last byte (the next unit's, if it crosses)
-      if (offset) out.add(Number(offset) >>> 0);
+      if (offset) {
+        out.add(Number(offset) >>> 0);
+        plain.add(Number(offset) >>> 0);
+      }
     } else {
       if (child) calls.get(parent).push(null);
-      for (const m of line.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) out.add(Number(m[1] ?? m[2]) >>> 0);
+      for (const m of line.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) {
+        const v = Number(m[1] ?? m[2]) >>> 0;
+        out.add(v);
+        // (a lone operand of an i32.add is decided when the add closes)
+        if (!(lone && add)) plain.add(v);
+      }
     }
     if (opens) {
       open.length = indent + 1;
       open[indent] = n;
       heads.set(n, { text: line.trimStart(), kids: 0 });
       if (/^\s*\(call_indirect\b/.test(line)) calls.set(n, []);
+      if (/^\s*\(i32\.add$/.test(line)) adds.set(n, { consts: [], shl: false, kids: 0 });
     }
   }
   for (const node of calls.keys()) finish(node);
-  return { any: out, exact };
+  for (const a of adds.values()) for (const c of a.consts) plain.add(c);
+  return { any: out, exact, ends: plain };
 }
 // Heads of the nodes whose lone constant operands codeConstants reads closely.
 const COMPARISON = /^\(i32\.(?:eq|ne|[lg][te]_[su])$/;
@@ -443,11 +480,12 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
     if (!units[j].object.strings) keep(j);
     else if (!(keptFrom.get(j) <= a)) keptFrom.set(j, a);
   };
-  const { any: constants, exact } = codeConstants(primary, features);
+  const { any: constants, exact, ends } = codeConstants(primary, features);
   for (const [file, flags] of alsoReaching) {
     const more = codeConstants(file, flags);
     for (const a of more.any) constants.add(a);
     for (const a of more.exact) exact.add(a);
+    for (const a of more.ends) ends.add(a);
   }
   for (const a of exact) if (a >= lo && a < hi) keepAt(a);
   // A constant one past an object's end keeps that object: code that walks a table backwards
@@ -456,7 +494,7 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
   // review found this with clang -O2 and std::find over reverse iterators).
   // Not a string's piece: its end is where the next string starts, which every literal names.
   const endingAt = new Map(units.flatMap((u, j) => (u.object.strings ? [] : [[u.end, j]])));
-  for (const a of constants) if (endingAt.has(a)) keep(endingAt.get(a));
+  for (const a of ends) if (endingAt.has(a)) keep(endingAt.get(a));
   // The first unit starting after a (binary search).
   const after = (a) => {
     let l = 0;

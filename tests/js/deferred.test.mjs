@@ -106,19 +106,29 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
         (drop (i32.load (i32.add (i32.const 3000) (local.get $i))))
         (drop (i32.load offset=6000 (local.get $i)))
         (call $g (i32.const 7000))
+        (drop (i32.load (i32.add (i32.shl (local.get $i) (i32.const 2)) (i32.const 8000))))
+        (drop (i32.load (i32.add (i32.const 9000) (i32.shl (local.get $i) (i32.const 3)))))
+        (drop (i32.load (i32.add (i32.shl (local.get $i) (i32.const 2)) (i32.const 9000))))
         (i32.ne (local.get $i) (i32.const 2000)))
       (func $g (param i32)))`;
     const dir = mkdtempSync(join(tmpdir(), 'kiln-split-data-'));
     try {
       writeFileSync(join(dir, 'm.wat'), wat);
       execFileSync('wasm-as', [join(dir, 'm.wat'), '-o', join(dir, 'm.wasm')]);
-      const { any, exact } = codeConstants(join(dir, 'm.wasm'), []);
+      const { any, exact, ends } = codeConstants(join(dir, 'm.wasm'), []);
       // exact accesses, first and last byte: the 2-byte load at 1000 + 8, the 4-byte store at 5000 + 4
       expect([...exact].sort((a, b) => a - b)).toEqual([1008, 1009, 5004, 5007]);
       // the general rule: an address added to an index, a stored value, a call's operand, an offset
       for (const a of [3000, 4000, 6000, 7000, 4, 8]) expect(any.has(a), String(a)).toBe(true);
       // neither the compared constant nor the exact addresses themselves
       for (const a of [2000, 1000, 5000]) expect(any.has(a), String(a)).toBe(false);
+      // the base of a scaled index (8000) is in the general rule but not among the constants that
+      // may be one past an object's end (moveData's end rule), unless it also appears another
+      // way: 9000 is a base twice, 3000 an address added to an unscaled index
+      expect(any.has(8000)).toBe(true);
+      expect(ends.has(8000)).toBe(false);
+      expect(ends.has(9000)).toBe(false);
+      for (const a of [3000, 4000, 6000, 7000, 4, 8]) expect(ends.has(a), String(a)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -148,9 +158,10 @@ __attribute__((export_name("last_match"))) int last_match(int key) {
       const objects = mapObjects(readFileSync(join(dir, 'rev.map'), 'utf8'), 'rev.map');
       const table = objects.find((o) => o.name.endsWith('(.rodata.table)'));
       const features = ['--enable-bulk-memory'];
-      const { any } = codeConstants(join(dir, 'rev.wasm'), features);
+      const { any, ends } = codeConstants(join(dir, 'rev.wasm'), features);
       expect(any.has(table.start)).toBe(false); // the case: only compared with
       expect(any.has(table.end)).toBe(true); // the walk starts one past its end
+      expect(ends.has(table.end)).toBe(true);
       writeFileSync(join(dir, 'p.wasm'), readFileSync(join(dir, 'rev.wasm')));
       moveData({ mapFile: join(dir, 'rev.map'), buildDir: dir, primary: join(dir, 'p.wasm'), deferred: join(dir, 'def.wasm'), features });
       // The initial module alone (the deferred one never instantiated) still finds 150 in the table.
