@@ -37,6 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
 import { checkTouched, moveData, replaceData, sectionsOf } from './split_data.mjs';
+import { slotImports } from './split_slots.mjs';
 import { stubPlaceholders } from './split_stubs.mjs';
 import { reorderFunctions } from './reorder_wasm.mjs';
 
@@ -46,7 +47,7 @@ const work = join(root, 'build', 'split');
 const force = process.argv.includes('--force');
 const FEATURES = ['--enable-simd', '--enable-exception-handling', '--enable-bulk-memory', '--enable-sign-ext',
   '--enable-mutable-globals', '--enable-nontrapping-float-to-int'];
-const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs', 'split_data.mjs', 'split_stubs.mjs', 'reorder_wasm.mjs'].map((f) => join(root, 'scripts', f));
+const scripts = ['split_wasm.mjs', 'split_profile.mjs', 'relax_wasm.mjs', 'split_data.mjs', 'split_stubs.mjs', 'split_slots.mjs', 'reorder_wasm.mjs'].map((f) => join(root, 'scripts', f));
 
 // Each engine is split for a workload of scripts/split_profile.mjs: the package's main entry
 // (dist/index.js, node.js) loads kiln-core.wasm or kiln.wasm, split for a page that trains;
@@ -178,6 +179,10 @@ for (const e of ENGINES) {
       }
       rmSync(s);
     }
+    // 4b. the functions only the deferred module calls: reached through table slots, not exports
+    // (scripts/split_slots.mjs), in both initial modules alike
+    const slots = slotImports({ primaries: [primary, ...(relaxed ? [outputs[2]] : [])], deferred, unsplit });
+    console.log(`[build] split ${base}: ${slots.moved} functions the deferred module calls in table slots from ${slots.slot} instead of exports`);
     // 5. the data only deferred functions use moves to the deferred module (scripts/split_data.mjs):
     // what either primary module's code reaches stays (the relaxed build's code differs from the
     // SIMD128 build's beyond its FMAs: madd_is_relaxed() names another string)

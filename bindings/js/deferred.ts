@@ -6,8 +6,9 @@
 // (installPlaceholders, before the engine's constructors run) from the stubs
 // scripts/split_stubs.mjs leaves in those slots: a call of one instantiates the deferred module
 // with the primary's exports as imports ({primary: Module.asm}: memory, table, stack pointer,
-// exception tag, functions), which writes its functions into the shared table, and calls the
-// slot again. It is done once per instance; later calls of cached slots find it loaded and go on.
+// exception tag, functions; the functions only it calls are in table slots, which it imports
+// as "#<slot>": scripts/split_slots.mjs), which writes its functions into the shared table, and
+// calls the slot again. It is done once per instance; later calls of cached slots find it loaded and go on.
 //
 // Where the bytes come from: in Node, the file beside the engine (read synchronously); in a
 // browser, a synchronous request (a worker reads an ArrayBuffer; a page's main thread, where
@@ -61,7 +62,7 @@ export function deferredLoader(source: DeferredSource | null, moduleOpts: Loader
     if (loaded) return;
     if (!source) throw fail('this engine has no deferred module');
     try {
-      new WebAssembly.Instance(new WebAssembly.Module(source.readSync() as BufferSource), { primary: module.asm as WebAssembly.ModuleImports });
+      new WebAssembly.Instance(new WebAssembly.Module(source.readSync() as BufferSource), { primary: primaryImports(module.asm) });
     } catch (err) {
       throw fail(err);
     }
@@ -91,7 +92,7 @@ export function deferredLoader(source: DeferredSource | null, moduleOpts: Loader
         if (!module.asm) throw new KilnError('State', 'loadDeferred: the engine is not initialized');
         // Compiled asynchronously (the slow part), instantiated at once: no await between the
         // `loaded` check and its setting, so a trampoline call cannot load it a second time.
-        new WebAssembly.Instance(compiled, { primary: module.asm as WebAssembly.ModuleImports });
+        new WebAssembly.Instance(compiled, { primary: primaryImports(module.asm) });
         loaded = true;
       })().catch((err) => {
         loading = null;
@@ -101,6 +102,19 @@ export function deferredLoader(source: DeferredSource | null, moduleOpts: Loader
     },
   };
   return { options, control };
+}
+
+/**
+ * The deferred module's imports from the initial module: its exports (`asm`), and for an import
+ * named "#<slot>" (scripts/split_slots.mjs: a function only the deferred module calls), the
+ * function in that slot of the engine's table.
+ */
+export function primaryImports(asm: Record<string, unknown> | undefined): WebAssembly.ModuleImports {
+  const exports = asm ?? {};
+  const table = Object.values(exports).find((v): v is WebAssembly.Table => v instanceof WebAssembly.Table);
+  return new Proxy(exports, {
+    get: (target, key) => (typeof key === 'string' && key.startsWith('#') && table ? table.get(Number(key.slice(1))) : target[key as string]),
+  }) as WebAssembly.ModuleImports;
 }
 
 /** The bytes at `url`, synchronously, in a browser page or worker. */

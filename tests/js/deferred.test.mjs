@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { deferredLoader, installPlaceholders } from '../../dist/deferred.js';
+import { deferredLoader, installPlaceholders, primaryImports } from '../../dist/deferred.js';
 import { finishModule } from '../../dist/module.js';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { elementSegments, functionImports, stubSlots } from '../../scripts/split_stubs.mjs';
 import { reorderFunctions } from '../../scripts/reorder_wasm.mjs';
+import { exportsOf } from '../../scripts/split_slots.mjs';
 
 const dist = (f) => new URL(`../../dist/${f}`, import.meta.url);
 const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
@@ -47,6 +48,38 @@ describe('the shipped split', () => {
     expect(deferred.filter((i) => i.module === 'primary').map((i) => i.kind)).toEqual(expect.arrayContaining(['memory', 'table', 'tag', 'function']));
     // The threaded build is not split.
     expect(existsSync(dist('kiln-mt.deferred.wasm'))).toBe(false);
+  });
+
+  it('the deferred module imports the initial module\'s functions it calls by table slot, which the initial module fills', () => {
+    // scripts/split_slots.mjs: no export per such function; "#<slot>" imports, answered by
+    // deferred.ts's primaryImports from the table, whose slot the initial module's element
+    // segment fills with a function of the import's type.
+    for (const base of ['kiln-core', 'kiln-core-inference', 'kiln']) {
+      const deferredBytes = readFileSync(dist(`${base}.deferred.wasm`));
+      const bySlot = functionImports(deferredBytes).filter((i) => i.module === 'primary' && i.name.startsWith('#'));
+      expect(bySlot.length, base).toBeGreaterThan(300);
+      for (const variant of [base, `${base}-relaxed`]) {
+        const bytes = readFileSync(dist(`${variant}.wasm`));
+        const filled = new Map();
+        for (const { offset, funcs } of elementSegments(bytes)) funcs.forEach((f, k) => filled.set(offset + k, f));
+        for (const i of bySlot) expect(filled.has(Number(i.name.slice(1))), `${variant} ${i.name}`).toBe(true);
+        // what stays exported: the glue's names and the stubs, no function only the deferred module reads
+        const exported = new Set(exportsOf(bytes).map((e) => e.name));
+        const byName = functionImports(deferredBytes).filter((i) => i.module === 'primary' && !i.name.startsWith('#'));
+        for (const i of byName) expect(exported.has(i.name), `${variant} ${i.name}`).toBe(true);
+        expect(exported.size, variant).toBeLessThan(bySlot.length);
+      }
+    }
+    // The imports object: an export by its name; "#<slot>" the table's function in that slot.
+    const table = new WebAssembly.Table({ initial: 3, element: 'anyfunc' });
+    const { exports: fns } = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0,
+      1, 5, 1, 96, 0, 1, 127, 3, 2, 1, 0, 7, 5, 1, 1, 102, 0, 0, 10, 6, 1, 4, 0, 65, 42, 11])));
+    table.set(2, fns.f);
+    const imports = primaryImports({ V: table, S: fns.f });
+    expect(imports.S).toBe(fns.f);
+    expect(imports['#2']).toBe(fns.f);
+    expect(imports['#2']()).toBe(42);
+    expect(imports['#1']).toBe(null);
   });
 });
 
