@@ -12,6 +12,17 @@
 
 #include "cpu/gemm/micro_kernel.hpp"
 
+// Loops that run at a matrix's edges only (odd rows, zero padding, the kc tail, arbitrary
+// strides): kept as plain loops (no vectorized copy with its run-time checks, no unrolling),
+// which makes each Pack instantiation several KB smaller in the WebAssembly a page loads
+// (issue 17); the loops every full panel runs (rows_to_columns' vector body, the row-major B
+// panel copy) are untouched.
+#if defined(__clang__)
+#define KILN_EDGE_LOOP _Pragma("clang loop vectorize(disable) interleave(disable) unroll(disable)")
+#else
+#define KILN_EDGE_LOOP
+#endif
+
 namespace kiln::cpu::gemm {
 
 template <class Arch>
@@ -59,6 +70,7 @@ void Pack<Arch>::a_block(std::size_t mc, std::size_t kc, const float* a, std::pt
       for (; i < rows; ++i) {
         const float* row = src + static_cast<std::ptrdiff_t>(i) * rs;
         float* dst = out + i;
+        KILN_EDGE_LOOP
         for (std::size_t p = 0; p < kc; ++p) dst[p * MR] = row[p];
       }
     } else if (rs == 1) {
@@ -72,11 +84,13 @@ void Pack<Arch>::a_block(std::size_t mc, std::size_t kc, const float* a, std::pt
       for (std::size_t p = 0; p < kc; ++p) {
         const float* col = src + static_cast<std::ptrdiff_t>(p) * cs;
         float* dst = out + p * MR;
+        KILN_EDGE_LOOP
         for (std::size_t i = 0; i < rows; ++i) dst[i] = col[static_cast<std::ptrdiff_t>(i) * rs];
       }
     }
     if (rows < MR) {
       for (std::size_t p = 0; p < kc; ++p) {
+        KILN_EDGE_LOOP
         for (std::size_t i = rows; i < MR; ++i) out[p * MR + i] = 0.0f;
       }
     }
@@ -130,6 +144,7 @@ void Pack<Arch>::rows_to_columns(const float* src, std::ptrdiff_t rs, std::size_
       }
     }
   }
+  KILN_EDGE_LOOP
   for (; p < kc; ++p) {
     for (std::size_t r = 0; r < R; ++r)
       dst[p * S + r] = src[static_cast<std::ptrdiff_t>(r) * rs + p];
@@ -167,10 +182,12 @@ void Pack<Arch>::b_block(std::size_t kc, std::size_t nc, const float* b, std::pt
       for (; j < cols; ++j) {
         const float* col = src + static_cast<std::ptrdiff_t>(j) * cs;
         float* dst = out + j;
+        KILN_EDGE_LOOP
         for (std::size_t p = 0; p < kc; ++p) dst[p * NR] = col[p];
       }
       if (cols < NR) {
         for (std::size_t p = 0; p < kc; ++p) {
+          KILN_EDGE_LOOP
           for (std::size_t j = cols; j < NR; ++j) out[p * NR + j] = 0.0f;
         }
       }
@@ -179,7 +196,9 @@ void Pack<Arch>::b_block(std::size_t kc, std::size_t nc, const float* b, std::pt
         const float* row = src + static_cast<std::ptrdiff_t>(p) * rs;
         float* dst = out + p * NR;
         std::size_t j = 0;
+        KILN_EDGE_LOOP
         for (; j < cols; ++j) dst[j] = row[static_cast<std::ptrdiff_t>(j) * cs];
+        KILN_EDGE_LOOP
         for (; j < NR; ++j) dst[j] = 0.0f;
       }
     }
@@ -188,3 +207,5 @@ void Pack<Arch>::b_block(std::size_t kc, std::size_t nc, const float* b, std::pt
 }
 
 }  // namespace kiln::cpu::gemm
+
+#undef KILN_EDGE_LOOP
