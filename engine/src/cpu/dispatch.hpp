@@ -21,6 +21,16 @@
 #include "core/apart.hpp"
 #include "cpu/simd_compat.hpp"
 
+// Before a loop that finishes what a vector loop left (fewer elements than a vector holds): it
+// stays a plain loop. Clang cannot know its trip count is that short and would otherwise
+// vectorize and unroll it, with run-time overlap checks, in every instantiation (several KB
+// of the WebAssembly a page loads; issue 17) for code that never runs a vector iteration.
+#if defined(__clang__)
+#define KILN_TAIL_LOOP _Pragma("clang loop vectorize(disable) interleave(disable) unroll(disable)")
+#else
+#define KILN_TAIL_LOOP
+#endif
+
 namespace kiln::cpu {
 
 #if defined(__EMSCRIPTEN__)

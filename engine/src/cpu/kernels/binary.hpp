@@ -299,6 +299,7 @@ inline void run(const T* a, bool av, const T* b, bool bv, T* out, std::int64_t n
     }
     // The tail element by element: the vector ops are exact IEEE / integer operations, so
     // the scalar form gives bit-identical results (and short broadcast runs stay cheap).
+    KILN_TAIL_LOOP
     for (; i < n; ++i) out[i] = Fn::template scalar<Arch>(a[av ? i : 0], b[bv ? i : 0]);
   } else {
     if (av && bv) {

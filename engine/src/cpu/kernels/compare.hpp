@@ -76,6 +76,7 @@ inline void run(const T* a, bool av, const T* b, bool bv, std::uint8_t* out, std
     return;
   }
   // The tail element by element (an IEEE comparison gives the same answer either way).
+  KILN_TAIL_LOOP
   for (; i < n; ++i) out[i] = Fn::template scalar<Arch>(a[av ? i : 0], b[bv ? i : 0]);
 }
 
@@ -164,6 +165,7 @@ void BoolNot::operator()(Arch, const std::uint8_t* x, std::uint8_t* out, std::si
   const std::size_t n_vec = n - n % W;
   std::size_t i = 0;
   for (; i < n_vec; i += W) (Batch::load_unaligned(x + i) ^ Batch(1)).store_unaligned(out + i);
+  KILN_TAIL_LOOP
   for (; i < n; ++i) out[i] = static_cast<std::uint8_t>(x[i] ^ 1u);
 }
 
@@ -223,6 +225,7 @@ void Where<T>::operator()(Arch, const Plan<3>& plan, const T* x, const std::uint
            vv ? Batch::load_unaligned(vs + i) : v_splat)
           .store_unaligned(o + i);
     }
+    KILN_TAIL_LOOP
     for (; i < n; ++i) o[i] = ms[mv ? i : 0] ? vs[vv ? i : 0] : xs[xv ? i : 0];
   });
 }

@@ -202,6 +202,7 @@ double accumulate_row(const float* x, std::size_t n) noexcept {
     t2 = A::apply(t2, static_cast<double>(x[k + 2]));
     t3 = A::apply(t3, static_cast<double>(x[k + 3]));
   }
+  KILN_TAIL_LOOP
   for (; k < n; ++k) t0 = A::apply(t0, static_cast<double>(x[k]));
   return A::apply(total, A::apply(A::apply(t0, t1), A::apply(t2, t3)));
 }
@@ -383,6 +384,7 @@ void AccumulateI32<IsProd>::operator()(Arch, const std::int32_t* x, std::size_t 
           s2 += xo[k + 2];
           s3 += xo[k + 3];
         }
+        KILN_TAIL_LOOP
         for (; k < n; ++k) s0 += xo[k];
         dst[0] = (s0 + s1) + (s2 + s3);
       } else {
@@ -469,6 +471,7 @@ void Extremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std::si
         C::extremum(C::extremum(a0, a1), C::extremum(a2, a3)).store_aligned(lanes);
         for (std::size_t j = 0; j < W; ++j) best = C::better(lanes[j], best) ? lanes[j] : best;
       }
+      KILN_TAIL_LOOP
       for (; k < n; ++k) best = C::better(row[k], best) ? row[k] : best;
       out[o] = best;
     }
@@ -489,6 +492,7 @@ void Extremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std::si
         for (; i + W <= len; i += W) {
           C::extremum(B::load_unaligned(d + i), B::load_unaligned(row + i)).store_unaligned(d + i);
         }
+        KILN_TAIL_LOOP
         for (; i < len; ++i) d[i] = C::better(row[i], d[i]) ? row[i] : d[i];
       }
     }
@@ -585,6 +589,7 @@ void ArgExtremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std:
           }
         }
       }
+      KILN_TAIL_LOOP
       for (; k < n; ++k) {
         const bool b = C::better(row[k], best);
         best = b ? row[k] : best;
@@ -620,6 +625,7 @@ void ArgExtremum<T, IsMax>::operator()(Arch, const T* x, std::size_t outer, std:
           xsimd::select(m, cur, best).store_unaligned(v + i);
           xsimd::select(C::index_mask(m), kk, I::load_unaligned(idx + i)).store_unaligned(idx + i);
         }
+        KILN_TAIL_LOOP
         for (; i < len; ++i) {
           const bool b = C::better(row[i], v[i]);
           v[i] = b ? row[i] : v[i];
@@ -658,6 +664,7 @@ void centered_sums_row(const float* x, std::size_t n, float m, double& s1,
     s1 += static_cast<double>(simd::reduce_add(d0 + d1));
     s2 += static_cast<double>(simd::reduce_add(q0 + q1));
   }
+  KILN_TAIL_LOOP
   for (; k < n; ++k) {
     const double d = static_cast<double>(x[k] - m);
     s1 += d;
@@ -876,6 +883,7 @@ void AnyAll<T, IsAll>::operator()(Arch, const T* x, std::size_t outer, std::size
             const B f = B::load_aligned(flag + i);
             (IsAll ? xsimd::select(nz, f, zero) : xsimd::select(nz, one, f)).store_aligned(flag + i);
           }
+          KILN_TAIL_LOOP
           for (; i < len; ++i) {
             if (IsAll ? row[i] == T(0) : row[i] != T(0)) flag[i] = T(IsAll ? 0 : 1);
           }

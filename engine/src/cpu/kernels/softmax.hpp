@@ -48,6 +48,7 @@ void SoftmaxLastDimF32::operator()(Arch, const float* x, float* out, std::size_t
     std::size_t i = 0;
     for (; i < n_vec; i += W) vmax = xsimd::max(vmax, Batch::load_unaligned(xr + i));
     float m = simd::reduce_max(vmax);
+    KILN_TAIL_LOOP
     for (; i < n; ++i) m = xr[i] > m ? xr[i] : m;
     const Batch vm(m);
 
@@ -92,6 +93,7 @@ void SoftmaxLastDimF32::operator()(Arch, const float* x, float* out, std::size_t
       for (i = 0; i < n_vec; i += W) {
         (Batch::load_unaligned(outr + i) * vinv).store_unaligned(outr + i);
       }
+      KILN_TAIL_LOOP
       for (; i < n; ++i) outr[i] *= inv;
     } else {
       // A +inf entry makes the row nan (inf - inf), as PyTorch; the count would hide it.
@@ -100,6 +102,7 @@ void SoftmaxLastDimF32::operator()(Arch, const float* x, float* out, std::size_t
       for (i = 0; i < n_vec; i += W) {
         ((Batch::load_unaligned(xr + i) - vm) - vlse).store_unaligned(outr + i);
       }
+      KILN_TAIL_LOOP
       for (; i < n; ++i) outr[i] = (xr[i] - m) - lse;
     }
   }
