@@ -6,15 +6,16 @@
 //   node scripts/split_wasm.mjs [--force]      (run by scripts/build.sh after the JS layer is built)
 //
 // For each engine profile (kiln-core, kiln) that CMake linked, and each workload (ENGINES below):
-//   1. The unsplit module: em++ -sSPLIT_MODULE leaves dist/<name>.wasm.orig beside an instrumented
-//      dist/<name>.wasm; it is moved to build/split/<name>.wasm (kept for size reports).
+//   1. The unsplit module: the link writes dist/<name>.wasm; a module that is not yet split (it
+//      exports no stub, scripts/split_stubs.mjs) is moved to build/split/<name>.wasm (kept for
+//      size reports).
 //   2. Profile: `wasm-split --instrument`, then scripts/split_profile.mjs runs a page's workload on
 //      the instrumented module through the package's Node entry and writes which functions ran.
 //   3. Split: the functions that ran stay in dist/<name>.wasm (the primary module); every other
 //      function moves to dist/<name>.deferred.wasm and its table slot holds a placeholder
 //      import until the deferred module is instantiated (bindings/js/deferred.ts loads it on the
 //      first call of a placeholder and writes the real functions into the shared table).
-//   4. The relaxed-SIMD build (build/wasm[-core]-relaxed/relaxed/<name>.wasm.orig, prototype
+//   4. The relaxed-SIMD build (build/wasm[-core]-relaxed/relaxed/<name>.wasm, prototype
 //      f32x4.fma opcodes, which binaryen 108 reads) is split with the SAME list of kept
 //      functions, after checking that its types, imports and function signatures are those of
 //      the SIMD128 module (so function i is the same function in both); its primary half is
@@ -37,8 +38,8 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
 import { checkTouched, moveData, replaceData, sectionsOf } from './split_data.mjs';
-import { slotImports } from './split_slots.mjs';
-import { stubPlaceholders } from './split_stubs.mjs';
+import { exportsOf, slotImports } from './split_slots.mjs';
+import { STUB_PREFIX, stubPlaceholders } from './split_stubs.mjs';
 import { reorderFunctions } from './reorder_wasm.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -91,11 +92,12 @@ let did = 0;
 mkdirSync(work, { recursive: true });
 for (const e of ENGINES) {
   const glue = join(dist, `${e.name}.mjs`);
-  const fresh = join(dist, `${e.name}.wasm.orig`);
+  const fresh = join(dist, `${e.name}.wasm`);
   const unsplit = join(work, `${e.name}.wasm`);
-  if (existsSync(fresh)) renameSync(fresh, unsplit);
+  // (a split initial module exports its stubs; what the link wrote exports none)
+  if (existsSync(fresh) && !exportsOf(readFileSync(fresh), fresh).some((x) => x.name.startsWith(STUB_PREFIX))) renameSync(fresh, unsplit);
   if (!existsSync(glue) || !existsSync(unsplit)) continue; // this profile was not built
-  const relaxedOrig = join(e.relaxedDir, `${e.name}.wasm.orig`);
+  const relaxedOrig = join(e.relaxedDir, `${e.name}.wasm`);
   const relaxedProto = join(work, `${e.name}-relaxed.proto.wasm`);
   if (mtime(relaxedOrig) > mtime(relaxedProto)) copyFileSync(relaxedOrig, relaxedProto);
   const relaxed = existsSync(relaxedProto);
