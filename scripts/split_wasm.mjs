@@ -1,7 +1,7 @@
 // Splits each single-thread engine into the module a page loads at init() and a deferred module
 // loaded on first use (issue 17: what a page downloads to train an MLP), with binaryen's
-// wasm-split (Debian's binaryen; the same tool as Emscripten's -sSPLIT_MODULE, whose glue the
-// engines are linked with: CMakeLists.txt).
+// wasm-split (Debian's binaryen; the tool Emscripten's -sSPLIT_MODULE runs, whose glue the engines
+// do not need: the deferred module is loaded by bindings/js/deferred.ts; CMakeLists.txt).
 //
 //   node scripts/split_wasm.mjs [--force]      (run by scripts/build.sh after the JS layer is built)
 //
