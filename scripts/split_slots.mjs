@@ -18,7 +18,7 @@
 //   slotImports({ primaries, deferred, unsplit })   (rewrites the files in place)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { encLeb, leb, sectionsOf } from './split_data.mjs';
-import { elementPayload, elementSegments, STUB_PREFIX, withPayloads } from './split_stubs.mjs';
+import { elementPayload, elementSegments, importsOf, readLimits, readName, STUB_PREFIX, withPayloads } from './split_stubs.mjs';
 
 /** The prefix of a deferred module's import that names a table slot ("#123"). */
 export const SLOT_PREFIX = '#';
@@ -26,20 +26,6 @@ export const SLOT_PREFIX = '#';
 const vec = (items) => [...encLeb(items.length), ...items.flat()];
 const str = (s) => vec([...Buffer.from(s, 'utf8')]);
 
-function readName(b, i) {
-  const [n, start] = leb(b, i);
-  return [b.subarray(start, start + n).toString('utf8'), start + n];
-}
-
-/** Limits at b[i]: [{ flags, min, max }, next]. */
-function readLimits(b, i) {
-  const flags = b[i++];
-  let min;
-  let max = null;
-  [min, i] = leb(b, i);
-  if (flags & 1) [max, i] = leb(b, i);
-  return [{ flags, min, max }, i];
-}
 const limitsBytes = ({ flags, min, max }) => [flags, ...encLeb(min), ...(flags & 1 ? encLeb(max) : [])];
 
 /** The export section's entries: [{ name, kind, index }]. */
@@ -55,30 +41,6 @@ export function exportsOf(b, file = 'module') {
     let index;
     [index, i] = leb(b, i);
     out.push({ name, kind, index });
-  }
-  return out;
-}
-
-/** The import section's entries: [{ module, name, kind, desc (bytes after the kind) }]. */
-function importsOf(b, file) {
-  const sec = sectionsOf(b, file).find((s) => s.id === 2);
-  if (!sec) return [];
-  let [n, i] = leb(b, sec.start);
-  const out = [];
-  while (n-- > 0) {
-    let module;
-    let name;
-    [module, i] = readName(b, i);
-    [name, i] = readName(b, i);
-    const kind = b[i++];
-    const start = i;
-    if (kind === 0) [, i] = leb(b, i); // function: type index
-    else if (kind === 1) [, i] = readLimits(b, i + 1); // table: reftype, limits
-    else if (kind === 2) [, i] = readLimits(b, i); // memory: limits
-    else if (kind === 3) i += 2; // global: valtype, mutability
-    else if (kind === 4) [, i] = leb(b, i + 1); // tag: attribute, type
-    else throw new Error(`split_slots: ${file}: an import of unknown kind ${kind}`);
-    out.push({ module, name, kind, desc: [...b.subarray(start, i)] });
   }
   return out;
 }

@@ -29,7 +29,7 @@ export const STUB_PREFIX = '~';
 /** The value types a stub's name spells, by their binary code. */
 const VALTYPE = { 0x7f: 'i', 0x7e: 'j', 0x7d: 'f', 0x7c: 'd', 0x7b: 'v' };
 
-function name(b, i) {
+export function readName(b, i) {
   const [n, start] = leb(b, i);
   return [b.subarray(start, start + n).toString('utf8'), start + n];
 }
@@ -62,40 +62,43 @@ function signatures(b, sec) {
   return out;
 }
 
-/** The function imports of a module: [{ module, name, type }] in function index order. */
-export function functionImports(b, sec = sectionsOf(b).find((s) => s.id === 2)) {
+/** Limits at b[i] (a table's or a memory's): [{ flags, min, max }, next]; max is null when absent. */
+export function readLimits(b, i) {
+  const flags = b[i++];
+  let min;
+  let max = null;
+  [min, i] = leb(b, i);
+  if (flags & 1) [max, i] = leb(b, i);
+  return [{ flags, min, max }, i];
+}
+
+/** The import section's entries: [{ module, name, kind, desc (the bytes after the kind) }]. */
+export function importsOf(b, file = 'module', sec = sectionsOf(b, file).find((s) => s.id === 2)) {
   if (!sec) return [];
   let [n, i] = leb(b, sec.start);
   const out = [];
   while (n-- > 0) {
     let module;
     let field;
-    [module, i] = name(b, i);
-    [field, i] = name(b, i);
+    [module, i] = readName(b, i);
+    [field, i] = readName(b, i);
     const kind = b[i++];
-    if (kind === 0) {
-      let type;
-      [type, i] = leb(b, i);
-      out.push({ module, name: field, type });
-    } else if (kind === 1) { // table: reftype, limits
-      i++;
-      const flags = b[i++];
-      [, i] = leb(b, i);
-      if (flags & 1) [, i] = leb(b, i);
-    } else if (kind === 2) { // memory: limits
-      const flags = b[i++];
-      [, i] = leb(b, i);
-      if (flags & 1) [, i] = leb(b, i);
-    } else if (kind === 3) { // global: valtype, mutability
-      i += 2;
-    } else if (kind === 4) { // tag: attribute, type
-      i++;
-      [, i] = leb(b, i);
-    } else {
-      throw new Error(`split_stubs: an import of unknown kind ${kind}`);
-    }
+    const start = i;
+    if (kind === 0) [, i] = leb(b, i); // function: type index
+    else if (kind === 1) [, i] = readLimits(b, i + 1); // table: reftype, limits
+    else if (kind === 2) [, i] = readLimits(b, i); // memory: limits
+    else if (kind === 3) i += 2; // global: valtype, mutability
+    else if (kind === 4) [, i] = leb(b, i + 1); // tag: attribute, type
+    else throw new Error(`split_stubs: ${file}: an import of unknown kind ${kind}`);
+    out.push({ module, name: field, kind, desc: [...b.subarray(start, i)] });
   }
   return out;
+}
+
+/** The function imports of a module: [{ module, name, type }] in function index order. */
+export function functionImports(b, sec = sectionsOf(b).find((s) => s.id === 2)) {
+  return importsOf(b, 'module', sec).filter((imp) => imp.kind === 0)
+    .map((imp) => ({ module: imp.module, name: imp.name, type: leb(Buffer.from(imp.desc), 0)[0] }));
 }
 
 /**
@@ -153,7 +156,7 @@ export function stubSlots(b, file = 'module') {
     let [n, i] = leb(b, sec.start);
     while (n-- > 0) {
       let field;
-      [field, i] = name(b, i);
+      [field, i] = readName(b, i);
       const kind = b[i++];
       let index;
       [index, i] = leb(b, i);
