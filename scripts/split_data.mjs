@@ -306,7 +306,8 @@ export function farBackReferences(objects, buildDir) {
  *     which names their objects without the WINDOW of folded indices (an index would be an
  *     `i32.add` under the load, not a constant).
  *   - the base of a scaled index, `(i32.add (i32.shl x (i32.const k)) (i32.const N))` in either
- *     order: it stays in `any` (the window of folded indices before an object still applies), but
+ *     order, x not a subtraction or a negative constant: it stays in `any` (the window of folded
+ *     indices before an object still applies), but
  *     unless N also appears some other way it is left out of `ends`, the constants that may be
  *     one past an object's end (moveData): a table indexed forward from N reads the object that
  *     starts at N, not the one that ends there (the kept itoa table __pow10_32 kept the
@@ -336,6 +337,7 @@ export function codeConstants(file, features) {
   // i32.add nodes' operands: { consts: [N...], shl: a `(i32.shl ... (i32.const k))` operand, kids }
   const plain = new Set();
   const adds = new Map();
+  const shlOf = new Map(); // an add's (i32.shl ...) operand node -> that add
   // The node open at each indentation (binaryen prints one level per space), and the direct
   // children of each open call_indirect: [{ value }] for a `(i32.const N)` line, null otherwise.
   const open = [];
@@ -365,7 +367,7 @@ export function codeConstants(file, features) {
       if (node !== undefined && adds.has(node)) {
         const a = adds.get(node);
         adds.delete(node);
-        if (!(a.shl && a.kids === 2 && a.consts.length === 1)) for (const c of a.consts) plain.add(c);
+        if (!(a.shl && !a.backward && a.kids === 2 && a.consts.length === 1)) for (const c of a.consts) plain.add(c);
       }
     }
     const opens = line.trimStart().startsWith('(');
@@ -379,8 +381,15 @@ export function codeConstants(file, features) {
     if (add && opens) {
       add.kids++;
       if (lone) add.consts.push(Number(lone[1]) >>> 0);
-      else if (/^\s*\(i32\.shl$/.test(line)) add.shl = true;
+      else if (/^\s*\(i32\.shl$/.test(line)) {
+        add.shl = true;
+        shlOf.set(n, add);
+      }
     }
+    // the shifted operand of such a shl: a negation or difference (`end[-k]`, `end[i - n]`) or a
+    // negative constant indexes backwards from N, so N keeps the object ending there
+    const shl = parent === undefined ? undefined : shlOf.get(parent);
+    if (shl && opens && index === 0 && (/^\s*\(i32\.sub$/.test(line) || (lone && Number(lone[1]) < 0))) shl.backward = true;
     if (lone && child) {
       calls.get(parent).push({ value: Number(lone[1]) >>> 0 });
     } else if (lone && head && COMPARISON.test(head.text)) {
@@ -495,6 +504,9 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
   // Not a string's piece: its end is where the next string starts, which every literal names.
   const endingAt = new Map(units.flatMap((u, j) => (u.object.strings ? [] : [[u.end, j]])));
   for (const a of ends) if (endingAt.has(a)) keep(endingAt.get(a));
+  // (the objects the rule above no longer keeps because their end is only a scaled index's
+  // base: reported by the build, so that what this exemption moves is seen)
+  const exempt = [...constants].filter((a) => endingAt.has(a) && !ends.has(a)).map((a) => endingAt.get(a));
   // The first unit starting after a (binary search).
   const after = (a) => {
     let l = 0;
@@ -587,8 +599,9 @@ export function moveData({ mapFile, buildDir, primary, deferred, features, alsoR
   for (const f of [primary, deferred]) {
     if (!WebAssembly.validate(readFileSync(f))) throw new Error(`split_data: ${f} does not validate after the data move`);
   }
+  const endExempt = exempt.filter((j) => !kept[j]).map((j) => units[j].object.name);
   return { data, segments: stays.length, moved: movedBytes, kept: mem.length - movedBytes, original: sectionBytes(p, 11),
-    lo, hi, goMask, objects, farKept };
+    lo, hi, goMask, objects, farKept, endExempt };
 }
 
 function sectionBytes(b, id) {

@@ -39,7 +39,7 @@ import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
 import { checkTouched, moveData, replaceData, sectionsOf } from './split_data.mjs';
 import { exportsOf, slotImports } from './split_slots.mjs';
-import { STUB_PREFIX, stubPlaceholders } from './split_stubs.mjs';
+import { functionImports, STUB_PREFIX, stubPlaceholders } from './split_stubs.mjs';
 import { reorderFunctions } from './reorder_wasm.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -94,8 +94,16 @@ for (const e of ENGINES) {
   const glue = join(dist, `${e.name}.mjs`);
   const fresh = join(dist, `${e.name}.wasm`);
   const unsplit = join(work, `${e.name}.wasm`);
-  // (a split initial module exports its stubs; what the link wrote exports none)
-  if (existsSync(fresh) && !exportsOf(readFileSync(fresh), fresh).some((x) => x.name.startsWith(STUB_PREFIX))) renameSync(fresh, unsplit);
+  // (a split initial module exports its stubs, and one that a failed split left behind imports
+  // placeholders; what the link wrote does neither)
+  if (existsSync(fresh)) {
+    const bytes = readFileSync(fresh);
+    if (!exportsOf(bytes, fresh).some((x) => x.name.startsWith(STUB_PREFIX)) &&
+        !functionImports(bytes).some((i) => i.module === 'placeholder')) {
+      renameSync(fresh, unsplit);
+      rmSync(join(work, `${e.name}.instrumented.wasm`), { force: true }); // (a failed run's, of the old link)
+    }
+  }
   if (!existsSync(glue) || !existsSync(unsplit)) continue; // this profile was not built
   const relaxedOrig = join(e.relaxedDir, `${e.name}.wasm`);
   const relaxedProto = join(work, `${e.name}-relaxed.proto.wasm`);
@@ -207,6 +215,9 @@ for (const e of ENGINES) {
     checkTouched(JSON.parse(readFileSync(accesses, 'utf8')), moved, base);
     rmSync(memcheck);
     console.log(`[build] split ${base}: ${stubs.placeholders} placeholder imports -> ${stubs.stubs} stubs (one per signature) in ${stubs.slots.length} table slots`);
+    if (moved.endExempt.length > 0) {
+      console.log(`[build] split ${base}: moved although a scaled index starts where they end (split_data.mjs): ${moved.endExempt.map((n) => n.replace(/^.*\(/, '(')).join(', ')}`);
+    }
     console.log(`[build] split ${base}: ${(moved.moved / 1000).toFixed(1)} KB of data moved to the deferred module, ` +
       `${(moved.kept / 1000).toFixed(1)} KB kept, ${moved.farKept} of them named only by a far-back reference (primary ${kb(before)} -> ${kb(gz(primary))} gzip -9)`);
     if (relaxed) {

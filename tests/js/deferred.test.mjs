@@ -142,6 +142,7 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
         (drop (i32.load (i32.add (i32.shl (local.get $i) (i32.const 2)) (i32.const 8000))))
         (drop (i32.load (i32.add (i32.const 9000) (i32.shl (local.get $i) (i32.const 3)))))
         (drop (i32.load (i32.add (i32.shl (local.get $i) (i32.const 2)) (i32.const 9000))))
+        (drop (i32.load (i32.add (i32.shl (i32.sub (i32.const 0) (local.get $i)) (i32.const 2)) (i32.const 10000))))
         (i32.ne (local.get $i) (i32.const 2000)))
       (func $g (param i32)))`;
     const dir = mkdtempSync(join(tmpdir(), 'kiln-split-data-'));
@@ -161,6 +162,8 @@ describe('the data moved to the deferred module (scripts/split_data.mjs)', () =>
       expect(any.has(8000)).toBe(true);
       expect(ends.has(8000)).toBe(false);
       expect(ends.has(9000)).toBe(false);
+      // ... but a negated (or any subtracted) index reads backwards from its base: 10000 may be an end
+      expect(ends.has(10000)).toBe(true);
       for (const a of [3000, 4000, 6000, 7000, 4, 8]) expect(ends.has(a), String(a)).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
