@@ -18,7 +18,7 @@
 //   slotImports({ primaries, deferred, unsplit })   (rewrites the files in place)
 import { readFileSync, writeFileSync } from 'node:fs';
 import { encLeb, leb, sectionsOf } from './split_data.mjs';
-import { elementPayload, elementSegments, importsOf, readLimits, readName, STUB_PREFIX, withPayloads } from './split_stubs.mjs';
+import { elementPayload, elementSegments, exportsOf, importsOf, readLimits, STUB_PREFIX, withPayloads } from './split_stubs.mjs';
 
 /** The prefix of a deferred module's import that names a table slot ("#123"). */
 export const SLOT_PREFIX = '#';
@@ -27,23 +27,6 @@ const vec = (items) => [...encLeb(items.length), ...items.flat()];
 const str = (s) => vec([...Buffer.from(s, 'utf8')]);
 
 const limitsBytes = ({ flags, min, max }) => [flags, ...encLeb(min), ...(flags & 1 ? encLeb(max) : [])];
-
-/** The export section's entries: [{ name, kind, index }]. */
-export function exportsOf(b, file = 'module') {
-  const sec = sectionsOf(b, file).find((s) => s.id === 7);
-  if (!sec) return [];
-  let [n, i] = leb(b, sec.start);
-  const out = [];
-  while (n-- > 0) {
-    let name;
-    [name, i] = readName(b, i);
-    const kind = b[i++];
-    let index;
-    [index, i] = leb(b, i);
-    out.push({ name, kind, index });
-  }
-  return out;
-}
 
 /** The one table of a module's table section: { reftype, limits }. */
 function tableOf(b, file) {

@@ -101,6 +101,23 @@ export function functionImports(b, sec = sectionsOf(b).find((s) => s.id === 2)) 
     .map((imp) => ({ module: imp.module, name: imp.name, type: leb(Buffer.from(imp.desc), 0)[0] }));
 }
 
+/** The export section's entries: [{ name, kind, index }]. */
+export function exportsOf(b, file = 'module') {
+  const sec = sectionsOf(b, file).find((s) => s.id === 7);
+  if (!sec) return [];
+  let [n, i] = leb(b, sec.start);
+  const out = [];
+  while (n-- > 0) {
+    let name;
+    [name, i] = readName(b, i);
+    const kind = b[i++];
+    let index;
+    [index, i] = leb(b, i);
+    out.push({ name, kind, index });
+  }
+  return out;
+}
+
 /**
  * The active element segments of a module (table 0, i32.const offsets): [{ offset, funcs }].
  * @throws Error on any other kind of segment (wasm-split writes none)
@@ -150,18 +167,9 @@ export function elementPayload(segments) {
  * STUB_PREFIX + signature), for tests: [{ slot, signature }].
  */
 export function stubSlots(b, file = 'module') {
-  const sec = sectionsOf(b, file).find((s) => s.id === 7);
   const stubAt = new Map();
-  if (sec) {
-    let [n, i] = leb(b, sec.start);
-    while (n-- > 0) {
-      let field;
-      [field, i] = readName(b, i);
-      const kind = b[i++];
-      let index;
-      [index, i] = leb(b, i);
-      if (kind === 0 && field.startsWith(STUB_PREFIX)) stubAt.set(index, field.slice(STUB_PREFIX.length));
-    }
+  for (const { name, kind, index } of exportsOf(b, file)) {
+    if (kind === 0 && name.startsWith(STUB_PREFIX)) stubAt.set(index, name.slice(STUB_PREFIX.length));
   }
   const out = [];
   for (const { offset, funcs } of elementSegments(b, file)) {

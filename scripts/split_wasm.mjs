@@ -38,8 +38,8 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { scanWasm } from './relax_wasm.mjs';
 import { checkTouched, moveData, replaceData, sectionsOf } from './split_data.mjs';
-import { exportsOf, slotImports } from './split_slots.mjs';
-import { functionImports, STUB_PREFIX, stubPlaceholders } from './split_stubs.mjs';
+import { slotImports } from './split_slots.mjs';
+import { exportsOf, functionImports, STUB_PREFIX, stubPlaceholders } from './split_stubs.mjs';
 import { reorderFunctions } from './reorder_wasm.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');

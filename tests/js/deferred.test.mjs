@@ -14,9 +14,8 @@ import { codeConstants, dataSegments, farBackReferences, mapObjects, moveData } 
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { elementSegments, functionImports, stubSlots } from '../../scripts/split_stubs.mjs';
+import { elementSegments, exportsOf, functionImports, stubSlots } from '../../scripts/split_stubs.mjs';
 import { reorderFunctions } from '../../scripts/reorder_wasm.mjs';
-import { exportsOf } from '../../scripts/split_slots.mjs';
 
 const dist = (f) => new URL(`../../dist/${f}`, import.meta.url);
 const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
