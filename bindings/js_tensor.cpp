@@ -414,7 +414,7 @@ KILN_JS_SIZE val backend_info() {
 #if defined(KILN_BACKEND_WGPU)
   out.set("build", std::string("webgpu"));  // the kernels are WGSL; simd/arch: the host side
 #elif defined(__EMSCRIPTEN_PTHREADS__)
-  out.set("build", std::string("simd-threads"));
+  out.set("build", std::string(kiln::cpu::gemm::madd_is_relaxed() ? "simd-threads-relaxed" : "simd-threads"));
 #else
   out.set("build", std::string(kiln::cpu::gemm::madd_is_relaxed() ? "simd-relaxed" : "simd"));
 #endif

@@ -120,6 +120,9 @@ relaxed_variant() {
 }
 relaxed_variant wasm-relaxed build/wasm-relaxed
 relaxed_variant wasm-core-relaxed build/wasm-core-relaxed -DKILN_WASM_PROFILE=core
+# The threaded build's: only gemm.cpp and conv.cpp compile differently from build/wasm-mt's
+# objects (ccache has the rest); its glue must equal dist/kiln-mt.mjs.
+relaxed_variant wasm-mt-relaxed build/wasm-mt-relaxed -DKILN_WASM_THREADS=ON
 
 # ---- the package's JS layer (TypeScript) ----
 mkdir -p dist build/ts

@@ -19,8 +19,8 @@
 // exactly) and every instruction of every function body (immediates decoded per opcode,
 // blocks balanced, each body ending on its last `end`). It refuses anything it does not
 // know: another relaxed-SIMD prototype opcode, an already-final relaxed opcode, an unknown
-// or gap opcode, atomics (the relaxed build is single-threaded), a non-minimal opcode
-// encoding. A build step must never ship a module it did not fully understand.
+// or gap opcode, an atomic (0xfe) opcode outside the threads proposal's, a non-minimal opcode
+// encoding. (Atomics are decoded: the threaded build has a relaxed variant too.) A build step must never ship a module it did not fully understand.
 //
 // CLI (CMakeLists.txt runs it after linking the relaxed build):
 //   node scripts/relax_wasm.mjs IN.wasm OUT.wasm [--min-rewrites N] [--same-glue A.mjs B.mjs]
@@ -157,6 +157,21 @@ function fcInstruction(r) {
 }
 
 /**
+ * Decodes one atomic instruction (after the 0xfe prefix; the threads proposal, Overview.md
+ * "Instruction encoding"): notify / wait32 / wait64 and every load, store, read-modify-write
+ * and cmpxchg (0x10..0x4e) take a memarg; atomic.fence takes one zero byte.
+ */
+function feInstruction(r) {
+  const at = r.pos;
+  const op = r.u32();
+  if (r.pos - at !== 1) r.fail(`non-minimal atomic opcode encoding 0x${op.toString(16)}`);
+  if (op <= 0x02 || (op >= 0x10 && op <= 0x4e)) { memarg(r); return; }
+  if (op === 0x03) { if (r.byte() !== 0) r.fail('atomic.fence: reserved byte must be 0'); return; }
+  r.pos = at;
+  r.fail(`unknown atomic instruction 0xfe 0x${op.toString(16)}`);
+}
+
+/**
  * Walks one function body (locals, then instructions to its final `end`) and calls
  * onSimd(op, offsetOfOpcodeLeb) for each SIMD instruction and, when given,
  * onFunction(start, end) for the LEB128 of each function index (call, ref.func).
@@ -193,6 +208,7 @@ export function walkBody(r, onSimd, acceptFinalMadd, onFunction = null) {
     if (op === 0xd0) { if (!VALTYPES.has(r.byte())) r.fail('ref.null: bad type'); continue; }
     if (op === 0xd1) continue;
     if (op === 0xfc) { fcInstruction(r); continue; }
+    if (op === 0xfe) { feInstruction(r); continue; }
     if (op === 0xfd) { const at = r.pos; onSimd(simdInstruction(r, acceptFinalMadd), at); continue; }
     r.pos -= 1;
     r.fail(`unknown or unexpected instruction 0x${op.toString(16)}`);

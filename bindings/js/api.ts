@@ -33,13 +33,14 @@ export interface BackendInfo {
    * cross-origin isolated), "simd-threads" (kiln-mt.wasm: SIMD + a pool of Web Workers) or
    * "simd-relaxed" (kiln-relaxed.wasm: one thread, the GEMM and convolution kernels
    * multiply-add with relaxed SIMD's f32x4.relaxed_madd, an FMA where the CPU has one;
-   * loaded where WebAssembly.validate accepts that instruction, see InitOptions.relaxedSimd).
+   * loaded where WebAssembly.validate accepts that instruction, see InitOptions.relaxedSimd),
+   * or "simd-threads-relaxed" (kiln-mt-relaxed.wasm: the threaded build with those kernels).
    * The engine reports it (what its GEMM was compiled with). "webgpu" for
    * init({ backend: 'webgpu' }) (kiln-webgpu.wasm: every tensor op runs as a WGSL kernel on the
    * GPU; `simd` and `arch` then describe the engine's own CPU-side code: host copies, the
    * random initial weights).
    */
-  build: 'simd' | 'simd-threads' | 'simd-relaxed' | 'webgpu';
+  build: 'simd' | 'simd-threads' | 'simd-relaxed' | 'simd-threads-relaxed' | 'webgpu';
   /**
    * Why init() loaded this build, e.g. "relaxed SIMD: this WebAssembly engine validates
    * f32x4.relaxed_madd (...)" or "SIMD128: this WebAssembly engine does not support relaxed
@@ -202,15 +203,14 @@ export interface InitOptions {
    */
   numThreads?: number;
   /**
-   * The relaxed-SIMD build (kiln-relaxed.wasm, or kiln-core-relaxed.wasm for the core
-   * engine: FMA in the GEMM and convolution kernels, one thread), checked with
+   * The relaxed-SIMD build (kiln-relaxed.wasm, kiln-core-relaxed.wasm for the core engine,
+   * kiln-mt-relaxed.wasm for the threaded build: FMA in the GEMM and convolution kernels), checked with
    * `WebAssembly.validate` of a tiny module using f32x4.relaxed_madd (Chrome and other
    * Chromium browsers ship relaxed SIMD; Node 20 needs
    * `node --experimental-wasm-relaxed-simd`):
-   * - 'auto' (default): loaded where the engine validates it and one thread was chosen;
-   *   SIMD128 (kiln-core.wasm / kiln.wasm) elsewhere.
-   * - true: required; it also makes threads: 'auto' load the single-threaded build.
-   *   KilnError `Config` where the engine lacks relaxed SIMD or with threads: true.
+   * - 'auto' (default): loaded where the engine validates it, with one thread or several;
+   *   SIMD128 (kiln-core.wasm / kiln.wasm / kiln-mt.wasm) elsewhere.
+   * - true: required: KilnError `Config` where the engine lacks relaxed SIMD.
    * - false: never.
    * Results match SIMD128 within float32 rounding (a fused multiply-add rounds once).
    * @throws KilnError `Type` for another value.

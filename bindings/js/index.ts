@@ -2,9 +2,9 @@
 // Three engine builds sit next to this file (select.ts): kiln-core.mjs + kiln-core.wasm
 // (the core engine, the default: SIMD, one thread), kiln.mjs + kiln.wasm (the full engine,
 // SIMD, one thread) and kiln-mt.mjs + kiln-mt.wasm (full, SIMD + threads, for cross-origin
-// isolated pages and workers); kiln-core-relaxed.wasm and kiln-relaxed.wasm (one thread, FMA
-// via relaxed SIMD, loaded by kiln-core.mjs / kiln.mjs) replace kiln-core.wasm / kiln.wasm
-// where the engine validates relaxed SIMD. Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
+// isolated pages and workers); kiln-core-relaxed.wasm, kiln-relaxed.wasm and kiln-mt-relaxed.wasm
+// (FMA via relaxed SIMD, loaded by kiln-core.mjs / kiln.mjs / kiln-mt.mjs) replace kiln-core.wasm /
+// kiln.wasm / kiln-mt.wasm where the engine validates relaxed SIMD. Bundlers (Vite) see the `new URL('…', import.meta.url)` below and ship
 // every file with the app. The threaded build is loaded by URL, not bundled: its pthread
 // workers import kiln-mt.mjs again by URL (mainScriptUrlOrBlob), so it must stay a file of
 // its own.
@@ -41,14 +41,13 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
     if (backend === 'webgpu') throw new KilnError('Device', `init: backend 'webgpu': ${gpu.reason}`);
     backendReason = `cpu backend (backend 'auto': ${gpu.reason}); `;
   }
-  // relaxedSimd: true asks for the single-threaded relaxed build, so 'auto' threads give way.
-  const relaxedFirst = opts.relaxedSimd === true && (opts.threads ?? 'auto') === 'auto';
-  const choice = chooseEngineBuild(relaxedFirst ? { ...opts, threads: false } : opts, detectEnvironment());
-  const relaxed = chooseRelaxed(opts, choice.build, choice.build === 'simd' && detectRelaxedSimd());
+  const choice = chooseEngineBuild(opts, detectEnvironment());
+  const relaxed = chooseRelaxed(opts, choice.build, detectRelaxedSimd());
   const { threads: _threads, numThreads: _numThreads, relaxedSimd: _relaxedSimd, engine: _engine, backend: _backend, ...moduleOpts } = opts;
   if (choice.build === 'simd-threads') {
     const jsUrl = new URL('./kiln-mt.mjs', import.meta.url);
-    const wasmUrl = new URL('./kiln-mt.wasm', import.meta.url);
+    // One glue loads either module; its workers receive the module the page compiled.
+    const wasmUrl = relaxed.relaxed ? new URL('./kiln-mt-relaxed.wasm', import.meta.url) : new URL('./kiln-mt.wasm', import.meta.url);
     // The pthread workers run Emscripten's kiln-mt.worker.js, a classic script. It is not
     // loaded by URL: Vite's dev server rewrites it as a module (a classic worker then fails
     // with "Cannot use import statement outside a module") and `vite build` inlines it as
@@ -78,7 +77,7 @@ export async function init(opts: InitOptions = {}): Promise<Kiln> {
       URL.revokeObjectURL(workerHref);
     }
     module.setNumThreads(choice.threads);
-    return finishModule(module, opts, { maxThreads: choice.threads, reason: backendReason + relaxed.reason, engine: choice.engine });
+    return finishModule(module, opts, { maxThreads: choice.threads, reason: backendReason + finishReason(module, relaxed), engine: choice.engine });
   }
   const core = choice.engine === 'core';
   // Literal URLs, so that bundlers ship every file.

@@ -202,7 +202,7 @@ export interface RawModule {
     bytes: number; tensors: number; heapBytes: number; mallocBytes: number; buffers: number;
     graphNodes: number; peakBytes: number; totalAllocations: number;
   };
-  backendInfo(): { simd: boolean; threads: number; arch: string; build: 'simd' | 'simd-threads' | 'simd-relaxed' | 'webgpu'; backend: string };
+  backendInfo(): { simd: boolean; threads: number; arch: string; build: 'simd' | 'simd-threads' | 'simd-relaxed' | 'simd-threads-relaxed' | 'webgpu'; backend: string };
   setNumThreads(n: number): void;
   tBinary(op: number, a: RawTensor, b: RawTensor): RawTensor;
   tBinaryScalar(op: number, a: RawTensor, scalar: number, scalarOnLeft: boolean): RawTensor;

@@ -171,7 +171,8 @@ export function relaxedWasmFile(base: string): string {
  * Whether init() loads the relaxed-SIMD build, and why (backendInfo().buildReason), from
  * init()'s option `relaxedSimd` (true | false | 'auto', default 'auto'), the build
  * chooseBuild picked and whether the engine validates relaxed SIMD.
- * 'auto' loads it wherever it runs and the single-threaded build was chosen; true requires it.
+ * 'auto' loads it wherever it runs, for either build (kiln-relaxed.wasm, kiln-core-relaxed.wasm,
+ * kiln-mt-relaxed.wasm); true requires it.
  * @param opts init()'s options
  * @param build chooseBuild's choice
  * @param supported detectRelaxedSimd()'s answer
@@ -187,20 +188,15 @@ export function chooseRelaxed(
   if (wanted !== true && wanted !== false && wanted !== 'auto') {
     throw new KilnError('Type', `init: relaxedSimd must be true, false or 'auto', got ${describe(wanted)}`);
   }
-  if (wanted === false) return { relaxed: false, reason: 'SIMD128: init({relaxedSimd: false})' };
-  if (build === 'simd-threads') {
-    if (wanted === true) {
-      throw new KilnError('Config', 'init: relaxedSimd: true, but the relaxed-SIMD build is single-threaded and the threaded build was chosen (pass threads: false)');
-    }
-    return { relaxed: false, reason: 'SIMD128 + threads: the relaxed-SIMD (FMA) build is single-threaded' };
-  }
+  const threads = build === 'simd-threads' ? ' + threads' : '';
+  if (wanted === false) return { relaxed: false, reason: `SIMD128${threads}: init({relaxedSimd: false})` };
   if (!supported) {
     if (wanted === true) {
       throw new KilnError('Config', 'init: relaxedSimd: true, but this WebAssembly engine does not support relaxed SIMD (WebAssembly.validate of f32x4.relaxed_madd is false)');
     }
-    return { relaxed: false, reason: 'SIMD128: this WebAssembly engine does not support relaxed SIMD (f32x4.relaxed_madd)' };
+    return { relaxed: false, reason: `SIMD128${threads}: this WebAssembly engine does not support relaxed SIMD (f32x4.relaxed_madd)` };
   }
-  return { relaxed: true, reason: 'relaxed SIMD: this WebAssembly engine validates f32x4.relaxed_madd (FMA in the GEMM and convolution kernels)' };
+  return { relaxed: true, reason: `relaxed SIMD${threads}: this WebAssembly engine validates f32x4.relaxed_madd (FMA in the GEMM and convolution kernels)` };
 }
 
 /**
@@ -212,7 +208,7 @@ export function chooseRelaxed(
  */
 export function finishReason(module: { backendInfo(): { build: string } }, relaxed: { relaxed: boolean; reason: string }): string {
   const build = module.backendInfo().build;
-  if ((build === 'simd-relaxed') === relaxed.relaxed) return relaxed.reason;
+  if (build.endsWith('-relaxed') === relaxed.relaxed) return relaxed.reason;
   return `${build}: the module given by init()'s wasmBinary or locateFile`;
 }
 

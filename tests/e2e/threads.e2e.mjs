@@ -14,7 +14,10 @@
 //      of the MNIST CNN (the kernels the pool splits) bit-identical likewise; 10,000 caught
 //      errors leave the stack pointer and malloc'd bytes exactly as they were;
 //      plain page: 'simd' (or 'simd-relaxed'), and init({threads: true}) rejects with KilnError `Config`;
-//      dev server and unbundled page (main thread): 'simd-threads' and the product right.
+//      dev server and unbundled page (main thread): 'simd-threads' and the product right;
+//      init()'s default there (main thread and worker): 'simd-threads-relaxed' (kiln-mt-relaxed.wasm)
+//      bit-identical on N and 1 threads and to the single-threaded relaxed build, and
+//      within the f32 bound of SIMD128's results.
 // Prints one line per check and the main thread's product times with 1 and all threads
 // (informational; no timing assertion). Skips (exit 0) without /usr/bin/chromium.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -33,7 +36,7 @@ if (!existsSync(chromiumPath)) {
   log(`skipped: no Chromium at ${chromiumPath}`);
   process.exit(0);
 }
-for (const f of ['index.js', 'kiln.mjs', 'kiln-mt.mjs', 'kiln-mt.wasm', 'kiln-mt.worker.js']) {
+for (const f of ['index.js', 'kiln.mjs', 'kiln-mt.mjs', 'kiln-mt.wasm', 'kiln-mt-relaxed.wasm', 'kiln-mt.worker.js']) {
   if (!existsSync(join(repo, 'dist', f))) {
     console.error(`[e2e threads] dist/${f} is missing: run scripts/build.sh first`);
     process.exit(1);
@@ -152,7 +155,9 @@ function cnnSteps(kiln) {
   return { losses, probs };
 }
 export async function run(opts) {
-  const kiln = await init({ engine: 'full', ...opts }); // the threaded build is the full engine's
+  // The threaded build is the full engine's; SIMD128 (relaxedSimd: false), so that its bits can
+  // be compared with the single-threaded SIMD128 build's (the relaxed builds: runRelaxed).
+  const kiln = await init({ engine: 'full', relaxedSimd: false, ...opts });
   const info = kiln.backendInfo();
   const out = { info, values: product(kiln), crossOriginIsolated: globalThis.crossOriginIsolated === true };
   out.errors = errorLoop(kiln);
@@ -175,18 +180,39 @@ export async function run(opts) {
   out.singleValues = product(single);
   out.singleCnn = cnnSteps(single);
   try {
-    await init({ engine: 'full', threads: true });
+    await init({ engine: 'full', threads: true, relaxedSimd: false });
     out.forcedThreads = 'loaded';
   } catch (e) {
     out.forcedThreads = e instanceof KilnError ? e.code + ': ' + e.message : 'not a KilnError: ' + e;
   }
   return out;
 }
+// init()'s default in an isolated page where relaxed SIMD validates: the threaded relaxed build
+// (kiln-mt-relaxed.wasm), against itself on 1 thread, the single-threaded relaxed build and
+// the threaded SIMD128 build.
+export async function runRelaxed() {
+  const kiln = await init({ engine: 'full' });
+  const out = { info: kiln.backendInfo(), values: product(kiln), cnn: cnnSteps(kiln) };
+  kiln.setNumThreads(1);
+  out.oneThread = product(kiln);
+  out.cnnOneThread = cnnSteps(kiln);
+  const single = await init({ engine: 'full', threads: false });
+  out.singleInfo = single.backendInfo();
+  out.singleValues = product(single);
+  out.singleCnn = cnnSteps(single);
+  const simd = await init({ engine: 'full', threads: true, relaxedSimd: false });
+  out.simdInfo = simd.backendInfo();
+  out.simdValues = product(simd);
+  out.simdCnn = cnnSteps(simd);
+  return out;
+}
 `;
 writeFileSync(join(app, 'shared.js'), shared);
 writeFileSync(join(app, 'main.js'), `
-import { run } from './shared.js';
+import { run, runRelaxed } from './shared.js';
 window.runMain = (opts) => run(opts);
+window.runRelaxedMain = () => runRelaxed();
+window.runRelaxedWorker = () => window.runWorker({ relaxed: true });
 window.runWorker = (opts) => new Promise((resolve, reject) => {
   const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   worker.onmessage = (e) => { worker.terminate(); e.data.error ? reject(new Error(e.data.error)) : resolve(e.data); };
@@ -201,9 +227,9 @@ writeFileSync(join(app, 'static.html'), `<!doctype html><html><head><meta charse
 <script type="importmap">{"imports": {"kiln-dl": "/node_modules/kiln-dl/dist/index.js"}}</script>
 </head><body><script type="module" src="/main.js"></script></body></html>`);
 writeFileSync(join(app, 'worker.js'), `
-import { run } from './shared.js';
+import { run, runRelaxed } from './shared.js';
 self.onmessage = async (e) => {
-  try { self.postMessage(await run(e.data)); } catch (err) { self.postMessage({ error: String(err && err.stack || err) }); }
+  try { self.postMessage(await (e.data.relaxed ? runRelaxed() : run(e.data))); } catch (err) { self.postMessage({ error: String(err && err.stack || err) }); }
 };
 `);
 
@@ -265,6 +291,31 @@ function checkIsolated(where, r) {
   check(r.threadsAfter === r.info.maxThreads, `${where}: setNumThreads(${r.info.maxThreads}) read back`);
   log(`${where}: 256x256 matmul ${r.msOneThread.toFixed(2)} ms on 1 thread, ` +
       `${r.msAllThreads.toFixed(2)} ms on ${r.info.maxThreads} (20 reps, informational)`);
+}
+
+/** init()'s default in an isolated page: the threaded relaxed-SIMD build (runRelaxed). */
+function checkRelaxed(where, r) {
+  check(r.info.build === 'simd-threads-relaxed' && r.info.threads >= 2 && /^relaxed SIMD \+ threads/.test(r.info.buildReason),
+        `${where}: init() loads the threaded relaxed build: ${r.info.build}, ${r.info.threads} threads, "${r.info.buildReason.slice(0, 40)}..."`);
+  check(r.simdInfo.build === 'simd-threads', `${where}: init({threads: true, relaxedSimd: false}) loads 'simd-threads'`);
+  check(withinBound(r.values), `${where}: its ${M}x${K} · ${K}x${N} product within the f32 bound of a double sum`);
+  // The same FMA kernels as the single-threaded relaxed build, split the same way for any thread count.
+  check(r.singleInfo.build === 'simd-relaxed' && sameBits(r.values, r.oneThread) && sameBits(r.values, r.singleValues),
+        `${where}: product bit-identical on ${r.info.threads} threads, on 1 and in the single-threaded relaxed build`);
+  const same = (a, b) => sameBits(a.losses, b.losses) && sameBits(a.probs, b.probs);
+  check(same(r.cnn, r.cnnOneThread) && same(r.cnn, r.singleCnn) && r.cnn.losses[3] < r.cnn.losses[0],
+        `${where}: 4 Adam steps of the MNIST CNN bit-identical on ${r.info.threads} threads, on 1 and in the single-threaded relaxed build`);
+  // Against SIMD128: the product's terms are exact in f32 (multiples of 2^-18), so a fused
+  // multiply-add gives the same bits there; the CNN's products are not, and an FMA rounds
+  // once, so its bits differ (x86-64 with FMA3 fuses) while its losses and probabilities
+  // agree to float32 noise.
+  const close = (a, b, tol) => a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) <= tol * Math.max(1, Math.abs(b[i])));
+  check(withinBound(r.simdValues) && sameBits(r.values, r.simdValues),
+        `${where}: the SIMD128 threaded product (exact terms) has the same bits`);
+  check(!sameBits(r.cnn.probs, r.simdCnn.probs),
+        `${where}: the CNN's probabilities differ from SIMD128's in their bits (the FMA is used)`);
+  check(close(r.cnn.losses, r.simdCnn.losses, 1e-4) && close(r.cnn.probs, r.simdCnn.probs, 1e-3),
+        `${where}: CNN losses within 1e-4 and probabilities within 1e-3 of SIMD128's (${r.cnn.losses.map((v) => v.toFixed(5)).join(', ')})`);
 }
 
 function freePort() {
@@ -359,6 +410,8 @@ try {
   const isolated = await openPage(isolatedUrl);
   checkIsolated('isolated page, main thread', await call(isolated, 'runMain'));
   checkIsolated('isolated page, worker', await call(isolated, 'runWorker'));
+  checkRelaxed('isolated page, main thread', await call(isolated, 'runRelaxedMain'));
+  checkRelaxed('isolated page, worker', await call(isolated, 'runRelaxedWorker'));
   for (const [where, fn] of [['main thread', 'runMain'], ['worker', 'runWorker']]) {
     const g = (await call(isolated, fn, { grow: true })).grown;
     const u = 2 ** -24, gamma = (g.n + 3) * u / (1 - (g.n + 3) * u);

@@ -26,7 +26,7 @@ describe('npm pack', () => {
     const [info] = JSON.parse(out);
     const files = info.files.map((f) => f.path);
     for (const f of ['dist/index.js', 'dist/node.js', 'dist/index.d.ts', 'dist/kiln.wasm', 'dist/kiln.mjs',
-      'dist/kiln-mt.wasm', 'dist/kiln-mt.mjs', 'dist/kiln-core.wasm', 'dist/kiln-core.mjs', 'package.json']) {
+      'dist/kiln-mt.wasm', 'dist/kiln-mt-relaxed.wasm', 'dist/kiln-mt.mjs', 'dist/kiln-core.wasm', 'dist/kiln-core.mjs', 'package.json']) {
       expect(files).toContain(f);
     }
     // Only the package: no sources, tests or build directories.

@@ -44,12 +44,24 @@ describe('scripts/relax_wasm.mjs', () => {
     expect(scanWasm(bytes).counts).toMatchObject({ relaxedMadd: 2, prototypeFma: 0 });
   });
 
+  it('decodes the threaded build\'s atomics (0xfe): their memargs are skipped, an FMA after them rewritten', () => {
+    // i32.const 0; i32.atomic.load (memarg 2 0x80 0x01 = offset 128, so the 0xaf-free memarg is multi-byte);
+    // drop; atomic.fence; i32.const 0; i32.const 0; i32.const 1; i32.atomic.rmw.cmpxchg (0x48); drop; then the fma
+    const ops = [0x41, 0x00, 0xfe, 0x10, 0x02, 0x80, 0x01, 0x1a, 0xfe, 0x03, 0x00,
+      0x41, 0x00, 0x41, 0x00, 0x41, 0x01, 0xfe, 0x48, 0x02, 0x00, 0x1a, ...PROTO_FMA];
+    const { bytes, counts } = relaxWasm(moduleWith(ops));
+    expect(counts.relaxedMadd).toBe(1);
+    expect(bytes).toEqual(moduleWith([...ops.slice(0, -3), ...FINAL_MADD]));
+  });
+
   it('refuses other prototype relaxed opcodes, final relaxed opcodes, gaps and truncated code', () => {
     expect(() => relaxWasm(moduleWith([0xfd, 0xb0, 0x01]))).toThrow(/relaxed-SIMD prototype instruction f32x4\.fms/);
     expect(() => relaxWasm(moduleWith([0xfd, 0xa2, 0x01]))).toThrow(/i8x16\.relaxed_swizzle/);
     expect(() => relaxWasm(moduleWith(FINAL_MADD))).toThrow(/unexpected SIMD opcode 0x105/);
     expect(() => relaxWasm(moduleWith([0xfd, 0x9a, 0x01]))).toThrow(/unknown SIMD opcode 0x9a/);
-    expect(() => relaxWasm(moduleWith([0xfe, 0x03, 0x00]))).toThrow(/unknown or unexpected instruction 0xfe/);
+    expect(() => relaxWasm(moduleWith([0xfe, 0x04, 0x00]))).toThrow(/unknown atomic instruction 0xfe 0x4/);
+    expect(() => relaxWasm(moduleWith([0xfe, 0x4f, 0x02, 0x00]))).toThrow(/unknown atomic instruction 0xfe 0x4f/);
+    expect(() => relaxWasm(moduleWith([0xfe, 0x03, 0x01]))).toThrow(/atomic\.fence: reserved byte/);
     expect(() => relaxWasm(moduleWith([0xfd, 0xaf, 0x81, 0x00]))).toThrow(/non-minimal/);
     const cut = moduleWith(PROTO_FMA);
     expect(() => relaxWasm(cut.subarray(0, cut.length - 1))).toThrow(/runs past the end|unexpected end/);
@@ -79,6 +91,16 @@ describe('scripts/relax_wasm.mjs', () => {
     for (const base of ['kiln', 'kiln-core', 'kiln-core-inference']) expect(existsSync(dist(`${base}-relaxed.deferred.wasm`)), base).toBe(false);
   });
 
+  it('dist/kiln-mt-relaxed.wasm (the threaded build, not split) holds f32x4.relaxed_madd and no prototype; kiln-mt.wasm neither', () => {
+    const relaxed = scanWasm(readFileSync(dist('kiln-mt-relaxed.wasm'))).counts;
+    const simd = scanWasm(readFileSync(dist('kiln-mt.wasm'))).counts;
+    expect(relaxed.prototypeFma).toBe(0);
+    // as many as the full single-thread engine's two halves: the same GEMM and conv kernels
+    expect(relaxed.relaxedMadd).toBe(scanSplit('kiln-relaxed').relaxedMadd);
+    expect(simd).toMatchObject({ relaxedMadd: 0, prototypeFma: 0 });
+    expect(relaxed.functions).toBe(simd.functions);
+  });
+
   it('dist/kiln-core-relaxed.wasm (the core engine) holds the rewritten GEMM kernel; kiln-core.wasm none', () => {
     const relaxed = scanSplit('kiln-core-relaxed');
     expect(relaxed.prototypeFma).toBe(0);
@@ -97,10 +119,13 @@ describe('scripts/relax_wasm.mjs', () => {
 });
 
 describe('init() chooses the relaxed build (select.ts)', () => {
-  it('auto: relaxed where validated and single-threaded, SIMD128 elsewhere, with the reason', () => {
+  it('auto: relaxed where validated (either build), SIMD128 elsewhere, with the reason', () => {
     expect(chooseRelaxed({}, 'simd', true)).toEqual({ relaxed: true, reason: expect.stringMatching(/^relaxed SIMD: .*validates f32x4\.relaxed_madd/) });
     expect(chooseRelaxed({ relaxedSimd: 'auto' }, 'simd', false)).toEqual({ relaxed: false, reason: expect.stringMatching(/^SIMD128: .*does not support relaxed SIMD/) });
-    expect(chooseRelaxed({}, 'simd-threads', true)).toEqual({ relaxed: false, reason: expect.stringMatching(/single-threaded/) });
+    // the threaded build has its relaxed variant too (kiln-mt-relaxed.wasm)
+    expect(chooseRelaxed({}, 'simd-threads', true)).toEqual({ relaxed: true, reason: expect.stringMatching(/^relaxed SIMD \+ threads: .*validates/) });
+    expect(chooseRelaxed({}, 'simd-threads', false)).toEqual({ relaxed: false, reason: expect.stringMatching(/^SIMD128 \+ threads: .*does not support relaxed SIMD/) });
+    expect(chooseRelaxed({ relaxedSimd: false }, 'simd-threads', true)).toEqual({ relaxed: false, reason: 'SIMD128 + threads: init({relaxedSimd: false})' });
     expect(chooseRelaxed({ relaxedSimd: false }, 'simd', true)).toEqual({ relaxed: false, reason: 'SIMD128: init({relaxedSimd: false})' });
   });
 
@@ -116,7 +141,8 @@ describe('init() chooses the relaxed build (select.ts)', () => {
       throw new Error('did not throw');
     };
     fails(() => chooseRelaxed({ relaxedSimd: true }, 'simd', false), 'Config', 'does not support relaxed SIMD');
-    fails(() => chooseRelaxed({ relaxedSimd: true }, 'simd-threads', true), 'Config', 'single-threaded');
+    expect(chooseRelaxed({ relaxedSimd: true }, 'simd-threads', true).relaxed).toBe(true);
+    fails(() => chooseRelaxed({ relaxedSimd: true }, 'simd-threads', false), 'Config', 'does not support relaxed SIMD');
     fails(() => chooseRelaxed({ relaxedSimd: 'yes' }, 'simd', true), 'Type', `relaxedSimd must be true, false or 'auto', got "yes"`);
   });
 

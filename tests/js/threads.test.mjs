@@ -121,9 +121,9 @@ describe('init in Node', () => {
 describe('the threaded build in dist/', () => {
   const dist = (name) => fileURLToPath(new URL(`../../dist/${name}`, import.meta.url));
 
-  it('ships kiln-mt.mjs, kiln-mt.wasm and kiln-mt.worker.js, exported by package.json', () => {
+  it('ships kiln-mt.mjs, kiln-mt.wasm, kiln-mt-relaxed.wasm and kiln-mt.worker.js, exported by package.json', () => {
     const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8'));
-    for (const name of ['kiln-mt.mjs', 'kiln-mt.wasm', 'kiln-mt.worker.js']) {
+    for (const name of ['kiln-mt.mjs', 'kiln-mt.wasm', 'kiln-mt-relaxed.wasm', 'kiln-mt.worker.js']) {
       expect(existsSync(dist(name))).toBe(true);
       expect(pkg.exports[`./${name}`]).toBe(`./dist/${name}`);
     }

@@ -58,7 +58,7 @@ export async function main(): Promise<number> {
   if (!(a instanceof kiln.Tensor)) throw new Error('not a Tensor');
   const info = kiln.backendInfo();
   const threads: number = info.threads + info.maxThreads;
-  const build: 'simd' | 'simd-threads' | 'simd-relaxed' | 'webgpu' = info.build;
+  const build: 'simd' | 'simd-threads' | 'simd-relaxed' | 'simd-threads-relaxed' | 'webgpu' = info.build;
   const buildReason: string = info.buildReason;
   kiln.setNumThreads(1);
   const threaded: Kiln = await init({ threads: 'auto', numThreads: 2 });
