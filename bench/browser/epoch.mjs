@@ -100,6 +100,9 @@ const CASES = [
   { id: 'kiln-mlp-simd128', label: 'Kiln SIMD128, MLP, trainBatch loop', q: { engine: 'kiln', model: 'mlp', mode: 'trainBatch', relaxed: '0' } },
   { id: 'kiln-cnn-relaxed', label: 'Kiln relaxed SIMD (FMA), CNN, trainBatch loop', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', relaxed: '1' } },
   { id: 'kiln-cnn-simd128', label: 'Kiln SIMD128, CNN, trainBatch loop', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', relaxed: '0' } },
+  // The threaded build with SIMD128 (kiln-mt.wasm) on 1 and 2 threads.
+  { id: 'kiln-cnn-mt1-simd128', label: 'Kiln SIMD128, CNN, trainBatch loop, threaded build on 1 thread', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', threads: 1, mt: '1', relaxed: '0' } },
+  { id: 'kiln-cnn-2-simd128', label: 'Kiln SIMD128, CNN, trainBatch loop, 2 threads', q: { engine: 'kiln', model: 'cnn', mode: 'trainBatch', threads: 2, relaxed: '0' } },
 ].filter((c) => !only || only.includes(c.id));
 
 const median = (xs) => {
@@ -221,10 +224,10 @@ async function main() {
     '',
     `Kiln MLP (trainBatch loop, the playground's path) against TF.js WASM 1 thread: **${ratio('kiln-mlp', 'tfjs-mlp-1', 'cpu')}×** faster in CPU time (${ratio('kiln-mlp', 'tfjs-mlp-1', 'seconds')}× in wall time); against TF.js with 2 threads requested: ${ratio('kiln-mlp', 'tfjs-mlp-2', 'cpu')}× (CPU), ${ratio('kiln-mlp', 'tfjs-mlp-2', 'seconds')}× (wall). Kiln \`learner.fit\` against TF.js 1 thread: ${ratio('kiln-mlp-fit', 'tfjs-mlp-1', 'cpu')}× (CPU), ${ratio('kiln-mlp-fit', 'tfjs-mlp-1', 'seconds')}× (wall).`,
     '',
-    `Kiln 2 threads against 1 (trainBatch loop, wall): MLP ${speedup('kiln-mlp', 'kiln-mlp-2')}×, CNN ${speedup('kiln-cnn', 'kiln-cnn-2')}×; the threaded build on 2 threads against itself on 1: MLP ${speedup('kiln-mlp-mt1', 'kiln-mlp-2')}×, CNN ${speedup('kiln-cnn-mt1', 'kiln-cnn-2')}× (above 1: the second thread pays; wall time is the figure, CPU time adds the second thread's work and its spin-waits).`,
+    `Kiln 2 threads against 1 (trainBatch loop, wall): MLP ${speedup('kiln-mlp', 'kiln-mlp-2')}×, CNN ${speedup('kiln-cnn', 'kiln-cnn-2')}×; the threaded build on 2 threads against itself on 1: MLP ${speedup('kiln-mlp-mt1', 'kiln-mlp-2')}×, CNN ${speedup('kiln-cnn-mt1', 'kiln-cnn-2')}×; its SIMD128 variant (kiln-mt.wasm) on 2 threads against 1: CNN ${speedup('kiln-cnn-mt1-simd128', 'kiln-cnn-2-simd128')}× (above 1: the second thread pays; wall time is the figure, CPU time adds the second thread's work and its spin-waits).`,
     '',
-    "Notes. Kiln's rows state their threads: 1 = init({threads: false}) (kiln.wasm), 2 = init({threads: true,",
-    'numThreads: 2}) (kiln-mt.wasm; `backendInfo().threads` reported). TF.js was asked for 2 threads on a cross-origin-isolated page and loaded its threaded SIMD binary',
+    "Notes. Kiln's rows state their threads: 1 = init({threads: false}) (kiln-relaxed.wasm where relaxed SIMD validates, else kiln.wasm), 2 = init({threads: true,",
+    'numThreads: 2}) (kiln-mt-relaxed.wasm, or kiln-mt.wasm; the .wasm column says which; `backendInfo().threads` reported). TF.js was asked for 2 threads on a cross-origin-isolated page and loaded its threaded SIMD binary',
     "(8 pthread workers appear besides the benchmark's worker), but `getThreadsCount()` reports 1 and the",
     "per-thread /proc times show all of the epoch's CPU time on one thread, none on the pthreads (as",
     "performance-anchors.md saw). TF.js 4.22's WASM backend cannot train the CNN (no `Conv2DBackpropFilter`",

@@ -13,7 +13,7 @@ const params = {
   // Kiln's build: relaxed=1 -> init({threads: false, relaxedSimd: true}) (kiln-relaxed.wasm,
   // FMA), relaxed=0 -> SIMD128 (kiln.wasm); absent -> init()'s default choice.
   relaxed: q.get('relaxed') ?? undefined,
-  // mt=1: Kiln's threaded build (kiln-mt.wasm) even on 1 thread.
+  // mt=1: Kiln's threaded build (kiln-mt-relaxed.wasm, or kiln-mt.wasm with relaxed=0) even on 1 thread.
   mt: q.get('mt') ?? undefined,
 };
 const out = document.getElementById('out');

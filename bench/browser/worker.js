@@ -16,14 +16,17 @@ const mark = (what) => self.postMessage({ type: 'mark', what });
 async function kilnEngine(p) {
   const { init } = await import('kiln-dl');
   // The thread count is explicit (issue 17): 1 = a single-threaded build, N > 1 = the
-  // threaded build (kiln-mt.wasm) with N threads (the page is cross-origin isolated).
+  // threaded build (kiln-mt-relaxed.wasm / kiln-mt.wasm) with N threads (the page is cross-origin isolated).
   // relaxed: '1' / '0' pins the single-threaded relaxed-SIMD / SIMD128 build (main.js).
   // The full engine: CNN layers and the threaded build are the full engine's.
   const single = p.relaxed === undefined ? { threads: false } : { threads: false, relaxedSimd: p.relaxed === '1' };
   // mt: '1' runs the threaded build with p.threads threads, even 1: the like-for-like baseline
-  // of its 2-thread rows (the same kiln-mt.wasm, only the thread count differs).
+  // of its 2-thread rows (the same .wasm, only the thread count differs).
   const threaded = p.threads > 1 || p.mt === '1';
-  const kiln = await init({ engine: 'full', ...(threaded ? { threads: true, numThreads: Number(p.threads) } : single) });
+  // The threaded build is kiln-mt-relaxed.wasm where relaxed SIMD validates (init()'s default),
+  // kiln-mt.wasm with relaxed: '0'.
+  const pinned = p.relaxed === undefined ? {} : { relaxedSimd: p.relaxed === '1' };
+  const kiln = await init({ engine: 'full', ...(threaded ? { threads: true, numThreads: Number(p.threads), ...pinned } : single) });
   const model = kiln.nn.sequential(SPECS[p.model], { seed: 0 });
   const learner = new kiln.Learner(model, { optimizer: kiln.optim.adam({ lr: 1e-3 }), loss: 'crossEntropy', seed: 0 });
   return {
