@@ -225,7 +225,8 @@ export interface InitOptions {
    * Maps a file name the loader needs ("kiln-core.wasm" for the core engine, "kiln.wasm"
    * for the full one; "kiln-mt.wasm" and "kiln-mt.worker.js" for the threaded build) to its
    * URL (default: next to the package's index.js). The relaxed-SIMD builds ask for the same
-   * names: map them to kiln-core-relaxed.wasm / kiln-relaxed.wasm, or pass relaxedSimd: false.
+   * names: map them to kiln-core-relaxed.wasm / kiln-relaxed.wasm / kiln-mt-relaxed.wasm, or
+   * pass relaxedSimd: false.
    */
   locateFile?: (path: string, prefix: string) => string;
   [option: string]: unknown;
