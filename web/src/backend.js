@@ -110,6 +110,8 @@ export class BackendSwitch {
   static describe(info) {
     if (info?.engine === 'webgpu') return `Engine: kiln-dl, WebGPU on ${info.adapter ?? 'the GPU'}, in a Web Worker.`;
     const i = info ?? {};
-    return `Engine: kiln-dl, WebAssembly${i.simd ? ' SIMD' : ''}${i.arch ? ` (${i.arch})` : ''}, ${i.threads ?? 1} thread${(i.threads ?? 1) > 1 ? 's' : ''}, in a Web Worker.`;
+    // The relaxed-SIMD builds ('simd-relaxed', 'simd-threads-relaxed') multiply-add with an FMA.
+    const fma = typeof i.build === 'string' && i.build.endsWith('-relaxed') ? ' with FMA (relaxed SIMD)' : '';
+    return `Engine: kiln-dl, WebAssembly${i.simd ? ' SIMD' : ''}${i.arch ? ` (${i.arch})` : ''}${fma}, ${i.threads ?? 1} thread${(i.threads ?? 1) > 1 ? 's' : ''}, in a Web Worker.`;
   }
 }

@@ -6,9 +6,21 @@
 //   the Learner's predict, and Session.fit trains over Session.dataset, both run here on the
 //   cpu engine (what the webgpu engine runs once kiln.Learner works there).
 import { describe, it, expect, beforeAll } from 'vitest';
-import { probeGpu } from '../../../web/src/backend.js';
+import { probeGpu, BackendSwitch } from '../../../web/src/backend.js';
 import { loadEngine, Engine, gpuTrainBlocker } from '../../../web/src/engine.js';
 import { generateToy } from '../../../web/src/datasets.js';
+
+describe('BackendSwitch.describe (the engine line)', () => {
+  it('names the threads, the SIMD arch and, for a relaxed-SIMD build, the FMA', () => {
+    const base = { simd: true, arch: 'sse4.1', threads: 2, engine: 'full' };
+    expect(BackendSwitch.describe({ ...base, build: 'simd-threads-relaxed' }))
+      .toBe('Engine: kiln-dl, WebAssembly SIMD (sse4.1) with FMA (relaxed SIMD), 2 threads, in a Web Worker.');
+    expect(BackendSwitch.describe({ ...base, build: 'simd-threads' }))
+      .toBe('Engine: kiln-dl, WebAssembly SIMD (sse4.1), 2 threads, in a Web Worker.');
+    expect(BackendSwitch.describe({ ...base, threads: 1, build: 'simd-relaxed' })).toContain('with FMA (relaxed SIMD), 1 thread,');
+    expect(BackendSwitch.describe({})).toBe('Engine: kiln-dl, WebAssembly, 1 thread, in a Web Worker.');
+  });
+});
 
 describe('probeGpu', () => {
   it('names the adapter (vendor, architecture, description)', async () => {
