@@ -4,7 +4,8 @@
 # object compiled with -pthread -> dist/kiln-mt.mjs + kiln-mt.wasm + kiln-mt.worker.js,
 # the threaded build index.js loads in cross-origin isolated pages; build/wasm-relaxed ->
 # dist/kiln-relaxed.wasm, the relaxed-SIMD (FMA) build index.js loads where the browser
-# validates f32x4.relaxed_madd), then compiles the
+# validates f32x4.relaxed_madd; build/wasm-mt-relaxed -> dist/kiln-mt-relaxed.wasm, the same
+# for the threaded build), then compiles the
 # package's JS layer (bindings/js/**/*.ts, TypeScript) into dist/ with tsc: ES2022 modules
 # and their generated .d.ts, after scripts/gen_ops.mjs has written the declarations of the
 # op-table methods (bindings/js/generated/ops.ts, from engine/include/kiln/backend/ops.def).

@@ -164,7 +164,8 @@ function fcInstruction(r) {
 function feInstruction(r) {
   const at = r.pos;
   const op = r.u32();
-  if (r.pos - at !== 1) r.fail(`non-minimal atomic opcode encoding 0x${op.toString(16)}`);
+  const minimal = op < 0x80 ? 1 : op < 0x4000 ? 2 : op < 0x200000 ? 3 : op < 0x10000000 ? 4 : 5;
+  if (r.pos - at !== minimal) r.fail(`non-minimal atomic opcode encoding 0x${op.toString(16)}`);
   if (op <= 0x02 || (op >= 0x10 && op <= 0x4e)) { memarg(r); return; }
   if (op === 0x03) { if (r.byte() !== 0) r.fail('atomic.fence: reserved byte must be 0'); return; }
   r.pos = at;

@@ -10,8 +10,8 @@ const params = {
   items: Number(q.get('items') ?? 60000),
   batch: Number(q.get('batch') ?? 64),
   warmup: Number(q.get('warmup') ?? 30),
-  // Kiln's build: relaxed=1 -> init({threads: false, relaxedSimd: true}) (kiln-relaxed.wasm,
-  // FMA), relaxed=0 -> SIMD128 (kiln.wasm); absent -> init()'s default choice.
+  // Kiln's build: relaxed=1 -> relaxedSimd: true (kiln-relaxed.wasm, or kiln-mt-relaxed.wasm with
+  // threads: FMA), relaxed=0 -> SIMD128 (kiln.wasm / kiln-mt.wasm); absent -> init()'s default choice.
   relaxed: q.get('relaxed') ?? undefined,
   // mt=1: Kiln's threaded build (kiln-mt-relaxed.wasm, or kiln-mt.wasm with relaxed=0) even on 1 thread.
   mt: q.get('mt') ?? undefined,

@@ -17,7 +17,7 @@ async function kilnEngine(p) {
   const { init } = await import('kiln-dl');
   // The thread count is explicit (issue 17): 1 = a single-threaded build, N > 1 = the
   // threaded build (kiln-mt-relaxed.wasm / kiln-mt.wasm) with N threads (the page is cross-origin isolated).
-  // relaxed: '1' / '0' pins the single-threaded relaxed-SIMD / SIMD128 build (main.js).
+  // relaxed: '1' / '0' pins the relaxed-SIMD / SIMD128 build, single-threaded or threaded (main.js).
   // The full engine: CNN layers and the threaded build are the full engine's.
   const single = p.relaxed === undefined ? { threads: false } : { threads: false, relaxedSimd: p.relaxed === '1' };
   // mt: '1' runs the threaded build with p.threads threads, even 1: the like-for-like baseline

@@ -183,7 +183,8 @@ export interface InitOptions {
   autoDispose?: boolean;
   /**
    * Which build to load (browsers and workers; Node always loads the single-threaded one):
-   * - 'auto' (default): the threaded build "simd-threads" when the page (or the worker's
+   * - 'auto' (default): the threaded build ("simd-threads", or "simd-threads-relaxed" where
+   *   relaxed SIMD validates: see relaxedSimd) when the page (or the worker's
    *   page) is cross-origin isolated (`crossOriginIsolated`: served with
    *   `Cross-Origin-Opener-Policy: same-origin` and `Cross-Origin-Embedder-Policy:
    *   require-corp`), shared WebAssembly memory and Worker exist, and numThreads > 1;

@@ -126,10 +126,10 @@ export function describe(value: unknown): string {
   return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
 }
 
-// ---- relaxed SIMD (FMA): kiln-relaxed.wasm beside kiln.wasm ----
-// The relaxed build is the SIMD128 build whose GEMM and convolution kernels multiply-add
+// ---- relaxed SIMD (FMA): kiln-relaxed.wasm beside kiln.wasm (kiln-mt-relaxed.wasm beside kiln-mt.wasm) ----
+// A relaxed build is the SIMD128 build whose GEMM and convolution kernels multiply-add
 // with f32x4.relaxed_madd (engine/src/cpu/madd.hpp, scripts/relax_wasm.mjs); it shares the
-// glue kiln.mjs and is single-threaded. Engines without relaxed SIMD (Node 20 without
+// SIMD128 build's glue (kiln.mjs, kiln-core.mjs or kiln-mt.mjs). Engines without relaxed SIMD (Node 20 without
 // --experimental-wasm-relaxed-simd, older browsers) reject the whole module, so init()
 // first validates a tiny module holding that one instruction.
 

@@ -47,8 +47,11 @@ describe('scripts/relax_wasm.mjs', () => {
   it('decodes the threaded build\'s atomics (0xfe): their memargs are skipped, an FMA after them rewritten', () => {
     // i32.const 0; i32.atomic.load (memarg 2 0x80 0x01 = offset 128, so the 0xaf-free memarg is multi-byte);
     // drop; atomic.fence; i32.const 0; i32.const 0; i32.const 1; i32.atomic.rmw.cmpxchg (0x48); drop; then the fma
+    // then memory.atomic.notify (0x00), memory.atomic.wait32 (0x01) and wait64 (0x02), and the
+    // range's last opcode, i64.atomic.rmw32.cmpxchg_u (0x4e), each with a memarg (not type-checked: the parser only decodes)
     const ops = [0x41, 0x00, 0xfe, 0x10, 0x02, 0x80, 0x01, 0x1a, 0xfe, 0x03, 0x00,
-      0x41, 0x00, 0x41, 0x00, 0x41, 0x01, 0xfe, 0x48, 0x02, 0x00, 0x1a, ...PROTO_FMA];
+      0x41, 0x00, 0x41, 0x00, 0x41, 0x01, 0xfe, 0x48, 0x02, 0x00, 0x1a,
+      0xfe, 0x00, 0x02, 0x00, 0xfe, 0x01, 0x02, 0x04, 0xfe, 0x02, 0x03, 0x08, 0xfe, 0x4e, 0x02, 0x00, ...PROTO_FMA];
     const { bytes, counts } = relaxWasm(moduleWith(ops));
     expect(counts.relaxedMadd).toBe(1);
     expect(bytes).toEqual(moduleWith([...ops.slice(0, -3), ...FINAL_MADD]));
@@ -61,6 +64,8 @@ describe('scripts/relax_wasm.mjs', () => {
     expect(() => relaxWasm(moduleWith([0xfd, 0x9a, 0x01]))).toThrow(/unknown SIMD opcode 0x9a/);
     expect(() => relaxWasm(moduleWith([0xfe, 0x04, 0x00]))).toThrow(/unknown atomic instruction 0xfe 0x4/);
     expect(() => relaxWasm(moduleWith([0xfe, 0x4f, 0x02, 0x00]))).toThrow(/unknown atomic instruction 0xfe 0x4f/);
+    expect(() => relaxWasm(moduleWith([0xfe, 0x80, 0x01, 0x02, 0x00]))).toThrow(/unknown atomic instruction 0xfe 0x80/);
+    expect(() => relaxWasm(moduleWith([0xfe, 0x90, 0x00, 0x02, 0x00]))).toThrow(/non-minimal atomic opcode encoding 0x10/);
     expect(() => relaxWasm(moduleWith([0xfe, 0x03, 0x01]))).toThrow(/atomic\.fence: reserved byte/);
     expect(() => relaxWasm(moduleWith([0xfd, 0xaf, 0x81, 0x00]))).toThrow(/non-minimal/);
     const cut = moduleWith(PROTO_FMA);

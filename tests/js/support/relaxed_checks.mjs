@@ -36,7 +36,7 @@ export const GEMM_SHAPES = [[1, 1, 1], [5, 7, 3], [6, 8, 16], [13, 29, 17], [64,
  * (module (func (export "m") (param f32 f32 f32) (result f32)
  *   (f32x4.extract_lane 0 (f32x4.relaxed_madd (f32x4.splat a) (f32x4.splat b) (f32x4.splat c)))))
  */
-const MADD_MODULE = new Uint8Array([
+export const MADD_MODULE = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   0x01, 0x08, 0x01, 0x60, 0x03, 0x7d, 0x7d, 0x7d, 0x01, 0x7d,
   0x03, 0x02, 0x01, 0x00,
