@@ -102,8 +102,10 @@ test('gpu-train', async () => {
   await switchTo(page, 'cpu');
   s = await switchState(page);
   check(s.backend === 'cpu' && /WebAssembly/.test(s.engine), `back on the CPU: ${JSON.stringify(s)}`);
+  // >= 0.98, not 1: the CPU engine there is the FMA build, which rounds differently from
+  // SIMD128 (99 % where SIMD128 reached 100 %: tests/e2e/playground.e2e.mjs 'xor').
   const r = await trainToEnd(page, 180_000);
-  check(r.testAcc === 1, `XOR on the CPU after the GPU: test accuracy ${r.testAcc}`);
+  check(r.testAcc >= 0.98, `XOR on the CPU after the GPU: test accuracy ${r.testAcc}`);
   await page.close();
   return `${note}; then on the CPU: test accuracy ${(r.testAcc * 100).toFixed(1)} %`;
 });
@@ -214,7 +216,7 @@ test('gpu-init-fails', async () => {
     const s = await switchState(page);
     check(s.backend === 'cpu' && /GPU failed to start/.test(s.note) && /could not start/.test(s.messages), `the fallback: ${JSON.stringify(s)}`);
     const r = await trainToEnd(page, 120_000);
-    check(r.testAcc === 1, `XOR on the CPU after the GPU failed: ${r.testAcc}`);
+    check(r.testAcc >= 0.98, `XOR on the CPU after the GPU failed: ${r.testAcc}`);
     return `"${s.note.slice(0, 100)}…", trained on the CPU`;
   } finally {
     await browser.close();
@@ -236,7 +238,7 @@ test('no-gpu', async () => {
     const title = await page.$eval('input[name=backend][value=webgpu]', (i) => i.parentElement.title);
     check(/^No GPU: /.test(title), `the disabled choice's title: "${title}"`);
     const r = await trainToEnd(page, 120_000);
-    check(r.testAcc === 1, `XOR on the CPU without a GPU: ${r.testAcc}`);
+    check(r.testAcc >= 0.98, `XOR on the CPU without a GPU: ${r.testAcc}`);
     await shot(page, 'webgpu-no-gpu', false);
     return `"${s.note}"; trained on the CPU (test accuracy ${(r.testAcc * 100).toFixed(1)} %)`;
   } finally {

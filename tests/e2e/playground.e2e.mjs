@@ -14,7 +14,10 @@ test('xor', async () => {
   const page = await open(`#data=xor`, 'xor');
   const r = await trainToEnd(page, 120_000);
   await shot(page, 'xor-trained');
-  check(r.testAcc === 1, `XOR test accuracy ${r.testAcc}, expected 1 (100 %)`);
+  // 100 test points; the default set-up reaches 99-100 %: which of the few points next to an axis
+  // land on the right side depends on the trajectory, and the FMA (relaxed SIMD) builds the site
+  // loads in Chromium round differently from SIMD128 (99 % there, 100 % with SIMD128).
+  check(r.testAcc >= 0.98, `XOR test accuracy ${r.testAcc}, expected >= 0.98`);
   check(/data=xor/.test(page.url()) && /layers=d8-tanh,d8-tanh/.test(page.url()), `the URL holds the set-up: ${page.url()}`);
   await page.close();
   return `test accuracy ${(r.testAcc * 100).toFixed(1)} %, test loss ${r.testLoss.toFixed(4)}`;
