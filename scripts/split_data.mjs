@@ -133,21 +133,30 @@ export function activeSegmentOffset(b, i, what) {
   return [offset, next + 1];
 }
 
-/** The active data segments of a module (memory 0, i32.const offsets): [{ offset, bytes }]. */
-export function dataSegments(b, file) {
-  const sec = sectionsOf(b, file).find((s) => s.id === 11);
+/**
+ * The entries of a module's section `id` (a count, then the entries), read one by one by
+ * `entry(b, i)`, which returns [the entry, the offset after it]; [] without the section.
+ */
+export function sectionEntries(b, file, id, entry) {
+  const sec = sectionsOf(b, file).find((s) => s.id === id);
   if (!sec) return [];
   let [n, i] = leb(b, sec.start);
   const out = [];
   while (n-- > 0) {
-    let offset;
-    [offset, i] = activeSegmentOffset(b, i, `split_data: ${file}: a data segment`);
-    let size;
-    [size, i] = leb(b, i);
-    out.push({ offset, bytes: b.subarray(i, i + size) });
-    i += size;
+    let e;
+    [e, i] = entry(b, i);
+    out.push(e);
   }
   return out;
+}
+
+/** The active data segments of a module (memory 0, i32.const offsets): [{ offset, bytes }]. */
+export function dataSegments(b, file) {
+  return sectionEntries(b, file, 11, (bytes, at) => {
+    const [offset, i] = activeSegmentOffset(bytes, at, `split_data: ${file}: a data segment`);
+    const [size, start] = leb(bytes, i);
+    return [{ offset, bytes: bytes.subarray(start, start + size) }, start + size];
+  });
 }
 
 /** The memory image of segments: a Uint8Array from 0 to the end of the last one. */

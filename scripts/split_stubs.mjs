@@ -22,7 +22,7 @@
 //   node scripts/split_stubs.mjs X.wasm [features...]   (rewrites X.wasm in place; prints counts)
 import { execFileSync } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { activeSegmentOffset, encLeb, encSleb32, leb, sectionsOf } from './split_data.mjs';
+import { activeSegmentOffset, encLeb, encSleb32, leb, sectionEntries, sectionsOf } from './split_data.mjs';
 
 /** The prefix of a stub's export name; bindings/js/deferred.ts reads the signature after it. */
 export const STUB_PREFIX = '~';
@@ -103,19 +103,12 @@ export function functionImports(b, sec = sectionsOf(b).find((s) => s.id === 2)) 
 
 /** The export section's entries: [{ name, kind, index }]. */
 export function exportsOf(b, file = 'module') {
-  const sec = sectionsOf(b, file).find((s) => s.id === 7);
-  if (!sec) return [];
-  let [n, i] = leb(b, sec.start);
-  const out = [];
-  while (n-- > 0) {
-    let name;
-    [name, i] = readName(b, i);
-    const kind = b[i++];
-    let index;
-    [index, i] = leb(b, i);
-    out.push({ name, kind, index });
-  }
-  return out;
+  return sectionEntries(b, file, 7, (bytes, at) => {
+    const [name, i] = readName(bytes, at);
+    const kind = bytes[i];
+    const [index, next] = leb(bytes, i + 1);
+    return [{ name, kind, index }, next];
+  });
 }
 
 /**
@@ -123,24 +116,18 @@ export function exportsOf(b, file = 'module') {
  * @throws Error on any other kind of segment (wasm-split writes none)
  */
 export function elementSegments(b, file = 'module') {
-  const sec = sectionsOf(b, file).find((s) => s.id === 9);
-  if (!sec) return [];
-  let [n, i] = leb(b, sec.start);
-  const out = [];
-  while (n-- > 0) {
-    let offset;
-    [offset, i] = activeSegmentOffset(b, i, `split_stubs: ${file}: an element segment`);
+  return sectionEntries(b, file, 9, (bytes, at) => {
+    let [offset, i] = activeSegmentOffset(bytes, at, `split_stubs: ${file}: an element segment`);
     let count;
-    [count, i] = leb(b, i);
+    [count, i] = leb(bytes, i);
     const funcs = [];
     while (count-- > 0) {
       let f;
-      [f, i] = leb(b, i);
+      [f, i] = leb(bytes, i);
       funcs.push(f);
     }
-    out.push({ offset, funcs });
-  }
-  return out;
+    return [{ offset, funcs }, i];
+  });
 }
 
 /**
