@@ -23,11 +23,12 @@
 // encoding. (Atomics are decoded: the threaded build has a relaxed variant too.) A build step must never ship a module it did not fully understand.
 //
 // CLI (CMakeLists.txt runs it after linking the relaxed build):
-//   node scripts/relax_wasm.mjs IN.wasm OUT.wasm [--min-rewrites N] [--same-glue A.mjs B.mjs]
+//   node scripts/relax_wasm.mjs IN.wasm OUT.wasm [--min-rewrites N] [--same-glue A B]...
 //   node scripts/relax_wasm.mjs --scan X.wasm       counts, per function, of f32x4.fma /
 //                                                   relaxed_madd (verification, tests)
 // --same-glue fails unless the two Emscripten glue files are byte-identical (the relaxed
-// build's kiln.mjs and the SIMD128 build's dist/kiln.mjs, so one glue loads both).
+// build's kiln.mjs and the SIMD128 build's dist/kiln.mjs, so one glue loads both); it may
+// repeat (the threaded build also checks its kiln-mt.worker.js).
 import { readFileSync, writeFileSync, renameSync } from 'node:fs';
 
 /** Prototype f32x4.fma and final f32x4.relaxed_madd, as SIMD sub-opcodes (after 0xfd). */
@@ -358,13 +359,13 @@ function main(argv) {
   }
   const [input, output, ...rest] = argv;
   if (!input || !output) {
-    throw new WasmError('usage: relax_wasm.mjs IN.wasm OUT.wasm [--min-rewrites N] [--same-glue A.mjs B.mjs]');
+    throw new WasmError('usage: relax_wasm.mjs IN.wasm OUT.wasm [--min-rewrites N] [--same-glue A B]...');
   }
   let minRewrites = 0;
-  let glue = null;
+  const glues = [];
   for (let i = 0; i < rest.length; ++i) {
     if (rest[i] === '--min-rewrites') minRewrites = Number(rest[++i]);
-    else if (rest[i] === '--same-glue') glue = [rest[++i], rest[++i]];
+    else if (rest[i] === '--same-glue') glues.push([rest[++i], rest[++i]]);
     else throw new WasmError(`relax_wasm: unknown option ${rest[i]}`);
   }
   const { bytes, counts, touched } = relaxWasm(readFileSync(input));
@@ -376,8 +377,7 @@ function main(argv) {
   if (check.counts.prototypeFma !== 0 || check.counts.relaxedMadd !== counts.relaxedMadd) {
     throw new WasmError('relax_wasm: the rewritten module does not re-parse to the same counts');
   }
-  if (glue) {
-    const [a, b] = glue;
+  for (const [a, b] of glues) {
     let same = false;
     try {
       same = Buffer.compare(readFileSync(a), readFileSync(b)) === 0;
@@ -393,7 +393,7 @@ function main(argv) {
   renameSync(`${output}.tmp`, output);
   console.log(`relax_wasm: ${output}: ${counts.relaxedMadd} f32x4.fma -> f32x4.relaxed_madd in ` +
     `${touched.length} functions (${counts.simd} SIMD instructions in ${counts.functions} functions parsed)` +
-    (glue ? `; glue identical to ${glue[1]}` : ''));
+    (glues.length ? `; glue identical to ${glues.map((g) => g[1]).join(', ')}` : ''));
 }
 
 if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('relax_wasm.mjs')) {

@@ -4,8 +4,10 @@
 // that it is loaded there, that f32x4.relaxed_madd computes a·b + c, and that products, an
 // MLP step and convolutions agree with the SIMD128 build within the float32 bounds of
 // support/relaxed_checks.mjs. The Chromium side: tests/e2e/relaxed.e2e.mjs.
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { KilnError } from '../../dist/errors.js';
@@ -71,6 +73,28 @@ describe('scripts/relax_wasm.mjs', () => {
     const cut = moduleWith(PROTO_FMA);
     expect(() => relaxWasm(cut.subarray(0, cut.length - 1))).toThrow(/runs past the end|unexpected end/);
     expect(() => relaxWasm(new Uint8Array([1, 2, 3, 4, 5, 6, 7, 8]))).toThrow(/not a WebAssembly 1\.0 module/);
+  });
+
+  it('the CLI writes the module only when every --same-glue pair is byte-identical (the glue and the worker script)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kiln-relax-'));
+    try {
+      const file = (name, text) => { const f = join(dir, name); writeFileSync(f, text); return f; };
+      const input = file('in.wasm', moduleWith(PROTO_FMA));
+      const [glueA, glueB, workerA, workerB, workerC] = [file('a.mjs', 'glue'), file('b.mjs', 'glue'),
+        file('a.worker.js', 'worker'), file('b.worker.js', 'worker'), file('c.worker.js', 'worker 2')];
+      const run = (out, ...glue) => spawnSync(process.execPath, [fileURLToPath(new URL('../../scripts/relax_wasm.mjs', import.meta.url)),
+        input, join(dir, out), '--min-rewrites', '1', ...glue], { encoding: 'utf8' });
+      const ok = run('ok.wasm', '--same-glue', glueA, glueB, '--same-glue', workerA, workerB);
+      expect(ok.status, ok.stderr).toBe(0);
+      expect(ok.stdout).toMatch(/1 f32x4\.fma -> f32x4\.relaxed_madd.*glue identical to .*b\.mjs, .*b\.worker\.js/);
+      expect(scanWasm(readFileSync(join(dir, 'ok.wasm'))).counts).toMatchObject({ relaxedMadd: 1, prototypeFma: 0 });
+      const bad = run('bad.wasm', '--same-glue', glueA, glueB, '--same-glue', workerA, workerC);
+      expect(bad.status).not.toBe(0);
+      expect(bad.stderr).toMatch(/a\.worker\.js differs from .*c\.worker\.js/);
+      expect(readdirSync(dir).filter((n) => n.startsWith('bad'))).toEqual([]); // nothing written, no temporary
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // Each engine ships split (scripts/split_wasm.mjs): <name>.wasm + <name>.deferred.wasm, the
