@@ -29,8 +29,10 @@
 //   fatal        the worker script 404s / the wasm is blocked: a notice, the waiting
 //                cell shows the reason (naming the wasm file), no uncaught page error
 //   offline      a fresh profile, ONE online visit (until the page says it is ready for
-//                offline), then with the network off: a reload renders the page, `/tutorial`
-//                without its slash too, and Run all (MNIST Steps 12-13 included) passes
+//                offline; the worker precached one .wasm of each engine's SIMD128 / FMA
+//                pair, the one init() picks here), then with the network off: a reload
+//                renders the page, `/tutorial` without its slash too, and Run all (MNIST
+//                Steps 12-13 included) passes
 //   keyboard     Tab reaches a cell's Run, Reset and editor with a visible focus ring,
 //                Ctrl+Enter runs the cell, Tab indents in the editor, Esc then Tab leaves
 //   phone        the page at a phone's size (screenshot; no horizontal page overflow); a
@@ -42,6 +44,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO, buildApp, startPreview, launchBrowser } from './support.mjs';
+import { RELAXED_SIMD_PROBE } from '../../dist/select.js';
 
 const OUT = join(REPO, 'test-output/tutorial');
 const args = process.argv.slice(2);
@@ -304,6 +307,18 @@ test('offline', async () => {
     await page.waitForFunction(() => document.body.dataset.offline === 'ready', null, { timeout: 180_000, polling: 250 });
     const state = await page.$eval('#offline-state', (e) => e.textContent);
     check(/ready/i.test(state), `the page says it is ready for offline use (${state})`);
+    // Of each engine's SIMD128 / relaxed pair, the worker precached the one this browser's
+    // init() picks (select.ts's probe: Chromium validates relaxed SIMD, so the FMA builds).
+    const cached = await page.evaluate(async (probe) => {
+      const names = [];
+      for (const key of await caches.keys()) for (const r of await (await caches.open(key)).keys()) names.push(new URL(r.url).pathname.split('/').pop());
+      return { relaxed: WebAssembly.validate(new Uint8Array(probe)), wasm: names.filter((n) => n.endsWith('.wasm')).sort() };
+    }, [...RELAXED_SIMD_PROBE]);
+    const fma = cached.wasm.filter((n) => /^kiln(-core|-mt)?-relaxed-[A-Za-z0-9_-]{8}\.wasm$/.test(n));
+    const simd128 = cached.wasm.filter((n) => /^kiln(-core|-mt)?-[A-Za-z0-9_-]{8}\.wasm$/.test(n));
+    const [picked, other] = cached.relaxed ? [fma, simd128] : [simd128, fma];
+    check(picked.length === 3 && other.length === 0,
+      `precached engines: the three ${cached.relaxed ? 'FMA' : 'SIMD128'} builds, not their twins (${cached.wasm.join(', ')})`);
     await ctx.setOffline(true);
     await page.reload();
     await page.waitForSelector('[data-cell]', { timeout: 30_000 });

@@ -4,7 +4,7 @@
 // with its C++ regions.
 import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
-import { pageStep, readTutorial } from '../../web/vite-tutorial.js';
+import { pageStep, readTutorial, wasmVariants } from '../../web/vite-tutorial.js';
 import { parseStep } from '../../web/src/tutorial/runtime/markdown.js';
 import { ROOT } from './support/notebook_node.mjs';
 
@@ -56,5 +56,25 @@ describe('the tutorial content', () => {
     expect(cells.length).toBeGreaterThanOrEqual(30); // the issue asks for at least 30
     for (const s of steps) expect(s.cells.filter((c) => c.exercise).length, `${s.name} has an exercise`).toBeGreaterThanOrEqual(1);
     for (const s of steps) for (const item of pageStep(s).items) if (item.type === 'cell' && item.compare?.cpp) expect(item.compare.cpp.code.length).toBeGreaterThan(0);
+  });
+});
+
+describe('the service worker\'s engine pairs (wasmVariants)', () => {
+  it('pairs each <name>-relaxed-<hash>.wasm with its <name>-<hash>.wasm, kiln and kiln-core and kiln-mt apart', () => {
+    const files = ['index.html', 'assets/kiln-lUkWbWiS.wasm', 'assets/kiln-relaxed-C0LMLKat.wasm',
+      'assets/kiln-core-CQHc41As.wasm', 'assets/kiln-core-relaxed-BzHdrdHn.wasm', 'assets/kiln-core.deferred-FzVklFE5.wasm',
+      'assets/kiln-mt-DCwEo1K6.wasm', 'assets/kiln-mt-relaxed-C82WIvF_.wasm', 'assets/kiln-webgpu-HxTRYueZ.wasm',
+      'assets/kiln-mt-DCwEo1K6.js', 'tutorial/assets/xor.pt'];
+    expect(wasmVariants(files)).toEqual([
+      ['assets/kiln-lUkWbWiS.wasm', 'assets/kiln-relaxed-C0LMLKat.wasm'],
+      ['assets/kiln-core-CQHc41As.wasm', 'assets/kiln-core-relaxed-BzHdrdHn.wasm'],
+      ['assets/kiln-mt-DCwEo1K6.wasm', 'assets/kiln-mt-relaxed-C82WIvF_.wasm'],
+    ]);
+    expect(wasmVariants(['assets/kiln-core-CQHc41As.wasm', 'assets/kiln-webgpu-HxTRYueZ.wasm'])).toEqual([]);
+  });
+
+  it('a relaxed .wasm without its SIMD128 twin fails the build (the worker would precache neither)', () => {
+    expect(() => wasmVariants(['assets/kiln-relaxed-C0LMLKat.wasm', 'assets/kiln-core-CQHc41As.wasm']))
+      .toThrow('serviceWorker: assets/kiln-relaxed-C0LMLKat.wasm needs one SIMD128 twin assets/kiln-<hash>.wasm, found 0');
   });
 });

@@ -1,7 +1,11 @@
 // The service worker of the site (template: web/vite-tutorial.js prepends PRECACHE, the
-// built files, and VERSION, a hash of their contents). After the first visit the pages,
+// built files; LAZY; VARIANTS, the engines' [SIMD128, relaxed] .wasm pairs; the
+// RELAXED_SIMD_PROBE module of kiln-dl's select.ts; and VERSION, a hash of their contents). After the first visit the pages,
 // the engine (JS + wasm) and the MNIST files work offline:
-// - install: precache the app shell (HTML, JS chunks, CSS, wasm) of this build;
+// - install: precache the app shell (HTML, JS chunks, CSS, wasm) of this build; of each
+//   engine's SIMD128 / relaxed-SIMD pair (VARIANTS) only the .wasm kiln-dl's init() picks in
+//   this browser (WebAssembly.validate of RELAXED_SIMD_PROBE, as select.ts), the other is
+//   cached like a LAZY file if a page fetches it (init({ relaxedSimd: false }));
 // - HTML (navigations): network first, the cached copy when offline; `/tutorial` (no
 //   slash) is redirected to `/tutorial/` when offline;
 // - other precached files (hashed names): cache first;
@@ -11,12 +15,19 @@
 //   fetches the files in the background after its first visit: main.js).
 // Cache lookups ignore Vary: the precached copy was fetched without the `Origin` header a
 // page's `crossorigin` module request sends, and `vite preview` answers `Vary: Origin`.
-/* global PRECACHE, LAZY, VERSION */
+/* global PRECACHE, LAZY, VARIANTS, RELAXED_SIMD_PROBE, VERSION */
 const SHELL = `kiln-shell-${VERSION}`;
 const DATA = 'kiln-mnist-v1';
 const scopeUrl = new URL('./', self.location.href);
-const shellUrls = new Set(PRECACHE.map((p) => new URL(p, scopeUrl).href));
-const lazyUrls = new Set(LAZY.map((p) => new URL(p, scopeUrl).href));
+let relaxed = false;
+try {
+  relaxed = WebAssembly.validate(RELAXED_SIMD_PROBE) === true;
+} catch {
+  // no WebAssembly or a throwing validate: init() falls back to SIMD128 too
+}
+const unused = new Set(VARIANTS.map(([simd128, fma]) => (relaxed ? simd128 : fma)));
+const shellUrls = new Set(PRECACHE.filter((p) => !unused.has(p)).map((p) => new URL(p, scopeUrl).href));
+const lazyUrls = new Set([...LAZY, ...unused].map((p) => new URL(p, scopeUrl).href));
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
