@@ -177,7 +177,7 @@ test('gpu-path-on-cpu', async () => {
   await page.waitForTimeout(300);
   check((await metric(page, 'm-step')) === paused, 'steps went on after Pause');
   await page.evaluate(() => document.getElementById('train-btn').click());
-  await waitStatus(page, ['done'], 120_000);
+  await waitStatus(page, ['done'], 300_000); // ~65 s here on 2026-12-05's slow host: a wide margin
   const r = { step: await metric(page, 'm-step'), epoch: await metric(page, 'm-epoch'), acc: await metric(page, 'm-test-acc'), loss: await metric(page, 'm-train-loss') };
   check(r.epoch === 3000 && r.acc >= 0.95 && r.loss < 0.2, `trained on the GPU path: ${JSON.stringify(r)}`);
   // Whole epochs: 3,000 of 19 steps, plus the part of the epoch Pause cut short.
