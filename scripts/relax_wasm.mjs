@@ -365,7 +365,10 @@ function main(argv) {
   const glues = [];
   for (let i = 0; i < rest.length; ++i) {
     if (rest[i] === '--min-rewrites') minRewrites = Number(rest[++i]);
-    else if (rest[i] === '--same-glue') glues.push([rest[++i], rest[++i]]);
+    else if (rest[i] === '--same-glue') {
+      if (i + 2 >= rest.length) throw new WasmError('relax_wasm: --same-glue needs two files (A B)');
+      glues.push([rest[++i], rest[++i]]);
+    }
     else throw new WasmError(`relax_wasm: unknown option ${rest[i]}`);
   }
   const { bytes, counts, touched } = relaxWasm(readFileSync(input));

@@ -30,7 +30,7 @@
 //                cell shows the reason (naming the wasm file), no uncaught page error
 //   offline      a fresh profile, ONE online visit (until the page says it is ready for
 //                offline; the worker precached one .wasm of each engine's SIMD128 / FMA
-//                pair, the one init() picks here), then with the network off: a reload
+//                pair, the one init() picks here, and not the core engine), then with the network off: a reload
 //                renders the page, `/tutorial` without its slash too, and Run all (MNIST
 //                Steps 12-13 included) passes
 //   keyboard     Tab reaches a cell's Run, Reset and editor with a visible focus ring,
@@ -314,11 +314,12 @@ test('offline', async () => {
       for (const key of await caches.keys()) for (const r of await (await caches.open(key)).keys()) names.push(new URL(r.url).pathname.split('/').pop());
       return { relaxed: WebAssembly.validate(new Uint8Array(probe)), wasm: names.filter((n) => n.endsWith('.wasm')).sort() };
     }, [...RELAXED_SIMD_PROBE]);
-    const fma = cached.wasm.filter((n) => /^kiln(-core|-mt)?-relaxed-[A-Za-z0-9_-]{8}\.wasm$/.test(n));
-    const simd128 = cached.wasm.filter((n) => /^kiln(-core|-mt)?-[A-Za-z0-9_-]{8}\.wasm$/.test(n));
+    const fma = cached.wasm.filter((n) => /^kiln(-mt)?-relaxed-[A-Za-z0-9_-]{8}\.wasm$/.test(n));
+    const simd128 = cached.wasm.filter((n) => /^kiln(-mt)?-[A-Za-z0-9_-]{8}\.wasm$/.test(n));
     const [picked, other] = cached.relaxed ? [fma, simd128] : [simd128, fma];
-    check(picked.length === 3 && other.length === 0,
-      `precached engines: the three ${cached.relaxed ? 'FMA' : 'SIMD128'} builds, not their twins (${cached.wasm.join(', ')})`);
+    const core = cached.wasm.filter((n) => n.startsWith('kiln-core')); // no page loads the core engine
+    check(picked.length === 2 && other.length === 0 && core.length === 0 && cached.wasm.some((n) => n.startsWith('kiln.deferred-')),
+      `precached engines: kiln and kiln-mt, ${cached.relaxed ? 'FMA' : 'SIMD128'} builds only, the deferred half, no core engine (${cached.wasm.join(', ')})`);
     await ctx.setOffline(true);
     await page.reload();
     await page.waitForSelector('[data-cell]', { timeout: 30_000 });

@@ -25,9 +25,17 @@ try {
 } catch {
   // no WebAssembly or a throwing validate: init() falls back to SIMD128 too
 }
+const href = (p) => new URL(p, scopeUrl).href;
 const unused = new Set(VARIANTS.map(([simd128, fma]) => (relaxed ? simd128 : fma)));
-const shellUrls = new Set(PRECACHE.filter((p) => !unused.has(p)).map((p) => new URL(p, scopeUrl).href));
-const lazyUrls = new Set([...LAZY, ...unused].map((p) => new URL(p, scopeUrl).href));
+const shellUrls = new Set(PRECACHE.filter((p) => !unused.has(p)).map(href));
+const lazyUrls = new Set([...LAZY, ...unused].map(href));
+// The answer above can change under an installed worker (a browser update ships relaxed
+// SIMD, a flag turns it off) while the cache still holds the other build of each pair:
+// - offline, a relaxed .wasm that was never cached is answered with its cached SIMD128
+//   twin (same glue, same deferred half; every engine with relaxed SIMD runs SIMD128);
+// - online, each page visit stores the builds chosen now if they are missing (topUp).
+const simd128Twin = new Map(VARIANTS.map(([simd128, fma]) => [href(fma), href(simd128)]));
+const chosen = VARIANTS.map(([simd128, fma]) => href(relaxed ? fma : simd128));
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -60,13 +68,27 @@ async function networkFirst(request, key) {
   }
 }
 
-async function cacheFirst(request, cacheName) {
+async function cacheFirst(request, cacheName, key) {
   const cache = await caches.open(cacheName);
   const hit = await cache.match(request, { ignoreSearch: true, ignoreVary: true });
   if (hit) return hit;
-  const response = await fetch(request);
-  if (response.ok) await cache.put(request, response.clone());
-  return response;
+  try {
+    const response = await fetch(request);
+    if (response.ok) await cache.put(request, response.clone());
+    return response;
+  } catch (e) {
+    const twin = simd128Twin.has(key) && (await cache.match(simd128Twin.get(key), { ignoreVary: true }));
+    if (twin) return twin;
+    throw e;
+  }
+}
+
+/** Stores the chosen build of each pair if the cache lacks it (after the answer changed). */
+async function topUp() {
+  const cache = await caches.open(SHELL);
+  for (const url of chosen) {
+    if (!(await cache.match(url, { ignoreVary: true }))) await cache.add(url).catch(() => {});
+  }
 }
 
 self.addEventListener('fetch', (event) => {
@@ -82,9 +104,12 @@ self.addEventListener('fetch', (event) => {
   const key = url.origin + url.pathname;
   if (request.mode === 'navigate' || path.endsWith('/') || path.endsWith('.html')) {
     const page = path.endsWith('/index.html') ? key.replace(/index\.html$/, '') : key;
-    if (shellUrls.has(page)) event.respondWith(networkFirst(request, page));
+    if (shellUrls.has(page)) {
+      event.respondWith(networkFirst(request, page));
+      event.waitUntil(topUp());
+    }
     else if (shellUrls.has(`${key}/`)) event.respondWith(fetch(request).catch(() => Response.redirect(`${key}/${url.search}`, 302)));
     return;
   }
-  if (shellUrls.has(key) || lazyUrls.has(key)) event.respondWith(cacheFirst(request, SHELL));
+  if (shellUrls.has(key) || lazyUrls.has(key)) event.respondWith(cacheFirst(request, SHELL, key));
 });
