@@ -148,6 +148,13 @@ function listFiles(dir, base = dir) {
 }
 
 /**
+ * A built .wasm's path without Vite's content hash (`assets/kiln-mt-relaxed-C82WIvF_.wasm`
+ * -> `assets/kiln-mt-relaxed`: 8 characters of [A-Za-z0-9_-]); undefined for other files.
+ * @param {string} f a path relative to the build's root
+ */
+const wasmName = (f) => /^(.*)-[A-Za-z0-9_-]{8}\.wasm$/.exec(f)?.[1];
+
+/**
  * The engines' [SIMD128, relaxed] .wasm pairs among the built files: every
  * `<name>-relaxed-<hash>.wasm` with its `<name>-<hash>.wasm` (Vite's 8-character content
  * hash). Throws if a relaxed file has no SIMD128 twin (the service worker would otherwise
@@ -156,16 +163,12 @@ function listFiles(dir, base = dir) {
  * @returns {[string, string][]}
  */
 export function wasmVariants(files) {
-  const parts = (f) => /^(.*\/)?(.+)-([A-Za-z0-9_-]{8})\.wasm$/.exec(f);
   const pairs = [];
   for (const f of files) {
-    const m = parts(f);
-    if (!m || !m[2].endsWith('-relaxed')) continue;
-    const base = `${m[1] ?? ''}${m[2].slice(0, -'-relaxed'.length)}`;
-    const twins = files.filter((g) => {
-      const n = parts(g);
-      return n && `${n[1] ?? ''}${n[2]}` === base;
-    });
+    const name = wasmName(f);
+    if (!name?.endsWith('-relaxed')) continue;
+    const base = name.slice(0, -'-relaxed'.length);
+    const twins = files.filter((g) => wasmName(g) === base);
     if (twins.length !== 1) throw new Error(`serviceWorker: ${f} needs one SIMD128 twin ${base}-<hash>.wasm, found ${twins.length}`);
     pairs.push([twins[0], f]);
   }
@@ -196,7 +199,7 @@ export function serviceWorker() {
         // kiln-dl's index.js names it, but which no page of the site loads (the playground
         // and the tutorial's worker call init({ engine: 'full' })).
         const isLazy = (f) => /(^|\/)(sqlite3|sqlite-wasm|papaparse)[^/]*$/.test(f) ||
-          /(^|\/)kiln-core(-relaxed)?(\.deferred)?-[A-Za-z0-9_-]{8}\.wasm$/.test(f);
+          /(^|\/)kiln-core(-relaxed)?(\.deferred)?$/.test(wasmName(f) ?? '');
         const files = all.filter((f) => !isLazy(f));
         const lazy = all.filter(isLazy);
         const precache = files.map((f) => (f.endsWith('index.html') ? f.replace(/index\.html$/, '') || './' : f));
